@@ -1,0 +1,50 @@
+# attnviz: a thin wrapper over CMake presets. The two README commands are `make run` and `make test`.
+SHELL := /bin/bash
+PORT ?= 8000
+export NODE_PATH := /usr/share/nodejs
+JOBS ?= $(shell nproc)
+
+.PHONY: all setup configure-native configure-web native-build web-build run test native cli bench clean
+
+all: native-build web-build
+
+# Installs what is missing (apt-get, apt-get source, npm ci); does nothing when all is there.
+setup:
+	@bash scripts/setup.sh
+
+configure-native: setup
+	@test -f build/native/build.ninja || cmake --preset native
+
+configure-web: setup
+	@test -f build/web/build.ninja || cmake --preset web
+
+native-build: configure-native
+	cmake --build --preset native -j $(JOBS)
+
+web-build: configure-web
+	cmake --build --preset web -j $(JOBS)
+
+# Builds the web app (Release, -O3 -msimd128, WebGL2) and serves it on 127.0.0.1:$(PORT).
+run: web-build
+	node scripts/serve.mjs build/web/app $(PORT)
+
+# Builds native and web, then runs every test (native, WASM under node, browser) through ctest.
+test: native-build web-build
+	ctest --preset native -j 2
+
+# Builds and starts the desktop app.
+native: native-build
+	./build/native/attnviz
+
+cli: configure-native
+	cmake --build --preset native --target attnviz-cli -j $(JOBS)
+	@echo "built build/native/attnviz-cli"
+
+bench: configure-native configure-web
+	cmake --build --preset native --target attnviz_bench -j $(JOBS)
+	cmake --build --preset web --target attnviz_bench -j $(JOBS)
+	@echo "== native"; ./build/native/bench/attnviz_bench
+	@echo "== wasm (node)"; node --no-experimental-fetch build/web/bench/attnviz_bench.js
+
+clean:
+	rm -rf build

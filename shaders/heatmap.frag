@@ -1,0 +1,48 @@
+// Heatmap cells: weight -> normalised t -> colormap lookup texture.
+// u_weights_a/b: R32F [rows, cols] (texel x = column, y = row), NEAREST; b is the
+// next animation frame, mixed by u_frame_mix. u_row_max: R32F [rows, 1] for per-row scaling.
+uniform sampler2D u_weights_a;
+uniform sampler2D u_weights_b;
+uniform sampler2D u_row_max;
+uniform sampler2D u_lut;        // RGBA8 [1, 256]
+uniform float u_frame_mix;      // 0 = frame a, 1 = frame b
+uniform vec2 u_range;           // vmin, vmax of the scale
+uniform int u_scale_mode;       // 0 global linear, 1 per row (divide by row max), 2 log10
+uniform int u_rows_shown;       // rows >= this are not yet emitted (decoding animation)
+uniform ivec2 u_size;           // cols, rows
+uniform vec4 u_empty_color;     // colour of rows not yet shown
+uniform vec4 u_grid_color;      // cell border colour (alpha 0 = none)
+uniform float u_cell_px;        // on-screen size of one cell in pixels (for borders)
+in vec2 v_cell;
+out vec4 o_color;
+
+void main() {
+  ivec2 cell = clamp(ivec2(floor(v_cell)), ivec2(0), u_size - 1);
+  if (v_cell.x < 0.0 || v_cell.y < 0.0 || v_cell.x >= float(u_size.x) || v_cell.y >= float(u_size.y)) {
+    discard;
+  }
+  if (cell.y >= u_rows_shown) {
+    o_color = u_empty_color;
+    return;
+  }
+  float w = mix(texelFetch(u_weights_a, cell, 0).r, texelFetch(u_weights_b, cell, 0).r, u_frame_mix);
+  float t;
+  if (u_scale_mode == 1) {
+    float m = texelFetch(u_row_max, ivec2(cell.y, 0), 0).r;
+    t = m > 0.0 ? w / m : 0.0;
+  } else if (u_scale_mode == 2) {
+    float lo = log(max(u_range.x, 1e-12));
+    float hi = log(max(u_range.y, 1e-12));
+    t = (log(max(w, 1e-12)) - lo) / max(hi - lo, 1e-12);
+  } else {
+    t = (w - u_range.x) / max(u_range.y - u_range.x, 1e-12);
+  }
+  t = clamp(t, 0.0, 1.0);
+  // Sample the centre of one of the 256 LUT texels.
+  vec4 c = texture(u_lut, vec2((t * 255.0 + 0.5) / 256.0, 0.5));
+  if (u_grid_color.a > 0.0 && u_cell_px >= 6.0) {
+    vec2 f = fract(v_cell) * u_cell_px;
+    if (f.x < 1.0 || f.y < 1.0) c = mix(c, u_grid_color, u_grid_color.a);
+  }
+  o_color = vec4(c.rgb, 1.0);
+}

@@ -1,0 +1,47 @@
+// attnviz app: the application state and the one function that does a frame's work.
+//
+//   AppConfig   what the platform layer tells the app at start (embed options, DPI)
+//   App         owns the state; Init() once a GL context and an ImGui context exist,
+//               Frame() between ImGui::NewFrame() and ImGui::Render(), Shutdown() at exit
+//
+// The platform files (src/platform/) own the windows and the main loops; they call
+// App::Frame() and nothing here knows whether it runs natively or in a browser.
+#pragma once
+#include <memory>
+#include <string>
+
+namespace attnviz {
+
+struct AppState;
+
+struct AppConfig {
+  std::string example;      // id of the example to open first ("" = the translation figure)
+  std::string view;         // view to open first: heatmap, lines, grid, steps, translate, train
+  bool embed = false;       // embedded in a lesson page: no menu bar, a compact toolbar
+  float dpi_scale = 1.0f;   // framebuffer pixels per UI pixel (devicePixelRatio on the web)
+};
+
+class App {
+ public:
+  App();
+  ~App();
+  bool Init(const AppConfig& config, std::string* error);  // GL objects, fonts, examples; false + message on failure
+  void Frame();                                            // one frame: every window and view
+  void Shutdown();                                         // frees GL objects
+  // Fonts are rasterised at the DPI scale so text stays crisp on HiDPI screens. When this returns
+  // true the platform must re-create the font texture (ImGui_ImplOpenGL3_CreateFontsTexture).
+  bool SetDpiScale(float dpi_scale);
+  // A file the user dropped or opened (attention JSON/NPZ). Errors are shown in the UI.
+  void OpenFileBytes(const std::string& name, const unsigned char* data, size_t size);
+  // Machine-readable description of what is on screen, for browser tests and the embed API (JSON).
+  const std::string& DescribeJson();
+  // Runs a command from the embed API or a test: "example seed002", "view lines", "step 3", ...
+  // Returns "" on success or an error message.
+  std::string Command(const std::string& command);
+  float LastFrameCpuMs() const;  // CPU time of the last App::Frame(), for the readout
+
+ private:
+  std::unique_ptr<AppState> s_;
+};
+
+}  // namespace attnviz

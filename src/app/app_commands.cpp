@@ -1,0 +1,193 @@
+// Commands (from the embed API, tests and the URL), opened files, and the machine-readable
+// description of the screen that browser tests check pixels against.
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "app/app_state.h"
+#include "imgui.h"
+
+namespace attnviz {
+namespace {
+
+void AppendEscaped(std::string* out, const std::string& s) {
+  out->push_back('"');
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') {
+      out->push_back('\\');
+      out->push_back((char)c);
+    } else if (c < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "\\u%04x", c);
+      out->append(buf);
+    } else {
+      out->push_back((char)c);
+    }
+  }
+  out->push_back('"');
+}
+
+void AppendNumber(std::string* out, double v) {
+  char buf[32];
+  if (!std::isfinite(v)) v = 0;
+  std::snprintf(buf, sizeof(buf), "%.7g", v);
+  out->append(buf);
+}
+
+void AppendGeometry(std::string* out, const char* id, const HeatmapGeometry& g, const AttentionMap* map,
+                    bool with_weights) {
+  out->append("{\"id\":");
+  AppendEscaped(out, id);
+  out->append(",\"rect\":[");
+  for (int i = 0; i < 4; ++i) {
+    if (i) out->push_back(',');
+    AppendNumber(out, g.rect[i]);
+  }
+  out->append("],\"view\":[");
+  for (int i = 0; i < 4; ++i) {
+    if (i) out->push_back(',');
+    AppendNumber(out, g.view[i]);
+  }
+  out->append("],\"rows\":" + std::to_string(g.rows) + ",\"cols\":" + std::to_string(g.cols) +
+              ",\"rows_shown\":" + std::to_string(g.rows_shown));
+  if (with_weights && map && (size_t)map->weights.size() <= 4096) {
+    out->append(",\"weights\":[");
+    for (int i = 0; i < map->weights.size(); ++i) {
+      if (i) out->push_back(',');
+      AppendNumber(out, map->weights.data()[i]);
+    }
+    out->append("]");
+  }
+  out->append("}");
+}
+
+}  // namespace
+
+void OpenAttentionFile(AppState* s, const std::string& name, const unsigned char* data, size_t size) {
+  (void)data;
+  s->Notify(name + " (" + std::to_string(size) + " bytes): opening attention files is not available in this build yet",
+            true);
+}
+
+std::string RunCommand(AppState* s, const std::string& command) {
+  std::istringstream in(command);
+  std::string verb, arg;
+  in >> verb;
+  std::getline(in, arg);
+  if (!arg.empty() && arg[0] == ' ') arg.erase(0, 1);
+  if (verb == "example") {
+    for (int i = 0; i < (int)s->examples.size(); ++i) {
+      if (s->examples[i].id == arg) {
+        SelectExample(s, i);
+        return "";
+      }
+    }
+    return "unknown example '" + arg + "'";
+  }
+  if (verb == "view") {
+    View v;
+    if (!ParseView(arg, &v)) return "unknown view '" + arg + "' (heatmap, lines, grid, steps, compare)";
+    s->view = v;
+    return "";
+  }
+  if (verb == "colormap") {
+    Colormap c;
+    if (!ParseColormap(arg.c_str(), &c)) return "unknown colormap '" + arg + "' (greys, viridis, magma, diverging)";
+    s->style.colormap = c;
+    return "";
+  }
+  if (verb == "scale") {
+    if (arg == "global") s->style.scale = ScaleMode::Global;
+    else if (arg == "row") s->style.scale = ScaleMode::PerRow;
+    else if (arg == "log") s->style.scale = ScaleMode::Log;
+    else return "unknown scale '" + arg + "' (global, row, log)";
+    return "";
+  }
+  if (verb == "step") {
+    char* end = nullptr;
+    const long k = std::strtol(arg.c_str(), &end, 10);
+    if (arg.empty() || *end) return "step needs a number";
+    s->timeline.playing = false;
+    s->timeline.position = std::min<float>(s->timeline.Max(), std::max(0L, k));
+    return "";
+  }
+  if (verb == "play") {
+    s->timeline.Play();
+    return "";
+  }
+  if (verb == "pause") {
+    s->timeline.playing = false;
+    return "";
+  }
+  if (verb == "map") {
+    char* end = nullptr;
+    const long k = std::strtol(arg.c_str(), &end, 10);
+    if (arg.empty() || *end || k < 0 || k >= (long)s->Current().maps.size()) return "map index out of range";
+    s->current_map = (int)k;
+    return "";
+  }
+  if (verb == "numbers") {
+    s->style.show_numbers = arg != "off";
+    return "";
+  }
+  return "unknown command '" + verb + "'";
+}
+
+void DescribeState(AppState* s, std::string* out) {
+  out->clear();
+  out->append("{\"frame\":" + std::to_string(ImGui::GetFrameCount()));
+  out->append(",\"example\":");
+  AppendEscaped(out, s->Current().id);
+  out->append(",\"view\":");
+  AppendEscaped(out, ViewName(s->view));
+  out->append(",\"map\":" + std::to_string(s->current_map));
+  out->append(",\"colormap\":");
+  AppendEscaped(out, ColormapName(s->style.colormap));
+  out->append(",\"scale\":");
+  AppendEscaped(out, s->style.scale == ScaleMode::Global ? "global" : (s->style.scale == ScaleMode::PerRow ? "row" : "log"));
+  out->append(",\"vmin\":");
+  AppendNumber(out, s->style.vmin);
+  out->append(",\"vmax\":");
+  AppendNumber(out, s->style.vmax);
+  out->append(",\"dpi_scale\":");
+  AppendNumber(out, s->dpi_scale);
+  out->append(",\"frame_cpu_ms\":");
+  AppendNumber(out, s->frame_cpu_ms_avg);
+  out->append(",\"timeline\":{\"step\":" + std::to_string(s->timeline.Step()) + ",\"count\":" +
+              std::to_string(s->timeline.count) + ",\"playing\":" + (s->timeline.playing ? "true" : "false") + "}");
+  const AttentionMap& m = s->CurrentMap();
+  out->append(",\"source_tokens\":[");
+  for (size_t i = 0; i < m.source_tokens.size() && i < 512; ++i) {
+    if (i) out->push_back(',');
+    AppendEscaped(out, m.source_tokens[i]);
+  }
+  out->append("],\"target_tokens\":[");
+  for (size_t i = 0; i < m.target_tokens.size() && i < 512; ++i) {
+    if (i) out->push_back(',');
+    AppendEscaped(out, m.target_tokens[i]);
+  }
+  out->append("],\"heatmaps\":[");
+  bool first = true;
+  auto add = [&](const char* id, const HeatmapGeometry& g, const AttentionMap* map) {
+    if (!g.valid) return;
+    if (!first) out->push_back(',');
+    first = false;
+    AppendGeometry(out, id, g, map, true);
+  };
+  if (s->view == View::Heatmap) add("main", s->main_view.geom, &m);
+  if (s->view == View::Grid) {
+    for (size_t i = 0; i < s->thumbs.size(); ++i) {
+      const std::string id = "thumb" + std::to_string(i);
+      add(id.c_str(), s->thumbs[i].geom, &s->Current().maps[i]);
+    }
+  }
+  out->append("],\"lut\":[");
+  const uint8_t* lut = ColormapLut(s->style.colormap);
+  for (int i = 0; i < kColormapLutSize; ++i) {
+    if (i) out->push_back(',');
+    out->append(std::to_string(lut[i * 4]) + "," + std::to_string(lut[i * 4 + 1]) + "," + std::to_string(lut[i * 4 + 2]));
+  }
+  out->append("]}");
+}
+
+}  // namespace attnviz

@@ -1,0 +1,67 @@
+// attnviz app: AppState, the one struct every view reads and writes (imgui habit:
+// state lives in one struct handed around, not in loose globals).
+#pragma once
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "app/app.h"
+#include "app/examples.h"
+#include "app/heatmap_widget.h"
+#include "app/timeline.h"
+
+namespace attnviz {
+
+enum class View { Heatmap, Lines, Grid, Steps, Compare, Count };
+const char* ViewName(View v);                   // "heatmap", "lines", ...
+bool ParseView(const std::string& s, View* out);  // inverse of ViewName
+
+struct AppState {
+  AppConfig config;
+  HeatmapRenderer renderer;
+  std::vector<HeatmapCallbackData> draw_pool;  // reserved once in Init
+  HeatmapEnv env;
+
+  std::vector<Example> examples;  // built-in and opened files
+  int current = 0;                // index into examples
+  int current_map = 0;            // layer * heads + head shown in the single-map views
+  View view = View::Heatmap;
+  View tab_view = View::Count;    // the view the tab bar shows (differs for one frame after a switch)
+
+  HeatmapStyle style;
+  HeatmapViewState main_view;                // the big heatmap
+  std::vector<HeatmapViewState> thumbs;      // grid thumbnails, one per map
+  HeatmapViewState compare_views[3];         // left, right, difference
+
+  Timeline timeline;                         // decoding / frames animation
+  std::string message;                       // last error or notice, shown in the status bar
+  bool message_is_error = false;
+  double message_time = 0;
+  float frame_cpu_ms = 0;                    // last App::Frame() CPU time
+  float frame_cpu_ms_avg = 0;                // smoothed
+  float dpi_scale = 1.0f;
+  bool show_help = false;
+  std::string describe_json;                 // reused buffer for DescribeJson()
+
+  Example& Current() { return examples[current]; }
+  const AttentionMap& CurrentMap() {
+    Example& ex = Current();
+    return ex.maps[std::min<int>(current_map, (int)ex.maps.size() - 1)];
+  }
+  void Notify(const std::string& text, bool error);  // status bar message
+};
+
+// Views (one file each). Each draws into the current ImGui window's remaining space.
+void DrawHeatmapView(AppState* s);
+void DrawLinesView(AppState* s);
+void DrawGridView(AppState* s);
+void DrawStepsView(AppState* s);
+void DrawCompareView(AppState* s);
+void SelectExample(AppState* s, int index);  // switches example and resets views/timeline
+
+// app_commands.cpp: files, commands and the machine-readable state.
+void OpenAttentionFile(AppState* s, const std::string& name, const unsigned char* data, size_t size);
+std::string RunCommand(AppState* s, const std::string& command);  // "" on success, else the error
+void DescribeState(AppState* s, std::string* out);                 // JSON for tests and the embed API
+
+}  // namespace attnviz

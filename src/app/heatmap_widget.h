@@ -1,0 +1,86 @@
+// attnviz app: the heatmap widget, an ImGui item that draws one AttentionMap through the
+// project's shaders (an ImDrawList callback into HeatmapRenderer) and its labels, numbers,
+// hover tooltip and highlights with ImGui.
+//
+//   HeatmapStyle      colormap, scale, numbers, grid: what the user picks in the toolbar
+//   HeatmapViewState  per-widget state: zoom/pan window, GPU texture, hover, last geometry
+//   HeatmapEnv        what every widget shares this frame: renderer + per-frame draw pool
+//   HeatmapWidget()   draws one map in a given size; returns true while a cell is hovered
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "app/examples.h"
+#include "render/heatmap_renderer.h"
+
+struct ImVec2;
+
+namespace attnviz {
+
+struct HeatmapStyle {
+  Colormap colormap = Colormap::Greys;  // greys as in the paper figures (white = high)
+  ScaleMode scale = ScaleMode::Global;  // global, per row, log
+  float vmin = 0.0f;                    // global/log range; weights live in [0, 1]
+  float vmax = 1.0f;                    // global/log range
+  bool show_numbers = true;             // weights in cells when cells are big enough
+  bool show_grid = true;                // thin cell borders when cells are big enough
+  bool show_labels = true;              // token labels on both axes
+};
+
+struct HeatmapGeometry {
+  float rect[4] = {0, 0, 0, 0};  // x0, y0, x1, y1 of the matrix area, in ImGui (CSS) pixels
+  float view[4] = {0, 0, 0, 0};  // col0, row0, col1, row1 shown
+  int rows = 0, cols = 0;        // matrix shape
+  int rows_shown = 0;            // rows drawn (decoding animation)
+  bool valid = false;            // drawn this frame
+};
+
+struct HeatmapViewState {
+  float zoom = 1.0f;             // >= 1; 1 shows the whole matrix
+  float pan_col = 0, pan_row = 0;  // top-left visible cell when zoomed
+  int rows_shown = 1 << 30;      // decoding animation: rows >= this are not yet emitted
+  int current_row = -1;          // row to outline (the word being emitted), -1 none
+  float frame_mix = 0.0f;        // interpolation towards `next` (frames animation)
+  const AttentionMap* next = nullptr;  // optional next frame for interpolation
+  HeatmapTexture tex, tex_next;  // GPU copies of the map (and the next frame)
+  const void* tex_owner = nullptr, *tex_next_owner = nullptr;  // which map the textures hold
+  uint64_t tex_version = ~0ull, tex_next_version = ~0ull;       // which version they hold
+  int hover_row = -1, hover_col = -1;  // cell under the mouse, -1 none
+  int highlight_row = -1, highlight_col = -1;  // externally requested highlight (e.g. from the lines view)
+  HeatmapGeometry geom;          // where the last frame drew it (for the JS test hook)
+  // cached label extents, recomputed when the map changes
+  float max_source_label_w = 0, max_target_label_w = 0;
+  const void* labels_owner = nullptr;
+  uint64_t labels_version = ~0ull;
+};
+
+struct HeatmapCallbackData {
+  HeatmapRenderer* renderer = nullptr;
+  HeatmapDraw draw;
+  float rect_imgui[4] = {0, 0, 0, 0};  // converted to framebuffer pixels at render time
+};
+
+struct HeatmapEnv {
+  HeatmapRenderer* renderer = nullptr;              // shared GL renderer
+  std::vector<HeatmapCallbackData>* pool = nullptr;  // reserved once; cleared each frame, never grows
+};
+
+// Draws map into a size.x * size.y box at the cursor. Returns true while a cell is hovered.
+bool HeatmapWidget(const char* id, const AttentionMap& map, const HeatmapStyle& style, HeatmapViewState* st,
+                   const HeatmapEnv& env, const ImVec2& size);
+
+// Draws map as a small thumbnail (no labels, no interaction) filling size. Returns true if clicked.
+bool HeatmapThumbnail(const char* id, const AttentionMap& map, const HeatmapStyle& style, HeatmapViewState* st,
+                      const HeatmapEnv& env, const ImVec2& size);
+
+// Adds an ImDrawList callback that draws a texture in rect (ImGui coordinates). False if the pool is full.
+bool AddHeatmapDrawCallback(const HeatmapEnv& env, const HeatmapDraw& draw, const float rect[4]);
+
+// Normalised colormap coordinate of a weight under a style (what the shader computes); row_max
+// is used by the per-row scale.
+float HeatmapT(const HeatmapStyle& style, float w, float row_max);
+
+// Adds text rotated 90 degrees counter-clockwise (reads bottom to top), its baseline ending at pos.
+void AddTextVertical(void* draw_list, const ImVec2& bottom_left, unsigned int color, const char* text);
+
+}  // namespace attnviz

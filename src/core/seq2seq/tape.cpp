@@ -1,0 +1,524 @@
+// attnviz seq2seq: forward and backward of every tape operation (see tape.h).
+#include "core/seq2seq/tape.h"
+
+#include <cmath>
+#include <limits>
+
+namespace attnviz {
+namespace seq2seq {
+
+namespace {
+inline float Sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
+}  // namespace
+
+void Tape::Clear() { count_ = 0; }
+
+Tape::Id Tape::NewNode(Op op) {
+  if (count_ == static_cast<int>(nodes_.size())) nodes_.emplace_back();
+  Node& n = nodes_[count_];
+  n.op = op;
+  n.a = n.b = n.c = -1;
+  n.i0 = n.i1 = n.i2 = 0;
+  n.param = nullptr;
+  n.ints.clear();
+  return count_++;
+}
+
+const MatrixRM& Tape::Value(Id id) const {
+  const Node& n = nodes_[id];
+  return n.op == Op::Param ? n.param->value : n.value;
+}
+const MatrixRM& Tape::Saved(Id id) const { return nodes_[id].saved; }
+
+MatrixRM& Tape::G(Id id) {
+  Node& n = nodes_[id];
+  return n.op == Op::Param ? n.param->grad : n.grad;
+}
+
+// ---------------------------------------------------------------------------
+// leaves
+// ---------------------------------------------------------------------------
+Tape::Id Tape::Constant(const MatrixRM& value) {
+  const Id id = NewNode(Op::Constant);
+  nodes_[id].value = value;
+  return id;
+}
+
+Tape::Id Tape::Param(const Parameter* p) {
+  const Id id = NewNode(Op::Param);
+  nodes_[id].param = const_cast<Parameter*>(p);  // only Backward writes, into p->grad
+  return id;
+}
+
+Tape::Id Tape::Gather(const Parameter* table, const std::vector<int>& rows) {
+  const Id id = NewNode(Op::Gather);
+  Node& n = nodes_[id];
+  n.param = const_cast<Parameter*>(table);  // only Backward writes, into table->grad
+  n.ints = rows;
+  n.value.resize(static_cast<int>(rows.size()), table->value.cols());
+  for (size_t i = 0; i < rows.size(); ++i) n.value.row(i) = table->value.row(rows[i]);
+  return id;
+}
+
+// ---------------------------------------------------------------------------
+// generic
+// ---------------------------------------------------------------------------
+Tape::Id Tape::MatMul(Id a, Id b) {
+  const Id id = NewNode(Op::MatMul);
+  Node& n = nodes_[id];
+  n.a = a, n.b = b;
+  n.value.resize(Value(a).rows(), Value(b).cols());
+  n.value.noalias() = Value(a) * Value(b);
+  return id;
+}
+
+Tape::Id Tape::AddBias(Id a, Id bias) {
+  const Id id = NewNode(Op::AddBias);
+  Node& n = nodes_[id];
+  n.a = a, n.b = bias;
+  n.value = Value(a);
+  n.value.rowwise() += Value(bias).row(0);
+  return id;
+}
+
+Tape::Id Tape::Add(Id a, Id b) {
+  const Id id = NewNode(Op::Add);
+  Node& n = nodes_[id];
+  n.a = a, n.b = b;
+  n.value = Value(a) + Value(b);
+  return id;
+}
+
+Tape::Id Tape::Tanh(Id a) {
+  const Id id = NewNode(Op::Tanh);
+  Node& n = nodes_[id];
+  n.a = a;
+  n.value = Value(a).array().tanh().matrix();
+  return id;
+}
+
+Tape::Id Tape::Relu(Id a) {
+  const Id id = NewNode(Op::Relu);
+  Node& n = nodes_[id];
+  n.a = a;
+  n.value = Value(a).cwiseMax(0.0f);
+  return id;
+}
+
+Tape::Id Tape::ConcatCols(const std::vector<Id>& parts) {
+  const Id id = NewNode(Op::ConcatCols);
+  Node& n = nodes_[id];
+  n.ints = parts;
+  int cols = 0;
+  for (Id p : parts) cols += static_cast<int>(Value(p).cols());
+  n.value.resize(Value(parts[0]).rows(), cols);
+  int c = 0;
+  for (Id p : parts) {
+    n.value.middleCols(c, Value(p).cols()) = Value(p);
+    c += static_cast<int>(Value(p).cols());
+  }
+  return id;
+}
+
+Tape::Id Tape::StackRows(const std::vector<Id>& parts) {
+  const Id id = NewNode(Op::StackRows);
+  Node& n = nodes_[id];
+  n.ints = parts;
+  int rows = 0;
+  for (Id p : parts) rows += static_cast<int>(Value(p).rows());
+  n.value.resize(rows, Value(parts[0]).cols());
+  int r = 0;
+  for (Id p : parts) {
+    n.value.middleRows(r, Value(p).rows()) = Value(p);
+    r += static_cast<int>(Value(p).rows());
+  }
+  return id;
+}
+
+Tape::Id Tape::RowBlock(Id a, int row0, int rows) {
+  const Id id = NewNode(Op::RowBlock);
+  Node& n = nodes_[id];
+  n.a = a, n.i0 = row0;
+  n.value = Value(a).middleRows(row0, rows);
+  return id;
+}
+
+// ---------------------------------------------------------------------------
+// fused sequence kernels: forward
+// ---------------------------------------------------------------------------
+Tape::Id Tape::Gru(Id gx, Id gh, Id h, const std::vector<int>* row_valid) {
+  const Id id = NewNode(Op::Gru);
+  Node& n = nodes_[id];
+  n.a = gx, n.b = gh, n.c = h;
+  if (row_valid) n.ints = *row_valid;
+  const MatrixRM& X = Value(gx);
+  const MatrixRM& Hg = Value(gh);
+  const MatrixRM& H = Value(h);
+  const int B = static_cast<int>(H.rows()), D = static_cast<int>(H.cols());
+  n.saved.resize(B, 3 * D);  // [r | z | n]
+  n.value.resize(B, D);
+  for (int b = 0; b < B; ++b) {
+    if (!n.ints.empty() && !n.ints[b]) {
+      n.value.row(b) = H.row(b);
+      n.saved.row(b).setZero();
+      continue;
+    }
+    for (int j = 0; j < D; ++j) {
+      const float r = Sigmoid(X(b, j) + Hg(b, j));
+      const float z = Sigmoid(X(b, D + j) + Hg(b, D + j));
+      const float nn = std::tanh(X(b, 2 * D + j) + r * Hg(b, 2 * D + j));
+      n.saved(b, j) = r, n.saved(b, D + j) = z, n.saved(b, 2 * D + j) = nn;
+      n.value(b, j) = (1.0f - z) * nn + z * H(b, j);
+    }
+  }
+  return id;
+}
+
+Tape::Id Tape::AdditiveScores(Id keys_proj, Id query_proj, Id v) {
+  const Id id = NewNode(Op::AdditiveScores);
+  Node& n = nodes_[id];
+  n.a = keys_proj, n.b = query_proj, n.c = v;
+  const MatrixRM& K = Value(keys_proj);
+  const MatrixRM& Q = Value(query_proj);
+  const MatrixRM& V = Value(v);
+  const int B = static_cast<int>(Q.rows()), T = static_cast<int>(K.rows()) / B;
+  // pass 1: T = tanh(keys + query) [T * B, a]; pass 2: scores = T . v
+  n.saved.resize(K.rows(), K.cols());
+  n.value.resize(B, T);
+  for (int t = 0; t < T; ++t)
+    for (int b = 0; b < B; ++b) {
+      n.saved.row(t * B + b) = (K.row(t * B + b) + Q.row(b)).array().tanh().matrix();
+      n.value(b, t) = n.saved.row(t * B + b).dot(V.row(0));
+    }
+  return id;
+}
+
+Tape::Id Tape::DotScores(Id keys, Id query) {
+  const Id id = NewNode(Op::DotScores);
+  Node& n = nodes_[id];
+  n.a = keys, n.b = query;
+  const MatrixRM& K = Value(keys);
+  const MatrixRM& Q = Value(query);
+  const int B = static_cast<int>(Q.rows()), T = static_cast<int>(K.rows()) / B;
+  n.value.resize(B, T);
+  for (int t = 0; t < T; ++t)
+    for (int b = 0; b < B; ++b) n.value(b, t) = K.row(t * B + b).dot(Q.row(b));
+  return id;
+}
+
+Tape::Id Tape::MaskedSoftmax(Id scores, const std::vector<int>& lengths) {
+  const Id id = NewNode(Op::MaskedSoftmax);
+  Node& n = nodes_[id];
+  n.a = scores;
+  n.ints = lengths;
+  const MatrixRM& S = Value(scores);
+  n.value.setZero(S.rows(), S.cols());
+  for (int b = 0; b < S.rows(); ++b) {
+    const int len = std::min<int>(lengths[b], static_cast<int>(S.cols()));
+    if (len <= 0) continue;  // fully masked row stays 0
+    const float mx = S.row(b).head(len).maxCoeff();  // subtract the row max
+    float sum = 0.0f;
+    for (int t = 0; t < len; ++t) sum += (n.value(b, t) = std::exp(S(b, t) - mx));
+    n.value.row(b).head(len) /= sum;  // sum >= 1 (the max term is exp(0))
+  }
+  return id;
+}
+
+Tape::Id Tape::Context(Id weights, Id values) {
+  const Id id = NewNode(Op::Context);
+  Node& n = nodes_[id];
+  n.a = weights, n.b = values;
+  const MatrixRM& W = Value(weights);
+  const MatrixRM& V = Value(values);
+  const int B = static_cast<int>(W.rows()), T = static_cast<int>(W.cols());
+  n.value.setZero(B, V.cols());
+  for (int t = 0; t < T; ++t)
+    for (int b = 0; b < B; ++b)
+      if (W(b, t) != 0.0f) n.value.row(b) += W(b, t) * V.row(t * B + b);
+  return id;
+}
+
+Tape::Id Tape::LayerNorm(Id x, Id gamma, Id beta) {
+  const Id id = NewNode(Op::LayerNorm);
+  Node& n = nodes_[id];
+  n.a = x, n.b = gamma, n.c = beta;
+  const MatrixRM& X = Value(x);
+  const int m = static_cast<int>(X.rows()), d = static_cast<int>(X.cols());
+  n.saved.resize(m, d);   // xhat
+  n.saved2.resize(m, 1);  // 1 / std
+  n.value.resize(m, d);
+  for (int i = 0; i < m; ++i) {
+    const float mean = X.row(i).mean();
+    const float var = (X.row(i).array() - mean).square().mean();
+    const float rstd = 1.0f / std::sqrt(var + 1e-5f);
+    n.saved2(i, 0) = rstd;
+    n.saved.row(i) = ((X.row(i).array() - mean) * rstd).matrix();
+    n.value.row(i) = (n.saved.row(i).array() * Value(gamma).row(0).array() + Value(beta).row(0).array()).matrix();
+  }
+  return id;
+}
+
+Tape::Id Tape::MultiHeadAttention(Id q, Id k, Id v, int batch, int heads, const std::vector<int>& key_lengths,
+                                  bool causal) {
+  const Id id = NewNode(Op::MultiHeadAttention);
+  Node& n = nodes_[id];
+  n.a = q, n.b = k, n.c = v;
+  n.i0 = batch, n.i1 = heads, n.i2 = causal ? 1 : 0;
+  n.ints = key_lengths;
+  const MatrixRM& Q = Value(q);
+  const MatrixRM& K = Value(k);
+  const MatrixRM& V = Value(v);
+  const int nq = static_cast<int>(Q.rows()) / batch, nk = static_cast<int>(K.rows()) / batch;
+  const int D = static_cast<int>(Q.cols()), dh = D / heads;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
+  n.saved.resize(batch * heads * nq, nk);
+  n.value.resize(Q.rows(), D);
+  for (int b = 0; b < batch; ++b) {
+    const int len = std::min(key_lengths[b], nk);
+    for (int h = 0; h < heads; ++h) {
+      auto P = n.saved.middleRows((b * heads + h) * nq, nq);
+      // pass 1: scores = Q_h K_h^T / sqrt(d_h)
+      P.noalias() = Q.block(b * nq, h * dh, nq, dh) * K.block(b * nk, h * dh, nk, dh).transpose();
+      // pass 2: masked, max-subtracted softmax (a fully masked row becomes zeros)
+      for (int i = 0; i < nq; ++i) {
+        const int visible = causal ? std::min(len, i + 1) : len;
+        if (visible <= 0) {
+          P.row(i).setZero();
+          continue;
+        }
+        const float mx = P.row(i).head(visible).maxCoeff() * scale;
+        float sum = 0.0f;
+        for (int j = 0; j < visible; ++j) sum += (P(i, j) = std::exp(P(i, j) * scale - mx));
+        P.row(i).head(visible) /= sum;
+        P.row(i).tail(nk - visible).setZero();
+      }
+      // pass 3: output = P V_h
+      n.value.block(b * nq, h * dh, nq, dh).noalias() = P * V.block(b * nk, h * dh, nk, dh);
+    }
+  }
+  return id;
+}
+
+Tape::Id Tape::CrossEntropy(Id logits, const std::vector<int>& targets) {
+  const Id id = NewNode(Op::CrossEntropy);
+  Node& n = nodes_[id];
+  n.a = logits;
+  n.ints = targets;
+  const MatrixRM& L = Value(logits);
+  n.saved.resize(L.rows(), L.cols());  // softmax probabilities
+  double total = 0.0;
+  int count = 0;
+  for (int i = 0; i < L.rows(); ++i) {
+    const float mx = L.row(i).maxCoeff();
+    n.saved.row(i) = (L.row(i).array() - mx).exp().matrix();
+    const float sum = n.saved.row(i).sum();
+    n.saved.row(i) /= sum;
+    if (targets[i] >= 0) {
+      total += -(L(i, targets[i]) - mx - std::log(sum));
+      ++count;
+    }
+  }
+  n.i0 = count;
+  n.value.resize(1, 1);
+  n.value(0, 0) = count ? static_cast<float>(total / count) : 0.0f;
+  return id;
+}
+
+// ---------------------------------------------------------------------------
+// backward
+// ---------------------------------------------------------------------------
+void Tape::Backward(Id loss) {
+  for (int i = 0; i <= loss; ++i) {
+    Node& n = nodes_[i];
+    if (n.op != Op::Param) n.grad.setZero(n.value.rows(), n.value.cols());
+    if (n.param && (n.param->grad.rows() != n.param->value.rows() || n.param->grad.cols() != n.param->value.cols()))
+      n.param->grad = MatrixRM::Zero(n.param->value.rows(), n.param->value.cols());
+  }
+  nodes_[loss].grad.setOnes();
+  for (int i = loss; i >= 0; --i) BackwardNode(nodes_[i]);
+}
+
+void Tape::BackwardNode(Node& n) {
+  const MatrixRM& dY = n.grad;
+  switch (n.op) {
+    case Op::Constant:
+    case Op::Param:
+      break;
+    case Op::Gather:
+      for (size_t i = 0; i < n.ints.size(); ++i) n.param->grad.row(n.ints[i]) += dY.row(i);
+      break;
+    case Op::MatMul:
+      G(n.a).noalias() += dY * Value(n.b).transpose();
+      G(n.b).noalias() += Value(n.a).transpose() * dY;
+      break;
+    case Op::AddBias:
+      G(n.a) += dY;
+      G(n.b) += dY.colwise().sum();
+      break;
+    case Op::Add:
+      G(n.a) += dY;
+      G(n.b) += dY;
+      break;
+    case Op::Tanh:
+      G(n.a).array() += dY.array() * (1.0f - n.value.array().square());
+      break;
+    case Op::Relu:
+      G(n.a).array() += dY.array() * (n.value.array() > 0.0f).cast<float>();
+      break;
+    case Op::ConcatCols: {
+      int c = 0;
+      for (Id p : n.ints) {
+        const int w = static_cast<int>(Value(p).cols());
+        G(p) += dY.middleCols(c, w);
+        c += w;
+      }
+      break;
+    }
+    case Op::StackRows: {
+      int r = 0;
+      for (Id p : n.ints) {
+        const int h = static_cast<int>(Value(p).rows());
+        G(p) += dY.middleRows(r, h);
+        r += h;
+      }
+      break;
+    }
+    case Op::RowBlock:
+      G(n.a).middleRows(n.i0, dY.rows()) += dY;
+      break;
+    case Op::Gru: {
+      const MatrixRM& Hg = Value(n.b);
+      const MatrixRM& H = Value(n.c);
+      MatrixRM& dX = G(n.a);
+      MatrixRM& dHg = G(n.b);
+      MatrixRM& dH = G(n.c);
+      const int B = static_cast<int>(H.rows()), D = static_cast<int>(H.cols());
+      for (int b = 0; b < B; ++b) {
+        if (!n.ints.empty() && !n.ints[b]) {
+          dH.row(b) += dY.row(b);
+          continue;
+        }
+        for (int j = 0; j < D; ++j) {
+          const float r = n.saved(b, j), z = n.saved(b, D + j), nn = n.saved(b, 2 * D + j);
+          const float dy = dY(b, j);
+          const float dn_pre = dy * (1.0f - z) * (1.0f - nn * nn);
+          const float dz_pre = dy * (H(b, j) - nn) * z * (1.0f - z);
+          const float dr_pre = dn_pre * Hg(b, 2 * D + j) * r * (1.0f - r);
+          dH(b, j) += dy * z;
+          dX(b, j) += dr_pre, dX(b, D + j) += dz_pre, dX(b, 2 * D + j) += dn_pre;
+          dHg(b, j) += dr_pre, dHg(b, D + j) += dz_pre, dHg(b, 2 * D + j) += dn_pre * r;
+        }
+      }
+      break;
+    }
+    case Op::AdditiveScores: {
+      MatrixRM& dK = G(n.a);
+      MatrixRM& dQ = G(n.b);
+      MatrixRM& dV = G(n.c);
+      const MatrixRM& V = Value(n.c);
+      const int B = static_cast<int>(dY.rows()), T = static_cast<int>(dY.cols());
+      for (int t = 0; t < T; ++t)
+        for (int b = 0; b < B; ++b) {
+          const float g = dY(b, t);
+          if (g == 0.0f) continue;
+          const auto Trow = n.saved.row(t * B + b);
+          dV.row(0) += g * Trow;
+          const Eigen::RowVectorXf dpre = (g * V.row(0).array() * (1.0f - Trow.array().square())).matrix();
+          dK.row(t * B + b) += dpre;
+          dQ.row(b) += dpre;
+        }
+      break;
+    }
+    case Op::DotScores: {
+      const MatrixRM& K = Value(n.a);
+      const MatrixRM& Q = Value(n.b);
+      MatrixRM& dK = G(n.a);
+      MatrixRM& dQ = G(n.b);
+      const int B = static_cast<int>(dY.rows()), T = static_cast<int>(dY.cols());
+      for (int t = 0; t < T; ++t)
+        for (int b = 0; b < B; ++b) {
+          dK.row(t * B + b) += dY(b, t) * Q.row(b);
+          dQ.row(b) += dY(b, t) * K.row(t * B + b);
+        }
+      break;
+    }
+    case Op::MaskedSoftmax: {
+      MatrixRM& dS = G(n.a);
+      for (int b = 0; b < dY.rows(); ++b) {
+        const float dot = dY.row(b).dot(n.value.row(b));
+        dS.row(b).array() += n.value.row(b).array() * (dY.row(b).array() - dot);
+      }
+      break;
+    }
+    case Op::Context: {
+      const MatrixRM& W = Value(n.a);
+      const MatrixRM& V = Value(n.b);
+      MatrixRM& dW = G(n.a);
+      MatrixRM& dV = G(n.b);
+      const int B = static_cast<int>(W.rows()), T = static_cast<int>(W.cols());
+      for (int t = 0; t < T; ++t)
+        for (int b = 0; b < B; ++b) {
+          dW(b, t) += dY.row(b).dot(V.row(t * B + b));
+          if (W(b, t) != 0.0f) dV.row(t * B + b) += W(b, t) * dY.row(b);
+        }
+      break;
+    }
+    case Op::LayerNorm: {
+      const auto gamma = Value(n.b).row(0).array();
+      MatrixRM& dX = G(n.a);
+      G(n.b).row(0) += (dY.array() * n.saved.array()).matrix().colwise().sum();
+      G(n.c).row(0) += dY.colwise().sum();
+      const float inv_d = 1.0f / static_cast<float>(dY.cols());
+      for (int i = 0; i < dY.rows(); ++i) {
+        const Eigen::Array<float, 1, Eigen::Dynamic> dxhat = dY.row(i).array() * gamma;
+        const float mean_dxhat = dxhat.sum() * inv_d;
+        const float mean_dxhat_xhat = (dxhat * n.saved.row(i).array()).sum() * inv_d;
+        dX.row(i).array() +=
+            n.saved2(i, 0) * (dxhat - mean_dxhat - n.saved.row(i).array() * mean_dxhat_xhat);
+      }
+      break;
+    }
+    case Op::MultiHeadAttention: {
+      const MatrixRM& Q = Value(n.a);
+      const MatrixRM& K = Value(n.b);
+      const MatrixRM& V = Value(n.c);
+      MatrixRM& dQ = G(n.a);
+      MatrixRM& dK = G(n.b);
+      MatrixRM& dV = G(n.c);
+      const int batch = n.i0, heads = n.i1;
+      const int nq = static_cast<int>(Q.rows()) / batch, nk = static_cast<int>(K.rows()) / batch;
+      const int dh = static_cast<int>(Q.cols()) / heads;
+      const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
+      MatrixRM dP(nq, nk);
+      for (int b = 0; b < batch; ++b)
+        for (int h = 0; h < heads; ++h) {
+          const auto P = n.saved.middleRows((b * heads + h) * nq, nq);
+          const auto dO = dY.block(b * nq, h * dh, nq, dh);
+          dV.block(b * nk, h * dh, nk, dh).noalias() += P.transpose() * dO;
+          dP.noalias() = dO * V.block(b * nk, h * dh, nk, dh).transpose();
+          // softmax backward: dS = P * (dP - rowsum(dP * P)), then the 1/sqrt(d_h) scale
+          for (int i = 0; i < nq; ++i) {
+            const float dot = dP.row(i).dot(P.row(i));
+            dP.row(i) = (P.row(i).array() * (dP.row(i).array() - dot) * scale).matrix();
+          }
+          dQ.block(b * nq, h * dh, nq, dh).noalias() += dP * K.block(b * nk, h * dh, nk, dh);
+          dK.block(b * nk, h * dh, nk, dh).noalias() += dP.transpose() * Q.block(b * nq, h * dh, nq, dh);
+        }
+      break;
+    }
+    case Op::CrossEntropy: {
+      if (n.i0 == 0) break;
+      MatrixRM& dL = G(n.a);
+      const float g = dY(0, 0) / static_cast<float>(n.i0);
+      for (int i = 0; i < dL.rows(); ++i) {
+        if (n.ints[i] < 0) continue;
+        dL.row(i) += g * n.saved.row(i);
+        dL(i, n.ints[i]) -= g;
+      }
+      break;
+    }
+  }
+}
+
+}  // namespace seq2seq
+}  // namespace attnviz

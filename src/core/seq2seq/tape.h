@@ -1,0 +1,104 @@
+// attnviz seq2seq: a small reverse-mode autodiff tape over row-major float matrices.
+//
+// Index of this header
+//   - Parameter      a trainable matrix with its gradient and Adam moments
+//   - Tape           records operations (forward), then Backward() walks them in reverse
+//   - Operations     generic (MatMul, AddBias, Add, Tanh, Relu, concat/slice/stack, Gather)
+//                    and fused sequence-model kernels, each with a hand-written backward:
+//                    Gru (masked GRU cell), AdditiveScores (Bahdanau), DotScores (Luong),
+//                    MaskedSoftmax, Context, LayerNorm, MultiHeadAttention, CrossEntropy
+//
+// Layouts: RNN encoder outputs are time-major, row t * B + b for time t and batch row b;
+// Transformer activations are batch-major, row b * n + i. Every matrix is row-major float.
+// The tape keeps its nodes between Clear() calls so buffers are reused across batches.
+#pragma once
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "core/attention.h"
+
+namespace attnviz {
+namespace seq2seq {
+
+struct Parameter {
+  std::string name;  // e.g. "enc.fwd.W_x"; unique inside a model
+  MatrixRM value;    // the weights
+  MatrixRM grad;     // dLoss/dvalue, accumulated by Tape::Backward (zeroed by the trainer)
+  MatrixRM adam_m;   // Adam first moment (same shape)
+  MatrixRM adam_v;   // Adam second moment (same shape)
+};
+
+class Tape {
+ public:
+  using Id = int;  // a node of the tape
+
+  void Clear();                                  // forget all nodes (keeps their memory for reuse)
+  int Size() const { return count_; }            // number of recorded nodes
+  const MatrixRM& Value(Id id) const;            // forward value of a node
+  const MatrixRM& Saved(Id id) const;            // MultiHeadAttention: probabilities [B*heads*n_q, n_k]; MaskedSoftmax/others: internal
+  void Backward(Id loss);                        // d(loss)/d(every node); adds parameter gradients into Parameter::grad
+
+  // --- leaves ---
+  Id Constant(const MatrixRM& value);                      // no gradient flows into it
+  Id Param(const Parameter* p);                            // a trainable matrix (not copied; grad sized at Backward)
+  Id Gather(const Parameter* table, const std::vector<int>& rows);  // table rows -> [rows.size(), d] (embedding lookup)
+
+  // --- generic ---
+  Id MatMul(Id a, Id b);                                   // a [m, k] * b [k, n] -> [m, n]
+  Id AddBias(Id a, Id bias);                               // a [m, n] + bias [1, n] (broadcast over rows)
+  Id Add(Id a, Id b);                                      // same shapes
+  Id Tanh(Id a);                                           // elementwise
+  Id Relu(Id a);                                           // elementwise
+  Id ConcatCols(const std::vector<Id>& parts);             // [m, n1] | [m, n2] | ... -> [m, sum n]
+  Id StackRows(const std::vector<Id>& parts);              // [m1, n] over [m2, n] ... -> [sum m, n]
+  Id RowBlock(Id a, int row0, int rows);                   // a[row0 : row0 + rows, :]
+
+  // --- fused sequence kernels ---
+  // GRU cell (torch gate order r, z, n): gx = x W_x + b_x [B, 3H], gh = h W_h + b_h [B, 3H], h [B, H].
+  //   r = sigmoid(gx_r + gh_r), z = sigmoid(gx_z + gh_z), n = tanh(gx_n + r * gh_n), h' = (1 - z) n + z h.
+  // row_valid (optional, [B]): rows with 0 keep h' = h (padding steps leave the state untouched).
+  Id Gru(Id gx, Id gh, Id h, const std::vector<int>* row_valid = nullptr);
+  // Bahdanau scores: keys_proj [n_s * B, a] time-major, query_proj [B, a], v [1, a] -> [B, n_s]
+  //   s[b, t] = v . tanh(keys_proj[t * B + b] + query_proj[b])
+  Id AdditiveScores(Id keys_proj, Id query_proj, Id v);
+  // Luong dot scores: keys [n_s * B, d] time-major, query [B, d] -> [B, n_s], s[b, t] = keys[t * B + b] . query[b]
+  Id DotScores(Id keys, Id query);
+  // Row softmax of scores [B, n_s] over t < lengths[b] (other entries are exactly 0).
+  Id MaskedSoftmax(Id scores, const std::vector<int>& lengths);
+  // Context vectors: weights [B, n_s], values [n_s * B, d] time-major -> [B, d], c[b] = sum_t w[b, t] values[t * B + b]
+  Id Context(Id weights, Id values);
+  // Layer norm over each row: x [m, d], gamma [1, d], beta [1, d], eps 1e-5.
+  Id LayerNorm(Id x, Id gamma, Id beta);
+  // Scaled dot-product attention with `heads` heads on projected inputs (batch-major):
+  //   q [B * n_q, D], k [B * n_k, D], v [B * n_k, D], head h uses columns [h * D/heads, (h+1) * D/heads).
+  //   Keys j >= key_lengths[b] are masked; causal also masks j > i. Output [B * n_q, D] (heads concatenated).
+  //   Saved(id) keeps the probabilities [B * heads * n_q, n_k], row (b * heads + h) * n_q + i.
+  Id MultiHeadAttention(Id q, Id k, Id v, int batch, int heads, const std::vector<int>& key_lengths, bool causal);
+  // Mean cross entropy of softmax(logits [n, V]) against targets [n] (target < 0: row ignored) -> [1, 1]
+  Id CrossEntropy(Id logits, const std::vector<int>& targets);
+
+ private:
+  enum class Op {
+    Constant, Param, Gather, MatMul, AddBias, Add, Tanh, Relu, ConcatCols, StackRows, RowBlock, Gru,
+    AdditiveScores, DotScores, MaskedSoftmax, Context, LayerNorm, MultiHeadAttention, CrossEntropy,
+  };
+  struct Node {
+    Op op = Op::Constant;
+    Id a = -1, b = -1, c = -1;
+    int i0 = 0, i1 = 0, i2 = 0;  // op-specific integers (row0, batch, heads, causal, ...)
+    Parameter* param = nullptr;  // Param, Gather
+    std::vector<int> ints;       // op-specific (row ids, lengths, targets, input ids, row mask)
+    MatrixRM value, grad;        // forward value, gradient (unused for Param: see Parameter)
+    MatrixRM saved, saved2;      // op-specific forward intermediates for backward
+  };
+  Id NewNode(Op op);
+  MatrixRM& G(Id id);  // gradient buffer (the Parameter's for Param nodes)
+  void BackwardNode(Node& n);
+
+  std::deque<Node> nodes_;  // deque: references stay valid while nodes are added
+  int count_ = 0;
+};
+
+}  // namespace seq2seq
+}  // namespace attnviz

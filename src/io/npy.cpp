@@ -1,0 +1,303 @@
+#include "io/npy.h"
+
+#include <cstring>
+#include <string>
+
+namespace attnviz {
+namespace {
+
+const uint8_t kMagic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
+constexpr size_t kMaxHeaderLen = 1 << 20;  // numpy itself refuses headers above 10 kB by default
+
+// ---- the header: a tiny reader for the Python literal numpy writes ----------
+struct HeaderParser {
+  const std::string& s;
+  size_t pos = 0;
+  std::string error;
+
+  void SkipSpace() {
+    while (pos < s.size() && (s[pos] == ' ' || s[pos] == '\t' || s[pos] == '\n' || s[pos] == '\r')) ++pos;
+  }
+  bool Eat(char c) {
+    SkipSpace();
+    if (pos < s.size() && s[pos] == c) { ++pos; return true; }
+    return false;
+  }
+  bool Fail(const std::string& msg) {
+    if (error.empty()) error = msg + " at header offset " + std::to_string(pos);
+    return false;
+  }
+  bool String(std::string* out) {
+    SkipSpace();
+    if (pos >= s.size() || (s[pos] != '\'' && s[pos] != '"')) return Fail("expected a quoted string");
+    char q = s[pos++];
+    out->clear();
+    while (pos < s.size() && s[pos] != q) {
+      if (s[pos] == '\\') return Fail("escapes in header strings are not supported");
+      out->push_back(s[pos++]);
+    }
+    if (pos >= s.size()) return Fail("unterminated string");
+    ++pos;
+    return true;
+  }
+  bool Word(const char* w) {
+    SkipSpace();
+    size_t n = std::strlen(w);
+    if (s.compare(pos, n, w) == 0) { pos += n; return true; }
+    return false;
+  }
+  bool Int(int64_t* out) {
+    SkipSpace();
+    size_t start = pos;
+    int64_t v = 0;
+    while (pos < s.size() && s[pos] >= '0' && s[pos] <= '9') {
+      if (v > (int64_t(1) << 50)) return Fail("dimension too large");
+      v = v * 10 + (s[pos++] - '0');
+    }
+    if (pos < s.size() && s[pos] == 'L') ++pos;  // Python 2 long suffix
+    if (pos == start) return Fail("expected a non-negative integer");
+    *out = v;
+    return true;
+  }
+  bool Tuple(std::vector<int64_t>* out) {
+    out->clear();
+    if (!Eat('(')) return Fail("expected '(' for shape");
+    if (Eat(')')) return true;
+    while (true) {
+      int64_t v;
+      if (!Int(&v)) return false;
+      out->push_back(v);
+      if (out->size() > 64) return Fail("more than 64 dimensions");
+      if (Eat(')')) return true;
+      if (!Eat(',')) return Fail("expected ',' or ')' in shape");
+      if (Eat(')')) return true;
+    }
+  }
+};
+
+bool ParseDescr(const std::string& d, DType* t, int64_t* itemsize, bool* swap, std::string* err) {
+  if (d.size() < 2) { *err = "unsupported dtype '" + d + "'"; return false; }
+  char order = d[0];
+  if (order != '<' && order != '>' && order != '|' && order != '=') {
+    *err = "unsupported dtype '" + d + "' (no byte-order character)";
+    return false;
+  }
+  *swap = order == '>';
+  char kind = d[1];
+  std::string num = d.substr(2);
+  if (num.empty() || num.size() > 9 || num.find_first_not_of("0123456789") != std::string::npos) {
+    *err = "unsupported dtype '" + d + "'";
+    return false;
+  }
+  int64_t n = std::stoll(num);
+  switch (kind) {
+    case 'b': if (n == 1) { *t = DType::Bool; *itemsize = 1; return true; } break;
+    case 'i':
+      if (n == 1) { *t = DType::Int8; *itemsize = 1; return true; }
+      if (n == 2) { *t = DType::Int16; *itemsize = 2; return true; }
+      if (n == 4) { *t = DType::Int32; *itemsize = 4; return true; }
+      if (n == 8) { *t = DType::Int64; *itemsize = 8; return true; }
+      break;
+    case 'u':
+      if (n == 1) { *t = DType::UInt8; *itemsize = 1; return true; }
+      if (n == 2) { *t = DType::UInt16; *itemsize = 2; return true; }
+      if (n == 4) { *t = DType::UInt32; *itemsize = 4; return true; }
+      if (n == 8) { *t = DType::UInt64; *itemsize = 8; return true; }
+      break;
+    case 'f':
+      if (n == 2) { *t = DType::Float16; *itemsize = 2; return true; }
+      if (n == 4) { *t = DType::Float32; *itemsize = 4; return true; }
+      if (n == 8) { *t = DType::Float64; *itemsize = 8; return true; }
+      break;
+    case 'U':
+      if (n >= 1 && n <= (1 << 20)) { *t = DType::Unicode; *itemsize = 4 * n; return true; }
+      break;
+    case 'S':
+      if (n >= 1 && n <= (1 << 22)) { *t = DType::Bytes; *itemsize = n; *swap = false; return true; }
+      break;
+    case 'O':
+      *err = "object arrays (dtype '|O', pickled Python objects) are not supported; save numeric or string arrays";
+      return false;
+    default: break;
+  }
+  *err = "unsupported dtype '" + d + "'";
+  return false;
+}
+
+Status ParseHeader(const std::string& h, std::string* descr, bool* fortran, std::vector<int64_t>* shape) {
+  HeaderParser p{h, 0, std::string()};
+  bool have_descr = false, have_order = false, have_shape = false;
+  if (!p.Eat('{')) return Status::Error("npy: malformed header: expected '{'");
+  while (!p.Eat('}')) {
+    std::string key;
+    if (!p.String(&key)) return Status::Error("npy: malformed header: " + p.error);
+    if (!p.Eat(':')) return Status::Error("npy: malformed header: expected ':' after '" + key + "'");
+    if (key == "descr") {
+      p.SkipSpace();
+      if (p.pos < h.size() && h[p.pos] == '[')
+        return Status::Error("npy: structured dtypes (record arrays) are not supported");
+      if (!p.String(descr)) return Status::Error("npy: malformed header: " + p.error);
+      have_descr = true;
+    } else if (key == "fortran_order") {
+      if (p.Word("True")) *fortran = true;
+      else if (p.Word("False")) *fortran = false;
+      else return Status::Error("npy: malformed header: fortran_order must be True or False");
+      have_order = true;
+    } else if (key == "shape") {
+      if (!p.Tuple(shape)) return Status::Error("npy: malformed header: " + p.error);
+      have_shape = true;
+    } else {
+      return Status::Error("npy: malformed header: unexpected key '" + key + "'");
+    }
+    if (!p.Eat(',')) {
+      if (!p.Eat('}')) return Status::Error("npy: malformed header: expected ',' or '}'");
+      break;
+    }
+  }
+  if (!have_descr || !have_order || !have_shape)
+    return Status::Error("npy: malformed header: needs 'descr', 'fortran_order' and 'shape'");
+  return Status::Ok();
+}
+
+void ByteSwap(std::vector<uint8_t>* data, int64_t unit) {
+  if (unit <= 1) return;
+  for (size_t i = 0; i + (size_t)unit <= data->size(); i += (size_t)unit)
+    for (int64_t a = 0, b = unit - 1; a < b; ++a, --b) std::swap((*data)[i + a], (*data)[i + b]);
+}
+
+// Fortran (column-major) -> C (row-major) element order.
+void FortranToC(const std::vector<int64_t>& shape, int64_t itemsize, std::vector<uint8_t>* data) {
+  const int nd = (int)shape.size();
+  if (nd < 2) return;
+  std::vector<uint8_t> out(data->size());
+  std::vector<int64_t> fstride(nd);
+  int64_t s = 1;
+  for (int d = 0; d < nd; ++d) { fstride[d] = s; s *= shape[d]; }
+  const int64_t n = s;
+  std::vector<int64_t> idx(nd, 0);
+  for (int64_t c = 0; c < n; ++c) {
+    int64_t f = 0;
+    for (int d = 0; d < nd; ++d) f += idx[d] * fstride[d];
+    std::memcpy(&out[c * itemsize], &(*data)[f * itemsize], (size_t)itemsize);
+    for (int d = nd - 1; d >= 0; --d) {  // advance the C-order index
+      if (++idx[d] < shape[d]) break;
+      idx[d] = 0;
+    }
+  }
+  data->swap(out);
+}
+
+}  // namespace
+
+Status ParseNpy(const uint8_t* data, size_t size, NdArray* out) {
+  if (size < 10 || std::memcmp(data, kMagic, 6) != 0)
+    return Status::Error("npy: not a .npy file (missing \\x93NUMPY magic)");
+  const int major = data[6], minor = data[7];
+  size_t header_len, header_start;
+  if (major == 1) {
+    header_len = (size_t)data[8] | ((size_t)data[9] << 8);
+    header_start = 10;
+  } else if (major == 2 || major == 3) {
+    if (size < 12) return Status::Error("npy: truncated file (header length)");
+    header_len = (size_t)data[8] | ((size_t)data[9] << 8) | ((size_t)data[10] << 16) | ((size_t)data[11] << 24);
+    header_start = 12;
+  } else {
+    return Status::Error("npy: unsupported format version " + std::to_string(major) + "." + std::to_string(minor));
+  }
+  if (header_len > kMaxHeaderLen) return Status::Error("npy: header length " + std::to_string(header_len) + " is too large");
+  if (header_start + header_len > size) return Status::Error("npy: truncated file (header)");
+  const std::string header((const char*)data + header_start, header_len);
+
+  std::string descr;
+  bool fortran = false;
+  std::vector<int64_t> shape;
+  Status st = ParseHeader(header, &descr, &fortran, &shape);
+  if (!st) return st;
+  DType dtype;
+  int64_t itemsize;
+  bool swap;
+  std::string err;
+  if (!ParseDescr(descr, &dtype, &itemsize, &swap, &err)) return Status::Error("npy: " + err);
+
+  int64_t numel = 1;
+  for (int64_t d : shape) {
+    if (d > kMaxArrayElements) return Status::Error("npy: dimension " + std::to_string(d) + " is too large");
+    numel *= d;
+    if (numel > kMaxArrayElements)
+      return Status::Error("npy: shape has more than 2^31 elements; refusing to load");
+  }
+  const size_t available = size - header_start - header_len;
+  const uint64_t need = (uint64_t)numel * (uint64_t)itemsize;
+  if (need > available)
+    return Status::Error("npy: truncated data: shape " + std::to_string(numel) + " elements x " +
+                         std::to_string(itemsize) + " bytes needs " + std::to_string(need) + " bytes, file has " +
+                         std::to_string(available));
+  if (need < available)
+    return Status::Error("npy: " + std::to_string(available - need) +
+                         " unexpected trailing bytes after the data (shape x dtype size mismatch)");
+
+  NdArray a;
+  a.shape = shape;
+  a.dtype = dtype;
+  a.itemsize = itemsize;
+  a.data.assign(data + header_start + header_len, data + size);
+  if (swap) ByteSwap(&a.data, dtype == DType::Unicode ? 4 : itemsize);
+  if (fortran) FortranToC(a.shape, itemsize, &a.data);
+  *out = std::move(a);
+  return Status::Ok();
+}
+
+std::string NpyDescr(const NdArray& a) {
+  switch (a.dtype) {
+    case DType::Bool: return "|b1";
+    case DType::Int8: return "|i1";
+    case DType::Int16: return "<i2";
+    case DType::Int32: return "<i4";
+    case DType::Int64: return "<i8";
+    case DType::UInt8: return "|u1";
+    case DType::UInt16: return "<u2";
+    case DType::UInt32: return "<u4";
+    case DType::UInt64: return "<u8";
+    case DType::Float16: return "<f2";
+    case DType::Float32: return "<f4";
+    case DType::Float64: return "<f8";
+    case DType::Unicode: return "<U" + std::to_string(a.itemsize / 4);
+    case DType::Bytes: return "|S" + std::to_string(a.itemsize);
+  }
+  return "?";
+}
+
+Status WriteNpy(const NdArray& a, std::vector<uint8_t>* out) {
+  const int64_t numel = a.Numel();
+  if (numel < 0 || numel > kMaxArrayElements) return Status::Error("npy: array too large to write");
+  if ((int64_t)a.data.size() != numel * a.itemsize)
+    return Status::Error("npy: array data holds " + std::to_string(a.data.size()) + " bytes, shape " +
+                         a.ShapeString() + " x itemsize " + std::to_string(a.itemsize) + " needs " +
+                         std::to_string(numel * a.itemsize));
+  std::string header = "{'descr': '" + NpyDescr(a) + "', 'fortran_order': False, 'shape': " + a.ShapeString() + ", }";
+  // Pad so that magic + version + length + header is a multiple of 64, ending in '\n'.
+  size_t prefix = 10;
+  size_t total = prefix + header.size() + 1;
+  int major = 1;
+  if (header.size() + 1 + 64 > 65535) { major = 2; prefix = 12; total = prefix + header.size() + 1; }
+  size_t pad = (64 - total % 64) % 64;
+  header.append(pad, ' ');
+  header.push_back('\n');
+  const size_t hlen = header.size();
+  out->clear();
+  out->reserve(prefix + hlen + a.data.size());
+  out->insert(out->end(), kMagic, kMagic + 6);
+  out->push_back((uint8_t)major);
+  out->push_back(0);
+  out->push_back((uint8_t)(hlen & 0xff));
+  out->push_back((uint8_t)((hlen >> 8) & 0xff));
+  if (major == 2) {
+    out->push_back((uint8_t)((hlen >> 16) & 0xff));
+    out->push_back((uint8_t)((hlen >> 24) & 0xff));
+  }
+  out->insert(out->end(), header.begin(), header.end());
+  out->insert(out->end(), a.data.begin(), a.data.end());
+  return Status::Ok();
+}
+
+}  // namespace attnviz

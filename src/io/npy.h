@@ -1,0 +1,30 @@
+// attnviz io: the .npy format (numpy.lib.format), versions 1.0, 2.0 and 3.0.
+//
+// Layout: "\x93NUMPY" major minor, header length (uint16 for 1.0, uint32 for 2.0/3.0),
+// then a Python dict literal {'descr': '<f4', 'fortran_order': False, 'shape': (3, 4), }
+// padded with spaces to a multiple of 64 and ending in '\n', then the raw data.
+// Reading accepts every numeric dtype of DType, <U / |S strings, either byte order
+// (big-endian data is byte-swapped) and C or Fortran order (converted to C order).
+// Writing produces what numpy.save does: version 1.0 (2.0 if the header needs it),
+// C order, little-endian, header aligned to 64 bytes.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "core/status.h"
+#include "io/ndarray.h"
+
+namespace attnviz {
+
+// Parses a whole .npy file. Errors name the problem (bad magic, malformed header,
+// unsupported dtype, truncated data, shape too large, ...). Never crashes on bad bytes.
+Status ParseNpy(const uint8_t* data, size_t size, NdArray* out);
+
+// Serializes `a` as a .npy file (appends nothing else to *out; *out is replaced).
+Status WriteNpy(const NdArray& a, std::vector<uint8_t>* out);
+
+// The numpy dtype string of an array: "<f4", "|b1", "<U7", ...
+std::string NpyDescr(const NdArray& a);
+
+}  // namespace attnviz

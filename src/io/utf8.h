@@ -1,0 +1,22 @@
+// attnviz io: small UTF-8 helpers shared by the JSON, NPY string and SVG code.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace attnviz {
+
+// Appends code point cp as UTF-8; surrogates and values > 0x10FFFF become U+FFFD.
+void AppendUtf8(uint32_t cp, std::string* out);
+// Decodes one UTF-8 sequence at s[*pos], advancing *pos. Returns false (and advances one
+// byte) on an invalid, overlong, surrogate or truncated sequence.
+bool DecodeUtf8(const char* s, size_t len, size_t* pos, uint32_t* cp);
+// Whole-string decode; invalid sequences become U+FFFD.
+void DecodeUtf8Lossy(const std::string& s, std::vector<uint32_t>* out);
+// True if s is valid UTF-8 (no overlongs, no surrogates).
+bool IsValidUtf8(const std::string& s);
+// Number of code points (invalid bytes count as one each).
+size_t Utf8Length(const std::string& s);
+
+}  // namespace attnviz

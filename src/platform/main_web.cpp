@@ -1,0 +1,134 @@
+// Browser loop: Emscripten's GLFW (a JS library) with a WebGL2 context, imgui's GLFW +
+// OpenGL3 (GLSL ES 3.00) backends, App::Frame() once per animation frame.
+// The canvas is sized from its CSS box times devicePixelRatio every frame, so it follows
+// resizes and stays crisp on HiDPI screens; fonts are re-rasterised when the ratio changes.
+#include <GLFW/glfw3.h>
+#include <emscripten.h>
+#include <emscripten/html5.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "app/app.h"
+#include "imgui.h"
+#include "imgui_impl_glfw.h"
+#include "imgui_impl_opengl3.h"
+#include "platform/web_exports.h"
+#include "render/gl.h"
+
+// Options the page passed to createAttnviz({attnvizOptions: {...}}), as "example\nview\nembed".
+EM_JS(char*, attnviz_js_options, (), {
+  var o = Module['attnvizOptions'] || {};
+  var s = String(o.example || '') + '\n' + String(o.view || '') + '\n' + (o.embed ? '1' : '0');
+  var n = lengthBytesUTF8(s) + 1;
+  var p = _malloc(n);
+  stringToUTF8(s, p, n);
+  return p;
+});
+
+// Sizes the canvas backing store to its CSS box * devicePixelRatio. out = {css_w, css_h, fb_w, fb_h}.
+EM_JS(void, attnviz_js_sync_canvas, (float* out), {
+  var c = Module['canvas'];
+  var dpr = (typeof window !== 'undefined' && window.devicePixelRatio) || 1;
+  var w = Math.max(1, c.clientWidth), h = Math.max(1, c.clientHeight);
+  var pw = Math.max(1, Math.round(w * dpr)), ph = Math.max(1, Math.round(h * dpr));
+  if (c.width !== pw) c.width = pw;
+  if (c.height !== ph) c.height = ph;
+  HEAPF32[(out >> 2) + 0] = w;
+  HEAPF32[(out >> 2) + 1] = h;
+  HEAPF32[(out >> 2) + 2] = pw;
+  HEAPF32[(out >> 2) + 3] = ph;
+});
+
+EM_JS(void, attnviz_js_first_frame, (), {
+  if (Module['onFirstFrame']) Module['onFirstFrame']();
+});
+
+EM_JS(void, attnviz_js_fatal, (const char* msg), {
+  var text = UTF8ToString(msg);
+  console.warn('attnviz: ' + text);
+  if (Module['onFatal']) Module['onFatal'](text);
+});
+
+namespace {
+
+struct WebLoop {
+  GLFWwindow* window = nullptr;
+  attnviz::App app;
+  long frame = 0;
+};
+WebLoop* g_loop = nullptr;
+
+void Frame() {
+  WebLoop& L = *g_loop;
+  float sz[4];
+  attnviz_js_sync_canvas(sz);
+  const float dpr = sz[2] / sz[0];
+  if (L.app.SetDpiScale(dpr)) {
+    ImGui_ImplOpenGL3_DestroyFontsTexture();
+    ImGui_ImplOpenGL3_CreateFontsTexture();
+  }
+  glfwPollEvents();
+  ImGui_ImplOpenGL3_NewFrame();
+  ImGui_ImplGlfw_NewFrame();
+  // Emscripten's GLFW reports sizes and the cursor in canvas (device) pixels; the UI works in CSS pixels.
+  ImGuiIO& io = ImGui::GetIO();
+  io.DisplaySize = ImVec2(sz[0], sz[1]);
+  io.DisplayFramebufferScale = ImVec2(sz[2] / sz[0], sz[3] / sz[1]);
+  if (io.MousePos.x > -1e30f) io.MousePos = ImVec2(io.MousePos.x * sz[0] / sz[2], io.MousePos.y * sz[1] / sz[3]);
+  ImGui::NewFrame();
+  L.app.Frame();
+  ImGui::Render();
+  glViewport(0, 0, (int)sz[2], (int)sz[3]);
+  glClearColor(0.1f, 0.1f, 0.12f, 1.0f);
+  glClear(GL_COLOR_BUFFER_BIT);
+  ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+  if (++L.frame == 2) attnviz_js_first_frame();
+}
+
+}  // namespace
+
+namespace attnviz {
+App* WebApp() { return g_loop ? &g_loop->app : nullptr; }
+}  // namespace attnviz
+
+int main() {
+  if (!glfwInit()) {
+    attnviz_js_fatal("cannot initialise GLFW");
+    return 1;
+  }
+  glfwWindowHint(GLFW_CLIENT_API, GLFW_OPENGL_ES_API);
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 0);
+  float sz[4];
+  attnviz_js_sync_canvas(sz);
+  g_loop = new WebLoop;
+  g_loop->window = glfwCreateWindow((int)sz[2], (int)sz[3], "attnviz", nullptr, nullptr);
+  if (!g_loop->window) {
+    attnviz_js_fatal("cannot create a WebGL2 context");
+    return 1;
+  }
+  glfwMakeContextCurrent(g_loop->window);
+  IMGUI_CHECKVERSION();
+  ImGui::CreateContext();
+  ImGui_ImplGlfw_InitForOpenGL(g_loop->window, true);
+  ImGui_ImplOpenGL3_Init("#version 300 es");
+
+  attnviz::AppConfig config;
+  char* opts = attnviz_js_options();
+  std::string o(opts);
+  std::free(opts);
+  const size_t a = o.find('\n'), b = o.find('\n', a + 1);
+  config.example = o.substr(0, a);
+  config.view = o.substr(a + 1, b - a - 1);
+  config.embed = o.substr(b + 1) == "1";
+  config.dpi_scale = sz[2] / sz[0];
+  std::string error;
+  if (!g_loop->app.Init(config, &error)) {
+    attnviz_js_fatal(error.c_str());
+    return 1;
+  }
+  emscripten_set_main_loop(Frame, 0, false);
+  return 0;
+}

@@ -1,0 +1,201 @@
+#include "render/heatmap_renderer.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "embedded_shaders.h"
+#include "render/gl.h"
+
+namespace attnviz {
+namespace {
+
+const char* kShaderPrelude = "#version 300 es\nprecision highp float;\nprecision highp int;\nprecision highp sampler2D;\n";
+
+GLuint CompileStage(GLenum type, const char* name, std::string* error) {
+  const EmbeddedFile* f = attnviz_embedded_shaders_find(name);
+  if (!f) {
+    *error = std::string("shader not embedded: ") + name;
+    return 0;
+  }
+  const char* sources[2] = {kShaderPrelude, reinterpret_cast<const char*>(f->data)};
+  GLint lengths[2] = {(GLint)std::char_traits<char>::length(kShaderPrelude), (GLint)f->size};
+  GLuint s = glCreateShader(type);
+  glShaderSource(s, 2, sources, lengths);
+  glCompileShader(s);
+  GLint ok = 0;
+  glGetShaderiv(s, GL_COMPILE_STATUS, &ok);
+  if (!ok) {
+    char log[2048] = {};
+    glGetShaderInfoLog(s, sizeof(log), nullptr, log);
+    *error = std::string("compiling ") + name + ": " + log;
+    glDeleteShader(s);
+    return 0;
+  }
+  return s;
+}
+
+}  // namespace
+
+unsigned int CompileEmbeddedProgram(const char* vert_name, const char* frag_name, std::string* error) {
+  GLuint vs = CompileStage(GL_VERTEX_SHADER, vert_name, error);
+  if (!vs) return 0;
+  GLuint fs = CompileStage(GL_FRAGMENT_SHADER, frag_name, error);
+  if (!fs) {
+    glDeleteShader(vs);
+    return 0;
+  }
+  GLuint p = glCreateProgram();
+  glAttachShader(p, vs);
+  glAttachShader(p, fs);
+  glLinkProgram(p);
+  glDeleteShader(vs);
+  glDeleteShader(fs);
+  GLint ok = 0;
+  glGetProgramiv(p, GL_LINK_STATUS, &ok);
+  if (!ok) {
+    char log[2048] = {};
+    glGetProgramInfoLog(p, sizeof(log), nullptr, log);
+    *error = std::string("linking ") + vert_name + " + " + frag_name + ": " + log;
+    glDeleteProgram(p);
+    return 0;
+  }
+  return p;
+}
+
+bool HeatmapRenderer::Init(std::string* error) {
+  program_ = CompileEmbeddedProgram("heatmap.vert", "heatmap.frag", error);
+  if (!program_) return false;
+  loc_rect_ = glGetUniformLocation(program_, "u_rect_ndc");
+  loc_view_ = glGetUniformLocation(program_, "u_view");
+  loc_a_ = glGetUniformLocation(program_, "u_weights_a");
+  loc_b_ = glGetUniformLocation(program_, "u_weights_b");
+  loc_row_max_ = glGetUniformLocation(program_, "u_row_max");
+  loc_lut_ = glGetUniformLocation(program_, "u_lut");
+  loc_mix_ = glGetUniformLocation(program_, "u_frame_mix");
+  loc_range_ = glGetUniformLocation(program_, "u_range");
+  loc_mode_ = glGetUniformLocation(program_, "u_scale_mode");
+  loc_rows_shown_ = glGetUniformLocation(program_, "u_rows_shown");
+  loc_size_ = glGetUniformLocation(program_, "u_size");
+  loc_empty_ = glGetUniformLocation(program_, "u_empty_color");
+  loc_grid_ = glGetUniformLocation(program_, "u_grid_color");
+  loc_cell_px_ = glGetUniformLocation(program_, "u_cell_px");
+
+  const float quad[] = {0, 0, 1, 0, 0, 1, 1, 1};
+  glGenVertexArrays(1, &vao_);
+  glGenBuffers(1, &vbo_);
+  glBindVertexArray(vao_);
+  glBindBuffer(GL_ARRAY_BUFFER, vbo_);
+  glBufferData(GL_ARRAY_BUFFER, sizeof(quad), quad, GL_STATIC_DRAW);
+  glEnableVertexAttribArray(0);
+  glVertexAttribPointer(0, 2, GL_FLOAT, GL_FALSE, 0, nullptr);
+  glBindVertexArray(0);
+
+  glGenTextures((int)Colormap::Count, luts_);
+  for (int c = 0; c < (int)Colormap::Count; ++c) {
+    glBindTexture(GL_TEXTURE_2D, luts_[c]);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+    glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
+    glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, kColormapLutSize, 1, 0, GL_RGBA, GL_UNSIGNED_BYTE,
+                 ColormapLut((Colormap)c));
+  }
+  glGetIntegerv(GL_MAX_TEXTURE_SIZE, &max_texture_size_);
+  return true;
+}
+
+void HeatmapRenderer::Shutdown() {
+  if (program_) glDeleteProgram(program_);
+  if (vbo_) glDeleteBuffers(1, &vbo_);
+  if (vao_) glDeleteVertexArrays(1, &vao_);
+  glDeleteTextures((int)Colormap::Count, luts_);
+  program_ = vao_ = vbo_ = 0;
+}
+
+static void SetupFloatTexture(unsigned int* name) {
+  if (!*name) glGenTextures(1, name);
+  glBindTexture(GL_TEXTURE_2D, *name);
+  // R32F is not filterable in WebGL2 without an extension: NEAREST and texelFetch only.
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+}
+
+void HeatmapRenderer::Upload(HeatmapTexture* tex, const float* data, int rows, int cols) {
+  rows = std::max(rows, 1);
+  cols = std::max(cols, 1);
+  const size_t n = (size_t)rows * cols;
+  if (scratch_.size() < n + rows) scratch_.resize(n + rows);
+  float* clean = scratch_.data();
+  float* row_max = clean + n;
+  for (int r = 0; r < rows; ++r) {
+    float m = 0.0f;
+    for (int c = 0; c < cols; ++c) {
+      float v = data ? data[(size_t)r * cols + c] : 0.0f;
+      if (!std::isfinite(v)) v = 0.0f;
+      clean[(size_t)r * cols + c] = v;
+      m = std::max(m, v);
+    }
+    row_max[r] = m;
+  }
+  glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
+  SetupFloatTexture(&tex->weights);
+  glTexImage2D(GL_TEXTURE_2D, 0, GL_R32F, cols, rows, 0, GL_RED, GL_FLOAT, clean);
+  SetupFloatTexture(&tex->row_max);
+  glTexImage2D(GL_TEXTURE_2D, 0, GL_R32F, rows, 1, 0, GL_RED, GL_FLOAT, row_max);
+  tex->rows = rows;
+  tex->cols = cols;
+  tex->version++;
+}
+
+void HeatmapRenderer::Release(HeatmapTexture* tex) {
+  if (tex->weights) glDeleteTextures(1, &tex->weights);
+  if (tex->row_max) glDeleteTextures(1, &tex->row_max);
+  *tex = HeatmapTexture{};
+}
+
+void HeatmapRenderer::Draw(const HeatmapDraw& d, int fb_w, int fb_h) {
+  if (!program_ || !d.tex || !d.tex->weights || fb_w <= 0 || fb_h <= 0) return;
+  const HeatmapTexture* b = (d.tex_b && d.tex_b->weights && d.tex_b->rows == d.tex->rows &&
+                             d.tex_b->cols == d.tex->cols) ? d.tex_b : d.tex;
+  glUseProgram(program_);
+  glBindVertexArray(vao_);
+  glDisable(GL_BLEND);
+  glEnable(GL_SCISSOR_TEST);
+  int sx0 = (int)std::floor(d.clip[0]), sy0 = (int)std::floor(d.clip[1]);
+  int sx1 = (int)std::ceil(d.clip[2]), sy1 = (int)std::ceil(d.clip[3]);
+  glScissor(sx0, fb_h - sy1, std::max(0, sx1 - sx0), std::max(0, sy1 - sy0));
+  glViewport(0, 0, fb_w, fb_h);
+  const float x0 = d.rect[0] / fb_w * 2 - 1, x1 = d.rect[2] / fb_w * 2 - 1;
+  const float y0 = 1 - d.rect[1] / fb_h * 2, y1 = 1 - d.rect[3] / fb_h * 2;
+  glUniform4f(loc_rect_, x0, y0, x1, y1);
+  glUniform4f(loc_view_, d.view[0], d.view[1], d.view[2], d.view[3]);
+  glActiveTexture(GL_TEXTURE0);
+  glBindTexture(GL_TEXTURE_2D, d.tex->weights);
+  glActiveTexture(GL_TEXTURE1);
+  glBindTexture(GL_TEXTURE_2D, b->weights);
+  glActiveTexture(GL_TEXTURE2);
+  glBindTexture(GL_TEXTURE_2D, d.tex->row_max);
+  glActiveTexture(GL_TEXTURE3);
+  glBindTexture(GL_TEXTURE_2D, luts_[(int)d.colormap]);
+  glUniform1i(loc_a_, 0);
+  glUniform1i(loc_b_, 1);
+  glUniform1i(loc_row_max_, 2);
+  glUniform1i(loc_lut_, 3);
+  glUniform1f(loc_mix_, b == d.tex ? 0.0f : d.frame_mix);
+  glUniform2f(loc_range_, d.vmin, d.vmax);
+  glUniform1i(loc_mode_, (int)d.scale);
+  glUniform1i(loc_rows_shown_, d.rows_shown);
+  glUniform2i(loc_size_, d.tex->cols, d.tex->rows);
+  glUniform4fv(loc_empty_, 1, d.empty_rgba);
+  glUniform4fv(loc_grid_, 1, d.grid_rgba);
+  const float view_w = std::max(1e-6f, d.view[2] - d.view[0]);
+  glUniform1f(loc_cell_px_, (d.rect[2] - d.rect[0]) / view_w);
+  glDrawArrays(GL_TRIANGLE_STRIP, 0, 4);
+  glBindVertexArray(0);
+  glActiveTexture(GL_TEXTURE0);
+}
+
+}  // namespace attnviz

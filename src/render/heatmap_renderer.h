@@ -1,0 +1,68 @@
+// attnviz render: draws attention matrices with the project's GLSL ES 3.00 shaders.
+//
+//   HeatmapTexture   one matrix on the GPU (R32F weights + R32F row maxima); upload only on change
+//   HeatmapDraw      where and how to draw one texture this frame (screen rect, view, scale)
+//   HeatmapRenderer  owns the shader program, the quad and the colormap lookup textures
+//
+// Coordinates: matrices are row-major [rows, cols] = [n_q, n_k]; texel x = column, y = row.
+// The renderer knows GL only: no ImGui, no views, no files.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "render/colormaps.h"
+
+namespace attnviz {
+
+struct HeatmapTexture {
+  unsigned int weights = 0;  // GL texture name, R32F [rows, cols]
+  unsigned int row_max = 0;  // GL texture name, R32F [rows] (per-row scale)
+  int rows = 0;              // n_q
+  int cols = 0;              // n_k
+  uint64_t version = 0;      // bumped on every upload
+};
+
+enum class ScaleMode { Global = 0, PerRow = 1, Log = 2 };
+
+struct HeatmapDraw {
+  const HeatmapTexture* tex = nullptr;    // frame a (required)
+  const HeatmapTexture* tex_b = nullptr;  // frame b for interpolation (optional, same shape)
+  float frame_mix = 0.0f;                 // 0 = a, 1 = b
+  float rect[4] = {0, 0, 0, 0};           // x0, y0, x1, y1 in framebuffer pixels, y down
+  float view[4] = {0, 0, 0, 0};           // col0, row0, col1, row1 visible, in cells
+  float clip[4] = {0, 0, 0, 0};           // scissor x0, y0, x1, y1 in framebuffer pixels, y down
+  float vmin = 0.0f, vmax = 1.0f;         // scale range (Global, Log)
+  ScaleMode scale = ScaleMode::Global;    // how weights map to colour
+  Colormap colormap = Colormap::Greys;    // which lookup table
+  int rows_shown = 1 << 30;               // rows >= this are drawn empty (decoding animation)
+  float empty_rgba[4] = {0.16f, 0.16f, 0.18f, 1.0f};  // colour of rows not yet emitted
+  float grid_rgba[4] = {0.5f, 0.5f, 0.5f, 0.35f};    // cell borders (alpha 0 = none)
+};
+
+class HeatmapRenderer {
+ public:
+  bool Init(std::string* error);  // compiles shaders, builds lookup textures; false + message on failure
+  void Shutdown();                // frees every GL object it made
+  // Uploads data [rows, cols] row-major (creates or resizes tex). Non-finite values upload as 0.
+  void Upload(HeatmapTexture* tex, const float* data, int rows, int cols);
+  void Release(HeatmapTexture* tex);  // frees tex's GL objects
+  // Draws into the current framebuffer of size fb_w x fb_h. Saves nothing: the caller restores state.
+  void Draw(const HeatmapDraw& d, int fb_w, int fb_h);
+  int MaxTextureSize() const { return max_texture_size_; }  // GL_MAX_TEXTURE_SIZE
+
+ private:
+  unsigned int program_ = 0, vao_ = 0, vbo_ = 0;
+  unsigned int luts_[(int)Colormap::Count] = {};
+  int loc_rect_ = -1, loc_view_ = -1, loc_a_ = -1, loc_b_ = -1, loc_row_max_ = -1, loc_lut_ = -1;
+  int loc_mix_ = -1, loc_range_ = -1, loc_mode_ = -1, loc_rows_shown_ = -1, loc_size_ = -1;
+  int loc_empty_ = -1, loc_grid_ = -1, loc_cell_px_ = -1;
+  int max_texture_size_ = 0;
+  std::vector<float> scratch_;  // reused upload buffer (sanitised values), never shrunk
+};
+
+// Compiles a program from two embedded shader files (names as in shaders/). Returns 0 and
+// fills error on failure. Prepends the GLSL ES 3.00 version and precision lines.
+unsigned int CompileEmbeddedProgram(const char* vert_name, const char* frag_name, std::string* error);
+
+}  // namespace attnviz
