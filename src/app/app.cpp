@@ -235,9 +235,9 @@ bool App::Init(const AppConfig& config, std::string* error) {
   ApplyStyle();
   s->dpi_scale = std::max(0.5f, config.dpi_scale);
   BuildFonts(s->dpi_scale);
-  if (!s->renderer.Init(error)) return false;
+  if (!config.headless && !s->renderer.Init(error)) return false;
   s->draw_pool.reserve(1024);
-  s->env.renderer = &s->renderer;
+  s->env.renderer = config.headless ? nullptr : &s->renderer;
   s->env.pool = &s->draw_pool;
   Status st = BuildExamples(&s->examples);
   if (!st) {
@@ -255,6 +255,7 @@ bool App::Init(const AppConfig& config, std::string* error) {
 
 void App::Shutdown() {
   AppState* s = s_.get();
+  if (s->config.headless) return;
   auto release = [&](HeatmapViewState& v) {
     s->renderer.Release(&v.tex);
     s->renderer.Release(&v.tex_next);

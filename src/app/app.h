@@ -19,6 +19,7 @@ struct AppConfig {
   std::string view;         // view to open first: heatmap, lines, grid, steps, translate, train
   bool embed = false;       // embedded in a lesson page: no menu bar, a compact toolbar
   float dpi_scale = 1.0f;   // framebuffer pixels per UI pixel (devicePixelRatio on the web)
+  bool headless = false;    // no GL: views run and lay out, nothing is uploaded or drawn (smoke tests)
 };
 
 class App {

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "app/app_state.h"
+#include "app/views_extra.h"
 #include "imgui.h"
 
 namespace attnviz {
@@ -181,7 +182,9 @@ void DescribeState(AppState* s, std::string* out) {
       add(id.c_str(), s->thumbs[i].geom, &s->Current().maps[i]);
     }
   }
-  out->append("],\"lut\":[");
+  out->append("]");
+  AppendViewDescription(s, out);
+  out->append(",\"lut\":[");
   const uint8_t* lut = ColormapLut(s->style.colormap);
   for (int i = 0; i < kColormapLutSize; ++i) {
     if (i) out->push_back(',');

@@ -89,7 +89,7 @@ Example Translation() {
   ex.title = "Translation: the European economic area";
   ex.description =
       "English -> French, as in the figures of Bahdanau et al.: the adjectives swap places "
-      "(economic European -> economique europeenne shows as an anti-diagonal) and the end token "
+      "(European economic -> économique européenne shows as an anti-diagonal) and the end token "
       "aligns with the end token. Computed by scaled dot attention from small hand-set embeddings "
       "until the trained model replaces it.";
   const std::vector<std::string> src = {"the", "European", "economic", "area", "<end>"};

@@ -31,6 +31,7 @@ void HeatmapDrawCallback(const ImDrawList*, const ImDrawCmd* cmd) {
 
 void EnsureTexture(const HeatmapEnv& env, const AttentionMap& map, HeatmapTexture* tex, const void** owner,
                    uint64_t* version) {
+  if (!env.renderer) return;  // headless
   if (*owner == &map && *version == map.version && tex->weights) return;
   env.renderer->Upload(tex, map.weights.data(), (int)map.weights.rows(), (int)map.weights.cols());
   *owner = &map;
@@ -90,7 +91,7 @@ void AddTextVertical(void* draw_list, const ImVec2& bottom_left, unsigned int co
 }
 
 bool AddHeatmapDrawCallback(const HeatmapEnv& env, const HeatmapDraw& draw, const float rect[4]) {
-  if (!env.pool || env.pool->size() >= env.pool->capacity()) return false;  // never reallocate mid-frame
+  if (!env.renderer || !env.pool || env.pool->size() >= env.pool->capacity()) return false;  // never reallocate mid-frame
   env.pool->push_back(HeatmapCallbackData{});
   HeatmapCallbackData& cb = env.pool->back();
   cb.renderer = env.renderer;

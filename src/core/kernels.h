@@ -9,7 +9,7 @@
 //
 // Every fast kernel has a plain reference twin (suffix Ref) that the tests compare it with.
 // The fast kernels are hand-written WASM SIMD128 when __wasm_simd128__ is defined (the web
-// build), and plain fixed-size loops that g++ -O3 -march=native vectorizes otherwise.
+// build), and GCC vector-extension loops natively (SSE2 baseline, AVX when the build enables it).
 // All matrices are row-major with an explicit leading dimension (ld = row stride in floats).
 #pragma once
 #include <vector>
@@ -26,7 +26,7 @@ struct Workspace {
 };
 
 const char* KernelIsa();  // "wasm-simd128" or "native-autovec": which fast kernels were compiled
-int PanelWidth();         // columns per packed B panel of the fast GEMM (8 on WASM, 16 natively)
+int PanelWidth();         // columns per packed B panel of the fast GEMM (8 for SIMD128/SSE2, 16 with AVX)
 
 // ---------------------------------------------------------------------------
 // GEMM (row-major). m, n, k >= 0; c may not alias a or b.
@@ -47,7 +47,7 @@ void GemmNTRef(int m, int n, int k, float alpha, const float* a, int lda, const 
 // ---------------------------------------------------------------------------
 // y[i] = exp(x[i]) for n values (x may equal y). Range reduction x = n ln2 + r, |r| <= ln2/2
 // (Cody-Waite split of ln2), degree-6 polynomial for e^r (Cephes expf coefficients), 2^n built
-// in the exponent bits. Domain: x < -87.33 (including -inf) gives exactly 0 (denormals
+// in the exponent bits. Domain: x < -87.33 (including -inf, and NaN) gives exactly 0 (denormals
 // flushed), x > 88 is clamped to 88. Max relative error on [-87.3, 88]: kExpMaxRelError
 // (measured by tests/core/kernels_test.cpp over a dense sweep).
 void ExpFast(const float* x, float* y, int n);

@@ -84,6 +84,10 @@ bool ParseDescr(const std::string& d, DType* t, int64_t* itemsize, bool* swap, s
   }
   *swap = order == '>';
   char kind = d[1];
+  if (kind == 'O') {
+    *err = "object arrays (dtype '|O', pickled Python objects) are not supported; save numeric or string arrays";
+    return false;
+  }
   std::string num = d.substr(2);
   if (num.empty() || num.size() > 9 || num.find_first_not_of("0123456789") != std::string::npos) {
     *err = "unsupported dtype '" + d + "'";
@@ -115,9 +119,6 @@ bool ParseDescr(const std::string& d, DType* t, int64_t* itemsize, bool* swap, s
     case 'S':
       if (n >= 1 && n <= (1 << 22)) { *t = DType::Bytes; *itemsize = n; *swap = false; return true; }
       break;
-    case 'O':
-      *err = "object arrays (dtype '|O', pickled Python objects) are not supported; save numeric or string arrays";
-      return false;
     default: break;
   }
   *err = "unsupported dtype '" + d + "'";

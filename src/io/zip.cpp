@@ -105,6 +105,10 @@ Status ZipList(const uint8_t* data, size_t size, std::vector<ZipEntry>* entries,
     if (ent.uncompressed_size > options.max_member_bytes)
       return Status::Error("zip: member '" + ent.name + "' declares " + std::to_string(ent.uncompressed_size) +
                            " bytes, over the limit of " + std::to_string(options.max_member_bytes));
+    // Deflate cannot expand data more than ~1032:1; a larger claim is corruption or a bomb.
+    if (ent.method == 8 && ent.uncompressed_size > ent.compressed_size * 1032 + 1024)
+      return Status::Error("zip: member '" + ent.name + "' claims an impossible compression ratio (" +
+                           std::to_string(ent.uncompressed_size) + " from " + std::to_string(ent.compressed_size) + " bytes)");
     // The local header: its own name and extra lengths decide where the data starts.
     if (local > size || size - local < 30 || Get32(data + local) != kLocalSig)
       return Status::Error("zip: local header of '" + ent.name + "' missing or truncated");

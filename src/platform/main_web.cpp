@@ -19,8 +19,8 @@
 
 // Options the page passed to createAttnviz({attnvizOptions: {...}}), as "example\nview\nembed".
 EM_JS(char*, attnviz_js_options, (), {
-  var o = Module['attnvizOptions'] || {};
-  var s = String(o.example || '') + '\n' + String(o.view || '') + '\n' + (o.embed ? '1' : '0');
+  var o = Module["attnvizOptions"] || {};
+  var s = String(o.example || "") + "\n" + String(o.view || "") + "\n" + (o.embed ? "1" : "0");
   var n = lengthBytesUTF8(s) + 1;
   var p = _malloc(n);
   stringToUTF8(s, p, n);
@@ -29,8 +29,8 @@ EM_JS(char*, attnviz_js_options, (), {
 
 // Sizes the canvas backing store to its CSS box * devicePixelRatio. out = {css_w, css_h, fb_w, fb_h}.
 EM_JS(void, attnviz_js_sync_canvas, (float* out), {
-  var c = Module['canvas'];
-  var dpr = (typeof window !== 'undefined' && window.devicePixelRatio) || 1;
+  var c = Module["canvas"];
+  var dpr = (typeof window !== "undefined" && window.devicePixelRatio) || 1;
   var w = Math.max(1, c.clientWidth), h = Math.max(1, c.clientHeight);
   var pw = Math.max(1, Math.round(w * dpr)), ph = Math.max(1, Math.round(h * dpr));
   if (c.width !== pw) c.width = pw;
@@ -42,13 +42,13 @@ EM_JS(void, attnviz_js_sync_canvas, (float* out), {
 });
 
 EM_JS(void, attnviz_js_first_frame, (), {
-  if (Module['onFirstFrame']) Module['onFirstFrame']();
+  if (Module["onFirstFrame"]) Module["onFirstFrame"]();
 });
 
 EM_JS(void, attnviz_js_fatal, (const char* msg), {
   var text = UTF8ToString(msg);
-  console.warn('attnviz: ' + text);
-  if (Module['onFatal']) Module['onFatal'](text);
+  console.warn("attnviz: " + text);
+  if (Module["onFatal"]) Module["onFatal"](text);
 });
 
 namespace {

@@ -111,6 +111,23 @@ with open(os.path.join(OUT, "zip64.npz"), "rb") as f:
     raw = f.read()
 assert b"PK\x06\x06" in raw and b"PK\x06\x07" in raw, "expected Zip64 end records"
 
+# Attention files (docs/FORMATS.md): [layers, heads, n_q, n_k] with token arrays, a self-attention
+# file with one `tokens` list, and a bare float16 .npy of [heads, n_q, n_k].
+rng = np.random.default_rng(7)
+def softmax(x):
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+att = softmax(rng.normal(size=(2, 3, 4, 5))).astype(np.float32)
+np.savez_compressed(os.path.join(OUT, "attention_lhqk.npz"), attention=att,
+                    source_tokens=np.array(["the", "cat", "sat", "<ü>", "\U0001F431"]),
+                    target_tokens=np.array(["le", "chat", "s'est", "assis"]),
+                    layer_names=np.array(["enc.0", "enc.1"]), head_names=np.array(["h0", "h1", "h2"]))
+record("attention_lhqk.npz:attention", att)
+self_att = softmax(rng.normal(size=(3, 3)))
+np.savez(os.path.join(OUT, "attention_self.npz"), attention=self_att, tokens=np.array(["a", "b", "c"]))
+record("attention_self.npz:attention", self_att)
+save_npy("attention_f16.npy", softmax(rng.normal(size=(2, 4, 4))).astype(np.float16))
+
 with open(os.path.join(OUT, "manifest.txt"), "w") as f:
     f.write("\n".join(manifest) + "\n")
 print("wrote %d fixtures to %s" % (len(manifest), OUT))

@@ -123,9 +123,11 @@ DecoderState InitialDecoderState(const Model& m, const EncodedSource& enc);  // 
 void StepDecoder(const Model& m, const EncodedSource& enc, DecoderState* state, Tape* tape, StepOutput* out);
 
 // ---------------------------------------------------------------------------
-// Serialization: "AVS2" magic, version, config, both vocabularies, named float32 tensors.
+// Serialization: "AVS2" magic, version, config, both vocabularies, named float32/float16
+// tensors, FNV-1a checksum. Loading checks every size against the config and every value for finiteness.
 // ---------------------------------------------------------------------------
-Status SaveModel(const Model& m, std::vector<uint8_t>* out);                // serialize
+// half = true stores weights as IEEE float16 (half the size; inference is unaffected in practice).
+Status SaveModel(const Model& m, std::vector<uint8_t>* out, bool half = false);  // serialize
 Status LoadModel(const uint8_t* data, size_t size, Model* out);             // validate + deserialize (never crashes)
 constexpr uint32_t kModelFormatVersion = 1;                                  // bumped on layout changes
 

@@ -1,0 +1,206 @@
+// The grid view: every layer x head of the current example as a thumbnail (layers as rows,
+// heads as columns), captioned with per-head statistics; a combo reorders the grid by a
+// statistic, and a click opens the map in the heatmap view.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <numeric>
+
+#include "app/views_extra.h"
+#include "imgui.h"
+
+namespace attnviz {
+namespace {
+
+// Stats are recomputed only for maps whose version changed.
+void UpdateStats(const Example& ex, GridViewState* g) {
+  const size_t n = ex.maps.size();
+  if (g->stats_owner != &ex || g->stats.size() != n) {
+    g->stats.assign(n, HeadStats{});
+    g->stats_version.assign(n, ~0ull);
+    g->stats_owner = &ex;
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (g->stats_version[i] == ex.maps[i].version) continue;
+    g->stats[i] = ComputeHeadStats(ex.maps[i].weights);
+    g->stats_version[i] = ex.maps[i].version;
+  }
+}
+
+float SortKey(const HeadStats& h, GridSort k) {
+  switch (k) {
+    case GridSort::Entropy: return h.entropy;          // low entropy (focused) first
+    case GridSort::MaxWeight: return -h.max_weight;    // the rest: high first
+    case GridSort::FirstToken: return -h.first_token;
+    case GridSort::Diagonality: return -h.diagonality;
+    default: return 0.0f;
+  }
+}
+
+void UpdateOrder(GridViewState* g) {
+  const int n = (int)g->stats.size();
+  g->order.resize((size_t)n);  // no reallocation once the largest example was seen
+  std::iota(g->order.begin(), g->order.end(), 0);
+  if (g->sort == GridSort::Layer) return;
+  const GridSort k = g->sort;
+  const std::vector<HeadStats>& st = g->stats;
+  std::stable_sort(g->order.begin(), g->order.end(), [&](int a, int b) { return SortKey(st[a], k) < SortKey(st[b], k); });
+}
+
+void StatsTooltip(const Example& ex, int i, const HeadStats& h) {
+  const int heads = std::max(1, ex.heads);
+  ImGui::BeginTooltip();
+  if (!ex.maps[i].name.empty()) ImGui::Text("%s", ex.maps[i].name.c_str());
+  ImGui::TextDisabled("layer %d, head %d  (map %d)", i / heads, i % heads, i);
+  ImGui::Separator();
+  ImGui::Text("entropy      %.3f nats  (%.0f%% of uniform)", h.entropy, 100.0f * h.entropy_norm);
+  ImGui::Text("max weight   %.3f  (mean row maximum)", h.max_weight);
+  ImGui::Text("first token  %.3f  (mean weight on column 0)", h.first_token);
+  ImGui::Text("diagonality  %.3f  at offset %+d", h.diagonality, h.diagonal_offset);
+  ImGui::TextDisabled("click to open in the heatmap view");
+  ImGui::EndTooltip();
+}
+
+// Caption text under a thumbnail: which head, and the statistic the grid is sorted by.
+void Caption(char* buf, size_t n, int i, int heads, const HeadStats& h, GridSort k) {
+  const int l = i / heads, hd = i % heads;
+  switch (k) {
+    case GridSort::Entropy: std::snprintf(buf, n, "L%d H%d  ent %.2f", l, hd, h.entropy); break;
+    case GridSort::MaxWeight: std::snprintf(buf, n, "L%d H%d  max %.2f", l, hd, h.max_weight); break;
+    case GridSort::FirstToken: std::snprintf(buf, n, "L%d H%d  1st %.2f", l, hd, h.first_token); break;
+    case GridSort::Diagonality: std::snprintf(buf, n, "L%d H%d  diag %.2f", l, hd, h.diagonality); break;
+    default: std::snprintf(buf, n, "L%d H%d  ent %.2f", l, hd, h.entropy); break;
+  }
+}
+
+void OpenMap(AppState* s, GridViewState* g, int i) {
+  s->current_map = i;
+  s->view = View::Heatmap;
+  g->clicked = i;
+}
+
+// One map: a larger thumbnail and its statistics next to it.
+void DrawSingle(AppState* s, GridViewState* g) {
+  Example& ex = s->Current();
+  const HeadStats& h = g->stats[0];
+  ImGui::TextDisabled("This example has a single attention map. The grid shows every layer x head when an example");
+  ImGui::TextDisabled("or an opened file has several; the statistics below are what it sorts by.");
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const float side = std::clamp(std::min(avail.x * 0.45f, avail.y - 8.0f), 48.0f, 360.0f);
+  s->thumbs[0].geom.valid = false;
+  if (HeatmapThumbnail("thumb0", ex.maps[0], s->style, &s->thumbs[0], s->env, ImVec2(side, side))) OpenMap(s, g, 0);
+  if (ImGui::IsItemHovered()) StatsTooltip(ex, 0, h);
+  ImGui::SameLine();
+  ImGui::BeginGroup();
+  ImGui::Text("%s", ex.maps[0].name.empty() ? "map 0" : ex.maps[0].name.c_str());
+  if (ImGui::BeginTable("stats", 2, ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_SizingFixedFit)) {
+    char buf[48];
+    auto row = [&](const char* name, const char* value) {
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(name);
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(value);
+    };
+    std::snprintf(buf, sizeof(buf), "%.4f nats (%.0f%% of uniform)", h.entropy, 100.0f * h.entropy_norm);
+    row("entropy", buf);
+    std::snprintf(buf, sizeof(buf), "%.4f", h.max_weight);
+    row("max weight (row mean)", buf);
+    std::snprintf(buf, sizeof(buf), "%.4f", h.first_token);
+    row("weight on first token", buf);
+    std::snprintf(buf, sizeof(buf), "%.4f at offset %+d", h.diagonality, h.diagonal_offset);
+    row("diagonality", buf);
+    ImGui::EndTable();
+  }
+  if (ImGui::Button("Open in heatmap view")) OpenMap(s, g, 0);
+  ImGui::EndGroup();
+}
+
+}  // namespace
+
+void DrawGridView(AppState* s) {
+  GridViewState& g = ViewsOf(s)->grid;
+  Example& ex = s->Current();
+  const int n = (int)ex.maps.size();
+  if (n == 0) {
+    ImGui::TextDisabled("(no maps)");
+    return;
+  }
+  if ((int)s->thumbs.size() < n) s->thumbs.resize((size_t)n);  // only grows: textures are released at shutdown
+  UpdateStats(ex, &g);
+
+  int sort = (int)g.sort;
+  const char* sorts[] = {"layer order", "entropy (low first)", "max weight (high first)", "first token (high first)",
+                         "diagonality (high first)"};
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 13);
+  if (ImGui::Combo("sort by", &sort, sorts, IM_ARRAYSIZE(sorts))) g.sort = (GridSort)sort;
+  UpdateOrder(&g);
+  const int heads = std::max(1, std::min(ex.heads, n));
+  const int grid_rows = (n + heads - 1) / heads;
+  ImGui::SameLine();
+  ImGui::TextDisabled("%d layer%s x %d head%s; click a map to open it", grid_rows, grid_rows == 1 ? "" : "s", heads,
+                      heads == 1 ? "" : "s");
+  if (n == 1) {
+    DrawSingle(s, &g);
+    return;
+  }
+
+  ImGui::BeginChild("grid_scroll", ImVec2(0, 0), false);
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const float line_h = ImGui::GetTextLineHeight(), gap = 8.0f;
+  const bool layer_order = g.sort == GridSort::Layer;
+  const float left = layer_order ? ImGui::CalcTextSize("L00").x + gap : 0.0f;
+  const float head_h = layer_order ? line_h + 4 : 0.0f;
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  const float avail_w = ImGui::GetContentRegionAvail().x;
+  const float cell = std::clamp((avail_w - left) / heads - gap, 40.0f, 220.0f);
+  const float cap_h = line_h + 4;
+  const ImU32 text_col = ImGui::GetColorU32(ImGuiCol_Text), dim_col = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+  char buf[64];
+  if (layer_order) {
+    for (int h = 0; h < heads; ++h) {
+      std::snprintf(buf, sizeof(buf), "H%d", h);
+      const float x = origin.x + left + h * (cell + gap) + (cell - ImGui::CalcTextSize(buf).x) * 0.5f;
+      dl->AddText(ImVec2(x, origin.y), dim_col, buf);
+    }
+    for (int l = 0; l < grid_rows; ++l) {
+      std::snprintf(buf, sizeof(buf), "L%d", l);
+      dl->AddText(ImVec2(origin.x, origin.y + head_h + l * (cell + cap_h + gap) + (cell - line_h) * 0.5f), dim_col, buf);
+    }
+  }
+  int hovered = -1;
+  for (int p = 0; p < n; ++p) {
+    const int i = g.order[(size_t)p];
+    HeatmapViewState& tv = s->thumbs[(size_t)i];
+    tv.geom.valid = false;
+    const AttentionMap& m = ex.maps[(size_t)i];
+    const ImVec2 cell0(origin.x + left + (p % heads) * (cell + gap), origin.y + head_h + (p / heads) * (cell + cap_h + gap));
+    if (!ImGui::IsRectVisible(cell0, ImVec2(cell0.x + cell, cell0.y + cell + cap_h))) continue;
+    // Keep the matrix's aspect inside the square cell.
+    const float rows = (float)std::max<Eigen::Index>(1, m.weights.rows()), cols = (float)std::max<Eigen::Index>(1, m.weights.cols());
+    const float tw = rows > cols ? cell * cols / rows : cell, th = rows > cols ? cell : cell * rows / cols;
+    ImGui::SetCursorScreenPos(ImVec2(cell0.x + (cell - tw) * 0.5f, cell0.y + (cell - th) * 0.5f));
+    ImGui::PushID(i);
+    if (HeatmapThumbnail("thumb", m, s->style, &tv, s->env, ImVec2(tw, th))) OpenMap(s, &g, i);
+    if (ImGui::IsItemHovered()) hovered = i;
+    ImGui::PopID();
+    if (i == s->current_map)
+      dl->AddRect(ImVec2(cell0.x - 3, cell0.y - 3), ImVec2(cell0.x + cell + 3, cell0.y + cell + 3), IM_COL32(80, 200, 255, 255), 0, 0, 1.5f);
+    if (layer_order) Caption(buf, sizeof(buf), i, heads, g.stats[(size_t)i], g.sort);
+    else {
+      char tail[48];
+      Caption(tail, sizeof(tail), i, heads, g.stats[(size_t)i], g.sort);
+      std::snprintf(buf, sizeof(buf), "#%d %s", p + 1, tail);
+    }
+    dl->PushClipRect(ImVec2(cell0.x, cell0.y + cell), ImVec2(cell0.x + cell, cell0.y + cell + cap_h), true);
+    dl->AddText(ImVec2(cell0.x, cell0.y + cell + 2), i == hovered ? IM_COL32(255, 196, 0, 255) : text_col, buf);
+    dl->PopClipRect();
+  }
+  if (hovered >= 0) StatsTooltip(ex, hovered, g.stats[(size_t)hovered]);
+  // Extend the scroll region over the whole grid.
+  ImGui::SetCursorScreenPos(origin);
+  ImGui::Dummy(ImVec2(left + heads * (cell + gap), head_h + grid_rows * (cell + cap_h + gap)));
+  ImGui::EndChild();
+}
+
+}  // namespace attnviz

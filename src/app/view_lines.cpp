@@ -1,0 +1,217 @@
+// The lines view (BertViz style): source tokens down the left, target tokens down the right,
+// one line per (target, source) pair whose opacity and width show the weight. Hovering a token
+// keeps only its lines. Follows the decoding timeline: rows >= the step are not yet emitted.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "app/views_extra.h"
+#include "imgui.h"
+
+namespace attnviz {
+namespace {
+
+// Every line costs 4 vertices (texture-antialiased, integer width); ImGui's 16-bit indices allow
+// 65536 per draw list, which the canvas child shares with its labels.
+constexpr int kLineBudget = 12000;
+constexpr int kVertexGuard = 60000;
+
+struct Column {
+  float x = 0;        // where lines end (the token's dot)
+  float y0 = 0;       // centre of token 0
+  float spacing = 0;  // between token centres
+  int n = 0;          // tokens
+  int stride = 1;     // label every stride-th token when crowded
+  float Y(int i) const { return y0 + spacing * i; }
+  int Hit(float y) const {
+    if (n == 0 || spacing <= 0) return -1;
+    const int i = (int)std::floor((y - y0) / spacing + 0.5f);
+    return (i >= 0 && i < n) ? i : -1;
+  }
+};
+
+Column Layout(int n, float x, float top, float height, float line_h) {
+  Column c;
+  c.n = n;
+  c.x = x;
+  if (n <= 0) return c;
+  c.spacing = std::min(height / n, line_h * 2.0f);
+  c.y0 = top + (height - c.spacing * n) * 0.5f + c.spacing * 0.5f;
+  c.stride = std::max(1, (int)std::ceil((line_h + 1.0f) / std::max(c.spacing, 1e-3f)));
+  return c;
+}
+
+const char* Token(const std::vector<std::string>& tokens, int i, char* buf, size_t n) {
+  if (i >= 0 && i < (int)tokens.size()) return tokens[i].c_str();
+  std::snprintf(buf, n, "#%d", i);
+  return buf;
+}
+
+void EnsureLabelWidths(const AttentionMap& map, LinesViewState* ls) {
+  if (ls->labels_owner == &map && ls->labels_version == map.version) return;
+  ls->source_label_w = ls->target_label_w = 0;
+  for (const auto& t : map.source_tokens) ls->source_label_w = std::max(ls->source_label_w, ImGui::CalcTextSize(t.c_str()).x);
+  for (const auto& t : map.target_tokens) ls->target_label_w = std::max(ls->target_label_w, ImGui::CalcTextSize(t.c_str()).x);
+  ls->labels_owner = &map;
+  ls->labels_version = map.version;
+}
+
+// Lines with weight >= threshold among the rows/columns that would be drawn.
+int CountLines(const MatrixRM& w, int rows_shown, int only_row, int only_col, float threshold) {
+  int n = 0;
+  const int r0 = only_row >= 0 ? only_row : 0, r1 = only_row >= 0 ? only_row + 1 : rows_shown;
+  const int c0 = only_col >= 0 ? only_col : 0, c1 = only_col >= 0 ? only_col + 1 : (int)w.cols();
+  for (int r = r0; r < r1; ++r)
+    for (int c = c0; c < c1; ++c) n += w(r, c) >= threshold ? 1 : 0;
+  return n;
+}
+
+}  // namespace
+
+void DrawLinesView(AppState* s) {
+  LinesViewState& ls = ViewsOf(s)->lines;
+  const AttentionMap& map = s->CurrentMap();
+  const MatrixRM& w = map.weights;
+  const int rows = (int)w.rows(), cols = (int)w.cols();
+  Timeline& tl = s->timeline;
+  if (tl.mode != TimelineMode::Decoding || tl.count != rows) tl.Reset(TimelineMode::Decoding, rows);
+  DrawTimelineControls(&tl, "decoded");
+  const int rows_shown = std::clamp(tl.Step(), 0, rows);
+  const int current_row = (tl.Step() < tl.count || tl.playing) ? tl.Step() - 1 : -1;
+  ls.rows_shown = rows_shown;
+
+  ImGui::Checkbox("colormap colours", &ls.use_colormap);
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Colour lines by the sidebar's colormap and scale, or a fixed accent");
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 9);
+  ImGui::SliderFloat("hide below", &ls.threshold, 0.001f, 0.5f, "%.3f", ImGuiSliderFlags_Logarithmic);
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Lines for weights below this are not drawn");
+  ImGui::SameLine();
+  ImGui::TextDisabled("hover a token to keep only its lines");
+
+  ls.drawn = 0;
+  ls.hovered_source = ls.hovered_target = -1;
+  ls.rect_valid = false;
+  if (rows == 0 || cols == 0) {
+    ImGui::TextDisabled("(empty matrix)");
+    return;
+  }
+  EnsureLabelWidths(map, &ls);
+
+  // The canvas is a child window: its own draw list, so its own 64k-vertex budget.
+  ImGui::BeginChild("lines_canvas", ImVec2(0, 0), false, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const ImVec2 size(std::max(avail.x, 100.0f), std::max(avail.y, 60.0f));
+  ImGui::InvisibleButton("##lines", size);
+  const bool hovered = ImGui::IsItemHovered();
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const float line_h = ImGui::GetTextLineHeight(), pad = 8.0f, dot = 3.0f;
+  const float src_w = std::min(ls.source_label_w, size.x * 0.3f), tgt_w = std::min(ls.target_label_w, size.x * 0.3f);
+  const float top = origin.y + line_h + pad * 2, height = size.y - line_h - pad * 3;
+  const Column src = Layout(cols, origin.x + pad + src_w + pad, top, height, line_h);
+  const Column tgt = Layout(rows, origin.x + size.x - pad - tgt_w - pad, top, height, line_h);
+  ls.rect[0] = src.x;
+  ls.rect[1] = top;
+  ls.rect[2] = tgt.x;
+  ls.rect[3] = top + height;
+  ls.rect_valid = true;
+
+  // Hover: a token is picked over its label (or its dot), never from the middle of the lines.
+  const ImVec2 mouse = ImGui::GetIO().MousePos;
+  if (hovered) {
+    if (mouse.x <= src.x + 3 * dot) ls.hovered_source = src.Hit(mouse.y);
+    else if (mouse.x >= tgt.x - 3 * dot) ls.hovered_target = tgt.Hit(mouse.y);
+    if (ls.hovered_target >= rows_shown) ls.hovered_target = -1;
+  }
+  const int only_row = ls.hovered_target, only_col = ls.hovered_source;
+
+  // Too many lines for the vertex budget: raise the threshold until they fit.
+  float threshold = ls.threshold;
+  while (threshold < 1.0f && CountLines(w, rows_shown, only_row, only_col, threshold) > kLineBudget) threshold *= 2.0f;
+  ls.effective_threshold = threshold;
+
+  // Lines: opacity and width grow with the colormap coordinate (so the sidebar's scale applies);
+  // colours start a quarter up the colormap so weak lines stay visible on the dark background.
+  const uint8_t accent[3] = {255, 160, 60};
+  const int r0 = only_row >= 0 ? only_row : 0, r1 = only_row >= 0 ? only_row + 1 : rows_shown;
+  const int c0 = only_col >= 0 ? only_col : 0, c1 = only_col >= 0 ? only_col + 1 : cols;
+  dl->PushClipRect(origin, ImVec2(origin.x + size.x, origin.y + size.y), true);
+  for (int r = r0; r < r1 && dl->VtxBuffer.Size < kVertexGuard; ++r) {
+    const float row_max = s->style.scale == ScaleMode::PerRow ? w.row(r).maxCoeff() : 1.0f;
+    const float y1 = tgt.Y(r);
+    for (int c = c0; c < c1; ++c) {
+      const float wt = w(r, c);
+      if (!(wt >= threshold)) continue;
+      const float t = HeatmapT(s->style, wt, row_max);
+      uint8_t rgb[3] = {accent[0], accent[1], accent[2]};
+      if (ls.use_colormap) ColormapSample(s->style.colormap, 0.25f + 0.75f * t, rgb);
+      const float alpha = std::clamp(0.08f + 0.92f * t, 0.0f, 1.0f);
+      const float width = std::round(1.0f + 3.0f * t);
+      dl->AddLine(ImVec2(src.x, src.Y(c)), ImVec2(tgt.x, y1), IM_COL32(rgb[0], rgb[1], rgb[2], (int)(alpha * 255)), width);
+      ++ls.drawn;
+    }
+  }
+
+  // Tokens: dots and labels, thinned when crowded; the hovered token and its partners stand out.
+  const ImU32 text_col = ImGui::GetColorU32(ImGuiCol_Text), dim_col = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+  const ImU32 hl = IM_COL32(255, 196, 0, 255), cur = IM_COL32(80, 200, 255, 255);
+  char buf[32];
+  dl->AddText(ImVec2(origin.x + pad, origin.y + pad), dim_col, "source");
+  const float tgt_caption_w = ImGui::CalcTextSize("target").x;
+  dl->AddText(ImVec2(origin.x + size.x - pad - tgt_caption_w, origin.y + pad), dim_col, "target");
+  for (int c = 0; c < cols; ++c) {
+    const bool is_hl = c == ls.hovered_source;
+    const bool partner = only_row >= 0 && w(only_row, c) >= threshold;
+    const ImU32 col = is_hl || partner ? hl : text_col;
+    const float y = src.Y(c);
+    dl->AddRectFilled(ImVec2(src.x - dot, y - dot), ImVec2(src.x + dot, y + dot), only_row >= 0 && !partner ? dim_col : col);
+    if (c % src.stride != 0 && !is_hl && !partner) continue;
+    const char* t = Token(map.source_tokens, c, buf, sizeof(buf));
+    const ImVec2 ts = ImGui::CalcTextSize(t);
+    dl->AddText(ImVec2(src.x - pad - ts.x, y - ts.y * 0.5f), only_row >= 0 && !partner ? dim_col : col, t);
+  }
+  for (int r = 0; r < rows; ++r) {
+    const bool emitted = r < rows_shown;
+    const bool is_hl = r == ls.hovered_target;
+    const bool partner = only_col >= 0 && emitted && w(r, only_col) >= threshold;
+    ImU32 col = !emitted ? dim_col : (is_hl || partner ? hl : (r == current_row ? cur : text_col));
+    if (only_col >= 0 && !partner) col = dim_col;
+    const float y = tgt.Y(r);
+    dl->AddRectFilled(ImVec2(tgt.x - dot, y - dot), ImVec2(tgt.x + dot, y + dot), col);
+    if (r % tgt.stride != 0 && !is_hl && !partner && r != current_row) continue;
+    const char* t = Token(map.target_tokens, r, buf, sizeof(buf));
+    dl->AddText(ImVec2(tgt.x + pad, y - line_h * 0.5f), col, t);
+  }
+  dl->PopClipRect();
+
+  // Tooltip: the hovered token's strongest partner.
+  if (ls.hovered_source >= 0 || ls.hovered_target >= 0) {
+    char b1[32], b2[32];
+    int best = -1;
+    float best_w = -1;
+    if (ls.hovered_source >= 0) {
+      for (int r = 0; r < rows_shown; ++r)
+        if (w(r, ls.hovered_source) > best_w) best_w = w(r, ls.hovered_source), best = r;
+      ImGui::BeginTooltip();
+      ImGui::Text("source  %s", Token(map.source_tokens, ls.hovered_source, b1, sizeof(b1)));
+      if (best >= 0) ImGui::Text("strongest: %s  (%.4f)", Token(map.target_tokens, best, b2, sizeof(b2)), best_w);
+    } else {
+      for (int c = 0; c < cols; ++c)
+        if (w(ls.hovered_target, c) > best_w) best_w = w(ls.hovered_target, c), best = c;
+      ImGui::BeginTooltip();
+      ImGui::Text("target  %s", Token(map.target_tokens, ls.hovered_target, b1, sizeof(b1)));
+      if (best >= 0) ImGui::Text("strongest: %s  (%.4f)", Token(map.source_tokens, best, b2, sizeof(b2)), best_w);
+    }
+    ImGui::Text("%d lines >= %.3f", ls.drawn, threshold);
+    ImGui::EndTooltip();
+  }
+  if (threshold > ls.threshold) {
+    char note[96];
+    std::snprintf(note, sizeof(note), "%d lines: showing weights >= %.3f", ls.drawn, threshold);
+    dl->AddText(ImVec2(origin.x + size.x * 0.5f - ImGui::CalcTextSize(note).x * 0.5f, origin.y + pad), dim_col, note);
+  }
+  ImGui::EndChild();
+}
+
+}  // namespace attnviz

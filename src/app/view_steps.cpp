@@ -1,0 +1,288 @@
+// The step-by-step view: for one query row, the whole computation the way the seeds write it
+// out (q, each k, q.k, scaling, mask, exp, sum, softmax weight, each value scaled by its
+// weight, the context vector) as tables. q, k, v, the score function and the temperature are
+// editable and recompute live through the core.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "app/views_extra.h"
+#include "imgui.h"
+
+namespace attnviz {
+
+void EnsureScoreParams(AttentionParams* p, const MatrixRM& q, const MatrixRM& k) {
+  const int d_q = (int)q.cols(), d_k = (int)k.cols();
+  // Identity-ish projections, scaled so tanh (additive) is not saturated by large inputs.
+  const float sq = 1.0f / std::max(1.0f, q.size() ? q.cwiseAbs().maxCoeff() : 1.0f);
+  const float sk = 1.0f / std::max(1.0f, k.size() ? k.cwiseAbs().maxCoeff() : 1.0f);
+  if (p->score == ScoreFunction::General && (p->W.rows() != d_q || p->W.cols() != d_k))
+    p->W = MatrixRM::Identity(d_q, d_k);
+  if (p->score == ScoreFunction::Additive) {
+    const int a = (int)p->W_q.rows();
+    const bool ok = a > 0 && p->W_q.cols() == d_q && p->W_k.rows() == a && p->W_k.cols() == d_k && p->v.size() == a &&
+                    (p->b.size() == 0 || p->b.size() == a);
+    if (!ok) {
+      const int n = std::max(d_q, d_k);
+      p->W_q = MatrixRM::Identity(n, d_q) * sq;
+      p->W_k = MatrixRM::Identity(n, d_k) * sk;
+      p->v = VectorF::Ones(n);
+      p->b.resize(0);
+    }
+  }
+}
+
+namespace {
+
+const char* kScoreLabels[] = {"dot", "scaled dot", "general (Luong)", "additive (Bahdanau)", "cosine"};
+
+// "[a, b, c]" into buf, with an ellipsis when it does not fit.
+void FormatVector(char* buf, size_t n, const float* x, int count, int stride = 1) {
+  size_t used = 0;
+  buf[0] = 0;
+  auto put = [&](const char* s) {
+    const int w = std::snprintf(buf + used, n - used, "%s", s);
+    if (w > 0) used = std::min(n - 1, used + (size_t)w);
+  };
+  put("[");
+  char num[32];
+  for (int i = 0; i < count; ++i) {
+    std::snprintf(num, sizeof(num), i ? ", %.4g" : "%.4g", x[(size_t)i * stride]);
+    if (used + std::char_traits<char>::length(num) + 6 >= n) {
+      put(", ...");
+      break;
+    }
+    put(num);
+  }
+  put("]");
+}
+
+void Recompute(AppState* s, StepsViewState* sv) {
+  Status st = RecomputeExample(&s->Current());
+  if (st) sv->error.clear();
+  else sv->error = st.message;
+  sv->recomputes++;
+}
+
+void SelectById(AppState* s, const char* id) {
+  for (int i = 0; i < (int)s->examples.size(); ++i)
+    if (s->examples[i].id == id) SelectExample(s, i);
+}
+
+// Editable row-major matrix data [rows, cols]: one DragFloat per cell, row labels on the left.
+// Returns true when a cell was edited.
+bool EditMatrix(const char* id, const char* title, float* data, int rows, int cols,
+                const std::vector<std::string>* labels) {
+  bool changed = false;
+  ImGui::BeginGroup();
+  ImGui::TextUnformatted(title);
+  if (rows * cols > 1024) {
+    ImGui::TextDisabled("(%d x %d: too large to edit here)", rows, cols);
+    ImGui::EndGroup();
+    return false;
+  }
+  const float cell_w = ImGui::GetFontSize() * 3.6f;
+  if (rows > 0 && cols > 0 && ImGui::BeginTable(id, cols + 1, ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit)) {
+    for (int i = 0; i < rows; ++i) {
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      if (labels && i < (int)labels->size()) ImGui::TextDisabled("%s", (*labels)[(size_t)i].c_str());
+      else ImGui::TextDisabled("%d", i);
+      for (int j = 0; j < cols; ++j) {
+        ImGui::TableNextColumn();
+        ImGui::PushID(i * cols + j);
+        ImGui::SetNextItemWidth(cell_w);
+        changed |= ImGui::DragFloat("##c", &data[(size_t)i * cols + j], 0.05f, 0.0f, 0.0f, "%.4g");
+        ImGui::PopID();
+      }
+    }
+    ImGui::EndTable();
+  }
+  ImGui::EndGroup();
+  return changed;
+}
+
+bool EditMatrix(const char* id, const char* title, MatrixRM* m, const std::vector<std::string>* labels) {
+  return EditMatrix(id, title, m->data(), (int)m->rows(), (int)m->cols(), labels);
+}
+
+const char* RawHeader(ScoreFunction f) {
+  switch (f) {
+    case ScoreFunction::General: return "score q^T W k";
+    case ScoreFunction::Additive: return "score v\xc2\xb7tanh(Wq q + Wk k)";
+    case ScoreFunction::Cosine: return "score cos(q, k)";
+    default: return "score q\xc2\xb7k";
+  }
+}
+
+const char* ScaledHeader(ScoreFunction f) {
+  switch (f) {
+    case ScoreFunction::ScaledDot: return "s = score \xc3\xb7 \xe2\x88\x9a" "d \xc3\xb7 T";
+    case ScoreFunction::Cosine: return "s = score \xc3\xb7 \xcf\x84 \xc3\xb7 T";
+    default: return "s = score \xc3\xb7 T";
+  }
+}
+
+}  // namespace
+
+void DrawStepsView(AppState* s) {
+  StepsViewState& sv = ViewsOf(s)->steps;
+  ImGui::TextDisabled("presets");
+  const char* presets[][2] = {{"seed000", "Seed 000 (additive)"}, {"seed002", "Seed 002 (dot)"}, {"seed004", "Seed 004 (scaled dot)"}};
+  for (const auto& p : presets) {
+    ImGui::SameLine();
+    if (ImGui::Button(p[1])) SelectById(s, p[0]);
+  }
+  Example& ex = s->Current();
+  if (!ex.has_inputs) {
+    ImGui::Spacing();
+    ImGui::TextWrapped("\"%s\" holds attention weights only (no queries, keys or values), so there is no computation "
+                       "to show step by step. Pick a preset above or a built-in example to see every step.",
+                       ex.title.c_str());
+    return;
+  }
+  AttentionInputs& in = ex.inputs;
+  if (sv.owner != &ex) {
+    sv.owner = &ex;
+    sv.row = 0;
+    sv.error.clear();
+  }
+  const int n_q = (int)in.q.rows(), n_k = (int)in.k.rows(), d_v = (int)in.v.cols();
+  sv.row = std::clamp(sv.row, 0, std::max(0, n_q - 1));
+
+  // Controls: the query row, the score function and its parameters.
+  bool changed = false;
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 10);
+  const char* row_label = sv.row < (int)in.query_labels.size() ? in.query_labels[(size_t)sv.row].c_str() : "";
+  if (ImGui::BeginCombo("query row", row_label)) {
+    for (int i = 0; i < n_q; ++i) {
+      ImGui::PushID(i);
+      if (ImGui::Selectable(i < (int)in.query_labels.size() ? in.query_labels[(size_t)i].c_str() : "?", i == sv.row)) sv.row = i;
+      ImGui::PopID();
+    }
+    ImGui::EndCombo();
+  }
+  ImGui::SameLine();
+  int score = (int)in.params.score;
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 10);
+  if (ImGui::Combo("score", &score, kScoreLabels, IM_ARRAYSIZE(kScoreLabels))) {
+    in.params.score = (ScoreFunction)score;
+    EnsureScoreParams(&in.params, in.q, in.k);
+    changed = true;
+  }
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);
+  changed |= ImGui::SliderFloat("temperature T", &in.params.temperature, 0.05f, 20.0f, "%.3g", ImGuiSliderFlags_Logarithmic);
+  if (in.params.score == ScoreFunction::Cosine) {
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 7);
+    changed |= ImGui::SliderFloat("cosine \xcf\x84", &in.params.cosine_temperature, 0.01f, 2.0f, "%.3g", ImGuiSliderFlags_Logarithmic);
+  }
+  ImGui::SameLine();
+  changed |= ImGui::Checkbox("causal mask", &in.params.mask.causal);
+
+  ImGui::BeginChild("steps_scroll", ImVec2(0, 0), false, ImGuiWindowFlags_HorizontalScrollbar);
+  if (ImGui::CollapsingHeader("Inputs (drag a number, or double-click to type one)", ImGuiTreeNodeFlags_DefaultOpen)) {
+    changed |= EditMatrix("q", "queries q  [n_q, d]", &in.q, &in.query_labels);
+    ImGui::SameLine(0, 24);
+    changed |= EditMatrix("k", "keys k  [n_k, d]", &in.k, &in.key_labels);
+    ImGui::SameLine(0, 24);
+    changed |= EditMatrix("v", "values v  [n_k, d_v]", &in.v, &in.key_labels);
+    if (in.params.score == ScoreFunction::General) changed |= EditMatrix("W", "W  [d_q, d_k]", &in.params.W, nullptr);
+    if (in.params.score == ScoreFunction::Additive) {
+      changed |= EditMatrix("Wq", "W_q  [a, d_q]", &in.params.W_q, nullptr);
+      ImGui::SameLine(0, 24);
+      changed |= EditMatrix("Wk", "W_k  [a, d_k]", &in.params.W_k, nullptr);
+      ImGui::SameLine(0, 24);
+      changed |= EditMatrix("va", "v  [a]", in.params.v.data(), 1, (int)in.params.v.size(), nullptr);
+    }
+  }
+  if (changed) Recompute(s, &sv);
+  if (!sv.error.empty()) {
+    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.45f, 0.4f, 1));
+    ImGui::TextWrapped("%s", sv.error.c_str());
+    ImGui::PopStyleColor();
+    ImGui::TextDisabled("The tables below show the last computation that succeeded.");
+  }
+
+  const AttentionMap& m = ex.maps[0];
+  const AttentionSteps& st = m.steps;
+  const int r = sv.row;
+  if (!m.has_steps || st.raw_scores.rows() != n_q || st.raw_scores.cols() != n_k || m.weights.rows() != n_q ||
+      r >= (int)st.row_sum.size()) {
+    ImGui::TextDisabled("(no intermediate results for this example)");
+    ImGui::EndChild();
+    return;
+  }
+  // Context vector c = sum_j w_j v_j, into a buffer kept across frames.
+  sv.context.resize((size_t)d_v);
+  std::fill(sv.context.begin(), sv.context.end(), 0.0f);
+  for (int j = 0; j < n_k; ++j)
+    for (int c = 0; c < d_v; ++c) sv.context[(size_t)c] += m.weights(r, j) * in.v(j, c);
+
+  char buf[256];
+  ImGui::Spacing();
+  FormatVector(buf, sizeof(buf), in.q.row(r).data(), (int)in.q.cols());
+  ImGui::Text("query %s = %s", in.query_labels.size() > (size_t)r ? in.query_labels[(size_t)r].c_str() : "", buf);
+  const float d = (float)in.k.cols();
+  ImGui::TextDisabled("d = %d,  \xe2\x88\x9a" "d = %.4g,  T = %.4g,  row max of s = %.6g,  weight = exp(s \xe2\x88\x92 max) / \xce\xa3 exp",
+                      (int)d, std::sqrt(d), in.params.temperature, st.row_max.size() > r ? st.row_max[r] : 0.0f);
+  const ImGuiTableFlags tf = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit;
+  if (ImGui::BeginTable("computation", 8, tf)) {
+    ImGui::TableSetupColumn("key j");
+    ImGui::TableSetupColumn("k_j");
+    ImGui::TableSetupColumn(RawHeader(in.params.score));
+    ImGui::TableSetupColumn(ScaledHeader(in.params.score));
+    ImGui::TableSetupColumn("+ mask");
+    ImGui::TableSetupColumn("exp(s \xe2\x88\x92 max)");
+    ImGui::TableSetupColumn("weight = exp / \xce\xa3");
+    ImGui::TableSetupColumn("weight \xc3\x97 v_j");
+    ImGui::TableHeadersRow();
+    int best = 0;
+    for (int j = 1; j < n_k; ++j) best = m.weights(r, j) > m.weights(r, best) ? j : best;
+    for (int j = 0; j < n_k; ++j) {
+      ImGui::TableNextRow();
+      if (j == best) ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg1, IM_COL32(90, 70, 20, 160));
+      ImGui::TableNextColumn();
+      ImGui::Text("%s", j < (int)in.key_labels.size() ? in.key_labels[(size_t)j].c_str() : "?");
+      ImGui::TableNextColumn();
+      FormatVector(buf, sizeof(buf), in.k.row(j).data(), (int)in.k.cols());
+      ImGui::TextUnformatted(buf);
+      ImGui::TableNextColumn();
+      ImGui::Text("%.6g", st.raw_scores(r, j));
+      ImGui::TableNextColumn();
+      ImGui::Text("%.6g", st.scaled(r, j));
+      ImGui::TableNextColumn();
+      if (std::isinf(st.masked(r, j))) ImGui::TextDisabled("\xe2\x88\x92\xe2\x88\x9e (masked)");
+      else ImGui::Text("%.6g", st.masked(r, j));
+      ImGui::TableNextColumn();
+      ImGui::Text("%.4g", st.exp(r, j));
+      ImGui::TableNextColumn();
+      ImGui::Text("%.4f", m.weights(r, j));
+      ImGui::TableNextColumn();
+      float weighted[64];  // FormatVector shows at most ~40 numbers anyway
+      const int shown = std::min(d_v, 64);
+      for (int c = 0; c < shown; ++c) weighted[c] = m.weights(r, j) * in.v(j, c);
+      FormatVector(buf, sizeof(buf), weighted, shown);
+      ImGui::TextUnformatted(buf);
+    }
+    ImGui::TableNextRow(ImGuiTableRowFlags_None);
+    ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg1, IM_COL32(40, 60, 90, 200));
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted("\xce\xa3 (sum)");
+    for (int c = 0; c < 4; ++c) ImGui::TableNextColumn();
+    ImGui::Text("%.4g", st.row_sum[r]);
+    ImGui::TableNextColumn();
+    ImGui::Text("%.4f", m.weights.row(r).sum());
+    ImGui::TableNextColumn();
+    FormatVector(buf, sizeof(buf), sv.context.data(), d_v);
+    ImGui::TextUnformatted(buf);
+    ImGui::EndTable();
+  }
+  FormatVector(buf, sizeof(buf), sv.context.data(), d_v);
+  ImGui::Text("context vector c = \xce\xa3 weight_j v_j = %s", buf);
+  ImGui::TextDisabled("The highlighted key gets the largest weight; rows masked out show \xe2\x88\x92\xe2\x88\x9e and get weight 0.");
+  ImGui::EndChild();
+}
+
+}  // namespace attnviz

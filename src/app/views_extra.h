@@ -1,0 +1,102 @@
+// attnviz app: state and helpers of the lines, grid, step-by-step and compare views, kept
+// out of AppState so those views can grow without touching the shared struct.
+//
+//   HeadStats           per-map statistics shown by the grid (entropy, max weight, ...)
+//   LinesViewState      what the lines view drew and what is hovered
+//   GridViewState       the grid's sort key and current order
+//   StepsViewState      the selected query row of the step-by-step view
+//   CompareViewState    the two sides being compared and their cached results
+//   ViewsState          all of the above, one per AppState (ViewsOf)
+//   AppendViewDescription  JSON fields for the browser tests (called by DescribeState)
+#pragma once
+#include <string>
+#include <vector>
+
+#include "app/app_state.h"
+
+namespace attnviz {
+
+// Statistics of one attention map (rows < rows_used). Entropies are in nats.
+struct HeadStats {
+  float entropy = 0;           // mean over rows of -sum w log w
+  float entropy_norm = 0;      // entropy / log(n_k), in [0, 1]; 1 = uniform
+  float max_weight = 0;        // mean over rows of the row maximum
+  float first_token = 0;       // mean weight on column 0 (attention sinks, [CLS], <s>)
+  float diagonality = 0;       // mean weight on the best diagonal (column = row + diagonal_offset)
+  int diagonal_offset = 0;     // the offset o (column = row + o) holding the most weight
+};
+
+// Makes the score function's parameters usable for q [n_q, d_q], k [n_k, d_k]: identity-ish
+// W (General) or W_q, W_k, v (Additive) when missing or mis-shaped; keeps valid ones.
+void EnsureScoreParams(AttentionParams* p, const MatrixRM& q, const MatrixRM& k);
+
+// Computes HeadStats of weights [n_q, n_k]. Rows of all zeros (fully masked) are skipped.
+HeadStats ComputeHeadStats(const MatrixRM& weights);
+
+enum class GridSort { Layer, Entropy, MaxWeight, FirstToken, Diagonality, Count };
+const char* GridSortName(GridSort k);  // "layer", "entropy", "max_weight", "first_token", "diagonality"
+
+struct LinesViewState {
+  int drawn = 0;               // lines drawn last frame (weight >= threshold)
+  int hovered_source = -1;     // source token under the mouse, -1 none
+  int hovered_target = -1;     // target token under the mouse, -1 none
+  int rows_shown = 0;          // target rows shown (decoding step)
+  float threshold = 0.01f;     // lines below this weight are skipped
+  bool use_colormap = true;    // colour lines by the colormap (else a fixed accent)
+  float effective_threshold = 0.01f;  // threshold used (raised when the lines exceed the budget)
+  float rect[4] = {0, 0, 0, 0};       // x of the source dots, top, x of the target dots, bottom
+  bool rect_valid = false;            // drawn this frame
+  float source_label_w = 0, target_label_w = 0;  // cached label extents
+  const void* labels_owner = nullptr;            // map the extents belong to
+  uint64_t labels_version = ~0ull;               // its version
+};
+
+struct GridViewState {
+  GridSort sort = GridSort::Layer;     // ordering of the thumbnails
+  std::vector<int> order;              // [n_maps] map index at each grid position
+  std::vector<HeadStats> stats;        // [n_maps] per map
+  std::vector<uint64_t> stats_version; // [n_maps] map version the stats belong to
+  const void* stats_owner = nullptr;   // example the stats belong to
+  int clicked = -1;                    // map opened by the last click, -1 none
+};
+
+struct StepsViewState {
+  int row = 0;                 // selected query row
+  std::string error;           // last RecomputeExample error, shown in red
+  std::vector<float> context;  // [d_v] context vector of the row, last frame
+  int recomputes = 0;          // RecomputeExample calls made by edits
+  const void* owner = nullptr; // example the row belongs to
+};
+
+enum class CompareMode { ScoreFunctions, Maps };
+
+struct CompareViewState {
+  CompareMode mode = CompareMode::ScoreFunctions;  // what the two sides are
+  ScoreFunction score[2] = {ScoreFunction::Dot, ScoreFunction::ScaledDot};  // left, right (ScoreFunctions)
+  int map_index[2] = {0, 1};      // left, right (Maps)
+  AttentionMap result[3];         // left, right, difference (right - left)
+  std::string error[2];           // Attend() errors per side
+  // Cache key: recompute only when one of these changes.
+  int key_example = -1;
+  uint64_t key_version = ~0ull;
+  int key_mode = -1;
+  int key_a = -1, key_b = -1;
+  float max_abs_diff = 0;         // max |right - left| over the visible cells
+  int recomputes = 0;             // how many times the cache was refilled
+};
+
+struct ViewsState {
+  const AppState* owner = nullptr;  // the AppState this belongs to (reset when it changes)
+  LinesViewState lines;
+  GridViewState grid;
+  StepsViewState steps;
+  CompareViewState compare;
+};
+
+// The views' state for s (one instance, re-initialised when a different AppState asks).
+ViewsState* ViewsOf(AppState* s);
+
+// Appends (starting with a comma) JSON fields describing the lines, grid, steps and compare views.
+void AppendViewDescription(AppState* s, std::string* out);
+
+}  // namespace attnviz

@@ -1,0 +1,36 @@
+// attnviz core: per-head statistics of an attention map, shown in the layers x heads grid view.
+//
+// For weights A [n_q, n_k] (rows are softmax distributions). Rows that are all zero (fully
+// masked queries) are skipped by every mean; rows_counted says how many rows took part.
+//   entropy             mean over rows of H_i = -sum_j A_ij ln A_ij (nats; 0 ln 0 = 0).
+//                       0 = every row looks at one key; ln n_k = every row is uniform.
+//   entropy_normalized  entropy / ln n_k in [0, 1] (0 when n_k == 1).
+//   max_weight          mean over rows of max_j A_ij: how peaked ("how sure") the head is.
+//   first_token         mean over rows of A_i0: attention parked on the first token (a "sink").
+//   diagonality         mean over rows of sum_{|i-j|<=1} A_ij: mass on and next to the diagonal
+//                       (1 for a head that looks at itself or its neighbours).
+//   dominant_offset     argmax over o of M(o) = mean over rows of A_{i, i-o}: the diagonal
+//                       i - j = o that carries the most mass (0 = self, 1 = previous token,
+//                       -1 = next token). Ties go to the smallest |o|, then to the positive o.
+//   dominant_offset_mass  M(dominant_offset), in [0, 1].
+#pragma once
+#include "core/attention.h"
+#include "core/status.h"
+
+namespace attnviz {
+
+struct HeadStats {
+  float entropy = 0.0f;               // mean row entropy, nats
+  float entropy_normalized = 0.0f;    // entropy / ln n_k, in [0, 1]
+  float max_weight = 0.0f;            // mean row max weight
+  float first_token = 0.0f;           // mean weight on key 0
+  float diagonality = 0.0f;           // mean mass within |i - j| <= 1
+  int dominant_offset = 0;            // argmax_o of mean mass on the diagonal i - j = o
+  float dominant_offset_mass = 0.0f;  // that mean mass
+  int rows_counted = 0;               // rows that are not all zero
+};
+
+// Statistics of one head's weights [n_q, n_k]. Errors on an empty or non-finite matrix.
+Status ComputeHeadStats(const MatrixRM& weights, HeadStats* out);
+
+}  // namespace attnviz

@@ -1,0 +1,449 @@
+// attnviz core: attention kernels. See kernels.h for shapes and contracts.
+//
+// Layout of the fast GEMM (both builds):
+//   B is packed once per k-block into column panels of NR columns: panel p holds
+//   B[k0 .. k0+kc, p*NR .. p*NR+NR] contiguously ([kc][NR], zero-padded past n), so the
+//   micro-kernel streams it with unit stride and no tail checks. A is read in place
+//   (rows are contiguous). The micro-kernel keeps an MR x NR tile of C in registers:
+//   WASM: 4 x 8 (8 v128 accumulators, B row = 2 v128 loads, A values = load32_splat);
+//   native: the same 4 x 8 tile in GCC vector extensions (SSE2), 4 x 16 when built with AVX.
+//   Loop nest: k-block (KC) -> row block (MC) -> panel (B panel stays in L1) -> 4 rows.
+#include "core/kernels.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+
+#ifdef __wasm_simd128__
+#include <wasm_simd128.h>
+#endif
+
+namespace attnviz {
+namespace kernels {
+namespace {
+
+#if defined(__AVX__) && !defined(__wasm_simd128__)
+constexpr int kLanes = 8;  // floats per vector register
+#else
+constexpr int kLanes = 4;  // SIMD128 / SSE2
+#endif
+constexpr int NR = 2 * kLanes;  // panel width: two vectors per C row
+constexpr int MR = 4;
+constexpr int KC = 256;  // k-block: a B panel is KC * NR * 4 bytes (8 KB; 16 KB with AVX)
+constexpr int MC = 64;   // row block of A kept hot in L2 while all panels pass
+
+constexpr float kExpLo = -87.33654475f;  // ln(2^-126): below this exp() flushes to 0
+constexpr float kExpHi = 88.0f;          // clamp: keeps 2^n inside the float exponent range
+constexpr float kLog2e = 1.44269504088896341f;
+constexpr float kLn2Hi = 0.693359375f;      // ln2 split (Cody-Waite): exact in 9 bits
+constexpr float kLn2Lo = -2.12194440e-4f;   // ln2 - kLn2Hi
+constexpr float kRoundMagic = 12582912.0f;  // 1.5 * 2^23: (x + M) - M rounds to nearest even
+// Cephes expf polynomial: e^r ~ 1 + r + r^2 * P(r), |r| <= ln2/2
+constexpr float kP0 = 1.9875691500E-4f;
+constexpr float kP1 = 1.3981999507E-3f;
+constexpr float kP2 = 8.3334519073E-3f;
+constexpr float kP3 = 4.1665795894E-2f;
+constexpr float kP4 = 1.6666665459E-1f;
+constexpr float kP5 = 5.0000001201E-1f;
+
+void Pack(bool trans_b, int n, int k0, int kc, const float* b, int ldb, float* packed) {
+  const int n_panels = (n + NR - 1) / NR;
+  for (int p = 0; p < n_panels; ++p) {
+    float* dst = packed + (size_t)p * kc * NR;
+    for (int jj = 0; jj < NR; ++jj) {
+      const int j = p * NR + jj;
+      if (j >= n) {
+        for (int kk = 0; kk < kc; ++kk) dst[kk * NR + jj] = 0.0f;
+      } else if (trans_b) {  // B^T[kk][j] = b[j, k0 + kk]: contiguous reads
+        const float* src = b + (size_t)j * ldb + k0;
+        for (int kk = 0; kk < kc; ++kk) dst[kk * NR + jj] = src[kk];
+      } else {
+        const float* src = b + (size_t)k0 * ldb + j;
+        for (int kk = 0; kk < kc; ++kk) dst[kk * NR + jj] = src[(size_t)kk * ldb];
+      }
+    }
+  }
+}
+
+// Writes C[rows, 0..nr_valid) = (accumulate ? C : 0) + alpha * tile, tile [ROWS][NR].
+template <int ROWS>
+inline void StoreTile(const float (&tile)[ROWS][NR], float alpha, bool accumulate, float* c, int ldc, int nr_valid) {
+  for (int r = 0; r < ROWS; ++r) {
+    float* cr = c + (size_t)r * ldc;
+    if (accumulate) {
+      for (int jj = 0; jj < nr_valid; ++jj) cr[jj] += alpha * tile[r][jj];
+    } else {
+      for (int jj = 0; jj < nr_valid; ++jj) cr[jj] = alpha * tile[r][jj];
+    }
+  }
+}
+
+#ifdef __wasm_simd128__
+// ROWS x 8 tile of C += A[ROWS, kc] * Bpanel[kc, 8]; 2 * ROWS v128 accumulators.
+template <int ROWS>
+void MicroKernel(int kc, const float* a, int lda, const float* bp, float alpha, bool accumulate, float* c, int ldc,
+                 int nr_valid) {
+  v128_t acc0[ROWS], acc1[ROWS];
+  const float* ar[ROWS];
+  for (int r = 0; r < ROWS; ++r) {
+    acc0[r] = wasm_f32x4_splat(0.0f);
+    acc1[r] = wasm_f32x4_splat(0.0f);
+    ar[r] = a + (size_t)r * lda;
+  }
+  for (int p = 0; p < kc; ++p) {
+    const v128_t b0 = wasm_v128_load(bp + p * NR);
+    const v128_t b1 = wasm_v128_load(bp + p * NR + 4);
+    for (int r = 0; r < ROWS; ++r) {
+      const v128_t x = wasm_v128_load32_splat(ar[r] + p);
+      acc0[r] = wasm_f32x4_add(acc0[r], wasm_f32x4_mul(x, b0));
+      acc1[r] = wasm_f32x4_add(acc1[r], wasm_f32x4_mul(x, b1));
+    }
+  }
+  const v128_t va = wasm_f32x4_splat(alpha);
+  if (nr_valid == NR) {
+    for (int r = 0; r < ROWS; ++r) {
+      float* cr = c + (size_t)r * ldc;
+      v128_t o0 = wasm_f32x4_mul(va, acc0[r]);
+      v128_t o1 = wasm_f32x4_mul(va, acc1[r]);
+      if (accumulate) {
+        o0 = wasm_f32x4_add(o0, wasm_v128_load(cr));
+        o1 = wasm_f32x4_add(o1, wasm_v128_load(cr + 4));
+      }
+      wasm_v128_store(cr, o0);
+      wasm_v128_store(cr + 4, o1);
+    }
+    return;
+  }
+  float tile[ROWS][NR];
+  for (int r = 0; r < ROWS; ++r) {
+    wasm_v128_store(&tile[r][0], acc0[r]);
+    wasm_v128_store(&tile[r][4], acc1[r]);
+  }
+  StoreTile<ROWS>(tile, alpha, accumulate, c, ldc, nr_valid);
+}
+
+using Vec = v128_t;
+inline Vec VLoad(const float* p) { return wasm_v128_load(p); }
+inline void VStore(float* p, Vec v) { wasm_v128_store(p, v); }
+inline Vec VSplat(float x) { return wasm_f32x4_splat(x); }
+inline Vec VAdd(Vec a, Vec b) { return wasm_f32x4_add(a, b); }
+inline Vec VSub(Vec a, Vec b) { return wasm_f32x4_sub(a, b); }
+inline Vec VMul(Vec a, Vec b) { return wasm_f32x4_mul(a, b); }
+inline Vec VMax(Vec a, Vec b) { return wasm_f32x4_max(a, b); }
+
+inline v128_t ExpV(v128_t x) {
+  const v128_t underflow = wasm_f32x4_lt(x, wasm_f32x4_splat(kExpLo));  // also catches -inf
+  x = wasm_f32x4_min(x, wasm_f32x4_splat(kExpHi));
+  x = wasm_f32x4_max(x, wasm_f32x4_splat(kExpLo));
+  const v128_t n = wasm_f32x4_nearest(wasm_f32x4_mul(x, wasm_f32x4_splat(kLog2e)));
+  v128_t r = wasm_f32x4_sub(x, wasm_f32x4_mul(n, wasm_f32x4_splat(kLn2Hi)));
+  r = wasm_f32x4_sub(r, wasm_f32x4_mul(n, wasm_f32x4_splat(kLn2Lo)));
+  v128_t p = wasm_f32x4_splat(kP0);
+  p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(kP1));
+  p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(kP2));
+  p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(kP3));
+  p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(kP4));
+  p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(kP5));
+  const v128_t r2 = wasm_f32x4_mul(r, r);
+  v128_t y = wasm_f32x4_add(wasm_f32x4_add(wasm_f32x4_mul(p, r2), r), wasm_f32x4_splat(1.0f));
+  const v128_t e = wasm_i32x4_shl(wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(n), wasm_i32x4_splat(127)), 23);
+  y = wasm_f32x4_mul(y, e);
+  return wasm_v128_andnot(y, underflow);
+}
+
+inline float HorizontalMax(Vec v) {
+  v = wasm_f32x4_max(v, wasm_i32x4_shuffle(v, v, 2, 3, 0, 1));
+  v = wasm_f32x4_max(v, wasm_i32x4_shuffle(v, v, 1, 0, 3, 2));
+  return wasm_f32x4_extract_lane(v, 0);
+}
+inline float HorizontalSum(Vec v) {
+  v = wasm_f32x4_add(v, wasm_i32x4_shuffle(v, v, 2, 3, 0, 1));
+  v = wasm_f32x4_add(v, wasm_i32x4_shuffle(v, v, 1, 0, 3, 2));
+  return wasm_f32x4_extract_lane(v, 0);
+}
+
+#else  // native: GCC/Clang vector extensions (SSE2 baseline: 4 lanes; 8 lanes when built with AVX)
+
+typedef float VN __attribute__((vector_size(kLanes * 4)));
+typedef float VNu __attribute__((vector_size(kLanes * 4), aligned(4)));  // unaligned loads
+typedef int32_t VI __attribute__((vector_size(kLanes * 4)));
+
+using Vec = VN;
+inline Vec VLoad(const float* p) { return *reinterpret_cast<const VNu*>(p); }
+inline void VStore(float* p, Vec v) { *reinterpret_cast<VNu*>(p) = v; }
+inline Vec VSplat(float x) { return x + VN{}; }
+inline Vec VAdd(Vec a, Vec b) { return a + b; }
+inline Vec VSub(Vec a, Vec b) { return a - b; }
+inline Vec VMul(Vec a, Vec b) { return a * b; }
+inline Vec VMax(Vec a, Vec b) { return a > b ? a : b; }
+
+// Same algorithm and constants as ExpScalar, kLanes at a time.
+inline Vec ExpV(Vec x) {
+  const VI underflow = x < VSplat(kExpLo);  // also catches -inf
+  x = x > VSplat(kExpHi) ? VSplat(kExpHi) : x;
+  x = x < VSplat(kExpLo) ? VSplat(kExpLo) : x;
+  const Vec n = (x * kLog2e + kRoundMagic) - kRoundMagic;
+  Vec r = x - n * kLn2Hi;
+  r = r - n * kLn2Lo;
+  Vec p = VSplat(kP0);
+  p = p * r + kP1;
+  p = p * r + kP2;
+  p = p * r + kP3;
+  p = p * r + kP4;
+  p = p * r + kP5;
+  const Vec y = p * (r * r) + r + 1.0f;
+  const VI bits = (__builtin_convertvector(n, VI) + 127) << 23;
+  return underflow ? VSplat(0.0f) : y * (Vec)bits;  // same-size vector cast = bit reinterpretation
+}
+
+inline float HorizontalMax(Vec v) {
+  float m = v[0];
+  for (int l = 1; l < kLanes; ++l) m = std::max(m, (float)v[l]);
+  return m;
+}
+inline float HorizontalSum(Vec v) {
+  float s = 0.0f;
+  for (int l = 0; l < kLanes; ++l) s += v[l];
+  return s;
+}
+
+// ROWS x NR tile of C += A[ROWS, kc] * Bpanel[kc, NR]; 2 * ROWS vector accumulators.
+template <int ROWS>
+void MicroKernel(int kc, const float* a, int lda, const float* bp, float alpha, bool accumulate, float* c, int ldc,
+                 int nr_valid) {
+  VN acc0[ROWS], acc1[ROWS];
+  for (int r = 0; r < ROWS; ++r) acc0[r] = acc1[r] = VN{};
+  for (int p = 0; p < kc; ++p) {
+    const VN b0 = *reinterpret_cast<const VNu*>(bp + p * NR);
+    const VN b1 = *reinterpret_cast<const VNu*>(bp + p * NR + kLanes);
+    for (int r = 0; r < ROWS; ++r) {
+      const float x = a[(size_t)r * lda + p];  // scalar * vector broadcasts (shufps / vbroadcastss)
+      acc0[r] += x * b0;
+      acc1[r] += x * b1;
+    }
+  }
+  float tile[ROWS][NR];
+  for (int r = 0; r < ROWS; ++r) {
+    std::memcpy(&tile[r][0], &acc0[r], sizeof(VN));
+    std::memcpy(&tile[r][kLanes], &acc1[r], sizeof(VN));
+  }
+  StoreTile<ROWS>(tile, alpha, accumulate, c, ldc, nr_valid);
+}
+#endif
+
+template <bool kTransB>
+void GemmFast(int m, int n, int k, float alpha, const float* a, int lda, const float* b, int ldb, float* c, int ldc,
+              Workspace* ws) {
+  if (m <= 0 || n <= 0) return;
+  if (k <= 0) {
+    for (int i = 0; i < m; ++i) std::fill(c + (size_t)i * ldc, c + (size_t)i * ldc + n, 0.0f);
+    return;
+  }
+  const int n_panels = (n + NR - 1) / NR;
+  const size_t need = (size_t)n_panels * std::min(k, KC) * NR;
+  if (ws->packed_b.size() < need) ws->packed_b.resize(need);  // grows once, then reused
+  float* packed = ws->packed_b.data();
+  for (int k0 = 0; k0 < k; k0 += KC) {
+    const int kc = std::min(KC, k - k0);
+    Pack(kTransB, n, k0, kc, b, ldb, packed);
+    const bool accumulate = k0 > 0;
+    for (int i0 = 0; i0 < m; i0 += MC) {
+      const int i_end = std::min(m, i0 + MC);
+      for (int p = 0; p < n_panels; ++p) {
+        const float* bp = packed + (size_t)p * kc * NR;
+        const int nr_valid = std::min(NR, n - p * NR);
+        float* cp = c + p * NR;
+        int i = i0;
+        for (; i + MR <= i_end; i += MR)
+          MicroKernel<MR>(kc, a + (size_t)i * lda + k0, lda, bp, alpha, accumulate, cp + (size_t)i * ldc, ldc,
+                          nr_valid);
+        for (; i < i_end; ++i)
+          MicroKernel<1>(kc, a + (size_t)i * lda + k0, lda, bp, alpha, accumulate, cp + (size_t)i * ldc, ldc,
+                         nr_valid);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+const char* KernelIsa() {
+#ifdef __wasm_simd128__
+  return "wasm-simd128";
+#else
+  return "native-autovec";
+#endif
+}
+
+int PanelWidth() { return NR; }
+
+// ---------------------------------------------------------------------------
+// GEMM
+// ---------------------------------------------------------------------------
+void GemmNN(int m, int n, int k, float alpha, const float* a, int lda, const float* b, int ldb, float* c, int ldc,
+            Workspace* ws) {
+  GemmFast<false>(m, n, k, alpha, a, lda, b, ldb, c, ldc, ws);
+}
+
+void GemmNT(int m, int n, int k, float alpha, const float* a, int lda, const float* b, int ldb, float* c, int ldc,
+            Workspace* ws) {
+  GemmFast<true>(m, n, k, alpha, a, lda, b, ldb, c, ldc, ws);
+}
+
+// Reference twins accumulate in double: they are the yardstick, not the hot path.
+void GemmNNRef(int m, int n, int k, float alpha, const float* a, int lda, const float* b, int ldb, float* c,
+               int ldc) {
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < n; ++j) {
+      double s = 0.0;
+      for (int p = 0; p < k; ++p) s += (double)a[(size_t)i * lda + p] * b[(size_t)p * ldb + j];
+      c[(size_t)i * ldc + j] = (float)(alpha * s);
+    }
+}
+
+void GemmNTRef(int m, int n, int k, float alpha, const float* a, int lda, const float* b, int ldb, float* c,
+               int ldc) {
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < n; ++j) {
+      double s = 0.0;
+      for (int p = 0; p < k; ++p) s += (double)a[(size_t)i * lda + p] * b[(size_t)j * ldb + p];
+      c[(size_t)i * ldc + j] = (float)(alpha * s);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Exp
+// ---------------------------------------------------------------------------
+float ExpScalar(float x) {
+  const bool underflow = !(x >= kExpLo);  // also -inf (and NaN, which validated inputs never hold)
+  x = std::min(std::max(x, kExpLo), kExpHi);
+  const float n = (x * kLog2e + kRoundMagic) - kRoundMagic;
+  float r = x - n * kLn2Hi;
+  r = r - n * kLn2Lo;
+  float p = kP0;
+  p = p * r + kP1;
+  p = p * r + kP2;
+  p = p * r + kP3;
+  p = p * r + kP4;
+  p = p * r + kP5;
+  const float y = p * (r * r) + r + 1.0f;
+  const int32_t bits = ((int32_t)n + 127) << 23;
+  float scale;
+  std::memcpy(&scale, &bits, sizeof scale);
+  return underflow ? 0.0f : y * scale;
+}
+
+void ExpFast(const float* x, float* y, int n) {
+  int i = 0;
+  for (; i + kLanes <= n; i += kLanes) VStore(y + i, ExpV(VLoad(x + i)));
+  for (; i < n; ++i) y[i] = ExpScalar(x[i]);
+}
+
+// ---------------------------------------------------------------------------
+// Softmax
+// ---------------------------------------------------------------------------
+int SoftmaxRowsRef(float* x, int rows, int cols, int ld, float scale, float* row_max, float* row_sum) {
+  int fully_masked = 0;
+  const float neg_inf = -std::numeric_limits<float>::infinity();
+  for (int i = 0; i < rows; ++i) {
+    float* r = x + (size_t)i * ld;
+    // pass 1: row max of scale * x
+    float m = neg_inf;
+    for (int j = 0; j < cols; ++j) m = std::max(m, scale * r[j]);
+    if (m == neg_inf) {  // every key masked: zeros, never NaN
+      std::fill(r, r + cols, 0.0f);
+      if (row_max) row_max[i] = 0.0f;
+      if (row_sum) row_sum[i] = 0.0f;
+      ++fully_masked;
+      continue;
+    }
+    // pass 2: exponentials and their sum
+    double sum = 0.0;
+    for (int j = 0; j < cols; ++j) {
+      r[j] = std::exp(scale * r[j] - m);
+      sum += r[j];
+    }
+    // pass 3: normalise (sum >= 1 because the max entry contributes exp(0))
+    const float inv = sum > 0.0 ? (float)(1.0 / sum) : 0.0f;
+    for (int j = 0; j < cols; ++j) r[j] *= inv;
+    if (row_max) row_max[i] = m;
+    if (row_sum) row_sum[i] = (float)sum;
+  }
+  return fully_masked;
+}
+
+int SoftmaxRows(float* x, int rows, int cols, int ld, float scale, float* row_max, float* row_sum) {
+  int fully_masked = 0;
+  const float neg_inf = -std::numeric_limits<float>::infinity();
+  constexpr int W = 2 * kLanes;  // two vectors per step: independent dependency chains
+  for (int i = 0; i < rows; ++i) {
+    float* r = x + (size_t)i * ld;
+    // pass 1: row max (scale > 0, so max(scale * x) = scale * max(x))
+    Vec vm0 = VSplat(neg_inf), vm1 = vm0;
+    int j = 0;
+    for (; j + W <= cols; j += W) {
+      vm0 = VMax(vm0, VLoad(r + j));
+      vm1 = VMax(vm1, VLoad(r + j + kLanes));
+    }
+    float m = HorizontalMax(VMax(vm0, vm1));
+    for (; j < cols; ++j) m = std::max(m, r[j]);
+    m *= scale;
+    if (m == neg_inf) {  // every key masked: zeros, never NaN
+      std::fill(r, r + cols, 0.0f);
+      if (row_max) row_max[i] = 0.0f;
+      if (row_sum) row_sum[i] = 0.0f;
+      ++fully_masked;
+      continue;
+    }
+    // pass 2: e = exp(scale * x - m), summed
+    const Vec vs = VSplat(scale), vmax = VSplat(m);
+    Vec acc0 = VSplat(0.0f), acc1 = acc0;
+    for (j = 0; j + W <= cols; j += W) {
+      const Vec e0 = ExpV(VSub(VMul(vs, VLoad(r + j)), vmax));
+      const Vec e1 = ExpV(VSub(VMul(vs, VLoad(r + j + kLanes)), vmax));
+      VStore(r + j, e0);
+      VStore(r + j + kLanes, e1);
+      acc0 = VAdd(acc0, e0);
+      acc1 = VAdd(acc1, e1);
+    }
+    float sum = HorizontalSum(VAdd(acc0, acc1));
+    for (; j < cols; ++j) {
+      r[j] = ExpScalar(scale * r[j] - m);
+      sum += r[j];
+    }
+    // pass 3: normalise; sum >= 1 (the max entry gives exp(0) = 1), guarded anyway
+    const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
+    const Vec vinv = VSplat(inv);
+    for (j = 0; j + kLanes <= cols; j += kLanes) VStore(r + j, VMul(VLoad(r + j), vinv));
+    for (; j < cols; ++j) r[j] *= inv;
+    if (row_max) row_max[i] = m;
+    if (row_sum) row_sum[i] = sum;
+  }
+  return fully_masked;
+}
+
+// ---------------------------------------------------------------------------
+// AttentionForward
+// ---------------------------------------------------------------------------
+void AttentionForward(const float* q, const float* k, const float* v, int n_q, int n_k, int d, int d_v, float scale,
+                      float* weights, float* out, Workspace* ws) {
+  if (!weights) {
+    if (ws->scores.size() < (size_t)n_q * n_k) ws->scores.resize((size_t)n_q * n_k);
+    weights = ws->scores.data();
+  }
+  GemmNT(n_q, n_k, d, scale, q, d, k, d, weights, n_k, ws);  // pass 1: scores S = scale * Q K^T
+  SoftmaxRows(weights, n_q, n_k, n_k, 1.0f, nullptr, nullptr);  // pass 2: softmax rows
+  GemmNN(n_q, d_v, n_k, 1.0f, weights, n_k, v, d_v, out, d_v, ws);  // pass 3: O = P V
+}
+
+void AttentionForwardRef(const float* q, const float* k, const float* v, int n_q, int n_k, int d, int d_v,
+                         float scale, float* weights, float* out) {
+  GemmNTRef(n_q, n_k, d, scale, q, d, k, d, weights, n_k);           // pass 1: scores
+  SoftmaxRowsRef(weights, n_q, n_k, n_k, 1.0f, nullptr, nullptr);   // pass 2: softmax
+  GemmNNRef(n_q, d_v, n_k, 1.0f, weights, n_k, v, d_v, out, d_v);   // pass 3: P V
+}
+
+}  // namespace kernels
+}  // namespace attnviz

@@ -1,0 +1,623 @@
+// attnviz seq2seq: parameters, initialization, batches and the forward passes of the three
+// models (see model.h). Backward passes live with the operations in tape.cpp.
+#include "core/seq2seq/model.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/seq2seq/rng.h"
+
+namespace attnviz {
+namespace seq2seq {
+
+const char* ModelKindName(ModelKind k) {
+  switch (k) {
+    case ModelKind::Bahdanau: return "bahdanau";
+    case ModelKind::Luong: return "luong";
+    case ModelKind::Transformer: return "transformer";
+  }
+  return "?";
+}
+
+bool ParseModelKind(const std::string& name, ModelKind* out) {
+  for (ModelKind k : {ModelKind::Bahdanau, ModelKind::Luong, ModelKind::Transformer})
+    if (name == ModelKindName(k)) return *out = k, true;
+  return false;
+}
+
+ModelConfig DefaultConfig(ModelKind kind, Task task) {
+  ModelConfig c;
+  c.kind = kind;
+  c.task = task;
+  if (kind == ModelKind::Luong) c.enc_hidden = 32;  // 2 * 32 == dec_hidden, so "dot" also fits
+  return c;
+}
+
+Status ValidateConfig(const ModelConfig& c) {
+  auto in = [](int v, int lo, int hi) { return v >= lo && v <= hi; };
+  if (!in(static_cast<int>(c.kind), 0, 2)) return Status::Error("model: unknown kind");
+  if (!in(static_cast<int>(c.task), 0, 1)) return Status::Error("model: unknown task");
+  if (!in(c.emb, 1, 1024) || !in(c.enc_hidden, 1, 1024) || !in(c.dec_hidden, 1, 1024) || !in(c.attn, 1, 1024))
+    return Status::Error("model: RNN sizes must be in [1, 1024]");
+  if (!in(static_cast<int>(c.luong_score), 0, 1)) return Status::Error("model: unknown Luong score");
+  if (c.kind == ModelKind::Luong && c.luong_score == LuongScore::Dot && c.dec_hidden != 2 * c.enc_hidden)
+    return Status::Error("model: Luong dot attention needs dec_hidden == 2 * enc_hidden");
+  if (!in(c.d_model, 1, 1024) || !in(c.heads, 1, 64) || !in(c.ff, 1, 4096) || !in(c.enc_layers, 1, 12) ||
+      !in(c.dec_layers, 1, 12))
+    return Status::Error("model: Transformer sizes out of range");
+  if (c.d_model % c.heads != 0) return Status::Error("model: heads must divide d_model");
+  return Status::Ok();
+}
+
+const Parameter* Model::Find(const std::string& name) const {
+  for (const Parameter& p : params)
+    if (p.name == name) return &p;
+  return nullptr;
+}
+Parameter* Model::Find(const std::string& name) {
+  for (Parameter& p : params)
+    if (p.name == name) return &p;
+  return nullptr;
+}
+int64_t Model::NumWeights() const {
+  int64_t n = 0;
+  for (const Parameter& p : params) n += p.value.size();
+  return n;
+}
+
+// ---------------------------------------------------------------------------
+// Parameter layout (the order is part of the file format only through names)
+// ---------------------------------------------------------------------------
+namespace {
+
+enum class Init { Xavier, Zero, One, Embedding };
+struct Shape {
+  std::string name;
+  int rows, cols;
+  Init init;
+};
+
+void AddGru(std::vector<Shape>* s, const std::string& p, int in, int h) {
+  s->push_back({p + ".Wx", in, 3 * h, Init::Xavier});
+  s->push_back({p + ".Wh", h, 3 * h, Init::Xavier});
+  s->push_back({p + ".bx", 1, 3 * h, Init::Zero});
+  s->push_back({p + ".bh", 1, 3 * h, Init::Zero});
+}
+void AddLinear(std::vector<Shape>* s, const std::string& p, int in, int out) {
+  s->push_back({p + ".W", in, out, Init::Xavier});
+  s->push_back({p + ".b", 1, out, Init::Zero});
+}
+void AddNorm(std::vector<Shape>* s, const std::string& p, int d) {
+  s->push_back({p + ".g", 1, d, Init::One});
+  s->push_back({p + ".b", 1, d, Init::Zero});
+}
+void AddAttention(std::vector<Shape>* s, const std::string& p, int d) {
+  for (const char* w : {".q", ".k", ".v", ".o"}) AddLinear(s, p + w, d, d);
+}
+
+std::vector<Shape> Layout(const ModelConfig& c, int vs, int vt) {
+  std::vector<Shape> s;
+  if (c.kind == ModelKind::Transformer) {
+    const int d = c.d_model;
+    s.push_back({"src_emb", vs, d, Init::Embedding});
+    s.push_back({"tgt_emb", vt, d, Init::Embedding});
+    for (int l = 0; l < c.enc_layers; ++l) {
+      const std::string p = "enc" + std::to_string(l);
+      AddNorm(&s, p + ".ln1", d);
+      AddAttention(&s, p + ".self", d);
+      AddNorm(&s, p + ".ln2", d);
+      AddLinear(&s, p + ".ff1", d, c.ff);
+      AddLinear(&s, p + ".ff2", c.ff, d);
+    }
+    AddNorm(&s, "enc.ln", d);
+    for (int l = 0; l < c.dec_layers; ++l) {
+      const std::string p = "dec" + std::to_string(l);
+      AddNorm(&s, p + ".ln1", d);
+      AddAttention(&s, p + ".self", d);
+      AddNorm(&s, p + ".ln2", d);
+      AddAttention(&s, p + ".cross", d);
+      AddNorm(&s, p + ".ln3", d);
+      AddLinear(&s, p + ".ff1", d, c.ff);
+      AddLinear(&s, p + ".ff2", c.ff, d);
+    }
+    AddNorm(&s, "dec.ln", d);
+    AddLinear(&s, "out", d, vt);
+    return s;
+  }
+  const int e2 = 2 * c.enc_hidden, dh = c.dec_hidden;
+  s.push_back({"src_emb", vs, c.emb, Init::Xavier});
+  s.push_back({"tgt_emb", vt, c.emb, Init::Xavier});
+  AddGru(&s, "enc.fwd", c.emb, c.enc_hidden);
+  AddGru(&s, "enc.bwd", c.emb, c.enc_hidden);
+  AddLinear(&s, "init", e2, dh);
+  if (c.kind == ModelKind::Bahdanau) {
+    AddGru(&s, "dec", c.emb + e2, dh);
+    s.push_back({"att.Wk", e2, c.attn, Init::Xavier});
+    s.push_back({"att.Wq", dh, c.attn, Init::Xavier});
+    s.push_back({"att.v", 1, c.attn, Init::Xavier});
+    AddLinear(&s, "out", dh + e2 + c.emb, vt);
+  } else {
+    AddGru(&s, "dec", c.emb + dh, dh);
+    if (c.luong_score == LuongScore::General) s.push_back({"att.Wa", e2, dh, Init::Xavier});
+    AddLinear(&s, "comb", e2 + dh, dh);
+    AddLinear(&s, "out", dh, vt);
+  }
+  return s;
+}
+
+}  // namespace
+
+Status InitModel(const ModelConfig& config, const Vocab& source_vocab, const Vocab& target_vocab, uint64_t seed,
+                 Model* out) {
+  Status st = ValidateConfig(config);
+  if (!st) return st;
+  Model m;
+  m.config = config;
+  m.source_vocab = source_vocab;
+  m.target_vocab = target_vocab;
+  Rng rng(seed);
+  for (const Shape& s : Layout(config, source_vocab.Size(), target_vocab.Size())) {
+    Parameter p;
+    p.name = s.name;
+    p.value.resize(s.rows, s.cols);
+    const float a = s.init == Init::Embedding ? 1.0f : std::sqrt(6.0f / static_cast<float>(s.rows + s.cols));
+    for (int i = 0; i < s.rows; ++i)
+      for (int j = 0; j < s.cols; ++j)
+        p.value(i, j) = s.init == Init::Zero ? 0.0f : s.init == Init::One ? 1.0f : rng.Symmetric(a);
+    m.params.push_back(std::move(p));
+  }
+  *out = std::move(m);
+  return Status::Ok();
+}
+
+Batch BuildBatch(const Model& m, const std::vector<const SentencePair*>& pairs) {
+  Batch b;
+  b.size = static_cast<int>(pairs.size());
+  for (const SentencePair* p : pairs) {
+    b.source.push_back(m.source_vocab.Encode(p->source));
+    b.target.push_back(m.target_vocab.Encode(p->target));
+  }
+  return b;
+}
+
+// ---------------------------------------------------------------------------
+// RNN models (Bahdanau, Luong)
+// ---------------------------------------------------------------------------
+namespace {
+
+struct RnnParams {
+  const Parameter *src_emb, *tgt_emb, *init_W, *init_b;
+  const Parameter *enc[2][4];  // [fwd, bwd][Wx, Wh, bx, bh]
+  const Parameter *dec[4];
+  const Parameter *Wk = nullptr, *Wq = nullptr, *v = nullptr, *Wa = nullptr, *Wc = nullptr, *bc = nullptr;
+  const Parameter *out_W, *out_b;
+  explicit RnnParams(const Model& m) {
+    src_emb = m.Find("src_emb"), tgt_emb = m.Find("tgt_emb");
+    init_W = m.Find("init.W"), init_b = m.Find("init.b");
+    const char* dirs[2] = {"enc.fwd", "enc.bwd"};
+    const char* parts[4] = {".Wx", ".Wh", ".bx", ".bh"};
+    for (int d = 0; d < 2; ++d)
+      for (int k = 0; k < 4; ++k) enc[d][k] = m.Find(std::string(dirs[d]) + parts[k]);
+    for (int k = 0; k < 4; ++k) dec[k] = m.Find(std::string("dec") + parts[k]);
+    Wk = m.Find("att.Wk"), Wq = m.Find("att.Wq"), v = m.Find("att.v"), Wa = m.Find("att.Wa");
+    Wc = m.Find("comb.W"), bc = m.Find("comb.b");
+    out_W = m.Find("out.W"), out_b = m.Find("out.b");
+  }
+};
+
+struct RnnEncoded {
+  Tape::Id H = -1, keys = -1, s0 = -1;
+  std::vector<int> lengths;
+  int B = 0, T = 0;
+};
+
+RnnEncoded RnnEncode(const Model& m, const RnnParams& P, Tape* tape, const std::vector<std::vector<int>>& source) {
+  RnnEncoded e;
+  e.B = static_cast<int>(source.size());
+  for (const auto& s : source) e.lengths.push_back(static_cast<int>(s.size())), e.T = std::max(e.T, e.lengths.back());
+  const int B = e.B, T = e.T, E = m.config.enc_hidden;
+  std::vector<int> ids(T * B, kPad);  // time-major
+  for (int b = 0; b < B; ++b)
+    for (int t = 0; t < e.lengths[b]; ++t) ids[t * B + b] = source[b][t];
+  const Tape::Id X = tape->Gather(P.src_emb, ids);  // [T * B, emb]
+  std::vector<Tape::Id> states[2];
+  Tape::Id last[2];
+  for (int d = 0; d < 2; ++d) {
+    const auto& W = P.enc[d];
+    const Tape::Id GX = tape->AddBias(tape->MatMul(X, tape->Param(W[0])), tape->Param(W[2]));  // [T * B, 3E]
+    const Tape::Id Wh = tape->Param(W[1]), bh = tape->Param(W[3]);
+    Tape::Id h = tape->Constant(MatrixRM::Zero(B, E));
+    states[d].assign(T, -1);
+    std::vector<int> valid(B);
+    for (int k = 0; k < T; ++k) {
+      const int t = d == 0 ? k : T - 1 - k;
+      for (int b = 0; b < B; ++b) valid[b] = t < e.lengths[b] ? 1 : 0;
+      const Tape::Id gh = tape->AddBias(tape->MatMul(h, Wh), bh);
+      h = tape->Gru(tape->RowBlock(GX, t * B, B), gh, h, &valid);
+      states[d][t] = h;
+    }
+    last[d] = h;  // fwd: state after each sentence's last word (padding steps are skipped); bwd: state at t = 0
+  }
+  std::vector<Tape::Id> rows(T);
+  for (int t = 0; t < T; ++t) rows[t] = tape->ConcatCols({states[0][t], states[1][t]});
+  e.H = tape->StackRows(rows);  // [T * B, 2E]
+  e.s0 = tape->Tanh(tape->AddBias(tape->MatMul(tape->ConcatCols({last[0], last[1]}), tape->Param(P.init_W)),
+                                  tape->Param(P.init_b)));
+  if (m.config.kind == ModelKind::Bahdanau)
+    e.keys = tape->MatMul(e.H, tape->Param(P.Wk));
+  else
+    e.keys = m.config.luong_score == LuongScore::General ? tape->MatMul(e.H, tape->Param(P.Wa)) : e.H;
+  return e;
+}
+
+struct RnnStepResult {
+  Tape::Id state, feed, features, alpha;
+};
+
+// One decoder step for B rows: prev [B] previous tokens; returns the new state and the features
+// that the output layer maps to logits.
+RnnStepResult RnnStep(const Model& m, const RnnParams& P, Tape* tape, Tape::Id H, Tape::Id keys,
+                      const std::vector<int>& lengths, const std::vector<int>& prev, Tape::Id state, Tape::Id feed) {
+  RnnStepResult r;
+  const Tape::Id y = tape->Gather(P.tgt_emb, prev);  // [B, emb]
+  auto gru = [&](Tape::Id x, Tape::Id h) {
+    const Tape::Id gx = tape->AddBias(tape->MatMul(x, tape->Param(P.dec[0])), tape->Param(P.dec[2]));
+    const Tape::Id gh = tape->AddBias(tape->MatMul(h, tape->Param(P.dec[1])), tape->Param(P.dec[3]));
+    return tape->Gru(gx, gh, h);
+  };
+  if (m.config.kind == ModelKind::Bahdanau) {
+    const Tape::Id qp = tape->MatMul(state, tape->Param(P.Wq));
+    r.alpha = tape->MaskedSoftmax(tape->AdditiveScores(keys, qp, tape->Param(P.v)), lengths);
+    const Tape::Id c = tape->Context(r.alpha, H);
+    r.state = gru(tape->ConcatCols({y, c}), state);
+    r.feed = -1;
+    r.features = tape->ConcatCols({r.state, c, y});
+  } else {
+    r.state = gru(tape->ConcatCols({y, feed}), state);
+    r.alpha = tape->MaskedSoftmax(tape->DotScores(keys, r.state), lengths);
+    const Tape::Id c = tape->Context(r.alpha, H);
+    r.feed = tape->Tanh(tape->AddBias(tape->MatMul(tape->ConcatCols({c, r.state}), tape->Param(P.Wc)),
+                                      tape->Param(P.bc)));
+    r.features = r.feed;
+  }
+  return r;
+}
+
+Tape::Id OutputLogits(Tape* tape, const Parameter* W, const Parameter* b, Tape::Id features) {
+  return tape->AddBias(tape->MatMul(features, tape->Param(W)), tape->Param(b));
+}
+
+int ArgMax(const MatrixRM& logits, int row) {
+  int best = 0;
+  logits.row(row).maxCoeff(&best);
+  return best;
+}
+
+Tape::Id RnnTeacherForced(const Model& m, Tape* tape, const Batch& batch, BatchAttention* attention) {
+  const RnnParams P(m);
+  const RnnEncoded e = RnnEncode(m, P, tape, batch.source);
+  const int B = e.B;
+  int Tt = 0;
+  for (const auto& t : batch.target) Tt = std::max(Tt, static_cast<int>(t.size()) + 1);
+  Tape::Id state = e.s0;
+  Tape::Id feed = m.config.kind == ModelKind::Luong ? tape->Constant(MatrixRM::Zero(B, m.config.dec_hidden)) : -1;
+  std::vector<Tape::Id> features(Tt), alphas(Tt);
+  std::vector<int> prev(B), targets(Tt * B, -1);
+  for (int t = 0; t < Tt; ++t) {
+    for (int b = 0; b < B; ++b) {
+      const int len = static_cast<int>(batch.target[b].size());
+      prev[b] = t == 0 ? kBos : (t - 1 < len ? batch.target[b][t - 1] : kPad);
+      targets[t * B + b] = t < len ? batch.target[b][t] : (t == len ? kEos : -1);
+    }
+    const RnnStepResult r = RnnStep(m, P, tape, e.H, e.keys, e.lengths, prev, state, feed);
+    state = r.state, feed = r.feed, features[t] = r.features, alphas[t] = r.alpha;
+  }
+  const Tape::Id logits = OutputLogits(tape, P.out_W, P.out_b, tape->StackRows(features));  // [Tt * B, V]
+  if (attention) {
+    attention->assign(B, MatrixRM());
+    for (int b = 0; b < B; ++b) {
+      const int rows = static_cast<int>(batch.target[b].size()) + 1;
+      (*attention)[b].resize(rows, e.lengths[b]);
+      for (int t = 0; t < rows; ++t) (*attention)[b].row(t) = tape->Value(alphas[t]).row(b).head(e.lengths[b]);
+    }
+  }
+  return tape->CrossEntropy(logits, targets);
+}
+
+void RnnGreedy(const Model& m, Tape* tape, const Batch& batch, int max_len, std::vector<std::vector<int>>* out) {
+  const RnnParams P(m);
+  tape->Clear();
+  const RnnEncoded e = RnnEncode(m, P, tape, batch.source);
+  const int B = e.B;
+  Tape::Id state = e.s0;
+  Tape::Id feed = m.config.kind == ModelKind::Luong ? tape->Constant(MatrixRM::Zero(B, m.config.dec_hidden)) : -1;
+  out->assign(B, {});
+  std::vector<int> prev(B, kBos);
+  std::vector<uint8_t> done(B, 0);
+  for (int t = 0; t < max_len; ++t) {
+    const RnnStepResult r = RnnStep(m, P, tape, e.H, e.keys, e.lengths, prev, state, feed);
+    state = r.state, feed = r.feed;
+    const Tape::Id logits = OutputLogits(tape, P.out_W, P.out_b, r.features);
+    int n_done = 0;
+    for (int b = 0; b < B; ++b) {
+      prev[b] = ArgMax(tape->Value(logits), b);
+      if (!done[b]) {
+        if (prev[b] == kEos) done[b] = 1;
+        else (*out)[b].push_back(prev[b]);
+      }
+      n_done += done[b];
+    }
+    if (n_done == B) break;
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Transformer
+// ---------------------------------------------------------------------------
+struct Linear {
+  const Parameter *W, *b;
+};
+struct Norm {
+  const Parameter *g, *b;
+};
+struct AttentionP {
+  Linear q, k, v, o;
+};
+struct TfLayer {
+  Norm ln1, ln2, ln3;
+  AttentionP self, cross;
+  Linear ff1, ff2;
+};
+struct TfParams {
+  const Parameter *src_emb, *tgt_emb;
+  std::vector<TfLayer> enc, dec;
+  Norm enc_ln, dec_ln;
+  Linear out;
+  explicit TfParams(const Model& m) {
+    auto lin = [&](const std::string& p) { return Linear{m.Find(p + ".W"), m.Find(p + ".b")}; };
+    auto norm = [&](const std::string& p) { return Norm{m.Find(p + ".g"), m.Find(p + ".b")}; };
+    auto att = [&](const std::string& p) { return AttentionP{lin(p + ".q"), lin(p + ".k"), lin(p + ".v"), lin(p + ".o")}; };
+    src_emb = m.Find("src_emb"), tgt_emb = m.Find("tgt_emb");
+    for (int l = 0; l < m.config.enc_layers; ++l) {
+      const std::string p = "enc" + std::to_string(l);
+      TfLayer L;
+      L.ln1 = norm(p + ".ln1"), L.self = att(p + ".self"), L.ln2 = norm(p + ".ln2");
+      L.ff1 = lin(p + ".ff1"), L.ff2 = lin(p + ".ff2");
+      enc.push_back(L);
+    }
+    for (int l = 0; l < m.config.dec_layers; ++l) {
+      const std::string p = "dec" + std::to_string(l);
+      TfLayer L;
+      L.ln1 = norm(p + ".ln1"), L.self = att(p + ".self"), L.ln2 = norm(p + ".ln2"), L.cross = att(p + ".cross");
+      L.ln3 = norm(p + ".ln3"), L.ff1 = lin(p + ".ff1"), L.ff2 = lin(p + ".ff2");
+      dec.push_back(L);
+    }
+    enc_ln = norm("enc.ln"), dec_ln = norm("dec.ln");
+    out = lin("out");
+  }
+};
+
+Tape::Id Dense(Tape* tape, const Linear& l, Tape::Id x) {
+  return tape->AddBias(tape->MatMul(x, tape->Param(l.W)), tape->Param(l.b));
+}
+Tape::Id ApplyNorm(Tape* tape, const Norm& n, Tape::Id x) { return tape->LayerNorm(x, tape->Param(n.g), tape->Param(n.b)); }
+
+// Sinusoidal positions tiled over the batch: [B * n, d], row b * n + i gets position i.
+MatrixRM Positions(int B, int n, int d) {
+  MatrixRM pe(B * n, d);
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < d; ++j) {
+      const double angle = i / std::pow(10000.0, (2 * (j / 2)) / static_cast<double>(d));
+      pe(i, j) = static_cast<float>(j % 2 == 0 ? std::sin(angle) : std::cos(angle));
+    }
+  for (int b = 1; b < B; ++b) pe.middleRows(b * n, n) = pe.topRows(n);
+  return pe;
+}
+
+Tape::Id Embed(Tape* tape, const Parameter* table, const std::vector<std::vector<int>>& seqs, int n, int d) {
+  const int B = static_cast<int>(seqs.size());
+  std::vector<int> ids(B * n, kPad);
+  for (int b = 0; b < B; ++b)
+    for (int i = 0; i < static_cast<int>(seqs[b].size()) && i < n; ++i) ids[b * n + i] = seqs[b][i];
+  return tape->Add(tape->Gather(table, ids), tape->Constant(Positions(B, n, d)));
+}
+
+Tape::Id AttentionBlock(Tape* tape, const AttentionP& a, Tape::Id x, Tape::Id memory, int B, int heads,
+                        const std::vector<int>& key_lengths, bool causal, Tape::Id* probs_node) {
+  const Tape::Id q = Dense(tape, a.q, x), k = Dense(tape, a.k, memory), v = Dense(tape, a.v, memory);
+  const Tape::Id att = tape->MultiHeadAttention(q, k, v, B, heads, key_lengths, causal);
+  if (probs_node) *probs_node = att;
+  return Dense(tape, a.o, att);
+}
+
+Tape::Id FeedForward(Tape* tape, const TfLayer& L, Tape::Id x) {
+  return Dense(tape, L.ff2, tape->Relu(Dense(tape, L.ff1, x)));
+}
+
+// Encoder: returns memory [B * n_s, d] (batch-major) and fills lengths.
+Tape::Id TfEncode(const Model& m, const TfParams& P, Tape* tape, const std::vector<std::vector<int>>& source,
+                  std::vector<int>* lengths, int* n_s) {
+  const int B = static_cast<int>(source.size()), d = m.config.d_model;
+  lengths->clear();
+  *n_s = 0;
+  for (const auto& s : source) lengths->push_back(static_cast<int>(s.size())), *n_s = std::max(*n_s, lengths->back());
+  Tape::Id x = Embed(tape, P.src_emb, source, *n_s, d);
+  for (const TfLayer& L : P.enc) {
+    const Tape::Id h = ApplyNorm(tape, L.ln1, x);
+    x = tape->Add(x, AttentionBlock(tape, L.self, h, h, B, m.config.heads, *lengths, false, nullptr));
+    x = tape->Add(x, FeedForward(tape, L, ApplyNorm(tape, L.ln2, x)));
+  }
+  return ApplyNorm(tape, P.enc_ln, x);
+}
+
+// Decoder over inputs [B][n] (BOS-first prefixes, padded to n): features [B * n, d]; cross[l] = MHA node of layer l.
+Tape::Id TfDecode(const Model& m, const TfParams& P, Tape* tape, Tape::Id memory, const std::vector<int>& src_lengths,
+                  const std::vector<std::vector<int>>& inputs, int n, std::vector<Tape::Id>* cross) {
+  const int B = static_cast<int>(inputs.size()), d = m.config.d_model;
+  const std::vector<int> self_lengths(B, n);  // causal masking hides later (and padded) positions
+  Tape::Id x = Embed(tape, P.tgt_emb, inputs, n, d);
+  cross->clear();
+  for (const TfLayer& L : P.dec) {
+    const Tape::Id h = ApplyNorm(tape, L.ln1, x);
+    x = tape->Add(x, AttentionBlock(tape, L.self, h, h, B, m.config.heads, self_lengths, true, nullptr));
+    Tape::Id probs = -1;
+    x = tape->Add(x, AttentionBlock(tape, L.cross, ApplyNorm(tape, L.ln2, x), memory, B, m.config.heads, src_lengths,
+                                    false, &probs));
+    cross->push_back(probs);
+    x = tape->Add(x, FeedForward(tape, L, ApplyNorm(tape, L.ln3, x)));
+  }
+  return ApplyNorm(tape, P.dec_ln, x);
+}
+
+Tape::Id TfTeacherForced(const Model& m, Tape* tape, const Batch& batch, BatchAttention* attention) {
+  const TfParams P(m);
+  std::vector<int> lengths;
+  int n_s = 0;
+  const Tape::Id memory = TfEncode(m, P, tape, batch.source, &lengths, &n_s);
+  const int B = batch.size;
+  int n = 0;
+  for (const auto& t : batch.target) n = std::max(n, static_cast<int>(t.size()) + 1);
+  std::vector<std::vector<int>> inputs(B);
+  std::vector<int> targets(B * n, -1);
+  for (int b = 0; b < B; ++b) {
+    const auto& t = batch.target[b];
+    inputs[b].push_back(kBos);
+    inputs[b].insert(inputs[b].end(), t.begin(), t.end());
+    for (int i = 0; i <= static_cast<int>(t.size()); ++i) targets[b * n + i] = i < static_cast<int>(t.size()) ? t[i] : kEos;
+  }
+  std::vector<Tape::Id> cross;
+  const Tape::Id features = TfDecode(m, P, tape, memory, lengths, inputs, n, &cross);
+  const Tape::Id logits = Dense(tape, P.out, features);
+  if (attention) {
+    const int H = m.config.heads;
+    const float w = 1.0f / static_cast<float>(H * cross.size());
+    attention->assign(B, MatrixRM());
+    for (int b = 0; b < B; ++b) {
+      const int rows = static_cast<int>(batch.target[b].size()) + 1;
+      MatrixRM& a = (*attention)[b];
+      a.setZero(rows, lengths[b]);
+      for (Tape::Id c : cross)
+        for (int h = 0; h < H; ++h) a += w * tape->Saved(c).block((b * H + h) * n, 0, rows, lengths[b]);
+    }
+  }
+  return tape->CrossEntropy(logits, targets);
+}
+
+void TfGreedy(const Model& m, Tape* tape, const Batch& batch, int max_len, std::vector<std::vector<int>>* out) {
+  const TfParams P(m);
+  tape->Clear();
+  std::vector<int> lengths;
+  int n_s = 0;
+  const MatrixRM memory = tape->Value(TfEncode(m, P, tape, batch.source, &lengths, &n_s));
+  const int B = batch.size;
+  std::vector<std::vector<int>> inputs(B, std::vector<int>{kBos});
+  out->assign(B, {});
+  std::vector<uint8_t> done(B, 0);
+  std::vector<Tape::Id> cross;
+  for (int t = 0; t < max_len; ++t) {
+    tape->Clear();
+    const int n = t + 1;
+    const Tape::Id logits = Dense(tape, P.out, TfDecode(m, P, tape, tape->Constant(memory), lengths, inputs, n, &cross));
+    int n_done = 0;
+    for (int b = 0; b < B; ++b) {
+      const int next = ArgMax(tape->Value(logits), b * n + t);
+      inputs[b].push_back(next);
+      if (!done[b]) {
+        if (next == kEos) done[b] = 1;
+        else (*out)[b].push_back(next);
+      }
+      n_done += done[b];
+    }
+    if (n_done == B) break;
+  }
+}
+
+void LogSoftmaxRow(const MatrixRM& logits, int row, Eigen::RowVectorXf* out) {
+  const float mx = logits.row(row).maxCoeff();
+  const float lse = mx + std::log((logits.row(row).array() - mx).exp().sum());
+  *out = (logits.row(row).array() - lse).matrix();
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// dispatch
+// ---------------------------------------------------------------------------
+Tape::Id ForwardTeacherForced(const Model& m, Tape* tape, const Batch& batch, BatchAttention* attention) {
+  tape->Clear();
+  return m.config.kind == ModelKind::Transformer ? TfTeacherForced(m, tape, batch, attention)
+                                                 : RnnTeacherForced(m, tape, batch, attention);
+}
+
+void GreedyDecodeBatch(const Model& m, Tape* tape, const Batch& batch, int max_len, std::vector<std::vector<int>>* out) {
+  if (m.config.kind == ModelKind::Transformer)
+    TfGreedy(m, tape, batch, max_len, out);
+  else
+    RnnGreedy(m, tape, batch, max_len, out);
+}
+
+Status EncodeSource(const Model& m, const std::vector<int>& source_ids, Tape* tape, EncodedSource* out) {
+  if (source_ids.empty()) return Status::Error("translate: empty source sentence");
+  for (int id : source_ids)
+    if (id < 0 || id >= m.source_vocab.Size()) return Status::Error("translate: source id out of range");
+  tape->Clear();
+  EncodedSource e;
+  e.n_source = static_cast<int>(source_ids.size());
+  if (m.config.kind == ModelKind::Transformer) {
+    const TfParams P(m);
+    std::vector<int> lengths;
+    int n_s = 0;
+    e.memory = tape->Value(TfEncode(m, P, tape, {source_ids}, &lengths, &n_s));
+  } else {
+    const RnnParams P(m);
+    const RnnEncoded r = RnnEncode(m, P, tape, {source_ids});
+    e.memory = tape->Value(r.H);
+    e.keys = tape->Value(r.keys);
+    e.initial = tape->Value(r.s0);
+  }
+  *out = std::move(e);
+  return Status::Ok();
+}
+
+DecoderState InitialDecoderState(const Model& m, const EncodedSource& enc) {
+  DecoderState s;
+  s.prefix = {kBos};
+  if (m.config.kind != ModelKind::Transformer) {
+    s.hidden = enc.initial;
+    if (m.config.kind == ModelKind::Luong) s.feed = MatrixRM::Zero(1, m.config.dec_hidden);
+  }
+  return s;
+}
+
+void StepDecoder(const Model& m, const EncodedSource& enc, DecoderState* state, Tape* tape, StepOutput* out) {
+  tape->Clear();
+  out->attention.clear();
+  if (m.config.kind == ModelKind::Transformer) {
+    const TfParams P(m);
+    const int n = static_cast<int>(state->prefix.size()), H = m.config.heads;
+    std::vector<Tape::Id> cross;
+    const Tape::Id logits = Dense(
+        tape, P.out, TfDecode(m, P, tape, tape->Constant(enc.memory), {enc.n_source}, {state->prefix}, n, &cross));
+    LogSoftmaxRow(tape->Value(logits), n - 1, &out->log_probs);
+    for (Tape::Id c : cross) {
+      MatrixRM rows(H, enc.n_source);
+      for (int h = 0; h < H; ++h) rows.row(h) = tape->Saved(c).row(h * n + n - 1);
+      out->attention.push_back(std::move(rows));
+    }
+    return;
+  }
+  const RnnParams P(m);
+  const Tape::Id H = tape->Constant(enc.memory);
+  const Tape::Id keys = tape->Constant(enc.keys);
+  const Tape::Id feed = m.config.kind == ModelKind::Luong ? tape->Constant(state->feed) : -1;
+  const RnnStepResult r =
+      RnnStep(m, P, tape, H, keys, {enc.n_source}, {state->prefix.back()}, tape->Constant(state->hidden), feed);
+  const Tape::Id logits = OutputLogits(tape, P.out_W, P.out_b, r.features);
+  LogSoftmaxRow(tape->Value(logits), 0, &out->log_probs);
+  out->attention.push_back(tape->Value(r.alpha));
+  state->hidden = tape->Value(r.state);
+  if (r.feed >= 0) state->feed = tape->Value(r.feed);
+}
+
+}  // namespace seq2seq
+}  // namespace attnviz

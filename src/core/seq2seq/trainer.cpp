@@ -1,0 +1,202 @@
+// attnviz seq2seq: the sliced trainer (see trainer.h).
+#include "core/seq2seq/trainer.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+namespace attnviz {
+namespace seq2seq {
+
+namespace {
+double NowMs() {
+  using Clock = std::chrono::steady_clock;
+  return std::chrono::duration<double, std::milli>(Clock::now().time_since_epoch()).count();
+}
+int MaxDecodeLength(const std::vector<int>& source) { return 2 * static_cast<int>(source.size()) + 6; }
+}  // namespace
+
+TrainerConfig DefaultTrainerConfig(ModelKind kind, Task task, uint64_t seed) {
+  TrainerConfig c;
+  c.model = DefaultConfig(kind, task);
+  c.task = task;
+  c.seed = seed;
+  if (kind == ModelKind::Transformer) {
+    c.learning_rate = 2e-3f;
+    c.warmup_batches = 200;
+    c.beta2 = 0.98f;
+  }
+  return c;
+}
+
+Status Trainer::Init(const TrainerConfig& config) {
+  if (config.batch_size < 1 || config.n_train < config.batch_size || config.n_heldout < 1 || config.eval_chunk < 1)
+    return Status::Error("trainer: need batch_size >= 1, n_train >= batch_size, n_heldout >= 1, eval_chunk >= 1");
+  if (!(config.learning_rate > 0.0f) || !std::isfinite(config.learning_rate))
+    return Status::Error("trainer: learning_rate must be > 0");
+  *this = Trainer();
+  config_ = config;
+  config_.model.task = config.task;
+  Status st = GenerateCorpus(config.task, config.seed, config.n_train, config.n_heldout, &corpus_);
+  if (!st) return st;
+  st = InitModel(config_.model, corpus_.source_vocab, corpus_.target_vocab, config.seed * 7919 + 17, &model_);
+  if (!st) return st;
+  for (Parameter& p : model_.params) {
+    p.grad = MatrixRM::Zero(p.value.rows(), p.value.cols());
+    p.adam_m = p.grad;
+    p.adam_v = p.grad;
+  }
+  rng_.Seed(config.seed * 104729 + 3);
+  order_.resize(corpus_.train.size());
+  for (size_t i = 0; i < order_.size(); ++i) order_[i] = static_cast<int>(i);
+  Snapshot();  // epoch 0: the untrained attention
+  StartEpoch();
+  return Status::Ok();
+}
+
+void Trainer::StartEpoch() {
+  rng_.Shuffle(&order_);
+  cursor_ = 0;
+  evaluating_ = false;
+  epoch_loss_sum_ = 0;
+  epoch_loss_count_ = 0;
+}
+
+double Trainer::progress() const {
+  const double train = static_cast<double>(cursor_) / std::max<size_t>(1, order_.size());
+  const double eval = static_cast<double>(eval_cursor_) / std::max<size_t>(1, corpus_.heldout.size());
+  return evaluating_ ? 0.9 + 0.1 * eval : 0.9 * train;
+}
+
+int Trainer::Step(double budget_ms, int max_units) {
+  const double start = NowMs();
+  step_start_ms_ = start;
+  int units = 0;
+  while (max_units <= 0 || units < max_units) {
+    const double elapsed = NowMs() - start;
+    const double estimate = evaluating_ ? avg_eval_ms_ : avg_batch_ms_;
+    if (units > 0 && elapsed + estimate > budget_ms) break;
+    const double t0 = NowMs();
+    const bool eval = evaluating_;
+    if (eval) EvalChunk();
+    else TrainBatch();
+    const double ms = NowMs() - t0;
+    double& avg = eval ? avg_eval_ms_ : avg_batch_ms_;
+    avg = avg == 0 ? ms : 0.8 * avg + 0.2 * ms;
+    ++units;
+  }
+  seconds_ += (NowMs() - start) / 1000.0;
+  return units;
+}
+
+int Trainer::RunEpoch() {
+  const int target = epoch_ + 1;
+  int units = 0;
+  while (epoch_ < target) units += Step(1e9, 1);
+  return units;
+}
+
+void Trainer::TrainBatch() {
+  const size_t n = std::min<size_t>(config_.batch_size, order_.size() - cursor_);
+  std::vector<const SentencePair*> pairs;
+  for (size_t i = 0; i < n; ++i) pairs.push_back(&corpus_.train[order_[cursor_ + i]]);
+  cursor_ += n;
+  const Batch batch = BuildBatch(model_, pairs);
+  for (Parameter& p : model_.params) p.grad.setZero();
+  const Tape::Id loss = ForwardTeacherForced(model_, &tape_, batch);
+  tape_.Backward(loss);
+  last_loss_ = tape_.Value(loss)(0, 0);
+  batch_losses_.push_back(last_loss_);
+  epoch_loss_sum_ += last_loss_;
+  ++epoch_loss_count_;
+  ++batches_;
+
+  // Adam with global-norm clipping and linear warm-up.
+  double norm2 = 0;
+  for (const Parameter& p : model_.params) norm2 += static_cast<double>(p.grad.squaredNorm());
+  const double norm = std::sqrt(norm2);
+  const float clip = config_.clip_norm > 0 && norm > config_.clip_norm ? static_cast<float>(config_.clip_norm / norm) : 1.0f;
+  ++adam_t_;
+  const float b1 = 0.9f, b2 = config_.beta2, eps = 1e-8f;
+  const float warm = std::min(1.0f, static_cast<float>(adam_t_) / std::max(1, config_.warmup_batches));
+  const float lr = config_.learning_rate * warm;
+  const float c1 = 1.0f - std::pow(b1, static_cast<float>(adam_t_));
+  const float c2 = 1.0f - std::pow(b2, static_cast<float>(adam_t_));
+  if (std::isfinite(norm)) {
+    for (Parameter& p : model_.params) {
+      p.adam_m = b1 * p.adam_m + ((1.0f - b1) * clip) * p.grad;
+      p.adam_v = b2 * p.adam_v + ((1.0f - b2) * clip * clip) * p.grad.cwiseAbs2();
+      p.value.array() -= lr * (p.adam_m.array() / c1) / ((p.adam_v.array() / c2).sqrt() + eps);
+    }
+  }
+  if (cursor_ >= order_.size()) {
+    evaluating_ = true;
+    eval_cursor_ = 0;
+    eval_seq_ = SequenceCounts();
+    eval_argmax_ = eval_threshold_ = AlignmentCounts();
+    eval_loss_sum_ = 0;
+    eval_loss_count_ = 0;
+  }
+}
+
+void Trainer::EvalChunk() {
+  const size_t n = std::min<size_t>(config_.eval_chunk, corpus_.heldout.size() - eval_cursor_);
+  std::vector<const SentencePair*> pairs;
+  int max_len = 0;
+  for (size_t i = 0; i < n; ++i) {
+    pairs.push_back(&corpus_.heldout[eval_cursor_ + i]);
+    max_len = std::max(max_len, MaxDecodeLength(model_.source_vocab.Encode(pairs.back()->source)));
+  }
+  eval_cursor_ += n;
+  const Batch batch = BuildBatch(model_, pairs);
+  BatchAttention attention;
+  const Tape::Id loss = ForwardTeacherForced(model_, &tape_, batch, &attention);
+  eval_loss_sum_ += tape_.Value(loss)(0, 0) * n;
+  eval_loss_count_ += static_cast<int>(n);
+  for (size_t i = 0; i < n; ++i) {
+    eval_argmax_.Add(ScoreAlignment(attention[i], *pairs[i], AlignMode::ArgMax));
+    eval_threshold_.Add(ScoreAlignment(attention[i], *pairs[i], AlignMode::Threshold, config_.align_threshold));
+  }
+  std::vector<std::vector<int>> decoded;
+  GreedyDecodeBatch(model_, &tape_, batch, max_len, &decoded);
+  for (size_t i = 0; i < n; ++i) eval_seq_.Add(decoded[i], batch.target[i]);
+  if (eval_cursor_ >= corpus_.heldout.size()) FinishEpoch();
+}
+
+void Trainer::FinishEpoch() {
+  ++epoch_;
+  EpochStats s;
+  s.epoch = epoch_;
+  s.loss = epoch_loss_count_ ? epoch_loss_sum_ / epoch_loss_count_ : 0;
+  s.heldout_loss = eval_loss_count_ ? eval_loss_sum_ / eval_loss_count_ : 0;
+  s.exact_match = eval_seq_.ExactMatch();
+  s.token_accuracy = eval_seq_.TokenAccuracy();
+  s.aer = eval_argmax_.Aer();
+  s.aer_threshold = eval_threshold_.Aer();
+  s.batches = batches_;
+  s.seconds = seconds_ + (NowMs() - step_start_ms_) / 1000.0;
+  history_.push_back(s);
+  Snapshot();
+  StartEpoch();
+}
+
+void Trainer::Snapshot() {
+  const SentencePair probe = ProbePair(config_.task);
+  std::vector<const SentencePair*> pairs = {&probe};
+  const Batch batch = BuildBatch(model_, pairs);
+  ProbeSnapshot snap;
+  snap.epoch = epoch_;
+  snap.source_tokens = probe.source;
+  snap.reference_tokens = probe.target;
+  BatchAttention attention;
+  ForwardTeacherForced(model_, &tape_, batch, &attention);
+  snap.attention = attention[0];
+  snap.aer = ScoreAlignment(snap.attention, probe, AlignMode::ArgMax).Aer();
+  std::vector<std::vector<int>> decoded;
+  GreedyDecodeBatch(model_, &tape_, batch, MaxDecodeLength(batch.source[0]), &decoded);
+  snap.decoded_tokens = model_.target_vocab.Decode(decoded[0]);
+  probes_.push_back(std::move(snap));
+}
+
+}  // namespace seq2seq
+}  // namespace attnviz

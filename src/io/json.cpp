@@ -1,0 +1,461 @@
+#include "io/json.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "io/utf8.h"
+
+namespace attnviz {
+
+const char* JsonTypeName(JsonType t) {
+  switch (t) {
+    case JsonType::Null: return "null";
+    case JsonType::Bool: return "bool";
+    case JsonType::Number: return "number";
+    case JsonType::String: return "string";
+    case JsonType::Array: return "array";
+    case JsonType::Object: return "object";
+  }
+  return "?";
+}
+
+const JsonValue* JsonValue::Find(const std::string& key) const {
+  for (const auto& m : members)
+    if (m.first == key) return &m.second;
+  return nullptr;
+}
+
+JsonValue JsonValue::MakeNumber(double v) {
+  JsonValue j;
+  j.type = JsonType::Number;
+  j.number = v;
+  return j;
+}
+JsonValue JsonValue::MakeString(const std::string& s) {
+  JsonValue j;
+  j.type = JsonType::String;
+  j.string = s;
+  return j;
+}
+JsonValue JsonValue::MakeBool(bool b) {
+  JsonValue j;
+  j.type = JsonType::Bool;
+  j.boolean = b;
+  return j;
+}
+
+// ---------------------------------------------------------------------------
+// Parser: recursive descent over the bytes.
+// ---------------------------------------------------------------------------
+namespace {
+
+class Parser {
+ public:
+  Parser(const char* s, size_t n, const JsonParseOptions& o) : s_(s), n_(n), opt_(o) {}
+
+  Status Document(JsonValue* out) {
+    if (n_ >= 3 && (uint8_t)s_[0] == 0xEF && (uint8_t)s_[1] == 0xBB && (uint8_t)s_[2] == 0xBF) p_ = 3;
+    SkipSpace();
+    if (p_ >= n_) return Error("empty document");
+    if (!Value(out, 0)) return status_;
+    SkipSpace();
+    if (p_ < n_) return Error("unexpected text after the JSON value");
+    return Status::Ok();
+  }
+
+ private:
+  Status Error(const std::string& msg) {
+    // line:column of p_ (column counted in bytes, 1-based)
+    size_t line = 1, col = 1;
+    for (size_t i = 0; i < p_ && i < n_; ++i) {
+      if (s_[i] == '\n') { ++line; col = 1; } else { ++col; }
+    }
+    return Status::Error("json: " + std::to_string(line) + ":" + std::to_string(col) + ": " + msg);
+  }
+  bool Fail(const std::string& msg) {
+    if (status_.ok) status_ = Error(msg);
+    return false;
+  }
+  void SkipSpace() {
+    while (p_ < n_ && (s_[p_] == ' ' || s_[p_] == '\t' || s_[p_] == '\n' || s_[p_] == '\r')) ++p_;
+  }
+  bool Literal(const char* word) {
+    size_t len = std::strlen(word);
+    if (n_ - p_ >= len && std::memcmp(s_ + p_, word, len) == 0) {
+      p_ += len;
+      return true;
+    }
+    return false;
+  }
+
+  bool Value(JsonValue* out, int depth) {
+    SkipSpace();
+    if (p_ >= n_) return Fail("unexpected end of input, expected a value");
+    const char c = s_[p_];
+    if (c == '{') return Object(out, depth + 1);
+    if (c == '[') return Array(out, depth + 1);
+    if (c == '"') {
+      out->type = JsonType::String;
+      return String(&out->string);
+    }
+    if (c == '-' || (c >= '0' && c <= '9')) {
+      out->type = JsonType::Number;
+      return Number(&out->number);
+    }
+    if (Literal("true")) { *out = JsonValue::MakeBool(true); return true; }
+    if (Literal("false")) { *out = JsonValue::MakeBool(false); return true; }
+    if (Literal("null")) { *out = JsonValue(); return true; }
+    if (c == 'N' || c == 'I') {
+      const size_t at = p_;
+      if (Literal("NaN") || Literal("Infinity")) {
+        p_ = at;
+        return Fail("NaN and Infinity are not valid JSON numbers");
+      }
+    }
+    return Fail(std::string("unexpected character '") + (c >= 0x20 && c < 0x7f ? std::string(1, c) : "\\x" + Hex2(c)) +
+                "', expected a value");
+  }
+  static std::string Hex2(char c) {
+    char b[4];
+    std::snprintf(b, sizeof(b), "%02X", (unsigned)(uint8_t)c);
+    return b;
+  }
+
+  bool Object(JsonValue* out, int depth) {
+    if (depth > opt_.max_depth) return Fail("nesting deeper than " + std::to_string(opt_.max_depth) + " levels");
+    out->type = JsonType::Object;
+    ++p_;  // {
+    SkipSpace();
+    if (p_ < n_ && s_[p_] == '}') { ++p_; return true; }
+    while (true) {
+      SkipSpace();
+      if (p_ >= n_) return Fail("unexpected end of input in object");
+      if (s_[p_] != '"') return Fail("expected a string key in object");
+      std::string key;
+      if (!String(&key)) return false;
+      SkipSpace();
+      if (p_ >= n_ || s_[p_] != ':') return Fail("expected ':' after object key");
+      ++p_;
+      out->members.emplace_back(std::move(key), JsonValue());
+      if (!Value(&out->members.back().second, depth)) return false;
+      SkipSpace();
+      if (p_ >= n_) return Fail("unexpected end of input in object");
+      if (s_[p_] == ',') { ++p_; continue; }
+      if (s_[p_] == '}') { ++p_; return true; }
+      return Fail("expected ',' or '}' in object");
+    }
+  }
+
+  bool Array(JsonValue* out, int depth) {
+    if (depth > opt_.max_depth) return Fail("nesting deeper than " + std::to_string(opt_.max_depth) + " levels");
+    out->type = JsonType::Array;
+    ++p_;  // [
+    SkipSpace();
+    if (p_ < n_ && s_[p_] == ']') { ++p_; return true; }
+    bool packed = true;  // all numbers so far: keep them in out->numbers
+    while (true) {
+      SkipSpace();
+      if (p_ >= n_) return Fail("unexpected end of input in array");
+      const char c = s_[p_];
+      if (packed && (c == '-' || (c >= '0' && c <= '9'))) {
+        double v;
+        if (!Number(&v)) return false;
+        out->numbers.push_back(v);
+      } else {
+        if (packed) {  // first non-number: unpack what we have
+          packed = false;
+          for (double v : out->numbers) out->items.push_back(JsonValue::MakeNumber(v));
+          out->numbers.clear();
+          out->numbers.shrink_to_fit();
+        }
+        out->items.emplace_back();
+        if (!Value(&out->items.back(), depth)) return false;
+      }
+      SkipSpace();
+      if (p_ >= n_) return Fail("unexpected end of input in array");
+      if (s_[p_] == ',') { ++p_; continue; }
+      if (s_[p_] == ']') { ++p_; return true; }
+      return Fail("expected ',' or ']' in array");
+    }
+  }
+
+  bool Number(double* out) {
+    const size_t start = p_;
+    if (s_[p_] == '-') ++p_;
+    if (p_ >= n_) return Fail("truncated number");
+    if (s_[p_] == '0') {
+      ++p_;
+      if (p_ < n_ && s_[p_] >= '0' && s_[p_] <= '9') return Fail("leading zeros are not allowed in numbers");
+    } else if (s_[p_] >= '1' && s_[p_] <= '9') {
+      while (p_ < n_ && s_[p_] >= '0' && s_[p_] <= '9') ++p_;
+    } else {
+      return Fail("expected a digit");
+    }
+    if (p_ < n_ && s_[p_] == '.') {
+      ++p_;
+      if (p_ >= n_ || s_[p_] < '0' || s_[p_] > '9') return Fail("expected a digit after '.'");
+      while (p_ < n_ && s_[p_] >= '0' && s_[p_] <= '9') ++p_;
+    }
+    if (p_ < n_ && (s_[p_] == 'e' || s_[p_] == 'E')) {
+      ++p_;
+      if (p_ < n_ && (s_[p_] == '+' || s_[p_] == '-')) ++p_;
+      if (p_ >= n_ || s_[p_] < '0' || s_[p_] > '9') return Fail("expected a digit in the exponent");
+      while (p_ < n_ && s_[p_] >= '0' && s_[p_] <= '9') ++p_;
+    }
+    // strtod needs a terminated string; numbers are short, so copy (long ones go to the heap).
+    char buf[64];
+    const size_t len = p_ - start;
+    if (len < sizeof(buf)) {
+      std::memcpy(buf, s_ + start, len);
+      buf[len] = '\0';
+      *out = std::strtod(buf, nullptr);
+    } else {
+      std::string tmp(s_ + start, len);
+      *out = std::strtod(tmp.c_str(), nullptr);
+    }
+    if (std::isinf(*out)) {
+      p_ = start;
+      return Fail("number out of range");
+    }
+    return true;
+  }
+
+  bool Hex4(uint32_t* out) {
+    if (n_ - p_ < 4) return Fail("truncated \\u escape");
+    uint32_t v = 0;
+    for (int i = 0; i < 4; ++i) {
+      const char c = s_[p_ + i];
+      v <<= 4;
+      if (c >= '0' && c <= '9') v |= (uint32_t)(c - '0');
+      else if (c >= 'a' && c <= 'f') v |= (uint32_t)(c - 'a' + 10);
+      else if (c >= 'A' && c <= 'F') v |= (uint32_t)(c - 'A' + 10);
+      else { p_ += i; return Fail("invalid hex digit in \\u escape"); }
+    }
+    p_ += 4;
+    *out = v;
+    return true;
+  }
+
+  bool String(std::string* out) {
+    ++p_;  // opening quote
+    out->clear();
+    while (true) {
+      if (p_ >= n_) return Fail("unterminated string");
+      const unsigned char c = (unsigned char)s_[p_];
+      if (c == '"') { ++p_; return true; }
+      if (c < 0x20) return Fail("control character in string (must be escaped)");
+      if (c == '\\') {
+        ++p_;
+        if (p_ >= n_) return Fail("unterminated escape");
+        const char e = s_[p_++];
+        switch (e) {
+          case '"': out->push_back('"'); break;
+          case '\\': out->push_back('\\'); break;
+          case '/': out->push_back('/'); break;
+          case 'b': out->push_back('\b'); break;
+          case 'f': out->push_back('\f'); break;
+          case 'n': out->push_back('\n'); break;
+          case 'r': out->push_back('\r'); break;
+          case 't': out->push_back('\t'); break;
+          case 'u': {
+            uint32_t cp;
+            const size_t esc = p_ - 2;
+            if (!Hex4(&cp)) return false;
+            if (cp >= 0xDC00 && cp <= 0xDFFF) { p_ = esc; return Fail("lone low surrogate in \\u escape"); }
+            if (cp >= 0xD800 && cp <= 0xDBFF) {
+              uint32_t lo;
+              if (n_ - p_ < 2 || s_[p_] != '\\' || s_[p_ + 1] != 'u') { p_ = esc; return Fail("high surrogate without a low surrogate"); }
+              p_ += 2;
+              if (!Hex4(&lo)) return false;
+              if (lo < 0xDC00 || lo > 0xDFFF) { p_ = esc; return Fail("high surrogate without a low surrogate"); }
+              cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+            }
+            AppendUtf8(cp, out);
+            break;
+          }
+          default: p_ -= 2; return Fail(std::string("invalid escape '\\") + (e >= 0x20 && e < 0x7f ? std::string(1, e) : "?") + "'");
+        }
+        continue;
+      }
+      if (c < 0x80) { out->push_back((char)c); ++p_; continue; }
+      const size_t start = p_;
+      uint32_t cp;
+      if (!DecodeUtf8(s_, n_, &p_, &cp)) { p_ = start; return Fail("invalid UTF-8 in string"); }
+      out->append(s_ + start, p_ - start);
+    }
+  }
+
+  const char* s_;
+  size_t n_;
+  size_t p_ = 0;
+  JsonParseOptions opt_;
+  Status status_;
+};
+
+}  // namespace
+
+Status ParseJson(const char* text, size_t size, JsonValue* out, const JsonParseOptions& options) {
+  if (size > options.max_bytes) return Status::Error("json: document of " + std::to_string(size) + " bytes is too large");
+  Parser p(text, size, options);
+  JsonValue v;
+  Status st = p.Document(&v);
+  if (!st) return st;
+  *out = std::move(v);
+  return Status::Ok();
+}
+
+// ---------------------------------------------------------------------------
+// Writer
+// ---------------------------------------------------------------------------
+std::string JsonEscape(const std::string& s) {
+  std::string o = "\"";
+  size_t p = 0;
+  while (p < s.size()) {
+    const unsigned char c = (unsigned char)s[p];
+    if (c >= 0x80) {
+      const size_t start = p;
+      uint32_t cp;
+      if (DecodeUtf8(s.data(), s.size(), &p, &cp)) o.append(s, start, p - start);
+      else o += "\xEF\xBF\xBD";  // U+FFFD for invalid bytes
+      continue;
+    }
+    ++p;
+    switch (c) {
+      case '"': o += "\\\""; break;
+      case '\\': o += "\\\\"; break;
+      case '\n': o += "\\n"; break;
+      case '\r': o += "\\r"; break;
+      case '\t': o += "\\t"; break;
+      case '\b': o += "\\b"; break;
+      case '\f': o += "\\f"; break;
+      default:
+        if (c < 0x20) {
+          char b[8];
+          std::snprintf(b, sizeof(b), "\\u%04x", c);
+          o += b;
+        } else {
+          o.push_back((char)c);
+        }
+    }
+  }
+  return o + "\"";
+}
+
+JsonWriter::JsonWriter(int indent) : indent_(indent) {}
+
+void JsonWriter::Newline() {
+  if (indent_ <= 0) return;
+  out_.push_back('\n');
+  out_.append(stack_.size() * (size_t)indent_, ' ');
+}
+
+void JsonWriter::Separator() {
+  if (after_key_) {
+    after_key_ = false;
+    return;
+  }
+  if (stack_.empty()) return;
+  Level& l = stack_.back();
+  if (!l.empty) out_.push_back(',');
+  if (l.inline_array) {
+    if (!l.empty && indent_ > 0) out_.push_back(' ');
+  } else {
+    Newline();
+  }
+  l.empty = false;
+}
+
+void JsonWriter::BeginObject() {
+  Separator();
+  out_.push_back('{');
+  stack_.push_back({false, false, true});
+}
+void JsonWriter::EndObject() {
+  const bool empty = stack_.back().empty;
+  stack_.pop_back();
+  if (!empty) Newline();
+  out_.push_back('}');
+}
+void JsonWriter::BeginArray(bool inline_array) {
+  Separator();
+  out_.push_back('[');
+  const bool parent_inline = !stack_.empty() && stack_.back().inline_array;
+  stack_.push_back({true, inline_array || parent_inline, true});
+}
+void JsonWriter::EndArray() {
+  const Level l = stack_.back();
+  stack_.pop_back();
+  if (!l.empty && !l.inline_array) Newline();
+  out_.push_back(']');
+}
+void JsonWriter::Key(const std::string& key) {
+  Separator();
+  out_ += JsonEscape(key);
+  out_ += indent_ > 0 ? ": " : ":";
+  after_key_ = true;
+}
+void JsonWriter::String(const std::string& s) {
+  Separator();
+  out_ += JsonEscape(s);
+}
+void JsonWriter::Number(double v) {
+  Separator();
+  if (!std::isfinite(v)) { out_ += "null"; return; }
+  char b[32];
+  for (int prec = 15; prec <= 17; ++prec) {  // shortest of %.15g..%.17g that reads back exactly
+    std::snprintf(b, sizeof(b), "%.*g", prec, v);
+    if (std::strtod(b, nullptr) == v) break;
+  }
+  out_ += b;
+}
+void JsonWriter::NumberF(float v) {
+  Separator();
+  if (!std::isfinite(v)) { out_ += "null"; return; }
+  char b[32];
+  for (int prec = 6; prec <= 9; ++prec) {
+    std::snprintf(b, sizeof(b), "%.*g", prec, (double)v);
+    if (std::strtof(b, nullptr) == v) break;
+  }
+  out_ += b;
+}
+void JsonWriter::Bool(bool b) {
+  Separator();
+  out_ += b ? "true" : "false";
+}
+void JsonWriter::Null() {
+  Separator();
+  out_ += "null";
+}
+
+void JsonWriter::Value(const JsonValue& v) {
+  switch (v.type) {
+    case JsonType::Null: Null(); break;
+    case JsonType::Bool: Bool(v.boolean); break;
+    case JsonType::Number: Number(v.number); break;
+    case JsonType::String: String(v.string); break;
+    case JsonType::Array:
+      BeginArray(v.IsNumberArray());
+      for (double d : v.numbers) Number(d);
+      for (const JsonValue& item : v.items) Value(item);
+      EndArray();
+      break;
+    case JsonType::Object:
+      BeginObject();
+      for (const auto& m : v.members) {
+        Key(m.first);
+        Value(m.second);
+      }
+      EndObject();
+      break;
+  }
+}
+
+std::string SerializeJson(const JsonValue& v, int indent) {
+  JsonWriter w(indent);
+  w.Value(v);
+  return w.str();
+}
+
+}  // namespace attnviz

@@ -1,0 +1,153 @@
+#include "io/svg.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "core/colormap.h"
+#include "io/utf8.h"
+
+namespace attnviz {
+namespace {
+
+std::string Fmt(const char* fmt, double a) {
+  char b[64];
+  std::snprintf(b, sizeof(b), fmt, a);
+  return b;
+}
+
+std::string Hex(ColormapRgb c) {
+  char b[8];
+  std::snprintf(b, sizeof(b), "#%02x%02x%02x", c.r, c.g, c.b);
+  return b;
+}
+
+std::string Label(const std::vector<std::string>& tokens, size_t i, size_t max_chars) {
+  std::string t = i < tokens.size() ? tokens[i] : std::to_string(i);
+  std::vector<uint32_t> cps;
+  DecodeUtf8Lossy(t, &cps);
+  if (max_chars > 1 && cps.size() > max_chars) {
+    cps.resize(max_chars - 1);
+    cps.push_back(0x2026);  // ellipsis
+  }
+  std::string out;
+  for (uint32_t cp : cps) AppendUtf8(cp, &out);
+  return out;
+}
+
+// Rough advance width of a label: good enough to size margins without a font.
+float TextWidth(const std::string& s, float font) { return 0.62f * font * (float)Utf8Length(s); }
+
+}  // namespace
+
+std::string XmlEscape(const std::string& s) {
+  std::string o;
+  size_t p = 0;
+  while (p < s.size()) {
+    const size_t start = p;
+    uint32_t cp;
+    if (!DecodeUtf8(s.data(), s.size(), &p, &cp)) cp = 0xFFFD;
+    switch (cp) {
+      case '&': o += "&amp;"; break;
+      case '<': o += "&lt;"; break;
+      case '>': o += "&gt;"; break;
+      case '"': o += "&quot;"; break;
+      case '\'': o += "&apos;"; break;
+      default:
+        if ((cp < 0x20 && cp != '\t') || cp == 0xFFFE || cp == 0xFFFF) AppendUtf8(0xFFFD, &o);
+        else if (cp == 0xFFFD) AppendUtf8(cp, &o);
+        else o.append(s, start, p - start);
+    }
+  }
+  return o;
+}
+
+std::string HeatmapSvg(const MatrixRM& w, const std::vector<std::string>& source_tokens,
+                       const std::vector<std::string>& target_tokens, const std::string& colormap,
+                       const SvgHeatmapOptions& opt) {
+  const ColormapTable* table = FindColormap(colormap.c_str());
+  if (!table) table = &ColormapTableAt(0);
+  const int rows = (int)w.rows(), cols = (int)w.cols();
+  const float cell = opt.cell_size > 1 ? opt.cell_size : 1, font = opt.font_size > 1 ? opt.font_size : 1;
+  float vmin = opt.vmin, vmax = opt.vmax;
+  if (std::isnan(vmax)) {
+    vmax = 0;
+    for (int i = 0; i < rows * cols; ++i)
+      if (std::isfinite(w.data()[i])) vmax = std::max(vmax, w.data()[i]);
+    if (vmax <= vmin) vmax = vmin + 1;
+  }
+  const float range = vmax > vmin ? vmax - vmin : 1.0f;
+
+  // pass 1: layout
+  std::vector<std::string> top(cols), left(rows);
+  float top_w = 0, left_w = 0;
+  for (int j = 0; j < cols; ++j) top_w = std::max(top_w, TextWidth(top[j] = Label(source_tokens, j, opt.max_label_chars), font));
+  for (int i = 0; i < rows; ++i) left_w = std::max(left_w, TextWidth(left[i] = Label(target_tokens, i, opt.max_label_chars), font));
+  const bool rotate = top_w > cell - 2;  // labels would overlap their neighbours
+  const float title_h = opt.title.empty() ? 0 : font * 1.6f + 4;
+  const float top_h = rotate ? top_w * 0.7071f + font + 6 : font + 8;
+  const float x0 = 8 + left_w + 6, y0 = 8 + title_h + top_h;
+  const float bar_w = opt.colorbar ? 16 + 8 + TextWidth(Fmt("%.3g", vmax), font) + 16 : 0;
+  const float width = x0 + cols * cell + (rotate ? top_w * 0.7071f : 0) + bar_w + 8;
+  const float height = y0 + rows * cell + 8;
+
+  // pass 2: emit
+  std::string s;
+  s.reserve((size_t)rows * cols * 64 + 4096);
+  s += "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  s += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + Fmt("%.0f", width) + "\" height=\"" + Fmt("%.0f", height) +
+       "\" viewBox=\"0 0 " + Fmt("%.0f", width) + " " + Fmt("%.0f", height) + "\" font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\" font-size=\"" +
+       Fmt("%g", font) + "\">\n";
+  s += "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
+  if (!opt.title.empty())
+    s += "<text x=\"" + Fmt("%g", x0) + "\" y=\"" + Fmt("%g", 8 + font * 1.2f) + "\" font-size=\"" + Fmt("%g", font * 1.2f) +
+         "\" font-weight=\"bold\">" + XmlEscape(opt.title) + "</text>\n";
+  s += "<g class=\"source-tokens\">\n";
+  for (int j = 0; j < cols; ++j) {
+    const float cx = x0 + (j + 0.5f) * cell;
+    if (rotate)
+      s += "<text transform=\"translate(" + Fmt("%g", cx) + "," + Fmt("%g", y0 - 4) + ") rotate(-45)\">" + XmlEscape(top[j]) + "</text>\n";
+    else
+      s += "<text x=\"" + Fmt("%g", cx) + "\" y=\"" + Fmt("%g", y0 - 6) + "\" text-anchor=\"middle\">" + XmlEscape(top[j]) + "</text>\n";
+  }
+  s += "</g>\n<g class=\"target-tokens\" text-anchor=\"end\">\n";
+  for (int i = 0; i < rows; ++i)
+    s += "<text x=\"" + Fmt("%g", x0 - 6) + "\" y=\"" + Fmt("%g", y0 + (i + 0.5f) * cell + font * 0.35f) + "\">" + XmlEscape(left[i]) + "</text>\n";
+  s += "</g>\n<g class=\"cells\" shape-rendering=\"crispEdges\">\n";
+  for (int i = 0; i < rows; ++i) {
+    for (int j = 0; j < cols; ++j) {
+      const float v = w(i, j);
+      const ColormapRgb c = ColormapSample(*table, (v - vmin) / range);
+      s += "<rect x=\"" + Fmt("%g", x0 + j * cell) + "\" y=\"" + Fmt("%g", y0 + i * cell) + "\" width=\"" + Fmt("%g", cell) +
+           "\" height=\"" + Fmt("%g", cell) + "\" fill=\"" + Hex(c) + "\"/>\n";
+    }
+  }
+  s += "</g>\n";
+  if (opt.show_values) {
+    s += "<g class=\"values\" text-anchor=\"middle\" font-size=\"" + Fmt("%g", std::min(font, cell * 0.36f)) + "\">\n";
+    for (int i = 0; i < rows; ++i) {
+      for (int j = 0; j < cols; ++j) {
+        const float v = w(i, j);
+        const ColormapRgb c = ColormapSample(*table, (v - vmin) / range);
+        const float lum = 0.299f * c.r + 0.587f * c.g + 0.114f * c.b;
+        s += "<text x=\"" + Fmt("%g", x0 + (j + 0.5f) * cell) + "\" y=\"" + Fmt("%g", y0 + (i + 0.5f) * cell + font * 0.3f) +
+             "\" fill=\"" + (lum > 140 ? "black" : "white") + "\">" + Fmt("%.2f", v) + "</text>\n";
+      }
+    }
+    s += "</g>\n";
+  }
+  if (opt.colorbar) {
+    const float bx = x0 + cols * cell + (rotate ? top_w * 0.7071f : 0) + 16, bh = std::max(rows * cell, 4 * font);
+    s += "<defs><linearGradient id=\"attnviz-colorbar\" x1=\"0\" y1=\"1\" x2=\"0\" y2=\"0\">\n";
+    for (int k = 0; k < table->count; ++k)
+      s += "<stop offset=\"" + Fmt("%g", table->keys[k].t) + "\" stop-color=\"" + Hex(table->keys[k].c) + "\"/>\n";
+    s += "</linearGradient></defs>\n";
+    s += "<rect class=\"colorbar\" x=\"" + Fmt("%g", bx) + "\" y=\"" + Fmt("%g", y0) + "\" width=\"16\" height=\"" + Fmt("%g", bh) +
+         "\" fill=\"url(#attnviz-colorbar)\" stroke=\"#444\" stroke-width=\"0.5\"/>\n";
+    s += "<text x=\"" + Fmt("%g", bx + 22) + "\" y=\"" + Fmt("%g", y0 + font * 0.8f) + "\">" + Fmt("%.3g", vmax) + "</text>\n";
+    s += "<text x=\"" + Fmt("%g", bx + 22) + "\" y=\"" + Fmt("%g", y0 + bh) + "\">" + Fmt("%.3g", vmin) + "</text>\n";
+  }
+  s += "</svg>\n";
+  return s;
+}
+
+}  // namespace attnviz

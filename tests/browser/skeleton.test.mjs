@@ -1,0 +1,106 @@
+// First light: the page loads WASM, draws the seed heatmaps through the project's shaders,
+// and every cell's colour inverts through the colormap to the weight the core computed.
+import fs from 'node:fs';
+import { openApp, frames, screenshot, check, summary, checkHeatmapPixels } from './lib.mjs';
+
+const SEED002 = [0.1192029, 0.0, 0.0, 0.8807971];  // softmax of dot scores 927, 397, 148, 929.1
+
+async function main() {
+  const app = await openApp('?example=seed002&view=heatmap');
+  const { page, errors } = app;
+  try {
+    await frames(page, 5);
+    const webgl = await page.evaluate(() => {
+      const gl = document.querySelector('canvas').getContext('webgl2');
+      return gl ? gl.getParameter(gl.VERSION) : null;
+    });
+    check('canvas has a WebGL2 context', webgl !== null && /WebGL 2/.test(webgl), String(webgl));
+    let d = await page.evaluate(() => window.attnviz.describe());
+    check('seed 002 example is open in the heatmap view', d.example === 'seed002' && d.view === 'heatmap');
+    const h = d.heatmaps.find((x) => x.id === 'main');
+    check('heatmap geometry is exposed', !!h && h.rows === 1 && h.cols === 4, JSON.stringify(h && [h.rows, h.cols]));
+    const maxErr = Math.max(...SEED002.map((w, i) => Math.abs(h.weights[i] - w)));
+    check('core weights match seed 002 (0.1192, 0, 0, 0.8808)', maxErr < 1e-4, `largest error ${maxErr.toExponential(2)}`);
+    check('canvas fills the window', await page.evaluate(() => {
+      const c = document.querySelector('canvas');
+      return c.width === window.innerWidth && c.height === window.innerHeight;
+    }));
+    // Numbers sit on the cell centres; the pixel checks look at bare cells.
+    check('command: numbers off', (await page.evaluate(() => window.attnviz.command('numbers off'))) === '');
+    await frames(page, 3);
+    let shot = await screenshot(page, 'seed002-heatmap.png');
+    checkHeatmapPixels('seed 002', d, h, shot.png);
+
+    // Seed 004 (4x4 self-attention) through another colormap.
+    check('command: example seed004', (await page.evaluate(() => window.attnviz.command('example seed004'))) === '');
+    check('command: colormap viridis', (await page.evaluate(() => window.attnviz.command('colormap viridis'))) === '');
+    await frames(page, 4);
+    d = await page.evaluate(() => window.attnviz.describe());
+    const h4 = d.heatmaps.find((x) => x.id === 'main');
+    check('seed 004 is 4x4', h4.rows === 4 && h4.cols === 4);
+    const sums = [0, 1, 2, 3].map((r) => h4.weights.slice(r * 4, r * 4 + 4).reduce((a, b) => a + b, 0));
+    check('seed 004 rows sum to 1', sums.every((s) => Math.abs(s - 1) < 1e-5), sums.map((s) => s.toFixed(6)).join(' '));
+    check('seed 004 weight[0][2] = 0.74913 (numpy)', Math.abs(h4.weights[2] - 0.749130386) < 1e-4, String(h4.weights[2]));
+    shot = await screenshot(page, 'seed004-heatmap-viridis.png');
+    checkHeatmapPixels('seed 004 (viridis)', d, h4, shot.png);
+
+    // UTF-8 tokens: the translation example carries accents.
+    await page.evaluate(() => window.attnviz.command('example translation'));
+    await page.evaluate(() => window.attnviz.command('colormap greys'));
+    await frames(page, 4);
+    d = await page.evaluate(() => window.attnviz.describe());
+    check('translation tokens are UTF-8', d.target_tokens.includes('économique') && d.target_tokens.includes('européenne'),
+      d.target_tokens.join(' '));
+    shot = await screenshot(page, 'translation-heatmap.png');
+    checkHeatmapPixels('translation', d, d.heatmaps.find((x) => x.id === 'main'), shot.png);
+    await page.evaluate(() => window.attnviz.command('numbers on'));
+    await frames(page, 3);
+    shot = await screenshot(page, 'translation-heatmap-numbers.png');
+    if (process.env.ATTNVIZ_DOCS_SCREENSHOT) fs.copyFileSync(shot.file, process.env.ATTNVIZ_DOCS_SCREENSHOT);
+
+    check('unknown command gives an error', (await page.evaluate(() => window.attnviz.command('example nope'))).includes('unknown'));
+    check('no console errors', errors.length === 0, errors.slice(0, 3).join(' | '));
+  } finally {
+    await app.close();
+  }
+}
+
+// HiDPI: the canvas backing store follows devicePixelRatio and the cells still invert.
+async function hidpi() {
+  const app = await openApp('?example=seed004', { width: 900, height: 600, dpr: 2 });
+  try {
+    await app.page.evaluate(() => window.attnviz.command('numbers off'));
+    await frames(app.page, 4);
+    const size = await app.page.evaluate(() => {
+      const c = document.querySelector('canvas');
+      return [c.width, c.height, window.innerWidth, window.innerHeight];
+    });
+    check('HiDPI: canvas is 2x its CSS size', size[0] === 2 * size[2] && size[1] === 2 * size[3], size.join(' '));
+    const d = await app.page.evaluate(() => window.attnviz.describe());
+    check('HiDPI: fonts rasterised at 2x', d.dpi_scale === 2, String(d.dpi_scale));
+    const shot = await screenshot(app.page, 'seed004-hidpi.png');
+    checkHeatmapPixels('HiDPI seed 004', d, d.heatmaps.find((x) => x.id === 'main'), shot.png, 2);
+    // Resizing the window resizes the canvas.
+    await app.page.setViewportSize({ width: 700, height: 500 });
+    await frames(app.page, 4);
+    const w = await app.page.evaluate(() => document.querySelector('canvas').width);
+    check('resize: canvas follows the window', w === 1400, String(w));
+    check('HiDPI: no console errors', app.errors.length === 0, app.errors.slice(0, 3).join(' | '));
+  } finally {
+    await app.close();
+  }
+}
+
+// Without WebGL2 the page says so instead of staying blank.
+async function noWebGL() {
+  const app = await openApp('', { extraArgs: ['--disable-webgl', '--disable-webgl2'], waitReady: false });
+  try {
+    await app.page.waitForSelector('.attnviz-error', { timeout: 30000 });
+    const text = await app.page.textContent('.attnviz-error');
+    check('no WebGL2: a readable message is shown', /WebGL2/.test(text), text.slice(0, 80));
+  } finally {
+    await app.close();
+  }
+}
+
+main().then(hidpi).then(noWebGL).then(() => process.exit(summary()), (e) => { console.error(e); summary(); process.exit(1); });

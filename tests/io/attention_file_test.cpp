@@ -1,0 +1,304 @@
+// Attention file loading (JSON / NPZ / NPY), validation, saving, SVG export and colormaps.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <sstream>
+#include <string>
+
+#include "core/colormap.h"
+#include "io/attention_file.h"
+#include "io/file_util.h"
+#include "io/npz.h"
+#include "io/svg.h"
+
+using namespace attnviz;
+
+namespace {
+
+std::vector<uint8_t> ReadData(const std::string& name) {
+  std::vector<uint8_t> bytes;
+  Status st = ReadFileBytes(std::string(ATTNVIZ_SOURCE_DIR) + "/tests/io/data/" + name, &bytes);
+  EXPECT_TRUE(st.ok) << st.message;
+  return bytes;
+}
+
+// Values numpy recorded for "file:member" in data/manifest.txt.
+std::vector<double> ManifestValues(const std::string& key) {
+  std::vector<uint8_t> bytes = ReadData("manifest.txt");
+  std::istringstream in(std::string(bytes.begin(), bytes.end()));
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream ls(line);
+    std::string k, dtype, shape, v;
+    ls >> k >> dtype >> shape;
+    if (k != key) continue;
+    std::vector<double> values;
+    while (ls >> v) values.push_back(std::strtod(v.c_str(), nullptr));
+    return values;
+  }
+  ADD_FAILURE() << "no manifest line " << key;
+  return {};
+}
+
+Status LoadText(const std::string& text, AttentionFile* f) {
+  return LoadAttentionFile((const uint8_t*)text.data(), text.size(), f);
+}
+
+const char* kGoodJson = R"({
+  "format": "attnviz", "version": 1,
+  "source_tokens": ["the", "cat", "sat"],
+  "target_tokens": ["le", "chat"],
+  "layers": [
+    {"name": "cross", "heads": [
+      {"name": "h0", "weights": [[0.7, 0.2, 0.1], [0.1, 0.8, 0.1]]},
+      {"name": "h1", "weights": [[1, 0, 0], [0, 0, 1]]}]},
+    {"heads": [[[0.5, 0.25, 0.25], [0, 0.5, 0.5]]]}
+  ],
+  "meta": {"model": "toy", "step": 3}
+})";
+
+}  // namespace
+
+TEST(AttentionFile, LoadsJson) {
+  AttentionFile f;
+  Status st = LoadText(kGoodJson, &f);
+  ASSERT_TRUE(st.ok) << st.message;
+  EXPECT_EQ(f.source_tokens, (std::vector<std::string>{"the", "cat", "sat"}));
+  EXPECT_EQ(f.target_tokens, (std::vector<std::string>{"le", "chat"}));
+  ASSERT_EQ(f.layers.size(), 2u);
+  EXPECT_EQ(f.layers[0].name, "cross");
+  EXPECT_EQ(f.layers[1].name, "layer 1");           // default names
+  EXPECT_EQ(f.layers[1].heads[0].name, "head 0");   // a bare matrix is a head
+  EXPECT_EQ(f.TotalHeads(), 3);
+  EXPECT_FLOAT_EQ(f.layers[0].heads[0].weights(1, 1), 0.8f);
+  EXPECT_EQ(f.meta.Find("model")->string, "toy");
+  EXPECT_TRUE(f.warnings.empty());
+}
+
+TEST(AttentionFile, SelfAttentionTokensAndShorthand) {
+  AttentionFile f;
+  Status st = LoadText(R"({"tokens": ["a", "b"], "weights": [[1, 0], [0.5, 0.5]]})", &f);
+  ASSERT_TRUE(st.ok) << st.message;
+  EXPECT_TRUE(f.self_attention);
+  EXPECT_EQ(f.source_tokens, f.target_tokens);
+  ASSERT_EQ(f.layers.size(), 1u);
+  // No tokens at all: indices, with a warning.
+  st = LoadText(R"({"weights": [[1, 0, 0]]})", &f);
+  ASSERT_TRUE(st.ok) << st.message;
+  EXPECT_EQ(f.source_tokens, (std::vector<std::string>{"0", "1", "2"}));
+  EXPECT_EQ(f.warnings.size(), 2u);
+}
+
+TEST(AttentionFile, RowSumWarningsAndTinyNegatives) {
+  AttentionFile f;
+  Status st = LoadText(R"({"tokens": ["a", "b"], "weights": [[0.6, 0.6], [0, 0]]})", &f);
+  ASSERT_TRUE(st.ok) << st.message;
+  ASSERT_EQ(f.warnings.size(), 1u);  // the zero row (fully masked) is fine
+  EXPECT_NE(f.warnings[0].find("1 of 2 rows do not sum to 1 (largest |sum - 1| = 0.2)"), std::string::npos) << f.warnings[0];
+  st = LoadText(R"({"tokens": ["a", "b"], "weights": [[-1e-8, 1], [0.5, 0.5]]})", &f);
+  ASSERT_TRUE(st.ok) << st.message;
+  EXPECT_EQ(f.layers[0].heads[0].weights(0, 0), 0.0f);  // clamped
+}
+
+TEST(AttentionFile, BadJsonFilesAreRejectedWithReasons) {
+  const std::pair<const char*, const char*> cases[] = {
+      {R"({"format": "other", "weights": [[1]]})", "\"format\" must be \"attnviz\""},
+      {R"({"version": 2, "weights": [[1]]})", "version 2 is not supported"},
+      {R"({"tokens": ["a"], "source_tokens": ["a"], "weights": [[1]]})", "either \"tokens\""},
+      {R"({"tokens": ["a", "b"], "weights": [[1, 0]]})", "has weights [1, 2] but there are 2 target tokens"},
+      {R"({"tokens": ["a", "b"], "weights": [[1, 0], [0]]})", "row 1 has 1 values, row 0 has 2"},
+      {R"({"tokens": ["a", "b"], "weights": [[1, 0], [null, 1]]})", "row 1 must be an array of numbers"},
+      {R"({"tokens": ["a", "b"], "weights": [[1, 0], [-0.5, 1.5]]})", "negative weight -0.5 at row 1, column 0"},
+      {R"({"tokens": ["a", 7], "weights": [[1, 0], [0, 1]]})", "\"tokens\"[1] is a number, expected a string"},
+      {R"({"tokens": ["a"]})", "no \"layers\""},
+      {R"({"tokens": ["a"], "layers": [{"name": "x"}]})", "layers[0] needs \"heads\""},
+      {R"({"tokens": ["a"], "layers": [{"heads": []}]})", "has no heads"},
+      {R"({"tokens": ["a"], "layers": []})", "no layers"},
+      {R"({"tokens": [], "weights": []})", "no tokens"},
+      {R"([1, 2])", "top level must be an object"},
+      {R"({"tokens": ["a"], "weights": [[1]], "meta": 5})", "\"meta\" must be an object"},
+      {R"({"tokens": ["a"], "weights": [[1e39]]})", "non-finite weight"},
+      {"{\"tokens\": [\"a\"],\n \"weights\": [[1]}", "json: 2:17: expected ',' or ']' in array"},
+      {"hello", "unrecognised file"},
+  };
+  for (const auto& c : cases) {
+    AttentionFile f;
+    Status st = LoadText(c.first, &f);
+    EXPECT_FALSE(st.ok) << c.first;
+    EXPECT_NE(st.message.find(c.second), std::string::npos) << "got: " << st.message << "\nwant: " << c.second;
+  }
+  AttentionFile f;
+  EXPECT_NE(LoadAttentionFile(nullptr, 0, &f).message.find("empty"), std::string::npos);
+}
+
+TEST(AttentionFile, SizeLimits) {
+  AttentionFileLimits small;
+  small.max_values = 5;
+  AttentionFile f;
+  const std::string t = R"({"tokens": ["a", "b", "c"], "weights": [[1, 0, 0], [0, 1, 0], [0, 0, 1]]})";
+  Status st = LoadAttentionFile((const uint8_t*)t.data(), t.size(), &f, small);
+  EXPECT_FALSE(st.ok);
+  EXPECT_NE(st.message.find("too many weights"), std::string::npos) << st.message;
+  small = AttentionFileLimits();
+  small.max_tokens = 2;
+  st = LoadAttentionFile((const uint8_t*)t.data(), t.size(), &f, small);
+  EXPECT_NE(st.message.find("more than 2 tokens"), std::string::npos) << st.message;
+}
+
+TEST(AttentionFile, LoadsNumpyNpzWithUnicodeTokens) {
+  std::vector<uint8_t> bytes = ReadData("attention_lhqk.npz");
+  AttentionFile f;
+  Status st = LoadAttentionFile(bytes.data(), bytes.size(), &f);
+  ASSERT_TRUE(st.ok) << st.message;
+  EXPECT_EQ(f.source_tokens, (std::vector<std::string>{"the", "cat", "sat", "<\xC3\xBC>", "\xF0\x9F\x90\xB1"}));
+  EXPECT_EQ(f.target_tokens, (std::vector<std::string>{"le", "chat", "s'est", "assis"}));
+  ASSERT_EQ(f.layers.size(), 2u);
+  ASSERT_EQ(f.layers[1].heads.size(), 3u);
+  EXPECT_EQ(f.layers[1].name, "enc.1");
+  EXPECT_EQ(f.layers[1].heads[2].name, "h2");
+  std::vector<double> want = ManifestValues("attention_lhqk.npz:attention");
+  ASSERT_EQ(want.size(), 2u * 3 * 4 * 5);
+  double max_err = 0;
+  size_t k = 0;
+  for (const auto& layer : f.layers)
+    for (const auto& head : layer.heads)
+      for (int i = 0; i < 20; ++i) max_err = std::max(max_err, std::fabs(head.weights.data()[i] - want[k++]));
+  std::printf("attention_lhqk.npz: max |err| vs numpy = %.3g\n", max_err);
+  EXPECT_EQ(max_err, 0.0);
+  EXPECT_TRUE(f.warnings.empty()) << f.warnings[0];
+}
+
+TEST(AttentionFile, LoadsSelfAttentionNpzAndBareNpy) {
+  std::vector<uint8_t> bytes = ReadData("attention_self.npz");
+  AttentionFile f;
+  Status st = LoadAttentionFile(bytes.data(), bytes.size(), &f);
+  ASSERT_TRUE(st.ok) << st.message;
+  EXPECT_TRUE(f.self_attention);
+  EXPECT_EQ(f.target_tokens, (std::vector<std::string>{"a", "b", "c"}));
+  std::vector<double> want = ManifestValues("attention_self.npz:attention");
+  double max_err = 0;
+  for (int i = 0; i < 9; ++i) max_err = std::max(max_err, std::fabs(f.layers[0].heads[0].weights.data()[i] - want[i]));
+  std::printf("attention_self.npz (float64 -> float): max |err| = %.3g\n", max_err);
+  EXPECT_LT(max_err, 1e-7);
+  bytes = ReadData("attention_f16.npy");
+  st = LoadAttentionFile(bytes.data(), bytes.size(), &f);
+  ASSERT_TRUE(st.ok) << st.message;
+  EXPECT_EQ(f.layers.size(), 1u);
+  EXPECT_EQ(f.layers[0].heads.size(), 2u);
+  EXPECT_EQ(f.NumQueries(), 4);
+  // float16 rows sum to 1 only within ~1e-3: a warning is fine, an error is not.
+}
+
+TEST(AttentionFile, AcceptsAttendOutputAndRejectsOthers) {
+  NpzFile z;
+  float w[6] = {0.25f, 0.75f, 1, 0, 0.5f, 0.5f};
+  float hw[12] = {0.25f, 0.75f, 1, 0, 0.5f, 0.5f, 1, 0, 0, 1, 0.5f, 0.5f};
+  z.Add("output", FromFloats({3, 4}, hw));
+  z.Add("weights", FromFloats({3, 2}, w));
+  std::vector<uint8_t> bytes;
+  ASSERT_TRUE(WriteNpz(z, NpzWriteOptions(), &bytes).ok);
+  AttentionFile f;
+  Status st = LoadAttentionFile(bytes.data(), bytes.size(), &f);
+  ASSERT_TRUE(st.ok) << st.message;
+  EXPECT_EQ(f.layers[0].heads.size(), 1u);
+  EXPECT_EQ(f.layers[0].name, "weights");
+  z.Add("head_weights", FromFloats({2, 3, 2}, hw));
+  ASSERT_TRUE(WriteNpz(z, NpzWriteOptions(), &bytes).ok);
+  ASSERT_TRUE(LoadAttentionFile(bytes.data(), bytes.size(), &f).ok);
+  EXPECT_EQ(f.layers[0].heads.size(), 2u);
+  EXPECT_EQ(f.NumKeys(), 2);
+  NpzFile other;
+  other.Add("query", FromFloats({3, 2}, w));
+  ASSERT_TRUE(WriteNpz(other, NpzWriteOptions(), &bytes).ok);
+  st = LoadAttentionFile(bytes.data(), bytes.size(), &f);
+  EXPECT_NE(st.message.find("no 'attention' array"), std::string::npos) << st.message;
+  EXPECT_NE(st.message.find("the file has: query"), std::string::npos) << st.message;
+  other.Add("attention", FromFloats({1, 1, 1, 3, 2}, w));  // 5-D
+  ASSERT_TRUE(WriteNpz(other, NpzWriteOptions(), &bytes).ok);
+  st = LoadAttentionFile(bytes.data(), bytes.size(), &f);
+  EXPECT_NE(st.message.find("must have shape [layers, heads, n_q, n_k]"), std::string::npos) << st.message;
+}
+
+TEST(AttentionFile, SaveJsonAndNpzRoundTrip) {
+  AttentionFile f;
+  ASSERT_TRUE(LoadText(kGoodJson, &f).ok);
+  f.layers.pop_back();  // keep equal head counts for the NPZ form
+  f.layers[0].heads[0].weights(0, 0) = 1.0f / 3.0f;  // needs 9 significant digits
+  f.layers[0].heads[0].weights(0, 1) = 1.0f - 1.0f / 3.0f - 0.1f;
+  const std::string json = SaveAttentionJson(f);
+  AttentionFile back;
+  Status st = LoadText(json, &back);
+  ASSERT_TRUE(st.ok) << st.message << "\n" << json;
+  EXPECT_EQ(back.source_tokens, f.source_tokens);
+  EXPECT_EQ(back.layers[0].heads[1].name, "h1");
+  EXPECT_EQ(back.meta.Find("step")->number, 3);
+  for (size_t h = 0; h < 2; ++h) EXPECT_EQ(back.layers[0].heads[h].weights, f.layers[0].heads[h].weights) << "exact floats";
+  std::vector<uint8_t> npz;
+  ASSERT_TRUE(SaveAttentionNpz(f, true, &npz).ok);
+  st = LoadAttentionFile(npz.data(), npz.size(), &back);
+  ASSERT_TRUE(st.ok) << st.message;
+  EXPECT_EQ(back.layers[0].name, "cross");
+  EXPECT_EQ(back.target_tokens, f.target_tokens);
+  EXPECT_EQ(back.layers[0].heads[0].weights, f.layers[0].heads[0].weights);
+}
+
+TEST(AttentionFile, CorruptedNpzNeverCrashes) {
+  const std::vector<uint8_t> good = ReadData("attention_lhqk.npz");
+  int errors = 0;
+  for (size_t n = 0; n < good.size(); ++n) {
+    AttentionFile f;
+    if (!LoadAttentionFile(good.data(), n, &f).ok) ++errors;
+    std::vector<uint8_t> bad = good;
+    bad[n] ^= 0xA5;
+    LoadAttentionFile(bad.data(), bad.size(), &f);  // may succeed (value bytes); must not crash
+  }
+  EXPECT_EQ(errors, (int)good.size());
+}
+
+TEST(Colormap, KeysAndInterpolation) {
+  ASSERT_GE(ColormapTableCount(), 3);
+  bool ok;
+  ColormapRgb c = ColormapSample("greys", 0.5f, &ok);
+  EXPECT_TRUE(ok);
+  EXPECT_EQ(c.r, 128);
+  c = ColormapSample("viridis", 0.0f);
+  EXPECT_EQ((int)c.r, 68);
+  EXPECT_EQ((int)c.b, 84);
+  c = ColormapSample("viridis", 1.0f);
+  EXPECT_EQ((int)c.g, 231);
+  c = ColormapSample("magma", 0.0625f);  // halfway between the first two keys
+  EXPECT_EQ((int)c.r, 14);
+  EXPECT_EQ((int)c.b, 36);
+  c = ColormapSample("magma", 2.0f);  // clamped
+  EXPECT_EQ((int)c.b, 191);
+  c = ColormapSample("nope", NAN, &ok);
+  EXPECT_FALSE(ok);
+  EXPECT_EQ(c.r, 0);
+}
+
+TEST(Svg, HeatmapHasCellsLabelsAndEscapes) {
+  MatrixRM w(2, 3);
+  w << 0.0f, 0.5f, 1.0f, 0.25f, 0.25f, 0.5f;
+  SvgHeatmapOptions o;
+  o.show_values = true;
+  o.title = "A & B";
+  o.cell_size = 48;
+  std::string svg = HeatmapSvg(w, {"<s>", "caf\xC3\xA9", "\"q\""}, {"x", "y"}, "greys", o);
+  EXPECT_EQ(svg.rfind("<?xml", 0), 0u);
+  EXPECT_NE(svg.find("</svg>"), std::string::npos);
+  size_t rects = 0;
+  for (size_t p = 0; (p = svg.find("<rect x=", p)) != std::string::npos; ++p) ++rects;
+  EXPECT_EQ(rects, 6u);  // cells only (background and colour bar spell their attributes differently)
+  EXPECT_NE(svg.find("&lt;s&gt;"), std::string::npos);
+  EXPECT_NE(svg.find("caf\xC3\xA9"), std::string::npos);
+  EXPECT_NE(svg.find("&quot;q&quot;"), std::string::npos);
+  EXPECT_NE(svg.find("A &amp; B"), std::string::npos);
+  EXPECT_NE(svg.find("fill=\"#ffffff\""), std::string::npos);  // the 1.0 cell in greys (vmax = max = 1)
+  EXPECT_NE(svg.find("fill=\"#000000\""), std::string::npos);  // the 0.0 cell
+  EXPECT_NE(svg.find(">0.50<"), std::string::npos);
+  EXPECT_EQ(svg.find("rotate("), std::string::npos);  // short labels fit
+  std::string crowded = HeatmapSvg(w, {"a rather long token", "another long one", "x"}, {"x", "y"}, "viridis");
+  EXPECT_NE(crowded.find("rotate(-45)"), std::string::npos);
+  EXPECT_EQ(XmlEscape("a\x01\xFF'"), "a\xEF\xBF\xBD\xEF\xBF\xBD&apos;");
+}

@@ -1,0 +1,145 @@
+// JSON parser/writer edge cases.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "io/json.h"
+
+using namespace attnviz;
+
+namespace {
+
+JsonValue MustParse(const std::string& text) {
+  JsonValue v;
+  Status st = ParseJson(text, &v);
+  EXPECT_TRUE(st.ok) << text << " -> " << st.message;
+  return v;
+}
+
+std::string ErrorOf(const std::string& text) {
+  JsonValue v;
+  Status st = ParseJson(text, &v);
+  EXPECT_FALSE(st.ok) << "accepted: " << text;
+  return st.message;
+}
+
+}  // namespace
+
+TEST(Json, ScalarsAndStructure) {
+  EXPECT_EQ(MustParse("null").type, JsonType::Null);
+  EXPECT_TRUE(MustParse(" true ").boolean);
+  EXPECT_FALSE(MustParse("false").boolean);
+  EXPECT_EQ(MustParse("\"x\"").string, "x");
+  JsonValue o = MustParse("{\"a\": [1, 2.5, -3e2], \"b\": {\"c\": [\"s\", null, true]}, \"a\": 0}");
+  ASSERT_TRUE(o.IsObject());
+  ASSERT_EQ(o.members.size(), 3u);
+  const JsonValue* a = o.Find("a");  // first of the duplicate keys
+  ASSERT_NE(a, nullptr);
+  ASSERT_TRUE(a->IsNumberArray());
+  EXPECT_EQ(a->numbers, (std::vector<double>{1, 2.5, -300}));
+  const JsonValue* c = o.Find("b")->Find("c");
+  ASSERT_EQ(c->items.size(), 3u);
+  EXPECT_EQ(c->items[0].string, "s");
+  EXPECT_TRUE(c->items[1].IsNull());
+  EXPECT_EQ(MustParse("[]").ArraySize(), 0u);
+  EXPECT_EQ(MustParse("{}").members.size(), 0u);
+  // A mixed array unpacks the numbers it had already stored packed.
+  JsonValue mixed = MustParse("[1, 2, \"three\", 4]");
+  ASSERT_EQ(mixed.items.size(), 4u);
+  EXPECT_TRUE(mixed.numbers.empty());
+  EXPECT_EQ(mixed.items[1].number, 2);
+  EXPECT_EQ(mixed.items[3].number, 4);
+}
+
+TEST(Json, Numbers) {
+  const std::pair<const char*, double> good[] = {{"0", 0},           {"-0", -0.0},     {"1e3", 1000},       {"1E+3", 1000},
+                                                 {"2.5e-3", 0.0025}, {"-12.75", -12.75}, {"123456789012", 123456789012.0},
+                                                 {"1e-400", 0.0}};
+  for (const auto& g : good) EXPECT_EQ(MustParse(g.first).number, g.second) << g.first;
+  for (const char* bad : {"01", "1.", ".5", "+1", "1e", "1e+", "-", "--1", "0x10", "1.e3"}) ErrorOf(bad);
+  EXPECT_NE(ErrorOf("NaN").find("NaN and Infinity"), std::string::npos);
+  EXPECT_NE(ErrorOf("[Infinity]").find("NaN and Infinity"), std::string::npos);
+  EXPECT_NE(ErrorOf("1e999").find("out of range"), std::string::npos);
+}
+
+TEST(Json, StringsEscapesAndUtf8) {
+  EXPECT_EQ(MustParse(R"("a\"b\\c\/d\b\f\n\r\t")").string, "a\"b\\c/d\b\f\n\r\t");
+  EXPECT_EQ(MustParse(R"("\u00e9\u20AC")").string, "\xC3\xA9\xE2\x82\xAC");  // é €
+  EXPECT_EQ(MustParse(R"("\ud83d\ude00")").string, "\xF0\x9F\x98\x80");      // surrogate pair -> U+1F600
+  EXPECT_EQ(MustParse("\"\xE6\x97\xA5\xE6\x9C\xAC\"").string, "\xE6\x97\xA5\xE6\x9C\xAC");  // raw UTF-8 kept
+  EXPECT_EQ(MustParse(R"("\u0000")").string, std::string(1, '\0'));
+  EXPECT_NE(ErrorOf(R"("\ud83d")").find("high surrogate without a low surrogate"), std::string::npos);
+  EXPECT_NE(ErrorOf(R"("\ud83d\u0041")").find("high surrogate"), std::string::npos);
+  EXPECT_NE(ErrorOf(R"("\ude00")").find("lone low surrogate"), std::string::npos);
+  EXPECT_NE(ErrorOf(R"("\u12G4")").find("invalid hex digit"), std::string::npos);
+  EXPECT_NE(ErrorOf(R"("\x")").find("invalid escape"), std::string::npos);
+  EXPECT_NE(ErrorOf("\"a\nb\"").find("control character"), std::string::npos);
+  EXPECT_NE(ErrorOf("\"\xC3\x28\"").find("invalid UTF-8"), std::string::npos);
+  EXPECT_NE(ErrorOf("\"\xC0\xAF\"").find("invalid UTF-8"), std::string::npos);      // overlong '/'
+  EXPECT_NE(ErrorOf("\"\xED\xA0\x80\"").find("invalid UTF-8"), std::string::npos);  // encoded surrogate
+  EXPECT_NE(ErrorOf("\"abc").find("unterminated string"), std::string::npos);
+  EXPECT_EQ(MustParse("\xEF\xBB\xBF{\"bom\": 1}").Find("bom")->number, 1);  // a UTF-8 BOM is skipped
+}
+
+TEST(Json, ErrorsCarryLineAndColumn) {
+  std::string m = ErrorOf("{\n  \"a\": [1, 2\n  \"b\": 3\n}");
+  EXPECT_NE(m.find("json: 3:3: expected ',' or ']' in array"), std::string::npos) << m;
+  m = ErrorOf("{\"a\" 1}");
+  EXPECT_NE(m.find("1:6: expected ':'"), std::string::npos) << m;
+  m = ErrorOf("[1, 2,]");
+  EXPECT_NE(m.find("1:7: unexpected character ']'"), std::string::npos) << m;
+  m = ErrorOf("{\"a\": 1,}");
+  EXPECT_NE(m.find("expected a string key"), std::string::npos) << m;
+  EXPECT_NE(ErrorOf("").find("empty document"), std::string::npos);
+  EXPECT_NE(ErrorOf("   ").find("empty document"), std::string::npos);
+  EXPECT_NE(ErrorOf("{} {}").find("unexpected text after"), std::string::npos);
+  EXPECT_NE(ErrorOf("[1, 2").find("unexpected end of input in array"), std::string::npos);
+  EXPECT_NE(ErrorOf("tru").find("unexpected character 't'"), std::string::npos);
+  EXPECT_NE(ErrorOf("'single'").find("unexpected character '''"), std::string::npos);
+}
+
+TEST(Json, DepthLimit) {
+  std::string ok(256, '['), deep(100000, '[');
+  ok += std::string(256, ']');
+  MustParse(ok);
+  EXPECT_NE(ErrorOf(deep).find("nesting deeper than 256"), std::string::npos);
+  std::string objs;
+  for (int i = 0; i < 300; ++i) objs += "{\"a\":";
+  EXPECT_NE(ErrorOf(objs).find("nesting deeper than 256"), std::string::npos);
+}
+
+TEST(Json, WriterRoundTrips) {
+  const std::string text =
+      "{\"s\": \"tab\\t quote\\\" \\u00e9 \\ud83d\\ude00 ctl\\u0001\", \"n\": [0, -1.5, 1e-07, 0.1, 3.141592653589793, 1e+300],"
+      " \"o\": {\"x\": null, \"y\": [true, false, [], {}]}}";
+  JsonValue v = MustParse(text);
+  for (int indent : {0, 2}) {
+    std::string out = SerializeJson(v, indent);
+    JsonValue back = MustParse(out);
+    EXPECT_EQ(SerializeJson(back, 0), SerializeJson(v, 0)) << out;
+    EXPECT_EQ(back.Find("s")->string, v.Find("s")->string);
+    EXPECT_EQ(back.Find("n")->numbers, v.Find("n")->numbers);  // exact doubles
+  }
+  EXPECT_EQ(SerializeJson(v.Find("o")->Find("y")[0], 0), "[true,false,[],{}]");
+  JsonWriter w;
+  w.BeginArray();
+  w.NumberF(0.1f);
+  w.NumberF(1.0f / 3.0f);
+  w.Number(NAN);
+  w.String("bad \xFF byte");
+  w.EndArray();
+  EXPECT_EQ(w.str(), "[0.1,0.33333334,null,\"bad \xEF\xBF\xBD byte\"]");
+  EXPECT_EQ(JsonEscape("<\x7f>"), "\"<\x7f>\"");
+}
+
+TEST(Json, TruncationsNeverCrash) {
+  const std::string text = "{\"format\": \"attnviz\", \"t\": [\"\\ud83d\\ude00\", \"\xC3\xA9\"], \"w\": [[0.5, 0.5], [1e-3, 9.99e-1]]}";
+  MustParse(text);
+  int errors = 0;
+  for (size_t n = 0; n < text.size(); ++n) {
+    JsonValue v;
+    if (!ParseJson(text.data(), n, &v).ok) ++errors;
+  }
+  EXPECT_EQ(errors, (int)text.size());  // every proper prefix is incomplete
+}
