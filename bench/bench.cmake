@@ -9,3 +9,7 @@ if(EMSCRIPTEN)
   set_target_properties(attnviz_bench PROPERTIES SUFFIX ".js")
   target_link_options(attnviz_bench PRIVATE -sENVIRONMENT=node -sALLOW_MEMORY_GROWTH=1)
 endif()
+# The repo's package.json says "type": "module"; Emscripten's node output is CommonJS.
+if(EMSCRIPTEN)
+  file(WRITE "${CMAKE_BINARY_DIR}/bench/package.json" "{ \"type\": \"commonjs\" }\n")
+endif()

@@ -214,6 +214,9 @@ void HandleShortcuts(AppState* s) {
   if (KeyPressed(ImGuiKey_LeftArrow)) s->timeline.StepBack();
   if (KeyPressed(ImGuiKey_Home, false)) s->timeline.Home();
   if (KeyPressed(ImGuiKey_End, false)) s->timeline.End();
+  // imgui 1.86 names only A/C/V/X/Y/Z; both platforms use GLFW, whose letter key codes are ASCII.
+  if (io.KeyCtrl && ImGui::IsKeyPressed('O', false)) s->open_dialog_requested = true;
+  if (io.KeyCtrl && ImGui::IsKeyPressed('S', false)) QueueSvgDownload(s);
   // imgui 1.86 has no named keys for digits or F-keys: use the typed characters.
   for (int i = 0; i < io.InputQueueCharacters.Size; ++i) {
     const ImWchar c = io.InputQueueCharacters[i];
@@ -277,6 +280,22 @@ bool App::SetDpiScale(float dpi_scale) {
 
 float App::LastFrameCpuMs() const { return s_->frame_cpu_ms; }
 
+bool App::PopDownload(std::string* name, std::string* mime, std::vector<unsigned char>* bytes) {
+  if (s_->downloads.empty()) return false;
+  PendingDownload& d = s_->downloads.front();
+  *name = std::move(d.name);
+  *mime = std::move(d.mime);
+  *bytes = std::move(d.bytes);
+  s_->downloads.erase(s_->downloads.begin());
+  return true;
+}
+
+bool App::PopOpenDialogRequest() {
+  const bool r = s_->open_dialog_requested;
+  s_->open_dialog_requested = false;
+  return r;
+}
+
 void App::Frame() {
   AppState* s = s_.get();
   const auto t0 = std::chrono::steady_clock::now();
@@ -292,6 +311,14 @@ void App::Frame() {
                                  (s->config.embed ? 0 : ImGuiWindowFlags_MenuBar);
   ImGui::Begin("attnviz", nullptr, flags);
   if (!s->config.embed && ImGui::BeginMenuBar()) {
+    if (ImGui::BeginMenu("File")) {
+      if (ImGui::MenuItem("Open attention file...", "Ctrl+O")) s->open_dialog_requested = true;
+      if (ImGui::IsItemHovered()) ImGui::SetTooltip("JSON or NPZ exported from your model (docs/FORMATS.md); you can also drop it on the window");
+      ImGui::Separator();
+      if (ImGui::MenuItem("Save heatmap as SVG", "Ctrl+S")) QueueSvgDownload(s);
+      if (ImGui::MenuItem("Export attention JSON")) QueueJsonDownload(s);
+      ImGui::EndMenu();
+    }
     if (ImGui::BeginMenu("Examples")) {
       for (int i = 0; i < (int)s->examples.size(); ++i)
         if (ImGui::MenuItem(s->examples[i].title.c_str(), nullptr, i == s->current)) SelectExample(s, i);

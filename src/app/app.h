@@ -9,6 +9,7 @@
 #pragma once
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace attnviz {
 
@@ -40,6 +41,9 @@ class App {
   // Returns "" on success or an error message.
   std::string Command(const std::string& command);
   float LastFrameCpuMs() const;  // CPU time of the last App::Frame(), for the readout
+  // A file the user asked to save (SVG, JSON); the platform writes it or starts a download.
+  bool PopDownload(std::string* name, std::string* mime, std::vector<unsigned char>* bytes);
+  bool PopOpenDialogRequest();   // true once after the user chose File > Open
 
  private:
   std::unique_ptr<AppState> s_;

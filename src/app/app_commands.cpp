@@ -6,6 +6,8 @@
 
 #include "app/app_state.h"
 #include "app/views_extra.h"
+#include "io/attention_file.h"
+#include "io/svg.h"
 #include "imgui.h"
 
 namespace attnviz {
@@ -65,9 +67,83 @@ void AppendGeometry(std::string* out, const char* id, const HeatmapGeometry& g, 
 }  // namespace
 
 void OpenAttentionFile(AppState* s, const std::string& name, const unsigned char* data, size_t size) {
-  (void)data;
-  s->Notify(name + " (" + std::to_string(size) + " bytes): opening attention files is not available in this build yet",
-            true);
+  AttentionFile file;
+  Status st = LoadAttentionFile(data, size, &file);
+  if (!st) {
+    s->Notify("could not open " + name + ": " + st.message, true);
+    return;
+  }
+  Example ex;
+  ex.id = "file:" + name;
+  ex.title = name;
+  ex.layers = (int)file.layers.size();
+  ex.heads = 1;
+  for (const auto& l : file.layers) ex.heads = std::max(ex.heads, (int)l.heads.size());
+  ex.description = std::to_string(ex.layers) + " layer(s) x " + std::to_string(ex.heads) + " head(s), " +
+                   std::to_string(file.NumQueries()) + " x " + std::to_string(file.NumKeys()) + " tokens, from " + name + ".";
+  for (const std::string& w : file.warnings) ex.description += "\nWarning: " + w;
+  ex.maps.resize((size_t)ex.layers * ex.heads);
+  for (int l = 0; l < ex.layers; ++l) {
+    for (int h = 0; h < ex.heads; ++h) {
+      AttentionMap& m = ex.maps[(size_t)l * ex.heads + h];
+      m.source_tokens = file.source_tokens;
+      m.target_tokens = file.target_tokens;
+      const auto& layer = file.layers[l];
+      if (h < (int)layer.heads.size()) {
+        m.name = layer.name + " / " + layer.heads[h].name;
+        m.weights = layer.heads[h].weights;
+      } else {
+        m.name = layer.name + " / (no head " + std::to_string(h) + ")";
+        m.weights = MatrixRM::Zero(file.NumQueries(), file.NumKeys());
+      }
+      m.version = 1;
+    }
+  }
+  s->examples.push_back(std::move(ex));
+  SelectExample(s, (int)s->examples.size() - 1);
+  if (s->Current().maps.size() > 1) s->view = View::Grid;
+  s->Notify("opened " + name + (file.warnings.empty() ? "" : " (with warnings, see the sidebar)"), false);
+}
+
+void QueueSvgDownload(AppState* s) {
+  const AttentionMap& m = s->CurrentMap();
+  SvgHeatmapOptions opt;
+  opt.vmin = s->style.vmin;
+  opt.vmax = s->style.vmax;
+  opt.show_values = s->style.show_numbers && m.weights.size() <= 400;
+  opt.title = s->Current().title + (m.name.empty() ? "" : " - " + m.name);
+  const std::string svg = HeatmapSvg(m.weights, m.source_tokens, m.target_tokens, ColormapName(s->style.colormap), opt);
+  PendingDownload d;
+  d.name = s->Current().id + ".svg";
+  for (char& c : d.name) if (c == ':' || c == '/' || c == ' ') c = '_';
+  d.mime = "image/svg+xml";
+  d.bytes.assign(svg.begin(), svg.end());
+  s->downloads.push_back(std::move(d));
+  s->Notify("saved " + s->downloads.back().name, false);
+}
+
+void QueueJsonDownload(AppState* s) {
+  const Example& ex = s->Current();
+  AttentionFile file;
+  file.source_tokens = ex.maps[0].source_tokens;
+  file.target_tokens = ex.maps[0].target_tokens;
+  for (int l = 0; l < ex.layers; ++l) {
+    AttentionFile::Layer layer;
+    layer.name = "layer " + std::to_string(l);
+    for (int h = 0; h < ex.heads && (size_t)(l * ex.heads + h) < ex.maps.size(); ++h) {
+      const AttentionMap& m = ex.maps[(size_t)l * ex.heads + h];
+      layer.heads.push_back({m.name.empty() ? "head " + std::to_string(h) : m.name, m.weights});
+    }
+    file.layers.push_back(std::move(layer));
+  }
+  const std::string json = SaveAttentionJson(file);
+  PendingDownload d;
+  d.name = ex.id + ".json";
+  for (char& c : d.name) if (c == ':' || c == '/' || c == ' ') c = '_';
+  d.mime = "application/json";
+  d.bytes.assign(json.begin(), json.end());
+  s->downloads.push_back(std::move(d));
+  s->Notify("saved " + s->downloads.back().name, false);
 }
 
 std::string RunCommand(AppState* s, const std::string& command) {
@@ -125,6 +201,14 @@ std::string RunCommand(AppState* s, const std::string& command) {
     const long k = std::strtol(arg.c_str(), &end, 10);
     if (arg.empty() || *end || k < 0 || k >= (long)s->Current().maps.size()) return "map index out of range";
     s->current_map = (int)k;
+    return "";
+  }
+  if (verb == "save-svg") {
+    QueueSvgDownload(s);
+    return "";
+  }
+  if (verb == "save-json") {
+    QueueJsonDownload(s);
     return "";
   }
   if (verb == "numbers") {

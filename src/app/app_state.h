@@ -16,6 +16,12 @@ enum class View { Heatmap, Lines, Grid, Steps, Compare, Count };
 const char* ViewName(View v);                   // "heatmap", "lines", ...
 bool ParseView(const std::string& s, View* out);  // inverse of ViewName
 
+struct PendingDownload {
+  std::string name;                // suggested file name
+  std::string mime;                // e.g. image/svg+xml
+  std::vector<unsigned char> bytes;  // contents
+};
+
 struct AppState {
   AppConfig config;
   HeatmapRenderer renderer;
@@ -42,6 +48,8 @@ struct AppState {
   float dpi_scale = 1.0f;
   bool show_help = false;
   std::string describe_json;                 // reused buffer for DescribeJson()
+  std::vector<PendingDownload> downloads;    // files the platform should save (SVG, JSON)
+  bool open_dialog_requested = false;        // the platform should show a file picker
 
   Example& Current() { return examples[current]; }
   const AttentionMap& CurrentMap() {
@@ -63,5 +71,7 @@ void SelectExample(AppState* s, int index);  // switches example and resets view
 void OpenAttentionFile(AppState* s, const std::string& name, const unsigned char* data, size_t size);
 std::string RunCommand(AppState* s, const std::string& command);  // "" on success, else the error
 void DescribeState(AppState* s, std::string* out);                 // JSON for tests and the embed API
+void QueueSvgDownload(AppState* s);   // the current map as a standalone SVG heatmap
+void QueueJsonDownload(AppState* s);  // the current example as an attnviz attention JSON file
 
 }  // namespace attnviz

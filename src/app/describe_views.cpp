@@ -1,5 +1,238 @@
-// TEMPORARY until the views land: describes nothing extra.
+// The views' state (one per AppState) and its machine-readable description for the browser
+// tests: what the lines view drew, the grid's order and statistics, the step view's numbers and
+// the compare view's panels.
+#include <cmath>
+#include <cstdio>
+
 #include "app/views_extra.h"
+
 namespace attnviz {
-void AppendViewDescription(AppState*, std::string*) {}
+
+ViewsState* ViewsOf(AppState* s) {
+  // One app per process in practice; a different AppState (tests start several) starts afresh.
+  static ViewsState state;
+  if (state.owner != s) {
+    state = ViewsState{};
+    state.owner = s;
+  }
+  return &state;
+}
+
+namespace {
+
+void Str(std::string* out, const char* s) {
+  out->push_back('"');
+  for (const unsigned char* p = (const unsigned char*)s; *p; ++p) {
+    if (*p == '"' || *p == '\\') {
+      out->push_back('\\');
+      out->push_back((char)*p);
+    } else if (*p < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "\\u%04x", *p);
+      out->append(buf);
+    } else {
+      out->push_back((char)*p);
+    }
+  }
+  out->push_back('"');
+}
+
+void Num(std::string* out, double v) {
+  char buf[32];
+  if (std::isnan(v)) v = 0;
+  if (std::isinf(v)) v = v > 0 ? 3.4e38 : -3.4e38;  // JSON has no infinity; masked scores read as -3.4e38
+  std::snprintf(buf, sizeof(buf), "%.7g", v);
+  out->append(buf);
+}
+
+void Int(std::string* out, long long v) { out->append(std::to_string(v)); }
+
+void Key(std::string* out, const char* k) {
+  Str(out, k);
+  out->push_back(':');
+}
+
+void RowArray(std::string* out, const char* key, const MatrixRM& m, int r) {
+  out->push_back(',');
+  Key(out, key);
+  out->push_back('[');
+  for (int j = 0; r < m.rows() && j < m.cols(); ++j) {
+    if (j) out->push_back(',');
+    Num(out, m(r, j));
+  }
+  out->push_back(']');
+}
+
+void Rect(std::string* out, const float r[4]) {
+  out->push_back('[');
+  for (int i = 0; i < 4; ++i) {
+    if (i) out->push_back(',');
+    Num(out, r[i]);
+  }
+  out->push_back(']');
+}
+
+void DescribeLines(const LinesViewState& l, std::string* out) {
+  out->append(",\"lines\":{\"drawn\":");
+  Int(out, l.drawn);
+  out->append(",\"hovered_source\":");
+  Int(out, l.hovered_source);
+  out->append(",\"hovered_target\":");
+  Int(out, l.hovered_target);
+  out->append(",\"rows_shown\":");
+  Int(out, l.rows_shown);
+  out->append(",\"threshold\":");
+  Num(out, l.effective_threshold);
+  out->append(",\"colormap_colours\":");
+  out->append(l.use_colormap ? "true" : "false");
+  out->append(",\"valid\":");
+  out->append(l.rect_valid ? "true" : "false");
+  out->append(",\"rect\":");
+  Rect(out, l.rect);
+  out->append("}");
+}
+
+void DescribeGrid(const GridViewState& g, std::string* out) {
+  out->append(",\"grid\":{\"sort\":");
+  Str(out, GridSortName(g.sort));
+  out->append(",\"clicked\":");
+  Int(out, g.clicked);
+  out->append(",\"order\":[");
+  for (size_t i = 0; i < g.order.size(); ++i) {
+    if (i) out->push_back(',');
+    Int(out, g.order[i]);
+  }
+  out->append("],\"stats\":[");
+  for (size_t i = 0; i < g.stats.size(); ++i) {
+    const HeadStats& h = g.stats[i];
+    if (i) out->push_back(',');
+    out->append("{\"entropy\":");
+    Num(out, h.entropy);
+    out->append(",\"entropy_norm\":");
+    Num(out, h.entropy_norm);
+    out->append(",\"max_weight\":");
+    Num(out, h.max_weight);
+    out->append(",\"first_token\":");
+    Num(out, h.first_token);
+    out->append(",\"diagonality\":");
+    Num(out, h.diagonality);
+    out->append(",\"diagonal_offset\":");
+    Int(out, h.diagonal_offset);
+    out->append("}");
+  }
+  out->append("]}");
+}
+
+void DescribeSteps(AppState* s, const StepsViewState& sv, std::string* out) {
+  Example& ex = s->Current();
+  out->append(",\"steps\":{\"has_inputs\":");
+  out->append(ex.has_inputs ? "true" : "false");
+  out->append(",\"row\":");
+  Int(out, sv.row);
+  out->append(",\"error\":");
+  Str(out, sv.error.c_str());
+  out->append(",\"recomputes\":");
+  Int(out, sv.recomputes);
+  const AttentionMap& m = ex.maps[0];
+  const int r = sv.row;
+  if (ex.has_inputs && m.has_steps && r < m.steps.raw_scores.rows() && r < m.steps.row_sum.size()) {
+    out->append(",\"score\":");
+    Str(out, ScoreFunctionName(ex.inputs.params.score));
+    out->append(",\"temperature\":");
+    Num(out, ex.inputs.params.temperature);
+    RowArray(out, "q", ex.inputs.q, r);
+    RowArray(out, "scores", m.steps.raw_scores, r);
+    RowArray(out, "scaled", m.steps.scaled, r);
+    RowArray(out, "masked", m.steps.masked, r);
+    RowArray(out, "exp", m.steps.exp, r);
+    out->append(",\"row_sum\":");
+    Num(out, m.steps.row_sum[r]);
+    RowArray(out, "weights", m.weights, r);
+    // The context vector straight from the weights and v (not the view's buffer, which exists
+    // only once the view was drawn).
+    out->append(",\"context\":[");
+    const MatrixRM& v = ex.inputs.v;
+    for (int c = 0; c < v.cols(); ++c) {
+      double acc = 0;
+      for (int j = 0; j < v.rows() && j < m.weights.cols(); ++j) acc += (double)m.weights(r, j) * v(j, c);
+      if (c) out->push_back(',');
+      Num(out, acc);
+    }
+    out->append("]");
+  }
+  out->append("}");
+}
+
+void DescribeCompare(AppState* s, const CompareViewState& cv, std::string* out) {
+  out->append(",\"compare\":{\"mode\":");
+  Str(out, cv.mode == CompareMode::ScoreFunctions ? "scores" : "maps");
+  out->append(",\"left\":");
+  if (cv.mode == CompareMode::ScoreFunctions) Str(out, ScoreFunctionName(cv.score[0]));
+  else Int(out, cv.map_index[0]);
+  out->append(",\"right\":");
+  if (cv.mode == CompareMode::ScoreFunctions) Str(out, ScoreFunctionName(cv.score[1]));
+  else Int(out, cv.map_index[1]);
+  out->append(",\"diff_range\":");
+  Num(out, cv.diff_range);
+  out->append(",\"max_abs_diff\":");
+  Num(out, cv.max_abs_diff);
+  out->append(",\"max_cell\":[");
+  Int(out, cv.max_row);
+  out->push_back(',');
+  Int(out, cv.max_col);
+  out->append("],\"recomputes\":");
+  Int(out, cv.recomputes);
+  out->append(",\"errors\":[");
+  Str(out, cv.error[0].c_str());
+  out->push_back(',');
+  Str(out, cv.error[1].c_str());
+  out->push_back(',');
+  Str(out, cv.diff_error.c_str());
+  out->append("],\"panels\":[");
+  const char* ids[3] = {"compare_left", "compare_right", "compare_diff"};
+  bool first = true;
+  for (int i = 0; i < 3; ++i) {
+    const HeatmapGeometry& g = s->compare_views[i].geom;
+    if (!g.valid || s->view != View::Compare) continue;
+    if (!first) out->push_back(',');
+    first = false;
+    out->append("{\"id\":");
+    Str(out, ids[i]);
+    out->append(",\"rect\":");
+    Rect(out, g.rect);
+    out->append(",\"view\":");
+    Rect(out, g.view);
+    out->append(",\"rows\":");
+    Int(out, g.rows);
+    out->append(",\"cols\":");
+    Int(out, g.cols);
+    out->append(",\"colormap\":");
+    Str(out, i == 2 ? "diverging" : ColormapName(s->style.colormap));
+    out->append(",\"vmin\":");
+    Num(out, i == 2 ? -cv.diff_range : s->style.vmin);
+    out->append(",\"vmax\":");
+    Num(out, i == 2 ? cv.diff_range : s->style.vmax);
+    if (i == 2 && cv.result[2].weights.size() <= 4096) {
+      out->append(",\"weights\":[");
+      for (int k = 0; k < cv.result[2].weights.size(); ++k) {
+        if (k) out->push_back(',');
+        Num(out, cv.result[2].weights.data()[k]);
+      }
+      out->append("]");
+    }
+    out->append("}");
+  }
+  out->append("]}");
+}
+
+}  // namespace
+
+void AppendViewDescription(AppState* s, std::string* out) {
+  ViewsState* vs = ViewsOf(s);
+  DescribeLines(vs->lines, out);
+  DescribeGrid(vs->grid, out);
+  DescribeSteps(s, vs->steps, out);
+  DescribeCompare(s, vs->compare, out);
+}
+
 }  // namespace attnviz

@@ -88,17 +88,6 @@ struct CompareViewState {
   const void* key_owner = nullptr;
   uint64_t key_version = ~0ull;
   int key_mode = -1, key_a = -1, key_b = -1;
-};  // left, right (ScoreFunctions)
-  int map_index[2] = {0, 1};      // left, right (Maps)
-  AttentionMap result[3];         // left, right, difference (right - left)
-  std::string error[2];           // Attend() errors per side
-  // Cache key: recompute only when one of these changes.
-  int key_example = -1;
-  uint64_t key_version = ~0ull;
-  int key_mode = -1;
-  int key_a = -1, key_b = -1;
-  float max_abs_diff = 0;         // max |right - left| over the visible cells
-  int recomputes = 0;             // how many times the cache was refilled
 };
 
 struct ViewsState {

@@ -131,13 +131,17 @@ inline Vec VSplat(float x) { return wasm_f32x4_splat(x); }
 inline Vec VAdd(Vec a, Vec b) { return wasm_f32x4_add(a, b); }
 inline Vec VSub(Vec a, Vec b) { return wasm_f32x4_sub(a, b); }
 inline Vec VMul(Vec a, Vec b) { return wasm_f32x4_mul(a, b); }
-inline Vec VMax(Vec a, Vec b) { return wasm_f32x4_max(a, b); }
+inline Vec VMax(Vec a, Vec b) { return wasm_f32x4_pmax(a, b); }  // a < b ? b : a (one maxps)
 
+// 4 lanes of ExpScalar. V8 lowers pmin/pmax to single minps/maxps (min/max need NaN
+// fix-ups), and 2^n comes from the bits of t = x log2e + 1.5 * 2^23: bits(t) = bits(M) + n,
+// so (bits(t) + 127) << 23 is the exponent field of 2^n (bits(M) << 23 vanishes).
 inline v128_t ExpV(v128_t x) {
-  const v128_t underflow = wasm_f32x4_lt(x, wasm_f32x4_splat(kExpLo));  // also catches -inf
-  x = wasm_f32x4_min(x, wasm_f32x4_splat(kExpHi));
-  x = wasm_f32x4_max(x, wasm_f32x4_splat(kExpLo));
-  const v128_t n = wasm_f32x4_nearest(wasm_f32x4_mul(x, wasm_f32x4_splat(kLog2e)));
+  const v128_t underflow = wasm_v128_not(wasm_f32x4_ge(x, wasm_f32x4_splat(kExpLo)));  // -inf, NaN too
+  x = wasm_f32x4_pmin(x, wasm_f32x4_splat(kExpHi));
+  x = wasm_f32x4_pmax(x, wasm_f32x4_splat(kExpLo));
+  const v128_t t = wasm_f32x4_add(wasm_f32x4_mul(x, wasm_f32x4_splat(kLog2e)), wasm_f32x4_splat(kRoundMagic));
+  const v128_t n = wasm_f32x4_sub(t, wasm_f32x4_splat(kRoundMagic));  // round(x log2e), ties to even
   v128_t r = wasm_f32x4_sub(x, wasm_f32x4_mul(n, wasm_f32x4_splat(kLn2Hi)));
   r = wasm_f32x4_sub(r, wasm_f32x4_mul(n, wasm_f32x4_splat(kLn2Lo)));
   v128_t p = wasm_f32x4_splat(kP0);
@@ -148,7 +152,7 @@ inline v128_t ExpV(v128_t x) {
   p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(kP5));
   const v128_t r2 = wasm_f32x4_mul(r, r);
   v128_t y = wasm_f32x4_add(wasm_f32x4_add(wasm_f32x4_mul(p, r2), r), wasm_f32x4_splat(1.0f));
-  const v128_t e = wasm_i32x4_shl(wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(n), wasm_i32x4_splat(127)), 23);
+  const v128_t e = wasm_i32x4_shl(wasm_i32x4_add(t, wasm_i32x4_splat(127)), 23);
   y = wasm_f32x4_mul(y, e);
   return wasm_v128_andnot(y, underflow);
 }

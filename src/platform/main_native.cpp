@@ -136,6 +136,16 @@ int main(int argc, char** argv) {
       break;
     }
     glfwSwapBuffers(window);
+    std::string name, mime;
+    std::vector<unsigned char> bytes;
+    while (app.PopDownload(&name, &mime, &bytes)) {
+      FILE* f = std::fopen(name.c_str(), "wb");
+      if (f && std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size()) std::fprintf(stderr, "attnviz: wrote %s\n", name.c_str());
+      else std::fprintf(stderr, "attnviz: cannot write %s\n", name.c_str());
+      if (f) std::fclose(f);
+    }
+    if (app.PopOpenDialogRequest())
+      std::fprintf(stderr, "attnviz: drop an attention file (JSON or NPZ) onto the window to open it\n");
   }
   app.Shutdown();
   ImGui_ImplOpenGL3_Shutdown();

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "app/app.h"
 #include "imgui.h"
@@ -51,6 +52,40 @@ EM_JS(void, attnviz_js_fatal, (const char* msg), {
   if (Module["onFatal"]) Module["onFatal"](text);
 });
 
+// Starts a browser download of bytes [ptr, ptr + len).
+EM_JS(void, attnviz_js_download, (const char* name, const char* mime, const unsigned char* ptr, int len), {
+  var blob = new Blob([HEAPU8.slice(ptr, ptr + len)], {type: UTF8ToString(mime)});
+  var a = document.createElement("a");
+  a.href = URL.createObjectURL(blob);
+  a.download = UTF8ToString(name);
+  document.body.appendChild(a);
+  a.click();
+  setTimeout(function() { URL.revokeObjectURL(a.href); a.remove(); }, 1000);
+});
+
+// Shows the browser's file picker; the chosen file is copied into the heap and opened.
+EM_JS(void, attnviz_js_open_dialog, (), {
+  var input = document.createElement("input");
+  input.type = "file";
+  input.accept = ".json,.npz,application/json";
+  input.onchange = function() {
+    var f = input.files && input.files[0];
+    if (!f) return;
+    f.arrayBuffer().then(function(buf) {
+      var bytes = new Uint8Array(buf);
+      var p = _malloc(Math.max(1, bytes.length));
+      HEAPU8.set(bytes, p);
+      var n = lengthBytesUTF8(f.name) + 1;
+      var np = _malloc(n);
+      stringToUTF8(f.name, np, n);
+      _attnviz_open_file(np, p, bytes.length);
+      _free(np);
+      _free(p);
+    });
+  };
+  input.click();
+});
+
 namespace {
 
 struct WebLoop {
@@ -85,6 +120,11 @@ void Frame() {
   glClear(GL_COLOR_BUFFER_BIT);
   ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
   if (++L.frame == 2) attnviz_js_first_frame();
+  std::string name, mime;
+  std::vector<unsigned char> bytes;
+  while (L.app.PopDownload(&name, &mime, &bytes))
+    attnviz_js_download(name.c_str(), mime.c_str(), bytes.data(), (int)bytes.size());
+  if (L.app.PopOpenDialogRequest()) attnviz_js_open_dialog();
 }
 
 }  // namespace

@@ -93,3 +93,45 @@ TEST(AppSmoke, BadCommandsAreErrorsNotCrashes) {
   ui.Frame(*app);
   delete app;
 }
+
+TEST(AppSmoke, OpensAttentionFilesAndRejectsBadOnes) {
+  HeadlessImGui ui;
+  attnviz::AppConfig cfg;
+  cfg.headless = true;
+  attnviz::App* app = StartApp(ui, cfg);
+  const std::string good =
+      R"({"format":"attnviz","version":1,"source_tokens":["a","b","c"],"target_tokens":["x","y"],)"
+      R"("layers":[{"name":"L0","heads":[{"name":"h0","weights":[[0.2,0.3,0.5],[1,0,0]]},)"
+      R"({"name":"h1","weights":[[0.5,0.5,0],[0,0,1]]}]},{"name":"L1","heads":[{"name":"h0","weights":)"
+      R"([[0.1,0.8,0.1],[0.3,0.3,0.4]]},{"name":"h1","weights":[[0.6,0.2,0.2],[0.2,0.2,0.6]]}]}]})";
+  app->OpenFileBytes("model.json", reinterpret_cast<const unsigned char*>(good.data()), good.size());
+  ui.Frame(*app);
+  std::string d = app->DescribeJson();
+  EXPECT_NE(d.find("\"example\":\"file:model.json\""), std::string::npos) << d.substr(0, 300);
+  EXPECT_NE(d.find("\"view\":\"grid\""), std::string::npos) << "a multi-head file opens in the grid";
+  EXPECT_EQ(app->Command("map 3"), "");
+  EXPECT_NE(app->Command("map 4"), "");  // 2 layers x 2 heads
+
+  // Malformed files: an error in the status bar, the previous example stays open.
+  const std::string bad[] = {"{", "{\"format\":\"attnviz\",\"version\":1,\"layers\":[]}",
+                             R"({"format":"attnviz","version":1,"source_tokens":["a"],"target_tokens":["x"],"layers":[{"name":"L","heads":[{"name":"h","weights":[[0.5,0.5]]}]}]})",
+                             std::string("PK\x03\x04garbage", 11)};
+  for (const std::string& b : bad) {
+    app->OpenFileBytes("bad.json", reinterpret_cast<const unsigned char*>(b.data()), b.size());
+    ui.Frame(*app);
+    d = app->DescribeJson();
+    EXPECT_NE(d.find("\"example\":\"file:model.json\""), std::string::npos) << "bad file must not replace the open one";
+  }
+  // SVG and JSON export produce downloads.
+  EXPECT_EQ(app->Command("save-svg"), "");
+  EXPECT_EQ(app->Command("save-json"), "");
+  std::string name, mime;
+  std::vector<unsigned char> bytes;
+  ASSERT_TRUE(app->PopDownload(&name, &mime, &bytes));
+  EXPECT_EQ(mime, "image/svg+xml");
+  EXPECT_NE(std::string(bytes.begin(), bytes.end()).find("<svg"), std::string::npos);
+  ASSERT_TRUE(app->PopDownload(&name, &mime, &bytes));
+  EXPECT_EQ(mime, "application/json");
+  EXPECT_FALSE(app->PopDownload(&name, &mime, &bytes));
+  delete app;
+}

@@ -16,6 +16,39 @@ double NowMs() {
 int MaxDecodeLength(const std::vector<int>& source) { return 2 * static_cast<int>(source.size()) + 6; }
 }  // namespace
 
+EpochStats Evaluate(const Model& model, const std::vector<SentencePair>& pairs, int batch_size, float align_threshold) {
+  Tape tape;
+  SequenceCounts seq;
+  AlignmentCounts argmax, thresholded;
+  double loss_sum = 0;
+  for (size_t start = 0; start < pairs.size(); start += std::max(1, batch_size)) {
+    std::vector<const SentencePair*> chunk;
+    int max_len = 0;
+    for (size_t i = start; i < pairs.size() && i < start + std::max(1, batch_size); ++i) {
+      chunk.push_back(&pairs[i]);
+      max_len = std::max(max_len, MaxDecodeLength(model.source_vocab.Encode(pairs[i].source)));
+    }
+    const Batch batch = BuildBatch(model, chunk);
+    BatchAttention attention;
+    const Tape::Id loss = ForwardTeacherForced(model, &tape, batch, &attention);
+    loss_sum += tape.Value(loss)(0, 0) * chunk.size();
+    for (size_t i = 0; i < chunk.size(); ++i) {
+      argmax.Add(ScoreAlignment(attention[i], *chunk[i], AlignMode::ArgMax));
+      thresholded.Add(ScoreAlignment(attention[i], *chunk[i], AlignMode::Threshold, align_threshold));
+    }
+    std::vector<std::vector<int>> decoded;
+    GreedyDecodeBatch(model, &tape, batch, max_len, &decoded);
+    for (size_t i = 0; i < chunk.size(); ++i) seq.Add(decoded[i], batch.target[i]);
+  }
+  EpochStats s;
+  s.heldout_loss = pairs.empty() ? 0 : loss_sum / pairs.size();
+  s.exact_match = seq.ExactMatch();
+  s.token_accuracy = seq.TokenAccuracy();
+  s.aer = argmax.Aer();
+  s.aer_threshold = thresholded.Aer();
+  return s;
+}
+
 TrainerConfig DefaultTrainerConfig(ModelKind kind, Task task, uint64_t seed) {
   TrainerConfig c;
   c.model = DefaultConfig(kind, task);

@@ -31,7 +31,7 @@ struct TrainerConfig {
   int n_train = 6000;           // training pairs
   int n_heldout = 400;          // held-out pairs (evaluated every epoch)
   int batch_size = 32;          // sentences per batch
-  float learning_rate = 3e-3f;  // Adam step size after warm-up
+  float learning_rate = 6e-3f;  // Adam step size after warm-up
   int warmup_batches = 100;     // linear warm-up of the learning rate
   float beta2 = 0.999f;         // Adam second-moment decay
   float clip_norm = 5.0f;       // global gradient norm clip (<= 0: off)
@@ -60,6 +60,11 @@ struct ProbeSnapshot {
   MatrixRM attention;                        // teacher-forced attention [n_ref + 1, n_src] (last row: EOS)
   double aer = 0;                            // argmax AER of this snapshot
 };
+
+// Scores model on pairs (batches of batch_size): greedy exact match / token accuracy and
+// teacher-forced AER and loss. Used by the trainer every epoch; handy for tests and tools.
+EpochStats Evaluate(const Model& model, const std::vector<SentencePair>& pairs, int batch_size = 50,
+                    float align_threshold = 0.3f);
 
 class Trainer {
  public:

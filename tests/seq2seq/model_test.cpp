@@ -1,0 +1,201 @@
+// seq2seq: determinism, serialization, decoding API and a short training run.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+
+#include "core/seq2seq/model.h"
+#include "core/seq2seq/trainer.h"
+#include "core/seq2seq/translate.h"
+
+namespace attnviz {
+namespace seq2seq {
+namespace {
+
+double NowMs() {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+TrainerConfig SmallConfig(ModelKind kind, int n_train) {
+  TrainerConfig c = DefaultTrainerConfig(kind, Task::EnFr, 1);
+  c.n_train = n_train;
+  c.n_heldout = 100;
+  return c;
+}
+
+TEST(Seq2SeqTrainer, SameSeedSameLosses) {
+  for (ModelKind kind : {ModelKind::Bahdanau, ModelKind::Luong, ModelKind::Transformer}) {
+    Trainer a, b;
+    ASSERT_TRUE(a.Init(SmallConfig(kind, 200)).ok);
+    ASSERT_TRUE(b.Init(SmallConfig(kind, 200)).ok);
+    a.Step(1e9, 3);
+    b.Step(1e9, 3);
+    ASSERT_EQ(a.batch_losses().size(), 3u);
+    for (int i = 0; i < 3; ++i) EXPECT_EQ(a.batch_losses()[i], b.batch_losses()[i]) << ModelKindName(kind);
+    for (size_t p = 0; p < a.model().params.size(); ++p)
+      ASSERT_TRUE(a.model().params[p].value == b.model().params[p].value) << a.model().params[p].name;
+    std::printf("%-11s first losses %.6f %.6f %.6f (identical across two runs)\n", ModelKindName(kind),
+                a.batch_losses()[0], a.batch_losses()[1], a.batch_losses()[2]);
+  }
+}
+
+TEST(Seq2SeqTrainer, ShortRunLowersLossAndAer) {
+  Trainer t;
+  TrainerConfig c = SmallConfig(ModelKind::Bahdanau, 1600);
+  c.n_heldout = 200;
+  ASSERT_TRUE(t.Init(c).ok);
+  const EpochStats before = Evaluate(t.model(), t.corpus().heldout);
+  const double start = NowMs();
+  t.RunEpoch();
+  t.RunEpoch();
+  t.RunEpoch();
+  const double ms = NowMs() - start;
+  const EpochStats& after = t.history().back();
+  std::printf("bahdanau, 1600 pairs x 3 epochs in %.1f s: held-out loss %.3f -> %.3f, AER %.3f -> %.3f, "
+              "exact match %.3f -> %.3f, probe AER %.2f -> %.2f\n",
+              ms / 1000.0, before.heldout_loss, after.heldout_loss, before.aer, after.aer, before.exact_match,
+              after.exact_match, t.probes().front().aer, t.probes().back().aer);
+  EXPECT_LT(after.heldout_loss, 0.5 * before.heldout_loss);
+  EXPECT_LT(after.aer, before.aer - 0.1);
+  EXPECT_LT(t.history().back().loss, t.history().front().loss);
+  EXPECT_EQ(t.probes().size(), 4u);  // epoch 0 + three epochs
+  EXPECT_EQ(t.probes().back().attention.rows(), 5);
+  EXPECT_EQ(t.probes().back().attention.cols(), 4);
+}
+
+TEST(Seq2SeqTrainer, StepRespectsItsBudget) {
+  Trainer t;
+  ASSERT_TRUE(t.Init(SmallConfig(ModelKind::Bahdanau, 400)).ok);
+  t.Step(1e9, 2);  // warm the per-unit cost estimate
+  double worst_over = 0;
+  for (int i = 0; i < 8; ++i) {
+    const double start = NowMs();
+    const int units = t.Step(10.0);
+    const double ms = NowMs() - start;
+    EXPECT_GE(units, 1);
+    worst_over = std::max(worst_over, ms - 10.0);
+  }
+  std::printf("Step(10 ms): worst overrun %.2f ms\n", worst_over);
+  EXPECT_LT(worst_over, 60.0) << "a slice overruns by at most about one unit of work";
+}
+
+Model TrainedTinyModel(ModelKind kind) {
+  Trainer t;
+  EXPECT_TRUE(t.Init(SmallConfig(kind, 200)).ok);
+  t.Step(1e9, 5);
+  return t.model();
+}
+
+TEST(Seq2SeqSerialization, RoundTripAndCorruptFiles) {
+  for (ModelKind kind : {ModelKind::Bahdanau, ModelKind::Luong, ModelKind::Transformer}) {
+    const Model m = TrainedTinyModel(kind);
+    std::vector<uint8_t> bytes, half;
+    ASSERT_TRUE(SaveModel(m, &bytes).ok);
+    ASSERT_TRUE(SaveModel(m, &half, true).ok);
+    Model a, b;
+    ASSERT_TRUE(LoadModel(bytes.data(), bytes.size(), &a).ok);
+    ASSERT_TRUE(LoadModel(half.data(), half.size(), &b).ok);
+    ASSERT_EQ(a.params.size(), m.params.size());
+    float half_err = 0;
+    for (size_t i = 0; i < m.params.size(); ++i) {
+      ASSERT_TRUE(a.params[i].value == m.params[i].value) << m.params[i].name;
+      const float scale = std::max(1.0f, m.params[i].value.cwiseAbs().maxCoeff());
+      half_err = std::max(half_err, (b.params[i].value - m.params[i].value).cwiseAbs().maxCoeff() / scale);
+    }
+    EXPECT_LT(half_err, 1e-3f);
+    EXPECT_EQ(a.source_vocab.Tokens(), m.source_vocab.Tokens());
+    Translation t1, t2;
+    ASSERT_TRUE(Translate(m, "the cat sees the dog", {}, &t1).ok);
+    ASSERT_TRUE(Translate(a, "the cat sees the dog", {}, &t2).ok);
+    EXPECT_EQ(t1.target_tokens, t2.target_tokens);
+    EXPECT_LT((t1.attention - t2.attention).cwiseAbs().maxCoeff(), 1e-6f);
+    std::printf("%-11s %zu bytes (float32), %zu bytes (float16), float16 relative error %.1e\n", ModelKindName(kind),
+                bytes.size(), half.size(), half_err);
+
+    // every truncation is an error, never a crash
+    int rejected = 0, tried = 0;
+    for (size_t n = 0; n < bytes.size(); n += std::max<size_t>(1, bytes.size() / 997)) {
+      Model x;
+      ++tried;
+      rejected += !LoadModel(bytes.data(), n, &x).ok;
+    }
+    EXPECT_EQ(rejected, tried);
+    // a flipped byte anywhere is caught (checksum, or a structural check first)
+    for (size_t pos : {size_t(0), size_t(4), size_t(9), bytes.size() / 3, bytes.size() / 2, bytes.size() - 1}) {
+      std::vector<uint8_t> bad = bytes;
+      bad[pos] ^= 0x5A;
+      Model x;
+      const Status st = LoadModel(bad.data(), bad.size(), &x);
+      EXPECT_FALSE(st.ok) << "flipped byte " << pos;
+    }
+    Model x;
+    EXPECT_FALSE(LoadModel(nullptr, 0, &x).ok);
+  }
+}
+
+TEST(Seq2SeqSerialization, StructuralErrorsHaveMessages) {
+  const Model m = TrainedTinyModel(ModelKind::Bahdanau);
+  std::vector<uint8_t> bytes;
+  ASSERT_TRUE(SaveModel(m, &bytes).ok);
+  Model x;
+  std::vector<uint8_t> bad = bytes;
+  bad[0] = 'X';
+  Status st = LoadModel(bad.data(), bad.size(), &x);
+  EXPECT_NE(st.message.find("magic"), std::string::npos) << st.message;
+  bad = bytes;
+  bad[4] = 9;  // version
+  st = LoadModel(bad.data(), bad.size(), &x);
+  EXPECT_NE(st.message.find("version"), std::string::npos) << st.message;
+  st = LoadModel(bytes.data(), bytes.size() - 10, &x);
+  EXPECT_FALSE(st.ok);
+  std::printf("truncated file -> \"%s\"\n", st.message.c_str());
+}
+
+TEST(Seq2SeqTranslate, IncrementalDecoderMatchesTranslateAndRowsAreDistributions) {
+  for (ModelKind kind : {ModelKind::Bahdanau, ModelKind::Luong, ModelKind::Transformer}) {
+    const Model m = TrainedTinyModel(kind);
+    const std::string sentence = "the european economic area";
+    Translation greedy, beam;
+    ASSERT_TRUE(Translate(m, sentence, {}, &greedy).ok);
+    TranslateOptions opt;
+    opt.beam_size = 4;
+    ASSERT_TRUE(Translate(m, sentence, opt, &beam).ok);
+    IncrementalDecoder dec;
+    ASSERT_TRUE(dec.Start(m, sentence).ok);
+    int steps = 0;
+    float worst = 0;
+    while (!dec.Done()) {
+      DecodedWord w;
+      ASSERT_TRUE(dec.DecodeStep(&w).ok);
+      ASSERT_EQ(w.attention.size(), 4);
+      worst = std::max(worst, std::fabs(w.attention.sum() - 1.0f));
+      const int layers = kind == ModelKind::Transformer ? 2 : 1;
+      ASSERT_EQ(static_cast<int>(w.layer_heads.size()), layers);
+      ++steps;
+    }
+    DecodedWord w;
+    EXPECT_FALSE(dec.DecodeStep(&w).ok) << "stepping past the end is an error";
+    EXPECT_EQ(dec.partial().target_tokens, greedy.target_tokens) << ModelKindName(kind);
+    EXPECT_LT((dec.partial().attention - greedy.attention).cwiseAbs().maxCoeff(), 1e-5f);
+    for (const Translation* t : {&greedy, &beam}) {
+      ASSERT_EQ(t->attention.rows(), static_cast<int>(t->target_tokens.size()) + (t->finished ? 1 : 0));
+      for (int r = 0; r < t->attention.rows(); ++r) worst = std::max(worst, std::fabs(t->attention.row(r).sum() - 1.0f));
+    }
+    EXPECT_LT(worst, 1e-4f);
+    EXPECT_TRUE(beam.finished);
+    std::printf("%-11s after 5 batches: greedy '%s' (%d steps), beam-4 '%s'; largest |row sum - 1| %.1e\n",
+                ModelKindName(kind), Join(greedy.target_tokens).c_str(), steps, Join(beam.target_tokens).c_str(),
+                worst);
+  }
+  const Model m = TrainedTinyModel(ModelKind::Bahdanau);
+  Translation t;
+  EXPECT_FALSE(Translate(m, "   ", {}, &t).ok);
+  ASSERT_TRUE(Translate(m, "the europaen area", {}, &t).ok);
+  ASSERT_EQ(t.unknown_positions.size(), 1u);
+  EXPECT_EQ(t.unknown_positions[0], 1);
+}
+
+}  // namespace
+}  // namespace seq2seq
+}  // namespace attnviz
