@@ -18,6 +18,8 @@ const char* ViewName(View v) {
     case View::Grid: return "grid";
     case View::Steps: return "steps";
     case View::Compare: return "compare";
+    case View::Translate: return "translate";
+    case View::Train: return "train";
     default: return "?";
   }
 }
@@ -96,7 +98,31 @@ void HelpMarker(const char* text) {
   }
 }
 
+void DrawExamplePicker(AppState* s);
+void DrawStyleControls(AppState* s);
+void DrawMatrixInfo(AppState* s);
+
 void DrawSidebar(AppState* s) {
+  const bool model_view = s->view == View::Translate || s->view == View::Train;
+  if (model_view) {
+    ImGui::TextDisabled("TRANSLATION MODEL");
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextUnformatted(s->view == View::Translate
+                               ? "A sequence-to-sequence model trained by attnviz on a small English-French grammar. "
+                                 "Type a sentence and press Enter: the words appear one by one while the alignment "
+                                 "matrix fills in, row by row, as in the figures of Bahdanau et al. (2015)."
+                               : "Train a fresh model in this page. Its attention starts as a uniform grey blur and "
+                                 "sharpens into word alignments; the probe sentence shows it epoch by epoch.");
+    ImGui::PopTextWrapPos();
+    ImGui::Separator();
+  } else {
+    DrawExamplePicker(s);
+  }
+  DrawStyleControls(s);
+  if (!model_view) DrawMatrixInfo(s);
+}
+
+void DrawExamplePicker(AppState* s) {
   ImGui::TextDisabled("EXAMPLE");
   ImGui::SetNextItemWidth(-1);
   if (ImGui::BeginCombo("##example", s->Current().title.c_str())) {
@@ -109,7 +135,9 @@ void DrawSidebar(AppState* s) {
   ImGui::TextUnformatted(s->Current().description.c_str());
   ImGui::PopTextWrapPos();
   ImGui::Separator();
+}
 
+void DrawStyleControls(AppState* s) {
   ImGui::TextDisabled("COLOUR");
   int cmap = (int)s->style.colormap;
   const char* cmaps[] = {"greys", "viridis", "magma", "diverging"};
@@ -150,7 +178,9 @@ void DrawSidebar(AppState* s) {
   ImGui::SameLine(w - ImGui::CalcTextSize("max").x);
   ImGui::TextDisabled("max");
   ImGui::Separator();
+}
 
+void DrawMatrixInfo(AppState* s) {
   const Example& ex = s->Current();
   if (ex.maps.size() > 1) {
     ImGui::TextDisabled("LAYER / HEAD");
@@ -193,7 +223,7 @@ void DrawHelpWindow(AppState* s) {
     ImGui::BulletText("Space: play / pause the animation");
     ImGui::BulletText("Left / Right: step back / forward");
     ImGui::BulletText("Home / End: first / last step");
-    ImGui::BulletText("1-5: heatmap, lines, grid, steps, compare");
+    ImGui::BulletText("1-7: heatmap, lines, grid, steps, compare, translate, train");
     ImGui::BulletText("? or h: this help");
     ImGui::TextUnformatted("Mouse");
     ImGui::BulletText("Hover a cell: tokens, weight, rank and arithmetic");
@@ -252,7 +282,14 @@ bool App::Init(const AppConfig& config, std::string* error) {
   for (int i = 0; i < (int)s->examples.size(); ++i)
     if (s->examples[i].id == want) first = i;
   SelectExample(s, first);
-  if (!config.view.empty()) ParseView(config.view, &s->view);
+  s->models = std::make_unique<ModelPanels>();
+  InitModelPanels(s->models.get());
+  // The page opens on the translation model; embedded viewers and explicit examples on the heatmap.
+  s->view = (config.embed || !config.example.empty()) ? View::Heatmap : View::Translate;
+  if (!config.view.empty() && !ParseView(config.view, &s->view)) {
+    *error = "unknown view '" + config.view + "'";
+    return false;
+  }
   return true;
 }
 
@@ -303,6 +340,8 @@ void App::Frame() {
   ImGuiIO& io = ImGui::GetIO();
   HandleShortcuts(s);
   s->timeline.Advance(io.DeltaTime);
+  s->models->translate.timeline.Advance(io.DeltaTime);
+  AdvanceTraining(s);
 
   ImGui::SetNextWindowPos(ImVec2(0, 0));
   ImGui::SetNextWindowSize(io.DisplaySize);
@@ -352,7 +391,7 @@ void App::Frame() {
   if (ImGui::BeginTabBar("views")) {
     // A view chosen by keyboard or command selects its tab once; otherwise the tab bar decides.
     const bool forced = s->view != s->tab_view;
-    const char* labels[] = {"Heatmap", "Lines", "Grid", "Step by step", "Compare"};
+    const char* labels[] = {"Heatmap", "Lines", "Grid", "Step by step", "Compare", "Translate", "Train"};
     for (int i = 0; i < (int)View::Count; ++i) {
       const ImGuiTabItemFlags f = (forced && s->view == (View)i) ? ImGuiTabItemFlags_SetSelected : 0;
       if (ImGui::BeginTabItem(labels[i], nullptr, f)) {
@@ -369,6 +408,8 @@ void App::Frame() {
     case View::Grid: DrawGridView(s); break;
     case View::Steps: DrawStepsView(s); break;
     case View::Compare: DrawCompareView(s); break;
+    case View::Translate: DrawTranslateView(s); break;
+    case View::Train: DrawTrainView(s); break;
     default: break;
   }
   ImGui::EndChild();

@@ -163,7 +163,7 @@ std::string RunCommand(AppState* s, const std::string& command) {
   }
   if (verb == "view") {
     View v;
-    if (!ParseView(arg, &v)) return "unknown view '" + arg + "' (heatmap, lines, grid, steps, compare)";
+    if (!ParseView(arg, &v)) return "unknown view '" + arg + "' (heatmap, lines, grid, steps, compare, translate, train)";
     s->view = v;
     return "";
   }
@@ -215,6 +215,8 @@ std::string RunCommand(AppState* s, const std::string& command) {
     s->style.show_numbers = arg != "off";
     return "";
   }
+  const std::string model_result = RunModelCommand(s, verb, arg);
+  if (model_result != "?") return model_result;
   return "unknown command '" + verb + "'";
 }
 
@@ -268,6 +270,7 @@ void DescribeState(AppState* s, std::string* out) {
   }
   out->append("]");
   AppendViewDescription(s, out);
+  DescribeModelPanels(s, out);
   out->append(",\"lut\":[");
   const uint8_t* lut = ColormapLut(s->style.colormap);
   for (int i = 0; i < kColormapLutSize; ++i) {

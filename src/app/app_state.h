@@ -2,17 +2,19 @@
 // state lives in one struct handed around, not in loose globals).
 #pragma once
 #include <chrono>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "app/app.h"
 #include "app/examples.h"
+#include "app/model_panels.h"
 #include "app/heatmap_widget.h"
 #include "app/timeline.h"
 
 namespace attnviz {
 
-enum class View { Heatmap, Lines, Grid, Steps, Compare, Count };
+enum class View { Heatmap, Lines, Grid, Steps, Compare, Translate, Train, Count };
 const char* ViewName(View v);                   // "heatmap", "lines", ...
 bool ParseView(const std::string& s, View* out);  // inverse of ViewName
 
@@ -40,6 +42,7 @@ struct AppState {
   HeatmapViewState compare_views[3];         // left, right, difference
 
   Timeline timeline;                         // decoding / frames animation
+  std::unique_ptr<ModelPanels> models;       // Translate and Train tabs
   std::string message;                       // last error or notice, shown in the status bar
   bool message_is_error = false;
   double message_time = 0;

@@ -5,16 +5,20 @@
 #include <cstdio>
 
 #include "app/views_extra.h"
+#include "imgui.h"
 
 namespace attnviz {
 
 ViewsState* ViewsOf(AppState* s) {
-  // One app per process in practice; a different AppState (tests start several) starts afresh.
+  // One app per process in practice. A different AppState, or a new ImGui context (tests start
+  // several apps, possibly at the same address), starts afresh.
   static ViewsState state;
-  if (state.owner != s) {
+  const int frame = ImGui::GetFrameCount();
+  if (state.owner != s || frame < state.last_frame) {
     state = ViewsState{};
     state.owner = s;
   }
+  state.last_frame = frame;
   return &state;
 }
 
@@ -108,16 +112,20 @@ void DescribeGrid(const GridViewState& g, std::string* out) {
     if (i) out->push_back(',');
     out->append("{\"entropy\":");
     Num(out, h.entropy);
-    out->append(",\"entropy_norm\":");
-    Num(out, h.entropy_norm);
+    out->append(",\"entropy_normalized\":");
+    Num(out, h.entropy_normalized);
     out->append(",\"max_weight\":");
     Num(out, h.max_weight);
     out->append(",\"first_token\":");
     Num(out, h.first_token);
     out->append(",\"diagonality\":");
     Num(out, h.diagonality);
-    out->append(",\"diagonal_offset\":");
-    Int(out, h.diagonal_offset);
+    out->append(",\"dominant_offset\":");
+    Int(out, h.dominant_offset);
+    out->append(",\"dominant_offset_mass\":");
+    Num(out, h.dominant_offset_mass);
+    out->append(",\"ok\":");
+    out->append(i < g.stats_ok.size() && g.stats_ok[i] ? "true" : "false");
     out->append("}");
   }
   out->append("]}");

@@ -10,19 +10,33 @@
 #include "imgui.h"
 
 namespace attnviz {
+
+const char* GridSortName(GridSort k) {
+  switch (k) {
+    case GridSort::Layer: return "layer";
+    case GridSort::Entropy: return "entropy";
+    case GridSort::MaxWeight: return "max_weight";
+    case GridSort::FirstToken: return "first_token";
+    case GridSort::Diagonality: return "diagonality";
+    default: return "?";
+  }
+}
+
 namespace {
 
 // Stats are recomputed only for maps whose version changed.
-void UpdateStats(const Example& ex, GridViewState* g) {
+void UpdateStats(const Example& ex, int index, GridViewState* g) {
   const size_t n = ex.maps.size();
-  if (g->stats_owner != &ex || g->stats.size() != n) {
+  if (g->stats_owner != &ex || g->stats_example != index || g->stats.size() != n) {
     g->stats.assign(n, HeadStats{});
+    g->stats_ok.assign(n, 0);
     g->stats_version.assign(n, ~0ull);
     g->stats_owner = &ex;
+    g->stats_example = index;
   }
   for (size_t i = 0; i < n; ++i) {
     if (g->stats_version[i] == ex.maps[i].version) continue;
-    g->stats[i] = ComputeHeadStats(ex.maps[i].weights);
+    g->stats_ok[i] = ComputeHeadStats(ex.maps[i].weights, &g->stats[i]) ? 1 : 0;
     g->stats_version[i] = ex.maps[i].version;
   }
 }
@@ -47,16 +61,19 @@ void UpdateOrder(GridViewState* g) {
   std::stable_sort(g->order.begin(), g->order.end(), [&](int a, int b) { return SortKey(st[a], k) < SortKey(st[b], k); });
 }
 
-void StatsTooltip(const Example& ex, int i, const HeadStats& h) {
+void StatsTooltip(const Example& ex, int i, const GridViewState& g) {
   const int heads = std::max(1, ex.heads);
+  const HeadStats& h = g.stats[(size_t)i];
   ImGui::BeginTooltip();
   if (!ex.maps[i].name.empty()) ImGui::Text("%s", ex.maps[i].name.c_str());
   ImGui::TextDisabled("layer %d, head %d  (map %d)", i / heads, i % heads, i);
   ImGui::Separator();
-  ImGui::Text("entropy      %.3f nats  (%.0f%% of uniform)", h.entropy, 100.0f * h.entropy_norm);
+  if (!g.stats_ok[(size_t)i]) ImGui::TextColored(ImVec4(1.0f, 0.45f, 0.4f, 1), "no statistics: the weights are empty or not finite");
+  ImGui::Text("entropy      %.3f nats  (%.0f%% of uniform)", h.entropy, 100.0f * h.entropy_normalized);
   ImGui::Text("max weight   %.3f  (mean row maximum)", h.max_weight);
   ImGui::Text("first token  %.3f  (mean weight on column 0)", h.first_token);
-  ImGui::Text("diagonality  %.3f  at offset %+d", h.diagonality, h.diagonal_offset);
+  ImGui::Text("diagonality  %.3f  (mass within |i - j| <= 1)", h.diagonality);
+  ImGui::Text("strongest diagonal  i - j = %+d  (%.3f)", h.dominant_offset, h.dominant_offset_mass);
   ImGui::TextDisabled("click to open in the heatmap view");
   ImGui::EndTooltip();
 }
@@ -89,7 +106,7 @@ void DrawSingle(AppState* s, GridViewState* g) {
   const float side = std::clamp(std::min(avail.x * 0.45f, avail.y - 8.0f), 48.0f, 360.0f);
   s->thumbs[0].geom.valid = false;
   if (HeatmapThumbnail("thumb0", ex.maps[0], s->style, &s->thumbs[0], s->env, ImVec2(side, side))) OpenMap(s, g, 0);
-  if (ImGui::IsItemHovered()) StatsTooltip(ex, 0, h);
+  if (ImGui::IsItemHovered()) StatsTooltip(ex, 0, *g);
   ImGui::SameLine();
   ImGui::BeginGroup();
   ImGui::Text("%s", ex.maps[0].name.empty() ? "map 0" : ex.maps[0].name.c_str());
@@ -102,14 +119,16 @@ void DrawSingle(AppState* s, GridViewState* g) {
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(value);
     };
-    std::snprintf(buf, sizeof(buf), "%.4f nats (%.0f%% of uniform)", h.entropy, 100.0f * h.entropy_norm);
+    std::snprintf(buf, sizeof(buf), "%.4f nats (%.0f%% of uniform)", h.entropy, 100.0f * h.entropy_normalized);
     row("entropy", buf);
     std::snprintf(buf, sizeof(buf), "%.4f", h.max_weight);
     row("max weight (row mean)", buf);
     std::snprintf(buf, sizeof(buf), "%.4f", h.first_token);
     row("weight on first token", buf);
-    std::snprintf(buf, sizeof(buf), "%.4f at offset %+d", h.diagonality, h.diagonal_offset);
-    row("diagonality", buf);
+    std::snprintf(buf, sizeof(buf), "%.4f", h.diagonality);
+    row("diagonality (|i - j| <= 1)", buf);
+    std::snprintf(buf, sizeof(buf), "i - j = %+d  (%.4f)", h.dominant_offset, h.dominant_offset_mass);
+    row("strongest diagonal", buf);
     ImGui::EndTable();
   }
   if (ImGui::Button("Open in heatmap view")) OpenMap(s, g, 0);
@@ -127,7 +146,7 @@ void DrawGridView(AppState* s) {
     return;
   }
   if ((int)s->thumbs.size() < n) s->thumbs.resize((size_t)n);  // only grows: textures are released at shutdown
-  UpdateStats(ex, &g);
+  UpdateStats(ex, s->current, &g);
 
   int sort = (int)g.sort;
   const char* sorts[] = {"layer order", "entropy (low first)", "max weight (high first)", "first token (high first)",
@@ -196,7 +215,7 @@ void DrawGridView(AppState* s) {
     dl->AddText(ImVec2(cell0.x, cell0.y + cell + 2), i == hovered ? IM_COL32(255, 196, 0, 255) : text_col, buf);
     dl->PopClipRect();
   }
-  if (hovered >= 0) StatsTooltip(ex, hovered, g.stats[(size_t)hovered]);
+  if (hovered >= 0) StatsTooltip(ex, hovered, g);
   // Extend the scroll region over the whole grid.
   ImGui::SetCursorScreenPos(origin);
   ImGui::Dummy(ImVec2(left + heads * (cell + gap), head_h + grid_rows * (cell + cap_h + gap)));

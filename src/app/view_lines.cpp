@@ -14,7 +14,7 @@ namespace {
 // Every line costs 4 vertices (texture-antialiased, integer width); ImGui's 16-bit indices allow
 // 65536 per draw list, which the canvas child shares with its labels.
 constexpr int kLineBudget = 12000;
-constexpr int kVertexGuard = 60000;
+constexpr int kVertexGuard = 50000;
 
 struct Column {
   float x = 0;        // where lines end (the token's dot)
@@ -35,7 +35,7 @@ Column Layout(int n, float x, float top, float height, float line_h) {
   c.n = n;
   c.x = x;
   if (n <= 0) return c;
-  c.spacing = std::min(height / n, line_h * 2.0f);
+  c.spacing = std::min(height / n, line_h * 2.5f);
   c.y0 = top + (height - c.spacing * n) * 0.5f + c.spacing * 0.5f;
   c.stride = std::max(1, (int)std::ceil((line_h + 1.0f) / std::max(c.spacing, 1e-3f)));
   return c;
@@ -56,14 +56,28 @@ void EnsureLabelWidths(const AttentionMap& map, LinesViewState* ls) {
   ls->labels_version = map.version;
 }
 
-// Lines with weight >= threshold among the rows/columns that would be drawn.
-int CountLines(const MatrixRM& w, int rows_shown, int only_row, int only_col, float threshold) {
-  int n = 0;
+// The smallest threshold >= min_threshold that keeps at most budget lines among the rows and
+// columns that would be drawn: one pass into log-spaced bins between min_threshold and 1.
+float ThresholdForBudget(const MatrixRM& w, int rows_shown, int only_row, int only_col, float min_threshold, int budget) {
+  constexpr int kBins = 64;
+  int bins[kBins + 1] = {};  // bins[kBins]: weights >= 1
+  const float lo = std::log(min_threshold), span = -lo;  // log(1) = 0
   const int r0 = only_row >= 0 ? only_row : 0, r1 = only_row >= 0 ? only_row + 1 : rows_shown;
   const int c0 = only_col >= 0 ? only_col : 0, c1 = only_col >= 0 ? only_col + 1 : (int)w.cols();
-  for (int r = r0; r < r1; ++r)
-    for (int c = c0; c < c1; ++c) n += w(r, c) >= threshold ? 1 : 0;
-  return n;
+  int total = 0;
+  for (int r = r0; r < r1; ++r) {
+    for (int c = c0; c < c1; ++c) {
+      const float x = w(r, c);
+      if (!(x >= min_threshold)) continue;
+      ++total;
+      ++bins[std::clamp((int)((std::log(x) - lo) / span * kBins), 0, kBins)];
+    }
+  }
+  if (total <= budget) return min_threshold;
+  // Walk down from the strongest bin while the lines still fit.
+  int kept = 0, b = kBins;
+  while (b > 0 && kept + bins[b] <= budget) kept += bins[b--];
+  return std::exp(lo + span * (b + 1) / kBins);  // lower edge of the last bin that fits
 }
 
 }  // namespace
@@ -127,8 +141,7 @@ void DrawLinesView(AppState* s) {
   const int only_row = ls.hovered_target, only_col = ls.hovered_source;
 
   // Too many lines for the vertex budget: raise the threshold until they fit.
-  float threshold = ls.threshold;
-  while (threshold < 1.0f && CountLines(w, rows_shown, only_row, only_col, threshold) > kLineBudget) threshold *= 2.0f;
+  const float threshold = ThresholdForBudget(w, rows_shown, only_row, only_col, ls.threshold, kLineBudget);
   ls.effective_threshold = threshold;
 
   // Lines: opacity and width grow with the colormap coordinate (so the sidebar's scale applies);

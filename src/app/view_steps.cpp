@@ -64,6 +64,17 @@ void Recompute(AppState* s, StepsViewState* sv) {
   sv->recomputes++;
 }
 
+// Restores the example's built-in inputs (rebuilds the examples once; only on a click).
+void ResetInputs(AppState* s, StepsViewState* sv) {
+  std::vector<Example> fresh;
+  if (!BuildExamples(&fresh)) return;
+  for (Example& f : fresh) {
+    if (f.id != s->Current().id) continue;
+    s->Current().inputs = f.inputs;
+    Recompute(s, sv);
+  }
+}
+
 void SelectById(AppState* s, const char* id) {
   for (int i = 0; i < (int)s->examples.size(); ++i)
     if (s->examples[i].id == id) SelectExample(s, i);
@@ -142,8 +153,9 @@ void DrawStepsView(AppState* s) {
     return;
   }
   AttentionInputs& in = ex.inputs;
-  if (sv.owner != &ex) {
+  if (sv.owner != &ex || sv.owner_index != s->current) {
     sv.owner = &ex;
+    sv.owner_index = s->current;
     sv.row = 0;
     sv.error.clear();
   }
@@ -180,6 +192,9 @@ void DrawStepsView(AppState* s) {
   }
   ImGui::SameLine();
   changed |= ImGui::Checkbox("causal mask", &in.params.mask.causal);
+  ImGui::SameLine();
+  if (ImGui::Button("reset inputs")) ResetInputs(s, &sv);
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Back to the example's original q, k, v and parameters");
 
   ImGui::BeginChild("steps_scroll", ImVec2(0, 0), false, ImGuiWindowFlags_HorizontalScrollbar);
   if (ImGui::CollapsingHeader("Inputs (drag a number, or double-click to type one)", ImGuiTreeNodeFlags_DefaultOpen)) {

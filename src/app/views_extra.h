@@ -1,7 +1,6 @@
 // attnviz app: state and helpers of the lines, grid, step-by-step and compare views, kept
 // out of AppState so those views can grow without touching the shared struct.
 //
-//   HeadStats           per-map statistics shown by the grid (entropy, max weight, ...)
 //   LinesViewState      what the lines view drew and what is hovered
 //   GridViewState       the grid's sort key and current order
 //   StepsViewState      the selected query row of the step-by-step view
@@ -13,25 +12,13 @@
 #include <vector>
 
 #include "app/app_state.h"
+#include "core/head_stats.h"
 
 namespace attnviz {
-
-// Statistics of one attention map (rows < rows_used). Entropies are in nats.
-struct HeadStats {
-  float entropy = 0;           // mean over rows of -sum w log w
-  float entropy_norm = 0;      // entropy / log(n_k), in [0, 1]; 1 = uniform
-  float max_weight = 0;        // mean over rows of the row maximum
-  float first_token = 0;       // mean weight on column 0 (attention sinks, [CLS], <s>)
-  float diagonality = 0;       // mean weight on the best diagonal (column = row + diagonal_offset)
-  int diagonal_offset = 0;     // the offset o (column = row + o) holding the most weight
-};
 
 // Makes the score function's parameters usable for q [n_q, d_q], k [n_k, d_k]: identity-ish
 // W (General) or W_q, W_k, v (Additive) when missing or mis-shaped; keeps valid ones.
 void EnsureScoreParams(AttentionParams* p, const MatrixRM& q, const MatrixRM& k);
-
-// Computes HeadStats of weights [n_q, n_k]. Rows of all zeros (fully masked) are skipped.
-HeadStats ComputeHeadStats(const MatrixRM& weights);
 
 enum class GridSort { Layer, Entropy, MaxWeight, FirstToken, Diagonality, Count };
 const char* GridSortName(GridSort k);  // "layer", "entropy", "max_weight", "first_token", "diagonality"
@@ -54,9 +41,11 @@ struct LinesViewState {
 struct GridViewState {
   GridSort sort = GridSort::Layer;     // ordering of the thumbnails
   std::vector<int> order;              // [n_maps] map index at each grid position
-  std::vector<HeadStats> stats;        // [n_maps] per map
+  std::vector<HeadStats> stats;        // [n_maps] per map (core/head_stats.h)
+  std::vector<uint8_t> stats_ok;       // [n_maps] 0 where ComputeHeadStats failed (non-finite weights)
   std::vector<uint64_t> stats_version; // [n_maps] map version the stats belong to
-  const void* stats_owner = nullptr;   // example the stats belong to
+  const void* stats_owner = nullptr;   // example the stats belong to (address and index)
+  int stats_example = -1;
   int clicked = -1;                    // map opened by the last click, -1 none
 };
 
@@ -65,7 +54,8 @@ struct StepsViewState {
   std::string error;           // last RecomputeExample error, shown in red
   std::vector<float> context;  // [d_v] context vector of the row, last frame
   int recomputes = 0;          // RecomputeExample calls made by edits
-  const void* owner = nullptr; // example the row belongs to
+  const void* owner = nullptr; // example the row belongs to (address and index)
+  int owner_index = -1;
 };
 
 enum class CompareMode { ScoreFunctions, Maps };
@@ -92,6 +82,7 @@ struct CompareViewState {
 
 struct ViewsState {
   const AppState* owner = nullptr;  // the AppState this belongs to (reset when it changes)
+  int last_frame = -1;              // ImGui frame count when last asked (a new context restarts it)
   LinesViewState lines;
   GridViewState grid;
   StepsViewState steps;

@@ -4,6 +4,7 @@
 //   --view NAME    open a view (heatmap, lines, grid, steps, compare)
 //   --frames N     quit after N frames (smoke runs under xvfb)
 //   --screenshot F write the last frame to F as a binary PPM before quitting
+//   --command CMD  run an app command after start (repeatable), e.g. --command "train start"
 #include <GLFW/glfw3.h>
 
 #include <cstdio>
@@ -58,6 +59,7 @@ int main(int argc, char** argv) {
   attnviz::AppConfig config;
   long max_frames = -1;
   const char* screenshot = nullptr;
+  std::vector<std::string> commands;
   for (int i = 1; i < argc; ++i) {
     auto next = [&](const char* flag) -> const char* {
       if (i + 1 >= argc) {
@@ -70,8 +72,9 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--view")) config.view = next("--view");
     else if (!std::strcmp(argv[i], "--frames")) max_frames = std::atol(next("--frames"));
     else if (!std::strcmp(argv[i], "--screenshot")) screenshot = next("--screenshot");
+    else if (!std::strcmp(argv[i], "--command")) commands.push_back(next("--command"));
     else {
-      std::fprintf(stderr, "usage: attnviz [--example ID] [--view NAME] [--frames N] [--screenshot out.ppm]\n");
+      std::fprintf(stderr, "usage: attnviz [--example ID] [--view NAME] [--frames N] [--screenshot out.ppm] [--command CMD]...\n");
       return 2;
     }
   }
@@ -109,6 +112,10 @@ int main(int argc, char** argv) {
     return 1;
   }
   glfwSetDropCallback(window, DropCallback);
+  for (const std::string& c : commands) {
+    const std::string err = app.Command(c);
+    if (!err.empty()) std::fprintf(stderr, "attnviz: --command \"%s\": %s\n", c.c_str(), err.c_str());
+  }
 
   long frame = 0;
   while (!glfwWindowShouldClose(window)) {

@@ -19,7 +19,7 @@ double AlignmentCounts::Aer() const {
   return 1.0 - static_cast<double>(predicted_sure + predicted_possible) / static_cast<double>(predicted + sure);
 }
 
-std::vector<Link> AlignmentFromAttention(const MatrixRM& attention, const SentencePair& gold, AlignMode mode,
+std::vector<Link> AlignmentFromAttention(const Mat& attention, const SentencePair& gold, AlignMode mode,
                                          float threshold) {
   std::vector<uint8_t> scored(gold.target.size(), 0);
   for (const Link& l : gold.links)
@@ -42,7 +42,7 @@ std::vector<Link> AlignmentFromAttention(const MatrixRM& attention, const Senten
   return out;
 }
 
-AlignmentCounts ScoreAlignment(const MatrixRM& attention, const SentencePair& gold, AlignMode mode, float threshold) {
+AlignmentCounts ScoreAlignment(const Mat& attention, const SentencePair& gold, AlignMode mode, float threshold) {
   std::set<std::pair<int, int>> sure, possible;
   for (const Link& l : gold.links) {
     possible.insert({l.target, l.source});

@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/attention.h"
 #include "core/seq2seq/corpus.h"
+#include "core/seq2seq/tape.h"
 
 namespace attnviz {
 namespace seq2seq {
@@ -30,9 +30,9 @@ struct AlignmentCounts {
 
 // Links predicted from attention [>= n_target, n_source] for the rows of target words that have
 // gold links (rows of unaligned-by-design punctuation and the final EOS row are not scored).
-std::vector<Link> AlignmentFromAttention(const MatrixRM& attention, const SentencePair& gold, AlignMode mode,
+std::vector<Link> AlignmentFromAttention(const Mat& attention, const SentencePair& gold, AlignMode mode,
                                          float threshold = 0.3f);
-AlignmentCounts ScoreAlignment(const MatrixRM& attention, const SentencePair& gold, AlignMode mode,
+AlignmentCounts ScoreAlignment(const Mat& attention, const SentencePair& gold, AlignMode mode,
                                float threshold = 0.3f);  // counts for one sentence
 
 struct SequenceCounts {

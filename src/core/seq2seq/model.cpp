@@ -160,7 +160,7 @@ Status InitModel(const ModelConfig& config, const Vocab& source_vocab, const Voc
     Parameter p;
     p.name = s.name;
     p.value.resize(s.rows, s.cols);
-    const float a = s.init == Init::Embedding ? 1.0f : std::sqrt(6.0f / static_cast<float>(s.rows + s.cols));
+    const Real a = s.init == Init::Embedding ? 1.0f : std::sqrt(6.0f / static_cast<Real>(s.rows + s.cols));
     for (int i = 0; i < s.rows; ++i)
       for (int j = 0; j < s.cols; ++j)
         p.value(i, j) = s.init == Init::Zero ? 0.0f : s.init == Init::One ? 1.0f : rng.Symmetric(a);
@@ -226,7 +226,7 @@ RnnEncoded RnnEncode(const Model& m, const RnnParams& P, Tape* tape, const std::
     const auto& W = P.enc[d];
     const Tape::Id GX = tape->AddBias(tape->MatMul(X, tape->Param(W[0])), tape->Param(W[2]));  // [T * B, 3E]
     const Tape::Id Wh = tape->Param(W[1]), bh = tape->Param(W[3]);
-    Tape::Id h = tape->Constant(MatrixRM::Zero(B, E));
+    Tape::Id h = tape->Constant(Mat::Zero(B, E));
     states[d].assign(T, -1);
     std::vector<int> valid(B);
     for (int k = 0; k < T; ++k) {
@@ -287,7 +287,7 @@ Tape::Id OutputLogits(Tape* tape, const Parameter* W, const Parameter* b, Tape::
   return tape->AddBias(tape->MatMul(features, tape->Param(W)), tape->Param(b));
 }
 
-int ArgMax(const MatrixRM& logits, int row) {
+int ArgMax(const Mat& logits, int row) {
   int best = 0;
   logits.row(row).maxCoeff(&best);
   return best;
@@ -300,7 +300,7 @@ Tape::Id RnnTeacherForced(const Model& m, Tape* tape, const Batch& batch, BatchA
   int Tt = 0;
   for (const auto& t : batch.target) Tt = std::max(Tt, static_cast<int>(t.size()) + 1);
   Tape::Id state = e.s0;
-  Tape::Id feed = m.config.kind == ModelKind::Luong ? tape->Constant(MatrixRM::Zero(B, m.config.dec_hidden)) : -1;
+  Tape::Id feed = m.config.kind == ModelKind::Luong ? tape->Constant(Mat::Zero(B, m.config.dec_hidden)) : -1;
   std::vector<Tape::Id> features(Tt), alphas(Tt);
   std::vector<int> prev(B), targets(Tt * B, -1);
   for (int t = 0; t < Tt; ++t) {
@@ -314,7 +314,7 @@ Tape::Id RnnTeacherForced(const Model& m, Tape* tape, const Batch& batch, BatchA
   }
   const Tape::Id logits = OutputLogits(tape, P.out_W, P.out_b, tape->StackRows(features));  // [Tt * B, V]
   if (attention) {
-    attention->assign(B, MatrixRM());
+    attention->assign(B, Mat());
     for (int b = 0; b < B; ++b) {
       const int rows = static_cast<int>(batch.target[b].size()) + 1;
       (*attention)[b].resize(rows, e.lengths[b]);
@@ -330,7 +330,7 @@ void RnnGreedy(const Model& m, Tape* tape, const Batch& batch, int max_len, std:
   const RnnEncoded e = RnnEncode(m, P, tape, batch.source);
   const int B = e.B;
   Tape::Id state = e.s0;
-  Tape::Id feed = m.config.kind == ModelKind::Luong ? tape->Constant(MatrixRM::Zero(B, m.config.dec_hidden)) : -1;
+  Tape::Id feed = m.config.kind == ModelKind::Luong ? tape->Constant(Mat::Zero(B, m.config.dec_hidden)) : -1;
   out->assign(B, {});
   std::vector<int> prev(B, kBos);
   std::vector<uint8_t> done(B, 0);
@@ -403,12 +403,12 @@ Tape::Id Dense(Tape* tape, const Linear& l, Tape::Id x) {
 Tape::Id ApplyNorm(Tape* tape, const Norm& n, Tape::Id x) { return tape->LayerNorm(x, tape->Param(n.g), tape->Param(n.b)); }
 
 // Sinusoidal positions tiled over the batch: [B * n, d], row b * n + i gets position i.
-MatrixRM Positions(int B, int n, int d) {
-  MatrixRM pe(B * n, d);
+Mat Positions(int B, int n, int d) {
+  Mat pe(B * n, d);
   for (int i = 0; i < n; ++i)
     for (int j = 0; j < d; ++j) {
       const double angle = i / std::pow(10000.0, (2 * (j / 2)) / static_cast<double>(d));
-      pe(i, j) = static_cast<float>(j % 2 == 0 ? std::sin(angle) : std::cos(angle));
+      pe(i, j) = static_cast<Real>(j % 2 == 0 ? std::sin(angle) : std::cos(angle));
     }
   for (int b = 1; b < B; ++b) pe.middleRows(b * n, n) = pe.topRows(n);
   return pe;
@@ -490,11 +490,11 @@ Tape::Id TfTeacherForced(const Model& m, Tape* tape, const Batch& batch, BatchAt
   const Tape::Id logits = Dense(tape, P.out, features);
   if (attention) {
     const int H = m.config.heads;
-    const float w = 1.0f / static_cast<float>(H * cross.size());
-    attention->assign(B, MatrixRM());
+    const Real w = 1.0f / static_cast<Real>(H * cross.size());
+    attention->assign(B, Mat());
     for (int b = 0; b < B; ++b) {
       const int rows = static_cast<int>(batch.target[b].size()) + 1;
-      MatrixRM& a = (*attention)[b];
+      Mat& a = (*attention)[b];
       a.setZero(rows, lengths[b]);
       for (Tape::Id c : cross)
         for (int h = 0; h < H; ++h) a += w * tape->Saved(c).block((b * H + h) * n, 0, rows, lengths[b]);
@@ -508,7 +508,7 @@ void TfGreedy(const Model& m, Tape* tape, const Batch& batch, int max_len, std::
   tape->Clear();
   std::vector<int> lengths;
   int n_s = 0;
-  const MatrixRM memory = tape->Value(TfEncode(m, P, tape, batch.source, &lengths, &n_s));
+  const Mat memory = tape->Value(TfEncode(m, P, tape, batch.source, &lengths, &n_s));
   const int B = batch.size;
   std::vector<std::vector<int>> inputs(B, std::vector<int>{kBos});
   out->assign(B, {});
@@ -532,9 +532,9 @@ void TfGreedy(const Model& m, Tape* tape, const Batch& batch, int max_len, std::
   }
 }
 
-void LogSoftmaxRow(const MatrixRM& logits, int row, Eigen::RowVectorXf* out) {
-  const float mx = logits.row(row).maxCoeff();
-  const float lse = mx + std::log((logits.row(row).array() - mx).exp().sum());
+void LogSoftmaxRow(const Mat& logits, int row, RowVec* out) {
+  const Real mx = logits.row(row).maxCoeff();
+  const Real lse = mx + std::log((logits.row(row).array() - mx).exp().sum());
   *out = (logits.row(row).array() - lse).matrix();
 }
 
@@ -584,7 +584,7 @@ DecoderState InitialDecoderState(const Model& m, const EncodedSource& enc) {
   s.prefix = {kBos};
   if (m.config.kind != ModelKind::Transformer) {
     s.hidden = enc.initial;
-    if (m.config.kind == ModelKind::Luong) s.feed = MatrixRM::Zero(1, m.config.dec_hidden);
+    if (m.config.kind == ModelKind::Luong) s.feed = Mat::Zero(1, m.config.dec_hidden);
   }
   return s;
 }
@@ -600,7 +600,7 @@ void StepDecoder(const Model& m, const EncodedSource& enc, DecoderState* state, 
         tape, P.out, TfDecode(m, P, tape, tape->Constant(enc.memory), {enc.n_source}, {state->prefix}, n, &cross));
     LogSoftmaxRow(tape->Value(logits), n - 1, &out->log_probs);
     for (Tape::Id c : cross) {
-      MatrixRM rows(H, enc.n_source);
+      Mat rows(H, enc.n_source);
       for (int h = 0; h < H; ++h) rows.row(h) = tape->Saved(c).row(h * n + n - 1);
       out->attention.push_back(std::move(rows));
     }

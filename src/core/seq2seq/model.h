@@ -89,7 +89,7 @@ Batch BuildBatch(const Model& m, const std::vector<const SentencePair*>& pairs);
 
 // Attention of a batch: attention[b] is [n_target_b + 1, n_source_b] (the last row is EOS),
 // averaged over layers and heads for the Transformer.
-using BatchAttention = std::vector<MatrixRM>;
+using BatchAttention = std::vector<Mat>;
 
 // Records the teacher-forced loss of batch on tape (mean cross entropy per target token, EOS
 // included) and returns its node; call tape->Backward(id) for gradients. attention: optional.
@@ -103,18 +103,18 @@ void GreedyDecodeBatch(const Model& m, Tape* tape, const Batch& batch, int max_l
 // ---------------------------------------------------------------------------
 struct EncodedSource {
   int n_source = 0;  // source length
-  MatrixRM memory;   // RNN: encoder outputs H [n_s, 2E]; Transformer: encoder output [n_s, d_model]
-  MatrixRM keys;     // RNN: projected keys (Bahdanau W_k H, Luong-general W_a H) [n_s, *]
-  MatrixRM initial;  // RNN: initial decoder state [1, dec_hidden]
+  Mat memory;   // RNN: encoder outputs H [n_s, 2E]; Transformer: encoder output [n_s, d_model]
+  Mat keys;     // RNN: projected keys (Bahdanau W_k H, Luong-general W_a H) [n_s, *]
+  Mat initial;  // RNN: initial decoder state [1, dec_hidden]
 };
 struct DecoderState {
-  MatrixRM hidden;          // RNN decoder state [1, dec_hidden]
-  MatrixRM feed;            // Luong input feeding ~h [1, dec_hidden]
+  Mat hidden;          // RNN decoder state [1, dec_hidden]
+  Mat feed;            // Luong input feeding ~h [1, dec_hidden]
   std::vector<int> prefix;  // tokens emitted so far, starting with kBos
 };
 struct StepOutput {
-  Eigen::RowVectorXf log_probs;     // [V] log softmax over the target vocabulary
-  std::vector<MatrixRM> attention;  // per layer: [heads, n_s] attention row(s) of this step
+  RowVec log_probs;     // [V] log softmax over the target vocabulary
+  std::vector<Mat> attention;  // per layer: [heads, n_s] attention row(s) of this step
 };
 Status EncodeSource(const Model& m, const std::vector<int>& source_ids, Tape* tape, EncodedSource* out);
 DecoderState InitialDecoderState(const Model& m, const EncodedSource& enc);  // prefix = {kBos}

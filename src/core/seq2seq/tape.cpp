@@ -8,7 +8,7 @@ namespace attnviz {
 namespace seq2seq {
 
 namespace {
-inline float Sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
+inline Real Sigmoid(Real x) { return 1.0f / (1.0f + std::exp(-x)); }
 }  // namespace
 
 void Tape::Clear() { count_ = 0; }
@@ -24,13 +24,13 @@ Tape::Id Tape::NewNode(Op op) {
   return count_++;
 }
 
-const MatrixRM& Tape::Value(Id id) const {
+const Mat& Tape::Value(Id id) const {
   const Node& n = nodes_[id];
   return n.op == Op::Param ? n.param->value : n.value;
 }
-const MatrixRM& Tape::Saved(Id id) const { return nodes_[id].saved; }
+const Mat& Tape::Saved(Id id) const { return nodes_[id].saved; }
 
-MatrixRM& Tape::G(Id id) {
+Mat& Tape::G(Id id) {
   Node& n = nodes_[id];
   return n.op == Op::Param ? n.param->grad : n.grad;
 }
@@ -38,7 +38,7 @@ MatrixRM& Tape::G(Id id) {
 // ---------------------------------------------------------------------------
 // leaves
 // ---------------------------------------------------------------------------
-Tape::Id Tape::Constant(const MatrixRM& value) {
+Tape::Id Tape::Constant(const Mat& value) {
   const Id id = NewNode(Op::Constant);
   nodes_[id].value = value;
   return id;
@@ -151,9 +151,9 @@ Tape::Id Tape::Gru(Id gx, Id gh, Id h, const std::vector<int>* row_valid) {
   Node& n = nodes_[id];
   n.a = gx, n.b = gh, n.c = h;
   if (row_valid) n.ints = *row_valid;
-  const MatrixRM& X = Value(gx);
-  const MatrixRM& Hg = Value(gh);
-  const MatrixRM& H = Value(h);
+  const Mat& X = Value(gx);
+  const Mat& Hg = Value(gh);
+  const Mat& H = Value(h);
   const int B = static_cast<int>(H.rows()), D = static_cast<int>(H.cols());
   n.saved.resize(B, 3 * D);  // [r | z | n]
   n.value.resize(B, D);
@@ -164,9 +164,9 @@ Tape::Id Tape::Gru(Id gx, Id gh, Id h, const std::vector<int>* row_valid) {
       continue;
     }
     for (int j = 0; j < D; ++j) {
-      const float r = Sigmoid(X(b, j) + Hg(b, j));
-      const float z = Sigmoid(X(b, D + j) + Hg(b, D + j));
-      const float nn = std::tanh(X(b, 2 * D + j) + r * Hg(b, 2 * D + j));
+      const Real r = Sigmoid(X(b, j) + Hg(b, j));
+      const Real z = Sigmoid(X(b, D + j) + Hg(b, D + j));
+      const Real nn = std::tanh(X(b, 2 * D + j) + r * Hg(b, 2 * D + j));
       n.saved(b, j) = r, n.saved(b, D + j) = z, n.saved(b, 2 * D + j) = nn;
       n.value(b, j) = (1.0f - z) * nn + z * H(b, j);
     }
@@ -178,9 +178,9 @@ Tape::Id Tape::AdditiveScores(Id keys_proj, Id query_proj, Id v) {
   const Id id = NewNode(Op::AdditiveScores);
   Node& n = nodes_[id];
   n.a = keys_proj, n.b = query_proj, n.c = v;
-  const MatrixRM& K = Value(keys_proj);
-  const MatrixRM& Q = Value(query_proj);
-  const MatrixRM& V = Value(v);
+  const Mat& K = Value(keys_proj);
+  const Mat& Q = Value(query_proj);
+  const Mat& V = Value(v);
   const int B = static_cast<int>(Q.rows()), T = static_cast<int>(K.rows()) / B;
   // pass 1: T = tanh(keys + query) [T * B, a]; pass 2: scores = T . v
   n.saved.resize(K.rows(), K.cols());
@@ -197,8 +197,8 @@ Tape::Id Tape::DotScores(Id keys, Id query) {
   const Id id = NewNode(Op::DotScores);
   Node& n = nodes_[id];
   n.a = keys, n.b = query;
-  const MatrixRM& K = Value(keys);
-  const MatrixRM& Q = Value(query);
+  const Mat& K = Value(keys);
+  const Mat& Q = Value(query);
   const int B = static_cast<int>(Q.rows()), T = static_cast<int>(K.rows()) / B;
   n.value.resize(B, T);
   for (int t = 0; t < T; ++t)
@@ -211,13 +211,13 @@ Tape::Id Tape::MaskedSoftmax(Id scores, const std::vector<int>& lengths) {
   Node& n = nodes_[id];
   n.a = scores;
   n.ints = lengths;
-  const MatrixRM& S = Value(scores);
+  const Mat& S = Value(scores);
   n.value.setZero(S.rows(), S.cols());
   for (int b = 0; b < S.rows(); ++b) {
     const int len = std::min<int>(lengths[b], static_cast<int>(S.cols()));
     if (len <= 0) continue;  // fully masked row stays 0
-    const float mx = S.row(b).head(len).maxCoeff();  // subtract the row max
-    float sum = 0.0f;
+    const Real mx = S.row(b).head(len).maxCoeff();  // subtract the row max
+    Real sum = 0.0f;
     for (int t = 0; t < len; ++t) sum += (n.value(b, t) = std::exp(S(b, t) - mx));
     n.value.row(b).head(len) /= sum;  // sum >= 1 (the max term is exp(0))
   }
@@ -228,8 +228,8 @@ Tape::Id Tape::Context(Id weights, Id values) {
   const Id id = NewNode(Op::Context);
   Node& n = nodes_[id];
   n.a = weights, n.b = values;
-  const MatrixRM& W = Value(weights);
-  const MatrixRM& V = Value(values);
+  const Mat& W = Value(weights);
+  const Mat& V = Value(values);
   const int B = static_cast<int>(W.rows()), T = static_cast<int>(W.cols());
   n.value.setZero(B, V.cols());
   for (int t = 0; t < T; ++t)
@@ -242,15 +242,15 @@ Tape::Id Tape::LayerNorm(Id x, Id gamma, Id beta) {
   const Id id = NewNode(Op::LayerNorm);
   Node& n = nodes_[id];
   n.a = x, n.b = gamma, n.c = beta;
-  const MatrixRM& X = Value(x);
+  const Mat& X = Value(x);
   const int m = static_cast<int>(X.rows()), d = static_cast<int>(X.cols());
   n.saved.resize(m, d);   // xhat
   n.saved2.resize(m, 1);  // 1 / std
   n.value.resize(m, d);
   for (int i = 0; i < m; ++i) {
-    const float mean = X.row(i).mean();
-    const float var = (X.row(i).array() - mean).square().mean();
-    const float rstd = 1.0f / std::sqrt(var + 1e-5f);
+    const Real mean = X.row(i).mean();
+    const Real var = (X.row(i).array() - mean).square().mean();
+    const Real rstd = 1.0f / std::sqrt(var + 1e-5f);
     n.saved2(i, 0) = rstd;
     n.saved.row(i) = ((X.row(i).array() - mean) * rstd).matrix();
     n.value.row(i) = (n.saved.row(i).array() * Value(gamma).row(0).array() + Value(beta).row(0).array()).matrix();
@@ -265,12 +265,12 @@ Tape::Id Tape::MultiHeadAttention(Id q, Id k, Id v, int batch, int heads, const 
   n.a = q, n.b = k, n.c = v;
   n.i0 = batch, n.i1 = heads, n.i2 = causal ? 1 : 0;
   n.ints = key_lengths;
-  const MatrixRM& Q = Value(q);
-  const MatrixRM& K = Value(k);
-  const MatrixRM& V = Value(v);
+  const Mat& Q = Value(q);
+  const Mat& K = Value(k);
+  const Mat& V = Value(v);
   const int nq = static_cast<int>(Q.rows()) / batch, nk = static_cast<int>(K.rows()) / batch;
   const int D = static_cast<int>(Q.cols()), dh = D / heads;
-  const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
+  const Real scale = 1.0f / std::sqrt(static_cast<Real>(dh));
   n.saved.resize(batch * heads * nq, nk);
   n.value.resize(Q.rows(), D);
   for (int b = 0; b < batch; ++b) {
@@ -286,8 +286,8 @@ Tape::Id Tape::MultiHeadAttention(Id q, Id k, Id v, int batch, int heads, const 
           P.row(i).setZero();
           continue;
         }
-        const float mx = P.row(i).head(visible).maxCoeff() * scale;
-        float sum = 0.0f;
+        const Real mx = P.row(i).head(visible).maxCoeff() * scale;
+        Real sum = 0.0f;
         for (int j = 0; j < visible; ++j) sum += (P(i, j) = std::exp(P(i, j) * scale - mx));
         P.row(i).head(visible) /= sum;
         P.row(i).tail(nk - visible).setZero();
@@ -304,14 +304,14 @@ Tape::Id Tape::CrossEntropy(Id logits, const std::vector<int>& targets) {
   Node& n = nodes_[id];
   n.a = logits;
   n.ints = targets;
-  const MatrixRM& L = Value(logits);
+  const Mat& L = Value(logits);
   n.saved.resize(L.rows(), L.cols());  // softmax probabilities
   double total = 0.0;
   int count = 0;
   for (int i = 0; i < L.rows(); ++i) {
-    const float mx = L.row(i).maxCoeff();
+    const Real mx = L.row(i).maxCoeff();
     n.saved.row(i) = (L.row(i).array() - mx).exp().matrix();
-    const float sum = n.saved.row(i).sum();
+    const Real sum = n.saved.row(i).sum();
     n.saved.row(i) /= sum;
     if (targets[i] >= 0) {
       total += -(L(i, targets[i]) - mx - std::log(sum));
@@ -320,7 +320,7 @@ Tape::Id Tape::CrossEntropy(Id logits, const std::vector<int>& targets) {
   }
   n.i0 = count;
   n.value.resize(1, 1);
-  n.value(0, 0) = count ? static_cast<float>(total / count) : 0.0f;
+  n.value(0, 0) = count ? static_cast<Real>(total / count) : 0.0f;
   return id;
 }
 
@@ -332,14 +332,14 @@ void Tape::Backward(Id loss) {
     Node& n = nodes_[i];
     if (n.op != Op::Param) n.grad.setZero(n.value.rows(), n.value.cols());
     if (n.param && (n.param->grad.rows() != n.param->value.rows() || n.param->grad.cols() != n.param->value.cols()))
-      n.param->grad = MatrixRM::Zero(n.param->value.rows(), n.param->value.cols());
+      n.param->grad = Mat::Zero(n.param->value.rows(), n.param->value.cols());
   }
   nodes_[loss].grad.setOnes();
   for (int i = loss; i >= 0; --i) BackwardNode(nodes_[i]);
 }
 
 void Tape::BackwardNode(Node& n) {
-  const MatrixRM& dY = n.grad;
+  const Mat& dY = n.grad;
   switch (n.op) {
     case Op::Constant:
     case Op::Param:
@@ -363,7 +363,7 @@ void Tape::BackwardNode(Node& n) {
       G(n.a).array() += dY.array() * (1.0f - n.value.array().square());
       break;
     case Op::Relu:
-      G(n.a).array() += dY.array() * (n.value.array() > 0.0f).cast<float>();
+      G(n.a).array() += dY.array() * (n.value.array() > 0.0f).cast<Real>();
       break;
     case Op::ConcatCols: {
       int c = 0;
@@ -387,11 +387,11 @@ void Tape::BackwardNode(Node& n) {
       G(n.a).middleRows(n.i0, dY.rows()) += dY;
       break;
     case Op::Gru: {
-      const MatrixRM& Hg = Value(n.b);
-      const MatrixRM& H = Value(n.c);
-      MatrixRM& dX = G(n.a);
-      MatrixRM& dHg = G(n.b);
-      MatrixRM& dH = G(n.c);
+      const Mat& Hg = Value(n.b);
+      const Mat& H = Value(n.c);
+      Mat& dX = G(n.a);
+      Mat& dHg = G(n.b);
+      Mat& dH = G(n.c);
       const int B = static_cast<int>(H.rows()), D = static_cast<int>(H.cols());
       for (int b = 0; b < B; ++b) {
         if (!n.ints.empty() && !n.ints[b]) {
@@ -399,11 +399,11 @@ void Tape::BackwardNode(Node& n) {
           continue;
         }
         for (int j = 0; j < D; ++j) {
-          const float r = n.saved(b, j), z = n.saved(b, D + j), nn = n.saved(b, 2 * D + j);
-          const float dy = dY(b, j);
-          const float dn_pre = dy * (1.0f - z) * (1.0f - nn * nn);
-          const float dz_pre = dy * (H(b, j) - nn) * z * (1.0f - z);
-          const float dr_pre = dn_pre * Hg(b, 2 * D + j) * r * (1.0f - r);
+          const Real r = n.saved(b, j), z = n.saved(b, D + j), nn = n.saved(b, 2 * D + j);
+          const Real dy = dY(b, j);
+          const Real dn_pre = dy * (1.0f - z) * (1.0f - nn * nn);
+          const Real dz_pre = dy * (H(b, j) - nn) * z * (1.0f - z);
+          const Real dr_pre = dn_pre * Hg(b, 2 * D + j) * r * (1.0f - r);
           dH(b, j) += dy * z;
           dX(b, j) += dr_pre, dX(b, D + j) += dz_pre, dX(b, 2 * D + j) += dn_pre;
           dHg(b, j) += dr_pre, dHg(b, D + j) += dz_pre, dHg(b, 2 * D + j) += dn_pre * r;
@@ -412,28 +412,28 @@ void Tape::BackwardNode(Node& n) {
       break;
     }
     case Op::AdditiveScores: {
-      MatrixRM& dK = G(n.a);
-      MatrixRM& dQ = G(n.b);
-      MatrixRM& dV = G(n.c);
-      const MatrixRM& V = Value(n.c);
+      Mat& dK = G(n.a);
+      Mat& dQ = G(n.b);
+      Mat& dV = G(n.c);
+      const Mat& V = Value(n.c);
       const int B = static_cast<int>(dY.rows()), T = static_cast<int>(dY.cols());
       for (int t = 0; t < T; ++t)
         for (int b = 0; b < B; ++b) {
-          const float g = dY(b, t);
+          const Real g = dY(b, t);
           if (g == 0.0f) continue;
           const auto Trow = n.saved.row(t * B + b);
           dV.row(0) += g * Trow;
-          const Eigen::RowVectorXf dpre = (g * V.row(0).array() * (1.0f - Trow.array().square())).matrix();
+          const RowVec dpre = (g * V.row(0).array() * (1.0f - Trow.array().square())).matrix();
           dK.row(t * B + b) += dpre;
           dQ.row(b) += dpre;
         }
       break;
     }
     case Op::DotScores: {
-      const MatrixRM& K = Value(n.a);
-      const MatrixRM& Q = Value(n.b);
-      MatrixRM& dK = G(n.a);
-      MatrixRM& dQ = G(n.b);
+      const Mat& K = Value(n.a);
+      const Mat& Q = Value(n.b);
+      Mat& dK = G(n.a);
+      Mat& dQ = G(n.b);
       const int B = static_cast<int>(dY.rows()), T = static_cast<int>(dY.cols());
       for (int t = 0; t < T; ++t)
         for (int b = 0; b < B; ++b) {
@@ -443,18 +443,18 @@ void Tape::BackwardNode(Node& n) {
       break;
     }
     case Op::MaskedSoftmax: {
-      MatrixRM& dS = G(n.a);
+      Mat& dS = G(n.a);
       for (int b = 0; b < dY.rows(); ++b) {
-        const float dot = dY.row(b).dot(n.value.row(b));
+        const Real dot = dY.row(b).dot(n.value.row(b));
         dS.row(b).array() += n.value.row(b).array() * (dY.row(b).array() - dot);
       }
       break;
     }
     case Op::Context: {
-      const MatrixRM& W = Value(n.a);
-      const MatrixRM& V = Value(n.b);
-      MatrixRM& dW = G(n.a);
-      MatrixRM& dV = G(n.b);
+      const Mat& W = Value(n.a);
+      const Mat& V = Value(n.b);
+      Mat& dW = G(n.a);
+      Mat& dV = G(n.b);
       const int B = static_cast<int>(W.rows()), T = static_cast<int>(W.cols());
       for (int t = 0; t < T; ++t)
         for (int b = 0; b < B; ++b) {
@@ -465,31 +465,31 @@ void Tape::BackwardNode(Node& n) {
     }
     case Op::LayerNorm: {
       const auto gamma = Value(n.b).row(0).array();
-      MatrixRM& dX = G(n.a);
+      Mat& dX = G(n.a);
       G(n.b).row(0) += (dY.array() * n.saved.array()).matrix().colwise().sum();
       G(n.c).row(0) += dY.colwise().sum();
-      const float inv_d = 1.0f / static_cast<float>(dY.cols());
+      const Real inv_d = 1.0f / static_cast<Real>(dY.cols());
       for (int i = 0; i < dY.rows(); ++i) {
-        const Eigen::Array<float, 1, Eigen::Dynamic> dxhat = dY.row(i).array() * gamma;
-        const float mean_dxhat = dxhat.sum() * inv_d;
-        const float mean_dxhat_xhat = (dxhat * n.saved.row(i).array()).sum() * inv_d;
+        const Eigen::Array<Real, 1, Eigen::Dynamic> dxhat = dY.row(i).array() * gamma;
+        const Real mean_dxhat = dxhat.sum() * inv_d;
+        const Real mean_dxhat_xhat = (dxhat * n.saved.row(i).array()).sum() * inv_d;
         dX.row(i).array() +=
             n.saved2(i, 0) * (dxhat - mean_dxhat - n.saved.row(i).array() * mean_dxhat_xhat);
       }
       break;
     }
     case Op::MultiHeadAttention: {
-      const MatrixRM& Q = Value(n.a);
-      const MatrixRM& K = Value(n.b);
-      const MatrixRM& V = Value(n.c);
-      MatrixRM& dQ = G(n.a);
-      MatrixRM& dK = G(n.b);
-      MatrixRM& dV = G(n.c);
+      const Mat& Q = Value(n.a);
+      const Mat& K = Value(n.b);
+      const Mat& V = Value(n.c);
+      Mat& dQ = G(n.a);
+      Mat& dK = G(n.b);
+      Mat& dV = G(n.c);
       const int batch = n.i0, heads = n.i1;
       const int nq = static_cast<int>(Q.rows()) / batch, nk = static_cast<int>(K.rows()) / batch;
       const int dh = static_cast<int>(Q.cols()) / heads;
-      const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
-      MatrixRM dP(nq, nk);
+      const Real scale = 1.0f / std::sqrt(static_cast<Real>(dh));
+      Mat dP(nq, nk);
       for (int b = 0; b < batch; ++b)
         for (int h = 0; h < heads; ++h) {
           const auto P = n.saved.middleRows((b * heads + h) * nq, nq);
@@ -498,7 +498,7 @@ void Tape::BackwardNode(Node& n) {
           dP.noalias() = dO * V.block(b * nk, h * dh, nk, dh).transpose();
           // softmax backward: dS = P * (dP - rowsum(dP * P)), then the 1/sqrt(d_h) scale
           for (int i = 0; i < nq; ++i) {
-            const float dot = dP.row(i).dot(P.row(i));
+            const Real dot = dP.row(i).dot(P.row(i));
             dP.row(i) = (P.row(i).array() * (dP.row(i).array() - dot) * scale).matrix();
           }
           dQ.block(b * nq, h * dh, nq, dh).noalias() += dP * K.block(b * nk, h * dh, nk, dh);
@@ -508,8 +508,8 @@ void Tape::BackwardNode(Node& n) {
     }
     case Op::CrossEntropy: {
       if (n.i0 == 0) break;
-      MatrixRM& dL = G(n.a);
-      const float g = dY(0, 0) / static_cast<float>(n.i0);
+      Mat& dL = G(n.a);
+      const Real g = dY(0, 0) / static_cast<Real>(n.i0);
       for (int i = 0; i < dL.rows(); ++i) {
         if (n.ints[i] < 0) continue;
         dL.row(i) += g * n.saved.row(i);

@@ -21,12 +21,23 @@
 namespace attnviz {
 namespace seq2seq {
 
+// Scalar type of every seq2seq matrix. Float everywhere; the gradient-check test compiles the
+// tape and the models a second time with ATTNVIZ_SEQ2SEQ_DOUBLE so finite differences are exact
+// enough to check every backward pass tightly.
+#ifdef ATTNVIZ_SEQ2SEQ_DOUBLE
+using Real = double;
+#else
+using Real = float;
+#endif
+using Mat = Eigen::Matrix<Real, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;  // == MatrixRM for float
+using RowVec = Eigen::Matrix<Real, 1, Eigen::Dynamic>;                             // one row
+
 struct Parameter {
   std::string name;  // e.g. "enc.fwd.W_x"; unique inside a model
-  MatrixRM value;    // the weights
-  MatrixRM grad;     // dLoss/dvalue, accumulated by Tape::Backward (zeroed by the trainer)
-  MatrixRM adam_m;   // Adam first moment (same shape)
-  MatrixRM adam_v;   // Adam second moment (same shape)
+  Mat value;    // the weights
+  Mat grad;     // dLoss/dvalue, accumulated by Tape::Backward (zeroed by the trainer)
+  Mat adam_m;   // Adam first moment (same shape)
+  Mat adam_v;   // Adam second moment (same shape)
 };
 
 class Tape {
@@ -35,12 +46,12 @@ class Tape {
 
   void Clear();                                  // forget all nodes (keeps their memory for reuse)
   int Size() const { return count_; }            // number of recorded nodes
-  const MatrixRM& Value(Id id) const;            // forward value of a node
-  const MatrixRM& Saved(Id id) const;            // MultiHeadAttention: probabilities [B*heads*n_q, n_k]; MaskedSoftmax/others: internal
+  const Mat& Value(Id id) const;            // forward value of a node
+  const Mat& Saved(Id id) const;            // MultiHeadAttention: probabilities [B*heads*n_q, n_k]; MaskedSoftmax/others: internal
   void Backward(Id loss);                        // d(loss)/d(every node); adds parameter gradients into Parameter::grad
 
   // --- leaves ---
-  Id Constant(const MatrixRM& value);                      // no gradient flows into it
+  Id Constant(const Mat& value);                      // no gradient flows into it
   Id Param(const Parameter* p);                            // a trainable matrix (not copied; grad sized at Backward)
   Id Gather(const Parameter* table, const std::vector<int>& rows);  // table rows -> [rows.size(), d] (embedding lookup)
 
@@ -89,11 +100,11 @@ class Tape {
     int i0 = 0, i1 = 0, i2 = 0;  // op-specific integers (row0, batch, heads, causal, ...)
     Parameter* param = nullptr;  // Param, Gather
     std::vector<int> ints;       // op-specific (row ids, lengths, targets, input ids, row mask)
-    MatrixRM value, grad;        // forward value, gradient (unused for Param: see Parameter)
-    MatrixRM saved, saved2;      // op-specific forward intermediates for backward
+    Mat value, grad;        // forward value, gradient (unused for Param: see Parameter)
+    Mat saved, saved2;      // op-specific forward intermediates for backward
   };
   Id NewNode(Op op);
-  MatrixRM& G(Id id);  // gradient buffer (the Parameter's for Param nodes)
+  Mat& G(Id id);  // gradient buffer (the Parameter's for Param nodes)
   void BackwardNode(Node& n);
 
   std::deque<Node> nodes_;  // deque: references stay valid while nodes are added

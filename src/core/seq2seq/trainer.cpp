@@ -75,7 +75,7 @@ Status Trainer::Init(const TrainerConfig& config) {
   st = InitModel(config_.model, corpus_.source_vocab, corpus_.target_vocab, config.seed * 7919 + 17, &model_);
   if (!st) return st;
   for (Parameter& p : model_.params) {
-    p.grad = MatrixRM::Zero(p.value.rows(), p.value.cols());
+    p.grad = Mat::Zero(p.value.rows(), p.value.cols());
     p.adam_m = p.grad;
     p.adam_v = p.grad;
   }
@@ -108,11 +108,11 @@ int Trainer::Step(double budget_ms, int max_units) {
   while (max_units <= 0 || units < max_units) {
     const double elapsed = NowMs() - start;
     const double estimate = evaluating_ ? avg_eval_ms_ : avg_batch_ms_;
-    if (units > 0 && elapsed + estimate > budget_ms) break;
+    if (units > 0 && (estimate == 0 || elapsed + estimate > budget_ms)) break;  // unknown cost: next slice
     const double t0 = NowMs();
     const bool eval = evaluating_;
     if (eval) EvalChunk();
-    else TrainBatch();
+    else TrainUnit();
     const double ms = NowMs() - t0;
     double& avg = eval ? avg_eval_ms_ : avg_batch_ms_;
     avg = avg == 0 ? ms : 0.8 * avg + 0.2 * ms;
@@ -129,16 +129,29 @@ int Trainer::RunEpoch() {
   return units;
 }
 
-void Trainer::TrainBatch() {
-  const size_t n = std::min<size_t>(config_.batch_size, order_.size() - cursor_);
+void Trainer::TrainUnit() {
+  if (micro_in_batch_ == 0) {  // a new batch starts
+    batch_end_ = std::min<size_t>(cursor_ + config_.batch_size, order_.size());
+    for (Parameter& p : model_.params) p.grad.setZero();
+    batch_loss_sum_ = 0;
+  }
+  const size_t micro = config_.micro_batch > 0 ? static_cast<size_t>(config_.micro_batch) : batch_end_ - cursor_;
+  const size_t n = std::min(micro, batch_end_ - cursor_);
   std::vector<const SentencePair*> pairs;
   for (size_t i = 0; i < n; ++i) pairs.push_back(&corpus_.train[order_[cursor_ + i]]);
   cursor_ += n;
   const Batch batch = BuildBatch(model_, pairs);
-  for (Parameter& p : model_.params) p.grad.setZero();
   const Tape::Id loss = ForwardTeacherForced(model_, &tape_, batch);
-  tape_.Backward(loss);
-  last_loss_ = tape_.Value(loss)(0, 0);
+  tape_.Backward(loss);  // accumulates into Parameter::grad
+  batch_loss_sum_ += tape_.Value(loss)(0, 0);
+  ++micro_in_batch_;
+  if (cursor_ >= batch_end_) ApplyUpdate();
+}
+
+void Trainer::ApplyUpdate() {
+  const float inv = 1.0f / static_cast<float>(micro_in_batch_);  // mean over the micro-batches
+  last_loss_ = static_cast<float>(batch_loss_sum_) * inv;
+  micro_in_batch_ = 0;
   batch_losses_.push_back(last_loss_);
   epoch_loss_sum_ += last_loss_;
   ++epoch_loss_count_;
@@ -147,8 +160,9 @@ void Trainer::TrainBatch() {
   // Adam with global-norm clipping and linear warm-up.
   double norm2 = 0;
   for (const Parameter& p : model_.params) norm2 += static_cast<double>(p.grad.squaredNorm());
-  const double norm = std::sqrt(norm2);
-  const float clip = config_.clip_norm > 0 && norm > config_.clip_norm ? static_cast<float>(config_.clip_norm / norm) : 1.0f;
+  const double norm = std::sqrt(norm2) * inv;
+  const float clip =
+      (config_.clip_norm > 0 && norm > config_.clip_norm ? static_cast<float>(config_.clip_norm / norm) : 1.0f) * inv;
   ++adam_t_;
   const float b1 = 0.9f, b2 = config_.beta2, eps = 1e-8f;
   const float warm = std::min(1.0f, static_cast<float>(adam_t_) / std::max(1, config_.warmup_batches));

@@ -30,12 +30,14 @@ struct TrainerConfig {
   uint64_t seed = 1;            // corpus, initial weights and shuffling all derive from it
   int n_train = 6000;           // training pairs
   int n_heldout = 400;          // held-out pairs (evaluated every epoch)
-  int batch_size = 32;          // sentences per batch
+  int batch_size = 32;          // sentences per batch (one Adam update)
+  int micro_batch = 0;          // sentences per unit of work (gradients accumulate); 0 = batch_size.
+                                // The browser uses small micro-batches so one unit fits in a frame.
   float learning_rate = 6e-3f;  // Adam step size after warm-up
   int warmup_batches = 100;     // linear warm-up of the learning rate
   float beta2 = 0.999f;         // Adam second-moment decay
   float clip_norm = 5.0f;       // global gradient norm clip (<= 0: off)
-  int eval_chunk = 50;          // held-out sentences per evaluation unit
+  int eval_chunk = 50;          // held-out sentences per evaluation unit (the browser: ~8)
   float align_threshold = 0.3f; // AlignMode::Threshold cut-off
 };
 TrainerConfig DefaultTrainerConfig(ModelKind kind, Task task, uint64_t seed);  // settings of the pretrained models
@@ -57,7 +59,7 @@ struct ProbeSnapshot {
   std::vector<std::string> source_tokens;    // the probe source
   std::vector<std::string> reference_tokens; // its reference translation
   std::vector<std::string> decoded_tokens;   // greedy translation at this epoch
-  MatrixRM attention;                        // teacher-forced attention [n_ref + 1, n_src] (last row: EOS)
+  Mat attention;                        // teacher-forced attention [n_ref + 1, n_src] (last row: EOS)
   double aer = 0;                            // argmax AER of this snapshot
 };
 
@@ -70,7 +72,7 @@ class Trainer {
  public:
   Status Init(const TrainerConfig& config);  // generates the corpus and initializes the model
   // Trains for about budget_ms milliseconds (at least one unit) or max_units units (0 = no cap).
-  // Returns the number of units (batches or evaluation chunks) done.
+  // Returns the number of units (micro-batches or evaluation chunks) done.
   int Step(double budget_ms, int max_units = 0);
   int RunEpoch();                                       // steps until the current epoch is evaluated
   int epoch() const { return epoch_; }                  // completed epochs
@@ -87,7 +89,8 @@ class Trainer {
   const TrainerConfig& config() const { return config_; }  // as given to Init
 
  private:
-  void TrainBatch();
+  void TrainUnit();
+  void ApplyUpdate();
   void EvalChunk();
   void FinishEpoch();
   void Snapshot();
@@ -99,7 +102,10 @@ class Trainer {
   Tape tape_;
   Rng rng_;
   std::vector<int> order_;
-  size_t cursor_ = 0;
+  size_t cursor_ = 0;        // next training pair (index into order_)
+  size_t batch_end_ = 0;     // end of the batch being accumulated
+  int micro_in_batch_ = 0;   // micro-batches accumulated into the gradients
+  double batch_loss_sum_ = 0;
   bool evaluating_ = false;
   size_t eval_cursor_ = 0;
   int epoch_ = 0;

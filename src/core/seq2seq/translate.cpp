@@ -11,10 +11,10 @@ namespace {
 
 int DefaultMaxLength(int n_source) { return 2 * n_source + 6; }
 
-Eigen::RowVectorXf MeanRow(const std::vector<MatrixRM>& layers) {
-  Eigen::RowVectorXf mean = Eigen::RowVectorXf::Zero(layers[0].cols());
+RowVec MeanRow(const std::vector<Mat>& layers) {
+  RowVec mean = RowVec::Zero(layers[0].cols());
   int count = 0;
-  for (const MatrixRM& l : layers) mean += l.colwise().sum(), count += static_cast<int>(l.rows());
+  for (const Mat& l : layers) mean += l.colwise().sum(), count += static_cast<int>(l.rows());
   return mean / static_cast<float>(std::max(1, count));
 }
 
@@ -26,14 +26,14 @@ std::vector<std::string> LayerNames(const Model& m) {
 }
 
 // Appends one step's attention (per layer [heads, n_s]) as a new row of out.
-void AppendRows(const std::vector<MatrixRM>& step, Translation* out) {
+void AppendRows(const std::vector<Mat>& step, Translation* out) {
   if (out->layer_heads.empty()) {
     out->layer_heads.resize(step.size());
     for (size_t l = 0; l < step.size(); ++l) out->layer_heads[l].resize(step[l].rows());
   }
   for (size_t l = 0; l < step.size(); ++l)
     for (int h = 0; h < step[l].rows(); ++h) {
-      MatrixRM& m = out->layer_heads[l][h];
+      Mat& m = out->layer_heads[l][h];
       m.conservativeResize(m.rows() + 1, step[l].cols());
       m.row(m.rows() - 1) = step[l].row(h);
     }
@@ -43,7 +43,7 @@ void AppendRows(const std::vector<MatrixRM>& step, Translation* out) {
 
 struct Hypothesis {
   DecoderState state;
-  std::vector<std::vector<MatrixRM>> steps;  // per step, per layer [heads, n_s]
+  std::vector<std::vector<Mat>> steps;  // per step, per layer [heads, n_s]
   float log_prob = 0;
   bool finished = false;
 };
@@ -83,7 +83,7 @@ Status TranslateTokens(const Model& m, const std::vector<std::string>& source_to
     std::vector<StepOutput> outputs(beam.size());
     for (size_t i = 0; i < beam.size(); ++i) {
       StepDecoder(m, enc, &beam[i].state, &tape, &outputs[i]);
-      const Eigen::RowVectorXf& lp = outputs[i].log_probs;
+      const RowVec& lp = outputs[i].log_probs;
       // the K best words of this hypothesis (kPad/kBos/kUnk are never emitted); at max_len only EOS
       std::vector<int> ids;
       for (int v = kNumSpecial - 1; v < lp.size(); ++v)

@@ -31,8 +31,8 @@ struct Translation {
   std::vector<int> unknown_positions;      // source positions not in the vocabulary (fed as <unk>)
   std::vector<std::string> target_tokens;  // output words (EOS not included)
   std::vector<int> target_ids;             // their ids
-  MatrixRM attention;                      // [n_target + 1, n_source] (last row: the EOS step), mean over layers and heads
-  std::vector<std::vector<MatrixRM>> layer_heads;  // [layer][head] -> [n_target + 1, n_source]; RNN models: 1 x 1
+  Mat attention;                      // [n_target + 1, n_source] (last row: the EOS step), mean over layers and heads
+  std::vector<std::vector<Mat>> layer_heads;  // [layer][head] -> [n_target + 1, n_source]; RNN models: 1 x 1
   std::vector<std::string> layer_names;    // "cross-attention" (RNN) or "decoder layer 1", ...
   float log_prob = 0;                      // sum of the chosen words' log-probabilities (EOS included)
   bool finished = false;                   // EOS was produced (false: cut at max_length)
@@ -49,8 +49,8 @@ struct DecodedWord {
   int id = 0;                // target id (kEos at the end)
   std::string token;         // target word ("</s>" at the end)
   float log_prob = 0;        // its log-probability
-  Eigen::RowVectorXf attention;          // [n_source] mean attention row of this step
-  std::vector<MatrixRM> layer_heads;     // per layer: [heads, n_source]
+  RowVec attention;          // [n_source] mean attention row of this step
+  std::vector<Mat> layer_heads;     // per layer: [heads, n_source]
 };
 
 // Greedy decoding one word per call; keeps everything it emitted in partial().

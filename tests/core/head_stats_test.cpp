@@ -1,0 +1,65 @@
+// tests/core: per-head statistics on maps whose answers are known in closed form.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "core/head_stats.h"
+
+namespace {
+
+using attnviz::HeadStats;
+using attnviz::MatrixRM;
+
+TEST(HeadStats, UniformRows) {
+  const int n = 8;
+  const MatrixRM w = MatrixRM::Constant(n, n, 1.0f / n);
+  HeadStats s;
+  ASSERT_TRUE(attnviz::ComputeHeadStats(w, &s).ok);
+  std::printf("  uniform 8x8: entropy %.6f (ln 8 = %.6f), normalized %.6f\n", s.entropy, std::log(8.0), s.entropy_normalized);
+  EXPECT_NEAR(s.entropy, std::log(8.0), 1e-6);
+  EXPECT_NEAR(s.entropy_normalized, 1.0, 1e-6);
+  EXPECT_NEAR(s.max_weight, 1.0 / n, 1e-7);
+  EXPECT_NEAR(s.first_token, 1.0 / n, 1e-7);
+  // rows 0 and n-1 have 2 entries within |i-j|<=1, the others 3: (2*2 + 6*3) / 8 / 8
+  EXPECT_NEAR(s.diagonality, (2.0 * 2 + 6.0 * 3) / n / n, 1e-6);
+  EXPECT_EQ(s.dominant_offset, 0);  // the main diagonal is the longest: ties go to offset 0
+  EXPECT_EQ(s.rows_counted, n);
+}
+
+TEST(HeadStats, PreviousTokenHead) {
+  const int n = 6;
+  MatrixRM w = MatrixRM::Zero(n, n);
+  w(0, 0) = 1.0f;
+  for (int i = 1; i < n; ++i) w(i, i - 1) = 1.0f;  // each token looks at the previous one
+  HeadStats s;
+  ASSERT_TRUE(attnviz::ComputeHeadStats(w, &s).ok);
+  EXPECT_NEAR(s.entropy, 0.0, 1e-7);
+  EXPECT_NEAR(s.max_weight, 1.0, 1e-7);
+  EXPECT_NEAR(s.diagonality, 1.0, 1e-7);
+  EXPECT_NEAR(s.first_token, 2.0 / n, 1e-7);
+  EXPECT_EQ(s.dominant_offset, 1);
+  EXPECT_NEAR(s.dominant_offset_mass, 5.0 / 6.0, 1e-6);
+}
+
+TEST(HeadStats, FirstTokenSinkAndMaskedRows) {
+  MatrixRM w = MatrixRM::Zero(4, 5);
+  for (int i = 0; i < 3; ++i) {
+    w(i, 0) = 0.75f;
+    w(i, 4) = 0.25f;
+  }
+  // row 3 is all zero (fully masked): skipped
+  HeadStats s;
+  ASSERT_TRUE(attnviz::ComputeHeadStats(w, &s).ok);
+  const double h = -(0.75 * std::log(0.75) + 0.25 * std::log(0.25));
+  EXPECT_EQ(s.rows_counted, 3);
+  EXPECT_NEAR(s.entropy, h, 1e-6);
+  EXPECT_NEAR(s.entropy_normalized, h / std::log(5.0), 1e-6);
+  EXPECT_NEAR(s.first_token, 0.75, 1e-7);
+  EXPECT_NEAR(s.max_weight, 0.75, 1e-7);
+  // diagonal mass: row 0 -> w(0,0) = .75, row 1 -> w(1,0) = .75, row 2 -> 0
+  EXPECT_NEAR(s.diagonality, 1.5 / 3, 1e-6);
+  HeadStats e;
+  EXPECT_FALSE(attnviz::ComputeHeadStats(MatrixRM(0, 3), &e).ok);
+}
+
+}  // namespace
