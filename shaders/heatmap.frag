@@ -13,6 +13,7 @@ uniform ivec2 u_size;           // cols, rows
 uniform vec4 u_empty_color;     // colour of rows not yet shown
 uniform vec4 u_grid_color;      // cell border colour (alpha 0 = none)
 uniform float u_cell_px;        // on-screen size of one cell in pixels (for borders)
+uniform vec2 u_cells_per_px;    // matrix cells covered by one pixel, x and y (> 1 when zoomed out)
 in vec2 v_cell;
 out vec4 o_color;
 
@@ -25,7 +26,27 @@ void main() {
     o_color = u_empty_color;
     return;
   }
-  float w = mix(texelFetch(u_weights_a, cell, 0).r, texelFetch(u_weights_b, cell, 0).r, u_frame_mix);
+  // Zoomed out, one pixel covers several cells: show their maximum (up to 8 x 8 samples), so
+  // a one-cell-wide alignment stays visible instead of being skipped by nearest sampling.
+  ivec2 n = clamp(ivec2(ceil(u_cells_per_px - 1e-3)), ivec2(1), ivec2(8));
+  ivec2 step = max(ivec2(1), ivec2(floor(u_cells_per_px / vec2(n))));
+  float w = 0.0;
+  if (n.x == 1 && n.y == 1) {
+    w = mix(texelFetch(u_weights_a, cell, 0).r, texelFetch(u_weights_b, cell, 0).r, u_frame_mix);
+  } else {
+    ivec2 base = ivec2(floor(v_cell - 0.5 * u_cells_per_px));
+    w = -1e30;
+    for (int j = 0; j < 8; ++j) {
+      if (j >= n.y) break;
+      for (int i = 0; i < 8; ++i) {
+        if (i >= n.x) break;
+        ivec2 c = clamp(base + ivec2(i, j) * step, ivec2(0), u_size - 1);
+        if (c.y >= u_rows_shown) continue;
+        w = max(w, mix(texelFetch(u_weights_a, c, 0).r, texelFetch(u_weights_b, c, 0).r, u_frame_mix));
+      }
+    }
+    w = max(w, 0.0);
+  }
   float t;
   if (u_scale_mode == 1) {
     float m = texelFetch(u_row_max, ivec2(cell.y, 0), 0).r;

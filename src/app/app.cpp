@@ -42,6 +42,11 @@ void AppState::Notify(const std::string& text, bool error) {
 
 void SelectExample(AppState* s, int index) {
   if (index < 0 || index >= (int)s->examples.size()) return;
+  Status st = EnsureExampleBuilt(&s->examples[index]);
+  if (!st) {
+    s->Notify(st.message, true);
+    return;
+  }
   s->current = index;
   s->current_map = 0;
   s->main_view = HeatmapViewState{};
@@ -202,7 +207,7 @@ void DrawMatrixInfo(AppState* s) {
 void DrawStatusBar(AppState* s) {
   ImGui::Separator();
   ImGui::TextDisabled("frame %.2f ms CPU", s->frame_cpu_ms_avg);
-  if (ImGui::IsItemHovered()) ImGui::SetTooltip("CPU time of App::Frame() (smoothed); the GPU time is not included");
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("CPU time of App::Frame(), mean of the last 120 frames (GPU time not included)");
   ImGui::SameLine();
   ImGui::TextDisabled("|  %.0f fps", ImGui::GetIO().Framerate);
   if (!s->message.empty()) {
@@ -419,7 +424,11 @@ void App::Frame() {
 
   const auto t1 = std::chrono::steady_clock::now();
   s->frame_cpu_ms = std::chrono::duration<float, std::milli>(t1 - t0).count();
-  s->frame_cpu_ms_avg = s->frame_cpu_ms_avg == 0 ? s->frame_cpu_ms : s->frame_cpu_ms_avg * 0.95f + s->frame_cpu_ms * 0.05f;
+  s->frame_cpu_ring[s->frame_cpu_count++ % 120] = s->frame_cpu_ms;
+  const int n = std::min(s->frame_cpu_count, 120);
+  float sum = 0;
+  for (int i = 0; i < n; ++i) sum += s->frame_cpu_ring[i];
+  s->frame_cpu_ms_avg = sum / n;
 }
 
 void App::OpenFileBytes(const std::string& name, const unsigned char* data, size_t size) {

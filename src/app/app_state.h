@@ -47,7 +47,9 @@ struct AppState {
   bool message_is_error = false;
   double message_time = 0;
   float frame_cpu_ms = 0;                    // last App::Frame() CPU time
-  float frame_cpu_ms_avg = 0;                // smoothed
+  float frame_cpu_ms_avg = 0;                // mean of the last 120 frames
+  float frame_cpu_ring[120] = {};            // recent App::Frame() CPU times
+  int frame_cpu_count = 0;                   // frames recorded so far
   float dpi_scale = 1.0f;
   bool show_help = false;
   std::string describe_json;                 // reused buffer for DescribeJson()

@@ -172,7 +172,9 @@ void DescribeSteps(AppState* s, const StepsViewState& sv, std::string* out) {
 }
 
 void DescribeCompare(AppState* s, const CompareViewState& cv, std::string* out) {
-  out->append(",\"compare\":{\"mode\":");
+  out->append(",\"compare\":{\"available\":");
+  out->append(s->Current().has_inputs || s->Current().maps.size() >= 2 ? "true" : "false");
+  out->append(",\"mode\":");
   Str(out, cv.mode == CompareMode::ScoreFunctions ? "scores" : "maps");
   out->append(",\"left\":");
   if (cv.mode == CompareMode::ScoreFunctions) Str(out, ScoreFunctionName(cv.score[0]));
@@ -233,10 +235,29 @@ void DescribeCompare(AppState* s, const CompareViewState& cv, std::string* out) 
   out->append("]}");
 }
 
+// The heatmap view's frames animation: which map is shown and how far it has blended into the next.
+void DescribeFrames(AppState* s, std::string* out) {
+  const Example& ex = s->Current();
+  const HeatmapViewState& v = s->main_view;
+  int next = -1;
+  for (size_t i = 0; v.next && i < ex.maps.size(); ++i)
+    if (&ex.maps[i] == v.next) next = (int)i;
+  out->append(",\"frames\":{\"active\":");
+  out->append(s->timeline.mode == TimelineMode::Frames ? "true" : "false");
+  out->append(",\"maps\":");
+  Int(out, (long long)ex.maps.size());
+  out->append(",\"next\":");
+  Int(out, next);
+  out->append(",\"mix\":");
+  Num(out, next >= 0 ? v.frame_mix : 0.0);
+  out->append("}");
+}
+
 }  // namespace
 
 void AppendViewDescription(AppState* s, std::string* out) {
   ViewsState* vs = ViewsOf(s);
+  DescribeFrames(s, out);
   DescribeLines(vs->lines, out);
   DescribeGrid(vs->grid, out);
   DescribeSteps(s, vs->steps, out);

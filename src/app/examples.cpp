@@ -1,6 +1,9 @@
 #include "app/examples.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <functional>
 
 namespace attnviz {
 namespace {
@@ -140,7 +143,119 @@ Example CausalSelfAttention() {
   return ex;
 }
 
+// Deterministic pseudo-random numbers for the generated examples (splitmix64).
+struct SplitMix {
+  uint64_t state;
+  float Uniform() {  // [-1, 1)
+    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    return (float)((z >> 40) * (1.0 / (1ull << 24))) * 2.0f - 1.0f;
+  }
+};
+
+MatrixRM RandomMatrix(int rows, int cols, float scale, SplitMix* rng) {
+  MatrixRM m(rows, cols);
+  for (int i = 0; i < m.size(); ++i) m.data()[i] = scale * rng->Uniform();
+  return m;
+}
+
+std::vector<std::string> NumberedTokens(const char* prefix, int n) {
+  std::vector<std::string> t(n);
+  for (int i = 0; i < n; ++i) t[i] = prefix + std::to_string(i);
+  return t;
+}
+
+// Two layers of 4-head self-attention over a sentence, torch nn.MultiheadAttention layout,
+// deterministic weights: the grid view's example.
+Status BuildMultiHead(Example* ex) {
+  const std::vector<std::string> words = {"the", "cat", "sat", "on", "the", "mat", "because", "it", "was", "warm", "."};
+  const int n = (int)words.size(), e = 16, heads = 4, layers = 2;
+  SplitMix rng{2024};
+  MatrixRM x(n, e);
+  for (int i = 0; i < n; ++i)
+    for (int c = 0; c < e; ++c) x(i, c) = std::sin(0.37f * (float)((std::hash<std::string>{}(words[i]) % 97) + 1) * (c + 1)) +
+                                          0.5f * std::cos(0.5f * i * (c % 4 + 1));
+  ex->layers = layers;
+  ex->heads = heads;
+  ex->maps.clear();
+  for (int l = 0; l < layers; ++l) {
+    MultiHeadParams p;
+    p.num_heads = heads;
+    p.in_proj_weight = RandomMatrix(3 * e, e, 0.9f, &rng);
+    p.out_proj_weight = RandomMatrix(e, e, 0.3f, &rng);
+    // Make some heads positional: a head that looks one word back, one that looks at the first word.
+    p.mask.causal = (l == 1);
+    MultiHeadResult r;
+    Status st = MultiHeadAttention(x, x, x, p, &r);
+    if (!st) return st;
+    for (int h = 0; h < heads; ++h) {
+      AttentionMap m;
+      m.name = "layer " + std::to_string(l + 1) + " / head " + std::to_string(h + 1);
+      m.source_tokens = words;
+      m.target_tokens = words;
+      m.weights = r.head_weights[h];
+      m.version = 1;
+      ex->maps.push_back(std::move(m));
+    }
+    x = x + r.output;
+  }
+  return Status::Ok();
+}
+
+// Random scaled-dot attention over n tokens (d = 64), for the performance examples.
+Status RandomAttention(int n, int maps_count, int layers, int heads, uint64_t seed, Example* ex) {
+  SplitMix rng{seed};
+  ex->layers = layers;
+  ex->heads = heads;
+  ex->maps.clear();
+  const std::vector<std::string> tokens = NumberedTokens("t", n);
+  for (int i = 0; i < maps_count; ++i) {
+    // Random keys, queries near some keys: rows have a few clear peaks, like real heads.
+    MatrixRM k = RandomMatrix(n, 64, 1.0f, &rng);
+    MatrixRM q = RandomMatrix(n, 64, 0.3f, &rng);
+    const int offset = (i * 7) % 5 - 2;
+    for (int r = 0; r < n; ++r) q.row(r) += k.row(std::clamp(r + offset, 0, n - 1)) * (4.0f + 1.0f * (i % 5));
+    AttentionParams p;
+    p.score = ScoreFunction::ScaledDot;
+    AttentionResult res;
+    Status st = Attend(q, k, k, p, &res);
+    if (!st) return st;
+    AttentionMap m;
+    m.name = "layer " + std::to_string(i / heads + 1) + " / head " + std::to_string(i % heads + 1);
+    m.source_tokens = tokens;
+    m.target_tokens = tokens;
+    m.weights = std::move(res.weights);
+    m.version = 1;
+    ex->maps.push_back(std::move(m));
+  }
+  return Status::Ok();
+}
+
+Status BuildBig4096(Example* ex) { return RandomAttention(4096, 1, 1, 1, 4096, ex); }
+Status BuildGrid144(Example* ex) { return RandomAttention(256, 144, 12, 12, 144, ex); }
+
+Example Lazy(const char* id, const char* title, const char* description, Status (*builder)(Example*)) {
+  Example ex;
+  ex.id = id;
+  ex.title = title;
+  ex.description = description;
+  ex.builder = builder;
+  return ex;
+}
+
 }  // namespace
+
+Status EnsureExampleBuilt(Example* ex) {
+  if (!ex->builder || !ex->maps.empty()) return Status::Ok();
+  Status st = ex->builder(ex);
+  if (!st) {
+    ex->maps.clear();
+    return Status::Error(ex->title + ": " + st.message);
+  }
+  return Status::Ok();
+}
 
 Status RecomputeExample(Example* ex) {
   if (!ex->has_inputs) return Status::Ok();
@@ -168,6 +283,16 @@ Status BuildExamples(std::vector<Example>* out) {
   out->push_back(Seed000());
   out->push_back(Translation());
   out->push_back(CausalSelfAttention());
+  out->push_back(Lazy("multihead", "Multi-head: 2 layers x 4 heads",
+                      "Two layers of 4-head self-attention (torch nn.MultiheadAttention layout, fixed random weights; "
+                      "layer 2 is causal). Open the grid to compare heads and sort them by entropy or diagonality.",
+                      BuildMultiHead));
+  out->push_back(Lazy("big4096", "Performance: one 4096 x 4096 map",
+                      "Random scaled-dot attention over 4096 tokens (d = 64), 16.7 million cells: zoom with the wheel, "
+                      "drag to pan, and watch the frame-time readout.",
+                      BuildBig4096));
+  out->push_back(Lazy("grid144", "Performance: 12 x 12 heads of 256 x 256",
+                      "144 random attention maps of 256 x 256 (12 layers x 12 heads), for the grid view.", BuildGrid144));
   for (Example& ex : *out) {
     Status st = RecomputeExample(&ex);
     if (!st) return st;

@@ -41,7 +41,12 @@ struct Example {
   std::vector<AttentionMap> maps;  // maps[l * heads + h]
   int layers = 1;           // for the grid view
   int heads = 1;            // for the grid view
+  // Big examples are built on first use, not at start: builder fills maps (and layers/heads).
+  Status (*builder)(Example* ex) = nullptr;
 };
+
+// Builds a lazy example if it has not been built yet (no-op otherwise).
+Status EnsureExampleBuilt(Example* ex);
 
 // Recomputes maps[0] (weights + steps) from inputs with the core. Returns the core's status.
 Status RecomputeExample(Example* ex);

@@ -172,8 +172,10 @@ void DrawGridView(AppState* s) {
   const float head_h = layer_order ? line_h + 4 : 0.0f;
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   const float avail_w = ImGui::GetContentRegionAvail().x;
-  const float cell = std::clamp((avail_w - left) / heads - gap, 40.0f, 220.0f);
   const float cap_h = line_h + 4;
+  // As wide as the columns allow, shrunk to fit every row on screen while thumbnails stay >= 96 px.
+  const float fit_h = (ImGui::GetContentRegionAvail().y - head_h) / grid_rows - cap_h - gap;
+  const float cell = std::clamp(std::min((avail_w - left) / heads - gap, std::max(fit_h, 96.0f)), 40.0f, 220.0f);
   const ImU32 text_col = ImGui::GetColorU32(ImGuiCol_Text), dim_col = ImGui::GetColorU32(ImGuiCol_TextDisabled);
   char buf[64];
   if (layer_order) {

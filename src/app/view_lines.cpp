@@ -35,7 +35,7 @@ Column Layout(int n, float x, float top, float height, float line_h) {
   c.n = n;
   c.x = x;
   if (n <= 0) return c;
-  c.spacing = std::min(height / n, line_h * 2.5f);
+  c.spacing = std::min(height / n, line_h * 3.5f);
   c.y0 = top + (height - c.spacing * n) * 0.5f + c.spacing * 0.5f;
   c.stride = std::max(1, (int)std::ceil((line_h + 1.0f) / std::max(c.spacing, 1e-3f)));
   return c;
@@ -97,6 +97,11 @@ void DrawLinesView(AppState* s) {
   ImGui::Checkbox("colormap colours", &ls.use_colormap);
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("Colour lines by the sidebar's colormap and scale, or a fixed accent");
   ImGui::SameLine();
+  ImGui::Checkbox("per target", &ls.row_normalised);
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("Each target word's strongest line is fully opaque (long sequences spread their weight thin).\n"
+                      "Off: opacity follows the sidebar's colour scale.");
+  ImGui::SameLine();
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 9);
   ImGui::SliderFloat("hide below", &ls.threshold, 0.001f, 0.5f, "%.3f", ImGuiSliderFlags_Logarithmic);
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("Lines for weights below this are not drawn");
@@ -120,11 +125,12 @@ void DrawLinesView(AppState* s) {
   ImGui::InvisibleButton("##lines", size);
   const bool hovered = ImGui::IsItemHovered();
   ImDrawList* dl = ImGui::GetWindowDrawList();
-  const float line_h = ImGui::GetTextLineHeight(), pad = 8.0f, dot = 3.0f;
+  const float line_h = ImGui::GetTextLineHeight(), pad = 8.0f;
   const float src_w = std::min(ls.source_label_w, size.x * 0.3f), tgt_w = std::min(ls.target_label_w, size.x * 0.3f);
   const float top = origin.y + line_h + pad * 2, height = size.y - line_h - pad * 3;
   const Column src = Layout(cols, origin.x + pad + src_w + pad, top, height, line_h);
   const Column tgt = Layout(rows, origin.x + size.x - pad - tgt_w - pad, top, height, line_h);
+  const float dot = std::clamp(std::min(src.spacing, tgt.spacing) * 0.3f, 1.0f, 3.0f);
   ls.rect[0] = src.x;
   ls.rect[1] = top;
   ls.rect[2] = tgt.x;
@@ -134,8 +140,8 @@ void DrawLinesView(AppState* s) {
   // Hover: a token is picked over its label (or its dot), never from the middle of the lines.
   const ImVec2 mouse = ImGui::GetIO().MousePos;
   if (hovered) {
-    if (mouse.x <= src.x + 3 * dot) ls.hovered_source = src.Hit(mouse.y);
-    else if (mouse.x >= tgt.x - 3 * dot) ls.hovered_target = tgt.Hit(mouse.y);
+    if (mouse.x <= src.x + 9.0f) ls.hovered_source = src.Hit(mouse.y);
+    else if (mouse.x >= tgt.x - 9.0f) ls.hovered_target = tgt.Hit(mouse.y);
     if (ls.hovered_target >= rows_shown) ls.hovered_target = -1;
   }
   const int only_row = ls.hovered_target, only_col = ls.hovered_source;
@@ -151,12 +157,12 @@ void DrawLinesView(AppState* s) {
   const int c0 = only_col >= 0 ? only_col : 0, c1 = only_col >= 0 ? only_col + 1 : cols;
   dl->PushClipRect(origin, ImVec2(origin.x + size.x, origin.y + size.y), true);
   for (int r = r0; r < r1 && dl->VtxBuffer.Size < kVertexGuard; ++r) {
-    const float row_max = s->style.scale == ScaleMode::PerRow ? w.row(r).maxCoeff() : 1.0f;
+    const float row_max = ls.row_normalised || s->style.scale == ScaleMode::PerRow ? w.row(r).maxCoeff() : 1.0f;
     const float y1 = tgt.Y(r);
     for (int c = c0; c < c1; ++c) {
       const float wt = w(r, c);
       if (!(wt >= threshold)) continue;
-      const float t = HeatmapT(s->style, wt, row_max);
+      const float t = ls.row_normalised ? (row_max > 0 ? wt / row_max : 0.0f) : HeatmapT(s->style, wt, row_max);
       uint8_t rgb[3] = {accent[0], accent[1], accent[2]};
       if (ls.use_colormap) ColormapSample(s->style.colormap, 0.25f + 0.75f * t, rgb);
       const float alpha = std::clamp(0.08f + 0.92f * t, 0.0f, 1.0f);
@@ -173,6 +179,7 @@ void DrawLinesView(AppState* s) {
   dl->AddText(ImVec2(origin.x + pad, origin.y + pad), dim_col, "source");
   const float tgt_caption_w = ImGui::CalcTextSize("target").x;
   dl->AddText(ImVec2(origin.x + size.x - pad - tgt_caption_w, origin.y + pad), dim_col, "target");
+  float last_y = -1e9f;  // labels never overlap: one is skipped when too close to the last
   for (int c = 0; c < cols; ++c) {
     const bool is_hl = c == ls.hovered_source;
     const bool partner = only_row >= 0 && w(only_row, c) >= threshold;
@@ -180,10 +187,13 @@ void DrawLinesView(AppState* s) {
     const float y = src.Y(c);
     dl->AddRectFilled(ImVec2(src.x - dot, y - dot), ImVec2(src.x + dot, y + dot), only_row >= 0 && !partner ? dim_col : col);
     if (c % src.stride != 0 && !is_hl && !partner) continue;
+    if (y - last_y < line_h && !is_hl) continue;
+    last_y = y;
     const char* t = Token(map.source_tokens, c, buf, sizeof(buf));
     const ImVec2 ts = ImGui::CalcTextSize(t);
     dl->AddText(ImVec2(src.x - pad - ts.x, y - ts.y * 0.5f), only_row >= 0 && !partner ? dim_col : col, t);
   }
+  last_y = -1e9f;
   for (int r = 0; r < rows; ++r) {
     const bool emitted = r < rows_shown;
     const bool is_hl = r == ls.hovered_target;
@@ -193,6 +203,8 @@ void DrawLinesView(AppState* s) {
     const float y = tgt.Y(r);
     dl->AddRectFilled(ImVec2(tgt.x - dot, y - dot), ImVec2(tgt.x + dot, y + dot), col);
     if (r % tgt.stride != 0 && !is_hl && !partner && r != current_row) continue;
+    if (y - last_y < line_h && !is_hl) continue;
+    last_y = y;
     const char* t = Token(map.target_tokens, r, buf, sizeof(buf));
     dl->AddText(ImVec2(tgt.x + pad, y - line_h * 0.5f), col, t);
   }

@@ -113,6 +113,15 @@ bool EditMatrix(const char* id, const char* title, float* data, int rows, int co
   return changed;
 }
 
+// Continues on the same line when a matrix of cols columns (EditMatrix) still fits there.
+void SameLineIfFits(int cols) {
+  const float gap = 24.0f;
+  const float width = ImGui::GetFontSize() * 7.0f + cols * (ImGui::GetFontSize() * 3.6f + 2 * ImGui::GetStyle().CellPadding.x + 1);
+  const float right = ImGui::GetItemRectMax().x + gap + width;
+  const float limit = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
+  if (right <= limit) ImGui::SameLine(0, gap);
+}
+
 bool EditMatrix(const char* id, const char* title, MatrixRM* m, const std::vector<std::string>* labels) {
   return EditMatrix(id, title, m->data(), (int)m->rows(), (int)m->cols(), labels);
 }
@@ -199,16 +208,16 @@ void DrawStepsView(AppState* s) {
   ImGui::BeginChild("steps_scroll", ImVec2(0, 0), false, ImGuiWindowFlags_HorizontalScrollbar);
   if (ImGui::CollapsingHeader("Inputs (drag a number, or double-click to type one)", ImGuiTreeNodeFlags_DefaultOpen)) {
     changed |= EditMatrix("q", "queries q  [n_q, d]", &in.q, &in.query_labels);
-    ImGui::SameLine(0, 24);
+    SameLineIfFits((int)in.k.cols());
     changed |= EditMatrix("k", "keys k  [n_k, d]", &in.k, &in.key_labels);
-    ImGui::SameLine(0, 24);
+    SameLineIfFits((int)in.v.cols());
     changed |= EditMatrix("v", "values v  [n_k, d_v]", &in.v, &in.key_labels);
     if (in.params.score == ScoreFunction::General) changed |= EditMatrix("W", "W  [d_q, d_k]", &in.params.W, nullptr);
     if (in.params.score == ScoreFunction::Additive) {
       changed |= EditMatrix("Wq", "W_q  [a, d_q]", &in.params.W_q, nullptr);
-      ImGui::SameLine(0, 24);
+      SameLineIfFits((int)in.params.W_k.cols());
       changed |= EditMatrix("Wk", "W_k  [a, d_k]", &in.params.W_k, nullptr);
-      ImGui::SameLine(0, 24);
+      SameLineIfFits((int)in.params.v.size());
       changed |= EditMatrix("va", "v  [a]", in.params.v.data(), 1, (int)in.params.v.size(), nullptr);
     }
   }
@@ -285,7 +294,7 @@ void DrawStepsView(AppState* s) {
     ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg1, IM_COL32(40, 60, 90, 200));
     ImGui::TableNextColumn();
     ImGui::TextUnformatted("\xce\xa3 (sum)");
-    for (int c = 0; c < 4; ++c) ImGui::TableNextColumn();
+    for (int c = 0; c < 5; ++c) ImGui::TableNextColumn();  // to the exp column
     ImGui::Text("%.4g", st.row_sum[r]);
     ImGui::TableNextColumn();
     ImGui::Text("%.4f", m.weights.row(r).sum());

@@ -30,6 +30,7 @@ struct LinesViewState {
   int rows_shown = 0;          // target rows shown (decoding step)
   float threshold = 0.01f;     // lines below this weight are skipped
   bool use_colormap = true;    // colour lines by the colormap (else a fixed accent)
+  bool row_normalised = true;  // opacity = weight / row max (else the sidebar's scale)
   float effective_threshold = 0.01f;  // threshold used (raised when the lines exceed the budget)
   float rect[4] = {0, 0, 0, 0};       // x of the source dots, top, x of the target dots, bottom
   bool rect_valid = false;            // drawn this frame

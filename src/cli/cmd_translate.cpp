@@ -9,6 +9,7 @@
 
 #include "cli/cli_args.h"
 #include "cli/commands.h"
+#include "core/seq2seq/metrics.h"
 #include "core/seq2seq/translate.h"
 
 namespace {
@@ -124,16 +125,63 @@ void PrintMatrix(const Translation& t) {
   }
 }
 
+// --heldout N: scores the model on the first N held-out pairs of its task's corpus (the same
+// held-out set `train --seed S` evaluated): greedy (or beam) exact match and token accuracy, and the
+// argmax AER of forced-decoding attention for the mean and for every layer and head.
+int Evaluate(const Model& model, int n, int seed, int beam) {
+  Corpus corpus;
+  attnviz::Status st = GenerateCorpus(model.config.task, static_cast<uint64_t>(seed), 0, n, &corpus);
+  if (!st) {
+    std::fprintf(stderr, "attnviz-cli translate: %s\n", st.message.c_str());
+    return attnviz::kExitError;
+  }
+  SequenceCounts seq;
+  AlignmentCounts mean, mean_threshold;
+  std::vector<std::vector<AlignmentCounts>> per_head;
+  std::vector<std::string> layer_names;
+  TranslateOptions options;
+  options.beam_size = beam;
+  for (const SentencePair& p : corpus.heldout) {
+    Translation decoded, forced;
+    if (!(st = TranslateTokens(model, p.source, options, &decoded)) || !(st = ForceDecode(model, p.source, p.target, &forced))) {
+      std::fprintf(stderr, "attnviz-cli translate: %s\n", st.message.c_str());
+      return attnviz::kExitError;
+    }
+    seq.Add(decoded.target_ids, model.target_vocab.Encode(p.target));
+    mean.Add(ScoreAlignment(forced.attention, p, AlignMode::ArgMax));
+    mean_threshold.Add(ScoreAlignment(forced.attention, p, AlignMode::Threshold, 0.3f));
+    per_head.resize(forced.layer_heads.size());
+    layer_names = forced.layer_names;
+    for (size_t l = 0; l < forced.layer_heads.size(); ++l) {
+      per_head[l].resize(forced.layer_heads[l].size());
+      for (size_t h = 0; h < forced.layer_heads[l].size(); ++h)
+        per_head[l][h].Add(ScoreAlignment(forced.layer_heads[l][h], p, AlignMode::ArgMax));
+    }
+  }
+  std::printf("{\"model\":\"%s\",\"task\":\"%s\",\"sentences\":%lld,\"beam\":%d,\"exact_match\":%.4f,"
+              "\"token_accuracy\":%.4f,\"aer\":%.4f,\"aer_threshold\":%.4f,\"heads\":[",
+              ModelKindName(model.config.kind), TaskName(model.config.task), static_cast<long long>(seq.sentences), beam,
+              seq.ExactMatch(), seq.TokenAccuracy(), mean.Aer(), mean_threshold.Aer());
+  for (size_t l = 0; l < per_head.size(); ++l)
+    for (size_t h = 0; h < per_head[l].size(); ++h)
+      std::printf("%s{\"layer\":\"%s\",\"head\":%zu,\"aer\":%.4f}", l + h ? "," : "", layer_names[l].c_str(), h + 1,
+                  per_head[l][h].Aer());
+  std::printf("]}\n");
+  return attnviz::kExitOk;
+}
+
 int RunTranslate(int argc, char** argv) {
   std::string model_path, sentence, out_path;
-  int beam = 1;
+  int beam = 1, heldout = 0, seed = 1;
   bool heads = false;
   attnviz::ArgParser args("translate", "translate a sentence with a seq2seq model and print the alignment");
   args.String("--model", &model_path, "FILE", "model file written by `attnviz-cli train --out`", true);
   args.Int("--beam", &beam, "K", "beam size (default 1: greedy)");
   args.String("--out", &out_path, "FILE", "also write the attention as an attnviz JSON file");
   args.Flag("--heads", &heads, "Transformer: also write every decoder layer's heads to --out");
-  args.Positional("sentence", &sentence, "the sentence to translate (quote it)");
+  args.Int("--heldout", &heldout, "N", "instead of a sentence: score the first N held-out pairs of the model's task");
+  args.Int("--seed", &seed, "S", "with --heldout: the corpus seed the model was trained with (default 1)");
+  args.Positional("sentence", &sentence, "the sentence to translate (quote it)", false);
   if (int rc = args.Parse(argc, argv); rc >= 0) return rc;
   std::vector<uint8_t> bytes;
   if (!ReadFile(model_path, &bytes)) {
@@ -146,6 +194,8 @@ int RunTranslate(int argc, char** argv) {
     std::fprintf(stderr, "attnviz-cli translate: %s: %s\n", model_path.c_str(), st.message.c_str());
     return attnviz::kExitError;
   }
+  if (heldout > 0) return Evaluate(model, heldout, seed, beam);
+  if (!args.Seen("sentence")) return args.UsageError("give a sentence to translate (or --heldout N)");
   TranslateOptions options;
   options.beam_size = beam;
   Translation t;

@@ -46,13 +46,14 @@ void GemmNTRef(int m, int n, int k, float alpha, const float* a, int lda, const 
 // Exp
 // ---------------------------------------------------------------------------
 // y[i] = exp(x[i]) for n values (x may equal y). Range reduction x = n ln2 + r, |r| <= ln2/2
-// (Cody-Waite split of ln2), degree-6 polynomial for e^r (Cephes expf coefficients), 2^n built
-// in the exponent bits. Domain: x < -87.33 (including -inf, and NaN) gives exactly 0 (denormals
-// flushed), x > 88 is clamped to 88. Max relative error on [-87.3, 88]: kExpMaxRelError
-// (measured by tests/core/kernels_test.cpp over a dense sweep).
+// (n = round(x log2e) by the 1.5 * 2^23 trick, Cody-Waite split of ln2), e^r = 1 + r + r^2 P(r)
+// with P of degree 4 (least-squares fit on Chebyshev nodes, 3.8e-9 in exact arithmetic),
+// 2^n built in the exponent bits. Domain: x < -87.33 (including -inf, and NaN) gives exactly
+// 0 (denormals flushed), x > 88 is clamped to 88. Max relative error on [-87.3, 88]:
+// kExpMaxRelError (measured by tests/core/kernels_test.cpp over 2M points: 8e-8 native and WASM).
 void ExpFast(const float* x, float* y, int n);
 float ExpScalar(float x);                       // the same polynomial, one value (scalar twin)
-constexpr float kExpMaxRelError = 3.0e-7f;      // documented bound, checked by the tests
+constexpr float kExpMaxRelError = 2.0e-7f;      // documented bound, checked by the tests
 
 // ---------------------------------------------------------------------------
 // Softmax, in place, per row of x [rows, cols] (stride ld):

@@ -5,8 +5,10 @@
 //   --frames N     quit after N frames (smoke runs under xvfb)
 //   --screenshot F write the last frame to F as a binary PPM before quitting
 //   --command CMD  run an app command after start (repeatable), e.g. --command "train start"
+//   --frame-stats  print App::Frame() CPU time statistics (after 30 warm-up frames) at exit
 #include <GLFW/glfw3.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -60,6 +62,8 @@ int main(int argc, char** argv) {
   long max_frames = -1;
   const char* screenshot = nullptr;
   std::vector<std::string> commands;
+  bool frame_stats = false;
+  std::vector<float> frame_ms;
   for (int i = 1; i < argc; ++i) {
     auto next = [&](const char* flag) -> const char* {
       if (i + 1 >= argc) {
@@ -73,6 +77,7 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--frames")) max_frames = std::atol(next("--frames"));
     else if (!std::strcmp(argv[i], "--screenshot")) screenshot = next("--screenshot");
     else if (!std::strcmp(argv[i], "--command")) commands.push_back(next("--command"));
+    else if (!std::strcmp(argv[i], "--frame-stats")) frame_stats = true;
     else {
       std::fprintf(stderr, "usage: attnviz [--example ID] [--view NAME] [--frames N] [--screenshot out.ppm] [--command CMD]...\n");
       return 2;
@@ -129,6 +134,7 @@ int main(int argc, char** argv) {
     ImGui_ImplGlfw_NewFrame();
     ImGui::NewFrame();
     app.Frame();
+    if (frame_stats && frame >= 30) frame_ms.push_back(app.LastFrameCpuMs());
     ImGui::Render();
     int fb_w, fb_h;
     glfwGetFramebufferSize(window, &fb_w, &fb_h);
@@ -153,6 +159,14 @@ int main(int argc, char** argv) {
     }
     if (app.PopOpenDialogRequest())
       std::fprintf(stderr, "attnviz: drop an attention file (JSON or NPZ) onto the window to open it\n");
+  }
+  if (frame_stats && !frame_ms.empty()) {
+    std::vector<float> v = frame_ms;
+    std::sort(v.begin(), v.end());
+    double sum = 0;
+    for (float x : v) sum += x;
+    std::printf("frame_cpu_ms frames=%zu mean=%.3f median=%.3f p95=%.3f max=%.3f\n", v.size(), sum / v.size(),
+                v[v.size() / 2], v[(size_t)(v.size() * 0.95)], v.back());
   }
   app.Shutdown();
   ImGui_ImplOpenGL3_Shutdown();

@@ -79,6 +79,7 @@ bool HeatmapRenderer::Init(std::string* error) {
   loc_empty_ = glGetUniformLocation(program_, "u_empty_color");
   loc_grid_ = glGetUniformLocation(program_, "u_grid_color");
   loc_cell_px_ = glGetUniformLocation(program_, "u_cell_px");
+  loc_cells_per_px_ = glGetUniformLocation(program_, "u_cells_per_px");
 
   const float quad[] = {0, 0, 1, 0, 0, 1, 1, 1};
   glGenVertexArrays(1, &vao_);
@@ -192,7 +193,10 @@ void HeatmapRenderer::Draw(const HeatmapDraw& d, int fb_w, int fb_h) {
   glUniform4fv(loc_empty_, 1, d.empty_rgba);
   glUniform4fv(loc_grid_, 1, d.grid_rgba);
   const float view_w = std::max(1e-6f, d.view[2] - d.view[0]);
+  const float view_h = std::max(1e-6f, d.view[3] - d.view[1]);
   glUniform1f(loc_cell_px_, (d.rect[2] - d.rect[0]) / view_w);
+  glUniform2f(loc_cells_per_px_, view_w / std::max(1e-6f, d.rect[2] - d.rect[0]),
+              view_h / std::max(1e-6f, d.rect[3] - d.rect[1]));
   glDrawArrays(GL_TRIANGLE_STRIP, 0, 4);
   glBindVertexArray(0);
   glActiveTexture(GL_TEXTURE0);

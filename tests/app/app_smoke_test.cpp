@@ -44,7 +44,7 @@ TEST(AppSmoke, EveryViewEveryExampleHundredsOfFrames) {
   cfg.headless = true;
   attnviz::App* app = StartApp(ui, cfg);
   const char* views[] = {"heatmap", "lines", "grid", "steps", "compare"};
-  const char* examples[] = {"seed002", "seed004", "seed000", "translation", "causal"};
+  const char* examples[] = {"seed002", "seed004", "seed000", "translation", "causal", "multihead"};
   int frames = 0;
   for (const char* ex : examples) {
     ASSERT_EQ(app->Command(std::string("example ") + ex), "") << ex;

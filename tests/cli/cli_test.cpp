@@ -113,6 +113,7 @@ TEST(Cli, Seed004ScaledDotCausalTemperature) {
 TEST(Cli, GeneralAndAdditiveScores) {
   CheckAttend("general", "--score general", "general", 1e-5);
   CheckAttend("additive", "--score=additive", "additive", 1e-5);
+  CheckAttend("cosine", "--score cosine", "cosine", 1e-5);
 }
 
 TEST(Cli, MultiHeadMatchesNumpyTorchMha) {

@@ -65,6 +65,11 @@ w = softmax(s)
 save("additive", {"query": q.astype(np.float32), "key": k.astype(np.float32), "value": v.astype(np.float32),
                   "W_q": W_q, "W_k": W_k, "v": va, "b": b, "key_padding_mask": pad},
      {"weights": w, "output": w @ v})
+# cosine: s = cos(q, k) / 0.1 (the core's default cosine_temperature)
+q, k, v = rng.normal(size=(3, 4)), rng.normal(size=(6, 4)), rng.normal(size=(6, 3))
+cos = (q / np.linalg.norm(q, axis=1, keepdims=True)) @ (k / np.linalg.norm(k, axis=1, keepdims=True)).T
+w = softmax(cos / 0.1)
+save("cosine", {"query": q, "key": k, "value": v}, {"weights": w, "output": w @ v})
 
 
 def torch_mha(query, key, value, in_w, in_b, out_w, out_b, h, key_padding_mask=None, attn_mask=None):

@@ -256,6 +256,23 @@ TEST(AttentionFile, CorruptedNpzNeverCrashes) {
   EXPECT_EQ(errors, (int)good.size());
 }
 
+TEST(AttentionFile, MutatedJsonNeverCrashes) {
+  const std::string good = kGoodJson;
+  int errors = 0, accepted = 0;
+  for (size_t pos = 0; pos < good.size(); ++pos) {
+    for (char c : {'\0', '"', '[', ']', '{', '}', ',', '-', 'e', '\\', '\xC3'}) {
+      std::string bad = good;
+      bad[pos] = c;
+      AttentionFile f;
+      if (LoadText(bad, &f).ok) ++accepted; else ++errors;
+    }
+    AttentionFile f;
+    if (!LoadText(good.substr(0, pos), &f).ok) ++errors;
+  }
+  std::printf("mutated JSON: %d clean errors, %d accepted\n", errors, accepted);
+  EXPECT_GT(errors, (int)good.size() * 5);
+}
+
 TEST(Colormap, KeysAndInterpolation) {
   ASSERT_GE(ColormapTableCount(), 3);
   bool ok;

@@ -29,7 +29,10 @@ ModelConfig DefaultConfig(ModelKind kind, Task task) {
   ModelConfig c;
   c.kind = kind;
   c.task = task;
-  if (kind == ModelKind::Luong) c.enc_hidden = 32;  // 2 * 32 == dec_hidden, so "dot" also fits
+  if (kind == ModelKind::Luong) {  // 2 * enc_hidden == dec_hidden, so "dot" also fits
+    c.enc_hidden = 48;
+    c.dec_hidden = 96;  // all output information passes through ~h [dec_hidden]
+  }
   return c;
 }
 

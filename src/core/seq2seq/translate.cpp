@@ -126,6 +126,33 @@ Status TranslateTokens(const Model& m, const std::vector<std::string>& source_to
   return Status::Ok();
 }
 
+Status ForceDecode(const Model& m, const std::vector<std::string>& source_tokens,
+                   const std::vector<std::string>& target_tokens, Translation* out) {
+  if (source_tokens.empty()) return Status::Error("translate: the sentence is empty");
+  Translation t;
+  t.source_tokens = source_tokens;
+  t.unknown_positions = m.source_vocab.UnknownPositions(source_tokens);
+  t.layer_names = LayerNames(m);
+  Tape tape;
+  EncodedSource enc;
+  Status st = EncodeSource(m, m.source_vocab.Encode(source_tokens), &tape, &enc);
+  if (!st) return st;
+  DecoderState state = InitialDecoderState(m, enc);
+  StepOutput step;
+  std::vector<int> ids = m.target_vocab.Encode(target_tokens);
+  ids.push_back(kEos);
+  for (int id : ids) {
+    StepDecoder(m, enc, &state, &tape, &step);
+    AppendRows(step.attention, &t);
+    t.log_prob += step.log_probs[id];
+    state.prefix.push_back(id);
+    if (id != kEos) t.target_ids.push_back(id), t.target_tokens.push_back(m.target_vocab.Token(id));
+  }
+  t.finished = true;
+  *out = std::move(t);
+  return Status::Ok();
+}
+
 Status Translate(const Model& m, const std::string& sentence, const TranslateOptions& options, Translation* out) {
   return TranslateTokens(m, Tokenize(sentence), options, out);
 }

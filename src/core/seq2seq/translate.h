@@ -44,6 +44,12 @@ Status Translate(const Model& m, const std::string& sentence, const TranslateOpt
 Status TranslateTokens(const Model& m, const std::vector<std::string>& source_tokens, const TranslateOptions& options,
                        Translation* out);  // same, for already tokenized input
 
+// Forced decoding: the attention the model pays while producing a given reference translation
+// (teacher forcing, one step at a time, so every layer and head is recorded). log_prob is the
+// reference's log-probability. Unknown target words are fed as <unk>.
+Status ForceDecode(const Model& m, const std::vector<std::string>& source_tokens,
+                   const std::vector<std::string>& target_tokens, Translation* out);
+
 struct DecodedWord {
   int index = 0;             // target position (0-based)
   int id = 0;                // target id (kEos at the end)
