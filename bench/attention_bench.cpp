@@ -4,7 +4,8 @@
 //   attention impl=<name> n=<n> d=<d> heads=<h> gflops=<x> ns_per_score=<y> [speedup_vs_eigen=<r>]
 //   softmax impl=<name> n=<rows> cols=<cols> ns_per_score=<y> [speedup_vs_eigen=<r>]
 // FLOPs = 4 * n_q * n_k * d per head (2 for Q K^T, 2 for P V; softmax not counted).
-// Each timing is the best of several repetitions (at least 3, about 0.25 s per case).
+// Each timing is the best of several repetitions (at least 5, about 1 s per case and impl):
+// on a shared machine the best run is the one least disturbed by other processes.
 #include <Eigen/Core>
 #include <algorithm>
 #include <chrono>
@@ -21,11 +22,11 @@ namespace {
 using attnviz::MatrixRM;
 using Clock = std::chrono::steady_clock;
 
-// Best wall time in seconds of fn() over repetitions (>= 3 runs and >= ~0.25 s total).
+// Best wall time in seconds of fn() over repetitions (>= 5 runs and >= ~1 s total).
 template <typename Fn>
 double BestSeconds(Fn&& fn) {
   double best = 1e30, total = 0.0;
-  for (int rep = 0; rep < 200 && (rep < 3 || total < 0.25); ++rep) {
+  for (int rep = 0; rep < 400 && (rep < 5 || total < 1.0); ++rep) {
     const auto t0 = Clock::now();
     fn();
     const double s = std::chrono::duration<double>(Clock::now() - t0).count();
@@ -135,7 +136,7 @@ void WarmUp(std::mt19937* rng) {
 int main() {
   std::mt19937 rng(1234);
   WarmUp(&rng);
-  std::printf("# attnviz_bench: fast kernels = %s, single thread, best of >= 3 runs\n",
+  std::printf("# attnviz_bench: fast kernels = %s, single thread, best of >= 5 runs (~1 s)\n",
               attnviz::kernels::KernelIsa());
   for (int n : {128, 512, 1024, 2048}) BenchAttention(n, 64, 1, &rng);
   BenchAttention(512, 64, 12, &rng);

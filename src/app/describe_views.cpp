@@ -1,8 +1,10 @@
-// The views' state (one per AppState) and its machine-readable description for the browser
-// tests: what the lines view drew, the grid's order and statistics, the step view's numbers and
-// the compare view's panels.
+// The machine interface of the lines, grid, steps and compare views: their state (one per
+// AppState), their commands, and the description browser tests read (what the lines view drew,
+// the grid's order and statistics, the step view's numbers, the compare view's panels).
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <sstream>
 
 #include "app/views_extra.h"
 #include "imgui.h"
@@ -43,7 +45,10 @@ void Str(std::string* out, const char* s) {
 
 void Num(std::string* out, double v) {
   char buf[32];
-  if (std::isnan(v)) v = 0;
+  if (std::isnan(v)) {
+    out->append("null");  // e.g. a NaN typed into q in the step view
+    return;
+  }
   if (std::isinf(v)) v = v > 0 ? 3.4e38 : -3.4e38;  // JSON has no infinity; masked scores read as -3.4e38
   std::snprintf(buf, sizeof(buf), "%.7g", v);
   out->append(buf);
@@ -262,6 +267,119 @@ void AppendViewDescription(AppState* s, std::string* out) {
   DescribeGrid(vs->grid, out);
   DescribeSteps(s, vs->steps, out);
   DescribeCompare(s, vs->compare, out);
+}
+
+}  // namespace attnviz
+
+namespace attnviz {
+namespace {
+
+bool ParseFloat(const std::string& s, float* out) {
+  char* end = nullptr;
+  *out = std::strtof(s.c_str(), &end);
+  return !s.empty() && end && *end == 0;
+}
+
+bool ParseInt(const std::string& s, int* out) {
+  char* end = nullptr;
+  const long v = std::strtol(s.c_str(), &end, 10);
+  *out = (int)v;
+  return !s.empty() && end && *end == 0;
+}
+
+}  // namespace
+
+bool ParseGridSort(const std::string& name, GridSort* out) {
+  for (int i = 0; i < (int)GridSort::Count; ++i) {
+    if (name == GridSortName((GridSort)i)) {
+      *out = (GridSort)i;
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string RunViewCommand(AppState* s, const std::string& verb, const std::string& arg, bool* handled) {
+  *handled = true;
+  ViewsState* vs = ViewsOf(s);
+  Example& ex = s->Current();
+  std::istringstream in(arg);
+  std::string a, b, c, d;
+  in >> a >> b >> c >> d;
+  if (verb == "grid-sort") {
+    if (!ParseGridSort(a, &vs->grid.sort)) return "unknown sort '" + a + "' (layer, entropy, max_weight, first_token, diagonality)";
+    return "";
+  }
+  if (verb == "lines-threshold") {
+    float t;
+    if (!ParseFloat(a, &t) || !(t > 0 && t <= 1)) return "lines-threshold needs a number in (0, 1]";
+    vs->lines.threshold = t;
+    return "";
+  }
+  if (verb == "steps-row") {
+    int r;
+    if (!ex.has_inputs) return "this example has no inputs";
+    if (!ParseInt(a, &r) || r < 0 || r >= ex.inputs.q.rows()) return "steps-row out of range";
+    if (vs->steps.owner != &ex || vs->steps.owner_index != s->current) {
+      vs->steps = StepsViewState{};
+      vs->steps.owner = &ex;
+      vs->steps.owner_index = s->current;
+    }
+    vs->steps.row = r;
+    return "";
+  }
+  if (verb == "steps-score" || verb == "steps-set" || verb == "steps-temperature") {
+    if (!ex.has_inputs) return "this example has no inputs";
+    if (vs->steps.owner != &ex || vs->steps.owner_index != s->current) {
+      vs->steps = StepsViewState{};
+      vs->steps.owner = &ex;
+      vs->steps.owner_index = s->current;
+    }
+    AttentionInputs& inp = ex.inputs;
+    if (verb == "steps-score") {
+      if (!ParseScoreFunction(a, &inp.params.score)) return "unknown score function '" + a + "'";
+      EnsureScoreParams(&inp.params, inp.q, inp.k);
+    } else if (verb == "steps-temperature") {
+      if (!ParseFloat(a, &inp.params.temperature)) return "steps-temperature needs a number";
+    } else {
+      // steps-set q|k|v ROW COL VALUE (VALUE may be nan or inf: the core must reject it)
+      MatrixRM* m = a == "q" ? &inp.q : (a == "k" ? &inp.k : (a == "v" ? &inp.v : nullptr));
+      int i, j;
+      float x;
+      if (!m || !ParseInt(b, &i) || !ParseInt(c, &j) || !ParseFloat(d, &x)) return "usage: steps-set q|k|v ROW COL VALUE";
+      if (i < 0 || j < 0 || i >= m->rows() || j >= m->cols()) return "steps-set: cell out of range";
+      (*m)(i, j) = x;
+    }
+    const Status st = RecomputeExample(&ex);
+    vs->steps.error = st ? "" : st.message;
+    vs->steps.recomputes++;
+    return "";  // a failed recompute is shown in the view (and in describe), not a bad command
+  }
+  if (verb == "compare-scores") {
+    ScoreFunction f0, f1;
+    if (!ParseScoreFunction(a, &f0) || !ParseScoreFunction(b, &f1)) return "usage: compare-scores SCORE SCORE";
+    vs->compare.mode = CompareMode::ScoreFunctions;
+    vs->compare.score[0] = f0;
+    vs->compare.score[1] = f1;
+    return "";
+  }
+  if (verb == "compare-maps") {
+    int i, j;
+    const int n = (int)ex.maps.size();
+    if (!ParseInt(a, &i) || !ParseInt(b, &j) || i < 0 || j < 0 || i >= n || j >= n) return "compare-maps: map index out of range";
+    vs->compare.mode = CompareMode::Maps;
+    vs->compare.map_index[0] = i;
+    vs->compare.map_index[1] = j;
+    return "";
+  }
+  if (verb == "compare-range") {
+    float r;
+    if (!ParseFloat(a, &r) || !(r > 0)) return "compare-range needs a positive number";
+    vs->compare.diff_range = r;
+    return "";
+  }
+  *handled = false;
+  return "";
 }
 
 }  // namespace attnviz

@@ -78,16 +78,19 @@ void StatsTooltip(const Example& ex, int i, const GridViewState& g) {
   ImGui::EndTooltip();
 }
 
-// Caption text under a thumbnail: which head, and the statistic the grid is sorted by.
-void Caption(char* buf, size_t n, int i, int heads, const HeadStats& h, GridSort k) {
-  const int l = i / heads, hd = i % heads;
+// Caption text under a thumbnail: the statistic the grid is sorted by (entropy in layer order),
+// prefixed by the head when the grid is sorted (in layer order the row/column headers say it).
+void Caption(char* buf, size_t n, int i, int heads, const HeadStats& h, GridSort k, bool with_head) {
+  const char* name = "ent";
+  float value = h.entropy;
   switch (k) {
-    case GridSort::Entropy: std::snprintf(buf, n, "L%d H%d  ent %.2f", l, hd, h.entropy); break;
-    case GridSort::MaxWeight: std::snprintf(buf, n, "L%d H%d  max %.2f", l, hd, h.max_weight); break;
-    case GridSort::FirstToken: std::snprintf(buf, n, "L%d H%d  1st %.2f", l, hd, h.first_token); break;
-    case GridSort::Diagonality: std::snprintf(buf, n, "L%d H%d  diag %.2f", l, hd, h.diagonality); break;
-    default: std::snprintf(buf, n, "L%d H%d  ent %.2f", l, hd, h.entropy); break;
+    case GridSort::MaxWeight: name = "max", value = h.max_weight; break;
+    case GridSort::FirstToken: name = "1st", value = h.first_token; break;
+    case GridSort::Diagonality: name = "diag", value = h.diagonality; break;
+    default: break;
   }
+  if (with_head) std::snprintf(buf, n, "L%dH%d %s %.2f", i / heads, i % heads, name, value);
+  else std::snprintf(buf, n, "%s %.2f", name, value);
 }
 
 void OpenMap(AppState* s, GridViewState* g, int i) {
@@ -207,12 +210,7 @@ void DrawGridView(AppState* s) {
     ImGui::PopID();
     if (i == s->current_map)
       dl->AddRect(ImVec2(cell0.x - 3, cell0.y - 3), ImVec2(cell0.x + cell + 3, cell0.y + cell + 3), IM_COL32(80, 200, 255, 255), 0, 0, 1.5f);
-    if (layer_order) Caption(buf, sizeof(buf), i, heads, g.stats[(size_t)i], g.sort);
-    else {
-      char tail[48];
-      Caption(tail, sizeof(tail), i, heads, g.stats[(size_t)i], g.sort);
-      std::snprintf(buf, sizeof(buf), "#%d %s", p + 1, tail);
-    }
+    Caption(buf, sizeof(buf), i, heads, g.stats[(size_t)i], g.sort, !layer_order);
     dl->PushClipRect(ImVec2(cell0.x, cell0.y + cell), ImVec2(cell0.x + cell, cell0.y + cell + cap_h), true);
     dl->AddText(ImVec2(cell0.x, cell0.y + cell + 2), i == hovered ? IM_COL32(255, 196, 0, 255) : text_col, buf);
     dl->PopClipRect();

@@ -80,6 +80,62 @@ float ThresholdForBudget(const MatrixRM& w, int rows_shown, int only_row, int on
   return std::exp(lo + span * (b + 1) / kBins);  // lower edge of the last bin that fits
 }
 
+// Row maxima of the map, recomputed only when the map changes.
+void EnsureRowMax(const AttentionMap& map, LinesViewState* ls) {
+  if (ls->row_max_owner == &map && ls->row_max_version == map.version) return;
+  ls->row_max.resize((size_t)map.weights.rows());
+  for (int r = 0; r < map.weights.rows(); ++r) ls->row_max[(size_t)r] = map.weights.row(r).maxCoeff();
+  ls->row_max_owner = &map;
+  ls->row_max_version = map.version;
+}
+
+// The lines to draw, rebuilt only when the map, the decoding step, the hovered token or the
+// threshold change (a 4096 x 4096 map is scanned once, not every frame).
+void EnsureLines(const AttentionMap& map, int rows_shown, int only_row, int only_col, LinesViewState* ls) {
+  if (ls->lines_owner == &map && ls->lines_version == map.version && ls->lines_rows_shown == rows_shown &&
+      ls->lines_row == only_row && ls->lines_col == only_col && ls->lines_threshold == ls->threshold)
+    return;
+  const MatrixRM& w = map.weights;
+  // The decoding animation only adds or removes whole rows: update incrementally while the
+  // threshold was not raised for the budget (lines are stored in row order).
+  const bool same_but_step = ls->lines_owner == &map && ls->lines_version == map.version && ls->lines_row == only_row &&
+                             ls->lines_col == only_col && ls->lines_threshold == ls->threshold && only_row < 0 &&
+                             ls->effective_threshold == ls->threshold;
+  if (same_but_step && rows_shown < ls->lines_rows_shown) {
+    while (!ls->lines.empty() && ls->lines.back().row >= rows_shown) ls->lines.pop_back();
+    ls->lines_rows_shown = rows_shown;
+    return;
+  }
+  if (same_but_step && rows_shown > ls->lines_rows_shown) {
+    const int c0 = only_col >= 0 ? only_col : 0, c1 = only_col >= 0 ? only_col + 1 : (int)w.cols();
+    int added = 0;
+    for (int r = ls->lines_rows_shown; r < rows_shown; ++r)
+      for (int c = c0; c < c1; ++c) added += w(r, c) >= ls->threshold ? 1 : 0;
+    if ((int)ls->lines.size() + added <= kLineBudget) {
+      for (int r = ls->lines_rows_shown; r < rows_shown; ++r)
+        for (int c = c0; c < c1; ++c)
+          if (w(r, c) >= ls->threshold) ls->lines.push_back({r, c});
+      ls->lines_rows_shown = rows_shown;
+      return;
+    }
+  }
+  const float threshold = ThresholdForBudget(w, rows_shown, only_row, only_col, ls->threshold, kLineBudget);
+  ls->effective_threshold = threshold;
+  if (ls->lines.capacity() < (size_t)kLineBudget) ls->lines.reserve((size_t)kLineBudget);  // once
+  ls->lines.clear();
+  const int r0 = only_row >= 0 ? only_row : 0, r1 = only_row >= 0 ? only_row + 1 : rows_shown;
+  const int c0 = only_col >= 0 ? only_col : 0, c1 = only_col >= 0 ? only_col + 1 : (int)w.cols();
+  for (int r = r0; r < r1; ++r)
+    for (int c = c0; c < c1 && (int)ls->lines.size() < kLineBudget; ++c)
+      if (w(r, c) >= threshold) ls->lines.push_back({r, c});
+  ls->lines_owner = &map;
+  ls->lines_version = map.version;
+  ls->lines_rows_shown = rows_shown;
+  ls->lines_row = only_row;
+  ls->lines_col = only_col;
+  ls->lines_threshold = ls->threshold;
+}
+
 }  // namespace
 
 void DrawLinesView(AppState* s) {
@@ -106,7 +162,10 @@ void DrawLinesView(AppState* s) {
   ImGui::SliderFloat("hide below", &ls.threshold, 0.001f, 0.5f, "%.3f", ImGuiSliderFlags_Logarithmic);
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("Lines for weights below this are not drawn");
   ImGui::SameLine();
-  ImGui::TextDisabled("hover a token to keep only its lines");
+  if (std::max(rows, cols) > 512)
+    ImGui::TextDisabled("%d tokens: the lines overlap; hover a token, or use the heatmap view", std::max(rows, cols));
+  else
+    ImGui::TextDisabled("hover a token to keep only its lines");
 
   ls.drawn = 0;
   ls.hovered_source = ls.hovered_target = -1;
@@ -146,30 +205,27 @@ void DrawLinesView(AppState* s) {
   }
   const int only_row = ls.hovered_target, only_col = ls.hovered_source;
 
-  // Too many lines for the vertex budget: raise the threshold until they fit.
-  const float threshold = ThresholdForBudget(w, rows_shown, only_row, only_col, ls.threshold, kLineBudget);
-  ls.effective_threshold = threshold;
+  // Too many lines for the vertex budget: the threshold is raised until they fit.
+  EnsureRowMax(map, &ls);
+  EnsureLines(map, rows_shown, only_row, only_col, &ls);
+  const float threshold = ls.effective_threshold;
 
-  // Lines: opacity and width grow with the colormap coordinate (so the sidebar's scale applies);
-  // colours start a quarter up the colormap so weak lines stay visible on the dark background.
+  // Lines: opacity and width grow with the weight (relative to its row's maximum, or through the
+  // sidebar's scale); colours start a quarter up the colormap so weak lines stay visible.
   const uint8_t accent[3] = {255, 160, 60};
-  const int r0 = only_row >= 0 ? only_row : 0, r1 = only_row >= 0 ? only_row + 1 : rows_shown;
-  const int c0 = only_col >= 0 ? only_col : 0, c1 = only_col >= 0 ? only_col + 1 : cols;
+  const bool need_row_max = ls.row_normalised || s->style.scale == ScaleMode::PerRow;
   dl->PushClipRect(origin, ImVec2(origin.x + size.x, origin.y + size.y), true);
-  for (int r = r0; r < r1 && dl->VtxBuffer.Size < kVertexGuard; ++r) {
-    const float row_max = ls.row_normalised || s->style.scale == ScaleMode::PerRow ? w.row(r).maxCoeff() : 1.0f;
-    const float y1 = tgt.Y(r);
-    for (int c = c0; c < c1; ++c) {
-      const float wt = w(r, c);
-      if (!(wt >= threshold)) continue;
-      const float t = ls.row_normalised ? (row_max > 0 ? wt / row_max : 0.0f) : HeatmapT(s->style, wt, row_max);
-      uint8_t rgb[3] = {accent[0], accent[1], accent[2]};
-      if (ls.use_colormap) ColormapSample(s->style.colormap, 0.25f + 0.75f * t, rgb);
-      const float alpha = std::clamp(0.08f + 0.92f * t, 0.0f, 1.0f);
-      const float width = std::round(1.0f + 3.0f * t);
-      dl->AddLine(ImVec2(src.x, src.Y(c)), ImVec2(tgt.x, y1), IM_COL32(rgb[0], rgb[1], rgb[2], (int)(alpha * 255)), width);
-      ++ls.drawn;
-    }
+  for (const LinesViewState::Line& line : ls.lines) {
+    if (dl->VtxBuffer.Size >= kVertexGuard) break;
+    const float wt = w(line.row, line.col);
+    const float row_max = need_row_max ? ls.row_max[(size_t)line.row] : 1.0f;
+    const float t = ls.row_normalised ? (row_max > 0 ? wt / row_max : 0.0f) : HeatmapT(s->style, wt, row_max);
+    uint8_t rgb[3] = {accent[0], accent[1], accent[2]};
+    if (ls.use_colormap) ColormapSample(s->style.colormap, 0.25f + 0.75f * t, rgb);
+    const float alpha = std::clamp(0.08f + 0.92f * t, 0.0f, 1.0f);
+    const float width = std::round(1.0f + 3.0f * t);
+    dl->AddLine(ImVec2(src.x, src.Y(line.col)), ImVec2(tgt.x, tgt.Y(line.row)), IM_COL32(rgb[0], rgb[1], rgb[2], (int)(alpha * 255)), width);
+    ++ls.drawn;
   }
 
   // Tokens: dots and labels, thinned when crowded; the hovered token and its partners stand out.
@@ -179,13 +235,18 @@ void DrawLinesView(AppState* s) {
   dl->AddText(ImVec2(origin.x + pad, origin.y + pad), dim_col, "source");
   const float tgt_caption_w = ImGui::CalcTextSize("target").x;
   dl->AddText(ImVec2(origin.x + size.x - pad - tgt_caption_w, origin.y + pad), dim_col, "target");
+  // Crowded columns (under 2.5 px per token) get a bar instead of one dot per token.
+  const bool src_dots = src.spacing >= 2.5f, tgt_dots = tgt.spacing >= 2.5f;
+  if (!src_dots) dl->AddRectFilled(ImVec2(src.x - 1, src.Y(0)), ImVec2(src.x + 1, src.Y(cols - 1)), dim_col);
+  if (!tgt_dots) dl->AddRectFilled(ImVec2(tgt.x - 1, tgt.Y(0)), ImVec2(tgt.x + 1, tgt.Y(rows - 1)), dim_col);
   float last_y = -1e9f;  // labels never overlap: one is skipped when too close to the last
   for (int c = 0; c < cols; ++c) {
     const bool is_hl = c == ls.hovered_source;
     const bool partner = only_row >= 0 && w(only_row, c) >= threshold;
     const ImU32 col = is_hl || partner ? hl : text_col;
     const float y = src.Y(c);
-    dl->AddRectFilled(ImVec2(src.x - dot, y - dot), ImVec2(src.x + dot, y + dot), only_row >= 0 && !partner ? dim_col : col);
+    if (src_dots || is_hl || partner)
+      dl->AddRectFilled(ImVec2(src.x - dot, y - dot), ImVec2(src.x + dot, y + dot), only_row >= 0 && !partner ? dim_col : col);
     if (c % src.stride != 0 && !is_hl && !partner) continue;
     if (y - last_y < line_h && !is_hl) continue;
     last_y = y;
@@ -201,7 +262,7 @@ void DrawLinesView(AppState* s) {
     ImU32 col = !emitted ? dim_col : (is_hl || partner ? hl : (r == current_row ? cur : text_col));
     if (only_col >= 0 && !partner) col = dim_col;
     const float y = tgt.Y(r);
-    dl->AddRectFilled(ImVec2(tgt.x - dot, y - dot), ImVec2(tgt.x + dot, y + dot), col);
+    if (tgt_dots || is_hl || partner || r == current_row) dl->AddRectFilled(ImVec2(tgt.x - dot, y - dot), ImVec2(tgt.x + dot, y + dot), col);
     if (r % tgt.stride != 0 && !is_hl && !partner && r != current_row) continue;
     if (y - last_y < line_h && !is_hl) continue;
     last_y = y;

@@ -143,6 +143,42 @@ const char* ScaledHeader(ScoreFunction f) {
   }
 }
 
+// The whole weight matrix, coloured like the heatmap; clicking a row shows its steps above.
+void DrawAllRows(AppState* s, const AttentionMap& m, const AttentionInputs& in, StepsViewState* sv) {
+  const int n_q = (int)m.weights.rows(), n_k = (int)m.weights.cols();
+  if (n_q > 64 || n_k > 32) return;
+  ImGui::Spacing();
+  if (!ImGui::CollapsingHeader("All rows: softmax weights (click a row to show its steps)", ImGuiTreeNodeFlags_DefaultOpen)) return;
+  const ImGuiTableFlags tf = ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit;
+  if (!ImGui::BeginTable("all_rows", n_k + 1, tf)) return;
+  ImGui::TableSetupColumn("query \\ key");
+  for (int j = 0; j < n_k; ++j) ImGui::TableSetupColumn(j < (int)in.key_labels.size() ? in.key_labels[(size_t)j].c_str() : "?");
+  ImGui::TableHeadersRow();
+  char buf[32];
+  for (int i = 0; i < n_q; ++i) {
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    ImGui::PushID(i);
+    if (ImGui::Selectable(i < (int)in.query_labels.size() ? in.query_labels[(size_t)i].c_str() : "?", i == sv->row,
+                          ImGuiSelectableFlags_SpanAllColumns))
+      sv->row = i;
+    ImGui::PopID();
+    const float row_max = m.weights.row(i).maxCoeff();
+    for (int j = 0; j < n_k; ++j) {
+      ImGui::TableNextColumn();
+      const float w = m.weights(i, j);
+      uint8_t rgb[3];
+      ColormapSample(s->style.colormap, HeatmapT(s->style, w, row_max), rgb);
+      ImGui::TableSetBgColor(ImGuiTableBgTarget_CellBg, IM_COL32(rgb[0], rgb[1], rgb[2], 255));
+      std::snprintf(buf, sizeof(buf), "%.4f", w);
+      ImGui::PushStyleColor(ImGuiCol_Text, ContrastingTextColor(rgb));
+      ImGui::TextUnformatted(buf);
+      ImGui::PopStyleColor();
+    }
+  }
+  ImGui::EndTable();
+}
+
 }  // namespace
 
 void DrawStepsView(AppState* s) {
@@ -305,7 +341,8 @@ void DrawStepsView(AppState* s) {
   }
   FormatVector(buf, sizeof(buf), sv.context.data(), d_v);
   ImGui::Text("context vector c = \xce\xa3 weight_j v_j = %s", buf);
-  ImGui::TextDisabled("The highlighted key gets the largest weight; rows masked out show \xe2\x88\x92\xe2\x88\x9e and get weight 0.");
+  ImGui::TextDisabled("The highlighted key gets the largest weight; masked keys show \xe2\x88\x92\xe2\x88\x9e and get weight 0.");
+  if (n_q > 1) DrawAllRows(s, m, in, &sv);
   ImGui::EndChild();
 }
 

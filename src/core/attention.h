@@ -95,6 +95,9 @@ struct AttentionResult {
 
 // Single-head attention. Validates shapes and parameters; returns an error
 // (never crashes) on mismatched shapes, non-finite inputs or temperature <= 0.
+// Unmasked Dot / ScaledDot without keep_intermediates runs the fused SIMD kernel
+// (core/kernels.h); everything else uses the fast GEMM and softmax pass by pass.
+// Scratch buffers are per thread and reused across calls.
 Status Attend(const MatrixRM& q, const MatrixRM& k, const MatrixRM& v, const AttentionParams& params,
               AttentionResult* out);
 

@@ -34,7 +34,9 @@ constexpr int MR = 5;  // rows per register tile: 5 x 8 measured fastest under V
 constexpr int KC = 256;  // k-block: a B panel is KC * NR * 4 bytes (8 KB; 16 KB with AVX)
 constexpr int MC = 64;   // row block of A kept hot in L2 while all panels pass
 
-constexpr float kExpLo = -87.33654475f;  // ln(2^-126): below this exp() flushes to 0
+// Lower clamp: at x = -88, n = round(x log2e) = -127 and the exponent field of 2^n is 0, so
+// the result is exactly +0 with no select; every x <= -87.68 (n = -127), -inf included, gives 0.
+constexpr float kExpLo = -88.0f;
 constexpr float kExpHi = 88.0f;          // clamp: keeps 2^n inside the float exponent range
 constexpr float kLog2e = 1.44269504088896341f;
 constexpr float kLn2Hi = 0.693359375f;      // ln2 split (Cody-Waite): exact in 9 bits
@@ -135,38 +137,29 @@ inline Vec VSub(Vec a, Vec b) { return wasm_f32x4_sub(a, b); }
 inline Vec VMul(Vec a, Vec b) { return wasm_f32x4_mul(a, b); }
 inline Vec VMax(Vec a, Vec b) { return wasm_f32x4_pmax(a, b); }  // a < b ? b : a (one maxps)
 
-// Constants of the vector exp, held in locals for a whole loop. Clang would otherwise
-// rematerialize every v128.const at each use inside the loop, and V8 builds each one with
-// several instructions; loading them once from a mutable global keeps them in registers.
-float g_exp_constants[12] = {kExpLo, kExpHi, kLog2e, kRoundMagic, kLn2Hi, kLn2Lo,
-                             kP1,    kP2,    kP3,    kP4,         kP5,    1.0f};
+// Constants of the vector exp, gathered once per loop. (Loading them from a global that the
+// compiler cannot fold, to stop clang rematerializing v128.const at each use, measured no
+// faster under V8 than letting it fold them.)
 struct ExpConstants {
   v128_t lo, hi, log2e, magic, ln2_hi, ln2_lo, p1, p2, p3, p4, p5, one, bias;
 };
 inline ExpConstants LoadExpConstants() {
-  const float* g = g_exp_constants;
-  return ExpConstants{wasm_v128_load32_splat(g + 0), wasm_v128_load32_splat(g + 1),  wasm_v128_load32_splat(g + 2),
-                      wasm_v128_load32_splat(g + 3), wasm_v128_load32_splat(g + 4),  wasm_v128_load32_splat(g + 5),
-                      wasm_v128_load32_splat(g + 6), wasm_v128_load32_splat(g + 7),  wasm_v128_load32_splat(g + 8),
-                      wasm_v128_load32_splat(g + 9), wasm_v128_load32_splat(g + 10), wasm_v128_load32_splat(g + 11),
+  return ExpConstants{wasm_f32x4_splat(kExpLo), wasm_f32x4_splat(kExpHi), wasm_f32x4_splat(kLog2e),
+                      wasm_f32x4_splat(kRoundMagic), wasm_f32x4_splat(kLn2Hi), wasm_f32x4_splat(kLn2Lo),
+                      wasm_f32x4_splat(kP1), wasm_f32x4_splat(kP2), wasm_f32x4_splat(kP3),
+                      wasm_f32x4_splat(kP4), wasm_f32x4_splat(kP5), wasm_f32x4_splat(1.0f),
                       wasm_i32x4_splat(127)};
 }
 
 // 4 lanes of ExpScalar. V8 lowers pmin/pmax to single minps/maxps (min/max need NaN
 // fix-ups), and 2^n comes from the bits of t = x log2e + 1.5 * 2^23: bits(t) = bits(M) + n,
 // so (bits(t) + 127) << 23 is the exponent field of 2^n (bits(M) << 23 vanishes).
-// kNonPositive: the caller guarantees x <= 0 or -inf, never NaN (softmax after subtracting
-// the row max), which saves the upper clamp and the NaN-proof compare.
+// kNonPositive: the caller guarantees x <= 0 or -inf (softmax after subtracting the row
+// max), which saves the upper clamp.
 template <bool kNonPositive = false>
 inline v128_t ExpV(v128_t x, const ExpConstants& c) {
-  v128_t underflow;
-  if (kNonPositive) {
-    underflow = wasm_f32x4_lt(x, c.lo);
-  } else {
-    underflow = wasm_v128_not(wasm_f32x4_ge(x, c.lo));  // -inf and NaN too
-    x = wasm_f32x4_pmin(x, c.hi);
-  }
-  x = wasm_f32x4_pmax(x, c.lo);
+  if (!kNonPositive) x = wasm_f32x4_pmin(x, c.hi);
+  x = wasm_f32x4_pmax(x, c.lo);  // -inf -> -88 -> exactly 0 below; NaN stays NaN
   const v128_t t = wasm_f32x4_add(wasm_f32x4_mul(x, c.log2e), c.magic);
   const v128_t n = wasm_f32x4_sub(t, c.magic);  // round(x log2e), ties to even
   v128_t r = wasm_f32x4_sub(x, wasm_f32x4_mul(n, c.ln2_hi));
@@ -178,8 +171,7 @@ inline v128_t ExpV(v128_t x, const ExpConstants& c) {
   const v128_t r2 = wasm_f32x4_mul(r, r);
   v128_t y = wasm_f32x4_add(wasm_f32x4_add(wasm_f32x4_mul(p, r2), r), c.one);
   const v128_t e = wasm_i32x4_shl(wasm_i32x4_add(t, c.bias), 23);
-  y = wasm_f32x4_mul(y, e);
-  return wasm_v128_andnot(y, underflow);
+  return wasm_f32x4_mul(y, e);
 }
 
 inline float HorizontalMax(Vec v) {
@@ -197,7 +189,7 @@ inline float HorizontalSum(Vec v) {
 
 typedef float VN __attribute__((vector_size(kLanes * 4)));
 typedef float VNu __attribute__((vector_size(kLanes * 4), aligned(4)));  // unaligned loads
-typedef int32_t VI __attribute__((vector_size(kLanes * 4)));
+typedef uint32_t VU __attribute__((vector_size(kLanes * 4)));
 
 using Vec = VN;
 inline Vec VLoad(const float* p) { return *reinterpret_cast<const VNu*>(p); }
@@ -214,10 +206,10 @@ inline ExpConstants LoadExpConstants() { return {}; }
 // Same algorithm and constants as ExpScalar, kLanes at a time.
 template <bool kNonPositive = false>
 inline Vec ExpV(Vec x, const ExpConstants&) {
-  const VI underflow = x < VSplat(kExpLo);  // also catches -inf
-  x = x > VSplat(kExpHi) ? VSplat(kExpHi) : x;
-  x = x < VSplat(kExpLo) ? VSplat(kExpLo) : x;
-  const Vec n = (x * kLog2e + kRoundMagic) - kRoundMagic;
+  if (!kNonPositive) x = x > VSplat(kExpHi) ? VSplat(kExpHi) : x;
+  x = x < VSplat(kExpLo) ? VSplat(kExpLo) : x;  // -inf -> -88 -> exactly 0; NaN stays NaN
+  const Vec t = x * kLog2e + kRoundMagic;  // bits(t) = bits(M) + n
+  const Vec n = t - kRoundMagic;
   Vec r = x - n * kLn2Hi;
   r = r - n * kLn2Lo;
   Vec p = VSplat(kP1);
@@ -226,8 +218,8 @@ inline Vec ExpV(Vec x, const ExpConstants&) {
   p = p * r + kP4;
   p = p * r + kP5;
   const Vec y = p * (r * r) + r + 1.0f;
-  const VI bits = (__builtin_convertvector(n, VI) + 127) << 23;
-  return underflow ? VSplat(0.0f) : y * (Vec)bits;  // same-size vector cast = bit reinterpretation
+  const VU bits = ((VU)t + 127u) << 23;  // same-size vector casts reinterpret bits
+  return y * (Vec)bits;
 }
 
 inline float HorizontalMax(Vec v) {
@@ -265,26 +257,31 @@ void MicroKernel(int kc, const float* a, int lda, const float* bp, float alpha, 
 }
 #endif
 
-template <bool kTransB>
-void GemmFast(int m, int n, int k, float alpha, const float* a, int lda, const float* b, int ldb, float* c, int ldc,
-              Workspace* ws) {
+// Packs all of B (every k-block) into panels; block k0 starts at k0 * n_panels * NR.
+void PackAll(bool trans_b, int n, int k, const float* b, int ldb, std::vector<float>* buf) {
+  const int n_panels = (n + NR - 1) / NR;
+  const size_t need = (size_t)n_panels * NR * k;
+  if (buf->size() < need) buf->resize(need);  // grows once, then reused
+  for (int k0 = 0; k0 < k; k0 += KC)
+    Pack(trans_b, n, k0, std::min(KC, k - k0), b, ldb, buf->data() + (size_t)k0 * n_panels * NR);
+}
+
+// C [m, n] = alpha * A [m, k] * B, B already packed by PackAll.
+void GemmPacked(int m, int n, int k, float alpha, const float* a, int lda, const float* packed, float* c, int ldc) {
   if (m <= 0 || n <= 0) return;
   if (k <= 0) {
     for (int i = 0; i < m; ++i) std::fill(c + (size_t)i * ldc, c + (size_t)i * ldc + n, 0.0f);
     return;
   }
   const int n_panels = (n + NR - 1) / NR;
-  const size_t need = (size_t)n_panels * std::min(k, KC) * NR;
-  if (ws->packed_b.size() < need) ws->packed_b.resize(need);  // grows once, then reused
-  float* packed = ws->packed_b.data();
   for (int k0 = 0; k0 < k; k0 += KC) {
     const int kc = std::min(KC, k - k0);
-    Pack(kTransB, n, k0, kc, b, ldb, packed);
+    const float* block = packed + (size_t)k0 * n_panels * NR;
     const bool accumulate = k0 > 0;
     for (int i0 = 0; i0 < m; i0 += MC) {
       const int i_end = std::min(m, i0 + MC);
       for (int p = 0; p < n_panels; ++p) {
-        const float* bp = packed + (size_t)p * kc * NR;
+        const float* bp = block + (size_t)p * kc * NR;  // stays in L1 across the row block
         const int nr_valid = std::min(NR, n - p * NR);
         float* cp = c + p * NR;
         int i = i0;
@@ -297,6 +294,14 @@ void GemmFast(int m, int n, int k, float alpha, const float* a, int lda, const f
       }
     }
   }
+}
+
+template <bool kTransB>
+void GemmFast(int m, int n, int k, float alpha, const float* a, int lda, const float* b, int ldb, float* c, int ldc,
+              Workspace* ws) {
+  if (m <= 0 || n <= 0) return;
+  if (k > 0) PackAll(kTransB, n, k, b, ldb, &ws->packed_b);
+  GemmPacked(m, n, k, alpha, a, lda, ws->packed_b.data(), c, ldc);
 }
 
 }  // namespace
@@ -349,9 +354,10 @@ void GemmNTRef(int m, int n, int k, float alpha, const float* a, int lda, const 
 // Exp
 // ---------------------------------------------------------------------------
 float ExpScalar(float x) {
-  const bool underflow = !(x >= kExpLo);  // also -inf (and NaN, which validated inputs never hold)
-  x = std::min(std::max(x, kExpLo), kExpHi);
-  const float n = (x * kLog2e + kRoundMagic) - kRoundMagic;
+  x = x > kExpHi ? kExpHi : x;
+  x = x < kExpLo ? kExpLo : x;  // -inf -> -88 -> exactly 0 (2^-127 has exponent field 0); NaN stays NaN
+  const float t = x * kLog2e + kRoundMagic;  // bits(t) = bits(M) + n, n = round(x log2e)
+  const float n = t - kRoundMagic;
   float r = x - n * kLn2Hi;
   r = r - n * kLn2Lo;
   float p = kP1;
@@ -360,10 +366,12 @@ float ExpScalar(float x) {
   p = p * r + kP4;
   p = p * r + kP5;
   const float y = p * (r * r) + r + 1.0f;
-  const int32_t bits = ((int32_t)n + 127) << 23;
+  uint32_t t_bits;
+  std::memcpy(&t_bits, &t, sizeof t_bits);
+  const uint32_t bits = (t_bits + 127u) << 23;  // exponent field of 2^n (no float->int conversion)
   float scale;
   std::memcpy(&scale, &bits, sizeof scale);
-  return underflow ? 0.0f : y * scale;
+  return y * scale;
 }
 
 void ExpFast(const float* x, float* y, int n) {
@@ -473,13 +481,24 @@ int SoftmaxRows(float* x, int rows, int cols, int ld, float scale, float* row_ma
 // ---------------------------------------------------------------------------
 void AttentionForward(const float* q, const float* k, const float* v, int n_q, int n_k, int d, int d_v, float scale,
                       float* weights, float* out, Workspace* ws) {
+  if (n_q <= 0 || n_k <= 0) return;
   if (!weights) {
     if (ws->scores.size() < (size_t)n_q * n_k) ws->scores.resize((size_t)n_q * n_k);
     weights = ws->scores.data();
   }
-  GemmNT(n_q, n_k, d, scale, q, d, k, d, weights, n_k, ws);  // pass 1: scores S = scale * Q K^T
-  SoftmaxRows(weights, n_q, n_k, n_k, 1.0f, nullptr, nullptr);  // pass 2: softmax rows
-  GemmNN(n_q, d_v, n_k, 1.0f, weights, n_k, v, d_v, out, d_v, ws);  // pass 3: O = P V
+  // K^T and V are packed once; query rows then go through all three passes in blocks whose
+  // score rows (~128 KB) stay in L2 between the passes instead of streaming n_q x n_k floats
+  // through memory three times.
+  PackAll(true, n_k, d, k, d, &ws->packed_b);     // K^T [d, n_k]
+  PackAll(false, d_v, n_k, v, d_v, &ws->packed_v);  // V [n_k, d_v]
+  const int block = std::max(MR, std::min(256, (32768 / n_k) / MR * MR));
+  for (int i0 = 0; i0 < n_q; i0 += block) {
+    const int rows = std::min(block, n_q - i0);
+    float* s = weights + (size_t)i0 * n_k;
+    GemmPacked(rows, n_k, d, scale, q + (size_t)i0 * d, d, ws->packed_b.data(), s, n_k);  // pass 1: S = scale Q K^T
+    SoftmaxRows(s, rows, n_k, n_k, 1.0f, nullptr, nullptr);                              // pass 2: softmax rows
+    GemmPacked(rows, d_v, n_k, 1.0f, s, n_k, ws->packed_v.data(), out + (size_t)i0 * d_v, d_v);  // pass 3: O = P V
+  }
 }
 
 void AttentionForwardRef(const float* q, const float* k, const float* v, int n_q, int n_k, int d, int d_v,

@@ -21,7 +21,8 @@ namespace kernels {
 // Workspace
 // ---------------------------------------------------------------------------
 struct Workspace {
-  std::vector<float> packed_b;  // B packed in column panels of kPanelWidth (kc x kPanelWidth each)
+  std::vector<float> packed_b;  // B packed in column panels of PanelWidth() columns (K^T in AttentionForward)
+  std::vector<float> packed_v;  // AttentionForward: V packed the same way
   std::vector<float> scores;    // [n_q, n_k] scratch for AttentionForward when weights are not kept
 };
 
@@ -48,15 +49,16 @@ void GemmNTRef(int m, int n, int k, float alpha, const float* a, int lda, const 
 // y[i] = exp(x[i]) for n values (x may equal y). Range reduction x = n ln2 + r, |r| <= ln2/2
 // (n = round(x log2e) by the 1.5 * 2^23 trick, Cody-Waite split of ln2), e^r = 1 + r + r^2 P(r)
 // with P of degree 4 (least-squares fit on Chebyshev nodes, 3.8e-9 in exact arithmetic),
-// 2^n built in the exponent bits. Domain: x < -87.33 (including -inf, and NaN) gives exactly
-// 0 (denormals flushed), x > 88 is clamped to 88. Max relative error on [-87.3, 88]:
+// 2^n built in the exponent bits. Domain: x <= -87.68 (including -inf) gives exactly 0
+// (clamped to -88, where 2^n has exponent field 0), x > 88 is clamped to 88, NaN stays NaN.
+// Max relative error on [-87.3, 88]:
 // kExpMaxRelError (measured by tests/core/kernels_test.cpp over 2M points: 8e-8 native and WASM).
 void ExpFast(const float* x, float* y, int n);
 float ExpScalar(float x);                       // the same polynomial, one value (scalar twin)
 constexpr float kExpMaxRelError = 2.0e-7f;      // documented bound, checked by the tests
 
 // ---------------------------------------------------------------------------
-// Softmax, in place, per row of x [rows, cols] (stride ld):
+// Softmax, in place, per row of x [rows, cols] (stride ld); scale > 0, entries finite or -inf:
 //   x = exp(scale * x - m) / sum,  m = max_j scale * x_j
 // A row whose every entry is -inf becomes all zeros, row_max 0 and row_sum 0 (never NaN).
 // row_max / row_sum ([rows]) may be null. Returns the number of fully masked rows.
@@ -65,7 +67,8 @@ int SoftmaxRows(float* x, int rows, int cols, int ld, float scale, float* row_ma
 int SoftmaxRowsRef(float* x, int rows, int cols, int ld, float scale, float* row_max, float* row_sum);
 
 // ---------------------------------------------------------------------------
-// AttentionForward: single head, no mask.
+// AttentionForward: single head, no mask. Packs K^T and V once, then runs the three passes
+// per block of query rows (block * n_k * 4 bytes ~ 128 KB) so the scores stay in cache.
 //   q [n_q, d], k [n_k, d], v [n_k, d_v]   (contiguous, row-major)
 //   weights [n_q, n_k] = softmax(scale * q k^T)   (null: use ws->scores as scratch)
 //   out [n_q, d_v] = weights v

@@ -119,12 +119,17 @@ TEST(Kernels, ExpRelativeErrorWithinDocumentedBound) {
   EXPECT_LE(worst, k::kExpMaxRelError);
   EXPECT_LE(worst_scalar, k::kExpMaxRelError);
   // the edges: -inf and deep underflow give exactly 0; 0 gives 1
-  float edge[8] = {-std::numeric_limits<float>::infinity(), -1000.0f, -87.5f, 0.0f, -0.0f, 1.0f, -1e-30f, 88.0f};
-  float out[8];
-  k::ExpFast(edge, out, 8);
+  float edge[9] = {-std::numeric_limits<float>::infinity(), -1000.0f, -87.7f, 0.0f, -0.0f, 1.0f, -1e-30f, 88.0f,
+                   -87.5f};
+  float out[9];
+  k::ExpFast(edge, out, 9);
   EXPECT_EQ(out[0], 0.0f);
   EXPECT_EQ(out[1], 0.0f);
   EXPECT_EQ(out[2], 0.0f);
+  EXPECT_LT(out[8], 1.2e-38f);  // below the smallest normal: tiny, never garbage
+  EXPECT_GE(out[8], 0.0f);
+  EXPECT_EQ(k::ExpScalar(-std::numeric_limits<float>::infinity()), 0.0f);
+  EXPECT_TRUE(std::isnan(k::ExpScalar(std::nanf(""))));
   EXPECT_EQ(out[3], 1.0f);
   EXPECT_EQ(out[4], 1.0f);
   EXPECT_NEAR(out[5], std::exp(1.0), 3e-7 * std::exp(1.0));
