@@ -75,8 +75,8 @@ void BenchAttention(int n, int d, int heads, std::mt19937* rng) {
   });
   const double t_fast = BestSeconds([&] {
     for (int h = 0; h < heads; ++h)
-      attnviz::kernels::AttentionForward(q[h].data(), k[h].data(), v[h].data(), n, n, d, d, scale, s.data(),
-                                         o.data(), &ws);
+      attnviz::kernels::AttentionForward(q[h].data(), k[h].data(), v[h].data(), n, n, d, d, scale, s.data(), o.data(),
+                                         &ws);
     g_sink = g_sink + o(0, 0);
   });
   std::printf("attention impl=eigen-naive n=%d d=%d heads=%d gflops=%.2f ns_per_score=%.3f\n", n, d, heads,
@@ -112,8 +112,8 @@ void BenchSoftmax(int rows, int cols, std::mt19937* rng) {
   // the copy that restores the input each repetition is subtracted from both
   const double e = std::max(t_eigen - t_copy, 1e-12), f = std::max(t_fast - t_copy, 1e-12);
   std::printf("softmax impl=eigen-naive n=%d cols=%d ns_per_score=%.3f\n", rows, cols, e / scores * 1e9);
-  std::printf("softmax impl=%s n=%d cols=%d ns_per_score=%.3f speedup_vs_eigen=%.2f\n",
-              attnviz::kernels::KernelIsa(), rows, cols, f / scores * 1e9, e / f);
+  std::printf("softmax impl=%s n=%d cols=%d ns_per_score=%.3f speedup_vs_eigen=%.2f\n", attnviz::kernels::KernelIsa(),
+              rows, cols, f / scores * 1e9, e / f);
   std::fflush(stdout);
 }
 

@@ -49,8 +49,17 @@ void SelectExample(AppState* s, int index) {
   }
   s->current = index;
   s->current_map = 0;
-  s->main_view = HeatmapViewState{};
-  for (auto& v : s->compare_views) v = HeatmapViewState{};
+  // Free the GPU copies of the previous example before forgetting the widget states.
+  auto reset = [s](HeatmapViewState& v) {
+    if (s->env.renderer) {
+      s->renderer.Release(&v.tex);
+      s->renderer.Release(&v.tex_next);
+    }
+    v = HeatmapViewState{};
+  };
+  reset(s->main_view);
+  for (auto& v : s->compare_views) reset(v);
+  for (auto& v : s->thumbs) reset(v);
   s->thumbs.assign(s->Current().maps.size(), HeatmapViewState{});
   s->timeline.Reset(TimelineMode::Decoding, (int)s->CurrentMap().weights.rows());
 }

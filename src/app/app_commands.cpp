@@ -215,6 +215,9 @@ std::string RunCommand(AppState* s, const std::string& command) {
     s->style.show_numbers = arg != "off";
     return "";
   }
+  bool handled = false;
+  const std::string view_result = RunViewCommand(s, verb, arg, &handled);
+  if (handled) return view_result;
   const std::string model_result = RunModelCommand(s, verb, arg);
   if (model_result != "?") return model_result;
   return "unknown command '" + verb + "'";

@@ -68,8 +68,8 @@ Status ValidateScoreParams(const MatrixRM& q, const MatrixRM& k, const Attention
         return Status::Error("additive scores need W_q [a, d_q] with d_q=" + std::to_string(d_q) + " but W_q is " +
                              Shape(p.W_q));
       if (p.W_k.rows() != a || p.W_k.cols() != d_k)
-        return Status::Error("additive scores need W_k [a, d_k] = [" + std::to_string(a) + ", " +
-                             std::to_string(d_k) + "] but W_k is " + Shape(p.W_k));
+        return Status::Error("additive scores need W_k [a, d_k] = [" + std::to_string(a) + ", " + std::to_string(d_k) +
+                             "] but W_k is " + Shape(p.W_k));
       if (p.v.size() != a)
         return Status::Error("additive scores need v of size a=" + std::to_string(a) + " but v has " +
                              std::to_string(p.v.size()));
@@ -87,22 +87,22 @@ Status ValidateScoreParams(const MatrixRM& q, const MatrixRM& k, const Attention
 Status ValidateMask(const AttentionMask& m, int n_q, int n_k) {
   if (!m.key_lengths.empty()) {
     if ((int)m.key_lengths.size() != n_q && m.key_lengths.size() != 1)
-      return Status::Error("key_lengths has " + std::to_string(m.key_lengths.size()) + " entries; expected 1 or n_q=" +
-                           std::to_string(n_q));
+      return Status::Error("key_lengths has " + std::to_string(m.key_lengths.size()) +
+                           " entries; expected 1 or n_q=" + std::to_string(n_q));
     for (int len : m.key_lengths)
       if (len < 0) return Status::Error("key_lengths must be >= 0 (got " + std::to_string(len) + ")");
   }
   if (!m.key_padding.empty() && (int)m.key_padding.size() != n_k)
-    return Status::Error("key_padding has " + std::to_string(m.key_padding.size()) + " entries but there are n_k=" +
-                         std::to_string(n_k) + " keys");
+    return Status::Error("key_padding has " + std::to_string(m.key_padding.size()) +
+                         " entries but there are n_k=" + std::to_string(n_k) + " keys");
   if (m.boolean.size() != 0 && (m.boolean.rows() != n_q || m.boolean.cols() != n_k))
     return Status::Error("boolean mask is [" + std::to_string(m.boolean.rows()) + ", " +
                          std::to_string(m.boolean.cols()) + "] but scores are [" + std::to_string(n_q) + ", " +
                          std::to_string(n_k) + "]");
   if (m.additive.size() != 0) {
     if (m.additive.rows() != n_q || m.additive.cols() != n_k)
-      return Status::Error("additive mask is " + Shape(m.additive) + " but scores are [" + std::to_string(n_q) +
-                           ", " + std::to_string(n_k) + "]");
+      return Status::Error("additive mask is " + Shape(m.additive) + " but scores are [" + std::to_string(n_q) + ", " +
+                           std::to_string(n_k) + "]");
     for (Eigen::Index i = 0; i < m.additive.size(); ++i) {
       const float x = m.additive.data()[i];
       if (std::isnan(x) || x == std::numeric_limits<float>::infinity())
@@ -182,8 +182,8 @@ Status ValidateAttend(const MatrixRM& q, const MatrixRM& k, const MatrixRM& v, c
   if (!(st = NonEmptyFinite(k, "key"))) return st;
   if (!(st = NonEmptyFinite(v, "value"))) return st;
   if (v.rows() != k.rows())
-    return Status::Error("key has n=" + std::to_string(k.rows()) + " rows but value has n=" +
-                         std::to_string(v.rows()) + ": every key needs one value");
+    return Status::Error("key has n=" + std::to_string(k.rows()) + " rows but value has n=" + std::to_string(v.rows()) +
+                         ": every key needs one value");
   if (!(st = ValidateScoreParams(q, k, params))) return st;
   if (!(st = ValidateTemperature(params.temperature))) return st;
   return ValidateMask(params.mask, (int)q.rows(), (int)k.rows());
@@ -202,8 +202,8 @@ void AttendValidated(const MatrixRM& q, const MatrixRM& k, const MatrixRM& v, co
 
   if (IsDotLike(params.score) && mask.Empty() && !params.keep_intermediates) {
     const float fn_scale = params.score == ScoreFunction::ScaledDot ? 1.0f / std::sqrt((float)k.cols()) : 1.0f;
-    kernels::AttentionForward(q.data(), k.data(), v.data(), n_q, n_k, (int)q.cols(), d_v,
-                              fn_scale / params.temperature, out->weights.data(), out->output.data(), &ws);
+    kernels::AttentionForward(q.data(), k.data(), v.data(), n_q, n_k, (int)q.cols(), d_v, fn_scale / params.temperature,
+                              out->weights.data(), out->output.data(), &ws);
     return;
   }
 
@@ -263,11 +263,16 @@ void AttendValidated(const MatrixRM& q, const MatrixRM& k, const MatrixRM& v, co
 
 const char* ScoreFunctionName(ScoreFunction f) {
   switch (f) {
-    case ScoreFunction::Dot: return "dot";
-    case ScoreFunction::ScaledDot: return "scaled_dot";
-    case ScoreFunction::General: return "general";
-    case ScoreFunction::Additive: return "additive";
-    case ScoreFunction::Cosine: return "cosine";
+    case ScoreFunction::Dot:
+      return "dot";
+    case ScoreFunction::ScaledDot:
+      return "scaled_dot";
+    case ScoreFunction::General:
+      return "general";
+    case ScoreFunction::Additive:
+      return "additive";
+    case ScoreFunction::Cosine:
+      return "cosine";
   }
   return "unknown";
 }

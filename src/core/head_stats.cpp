@@ -46,9 +46,9 @@ Status ComputeHeadStats(const MatrixRM& w, HeadStats* out) {
   for (int idx = 0; idx < (int)offset_mass.size(); ++idx) {
     const int o = idx - (n_k - 1);
     const double m = offset_mass[(size_t)idx];
-    const bool better = m > best_mass + 1e-12 ||
-                        (std::abs(m - best_mass) <= 1e-12 &&
-                         (std::abs(o) < std::abs(best) || (std::abs(o) == std::abs(best) && o > best)));
+    const bool better =
+        m > best_mass + 1e-12 || (std::abs(m - best_mass) <= 1e-12 &&
+                                  (std::abs(o) < std::abs(best) || (std::abs(o) == std::abs(best) && o > best)));
     if (better) {
       best = o;
       best_mass = m;

@@ -1,13 +1,13 @@
 // attnviz core: attention kernels. See kernels.h for shapes and contracts.
 //
 // Layout of the fast GEMM (both builds):
-//   B is packed once per k-block into column panels of NR columns: panel p holds
-//   B[k0 .. k0+kc, p*NR .. p*NR+NR] contiguously ([kc][NR], zero-padded past n), so the
-//   micro-kernel streams it with unit stride and no tail checks. A is read in place
+//   B is packed into column panels of NR columns, k-block by k-block: panel p of block k0
+//   holds B[k0 .. k0+kc, p*NR .. p*NR+NR] contiguously ([kc][NR], zero-padded past n), so
+//   the micro-kernel streams it with unit stride and no tail checks. A is read in place
 //   (rows are contiguous). The micro-kernel keeps an MR x NR tile of C in registers:
-//   WASM: 4 x 8 (8 v128 accumulators, B row = 2 v128 loads, A values = load32_splat);
-//   native: the same 4 x 8 tile in GCC vector extensions (SSE2), 4 x 16 when built with AVX.
-//   Loop nest: k-block (KC) -> row block (MC) -> panel (B panel stays in L1) -> 4 rows.
+//   WASM: 5 x 8 (10 v128 accumulators, B row = 2 v128 loads, A values = load32_splat);
+//   native: the same 5 x 8 tile in GCC vector extensions (SSE2), 5 x 16 when built with AVX.
+//   Loop nest: k-block (KC) -> row block (MC) -> panel (B panel stays in L1) -> 5 rows.
 #include "core/kernels.h"
 
 #include <algorithm>
@@ -30,14 +30,14 @@ constexpr int kLanes = 8;  // floats per vector register
 constexpr int kLanes = 4;  // SIMD128 / SSE2
 #endif
 constexpr int NR = 2 * kLanes;  // panel width: two vectors per C row
-constexpr int MR = 5;  // rows per register tile: 5 x 8 measured fastest under V8 (4 x 8: ~2x slower, 6 x 8: -10%)
+constexpr int MR = 5;    // rows per register tile: 5 x 8 measured fastest under V8 (4 x 8: ~2x slower, 6 x 8: -10%)
 constexpr int KC = 256;  // k-block: a B panel is KC * NR * 4 bytes (8 KB; 16 KB with AVX)
 constexpr int MC = 64;   // row block of A kept hot in L2 while all panels pass
 
 // Lower clamp: at x = -88, n = round(x log2e) = -127 and the exponent field of 2^n is 0, so
 // the result is exactly +0 with no select; every x <= -87.68 (n = -127), -inf included, gives 0.
 constexpr float kExpLo = -88.0f;
-constexpr float kExpHi = 88.0f;          // clamp: keeps 2^n inside the float exponent range
+constexpr float kExpHi = 88.0f;  // clamp: keeps 2^n inside the float exponent range
 constexpr float kLog2e = 1.44269504088896341f;
 constexpr float kLn2Hi = 0.693359375f;      // ln2 split (Cody-Waite): exact in 9 bits
 constexpr float kLn2Lo = -2.12194440e-4f;   // ln2 - kLn2Hi
@@ -144,10 +144,10 @@ struct ExpConstants {
   v128_t lo, hi, log2e, magic, ln2_hi, ln2_lo, p1, p2, p3, p4, p5, one, bias;
 };
 inline ExpConstants LoadExpConstants() {
-  return ExpConstants{wasm_f32x4_splat(kExpLo), wasm_f32x4_splat(kExpHi), wasm_f32x4_splat(kLog2e),
+  return ExpConstants{wasm_f32x4_splat(kExpLo),      wasm_f32x4_splat(kExpHi), wasm_f32x4_splat(kLog2e),
                       wasm_f32x4_splat(kRoundMagic), wasm_f32x4_splat(kLn2Hi), wasm_f32x4_splat(kLn2Lo),
-                      wasm_f32x4_splat(kP1), wasm_f32x4_splat(kP2), wasm_f32x4_splat(kP3),
-                      wasm_f32x4_splat(kP4), wasm_f32x4_splat(kP5), wasm_f32x4_splat(1.0f),
+                      wasm_f32x4_splat(kP1),         wasm_f32x4_splat(kP2),    wasm_f32x4_splat(kP3),
+                      wasm_f32x4_splat(kP4),         wasm_f32x4_splat(kP5),    wasm_f32x4_splat(1.0f),
                       wasm_i32x4_splat(127)};
 }
 
@@ -208,7 +208,7 @@ template <bool kNonPositive = false>
 inline Vec ExpV(Vec x, const ExpConstants&) {
   if (!kNonPositive) x = x > VSplat(kExpHi) ? VSplat(kExpHi) : x;
   x = x < VSplat(kExpLo) ? VSplat(kExpLo) : x;  // -inf -> -88 -> exactly 0; NaN stays NaN
-  const Vec t = x * kLog2e + kRoundMagic;  // bits(t) = bits(M) + n
+  const Vec t = x * kLog2e + kRoundMagic;       // bits(t) = bits(M) + n
   const Vec n = t - kRoundMagic;
   Vec r = x - n * kLn2Hi;
   r = r - n * kLn2Lo;
@@ -289,8 +289,7 @@ void GemmPacked(int m, int n, int k, float alpha, const float* a, int lda, const
           MicroKernel<MR>(kc, a + (size_t)i * lda + k0, lda, bp, alpha, accumulate, cp + (size_t)i * ldc, ldc,
                           nr_valid);
         for (; i < i_end; ++i)
-          MicroKernel<1>(kc, a + (size_t)i * lda + k0, lda, bp, alpha, accumulate, cp + (size_t)i * ldc, ldc,
-                         nr_valid);
+          MicroKernel<1>(kc, a + (size_t)i * lda + k0, lda, bp, alpha, accumulate, cp + (size_t)i * ldc, ldc, nr_valid);
       }
     }
   }
@@ -330,8 +329,7 @@ void GemmNT(int m, int n, int k, float alpha, const float* a, int lda, const flo
 }
 
 // Reference twins accumulate in double: they are the yardstick, not the hot path.
-void GemmNNRef(int m, int n, int k, float alpha, const float* a, int lda, const float* b, int ldb, float* c,
-               int ldc) {
+void GemmNNRef(int m, int n, int k, float alpha, const float* a, int lda, const float* b, int ldb, float* c, int ldc) {
   for (int i = 0; i < m; ++i)
     for (int j = 0; j < n; ++j) {
       double s = 0.0;
@@ -340,8 +338,7 @@ void GemmNNRef(int m, int n, int k, float alpha, const float* a, int lda, const 
     }
 }
 
-void GemmNTRef(int m, int n, int k, float alpha, const float* a, int lda, const float* b, int ldb, float* c,
-               int ldc) {
+void GemmNTRef(int m, int n, int k, float alpha, const float* a, int lda, const float* b, int ldb, float* c, int ldc) {
   for (int i = 0; i < m; ++i)
     for (int j = 0; j < n; ++j) {
       double s = 0.0;
@@ -355,7 +352,7 @@ void GemmNTRef(int m, int n, int k, float alpha, const float* a, int lda, const 
 // ---------------------------------------------------------------------------
 float ExpScalar(float x) {
   x = x > kExpHi ? kExpHi : x;
-  x = x < kExpLo ? kExpLo : x;  // -inf -> -88 -> exactly 0 (2^-127 has exponent field 0); NaN stays NaN
+  x = x < kExpLo ? kExpLo : x;               // -inf -> -88 -> exactly 0 (2^-127 has exponent field 0); NaN stays NaN
   const float t = x * kLog2e + kRoundMagic;  // bits(t) = bits(M) + n, n = round(x log2e)
   const float n = t - kRoundMagic;
   float r = x - n * kLn2Hi;
@@ -489,23 +486,23 @@ void AttentionForward(const float* q, const float* k, const float* v, int n_q, i
   // K^T and V are packed once; query rows then go through all three passes in blocks whose
   // score rows (~128 KB) stay in L2 between the passes instead of streaming n_q x n_k floats
   // through memory three times.
-  PackAll(true, n_k, d, k, d, &ws->packed_b);     // K^T [d, n_k]
+  PackAll(true, n_k, d, k, d, &ws->packed_b);       // K^T [d, n_k]
   PackAll(false, d_v, n_k, v, d_v, &ws->packed_v);  // V [n_k, d_v]
   const int block = std::max(MR, std::min(256, (32768 / n_k) / MR * MR));
   for (int i0 = 0; i0 < n_q; i0 += block) {
     const int rows = std::min(block, n_q - i0);
     float* s = weights + (size_t)i0 * n_k;
     GemmPacked(rows, n_k, d, scale, q + (size_t)i0 * d, d, ws->packed_b.data(), s, n_k);  // pass 1: S = scale Q K^T
-    SoftmaxRows(s, rows, n_k, n_k, 1.0f, nullptr, nullptr);                              // pass 2: softmax rows
+    SoftmaxRows(s, rows, n_k, n_k, 1.0f, nullptr, nullptr);                               // pass 2: softmax rows
     GemmPacked(rows, d_v, n_k, 1.0f, s, n_k, ws->packed_v.data(), out + (size_t)i0 * d_v, d_v);  // pass 3: O = P V
   }
 }
 
-void AttentionForwardRef(const float* q, const float* k, const float* v, int n_q, int n_k, int d, int d_v,
-                         float scale, float* weights, float* out) {
-  GemmNTRef(n_q, n_k, d, scale, q, d, k, d, weights, n_k);           // pass 1: scores
-  SoftmaxRowsRef(weights, n_q, n_k, n_k, 1.0f, nullptr, nullptr);   // pass 2: softmax
-  GemmNNRef(n_q, d_v, n_k, 1.0f, weights, n_k, v, d_v, out, d_v);   // pass 3: P V
+void AttentionForwardRef(const float* q, const float* k, const float* v, int n_q, int n_k, int d, int d_v, float scale,
+                         float* weights, float* out) {
+  GemmNTRef(n_q, n_k, d, scale, q, d, k, d, weights, n_k);         // pass 1: scores
+  SoftmaxRowsRef(weights, n_q, n_k, n_k, 1.0f, nullptr, nullptr);  // pass 2: softmax
+  GemmNNRef(n_q, d_v, n_k, 1.0f, weights, n_k, v, d_v, out, d_v);  // pass 3: P V
 }
 
 }  // namespace kernels

@@ -35,13 +35,11 @@ int PanelWidth();         // columns per packed B panel of the fast GEMM (8 for 
 // C [m, n] = alpha * A [m, k] * B [k, n]
 void GemmNN(int m, int n, int k, float alpha, const float* a, int lda, const float* b, int ldb, float* c, int ldc,
             Workspace* ws);
-void GemmNNRef(int m, int n, int k, float alpha, const float* a, int lda, const float* b, int ldb, float* c,
-               int ldc);
+void GemmNNRef(int m, int n, int k, float alpha, const float* a, int lda, const float* b, int ldb, float* c, int ldc);
 // C [m, n] = alpha * A [m, k] * B^T, B [n, k]   (scores: S = Q K^T)
 void GemmNT(int m, int n, int k, float alpha, const float* a, int lda, const float* b, int ldb, float* c, int ldc,
             Workspace* ws);
-void GemmNTRef(int m, int n, int k, float alpha, const float* a, int lda, const float* b, int ldb, float* c,
-               int ldc);
+void GemmNTRef(int m, int n, int k, float alpha, const float* a, int lda, const float* b, int ldb, float* c, int ldc);
 
 // ---------------------------------------------------------------------------
 // Exp
@@ -54,8 +52,8 @@ void GemmNTRef(int m, int n, int k, float alpha, const float* a, int lda, const 
 // Max relative error on [-87.3, 88]:
 // kExpMaxRelError (measured by tests/core/kernels_test.cpp over 2M points: 8e-8 native and WASM).
 void ExpFast(const float* x, float* y, int n);
-float ExpScalar(float x);                       // the same polynomial, one value (scalar twin)
-constexpr float kExpMaxRelError = 2.0e-7f;      // documented bound, checked by the tests
+float ExpScalar(float x);                   // the same polynomial, one value (scalar twin)
+constexpr float kExpMaxRelError = 2.0e-7f;  // documented bound, checked by the tests
 
 // ---------------------------------------------------------------------------
 // Softmax, in place, per row of x [rows, cols] (stride ld); scale > 0, entries finite or -inf:
@@ -75,8 +73,8 @@ int SoftmaxRowsRef(float* x, int rows, int cols, int ld, float scale, float* row
 // ---------------------------------------------------------------------------
 void AttentionForward(const float* q, const float* k, const float* v, int n_q, int n_k, int d, int d_v, float scale,
                       float* weights, float* out, Workspace* ws);
-void AttentionForwardRef(const float* q, const float* k, const float* v, int n_q, int n_k, int d, int d_v,
-                         float scale, float* weights, float* out);
+void AttentionForwardRef(const float* q, const float* k, const float* v, int n_q, int n_k, int d, int d_v, float scale,
+                         float* weights, float* out);
 
 }  // namespace kernels
 }  // namespace attnviz

@@ -1,5 +1,7 @@
 // tests/core: Attend(), Scores(), SoftmaxRows() and MultiHeadAttention() against the worked
 // examples of the seeds and numpy reference data (tests/reference/make_reference.py).
+#include "core/attention.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -7,7 +9,6 @@
 #include <limits>
 #include <sstream>
 
-#include "core/attention.h"
 #include "reference_reader.h"
 
 namespace {
@@ -53,9 +54,11 @@ AttentionParams ParamsFrom(const RefCase& c) {
   if (c.Has("vvec")) p.v = Vec(c.T("vvec"));
   if (c.Has("b")) p.b = Vec(c.T("b"));
   if (c.Has("key_lengths"))
-    for (Eigen::Index i = 0; i < c.T("key_lengths").size(); ++i) p.mask.key_lengths.push_back((int)c.T("key_lengths").data()[i]);
+    for (Eigen::Index i = 0; i < c.T("key_lengths").size(); ++i)
+      p.mask.key_lengths.push_back((int)c.T("key_lengths").data()[i]);
   if (c.Has("key_padding"))
-    for (Eigen::Index i = 0; i < c.T("key_padding").size(); ++i) p.mask.key_padding.push_back(c.T("key_padding").data()[i] != 0);
+    for (Eigen::Index i = 0; i < c.T("key_padding").size(); ++i)
+      p.mask.key_padding.push_back(c.T("key_padding").data()[i] != 0);
   p.mask.causal = c.P("causal", "0") == "1";
   p.mask.causal_offset = std::stoi(c.P("causal_offset", "0"));
   p.mask.window = std::stoi(c.P("window", "-1"));
@@ -84,9 +87,9 @@ TEST(Seed002, DotScoresWeightsAndContext) {
     p.keep_intermediates = keep;
     AttentionResult r;
     ASSERT_TRUE(attnviz::Attend(c->T("q"), c->T("k"), c->T("v"), p, &r).ok);
-    std::printf("  seed002 (%s): weights %.6f %.3g %.3g %.6f, context %.5f %.5f %.5f\n",
-                keep ? "steps" : "fast", r.weights(0, 0), r.weights(0, 1), r.weights(0, 2), r.weights(0, 3),
-                r.output(0, 0), r.output(0, 1), r.output(0, 2));
+    std::printf("  seed002 (%s): weights %.6f %.3g %.3g %.6f, context %.5f %.5f %.5f\n", keep ? "steps" : "fast",
+                r.weights(0, 0), r.weights(0, 1), r.weights(0, 2), r.weights(0, 3), r.output(0, 0), r.output(0, 1),
+                r.output(0, 2));
     EXPECT_FALSE(AnyNaN(r.weights));
     EXPECT_NEAR(r.weights(0, 0), 0.1192, 1e-4);  // 1 / (1 + e^2)
     EXPECT_NEAR(r.weights(0, 3), 0.8808, 1e-4);
@@ -165,8 +168,8 @@ TEST(Seed000, ShapesAndRowSumsForEveryScoreFunction) {
   MatrixRM input(3, 2), query(4, 2);
   input << 1, 2, 3, 4, 5, 6;
   query << 1, 0, 0, 1, 0, 0, 1, 1;
-  for (ScoreFunction f : {ScoreFunction::Dot, ScoreFunction::ScaledDot, ScoreFunction::General,
-                          ScoreFunction::Additive, ScoreFunction::Cosine}) {
+  for (ScoreFunction f : {ScoreFunction::Dot, ScoreFunction::ScaledDot, ScoreFunction::General, ScoreFunction::Additive,
+                          ScoreFunction::Cosine}) {
     AttentionParams p;
     p.score = f;
     p.W = MatrixRM::Identity(2, 2) * 0.5f;
@@ -212,16 +215,25 @@ TEST(Reference, AttendCasesMatchNumpy) {
       EXPECT_FALSE(AnyNaN(r.weights));
       EXPECT_FALSE(AnyNaN(r.output));
       const std::string tag = c.name + (keep ? " (steps)" : "");
-      EXPECT_TRUE(AllClose(r.weights, c.T("expected_weights"), 2e-6, 2e-5, tag + " weights", &log, std::string(keep ? "steps path " : "fast path ") + "weights"));
-      EXPECT_TRUE(AllClose(r.output, c.T("expected_output"), 5e-6, 2e-5, tag + " output", &log, std::string(keep ? "steps path " : "fast path ") + "output"));
-      EXPECT_TRUE(AllClose(Flags(r.row_fully_masked), c.T("expected_fully_masked"), 0, 0, tag + " fully masked", &log, std::string(keep ? "steps path " : "fast path ") + "fully masked"));
+      EXPECT_TRUE(AllClose(r.weights, c.T("expected_weights"), 2e-6, 2e-5, tag + " weights", &log,
+                           std::string(keep ? "steps path " : "fast path ") + "weights"));
+      EXPECT_TRUE(AllClose(r.output, c.T("expected_output"), 5e-6, 2e-5, tag + " output", &log,
+                           std::string(keep ? "steps path " : "fast path ") + "output"));
+      EXPECT_TRUE(AllClose(Flags(r.row_fully_masked), c.T("expected_fully_masked"), 0, 0, tag + " fully masked", &log,
+                           std::string(keep ? "steps path " : "fast path ") + "fully masked"));
       if (!keep) continue;
-      EXPECT_TRUE(AllClose(r.steps.raw_scores, c.T("expected_raw"), 2e-6, 2e-5, tag + " raw", &log, std::string(keep ? "steps path " : "fast path ") + "raw"));
-      EXPECT_TRUE(AllClose(r.steps.scaled, c.T("expected_scaled"), 5e-6, 2e-5, tag + " scaled", &log, std::string(keep ? "steps path " : "fast path ") + "scaled"));
-      EXPECT_TRUE(AllClose(r.steps.masked, c.T("expected_masked"), 5e-6, 2e-5, tag + " masked", &log, std::string(keep ? "steps path " : "fast path ") + "masked"));
-      EXPECT_TRUE(AllClose(r.steps.exp, c.T("expected_exp"), 2e-6, 2e-5, tag + " exp", &log, std::string(keep ? "steps path " : "fast path ") + "exp"));
-      EXPECT_TRUE(AllClose(r.steps.row_max.transpose(), c.T("expected_row_max"), 5e-6, 2e-5, tag + " row max", &log, std::string(keep ? "steps path " : "fast path ") + "row max"));
-      EXPECT_TRUE(AllClose(r.steps.row_sum.transpose(), c.T("expected_row_sum"), 5e-6, 2e-5, tag + " row sum", &log, std::string(keep ? "steps path " : "fast path ") + "row sum"));
+      EXPECT_TRUE(AllClose(r.steps.raw_scores, c.T("expected_raw"), 2e-6, 2e-5, tag + " raw", &log,
+                           std::string(keep ? "steps path " : "fast path ") + "raw"));
+      EXPECT_TRUE(AllClose(r.steps.scaled, c.T("expected_scaled"), 5e-6, 2e-5, tag + " scaled", &log,
+                           std::string(keep ? "steps path " : "fast path ") + "scaled"));
+      EXPECT_TRUE(AllClose(r.steps.masked, c.T("expected_masked"), 5e-6, 2e-5, tag + " masked", &log,
+                           std::string(keep ? "steps path " : "fast path ") + "masked"));
+      EXPECT_TRUE(AllClose(r.steps.exp, c.T("expected_exp"), 2e-6, 2e-5, tag + " exp", &log,
+                           std::string(keep ? "steps path " : "fast path ") + "exp"));
+      EXPECT_TRUE(AllClose(r.steps.row_max.transpose(), c.T("expected_row_max"), 5e-6, 2e-5, tag + " row max", &log,
+                           std::string(keep ? "steps path " : "fast path ") + "row max"));
+      EXPECT_TRUE(AllClose(r.steps.row_sum.transpose(), c.T("expected_row_sum"), 5e-6, 2e-5, tag + " row sum", &log,
+                           std::string(keep ? "steps path " : "fast path ") + "row sum"));
     }
   }
   std::printf("  %d single-head reference cases (5 score functions x 8 mask kinds)\n", n);
@@ -243,7 +255,8 @@ TEST(Reference, MultiHeadCasesMatchTorchSemantics) {
     if (c.Has("in_proj_bias")) p.in_proj_bias = Vec(c.T("in_proj_bias"));
     if (c.Has("out_proj_bias")) p.out_proj_bias = Vec(c.T("out_proj_bias"));
     if (c.Has("key_padding"))
-      for (Eigen::Index i = 0; i < c.T("key_padding").size(); ++i) p.mask.key_padding.push_back(c.T("key_padding").data()[i] != 0);
+      for (Eigen::Index i = 0; i < c.T("key_padding").size(); ++i)
+        p.mask.key_padding.push_back(c.T("key_padding").data()[i] != 0);
     if (c.Has("boolean")) p.mask.boolean = (c.T("boolean").array() != 0.0f).cast<uint8_t>();
     if (c.Has("additive")) p.mask.additive = c.T("additive");
     attnviz::MultiHeadResult r;
@@ -253,7 +266,8 @@ TEST(Reference, MultiHeadCasesMatchTorchSemantics) {
     for (int h = 0; h < p.num_heads; ++h)
       EXPECT_TRUE(AllClose(r.head_weights[h], c.T("expected_head" + std::to_string(h)), 2e-6, 2e-5,
                            c.name + " head " + std::to_string(h), &log, "per-head weights"));
-    EXPECT_TRUE(AllClose(r.mean_weights, c.T("expected_mean_weights"), 2e-6, 2e-5, c.name + " mean weights", &log, "mean weights"));
+    EXPECT_TRUE(AllClose(r.mean_weights, c.T("expected_mean_weights"), 2e-6, 2e-5, c.name + " mean weights", &log,
+                         "mean weights"));
     EXPECT_TRUE(AllClose(r.output, c.T("expected_output"), 5e-6, 2e-5, c.name + " output", &log, "output"));
   }
   std::printf("  %d multi-head reference cases\n", n);
@@ -356,8 +370,8 @@ TEST(Scores, ScalingConventions) {
 }
 
 TEST(Names, ParseRoundTrip) {
-  for (ScoreFunction f : {ScoreFunction::Dot, ScoreFunction::ScaledDot, ScoreFunction::General,
-                          ScoreFunction::Additive, ScoreFunction::Cosine}) {
+  for (ScoreFunction f : {ScoreFunction::Dot, ScoreFunction::ScaledDot, ScoreFunction::General, ScoreFunction::Additive,
+                          ScoreFunction::Cosine}) {
     ScoreFunction g = ScoreFunction::Dot;
     EXPECT_TRUE(attnviz::ParseScoreFunction(attnviz::ScoreFunctionName(f), &g));
     EXPECT_EQ(f, g);
@@ -381,7 +395,8 @@ TEST(Validation, ShapesValuesAndParameters) {
   AttentionParams p;
   AttentionResult r;
   p.score = ScoreFunction::Dot;
-  EXPECT_TRUE(FailsWith(attnviz::Attend(q3, k4, v, p, &r), "query has d=3 but key has d=4: dot scores need equal dims"));
+  EXPECT_TRUE(
+      FailsWith(attnviz::Attend(q3, k4, v, p, &r), "query has d=3 but key has d=4: dot scores need equal dims"));
   const MatrixRM k3 = MatrixRM::Ones(5, 3);
   EXPECT_TRUE(FailsWith(attnviz::Attend(q3, k3, MatrixRM::Ones(4, 2), p, &r), "value has n=4"));
   MatrixRM bad = q3;

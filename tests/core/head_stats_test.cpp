@@ -1,9 +1,9 @@
 // tests/core: per-head statistics on maps whose answers are known in closed form.
+#include "core/head_stats.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
-
-#include "core/head_stats.h"
 
 namespace {
 
@@ -15,7 +15,8 @@ TEST(HeadStats, UniformRows) {
   const MatrixRM w = MatrixRM::Constant(n, n, 1.0f / n);
   HeadStats s;
   ASSERT_TRUE(attnviz::ComputeHeadStats(w, &s).ok);
-  std::printf("  uniform 8x8: entropy %.6f (ln 8 = %.6f), normalized %.6f\n", s.entropy, std::log(8.0), s.entropy_normalized);
+  std::printf("  uniform 8x8: entropy %.6f (ln 8 = %.6f), normalized %.6f\n", s.entropy, std::log(8.0),
+              s.entropy_normalized);
   EXPECT_NEAR(s.entropy, std::log(8.0), 1e-6);
   EXPECT_NEAR(s.entropy_normalized, 1.0, 1e-6);
   EXPECT_NEAR(s.max_weight, 1.0 / n, 1e-7);

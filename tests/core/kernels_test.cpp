@@ -2,6 +2,8 @@
 // (n = 1, 3, 17, 255, 1000; d = 1, 5, 64, 129), and the vectorized exp's error bound.
 // The same sources run natively (GCC vector extensions) and in WASM (SIMD128) via
 // attnviz_add_test, so both fast paths are checked.
+#include "core/kernels.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -10,7 +12,6 @@
 #include <vector>
 
 #include "core/attention.h"
-#include "core/kernels.h"
 #include "reference_reader.h"
 
 namespace {
@@ -48,10 +49,12 @@ void CheckGemm(int m, int n, int kk, std::mt19937* rng, k::Workspace* ws, attnvi
   const std::string shape = std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(kk);
   k::GemmNT(m, n, kk, alpha, a.data(), kk, bt.data(), kk, c_fast.data(), n, ws);
   k::GemmNTRef(m, n, kk, alpha, a.data(), kk, bt.data(), kk, c_ref.data(), n);
-  EXPECT_TRUE(AllClose(AsMatrix(c_fast, m, n), AsMatrix(c_ref, m, n), atol, 1e-6, "GemmNT " + shape, log, "GemmNT (C = alpha A B^T)"));
+  EXPECT_TRUE(AllClose(AsMatrix(c_fast, m, n), AsMatrix(c_ref, m, n), atol, 1e-6, "GemmNT " + shape, log,
+                       "GemmNT (C = alpha A B^T)"));
   k::GemmNN(m, n, kk, alpha, a.data(), kk, b.data(), n, c_fast.data(), n, ws);
   k::GemmNNRef(m, n, kk, alpha, a.data(), kk, b.data(), n, c_ref.data(), n);
-  EXPECT_TRUE(AllClose(AsMatrix(c_fast, m, n), AsMatrix(c_ref, m, n), atol, 1e-6, "GemmNN " + shape, log, "GemmNN (C = alpha A B)"));
+  EXPECT_TRUE(AllClose(AsMatrix(c_fast, m, n), AsMatrix(c_ref, m, n), atol, 1e-6, "GemmNN " + shape, log,
+                       "GemmNN (C = alpha A B)"));
 }
 
 TEST(Kernels, GemmFastMatchesReferenceOnAwkwardShapes) {
@@ -80,18 +83,21 @@ TEST(Kernels, SoftmaxFastMatchesReference) {
         auto x = Random((size_t)rows * cols, &rng, -30.0f, 30.0f);
         std::uniform_real_distribution<float> u(0.0f, 1.0f);
         for (float& v : x)
-          if (u(rng) < 0.2f) v = ninf;  // masked entries
+          if (u(rng) < 0.2f) v = ninf;               // masked entries
         for (int j = 0; j < cols; ++j) x[j] = ninf;  // row 0 fully masked
-        if (rows > 2) x[(size_t)2 * cols] = 1e4f;   // a huge score
+        if (rows > 2) x[(size_t)2 * cols] = 1e4f;    // a huge score
         std::vector<float> fast = x, ref = x, max_f(rows), sum_f(rows), max_r(rows), sum_r(rows);
         const int dead_f = k::SoftmaxRows(fast.data(), rows, cols, cols, scale, max_f.data(), sum_f.data());
         const int dead_r = k::SoftmaxRowsRef(ref.data(), rows, cols, cols, scale, max_r.data(), sum_r.data());
         EXPECT_EQ(dead_f, dead_r);
         EXPECT_GE(dead_f, 1);
         const std::string shape = std::to_string(rows) + "x" + std::to_string(cols) + " scale " + std::to_string(scale);
-        EXPECT_TRUE(AllClose(AsMatrix(fast, rows, cols), AsMatrix(ref, rows, cols), 1e-7, 2e-6, "softmax " + shape, &log, "softmax weights"));
-        EXPECT_TRUE(AllClose(AsMatrix(sum_f, 1, rows), AsMatrix(sum_r, 1, rows), 1e-6, 2e-6, "softmax row sums " + shape, &log, "softmax row sums"));
-        EXPECT_TRUE(AllClose(AsMatrix(max_f, 1, rows), AsMatrix(max_r, 1, rows), 0, 0, "softmax row max " + shape, &log, "softmax row max"));
+        EXPECT_TRUE(AllClose(AsMatrix(fast, rows, cols), AsMatrix(ref, rows, cols), 1e-7, 2e-6, "softmax " + shape,
+                             &log, "softmax weights"));
+        EXPECT_TRUE(AllClose(AsMatrix(sum_f, 1, rows), AsMatrix(sum_r, 1, rows), 1e-6, 2e-6,
+                             "softmax row sums " + shape, &log, "softmax row sums"));
+        EXPECT_TRUE(AllClose(AsMatrix(max_f, 1, rows), AsMatrix(max_r, 1, rows), 0, 0, "softmax row max " + shape, &log,
+                             "softmax row max"));
         for (float v : fast) ASSERT_FALSE(std::isnan(v));
       }
   log.Print("fast softmax vs reference (rows {1,3,17,255} x cols {1,3,17,255,1000}, -inf entries):");
@@ -119,8 +125,8 @@ TEST(Kernels, ExpRelativeErrorWithinDocumentedBound) {
   EXPECT_LE(worst, k::kExpMaxRelError);
   EXPECT_LE(worst_scalar, k::kExpMaxRelError);
   // the edges: -inf and deep underflow give exactly 0; 0 gives 1
-  float edge[9] = {-std::numeric_limits<float>::infinity(), -1000.0f, -87.7f, 0.0f, -0.0f, 1.0f, -1e-30f, 88.0f,
-                   -87.5f};
+  float edge[9] = {
+      -std::numeric_limits<float>::infinity(), -1000.0f, -87.7f, 0.0f, -0.0f, 1.0f, -1e-30f, 88.0f, -87.5f};
   float out[9];
   k::ExpFast(edge, out, 9);
   EXPECT_EQ(out[0], 0.0f);
@@ -149,8 +155,10 @@ TEST(Kernels, AttentionForwardMatchesReference) {
       k::AttentionForward(q.data(), kk.data(), v.data(), n, n, d, d, scale, w_fast.data(), o_fast.data(), &ws);
       k::AttentionForwardRef(q.data(), kk.data(), v.data(), n, n, d, d, scale, w_ref.data(), o_ref.data());
       const std::string shape = "n=" + std::to_string(n) + " d=" + std::to_string(d);
-      EXPECT_TRUE(AllClose(AsMatrix(w_fast, n, n), AsMatrix(w_ref, n, n), 1e-6, 1e-5, "attention weights " + shape, &log, "weights"));
-      EXPECT_TRUE(AllClose(AsMatrix(o_fast, n, d), AsMatrix(o_ref, n, d), 2e-6, 1e-5, "attention output " + shape, &log, "output"));
+      EXPECT_TRUE(AllClose(AsMatrix(w_fast, n, n), AsMatrix(w_ref, n, n), 1e-6, 1e-5, "attention weights " + shape,
+                           &log, "weights"));
+      EXPECT_TRUE(AllClose(AsMatrix(o_fast, n, d), AsMatrix(o_ref, n, d), 2e-6, 1e-5, "attention output " + shape, &log,
+                           "output"));
     }
   // n_q != n_k, d_v != d, and no weights buffer (workspace scratch)
   const int n_q = 17, n_k = 255, d = 5, d_v = 129;
@@ -158,8 +166,8 @@ TEST(Kernels, AttentionForwardMatchesReference) {
   std::vector<float> o_fast((size_t)n_q * d_v), w_ref((size_t)n_q * n_k), o_ref((size_t)n_q * d_v);
   k::AttentionForward(q.data(), kk.data(), v.data(), n_q, n_k, d, d_v, 0.5f, nullptr, o_fast.data(), &ws);
   k::AttentionForwardRef(q.data(), kk.data(), v.data(), n_q, n_k, d, d_v, 0.5f, w_ref.data(), o_ref.data());
-  EXPECT_TRUE(AllClose(AsMatrix(o_fast, n_q, d_v), AsMatrix(o_ref, n_q, d_v), 2e-6, 1e-5, "attention 17x255, d=5, d_v=129",
-                       &log, "output"));
+  EXPECT_TRUE(AllClose(AsMatrix(o_fast, n_q, d_v), AsMatrix(o_ref, n_q, d_v), 2e-6, 1e-5,
+                       "attention 17x255, d=5, d_v=129", &log, "output"));
   log.Print("AttentionForward fast vs reference, n in {1,3,17,255,1000} x d in {1,5,64,129}:");
 }
 

@@ -19,7 +19,7 @@ namespace attnviz_test {
 using attnviz::MatrixRM;
 
 struct RefCase {
-  std::string name;                          // e.g. "attend_cosine_causal"
+  std::string name;                           // e.g. "attend_cosine_causal"
   std::map<std::string, std::string> params;  // param lines
   std::map<std::string, MatrixRM> tensors;    // tensor blocks (values parsed as double -> float)
   bool Has(const std::string& t) const { return tensors.count(t) != 0; }
@@ -110,13 +110,14 @@ struct ErrorLog {
 };
 
 // Largest |got - want| over all entries, and whether every entry is within atol + rtol |want|.
-// Equal infinities count as exact. Records into log (under group) if given, else prints "<what>: max abs err = ... (worst ratio to tol ...)".
+// Equal infinities count as exact. Records into log (under group) if given, else prints "<what>: max abs err = ...
+// (worst ratio to tol ...)".
 inline ::testing::AssertionResult AllClose(const MatrixRM& got, const MatrixRM& want, double atol, double rtol,
                                            const std::string& what, ErrorLog* log = nullptr,
                                            const std::string& group = "") {
   if (got.rows() != want.rows() || got.cols() != want.cols())
-    return ::testing::AssertionFailure() << what << ": shape [" << got.rows() << ", " << got.cols()
-                                         << "] != expected [" << want.rows() << ", " << want.cols() << "]";
+    return ::testing::AssertionFailure() << what << ": shape [" << got.rows() << ", " << got.cols() << "] != expected ["
+                                         << want.rows() << ", " << want.cols() << "]";
   double max_err = 0.0, worst = 0.0;
   Eigen::Index worst_i = 0;
   for (Eigen::Index i = 0; i < got.size(); ++i) {
@@ -134,10 +135,10 @@ inline ::testing::AssertionResult AllClose(const MatrixRM& got, const MatrixRM& 
     log->Add(group.empty() ? what : group, max_err, worst);
   else
     std::printf("  %-48s max abs err = %.3g (tol %.1g + %.1g|x|, worst ratio %.3f)\n", what.c_str(), max_err, atol,
-              rtol, worst);
+                rtol, worst);
   if (worst <= 1.0) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << what << ": entry " << worst_i << " got " << got.data()[worst_i]
-                                       << " want " << want.data()[worst_i] << " (max abs err " << max_err << ")";
+  return ::testing::AssertionFailure() << what << ": entry " << worst_i << " got " << got.data()[worst_i] << " want "
+                                       << want.data()[worst_i] << " (max abs err " << max_err << ")";
 }
 
 inline MatrixRM RowOf(const std::vector<float>& v) {

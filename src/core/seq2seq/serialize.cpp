@@ -214,7 +214,8 @@ Status LoadModel(const uint8_t* data, size_t size, Model* out) {
     const uint32_t rows = r.U32(), cols = r.U32();
     const uint8_t dtype = r.U8();
     if (!r.ok()) return Status::Error("model file: truncated parameter header");
-    if (name != p.name || rows != p.value.rows() || cols != p.value.cols() || dtype > 1)
+    if (name != p.name || static_cast<Eigen::Index>(rows) != p.value.rows() ||
+        static_cast<Eigen::Index>(cols) != p.value.cols() || dtype > 1)
       return Status::Error("model file: parameter '" + name + "' does not match the model's '" + p.name + "' " +
                            std::to_string(p.value.rows()) + "x" + std::to_string(p.value.cols()));
     const size_t count = static_cast<size_t>(rows) * cols;
