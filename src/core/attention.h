@@ -119,6 +119,9 @@ int SoftmaxRows(MatrixRM* x, float temperature = 1.0f);
 //   out_proj_weight [E, E], out_proj_bias [E]
 //   query [n_q, E], key [n_k, E], value [n_k, E]
 //   key_padding_mask [n_k] (1 = ignore); attn_mask: bool [n_q, n_k] (1 = not allowed) or float (added)
+// Each head: softmax(q_h k_h^T / sqrt(E / h) + mask) v_h, heads concatenated, then out_proj.
+// One difference from torch: a query whose every key is masked gets a zero row (and its
+// row_fully_masked flag) where torch returns NaN.
 // ---------------------------------------------------------------------------
 struct MultiHeadParams {
   int num_heads = 1;          // h; must divide E

@@ -1,3 +1,4 @@
 # Browser tests: playwright-core drives Debian's Chromium against the built web app
 # (ATTNVIZ_WEB_DIR/app). Screenshots land in build/test-artifacts/.
 attnviz_add_node_test(browser_skeleton "${CMAKE_SOURCE_DIR}/tests/browser/skeleton.test.mjs")
+attnviz_add_node_test(browser_views "${CMAKE_SOURCE_DIR}/tests/browser/views.test.mjs")

@@ -148,6 +148,12 @@ std::vector<Shape> Layout(const ModelConfig& c, int vs, int vt) {
 
 }  // namespace
 
+int64_t CountWeights(const ModelConfig& config, int source_vocab_size, int target_vocab_size) {
+  int64_t n = 0;
+  for (const Shape& s : Layout(config, source_vocab_size, target_vocab_size)) n += static_cast<int64_t>(s.rows) * s.cols;
+  return n;
+}
+
 Status InitModel(const ModelConfig& config, const Vocab& source_vocab, const Vocab& target_vocab, uint64_t seed,
                  Model* out) {
   Status st = ValidateConfig(config);

@@ -72,6 +72,8 @@ struct Model {
   int64_t NumWeights() const;                             // total number of floats
 };
 
+int64_t CountWeights(const ModelConfig& config, int source_vocab_size, int target_vocab_size);  // floats InitModel would allocate
+
 // Builds the parameter list for config and vocab sizes and fills it with Xavier-uniform
 // weights drawn from Rng(seed) (biases 0, layer-norm gains 1).
 Status InitModel(const ModelConfig& config, const Vocab& source_vocab, const Vocab& target_vocab, uint64_t seed,

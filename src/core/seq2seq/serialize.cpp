@@ -204,6 +204,9 @@ Status LoadModel(const uint8_t* data, size_t size, Model* out) {
   Vocab src, tgt;
   if (!(st = ReadVocab(&r, "source", &src))) return st;
   if (!(st = ReadVocab(&r, "target", &tgt))) return st;
+  // Every weight takes at least 2 bytes: refuse before allocating what the file cannot hold.
+  if (CountWeights(c, src.Size(), tgt.Size()) > static_cast<int64_t>(r.remaining() / 2))
+    return Status::Error("model file: truncated (the config needs more weights than the file holds)");
   Model m;
   if (!(st = InitModel(c, src, tgt, 0, &m))) return st;  // the expected names and shapes
   const uint32_t n = r.U32();

@@ -1,0 +1,124 @@
+// The viewer in a real browser: decoding animation row by row, lines view, grid click,
+// step-by-step numbers, compare view, frames; screenshots of each view go to the artifacts
+// (and to docs/ when ATTNVIZ_DOCS_DIR is set).
+import fs from 'node:fs';
+import path from 'node:path';
+import { openApp, frames, screenshot, check, summary, checkHeatmapPixels, pixel, cellCentre } from './lib.mjs';
+
+const EMPTY_ROW = [41, 41, 46];  // HeatmapDraw::empty_rgba (0.16, 0.16, 0.18)
+
+async function docShot(page, name) {
+  const shot = await screenshot(page, name);
+  if (process.env.ATTNVIZ_DOCS_DIR) fs.copyFileSync(shot.file, path.join(process.env.ATTNVIZ_DOCS_DIR, name));
+  return shot;
+}
+
+const cmd = (page, c) => page.evaluate((x) => window.attnviz.command(x), c);
+const describe = (page) => page.evaluate(() => window.attnviz.describe());
+
+async function main() {
+  const app = await openApp('?example=translation&view=heatmap');
+  const { page, errors } = app;
+  try {
+    await cmd(page, 'numbers off');
+    // Decoding animation: after k steps exactly k rows are drawn, the rest are empty.
+    for (const k of [0, 1, 3, 5]) {
+      check(`step ${k} accepted`, (await cmd(page, `step ${k}`)) === '');
+      await frames(page, 3);
+      const d = await describe(page);
+      const h = d.heatmaps.find((x) => x.id === 'main');
+      const shot = await screenshot(page, `decoding-step-${k}.png`);
+      let drawnOk = true, emptyOk = true;
+      for (let r = 0; r < h.rows; r++) {
+        const [x, y] = cellCentre(h, r, Math.min(1, h.cols - 1));
+        const rgb = pixel(shot.png, x, y);
+        const isEmpty = rgb.every((v, i) => Math.abs(v - EMPTY_ROW[i]) <= 3);
+        if (r < k && isEmpty) drawnOk = false;
+        if (r >= k && !isEmpty) emptyOk = false;
+      }
+      check(`decoding: after ${k} steps the first ${k} rows are drawn`, h.rows_shown === k && drawnOk, `rows_shown=${h.rows_shown}`);
+      check(`decoding: after ${k} steps the other rows are empty`, emptyOk);
+      if (k > 0) checkHeatmapPixels(`decoding step ${k}`, d, h, shot.png);
+    }
+    // Playing the animation advances the rows over time.
+    await cmd(page, 'step 0');
+    await cmd(page, 'play');
+    await page.waitForFunction(() => window.attnviz.describe().timeline.step >= 2, null, { timeout: 20000 });
+    check('play advances the decoding animation', (await describe(page)).timeline.step >= 2);
+    await cmd(page, 'pause');
+    await cmd(page, 'step 5');
+    await cmd(page, 'numbers on');
+    await frames(page, 3);
+    await docShot(page, 'view-heatmap.png');
+
+    // Lines view draws lines (pixels differ from the background between the two columns).
+    await cmd(page, 'view lines');
+    await frames(page, 4);
+    let d = await describe(page);
+    check('lines view reports drawn lines', d.lines && d.lines.drawn > 0, JSON.stringify(d.lines && d.lines.drawn));
+    let shot = await docShot(page, 'view-lines.png');
+    if (d.lines && d.lines.valid) {
+      const [x0, y0, x1, y1] = d.lines.rect;
+      let lit = 0, total = 0;
+      for (let y = y0 + 4; y < y1 - 4; y += 3) {
+        for (let x = x0 + (x1 - x0) * 0.3; x < x0 + (x1 - x0) * 0.7; x += 3) {
+          const [r, g, b] = pixel(shot.png, x, y);
+          total++;
+          if (r + g + b > 200) lit++;
+        }
+      }
+      check('lines view: lines are visible between the token columns', lit > total * 0.01, `${lit}/${total} bright samples`);
+    } else {
+      check('lines view exposes its rectangle', false);
+    }
+
+    // Grid: a click on a thumbnail opens that head in the heatmap view.
+    await cmd(page, 'example multihead');
+    await cmd(page, 'view grid');
+    await frames(page, 4);
+    d = await describe(page);
+    const thumbs = d.heatmaps.filter((h) => h.id.startsWith('thumb'));
+    check('grid shows 8 thumbnails (2 layers x 4 heads)', thumbs.length === 8, String(thumbs.length));
+    await docShot(page, 'view-grid.png');
+    const target = thumbs.find((t) => t.id === 'thumb6') || thumbs[thumbs.length - 1];
+    const [tx0, ty0, tx1, ty1] = target.rect;
+    await page.mouse.click((tx0 + tx1) / 2, (ty0 + ty1) / 2);
+    await frames(page, 4);
+    d = await describe(page);
+    check('grid click opens the clicked head', d.view === 'heatmap' && d.map === Number(target.id.slice(5)),
+      `view=${d.view} map=${d.map} clicked=${target.id}`);
+
+    // Step-by-step view shows the seed 002 numbers.
+    await cmd(page, 'example seed002');
+    await cmd(page, 'view steps');
+    await frames(page, 4);
+    d = await describe(page);
+    const st = d.steps || {};
+    const scores = st.scores || [];
+    const want = [927, 397, 148, 929];
+    const scoreErr = Math.max(...want.map((w, i) => Math.abs((scores[i] ?? 1e9) - w)));
+    check('steps: seed 002 dot scores 927, 397, 148, 929', scoreErr < 1e-2, `scores=${JSON.stringify(scores)}`);
+    const weights = st.weights || [];
+    const wantW = [0.1192029, 0, 0, 0.8807971];
+    const wErr = Math.max(...wantW.map((w, i) => Math.abs((weights[i] ?? 9) - w)));
+    check('steps: seed 002 weights 0.1192, 0, 0, 0.8808', wErr < 1e-4, `weights=${JSON.stringify(weights)}`);
+    const ctx = st.context || [];
+    check('steps: context is the weighted sum', ctx.length === 3 && Math.abs(ctx[0] - (0.1192029 * 3 + 0.8807971 * 4)) < 1e-3,
+      JSON.stringify(ctx));
+    await docShot(page, 'view-steps.png');
+
+    // Compare view: two scoring functions and their difference.
+    await cmd(page, 'example seed004');
+    await cmd(page, 'view compare');
+    await frames(page, 4);
+    d = await describe(page);
+    check('compare view is available on seed 004', d.compare && d.compare.available === true);
+    await docShot(page, 'view-compare.png');
+
+    check('no console errors', errors.length === 0, errors.slice(0, 3).join(' | '));
+  } finally {
+    await app.close();
+  }
+}
+
+main().then(() => process.exit(summary()), (e) => { console.error(e); summary(); process.exit(1); });
