@@ -40,11 +40,15 @@ cli: configure-native
 	cmake --build --preset native --target attnviz-cli -j $(JOBS)
 	@echo "built build/native/attnviz-cli"
 
+# Benchmarks: attention kernels, training to target, and UI frame time; native and WASM.
 bench: configure-native configure-web
-	cmake --build --preset native --target attnviz_bench -j $(JOBS)
-	cmake --build --preset web --target attnviz_bench -j $(JOBS)
-	@echo "== native"; ./build/native/bench/attnviz_bench
-	@echo "== wasm (node)"; node --no-experimental-fetch build/web/bench/attnviz_bench.js
+	cmake --build --preset native --target attnviz_bench attnviz_train_bench attnviz -j $(JOBS)
+	cmake --build --preset web --target attnviz_bench attnviz_train_bench -j $(JOBS)
+	@echo "== attention kernels, native"; ./build/native/bench/attnviz_bench
+	@echo "== attention kernels, wasm (node)"; node --no-experimental-fetch build/web/bench/attnviz_bench.js
+	@echo "== training to target, native"; ./build/native/bench/attnviz_train_bench bahdanau
+	@echo "== training to target, wasm (node)"; node --no-experimental-fetch build/web/bench/attnviz_train_bench.js bahdanau
+	@echo "== UI frame CPU time, native (xvfb)"; bash scripts/ui_bench.sh
 
 clean:
 	rm -rf build

@@ -265,6 +265,8 @@ void DescribeState(AppState* s, std::string* out) {
     AppendGeometry(out, id, g, map, true);
   };
   if (s->view == View::Heatmap) add("main", s->main_view.geom, &m);
+  if (s->view == View::Translate) add("translation", s->models->translate.view.geom, &s->models->translate.map);
+  if (s->view == View::Train) add("probe", s->models->train.view.geom, &s->models->train.probe_a);
   if (s->view == View::Grid) {
     for (size_t i = 0; i < s->thumbs.size(); ++i) {
       const std::string id = "thumb" + std::to_string(i);

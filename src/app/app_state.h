@@ -46,7 +46,8 @@ struct AppState {
   std::string message;                       // last error or notice, shown in the status bar
   bool message_is_error = false;
   double message_time = 0;
-  float frame_cpu_ms = 0;                    // last App::Frame() CPU time
+  float frame_cpu_ms = 0;                    // last App::Frame() CPU time (training slice excluded)
+  float train_ms = 0;                        // CPU time of this frame's training slice
   float frame_cpu_ms_avg = 0;                // mean of the last 120 frames
   float frame_cpu_ring[120] = {};            // recent App::Frame() CPU times
   int frame_cpu_count = 0;                   // frames recorded so far

@@ -1,6 +1,7 @@
 #include "app/model_panels.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -136,6 +137,10 @@ void StartTraining(TrainPanel* tp) {
   tp->error.clear();
   auto trainer = std::make_unique<seq2seq::Trainer>();
   seq2seq::TrainerConfig cfg = seq2seq::DefaultTrainerConfig((ModelKind)tp->kind, (Task)tp->task, (uint64_t)tp->seed);
+  // Small units of work so one frame's slice stays near its budget (~10 ms in WASM): gradients
+  // accumulate over micro-batches of 4 into the same 32-sentence Adam step as the CLI.
+  cfg.micro_batch = 4;
+  cfg.eval_chunk = 8;
   Status st = trainer->Init(cfg);
   if (!st) {
     tp->error = st.message;
@@ -200,7 +205,7 @@ void DrawTranslateView(AppState* s) {
     RunTranslate(&t);
   }
   const float font = ImGui::GetFontSize();
-  ImGui::SetNextItemWidth(font * 16);
+  ImGui::SetNextItemWidth(font * 19);
   const char* current = t.slots.empty() ? "(no model)" : t.slots[std::clamp(t.slot, 0, (int)t.slots.size() - 1)].label.c_str();
   if (ImGui::BeginCombo("##model", current)) {
     for (int i = 0; i < (int)t.slots.size(); ++i)
@@ -284,7 +289,9 @@ void AdvanceTraining(AppState* s) {
   TrainPanel& tp = s->models->train;
   if (!tp.trainer || !tp.running) return;
   const int epochs_before = tp.trainer->epoch();
+  const auto t0 = std::chrono::steady_clock::now();
   tp.trainer->Step(tp.budget_ms);
+  s->train_ms = std::chrono::duration<float, std::milli>(std::chrono::steady_clock::now() - t0).count();
   if (tp.trainer->epoch() != epochs_before) PublishTrainedModel(s);
 }
 
@@ -341,11 +348,13 @@ void DrawTrainView(AppState* s) {
   ImGui::PlotLines("##loss", tp.plot_loss.data(), (int)tp.plot_loss.size(), 0, cap, 0.0f, FLT_MAX, ImVec2(w3, font * 5));
   HelpTip("Training loss (cross-entropy per target word) of every batch.");
   ImGui::SameLine();
-  std::snprintf(cap, sizeof(cap), "AER %.1f%%", hist.empty() ? 100.0 : hist.back().aer * 100);
+  if (hist.empty()) std::snprintf(cap, sizeof(cap), "AER: after epoch 1");
+  else std::snprintf(cap, sizeof(cap), "AER %.1f%%", hist.back().aer * 100);
   ImGui::PlotLines("##aer", tp.plot_aer.data(), (int)tp.plot_aer.size(), 0, cap, 0.0f, 1.0f, ImVec2(w3, font * 5));
   HelpTip("Alignment error rate of the attention (argmax) against the gold word alignments, held-out set, per epoch. Lower is better.");
   ImGui::SameLine();
-  std::snprintf(cap, sizeof(cap), "exact match %.1f%%", hist.empty() ? 0.0 : hist.back().exact_match * 100);
+  if (hist.empty()) std::snprintf(cap, sizeof(cap), "exact match: after epoch 1");
+  else std::snprintf(cap, sizeof(cap), "exact match %.1f%%", hist.back().exact_match * 100);
   ImGui::PlotLines("##em", tp.plot_em.data(), (int)tp.plot_em.size(), 0, cap, 0.0f, 1.0f, ImVec2(w3, font * 5));
   HelpTip("Held-out sentences translated exactly right (greedy decoding), per epoch.");
 
@@ -434,11 +443,21 @@ void DescribeModelPanels(AppState* s, std::string* out) {
   const TrainPanel& tp = s->models->train;
   out->append(",\"train\":{\"running\":" + std::string(tp.running ? "true" : "false"));
   if (tp.trainer) {
-    char buf[160];
+    char buf[320];
     const auto& h = tp.trainer->history();
-    std::snprintf(buf, sizeof(buf), ",\"epoch\":%d,\"batches\":%lld,\"loss\":%.5g,\"aer\":%.5g,\"probes\":%zu",
-                  tp.trainer->epoch(), (long long)tp.trainer->batches(), (double)tp.trainer->last_loss(),
-                  h.empty() ? 1.0 : h.back().aer, tp.trainer->probes().size());
+    const auto& bl = tp.trainer->batch_losses();
+    auto mean = [&](size_t from, size_t to) {
+      double sum = 0;
+      for (size_t i = from; i < to; ++i) sum += bl[i];
+      return to > from ? sum / (to - from) : 0.0;
+    };
+    const size_t k = std::min<size_t>(10, bl.size());
+    std::snprintf(buf, sizeof(buf),
+                  ",\"epoch\":%d,\"batches\":%lld,\"loss\":%.5g,\"loss_first\":%.5g,\"loss_recent\":%.5g,"
+                  "\"aer\":%.5g,\"exact_match\":%.5g,\"probes\":%zu,\"seconds\":%.3f",
+                  tp.trainer->epoch(), (long long)tp.trainer->batches(), (double)tp.trainer->last_loss(), mean(0, k),
+                  mean(bl.size() - k, bl.size()), h.empty() ? 1.0 : h.back().aer, h.empty() ? 0.0 : h.back().exact_match,
+                  tp.trainer->probes().size(), tp.trainer->seconds());
     out->append(buf);
   }
   out->append("}");

@@ -48,7 +48,7 @@ struct TrainPanel {
   int kind = 0;                      // seq2seq::ModelKind
   int task = 0;                      // seq2seq::Task
   int seed = 1;                      // corpus, weights and shuffling seed
-  float budget_ms = 8.0f;            // training time per frame (keeps the UI responsive)
+  float budget_ms = 12.0f;           // training time per frame (keeps the UI >= 50 fps)
   bool running = false;              // training advances every frame
   std::unique_ptr<seq2seq::Trainer> trainer;  // the model being trained (null before Start)
   std::string error;                 // why Init failed

@@ -10,6 +10,7 @@
 // Unmasked dot / scaled-dot without intermediates goes straight to kernels::AttentionForward.
 #include "core/attention.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -232,7 +233,8 @@ void AttendValidated(const MatrixRM& q, const MatrixRM& k, const MatrixRM& v, co
     st.row_max.resize(n_q);
     st.row_sum.resize(n_q);
     for (int i = 0; i < n_q; ++i) {
-      const float m = s.row(i).maxCoeff();
+      float m = kNegInf;
+      for (int j = 0; j < n_k; ++j) m = std::max(m, s(i, j));
       const bool dead = m == kNegInf;
       double sum = 0.0;
       for (int j = 0; j < n_k; ++j) {

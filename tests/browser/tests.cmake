@@ -2,3 +2,4 @@
 # (ATTNVIZ_WEB_DIR/app). Screenshots land in build/test-artifacts/.
 attnviz_add_node_test(browser_skeleton "${CMAKE_SOURCE_DIR}/tests/browser/skeleton.test.mjs")
 attnviz_add_node_test(browser_views "${CMAKE_SOURCE_DIR}/tests/browser/views.test.mjs")
+attnviz_add_node_test(browser_models "${CMAKE_SOURCE_DIR}/tests/browser/models.test.mjs")

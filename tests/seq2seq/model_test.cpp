@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 
 #include "core/seq2seq/model.h"
 #include "core/seq2seq/trainer.h"
@@ -187,6 +188,15 @@ TEST(Seq2SeqSerialization, StructuralErrorsHaveMessages) {
   EXPECT_NE(st.message.find("version"), std::string::npos) << st.message;
   st = LoadModel(bytes.data(), bytes.size() - 10, &x);
   EXPECT_FALSE(st.ok);
+  // a consistent checksum over a hostile header: huge sizes are refused before anything is allocated
+  bad = bytes;
+  bad[16] = 0x00, bad[17] = 0x04;  // config emb (3rd int after magic and version) = 1024
+  uint32_t h = 2166136261u;
+  for (size_t i = 0; i + 4 < bad.size(); ++i) h = (h ^ bad[i]) * 16777619u;
+  std::memcpy(bad.data() + bad.size() - 4, &h, 4);
+  const Status hostile = LoadModel(bad.data(), bad.size(), &x);
+  EXPECT_FALSE(hostile.ok);
+  std::printf("emb 1024 with a valid checksum -> \"%s\"\n", hostile.message.c_str());
   std::printf("truncated file -> \"%s\"\n", st.message.c_str());
 }
 

@@ -10,7 +10,7 @@ attnviz_add_test(seq2seq_tests
 set(ATTNVIZ_S2S_DIR ${CMAKE_SOURCE_DIR}/src/core/seq2seq)
 attnviz_add_test(seq2seq_gradcheck
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/gradient_test.cpp
-          ${ATTNVIZ_S2S_DIR}/tape.cpp ${ATTNVIZ_S2S_DIR}/model.cpp
+          ${ATTNVIZ_S2S_DIR}/tape.cpp ${ATTNVIZ_S2S_DIR}/model.cpp ${ATTNVIZ_S2S_DIR}/transformer.cpp
           ${ATTNVIZ_S2S_DIR}/corpus.cpp ${ATTNVIZ_S2S_DIR}/vocab.cpp
   LIBS Eigen3::Eigen)
 target_include_directories(seq2seq_gradcheck PRIVATE ${CMAKE_SOURCE_DIR}/src)

@@ -1,0 +1,24 @@
+// attnviz seq2seq: helpers shared by model.cpp (RNN models, dispatch) and transformer.cpp.
+// Not part of the public API.
+#pragma once
+#include <vector>
+
+#include "core/seq2seq/model.h"
+
+namespace attnviz {
+namespace seq2seq {
+namespace internal {
+
+int ArgMax(const Mat& logits, int row);                          // index of the row's largest logit
+void LogSoftmaxRow(const Mat& logits, int row, RowVec* out);     // stable log-softmax of one row
+
+// Transformer counterparts of ForwardTeacherForced / GreedyDecodeBatch / EncodeSource / StepDecoder.
+Tape::Id TransformerTeacherForced(const Model& m, Tape* tape, const Batch& batch, BatchAttention* attention);
+void TransformerGreedy(const Model& m, Tape* tape, const Batch& batch, int max_len, std::vector<std::vector<int>>* out);
+Mat TransformerEncode(const Model& m, const std::vector<int>& source_ids, Tape* tape);  // memory [n_s, d_model]
+void TransformerStep(const Model& m, const EncodedSource& enc, const DecoderState& state, Tape* tape,
+                     StepOutput* out);  // recomputes the decoder over state.prefix; fills the last row
+
+}  // namespace internal
+}  // namespace seq2seq
+}  // namespace attnviz

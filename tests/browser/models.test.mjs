@@ -1,0 +1,72 @@
+// The translation model in the browser: the page opens on Translate with the pretrained
+// Bahdanau model, the alignment fills in row by row, unknown words are flagged, and a fresh
+// model trains live (loss falls, epochs complete) while the page keeps drawing.
+import fs from 'node:fs';
+import path from 'node:path';
+import { openApp, frames, screenshot, check, summary, checkHeatmapPixels } from './lib.mjs';
+
+const cmd = (page, c) => page.evaluate((x) => window.attnviz.command(x), c);
+const describe = (page) => page.evaluate(() => window.attnviz.describe());
+
+async function main() {
+  const app = await openApp('');
+  const { page, errors } = app;
+  try {
+    let d = await describe(page);
+    check('the page opens on the Translate tab', d.view === 'translate', d.view);
+    check('pretrained models are embedded', d.translate.models >= 3, String(d.translate.models));
+    await page.waitForFunction(() => window.attnviz.describe().translate.emitted >= 5, null, { timeout: 30000 });
+    d = await describe(page);
+    check('"the european economic area" -> "la zone économique européenne"', d.translate.output === 'la zone économique européenne',
+      d.translate.output);
+    // Anti-diagonal: économique <- economic, européenne <- european.
+    const h = d.heatmaps.find((x) => x.id === 'translation');
+    const w = (r, c) => h.weights[r * h.cols + c];
+    check('alignment: économique attends to economic', w(2, 2) > 0.5, w(2, 2).toFixed(3));
+    check('alignment: européenne attends to european', w(3, 1) > 0.5, w(3, 1).toFixed(3));
+    await cmd(page, 'numbers off');
+    await frames(page, 3);
+    const shot = await screenshot(page, 'translate.png');
+    checkHeatmapPixels('translate heatmap', d, h, shot.png);
+    await cmd(page, 'numbers on');
+
+    // Word by word: right after Translate, fewer rows are shown than at the end.
+    check('translate command', (await cmd(page, 'translate the green cars')) === '');
+    await frames(page, 2);
+    d = await describe(page);
+    check('decoding starts from the first word', d.translate.emitted <= 2, `emitted=${d.translate.emitted}`);
+    await page.waitForFunction(() => window.attnviz.describe().translate.emitted >= 3, null, { timeout: 30000 });
+    d = await describe(page);
+    check('"the green cars" is translated', d.translate.output.length > 0 && d.translate.ok, d.translate.output);
+
+    // Unknown words are flagged (with suggestions in the UI), not a crash.
+    check('unknown word is accepted', (await cmd(page, 'translate the europian area')) === '');
+    await frames(page, 3);
+    d = await describe(page);
+    check('unknown word is flagged', d.translate.unknown === 1, String(d.translate.unknown));
+    const s2 = await screenshot(page, 'translate-unknown.png');
+    if (process.env.ATTNVIZ_DOCS_DIR) fs.copyFileSync(s2.file, path.join(process.env.ATTNVIZ_DOCS_DIR, 'view-translate-unknown.png'));
+
+    // Train: a fresh model learns while the page draws.
+    check('train start', (await cmd(page, 'train start')) === '');
+    await cmd(page, 'view train');
+    const t0 = Date.now();
+    const frameCount = () => page.evaluate(() => window.attnviz.describe().frame);
+    const f0 = await frameCount();
+    await page.waitForFunction(() => (window.attnviz.describe().train.batches || 0) >= 60, null, { timeout: 120000 });
+    const secs = (Date.now() - t0) / 1000;
+    const f1 = await frameCount();
+    d = await describe(page);
+    check('training runs batches in the page', d.train.batches >= 60, `${d.train.batches} batches in ${secs.toFixed(1)} s`);
+    check('the page keeps drawing while training', f1 - f0 > 10, `${f1 - f0} frames in ${secs.toFixed(1)} s (SwiftShader)`);
+    check('training loss is falling', d.train.loss_recent < d.train.loss_first - 0.3,
+      `first 10 batches ${d.train.loss_first.toFixed(3)} -> last 10 ${d.train.loss_recent.toFixed(3)}`);
+    const s3 = await screenshot(page, 'train.png');
+    if (process.env.ATTNVIZ_DOCS_DIR) fs.copyFileSync(s3.file, path.join(process.env.ATTNVIZ_DOCS_DIR, 'view-train.png'));
+    check('no console errors', errors.length === 0, errors.slice(0, 3).join(' | '));
+  } finally {
+    await app.close();
+  }
+}
+
+main().then(() => process.exit(summary()), (e) => { console.error(e); summary(); process.exit(1); });
