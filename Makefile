@@ -49,6 +49,8 @@ bench: configure-native configure-web
 	@echo "== training to target, native"; ./build/native/bench/attnviz_train_bench bahdanau
 	@echo "== training to target, wasm (node)"; node --no-experimental-fetch build/web/bench/attnviz_train_bench.js bahdanau
 	@echo "== UI frame CPU time, native (xvfb)"; bash scripts/ui_bench.sh
+	cmake --build --preset web --target attnviz attnviz_web_files -j $(JOBS)
+	@echo "== UI frame CPU time, browser (WASM, headless Chromium)"; node bench/ui_browser_bench.mjs
 
 clean:
 	rm -rf build
