@@ -53,8 +53,14 @@
 
     const canvas = document.createElement('canvas');
     canvas.className = 'attnviz-canvas';
-    canvas.tabIndex = 0;
+    canvas.tabIndex = 0;  // focusable: an embedded viewer takes keys only while it has focus
     canvas.addEventListener('contextmenu', (e) => e.preventDefault());
+    canvas.addEventListener('mousedown', () => canvas.focus());
+    // Keys that would scroll the page go to the viewer while it has focus.
+    canvas.addEventListener('keydown', (e) => {
+      if ([' ', 'ArrowLeft', 'ArrowRight', 'ArrowUp', 'ArrowDown', 'Home', 'End'].includes(e.key)) e.preventDefault();
+    });
+    if (!options.embed) setTimeout(() => canvas.focus(), 0);
     element.appendChild(canvas);
     const loading = overlay(element, 'attnviz-loading',
       '<div class="attnviz-spinner"></div><div>Loading attnviz&hellip;</div>');

@@ -17,9 +17,9 @@ using seq2seq::ModelKind;
 using seq2seq::Task;
 
 const char* KindLabel(const std::string& file) {
-  if (file.find("bahdanau") != std::string::npos) return "Bahdanau (RNNsearch, additive)";
+  if (file.find("bahdanau") != std::string::npos) return "Bahdanau (additive)";
   if (file.find("luong") != std::string::npos) return "Luong (general)";
-  if (file.find("transformer") != std::string::npos) return "Transformer (cross-attention)";
+  if (file.find("transformer") != std::string::npos) return "Transformer (2+2 layers)";
   return "model";
 }
 

@@ -42,6 +42,13 @@ EM_JS(void, attnviz_js_sync_canvas, (float* out), {
   HEAPF32[(out >> 2) + 3] = ph;
 });
 
+// True while this instance's canvas has the keyboard focus (a full page is always focused).
+EM_JS(int, attnviz_js_has_focus, (), {
+  var o = Module["attnvizOptions"] || {};
+  if (!o.embed) return 1;
+  return document.activeElement === Module["canvas"] ? 1 : 0;
+});
+
 EM_JS(void, attnviz_js_first_frame, (), {
   if (Module["onFirstFrame"]) Module["onFirstFrame"]();
 });
@@ -112,6 +119,13 @@ void Frame() {
   io.DisplaySize = ImVec2(sz[0], sz[1]);
   io.DisplayFramebufferScale = ImVec2(sz[2] / sz[0], sz[3] / sz[1]);
   if (io.MousePos.x > -1e30f) io.MousePos = ImVec2(io.MousePos.x * sz[0] / sz[2], io.MousePos.y * sz[1] / sz[3]);
+  // Emscripten's GLFW listens to keys on the whole window: with several viewers on a page,
+  // only the focused one may see them.
+  if (!attnviz_js_has_focus()) {
+    io.ClearInputCharacters();
+    for (bool& k : io.KeysDown) k = false;
+    io.KeyCtrl = io.KeyShift = io.KeyAlt = io.KeySuper = false;
+  }
   ImGui::NewFrame();
   L.app.Frame();
   ImGui::Render();
