@@ -25,7 +25,8 @@ web-build: configure-web
 	cmake --build --preset web -j $(JOBS)
 
 # Builds the web app (Release, -O3 -msimd128, WebGL2) and serves it on 127.0.0.1:$(PORT).
-run: web-build
+run: configure-web
+	cmake --build --preset web --target attnviz attnviz_web_files -j $(JOBS)
 	node scripts/serve.mjs build/web/app $(PORT)
 
 # Builds native and web, then runs every test (native, WASM under node, browser) through ctest.

@@ -7,28 +7,14 @@
 #include "app/app_state.h"
 #include "app/views_extra.h"
 #include "io/attention_file.h"
+#include "io/json.h"
 #include "io/svg.h"
 #include "imgui.h"
 
 namespace attnviz {
 namespace {
 
-void AppendEscaped(std::string* out, const std::string& s) {
-  out->push_back('"');
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\') {
-      out->push_back('\\');
-      out->push_back((char)c);
-    } else if (c < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof(buf), "\\u%04x", c);
-      out->append(buf);
-    } else {
-      out->push_back((char)c);
-    }
-  }
-  out->push_back('"');
-}
+void AppendEscaped(std::string* out, const std::string& s) { out->append(JsonEscape(s)); }
 
 void AppendNumber(std::string* out, double v) {
   char buf[32];

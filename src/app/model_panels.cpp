@@ -9,6 +9,7 @@
 #include "app/app_state.h"
 #include "embedded_models.h"
 #include "imgui.h"
+#include "io/json.h"
 
 namespace attnviz {
 namespace {
@@ -436,10 +437,11 @@ void DescribeModelPanels(AppState* s, std::string* out) {
   const TranslatePanel& t = s->models->translate;
   out->append(",\"translate\":{\"models\":" + std::to_string(t.slots.size()) + ",\"ok\":" + (t.has_result ? "true" : "false"));
   out->append(",\"emitted\":" + std::to_string(t.timeline.Step()));
-  out->append(",\"output\":\"");
+  std::string output;
   if (t.has_result)
-    for (size_t i = 0; i < t.result.target_tokens.size(); ++i) out->append((i ? " " : "") + t.result.target_tokens[i]);
-  out->append("\",\"unknown\":" + std::to_string(t.result.unknown_positions.size()) + "}");
+    for (size_t i = 0; i < t.result.target_tokens.size(); ++i) output += (i ? " " : "") + t.result.target_tokens[i];
+  out->append(",\"output\":" + JsonEscape(output));
+  out->append(",\"unknown\":" + std::to_string(t.result.unknown_positions.size()) + "}");
   const TrainPanel& tp = s->models->train;
   out->append(",\"train\":{\"running\":" + std::string(tp.running ? "true" : "false"));
   if (tp.trainer) {
