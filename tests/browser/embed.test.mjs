@@ -32,8 +32,12 @@ async function main() {
     await page.evaluate(() => window.viewers[1].command('step 0'));
     await page.evaluate(() => window.viewers[0].command('step 0'));
     await page.evaluate(() => window.viewers[1].canvas.focus());
-    await page.keyboard.press('Space');
-    await frames(page, 30);
+    // Held for 150 ms, as a person would: imgui 1.86 samples key state once per frame, so a
+    // press and release between two (slow, SwiftShader) frames would not be seen.
+    await page.keyboard.press('Space', { delay: 150 });
+    await page.waitForFunction(() => { const t = window.viewers[1].describe().timeline; return t.step > 0 || t.playing; },
+      null, { timeout: 15000 }).catch(() => {});
+    await frames(page, 10);
     const after = await page.evaluate(() => window.viewers.map((v) => v.describe().timeline));
     check('Space plays the focused viewer', after[1].step > 0 || after[1].playing, JSON.stringify(after[1]));
     check('an unfocused viewer ignores it', after[0].step === 0 && !after[0].playing, JSON.stringify(after[0]));
