@@ -11,13 +11,15 @@
 #include <string>
 #include <vector>
 
+#include "core/status.h"
+
 namespace attnviz {
 
 struct AppState;
 
 struct AppConfig {
   std::string example;      // id of the example to open first ("" = the translation figure)
-  std::string view;         // view to open first: heatmap, lines, grid, steps, translate, train
+  std::string view;         // view to open first: a registry name (heatmap, lines, grid, ...)
   bool embed = false;       // embedded in a lesson page: no menu bar, a compact toolbar
   float dpi_scale = 1.0f;   // framebuffer pixels per UI pixel (devicePixelRatio on the web)
   bool headless = false;    // no GL: views run and lay out, nothing is uploaded or drawn (smoke tests)
@@ -27,19 +29,19 @@ class App {
  public:
   App();
   ~App();
-  bool Init(const AppConfig& config, std::string* error);  // GL objects, fonts, examples; false + message on failure
+  Status Init(const AppConfig& config);  // GL objects, fonts, examples, views; the error says what failed
   void Frame();                                            // one frame: every window and view
   void Shutdown();                                         // frees GL objects
   // Fonts are rasterised at the DPI scale so text stays crisp on HiDPI screens. When this returns
   // true the platform must re-create the font texture (ImGui_ImplOpenGL3_CreateFontsTexture).
   bool SetDpiScale(float dpi_scale);
-  // A file the user dropped or opened (attention JSON/NPZ). Errors are shown in the UI.
+  // A file the user dropped or opened (attention JSON/NPZ). Errors are shown in the status bar.
   void OpenFileBytes(const std::string& name, const unsigned char* data, size_t size);
   // Machine-readable description of what is on screen, for browser tests and the embed API (JSON).
   const std::string& DescribeJson();
   // Runs a command from the embed API or a test: "example seed002", "view lines", "step 3", ...
-  // Returns "" on success or an error message.
-  std::string Command(const std::string& command);
+  // (app_commands.cpp lists them). The error says what was wrong with the command or what failed.
+  Status Command(const std::string& command);
   float LastFrameCpuMs() const;  // CPU time of the last App::Frame(), for the readout
   // A file the user asked to save (SVG, JSON); the platform writes it or starts a download.
   bool PopDownload(std::string* name, std::string* mime, std::vector<unsigned char>* bytes);
@@ -47,6 +49,7 @@ class App {
 
  private:
   std::unique_ptr<AppState> s_;
+  std::string describe_json_;  // reused by DescribeJson()
 };
 
 }  // namespace attnviz

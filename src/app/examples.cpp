@@ -300,4 +300,25 @@ Status BuildExamples(std::vector<Example>* out) {
   return Status::Ok();
 }
 
+void EnsureScoreParams(AttentionParams* p, const MatrixRM& q, const MatrixRM& k) {
+  const int d_q = (int)q.cols(), d_k = (int)k.cols();
+  // Identity-ish projections, scaled so tanh (additive) is not saturated by large inputs.
+  const float sq = 1.0f / std::max(1.0f, q.size() ? q.cwiseAbs().maxCoeff() : 1.0f);
+  const float sk = 1.0f / std::max(1.0f, k.size() ? k.cwiseAbs().maxCoeff() : 1.0f);
+  if (p->score == ScoreFunction::General && (p->W.rows() != d_q || p->W.cols() != d_k))
+    p->W = MatrixRM::Identity(d_q, d_k);
+  if (p->score == ScoreFunction::Additive) {
+    const int a = (int)p->W_q.rows();
+    const bool ok = a > 0 && p->W_q.cols() == d_q && p->W_k.rows() == a && p->W_k.cols() == d_k && p->v.size() == a &&
+                    (p->b.size() == 0 || p->b.size() == a);
+    if (!ok) {
+      const int n = std::max(d_q, d_k);
+      p->W_q = MatrixRM::Identity(n, d_q) * sq;
+      p->W_k = MatrixRM::Identity(n, d_k) * sk;
+      p->v = VectorF::Ones(n);
+      p->b.resize(0);
+    }
+  }
+}
+
 }  // namespace attnviz

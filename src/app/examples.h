@@ -51,6 +51,10 @@ Status EnsureExampleBuilt(Example* ex);
 // Recomputes maps[0] (weights + steps) from inputs with the core. Returns the core's status.
 Status RecomputeExample(Example* ex);
 
+// Makes the score function's parameters usable for q [n_q, d_q], k [n_k, d_k]: identity-ish
+// W (General) or W_q, W_k, v (Additive) when missing or mis-shaped; keeps valid ones.
+void EnsureScoreParams(AttentionParams* p, const MatrixRM& q, const MatrixRM& k);
+
 // Every built-in example, in menu order. Errors from the core are returned, not hidden.
 Status BuildExamples(std::vector<Example>* out);
 

@@ -6,6 +6,7 @@
 
 #include "imgui.h"
 #include "imgui_internal.h"
+#include "io/json.h"
 
 namespace attnviz {
 namespace {
@@ -103,6 +104,204 @@ bool AddHeatmapDrawCallback(const HeatmapEnv& env, const HeatmapDraw& draw, cons
   return true;
 }
 
+namespace {
+
+// Where a heatmap goes inside its box: label margins, the matrix rectangle and the visible window.
+struct HeatmapLayout {
+  ImVec2 origin;              // top-left of the widget's box
+  ImVec2 m0, m1;              // the matrix area
+  float cell_x = 1, cell_y = 1;  // on-screen size of one cell
+  float view[4] = {0, 0, 0, 0};  // col0, row0, col1, row1 shown
+  bool vertical = false;      // source labels drawn rotated (crowded columns)
+  int r_begin = 0, r_end = 0, c_begin = 0, c_end = 0;  // visible cell range
+  float CellX0(int c) const { return m0.x + (c - view[0]) * cell_x; }
+  float CellY0(int r) const { return m0.y + (r - view[1]) * cell_y; }
+};
+
+constexpr float kPad = 6.0f;
+
+HeatmapLayout ComputeLayout(int rows, int cols, bool labels, const HeatmapViewState& st, const ImVec2& origin,
+                            const ImVec2& size) {
+  HeatmapLayout L;
+  L.origin = origin;
+  const float line_h = ImGui::GetTextLineHeight();
+  // Target labels down the left, source labels along the top (vertical when crowded).
+  const float left = labels ? std::min(st.max_target_label_w, size.x * 0.3f) + kPad * 2 : 0.0f;
+  const float avail_w = std::max(10.0f, size.x - left - kPad);
+  const float top_h_horizontal = line_h + kPad * 2;
+  const float top_h_vertical = std::min(st.max_source_label_w, size.y * 0.3f) + kPad * 2;
+  // Orientation from the cell width the matrix would get with horizontal labels.
+  float avail_h = std::max(10.0f, size.y - (labels ? top_h_horizontal : 0) - kPad);
+  float cell = std::min({avail_w / (cols / st.zoom), avail_h / (rows / st.zoom), 96.0f});
+  L.vertical = labels && st.max_source_label_w + 4 > cell;
+  const float top = labels ? (L.vertical ? top_h_vertical : top_h_horizontal) : 0.0f;
+  avail_h = std::max(10.0f, size.y - top - kPad);
+  cell = std::min({avail_w / (cols / st.zoom), avail_h / (rows / st.zoom), 96.0f});
+  const float vis_c = cols / st.zoom, vis_r = rows / st.zoom;
+  L.m0 = ImVec2(std::floor(origin.x + left), std::floor(origin.y + top));
+  L.m1 = ImVec2(L.m0.x + std::floor(vis_c * cell), L.m0.y + std::floor(vis_r * cell));
+  L.cell_x = (L.m1.x - L.m0.x) / vis_c;
+  L.cell_y = (L.m1.y - L.m0.y) / vis_r;
+  const float view[4] = {st.pan_col, st.pan_row, st.pan_col + vis_c, st.pan_row + vis_r};
+  for (int i = 0; i < 4; ++i) L.view[i] = view[i];
+  L.c_begin = std::max(0, (int)std::floor(view[0]));
+  L.c_end = std::min(cols, (int)std::ceil(view[2]));
+  L.r_begin = std::max(0, (int)std::floor(view[1]));
+  L.r_end = std::min(rows, (int)std::ceil(view[3]));
+  return L;
+}
+
+// Wheel zooms around the cursor, drag pans, double-click resets (the widget is the last item).
+void HandleZoomPan(const HeatmapLayout& L, int rows, int cols, HeatmapViewState* st) {
+  const bool item_hovered = ImGui::IsItemHovered();
+  ImGuiIO& io = ImGui::GetIO();
+  if (item_hovered && io.MouseWheel != 0.0f) {
+    const float mc = st->pan_col + (io.MousePos.x - L.m0.x) / L.cell_x;
+    const float mr = st->pan_row + (io.MousePos.y - L.m0.y) / L.cell_y;
+    const float old_zoom = st->zoom;
+    st->zoom *= std::pow(1.2f, io.MouseWheel);
+    ClampView(st, rows, cols);
+    const float k = old_zoom / st->zoom;
+    st->pan_col = mc - (mc - st->pan_col) * k;
+    st->pan_row = mr - (mr - st->pan_row) * k;
+    ClampView(st, rows, cols);
+  }
+  if (ImGui::IsItemActive() && ImGui::IsMouseDragging(ImGuiMouseButton_Left, 2.0f) && st->zoom > 1.0f) {
+    st->pan_col -= io.MouseDelta.x / L.cell_x;
+    st->pan_row -= io.MouseDelta.y / L.cell_y;
+    ClampView(st, rows, cols);
+  }
+  if (item_hovered && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) {
+    st->zoom = 1.0f;
+    st->pan_col = st->pan_row = 0.0f;
+  }
+}
+
+// Queues the shader draw of the cells and records the geometry for describe().
+void QueueCells(const HeatmapEnv& env, const HeatmapStyle& style, const HeatmapLayout& L, int rows, int cols,
+                HeatmapViewState* st) {
+  HeatmapDraw draw;
+  draw.tex = &st->tex;
+  draw.tex_b = st->next ? &st->tex_next : nullptr;
+  draw.frame_mix = st->frame_mix;
+  for (int i = 0; i < 4; ++i) draw.view[i] = L.view[i];
+  draw.vmin = style.vmin;
+  draw.vmax = style.vmax;
+  draw.scale = style.scale;
+  draw.colormap = style.colormap;
+  draw.rows_shown = std::clamp(st->rows_shown, 0, rows);
+  if (!style.show_grid) draw.grid_rgba[3] = 0.0f;
+  const float rect[4] = {L.m0.x, L.m0.y, L.m1.x, L.m1.y};
+  AddHeatmapDrawCallback(env, draw, rect);
+  st->geom.valid = true;
+  for (int i = 0; i < 4; ++i) {
+    st->geom.rect[i] = rect[i];
+    st->geom.view[i] = L.view[i];
+  }
+  st->geom.rows = rows;
+  st->geom.cols = cols;
+  st->geom.rows_shown = draw.rows_shown;
+}
+
+void UpdateHover(const HeatmapLayout& L, int rows, int cols, HeatmapViewState* st) {
+  const ImVec2 mouse = ImGui::GetIO().MousePos;
+  if (!ImGui::IsItemHovered() || mouse.x < L.m0.x || mouse.x >= L.m1.x || mouse.y < L.m0.y || mouse.y >= L.m1.y) return;
+  st->hover_col = std::clamp((int)std::floor(L.view[0] + (mouse.x - L.m0.x) / L.cell_x), 0, cols - 1);
+  st->hover_row = std::clamp((int)std::floor(L.view[1] + (mouse.y - L.m0.y) / L.cell_y), 0, rows - 1);
+  if (st->hover_row >= st->geom.rows_shown) st->hover_row = st->hover_col = -1;
+}
+
+// Weights in cells, in a colour that contrasts with the cell (only when the cells are big enough).
+void DrawCellNumbers(ImDrawList* dl, const AttentionMap& map, const HeatmapStyle& style, const HeatmapLayout& L,
+                     int rows_shown) {
+  if (!style.show_numbers || L.cell_x < 30.0f || L.cell_y < ImGui::GetTextLineHeight() + 2) return;
+  char buf[32];
+  for (int r = L.r_begin; r < std::min(L.r_end, rows_shown); ++r) {
+    const float row_max = map.weights.row(r).maxCoeff();
+    for (int c = L.c_begin; c < L.c_end; ++c) {
+      const float w = map.weights(r, c);
+      uint8_t rgb[3];
+      ColormapSample(style.colormap, HeatmapT(style, w, row_max), rgb);
+      std::snprintf(buf, sizeof(buf), L.cell_x >= 44.0f ? "%.3f" : "%.2f", w);
+      const ImVec2 ts = ImGui::CalcTextSize(buf);
+      const ImVec2 p(L.CellX0(c) + (L.cell_x - ts.x) * 0.5f, L.CellY0(r) + (L.cell_y - ts.y) * 0.5f);
+      dl->AddText(p, ContrastingTextColor(rgb), buf);
+    }
+  }
+}
+
+constexpr ImU32 kHighlight = IM_COL32(255, 196, 0, 255);
+
+void DrawHighlights(ImDrawList* dl, const HeatmapLayout& L, int rows, int cols, int hl_row, int hl_col,
+                    int current_row) {
+  if (hl_row >= 0 && hl_row < rows)
+    dl->AddRect(ImVec2(L.m0.x, L.CellY0(hl_row)), ImVec2(L.m1.x, L.CellY0(hl_row) + L.cell_y), kHighlight, 0, 0, 1.5f);
+  if (hl_col >= 0 && hl_col < cols)
+    dl->AddRect(ImVec2(L.CellX0(hl_col), L.m0.y), ImVec2(L.CellX0(hl_col) + L.cell_x, L.m1.y), kHighlight, 0, 0, 1.5f);
+  if (current_row >= 0 && current_row < rows)
+    dl->AddRect(ImVec2(L.m0.x, L.CellY0(current_row)), ImVec2(L.m1.x, L.CellY0(current_row) + L.cell_y),
+                IM_COL32(80, 200, 255, 255), 0, 0, 2.0f);
+}
+
+// Axis labels: only visible ones, thinned so they never overlap; readable at every zoom.
+void DrawAxisLabels(ImDrawList* dl, const AttentionMap& map, const HeatmapLayout& L, int rows_shown, int hl_row,
+                    int hl_col) {
+  const ImU32 text_col = ImGui::GetColorU32(ImGuiCol_Text);
+  const float line_h = ImGui::GetTextLineHeight();
+  char buf[32];
+  const int row_stride = std::max(1, (int)std::ceil(line_h / L.cell_y));
+  dl->PushClipRect(ImVec2(L.origin.x, L.m0.y), ImVec2(L.m0.x, L.m1.y), true);
+  for (int r = L.r_begin; r < std::min(L.r_end, rows_shown); ++r) {
+    if (r % row_stride != 0 && r != hl_row) continue;
+    const char* t = TokenOr(map.target_tokens, r, buf, sizeof(buf));
+    const ImVec2 ts = ImGui::CalcTextSize(t);
+    dl->AddText(ImVec2(L.m0.x - kPad - ts.x, L.CellY0(r) + (L.cell_y - ts.y) * 0.5f), r == hl_row ? kHighlight : text_col, t);
+  }
+  dl->PopClipRect();
+  dl->PushClipRect(ImVec2(L.m0.x, L.origin.y), ImVec2(L.m1.x, L.m0.y), true);
+  const int col_stride = L.vertical ? std::max(1, (int)std::ceil(line_h / L.cell_x)) : 1;
+  for (int c = L.c_begin; c < L.c_end; ++c) {
+    if (c % col_stride != 0 && c != hl_col) continue;
+    const char* t = TokenOr(map.source_tokens, c, buf, sizeof(buf));
+    const ImU32 col = c == hl_col ? kHighlight : text_col;
+    if (L.vertical) {
+      AddTextVertical(dl, ImVec2(L.CellX0(c) + (L.cell_x + line_h) * 0.5f, L.m0.y - kPad), col, t);
+    } else {
+      const ImVec2 ts = ImGui::CalcTextSize(t);
+      dl->AddText(ImVec2(L.CellX0(c) + (L.cell_x - ts.x) * 0.5f, L.m0.y - kPad - ts.y), col, t);
+    }
+  }
+  dl->PopClipRect();
+}
+
+// Both tokens, the weight, its rank in the row and the cell's arithmetic.
+void CellTooltip(const AttentionMap& map, int r, int c) {
+  const int rows = (int)map.weights.rows(), cols = (int)map.weights.cols();
+  const float w = map.weights(r, c);
+  int rank = 1;
+  for (int j = 0; j < cols; ++j) rank += map.weights(r, j) > w ? 1 : 0;
+  char b1[32], b2[32];
+  ImGui::BeginTooltip();
+  ImGui::Text("%s  \xe2\x86\x92  %s", TokenOr(map.target_tokens, r, b1, sizeof(b1)),
+              TokenOr(map.source_tokens, c, b2, sizeof(b2)));
+  ImGui::Separator();
+  ImGui::Text("weight  %.6f", w);
+  ImGui::Text("rank    %d of %d in its row", rank, cols);
+  if (map.has_steps && map.steps.raw_scores.rows() == rows && map.steps.raw_scores.cols() == cols) {
+    const AttentionSteps& s = map.steps;
+    ImGui::Separator();
+    ImGui::Text("score    %.4f", s.raw_scores(r, c));
+    ImGui::Text("scaled   %.4f", s.scaled(r, c));
+    if (std::isinf(s.masked(r, c))) ImGui::Text("masked   -inf");
+    ImGui::Text("exp(s - max)  %.6g", s.exp(r, c));
+    ImGui::Text("row sum       %.6g", s.row_sum.size() > r ? s.row_sum[r] : 0.0f);
+    ImGui::TextDisabled("weight = exp / row sum");
+  }
+  ImGui::EndTooltip();
+}
+
+}  // namespace
+
 bool HeatmapWidget(const char* id, const AttentionMap& map, const HeatmapStyle& style, HeatmapViewState* st,
                    const HeatmapEnv& env, const ImVec2& size) {
   ImGui::PushID(id);
@@ -118,183 +317,55 @@ bool HeatmapWidget(const char* id, const AttentionMap& map, const HeatmapStyle& 
   if (st->next) EnsureTexture(env, *st->next, &st->tex_next, &st->tex_next_owner, &st->tex_next_version);
   EnsureLabelExtents(map, st);
   ClampView(st, rows, cols);
-
-  ImDrawList* dl = ImGui::GetWindowDrawList();
   const ImVec2 origin = ImGui::GetCursorScreenPos();
-  const float line_h = ImGui::GetTextLineHeight();
-  const float pad = 6.0f;
-  const bool labels = style.show_labels;
-
-  // Layout: target labels down the left, source labels along the top (vertical when crowded).
-  const float left = labels ? std::min(st->max_target_label_w, size.x * 0.3f) + pad * 2 : 0.0f;
-  const float avail_w = std::max(10.0f, size.x - left - pad);
-  float cell = avail_w / (cols / st->zoom);
-  const float top_h_horizontal = line_h + pad * 2;
-  const float top_h_vertical = std::min(st->max_source_label_w, size.y * 0.3f) + pad * 2;
-  // Decide orientation from the cell width the matrix would get with horizontal labels.
-  float avail_h = std::max(10.0f, size.y - (labels ? top_h_horizontal : 0) - pad);
-  cell = std::min({cell, avail_h / (rows / st->zoom), 96.0f});
-  const bool vertical = labels && st->max_source_label_w + 4 > cell;
-  const float top = labels ? (vertical ? top_h_vertical : top_h_horizontal) : 0.0f;
-  avail_h = std::max(10.0f, size.y - top - pad);
-  cell = std::min({avail_w / (cols / st->zoom), avail_h / (rows / st->zoom), 96.0f});
-  const float vis_c = cols / st->zoom, vis_r = rows / st->zoom;
-  const ImVec2 m0(std::floor(origin.x + left), std::floor(origin.y + top));
-  const ImVec2 m1(m0.x + std::floor(vis_c * cell), m0.y + std::floor(vis_r * cell));
-  const float cell_x = (m1.x - m0.x) / vis_c, cell_y = (m1.y - m0.y) / vis_r;
-
-  // Interaction: the whole box is one item; wheel zooms around the cursor, drag pans.
+  HeatmapLayout L = ComputeLayout(rows, cols, style.show_labels, *st, origin, size);
+  // The whole box is one item: it takes the wheel, drags and double-clicks.
   ImGui::InvisibleButton("##heatmap", size, ImGuiButtonFlags_MouseButtonLeft | ImGuiButtonFlags_MouseButtonMiddle);
-  const bool item_hovered = ImGui::IsItemHovered();
-  ImGuiIO& io = ImGui::GetIO();
-  if (item_hovered && io.MouseWheel != 0.0f) {
-    const float mc = st->pan_col + (io.MousePos.x - m0.x) / cell_x;
-    const float mr = st->pan_row + (io.MousePos.y - m0.y) / cell_y;
-    const float old_zoom = st->zoom;
-    st->zoom *= std::pow(1.2f, io.MouseWheel);
-    ClampView(st, rows, cols);
-    const float k = old_zoom / st->zoom;
-    st->pan_col = mc - (mc - st->pan_col) * k;
-    st->pan_row = mr - (mr - st->pan_row) * k;
-    ClampView(st, rows, cols);
-  }
-  if (ImGui::IsItemActive() && ImGui::IsMouseDragging(ImGuiMouseButton_Left, 2.0f) && st->zoom > 1.0f) {
-    st->pan_col -= io.MouseDelta.x / cell_x;
-    st->pan_row -= io.MouseDelta.y / cell_y;
-    ClampView(st, rows, cols);
-  }
-  if (item_hovered && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) {
-    st->zoom = 1.0f;
-    st->pan_col = st->pan_row = 0.0f;
-  }
-
-  const float view[4] = {st->pan_col, st->pan_row, st->pan_col + vis_c, st->pan_row + vis_r};
-  HeatmapDraw draw;
-  draw.tex = &st->tex;
-  draw.tex_b = st->next ? &st->tex_next : nullptr;
-  draw.frame_mix = st->frame_mix;
-  for (int i = 0; i < 4; ++i) draw.view[i] = view[i];
-  draw.vmin = style.vmin;
-  draw.vmax = style.vmax;
-  draw.scale = style.scale;
-  draw.colormap = style.colormap;
-  draw.rows_shown = std::clamp(st->rows_shown, 0, rows);
-  if (!style.show_grid) draw.grid_rgba[3] = 0.0f;
-  const float rect[4] = {m0.x, m0.y, m1.x, m1.y};
-  AddHeatmapDrawCallback(env, draw, rect);
-
-  st->geom.valid = true;
-  for (int i = 0; i < 4; ++i) {
-    st->geom.rect[i] = rect[i];
-    st->geom.view[i] = view[i];
-  }
-  st->geom.rows = rows;
-  st->geom.cols = cols;
-  st->geom.rows_shown = draw.rows_shown;
-
-  // Visible cell range.
-  const int c_begin = std::max(0, (int)std::floor(view[0])), c_end = std::min(cols, (int)std::ceil(view[2]));
-  const int r_begin = std::max(0, (int)std::floor(view[1])), r_end = std::min(rows, (int)std::ceil(view[3]));
-  auto cell_x0 = [&](int c) { return m0.x + (c - view[0]) * cell_x; };
-  auto cell_y0 = [&](int r) { return m0.y + (r - view[1]) * cell_y; };
-
-  // Hover.
-  if (item_hovered && io.MousePos.x >= m0.x && io.MousePos.x < m1.x && io.MousePos.y >= m0.y && io.MousePos.y < m1.y) {
-    st->hover_col = std::clamp((int)std::floor(view[0] + (io.MousePos.x - m0.x) / cell_x), 0, cols - 1);
-    st->hover_row = std::clamp((int)std::floor(view[1] + (io.MousePos.y - m0.y) / cell_y), 0, rows - 1);
-    if (st->hover_row >= draw.rows_shown) st->hover_row = st->hover_col = -1;
-  }
+  HandleZoomPan(L, rows, cols, st);
+  L = ComputeLayout(rows, cols, style.show_labels, *st, origin, size);  // after this frame's zoom and pan
+  QueueCells(env, style, L, rows, cols, st);
+  UpdateHover(L, rows, cols, st);
   const int hl_row = st->hover_row >= 0 ? st->hover_row : st->highlight_row;
   const int hl_col = st->hover_row >= 0 ? st->hover_col : st->highlight_col;
 
-  dl->PushClipRect(m0, m1, true);
-  // Numbers in cells, in a colour that contrasts with the cell.
-  if (style.show_numbers && cell_x >= 30.0f && cell_y >= line_h + 2) {
-    char buf[32];
-    for (int r = r_begin; r < std::min(r_end, draw.rows_shown); ++r) {
-      const float row_max = map.weights.row(r).maxCoeff();
-      for (int c = c_begin; c < c_end; ++c) {
-        const float w = map.weights(r, c);
-        uint8_t rgb[3];
-        ColormapSample(style.colormap, HeatmapT(style, w, row_max), rgb);
-        std::snprintf(buf, sizeof(buf), cell_x >= 44.0f ? "%.3f" : "%.2f", w);
-        const ImVec2 ts = ImGui::CalcTextSize(buf);
-        const ImVec2 p(cell_x0(c) + (cell_x - ts.x) * 0.5f, cell_y0(r) + (cell_y - ts.y) * 0.5f);
-        dl->AddText(p, ContrastingTextColor(rgb), buf);
-      }
-    }
-  }
-  // Row and column highlight.
-  const ImU32 hl = IM_COL32(255, 196, 0, 255);
-  if (hl_row >= 0 && hl_row < rows) dl->AddRect(ImVec2(m0.x, cell_y0(hl_row)), ImVec2(m1.x, cell_y0(hl_row) + cell_y), hl, 0, 0, 1.5f);
-  if (hl_col >= 0 && hl_col < cols) dl->AddRect(ImVec2(cell_x0(hl_col), m0.y), ImVec2(cell_x0(hl_col) + cell_x, m1.y), hl, 0, 0, 1.5f);
-  if (st->current_row >= 0 && st->current_row < rows)
-    dl->AddRect(ImVec2(m0.x, cell_y0(st->current_row)), ImVec2(m1.x, cell_y0(st->current_row) + cell_y),
-                IM_COL32(80, 200, 255, 255), 0, 0, 2.0f);
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  dl->PushClipRect(L.m0, L.m1, true);
+  DrawCellNumbers(dl, map, style, L, st->geom.rows_shown);
+  DrawHighlights(dl, L, rows, cols, hl_row, hl_col, st->current_row);
   dl->PopClipRect();
-  dl->AddRect(ImVec2(m0.x - 1, m0.y - 1), ImVec2(m1.x + 1, m1.y + 1), IM_COL32(110, 110, 120, 255));
-
-  // Axis labels: only visible ones, thinned so they never overlap; readable at every zoom.
-  if (labels) {
-    const ImU32 text_col = ImGui::GetColorU32(ImGuiCol_Text);
-    char buf[32];
-    const int row_stride = std::max(1, (int)std::ceil(line_h / cell_y));
-    dl->PushClipRect(ImVec2(origin.x, m0.y), ImVec2(m0.x, m1.y), true);
-    for (int r = r_begin; r < std::min(r_end, draw.rows_shown); ++r) {
-      if (r % row_stride != 0 && r != hl_row) continue;
-      const char* t = TokenOr(map.target_tokens, r, buf, sizeof(buf));
-      const ImVec2 ts = ImGui::CalcTextSize(t);
-      const ImVec2 p(m0.x - pad - ts.x, cell_y0(r) + (cell_y - ts.y) * 0.5f);
-      dl->AddText(p, r == hl_row ? hl : text_col, t);
-    }
-    dl->PopClipRect();
-    dl->PushClipRect(ImVec2(m0.x, origin.y), ImVec2(m1.x, m0.y), true);
-    if (vertical) {
-      const int col_stride = std::max(1, (int)std::ceil(line_h / cell_x));
-      for (int c = c_begin; c < c_end; ++c) {
-        if (c % col_stride != 0 && c != hl_col) continue;
-        const char* t = TokenOr(map.source_tokens, c, buf, sizeof(buf));
-        const ImVec2 p(cell_x0(c) + (cell_x + line_h) * 0.5f, m0.y - pad);
-        AddTextVertical(dl, p, c == hl_col ? hl : text_col, t);
-      }
-    } else {
-      for (int c = c_begin; c < c_end; ++c) {
-        const char* t = TokenOr(map.source_tokens, c, buf, sizeof(buf));
-        const ImVec2 ts = ImGui::CalcTextSize(t);
-        const ImVec2 p(cell_x0(c) + (cell_x - ts.x) * 0.5f, m0.y - pad - ts.y);
-        dl->AddText(p, c == hl_col ? hl : text_col, t);
-      }
-    }
-    dl->PopClipRect();
-  }
-
-  // Tooltip: both tokens, the weight, its rank in the row and the cell's arithmetic.
-  if (st->hover_row >= 0) {
-    const int r = st->hover_row, c = st->hover_col;
-    const float w = map.weights(r, c);
-    int rank = 1;
-    for (int j = 0; j < cols; ++j) rank += map.weights(r, j) > w ? 1 : 0;
-    char b1[32], b2[32];
-    ImGui::BeginTooltip();
-    ImGui::Text("%s  \xe2\x86\x92  %s", TokenOr(map.target_tokens, r, b1, sizeof(b1)), TokenOr(map.source_tokens, c, b2, sizeof(b2)));
-    ImGui::Separator();
-    ImGui::Text("weight  %.6f", w);
-    ImGui::Text("rank    %d of %d in its row", rank, cols);
-    if (map.has_steps && map.steps.raw_scores.rows() == rows && map.steps.raw_scores.cols() == cols) {
-      const AttentionSteps& s = map.steps;
-      ImGui::Separator();
-      ImGui::Text("score    %.4f", s.raw_scores(r, c));
-      ImGui::Text("scaled   %.4f", s.scaled(r, c));
-      if (std::isinf(s.masked(r, c)))
-        ImGui::Text("masked   -inf");
-      ImGui::Text("exp(s - max)  %.6g", s.exp(r, c));
-      ImGui::Text("row sum       %.6g", s.row_sum.size() > r ? s.row_sum[r] : 0.0f);
-      ImGui::TextDisabled("weight = exp / row sum");
-    }
-    ImGui::EndTooltip();
-  }
+  dl->AddRect(ImVec2(L.m0.x - 1, L.m0.y - 1), ImVec2(L.m1.x + 1, L.m1.y + 1), IM_COL32(110, 110, 120, 255));
+  if (style.show_labels) DrawAxisLabels(dl, map, L, st->geom.rows_shown, hl_row, hl_col);
+  if (st->hover_row >= 0) CellTooltip(map, st->hover_row, st->hover_col);
   ImGui::PopID();
   return st->hover_row >= 0;
+}
+
+void DescribeHeatmap(JsonWriter* w, const char* id, const HeatmapGeometry& g, const AttentionMap* map) {
+  if (!g.valid) return;
+  w->BeginObject();
+  w->Key("id");
+  w->String(id);
+  w->Key("rect");
+  w->BeginArray(true);
+  for (float x : g.rect) w->NumberF(x);
+  w->EndArray();
+  w->Key("view");
+  w->BeginArray(true);
+  for (float x : g.view) w->NumberF(x);
+  w->EndArray();
+  w->Key("rows");
+  w->Number(g.rows);
+  w->Key("cols");
+  w->Number(g.cols);
+  w->Key("rows_shown");
+  w->Number(g.rows_shown);
+  if (map && map->weights.size() <= 4096) {  // small maps only: tests invert pixels against them
+    w->Key("weights");
+    w->BeginArray(true);
+    for (Eigen::Index i = 0; i < map->weights.size(); ++i) w->NumberF(map->weights.data()[i]);
+    w->EndArray();
+  }
+  w->EndObject();
 }
 
 bool HeatmapThumbnail(const char* id, const AttentionMap& map, const HeatmapStyle& style, HeatmapViewState* st,

@@ -6,6 +6,7 @@
 //   HeatmapViewState  per-widget state: zoom/pan window, GPU texture, hover, last geometry
 //   HeatmapEnv        what every widget shares this frame: renderer + per-frame draw pool
 //   HeatmapWidget()   draws one map in a given size; returns true while a cell is hovered
+//   DescribeHeatmap() what a widget drew, for describe()
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -16,6 +17,8 @@
 struct ImVec2;
 
 namespace attnviz {
+
+class JsonWriter;
 
 struct HeatmapStyle {
   Colormap colormap = Colormap::Greys;  // greys as in the paper figures (white = high)
@@ -68,6 +71,10 @@ struct HeatmapEnv {
 // Draws map into a size.x * size.y box at the cursor. Returns true while a cell is hovered.
 bool HeatmapWidget(const char* id, const AttentionMap& map, const HeatmapStyle& style, HeatmapViewState* st,
                    const HeatmapEnv& env, const ImVec2& size);
+
+// Appends {id, rect, view, rows, cols, rows_shown, weights (maps up to 4096 cells)} to an open
+// JSON array, when g was drawn this frame (describe()'s "heatmaps").
+void DescribeHeatmap(JsonWriter* w, const char* id, const HeatmapGeometry& g, const AttentionMap* map);
 
 // Draws map as a small thumbnail (no labels, no interaction) filling size. Returns true if clicked.
 bool HeatmapThumbnail(const char* id, const AttentionMap& map, const HeatmapStyle& style, HeatmapViewState* st,

@@ -55,39 +55,53 @@ bool WritePpm(const char* path, int w, int h) {
   return true;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+struct Options {
   attnviz::AppConfig config;
-  long max_frames = -1;
-  const char* screenshot = nullptr;
-  std::vector<std::string> commands;
-  bool frame_stats = false;
-  std::vector<float> frame_ms;
+  long max_frames = -1;                // quit after this many frames (> 0)
+  const char* screenshot = nullptr;    // PPM of the last frame
+  std::vector<std::string> commands;   // app commands run after start
+  bool frame_stats = false;            // print App::Frame() CPU statistics at exit
+};
+
+const char kUsage[] =
+    "usage: attnviz [--example ID] [--view NAME] [--frames N] [--screenshot out.ppm] [--command CMD]... "
+    "[--frame-stats]\n";
+
+// Returns 0 when the options were read, else the exit code (2: usage error).
+int ParseOptions(int argc, char** argv, Options* o) {
   for (int i = 1; i < argc; ++i) {
-    auto next = [&](const char* flag) -> const char* {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "attnviz: %s needs a value\n", flag);
-        std::exit(2);
-      }
-      return argv[++i];
-    };
-    if (!std::strcmp(argv[i], "--example")) config.example = next("--example");
-    else if (!std::strcmp(argv[i], "--view")) config.view = next("--view");
-    else if (!std::strcmp(argv[i], "--frames")) max_frames = std::atol(next("--frames"));
-    else if (!std::strcmp(argv[i], "--screenshot")) screenshot = next("--screenshot");
-    else if (!std::strcmp(argv[i], "--command")) commands.push_back(next("--command"));
-    else if (!std::strcmp(argv[i], "--frame-stats")) frame_stats = true;
-    else {
-      std::fprintf(stderr, "usage: attnviz [--example ID] [--view NAME] [--frames N] [--screenshot out.ppm] [--command CMD]...\n");
+    const char* flag = argv[i];
+    const bool takes_value = !std::strcmp(flag, "--example") || !std::strcmp(flag, "--view") ||
+                             !std::strcmp(flag, "--frames") || !std::strcmp(flag, "--screenshot") ||
+                             !std::strcmp(flag, "--command");
+    if (!std::strcmp(flag, "--frame-stats")) {
+      o->frame_stats = true;
+      continue;
+    }
+    if (!takes_value) {
+      std::fprintf(stderr, "attnviz: unknown option %s\n%s", flag, kUsage);
       return 2;
     }
+    if (i + 1 >= argc) {
+      std::fprintf(stderr, "attnviz: %s needs a value\n%s", flag, kUsage);
+      return 2;
+    }
+    const char* value = argv[++i];
+    if (!std::strcmp(flag, "--example")) o->config.example = value;
+    else if (!std::strcmp(flag, "--view")) o->config.view = value;
+    else if (!std::strcmp(flag, "--frames")) o->max_frames = std::atol(value);
+    else if (!std::strcmp(flag, "--screenshot")) o->screenshot = value;
+    else o->commands.push_back(value);
   }
+  return 0;
+}
 
+// A GLFW window with an OpenGL ES 3.0 context and imgui's backends on it; nullptr + message on failure.
+GLFWwindow* OpenWindow(bool vsync) {
   glfwSetErrorCallback(GlfwError);
   if (!glfwInit()) {
     std::fprintf(stderr, "attnviz: cannot initialise GLFW (is there a display? try xvfb-run)\n");
-    return 1;
+    return nullptr;
   }
   glfwWindowHint(GLFW_CLIENT_API, GLFW_OPENGL_ES_API);
   glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
@@ -96,83 +110,113 @@ int main(int argc, char** argv) {
   if (!window) {
     std::fprintf(stderr, "attnviz: cannot create an OpenGL ES 3.0 window\n");
     glfwTerminate();
-    return 1;
+    return nullptr;
   }
   glfwMakeContextCurrent(window);
-  glfwSwapInterval(max_frames > 0 ? 0 : 1);
-
+  glfwSwapInterval(vsync ? 1 : 0);
   IMGUI_CHECKVERSION();
   ImGui::CreateContext();
   ImGui_ImplGlfw_InitForOpenGL(window, true);
   ImGui_ImplOpenGL3_Init("#version 300 es");
+  return window;
+}
 
-  float sx = 1, sy = 1;
-  glfwGetWindowContentScale(window, &sx, &sy);
-  config.dpi_scale = sx;
-  attnviz::App app;
-  g_app = &app;
-  std::string error;
-  if (!app.Init(config, &error)) {
-    std::fprintf(stderr, "attnviz: %s\n", error.c_str());
-    return 1;
-  }
-  glfwSetDropCallback(window, DropCallback);
-  for (const std::string& c : commands) {
-    const std::string err = app.Command(c);
-    if (!err.empty()) std::fprintf(stderr, "attnviz: --command \"%s\": %s\n", c.c_str(), err.c_str());
-  }
-
-  long frame = 0;
-  while (!glfwWindowShouldClose(window)) {
-    glfwPollEvents();
-    glfwGetWindowContentScale(window, &sx, &sy);
-    if (app.SetDpiScale(sx)) {
-      ImGui_ImplOpenGL3_DestroyFontsTexture();
-      ImGui_ImplOpenGL3_CreateFontsTexture();
-    }
-    ImGui_ImplOpenGL3_NewFrame();
-    ImGui_ImplGlfw_NewFrame();
-    ImGui::NewFrame();
-    app.Frame();
-    if (frame_stats && frame >= 30) frame_ms.push_back(app.LastFrameCpuMs());
-    ImGui::Render();
-    int fb_w, fb_h;
-    glfwGetFramebufferSize(window, &fb_w, &fb_h);
-    glViewport(0, 0, fb_w, fb_h);
-    glClearColor(0.1f, 0.1f, 0.12f, 1.0f);
-    glClear(GL_COLOR_BUFFER_BIT);
-    ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
-    ++frame;
-    if (max_frames > 0 && frame >= max_frames) {
-      if (screenshot && !WritePpm(screenshot, fb_w, fb_h)) std::fprintf(stderr, "attnviz: cannot write %s\n", screenshot);
-      glfwSwapBuffers(window);
-      break;
-    }
-    glfwSwapBuffers(window);
-    std::string name, mime;
-    std::vector<unsigned char> bytes;
-    while (app.PopDownload(&name, &mime, &bytes)) {
-      FILE* f = std::fopen(name.c_str(), "wb");
-      if (f && std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size()) std::fprintf(stderr, "attnviz: wrote %s\n", name.c_str());
-      else std::fprintf(stderr, "attnviz: cannot write %s\n", name.c_str());
-      if (f) std::fclose(f);
-    }
-    if (app.PopOpenDialogRequest())
-      std::fprintf(stderr, "attnviz: drop an attention file (JSON or NPZ) onto the window to open it\n");
-  }
-  if (frame_stats && !frame_ms.empty()) {
-    std::vector<float> v = frame_ms;
-    std::sort(v.begin(), v.end());
-    double sum = 0;
-    for (float x : v) sum += x;
-    std::printf("frame_cpu_ms frames=%zu mean=%.3f median=%.3f p95=%.3f max=%.3f\n", v.size(), sum / v.size(),
-                v[v.size() / 2], v[(size_t)(v.size() * 0.95)], v.back());
-  }
-  app.Shutdown();
+void CloseWindow(GLFWwindow* window) {
   ImGui_ImplOpenGL3_Shutdown();
   ImGui_ImplGlfw_Shutdown();
   ImGui::DestroyContext();
   glfwDestroyWindow(window);
   glfwTerminate();
+}
+
+// Files the user asked to save are written to the working directory.
+void SaveDownloads(attnviz::App& app) {
+  std::string name, mime;
+  std::vector<unsigned char> bytes;
+  while (app.PopDownload(&name, &mime, &bytes)) {
+    FILE* f = std::fopen(name.c_str(), "wb");
+    const bool ok = f && std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
+    if (f && std::fclose(f) != 0) std::fprintf(stderr, "attnviz: cannot close %s\n", name.c_str());
+    std::fprintf(stderr, ok ? "attnviz: wrote %s\n" : "attnviz: cannot write %s\n", name.c_str());
+  }
+  if (app.PopOpenDialogRequest())
+    std::fprintf(stderr, "attnviz: drop an attention file (JSON or NPZ) onto the window to open it\n");
+}
+
+// One frame: events, DPI, the app, drawing. Returns the framebuffer size drawn.
+void RunFrame(GLFWwindow* window, attnviz::App& app, int* fb_w, int* fb_h) {
+  glfwPollEvents();
+  float sx = 1, sy = 1;
+  glfwGetWindowContentScale(window, &sx, &sy);
+  if (app.SetDpiScale(sx)) {
+    ImGui_ImplOpenGL3_DestroyFontsTexture();
+    ImGui_ImplOpenGL3_CreateFontsTexture();
+  }
+  ImGui_ImplOpenGL3_NewFrame();
+  ImGui_ImplGlfw_NewFrame();
+  ImGui::NewFrame();
+  app.Frame();
+  ImGui::Render();
+  glfwGetFramebufferSize(window, fb_w, fb_h);
+  glViewport(0, 0, *fb_w, *fb_h);
+  glClearColor(0.1f, 0.1f, 0.12f, 1.0f);
+  glClear(GL_COLOR_BUFFER_BIT);
+  ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+}
+
+void PrintFrameStats(std::vector<float> v) {
+  if (v.empty()) return;
+  std::sort(v.begin(), v.end());
+  double sum = 0;
+  for (float x : v) sum += x;
+  std::printf("frame_cpu_ms frames=%zu mean=%.3f median=%.3f p95=%.3f max=%.3f\n", v.size(), sum / v.size(),
+              v[v.size() / 2], v[(size_t)(v.size() * 0.95)], v.back());
+}
+
+// Frames until the window closes or --frames is reached; the last one optionally as a PPM.
+void RunLoop(GLFWwindow* window, attnviz::App& app, const Options& o) {
+  std::vector<float> frame_ms;
+  for (long frame = 1; !glfwWindowShouldClose(window); ++frame) {
+    int fb_w = 0, fb_h = 0;
+    RunFrame(window, app, &fb_w, &fb_h);
+    if (o.frame_stats && frame > 30) frame_ms.push_back(app.LastFrameCpuMs());
+    if (o.max_frames > 0 && frame >= o.max_frames) {
+      if (o.screenshot && !WritePpm(o.screenshot, fb_w, fb_h))
+        std::fprintf(stderr, "attnviz: cannot write %s\n", o.screenshot);
+      glfwSwapBuffers(window);
+      break;
+    }
+    glfwSwapBuffers(window);
+    SaveDownloads(app);
+  }
+  if (o.frame_stats) PrintFrameStats(std::move(frame_ms));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  if (const int code = ParseOptions(argc, argv, &o)) return code;
+  GLFWwindow* window = OpenWindow(o.max_frames <= 0);
+  if (!window) return 1;
+  float sx = 1, sy = 1;
+  glfwGetWindowContentScale(window, &sx, &sy);
+  o.config.dpi_scale = sx;
+  attnviz::App app;
+  g_app = &app;
+  const attnviz::Status st = app.Init(o.config);
+  if (!st) {
+    std::fprintf(stderr, "attnviz: %s\n", st.message.c_str());
+    CloseWindow(window);
+    return 1;
+  }
+  glfwSetDropCallback(window, DropCallback);
+  for (const std::string& c : o.commands) {
+    const attnviz::Status cs = app.Command(c);
+    if (!cs) std::fprintf(stderr, "attnviz: --command \"%s\": %s\n", c.c_str(), cs.message.c_str());
+  }
+  RunLoop(window, app, o);
+  app.Shutdown();
+  CloseWindow(window);
   return 0;
 }

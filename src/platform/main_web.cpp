@@ -178,9 +178,9 @@ int main() {
   config.view = o.substr(a + 1, b - a - 1);
   config.embed = o.substr(b + 1) == "1";
   config.dpi_scale = sz[2] / sz[0];
-  std::string error;
-  if (!g_loop->app.Init(config, &error)) {
-    attnviz_js_fatal(error.c_str());
+  const attnviz::Status st = g_loop->app.Init(config);
+  if (!st) {
+    attnviz_js_fatal(st.message.c_str());
     return 1;
   }
   emscripten_set_main_loop(Frame, 0, false);

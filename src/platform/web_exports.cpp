@@ -18,7 +18,7 @@ EMSCRIPTEN_KEEPALIVE const char* attnviz_describe() {
 EMSCRIPTEN_KEEPALIVE const char* attnviz_command(const char* command) {
   static std::string result;
   attnviz::App* app = attnviz::WebApp();
-  result = app ? app->Command(command ? command : "") : "app not started";
+  result = app ? app->Command(command ? command : "").message : "app not started";
   return result.c_str();
 }
 

@@ -1,13 +1,13 @@
-// The grid view: every layer x head of the current example as a thumbnail (layers as rows,
-// heads as columns), captioned with per-head statistics; a combo reorders the grid by a
-// statistic, and a click opens the map in the heatmap view.
+#include "app/views/grid.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <numeric>
 
-#include "app/views_extra.h"
+#include "app/app_state.h"
 #include "imgui.h"
+#include "io/json.h"
 
 namespace attnviz {
 
@@ -22,17 +22,25 @@ const char* GridSortName(GridSort k) {
   }
 }
 
+bool ParseGridSort(const std::string& name, GridSort* out) {
+  for (int i = 0; i < (int)GridSort::Count; ++i) {
+    if (name == GridSortName((GridSort)i)) {
+      *out = (GridSort)i;
+      return true;
+    }
+  }
+  return false;
+}
+
 namespace {
 
 // Stats are recomputed only for maps whose version changed.
-void UpdateStats(const Example& ex, int index, GridViewState* g) {
+void UpdateStats(const Example& ex, GridViewState* g) {
   const size_t n = ex.maps.size();
-  if (g->stats_owner != &ex || g->stats_example != index || g->stats.size() != n) {
+  if (g->stats.size() != n) {  // OnExampleChanged cleared them
     g->stats.assign(n, HeadStats{});
     g->stats_ok.assign(n, 0);
     g->stats_version.assign(n, ~0ull);
-    g->stats_owner = &ex;
-    g->stats_example = index;
   }
   for (size_t i = 0; i < n; ++i) {
     if (g->stats_version[i] == ex.maps[i].version) continue;
@@ -95,107 +103,133 @@ void Caption(char* buf, size_t n, int i, int heads, const HeadStats& h, GridSort
 
 void OpenMap(AppState* s, GridViewState* g, int i) {
   s->current_map = i;
-  s->view = View::Heatmap;
   g->clicked = i;
+  (void)SelectView(s, "heatmap");  // the registry always has it
 }
 
-// One map: a larger thumbnail and its statistics next to it.
-void DrawSingle(AppState* s, GridViewState* g) {
-  Example& ex = s->Current();
-  const HeadStats& h = g->stats[0];
-  ImGui::TextDisabled("This example has a single attention map. The grid shows every layer x head when an example");
-  ImGui::TextDisabled("or an opened file has several; the statistics below are what it sorts by.");
-  const ImVec2 avail = ImGui::GetContentRegionAvail();
-  const float side = std::clamp(std::min(avail.x * 0.45f, avail.y - 8.0f), 48.0f, 360.0f);
-  s->thumbs[0].geom.valid = false;
-  if (HeatmapThumbnail("thumb0", ex.maps[0], s->style, &s->thumbs[0], s->env, ImVec2(side, side))) OpenMap(s, g, 0);
-  if (ImGui::IsItemHovered()) StatsTooltip(ex, 0, *g);
-  ImGui::SameLine();
-  ImGui::BeginGroup();
-  ImGui::Text("%s", ex.maps[0].name.empty() ? "map 0" : ex.maps[0].name.c_str());
-  if (ImGui::BeginTable("stats", 2, ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_SizingFixedFit)) {
-    char buf[48];
-    auto row = [&](const char* name, const char* value) {
-      ImGui::TableNextRow();
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(name);
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(value);
-    };
-    std::snprintf(buf, sizeof(buf), "%.4f nats (%.0f%% of uniform)", h.entropy, 100.0f * h.entropy_normalized);
-    row("entropy", buf);
-    std::snprintf(buf, sizeof(buf), "%.4f", h.max_weight);
-    row("max weight (row mean)", buf);
-    std::snprintf(buf, sizeof(buf), "%.4f", h.first_token);
-    row("weight on first token", buf);
-    std::snprintf(buf, sizeof(buf), "%.4f", h.diagonality);
-    row("diagonality (|i - j| <= 1)", buf);
-    std::snprintf(buf, sizeof(buf), "i - j = %+d  (%.4f)", h.dominant_offset, h.dominant_offset_mass);
-    row("strongest diagonal", buf);
-    ImGui::EndTable();
+void StatsTable(const HeadStats& h) {
+  if (!ImGui::BeginTable("stats", 2, ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_SizingFixedFit)) return;
+  char buf[48];
+  auto row = [&](const char* name, const char* value) {
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(name);
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(value);
+  };
+  std::snprintf(buf, sizeof(buf), "%.4f nats (%.0f%% of uniform)", h.entropy, 100.0f * h.entropy_normalized);
+  row("entropy", buf);
+  std::snprintf(buf, sizeof(buf), "%.4f", h.max_weight);
+  row("max weight (row mean)", buf);
+  std::snprintf(buf, sizeof(buf), "%.4f", h.first_token);
+  row("weight on first token", buf);
+  std::snprintf(buf, sizeof(buf), "%.4f", h.diagonality);
+  row("diagonality (|i - j| <= 1)", buf);
+  std::snprintf(buf, sizeof(buf), "i - j = %+d  (%.4f)", h.dominant_offset, h.dominant_offset_mass);
+  row("strongest diagonal", buf);
+  ImGui::EndTable();
+}
+
+// Row and column headers (L0, L1, ... / H0, H1, ...) in layer order.
+void DrawHeaders(ImDrawList* dl, const ImVec2& origin, float left, float head_h, float cell, float cap_h, float gap,
+                 int heads, int grid_rows) {
+  const ImU32 dim_col = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+  const float line_h = ImGui::GetTextLineHeight();
+  char buf[16];
+  for (int h = 0; h < heads; ++h) {
+    std::snprintf(buf, sizeof(buf), "H%d", h);
+    const float x = origin.x + left + h * (cell + gap) + (cell - ImGui::CalcTextSize(buf).x) * 0.5f;
+    dl->AddText(ImVec2(x, origin.y), dim_col, buf);
   }
-  if (ImGui::Button("Open in heatmap view")) OpenMap(s, g, 0);
-  ImGui::EndGroup();
+  for (int l = 0; l < grid_rows; ++l) {
+    std::snprintf(buf, sizeof(buf), "L%d", l);
+    dl->AddText(ImVec2(origin.x, origin.y + head_h + l * (cell + cap_h + gap) + (cell - line_h) * 0.5f), dim_col, buf);
+  }
 }
 
 }  // namespace
 
-void DrawGridView(AppState* s) {
-  GridViewState& g = ViewsOf(s)->grid;
+void GridView::OnExampleChanged(AppState* s) {
+  state.stats.clear();
+  state.stats_ok.clear();
+  state.stats_version.clear();
+  state.order.clear();
+  state.thumbs.assign(s->Current().maps.size(), HeatmapViewState{});
+  state.clicked = -1;
+}
+
+void GridView::ReleaseTextures(AppState* s) {
+  for (HeatmapViewState& t : state.thumbs) s->ReleaseTextures(&t);
+}
+
+void GridView::Draw(AppState* s) {
+  GridViewState& g = state;
   Example& ex = s->Current();
   const int n = (int)ex.maps.size();
+  g.drawn = 0;
   if (n == 0) {
     ImGui::TextDisabled("(no maps)");
     return;
   }
-  if ((int)s->thumbs.size() < n) s->thumbs.resize((size_t)n);  // only grows: textures are released at shutdown
-  UpdateStats(ex, s->current, &g);
-
+  if ((int)g.thumbs.size() < n) g.thumbs.resize((size_t)n);
+  UpdateStats(ex, &g);
   int sort = (int)g.sort;
   const char* sorts[] = {"layer order", "entropy (low first)", "max weight (high first)", "first token (high first)",
                          "diagonality (high first)"};
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 13);
   if (ImGui::Combo("sort by", &sort, sorts, IM_ARRAYSIZE(sorts))) g.sort = (GridSort)sort;
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Order the heads by a statistic, e.g. low entropy (focused heads) first");
   UpdateOrder(&g);
   const int heads = std::max(1, std::min(ex.heads, n));
   const int grid_rows = (n + heads - 1) / heads;
   ImGui::SameLine();
   ImGui::TextDisabled("%d layer%s x %d head%s; click a map to open it", grid_rows, grid_rows == 1 ? "" : "s", heads,
                       heads == 1 ? "" : "s");
-  if (n == 1) {
-    DrawSingle(s, &g);
-    return;
-  }
+  if (n == 1) DrawSingle(s);
+  else DrawThumbnails(s, heads, grid_rows);
+}
 
+void GridView::DrawSingle(AppState* s) {
+  GridViewState& g = state;
+  Example& ex = s->Current();
+  ImGui::TextDisabled("This example has a single attention map. The grid shows every layer x head when an example");
+  ImGui::TextDisabled("or an opened file has several; the statistics below are what it sorts by.");
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const float side = std::clamp(std::min(avail.x * 0.45f, avail.y - 8.0f), 48.0f, 360.0f);
+  g.thumbs[0].geom.valid = false;
+  if (HeatmapThumbnail("thumb0", ex.maps[0], s->style, &g.thumbs[0], s->env, ImVec2(side, side))) OpenMap(s, &g, 0);
+  if (ImGui::IsItemHovered()) StatsTooltip(ex, 0, g);
+  g.drawn = g.thumbs[0].geom.valid ? 1 : 0;
+  ImGui::SameLine();
+  ImGui::BeginGroup();
+  ImGui::Text("%s", ex.maps[0].name.empty() ? "map 0" : ex.maps[0].name.c_str());
+  StatsTable(g.stats[0]);
+  if (ImGui::Button("Open in heatmap view")) OpenMap(s, &g, 0);
+  ImGui::EndGroup();
+}
+
+void GridView::DrawThumbnails(AppState* s, int heads, int grid_rows) {
+  GridViewState& g = state;
+  Example& ex = s->Current();
+  const int n = (int)ex.maps.size();
   ImGui::BeginChild("grid_scroll", ImVec2(0, 0), false);
   ImDrawList* dl = ImGui::GetWindowDrawList();
-  const float line_h = ImGui::GetTextLineHeight(), gap = 8.0f;
+  const float line_h = ImGui::GetTextLineHeight(), gap = 8.0f, cap_h = line_h + 4;
   const bool layer_order = g.sort == GridSort::Layer;
   const float left = layer_order ? ImGui::CalcTextSize("L00").x + gap : 0.0f;
   const float head_h = layer_order ? line_h + 4 : 0.0f;
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   const float avail_w = ImGui::GetContentRegionAvail().x;
-  const float cap_h = line_h + 4;
   // As wide as the columns allow, shrunk to fit every row on screen while thumbnails stay >= 96 px.
   const float fit_h = (ImGui::GetContentRegionAvail().y - head_h) / grid_rows - cap_h - gap;
   const float cell = std::clamp(std::min((avail_w - left) / heads - gap, std::max(fit_h, 96.0f)), 40.0f, 220.0f);
-  const ImU32 text_col = ImGui::GetColorU32(ImGuiCol_Text), dim_col = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+  if (layer_order) DrawHeaders(dl, origin, left, head_h, cell, cap_h, gap, heads, grid_rows);
+  const ImU32 text_col = ImGui::GetColorU32(ImGuiCol_Text);
   char buf[64];
-  if (layer_order) {
-    for (int h = 0; h < heads; ++h) {
-      std::snprintf(buf, sizeof(buf), "H%d", h);
-      const float x = origin.x + left + h * (cell + gap) + (cell - ImGui::CalcTextSize(buf).x) * 0.5f;
-      dl->AddText(ImVec2(x, origin.y), dim_col, buf);
-    }
-    for (int l = 0; l < grid_rows; ++l) {
-      std::snprintf(buf, sizeof(buf), "L%d", l);
-      dl->AddText(ImVec2(origin.x, origin.y + head_h + l * (cell + cap_h + gap) + (cell - line_h) * 0.5f), dim_col, buf);
-    }
-  }
   int hovered = -1;
   for (int p = 0; p < n; ++p) {
     const int i = g.order[(size_t)p];
-    HeatmapViewState& tv = s->thumbs[(size_t)i];
+    HeatmapViewState& tv = g.thumbs[(size_t)i];
     tv.geom.valid = false;
     const AttentionMap& m = ex.maps[(size_t)i];
     const ImVec2 cell0(origin.x + left + (p % heads) * (cell + gap), origin.y + head_h + (p / heads) * (cell + cap_h + gap));
@@ -208,6 +242,7 @@ void DrawGridView(AppState* s) {
     if (HeatmapThumbnail("thumb", m, s->style, &tv, s->env, ImVec2(tw, th))) OpenMap(s, &g, i);
     if (ImGui::IsItemHovered()) hovered = i;
     ImGui::PopID();
+    g.drawn += tv.geom.valid ? 1 : 0;
     if (i == s->current_map)
       dl->AddRect(ImVec2(cell0.x - 3, cell0.y - 3), ImVec2(cell0.x + cell + 3, cell0.y + cell + 3), IM_COL32(80, 200, 255, 255), 0, 0, 1.5f);
     Caption(buf, sizeof(buf), i, heads, g.stats[(size_t)i], g.sort, !layer_order);
@@ -216,10 +251,63 @@ void DrawGridView(AppState* s) {
     dl->PopClipRect();
   }
   if (hovered >= 0) StatsTooltip(ex, hovered, g);
-  // Extend the scroll region over the whole grid.
-  ImGui::SetCursorScreenPos(origin);
+  ImGui::SetCursorScreenPos(origin);  // extend the scroll region over the whole grid
   ImGui::Dummy(ImVec2(left + heads * (cell + gap), head_h + grid_rows * (cell + cap_h + gap)));
   ImGui::EndChild();
+}
+
+void GridView::Describe(AppState*, JsonWriter* w) {
+  const GridViewState& g = state;
+  w->Key("sort");
+  w->String(GridSortName(g.sort));
+  w->Key("clicked");
+  w->Number(g.clicked);
+  w->Key("drawn");
+  w->Number(g.drawn);
+  w->Key("order");
+  w->BeginArray(true);
+  for (int i : g.order) w->Number(i);
+  w->EndArray();
+  w->Key("stats");
+  w->BeginArray();
+  for (size_t i = 0; i < g.stats.size(); ++i) {
+    const HeadStats& h = g.stats[i];
+    w->BeginObject();
+    w->Key("entropy");
+    w->NumberF(h.entropy);
+    w->Key("entropy_normalized");
+    w->NumberF(h.entropy_normalized);
+    w->Key("max_weight");
+    w->NumberF(h.max_weight);
+    w->Key("first_token");
+    w->NumberF(h.first_token);
+    w->Key("diagonality");
+    w->NumberF(h.diagonality);
+    w->Key("dominant_offset");
+    w->Number(h.dominant_offset);
+    w->Key("dominant_offset_mass");
+    w->NumberF(h.dominant_offset_mass);
+    w->Key("ok");
+    w->Bool(i < g.stats_ok.size() && g.stats_ok[i]);
+    w->EndObject();
+  }
+  w->EndArray();
+}
+
+void GridView::DescribeHeatmaps(AppState* s, JsonWriter* w) {
+  const Example& ex = s->Current();
+  char id[32];
+  for (size_t i = 0; i < state.thumbs.size() && i < ex.maps.size(); ++i) {
+    std::snprintf(id, sizeof(id), "thumb%zu", i);
+    DescribeHeatmap(w, id, state.thumbs[i].geom, &ex.maps[i]);
+  }
+}
+
+bool GridView::RunCommand(AppState*, const CommandArgs& c, Status* result) {
+  if (c.verb != "grid-sort") return false;
+  if (ParseGridSort(c.Word(0), &state.sort)) *result = Status::Ok();
+  else *result = Status::Error("unknown sort '" + c.Word(0) + "' (layer, entropy, max_weight, first_token, diagonality)");
+  return true;
 }
 
 }  // namespace attnviz

@@ -1,0 +1,277 @@
+#include "app/app_chrome.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "app/app_files.h"
+#include "app/app_state.h"
+#include "embedded_font.h"
+#include "imgui.h"
+
+namespace attnviz {
+namespace {
+
+// Latin-1 + Latin Extended-A, General Punctuation, super/subscripts, arrows, math operators, Greek, Cyrillic.
+const ImWchar kGlyphRanges[] = {0x0020, 0x017F, 0x0370, 0x03FF, 0x0400, 0x04FF, 0x2000, 0x206F,
+                                0x2070, 0x209F, 0x2190, 0x21FF, 0x2200, 0x22FF, 0x25A0, 0x25FF, 0};
+
+const ImVec4 kErrorColour(1.0f, 0.45f, 0.4f, 1);
+
+void HelpMarker(const char* text) {
+  ImGui::SameLine();
+  ImGui::TextDisabled("(?)");
+  if (!ImGui::IsItemHovered()) return;
+  ImGui::BeginTooltip();
+  ImGui::PushTextWrapPos(ImGui::GetFontSize() * 30);
+  ImGui::TextUnformatted(text);
+  ImGui::PopTextWrapPos();
+  ImGui::EndTooltip();
+}
+
+// A user action that can fail: the failure goes to the status bar.
+void Report(AppState* s, const Status& st) {
+  if (!st) s->Notify(st.message, true);
+}
+
+void DrawExamplePicker(AppState* s) {
+  ImGui::TextDisabled("EXAMPLE");
+  ImGui::SetNextItemWidth(-1);
+  if (ImGui::BeginCombo("##example", s->Current().title.c_str())) {
+    for (int i = 0; i < (int)s->examples.size(); ++i)
+      if (ImGui::Selectable(s->examples[(size_t)i].title.c_str(), i == s->current)) Report(s, SelectExample(s, i));
+    ImGui::EndCombo();
+  }
+  ImGui::PushTextWrapPos(0);
+  ImGui::TextUnformatted(s->Current().description.c_str());
+  ImGui::PopTextWrapPos();
+  ImGui::Separator();
+}
+
+void DrawColourBar(AppState* s) {
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const ImVec2 p = ImGui::GetCursorScreenPos();
+  const float w = ImGui::GetContentRegionAvail().x, h = 10;
+  const uint8_t* lut = ColormapLut(s->style.colormap);
+  for (int i = 0; i < 64; ++i) {
+    const uint8_t* e = lut + (i * 255 / 63) * 4;
+    dl->AddRectFilled(ImVec2(p.x + w * i / 64, p.y), ImVec2(p.x + w * (i + 1) / 64 + 1, p.y + h), IM_COL32(e[0], e[1], e[2], 255));
+  }
+  ImGui::Dummy(ImVec2(w, h));
+  ImGui::TextDisabled("%s", s->style.scale == ScaleMode::PerRow ? "0" : (s->style.scale == ScaleMode::Log ? "min" : "vmin"));
+  ImGui::SameLine(w - ImGui::CalcTextSize("max").x);
+  ImGui::TextDisabled("max");
+}
+
+void DrawStyleControls(AppState* s) {
+  ImGui::TextDisabled("COLOUR");
+  int cmap = (int)s->style.colormap;
+  const char* cmaps[] = {"greys", "viridis", "magma", "diverging"};
+  ImGui::SetNextItemWidth(-1);
+  if (ImGui::Combo("##colormap", &cmap, cmaps, IM_ARRAYSIZE(cmaps))) s->style.colormap = (Colormap)cmap;
+  int scale = (int)s->style.scale;
+  ImGui::RadioButton("global", &scale, 0);
+  ImGui::SameLine();
+  ImGui::RadioButton("per row", &scale, 1);
+  ImGui::SameLine();
+  ImGui::RadioButton("log", &scale, 2);
+  HelpMarker("global: one scale for the matrix (weights 0..1).\nper row: each row divided by its maximum.\n"
+             "log: log10 of the weight between the range limits, shows small weights.");
+  s->style.scale = (ScaleMode)scale;
+  ImGui::SetNextItemWidth(-1);
+  if (s->style.scale == ScaleMode::Log)
+    ImGui::SliderFloat("##logmin", &s->style.vmin, 1e-6f, 0.5f, "min %.0e", ImGuiSliderFlags_Logarithmic);
+  else if (s->style.scale == ScaleMode::Global)
+    ImGui::DragFloatRange2("##range", &s->style.vmin, &s->style.vmax, 0.005f, 0.0f, 1.0f, "min %.2f", "max %.2f");
+  ImGui::Checkbox("numbers", &s->style.show_numbers);
+  ImGui::SameLine();
+  ImGui::Checkbox("grid", &s->style.show_grid);
+  ImGui::SameLine();
+  ImGui::Checkbox("labels", &s->style.show_labels);
+  DrawColourBar(s);
+  ImGui::Separator();
+}
+
+void DrawMatrixInfo(AppState* s) {
+  const Example& ex = s->Current();
+  if (ex.maps.size() > 1) {
+    ImGui::TextDisabled("LAYER / HEAD");
+    int layer = s->current_map / std::max(1, ex.heads), head = s->current_map % std::max(1, ex.heads);
+    bool changed = false;
+    ImGui::SetNextItemWidth(-1);
+    changed |= ImGui::SliderInt("##layer", &layer, 0, ex.layers - 1, "layer %d");
+    ImGui::SetNextItemWidth(-1);
+    changed |= ImGui::SliderInt("##head", &head, 0, ex.heads - 1, "head %d");
+    if (changed) s->current_map = std::clamp(layer * ex.heads + head, 0, (int)ex.maps.size() - 1);
+    ImGui::Separator();
+  }
+  const AttentionMap& m = s->CurrentMap();
+  ImGui::TextDisabled("MATRIX");
+  ImGui::Text("%d x %d  (target x source)", (int)m.weights.rows(), (int)m.weights.cols());
+  if (!m.name.empty()) ImGui::Text("%s", m.name.c_str());
+}
+
+bool KeyPressed(ImGuiKey key, bool repeat = true) { return ImGui::IsKeyPressed(ImGui::GetKeyIndex(key), repeat); }
+
+}  // namespace
+
+void ApplyStyle() {
+  ImGui::StyleColorsDark();
+  ImGuiStyle& st = ImGui::GetStyle();
+  st.WindowRounding = 0;
+  st.FrameRounding = 3;
+  st.GrabRounding = 3;
+  st.TabRounding = 3;
+  st.WindowBorderSize = 0;
+  st.ItemSpacing = ImVec2(8, 6);
+  st.Colors[ImGuiCol_WindowBg] = ImVec4(0.10f, 0.10f, 0.12f, 1.0f);
+  st.Colors[ImGuiCol_ChildBg] = ImVec4(0.12f, 0.12f, 0.14f, 1.0f);
+}
+
+void BuildFonts(float dpi_scale) {
+  ImGuiIO& io = ImGui::GetIO();
+  io.Fonts->Clear();
+  const EmbeddedFile* font = attnviz_embedded_font_find("DejaVuSans.ttf");
+  ImFontConfig cfg;
+  cfg.FontDataOwnedByAtlas = false;  // the bytes are static, embedded at build time
+  cfg.OversampleH = 2;
+  cfg.OversampleV = 1;
+  const float size = 15.0f * dpi_scale;
+  if (font)
+    io.Fonts->AddFontFromMemoryTTF(const_cast<unsigned char*>(font->data), (int)font->size, size, &cfg, kGlyphRanges);
+  else
+    io.Fonts->AddFontDefault();
+  io.FontGlobalScale = 1.0f / dpi_scale;
+}
+
+void HandleShortcuts(AppState* s) {
+  ImGuiIO& io = ImGui::GetIO();
+  if (io.WantTextInput) return;
+  if (KeyPressed(ImGuiKey_Space, false)) {
+    if (s->timeline.playing) s->timeline.playing = false;
+    else s->timeline.Play();
+  }
+  if (KeyPressed(ImGuiKey_RightArrow)) s->timeline.StepForward();
+  if (KeyPressed(ImGuiKey_LeftArrow)) s->timeline.StepBack();
+  if (KeyPressed(ImGuiKey_Home, false)) s->timeline.Home();
+  if (KeyPressed(ImGuiKey_End, false)) s->timeline.End();
+  // imgui 1.86 names only A/C/V/X/Y/Z; both platforms use GLFW, whose letter key codes are ASCII.
+  if (io.KeyCtrl && ImGui::IsKeyPressed('O', false)) s->open_dialog_requested = true;
+  if (io.KeyCtrl && ImGui::IsKeyPressed('S', false)) Report(s, QueueSvgDownload(s));
+  // imgui 1.86 has no named keys for digits: use the typed characters.
+  for (int i = 0; i < io.InputQueueCharacters.Size; ++i) {
+    const ImWchar c = io.InputQueueCharacters[i];
+    if (c == '?' || c == 'h') s->show_help = !s->show_help;
+    if (c >= '1' && c < '1' + std::min(ViewCount(), 9)) s->view = c - '1';
+  }
+}
+
+void DrawMenuBar(AppState* s) {
+  if (!ImGui::BeginMenuBar()) return;
+  if (ImGui::BeginMenu("File")) {
+    if (ImGui::MenuItem("Open attention file...", "Ctrl+O")) s->open_dialog_requested = true;
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("JSON or NPZ exported from your model (docs/FORMATS.md); you can also drop it on the window");
+    ImGui::Separator();
+    if (ImGui::MenuItem("Save heatmap as SVG", "Ctrl+S")) Report(s, QueueSvgDownload(s));
+    if (ImGui::MenuItem("Export attention JSON")) Report(s, QueueJsonDownload(s));
+    ImGui::EndMenu();
+  }
+  if (ImGui::BeginMenu("Examples")) {
+    for (int i = 0; i < (int)s->examples.size(); ++i)
+      if (ImGui::MenuItem(s->examples[(size_t)i].title.c_str(), nullptr, i == s->current)) Report(s, SelectExample(s, i));
+    ImGui::EndMenu();
+  }
+  if (ImGui::BeginMenu("View")) {
+    for (int i = 0; i < ViewCount(); ++i) {
+      char key[12];
+      std::snprintf(key, sizeof(key), "%d", i + 1);
+      if (ImGui::MenuItem(ViewInfoAt(i).label, i < 9 ? key : nullptr, s->view == i)) s->view = i;
+    }
+    ImGui::EndMenu();
+  }
+  if (ImGui::BeginMenu("Help")) {
+    if (ImGui::MenuItem("Keyboard and mouse", "?")) s->show_help = true;
+    ImGui::EndMenu();
+  }
+  ImGui::TextDisabled("  attnviz: attention, made visible");
+  ImGui::EndMenuBar();
+}
+
+void DrawSidebar(AppState* s) {
+  const char* about = s->ActiveView().SidebarAbout();
+  if (about) {
+    ImGui::TextDisabled("%s", ViewInfoAt(s->view).label);
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextUnformatted(about);
+    ImGui::PopTextWrapPos();
+    ImGui::Separator();
+  } else {
+    DrawExamplePicker(s);
+  }
+  DrawStyleControls(s);
+  if (!about) DrawMatrixInfo(s);
+}
+
+void DrawViewTabs(AppState* s) {
+  if (!ImGui::BeginTabBar("views")) return;
+  // A view chosen by keyboard or command selects its tab once; otherwise the tab bar decides.
+  const bool forced = s->view != s->tab_view;
+  for (int i = 0; i < ViewCount(); ++i) {
+    const ImGuiTabItemFlags f = (forced && s->view == i) ? ImGuiTabItemFlags_SetSelected : 0;
+    const bool open = ImGui::BeginTabItem(ViewInfoAt(i).label, nullptr, f);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s  (key %d)", ViewInfoAt(i).help, i + 1);
+    if (!open) continue;
+    if (!forced) s->view = i;
+    ImGui::EndTabItem();
+  }
+  ImGui::EndTabBar();
+  s->tab_view = s->view;
+}
+
+void DrawStatusBar(AppState* s) {
+  ImGui::Separator();
+  if (s->frame.train_ms > 0)
+    ImGui::TextDisabled("frame %.2f ms CPU + %.1f ms training", s->frame.cpu_ms_avg, s->frame.train_ms);
+  else
+    ImGui::TextDisabled("frame %.2f ms CPU", s->frame.cpu_ms_avg);
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("CPU time of App::Frame(), mean of the last 120 frames (GPU time not included)");
+  ImGui::SameLine();
+  ImGui::TextDisabled("|  %.0f fps", ImGui::GetIO().Framerate);
+  const float help_x = ImGui::GetWindowWidth() - ImGui::CalcTextSize("? help").x - 16;
+  if (!s->message.empty()) {
+    ImGui::SameLine();
+    // Clipped before "? help" so a long message never runs into it; the whole text on hover.
+    const ImVec2 p = ImGui::GetCursorScreenPos();
+    const float clip_x = ImGui::GetWindowPos().x + help_x - 8;
+    ImGui::PushClipRect(p, ImVec2(clip_x, p.y + ImGui::GetFrameHeight()), true);
+    ImGui::TextColored(s->message_is_error ? kErrorColour : ImVec4(0.6f, 0.9f, 0.6f, 1), "|  %s", s->message.c_str());
+    ImGui::PopClipRect();
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", s->message.c_str());
+  }
+  ImGui::SameLine(help_x);
+  ImGui::TextDisabled("? help");
+  if (ImGui::IsItemClicked()) s->show_help = true;
+}
+
+void DrawHelpWindow(AppState* s) {
+  if (!s->show_help) return;
+  const ImGuiIO& io = ImGui::GetIO();
+  ImGui::SetNextWindowSize(ImVec2(460, 0), ImGuiCond_Appearing);
+  ImGui::SetNextWindowPos(ImVec2(io.DisplaySize.x * 0.5f, io.DisplaySize.y * 0.5f), ImGuiCond_Appearing, ImVec2(0.5f, 0.5f));
+  if (ImGui::Begin("Help", &s->show_help, ImGuiWindowFlags_NoCollapse)) {
+    ImGui::TextUnformatted("Keyboard");
+    ImGui::BulletText("Space: play / pause the animation");
+    ImGui::BulletText("Left / Right: step back / forward");
+    ImGui::BulletText("Home / End: first / last step");
+    for (int i = 0; i < ViewCount() && i < 9; ++i) ImGui::BulletText("%d: %s view", i + 1, ViewInfoAt(i).label);
+    ImGui::BulletText("Ctrl+O: open a file; Ctrl+S: save the heatmap as SVG");
+    ImGui::BulletText("? or h: this help");
+    ImGui::TextUnformatted("Mouse");
+    ImGui::BulletText("Hover a cell: tokens, weight, rank and arithmetic");
+    ImGui::BulletText("Wheel: zoom around the cursor; drag: pan; double-click: reset");
+  }
+  ImGui::End();
+}
+
+}  // namespace attnviz

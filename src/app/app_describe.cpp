@@ -1,0 +1,98 @@
+// describe(): what is on screen, as JSON, for browser tests and the embed API. The app writes the
+// shared fields; the active view lists the heatmaps it drew; every view writes its own object.
+// Numbers follow io/json.h's policy (NaN and infinity are null).
+#include <string>
+
+#include "app/app_commands.h"
+#include "app/app_state.h"
+#include "imgui.h"
+#include "io/json.h"
+
+namespace attnviz {
+namespace {
+
+const char* ScaleName(ScaleMode m) {
+  switch (m) {
+    case ScaleMode::PerRow: return "row";
+    case ScaleMode::Log: return "log";
+    default: return "global";
+  }
+}
+
+void WriteTokens(JsonWriter* w, const char* key, const std::vector<std::string>& tokens) {
+  w->Key(key);
+  w->BeginArray(true);
+  for (size_t i = 0; i < tokens.size() && i < 512; ++i) w->String(tokens[i]);
+  w->EndArray();
+}
+
+void WriteShared(AppState* s, JsonWriter* w) {
+  w->Key("frame");
+  w->Number(ImGui::GetFrameCount());
+  w->Key("example");
+  w->String(s->Current().id);
+  w->Key("view");
+  w->String(ViewInfoAt(s->view).name);
+  w->Key("map");
+  w->Number(s->current_map);
+  w->Key("colormap");
+  w->String(ColormapName(s->style.colormap));
+  w->Key("scale");
+  w->String(ScaleName(s->style.scale));
+  w->Key("vmin");
+  w->NumberF(s->style.vmin);
+  w->Key("vmax");
+  w->NumberF(s->style.vmax);
+  w->Key("dpi_scale");
+  w->NumberF(s->dpi_scale);
+  w->Key("frame_cpu_ms");
+  w->NumberF(s->frame.cpu_ms_avg);
+  w->Key("message");
+  w->String(s->message);
+  w->Key("message_is_error");
+  w->Bool(s->message_is_error);
+  w->Key("timeline");
+  w->BeginObject();
+  w->Key("step");
+  w->Number(s->timeline.Step());
+  w->Key("count");
+  w->Number(s->timeline.count);
+  w->Key("playing");
+  w->Bool(s->timeline.playing);
+  w->EndObject();
+  const AttentionMap& m = s->CurrentMap();
+  WriteTokens(w, "source_tokens", m.source_tokens);
+  WriteTokens(w, "target_tokens", m.target_tokens);
+}
+
+void WriteLut(AppState* s, JsonWriter* w) {
+  w->Key("lut");
+  w->BeginArray(true);
+  const uint8_t* lut = ColormapLut(s->style.colormap);
+  for (int i = 0; i < kColormapLutSize; ++i)
+    for (int c = 0; c < 3; ++c) w->Number(lut[i * 4 + c]);
+  w->EndArray();
+}
+
+}  // namespace
+
+void DescribeState(AppState* s, std::string* out) {
+  JsonWriter w;
+  w.BeginObject();
+  WriteShared(s, &w);
+  w.Key("heatmaps");
+  w.BeginArray();
+  s->ActiveView().DescribeHeatmaps(s, &w);
+  w.EndArray();
+  for (int i = 0; i < ViewCount(); ++i) {
+    w.Key(ViewInfoAt(i).name);
+    w.BeginObject();
+    s->views[(size_t)i]->Describe(s, &w);
+    w.EndObject();
+  }
+  WriteLut(s, &w);
+  w.EndObject();
+  *out = w.str();
+}
+
+}  // namespace attnviz

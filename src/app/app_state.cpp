@@ -1,0 +1,65 @@
+// AppState's helpers and the two switches every view uses: the example and the view shown.
+#include "app/app_state.h"
+
+#include <algorithm>
+
+#include "imgui.h"
+
+namespace attnviz {
+
+void FrameStats::Record(float ms) {
+  cpu_ms = ms;
+  ring[count++ % 120] = ms;
+  const int n = std::min(count, 120);
+  float sum = 0;
+  for (int i = 0; i < n; ++i) sum += ring[i];
+  cpu_ms_avg = sum / (float)n;
+}
+
+const AttentionMap& AppState::CurrentMap() {
+  Example& ex = Current();
+  return ex.maps[(size_t)std::clamp(current_map, 0, (int)ex.maps.size() - 1)];
+}
+
+void AppState::Notify(const std::string& text, bool error) {
+  message = text;
+  message_is_error = error;
+  message_time = ImGui::GetCurrentContext() ? ImGui::GetTime() : 0.0;
+}
+
+void AppState::ReleaseTextures(HeatmapViewState* v) {
+  if (!env.renderer) return;  // headless: nothing was uploaded
+  renderer.Release(&v->tex);
+  renderer.Release(&v->tex_next);
+}
+
+Status SelectExample(AppState* s, int index) {
+  if (index < 0 || index >= (int)s->examples.size()) return Status::Error("example index out of range");
+  const Status st = EnsureExampleBuilt(&s->examples[(size_t)index]);
+  if (!st) return st;
+  if (s->examples[(size_t)index].maps.empty()) return Status::Error(s->examples[(size_t)index].title + " has no maps");
+  // Free the GPU copies of the previous example before the views forget their widget states.
+  for (auto& v : s->views) v->ReleaseTextures(s);
+  s->current = index;
+  s->current_map = 0;
+  s->timeline.Reset(TimelineMode::Decoding, (int)s->CurrentMap().weights.rows());
+  for (auto& v : s->views) v->OnExampleChanged(s);
+  return Status::Ok();
+}
+
+Status SelectExampleById(AppState* s, const std::string& id) {
+  for (int i = 0; i < (int)s->examples.size(); ++i)
+    if (s->examples[(size_t)i].id == id) return SelectExample(s, i);
+  std::string ids;
+  for (const Example& ex : s->examples) ids += (ids.empty() ? "" : ", ") + ex.id;
+  return Status::Error("unknown example '" + id + "' (" + ids + ")");
+}
+
+Status SelectView(AppState* s, const std::string& name) {
+  const int i = FindView(name);
+  if (i < 0) return Status::Error("unknown view '" + name + "' (" + ViewNames() + ")");
+  s->view = i;
+  return Status::Ok();
+}
+
+}  // namespace attnviz

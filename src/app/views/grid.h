@@ -1,0 +1,46 @@
+// attnviz view "grid": every layer x head of the current example as a thumbnail (layers as
+// rows, heads as columns), captioned with per-head statistics; a combo reorders the grid by a
+// statistic, and a click opens the map in the heatmap view.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "app/heatmap_widget.h"
+#include "app/view_module.h"
+#include "core/head_stats.h"
+
+namespace attnviz {
+
+enum class GridSort { Layer, Entropy, MaxWeight, FirstToken, Diagonality, Count };
+const char* GridSortName(GridSort k);                       // "layer", "entropy", "max_weight", ...
+bool ParseGridSort(const std::string& name, GridSort* out);  // inverse of GridSortName
+
+struct GridViewState {
+  GridSort sort = GridSort::Layer;      // ordering of the thumbnails
+  std::vector<int> order;               // [n_maps] map index at each grid position
+  std::vector<HeadStats> stats;         // [n_maps] per map (core/head_stats.h)
+  std::vector<uint8_t> stats_ok;        // [n_maps] 0 where ComputeHeadStats failed (non-finite weights)
+  std::vector<uint64_t> stats_version;  // [n_maps] map version the stats belong to
+  std::vector<HeatmapViewState> thumbs; // [n_maps] thumbnail widgets (textures)
+  int clicked = -1;                     // map opened by the last click, -1 none
+  int drawn = 0;                        // thumbnails drawn last frame
+};
+
+class GridView : public ViewModule {
+ public:
+  void Draw(AppState* s) override;
+  void Describe(AppState* s, JsonWriter* w) override;
+  void DescribeHeatmaps(AppState* s, JsonWriter* w) override;
+  bool RunCommand(AppState* s, const CommandArgs& c, Status* result) override;  // grid-sort KEY
+  void OnExampleChanged(AppState* s) override;
+  void ReleaseTextures(AppState* s) override;
+
+  GridViewState state;  // sort, order, statistics, thumbnails
+
+ private:
+  void DrawSingle(AppState* s);  // an example with one map: a big thumbnail and its statistics
+  void DrawThumbnails(AppState* s, int heads, int grid_rows);
+};
+
+}  // namespace attnviz

@@ -1,0 +1,27 @@
+// attnviz view "heatmap": one map with labelled axes, as in the translation figures, and two
+// animations:
+//   decoding  rows appear as the decoder emits each target word, the current row outlined
+//   frames    an example with several maps (heads, layers, snapshots) plays them in turn, each
+//             blended smoothly into the next
+#pragma once
+#include "app/heatmap_widget.h"
+#include "app/view_module.h"
+
+namespace attnviz {
+
+class HeatmapView : public ViewModule {
+ public:
+  void Draw(AppState* s) override;
+  void Describe(AppState* s, JsonWriter* w) override;
+  void DescribeHeatmaps(AppState* s, JsonWriter* w) override;
+  void OnExampleChanged(AppState*) override { widget = HeatmapViewState{}; }
+  void ReleaseTextures(AppState* s) override;
+
+  HeatmapViewState widget;  // zoom, pan, textures, hover of the big heatmap
+
+ private:
+  void DrawFrames(AppState* s);    // the example's maps as an animation
+  void DrawDecoding(AppState* s);  // one map, rows appearing step by step
+};
+
+}  // namespace attnviz

@@ -1,0 +1,378 @@
+#include "app/views/lines.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "app/app_state.h"
+#include "imgui.h"
+#include "io/json.h"
+
+namespace attnviz {
+namespace {
+
+// Every line costs 4 vertices (texture-antialiased, integer width); ImGui's 16-bit indices allow
+// 65536 per draw list, which the canvas child shares with its labels.
+constexpr int kLineBudget = 12000;
+constexpr int kVertexGuard = 50000;
+
+struct Column {
+  float x = 0;        // where lines end (the token's dot)
+  float y0 = 0;       // centre of token 0
+  float spacing = 0;  // between token centres
+  int n = 0;          // tokens
+  int stride = 1;     // label every stride-th token when crowded
+  float Y(int i) const { return y0 + spacing * i; }
+  int Hit(float y) const {
+    if (n == 0 || spacing <= 0) return -1;
+    const int i = (int)std::floor((y - y0) / spacing + 0.5f);
+    return (i >= 0 && i < n) ? i : -1;
+  }
+};
+
+Column Layout(int n, float x, float top, float height, float line_h) {
+  Column c;
+  c.n = n;
+  c.x = x;
+  if (n <= 0) return c;
+  c.spacing = std::min(height / n, line_h * 3.5f);
+  c.y0 = top + (height - c.spacing * n) * 0.5f + c.spacing * 0.5f;
+  c.stride = std::max(1, (int)std::ceil((line_h + 1.0f) / std::max(c.spacing, 1e-3f)));
+  return c;
+}
+
+const char* Token(const std::vector<std::string>& tokens, int i, char* buf, size_t n) {
+  if (i >= 0 && i < (int)tokens.size()) return tokens[i].c_str();
+  std::snprintf(buf, n, "#%d", i);
+  return buf;
+}
+
+void EnsureLabelWidths(const AttentionMap& map, LinesViewState* ls) {
+  if (ls->labels_owner == &map && ls->labels_version == map.version) return;
+  ls->source_label_w = ls->target_label_w = 0;
+  for (const auto& t : map.source_tokens) ls->source_label_w = std::max(ls->source_label_w, ImGui::CalcTextSize(t.c_str()).x);
+  for (const auto& t : map.target_tokens) ls->target_label_w = std::max(ls->target_label_w, ImGui::CalcTextSize(t.c_str()).x);
+  ls->labels_owner = &map;
+  ls->labels_version = map.version;
+}
+
+// The smallest threshold >= min_threshold that keeps at most budget lines among the rows and
+// columns that would be drawn: one pass into log-spaced bins between min_threshold and 1.
+float ThresholdForBudget(const MatrixRM& w, int rows_shown, int only_row, int only_col, float min_threshold, int budget) {
+  constexpr int kBins = 64;
+  int bins[kBins + 1] = {};  // bins[kBins]: weights >= 1
+  const float lo = std::log(min_threshold), span = -lo;  // log(1) = 0
+  const int r0 = only_row >= 0 ? only_row : 0, r1 = only_row >= 0 ? only_row + 1 : rows_shown;
+  const int c0 = only_col >= 0 ? only_col : 0, c1 = only_col >= 0 ? only_col + 1 : (int)w.cols();
+  int total = 0;
+  for (int r = r0; r < r1; ++r) {
+    for (int c = c0; c < c1; ++c) {
+      const float x = w(r, c);
+      if (!(x >= min_threshold)) continue;
+      ++total;
+      ++bins[std::clamp((int)((std::log(x) - lo) / span * kBins), 0, kBins)];
+    }
+  }
+  if (total <= budget) return min_threshold;
+  // Walk down from the strongest bin while the lines still fit.
+  int kept = 0, b = kBins;
+  while (b > 0 && kept + bins[b] <= budget) kept += bins[b--];
+  return std::exp(lo + span * (b + 1) / kBins);  // lower edge of the last bin that fits
+}
+
+// Row maxima of the map, recomputed only when the map changes.
+void EnsureRowMax(const AttentionMap& map, LinesViewState* ls) {
+  if (ls->row_max_owner == &map && ls->row_max_version == map.version) return;
+  ls->row_max.resize((size_t)map.weights.rows());
+  for (int r = 0; r < map.weights.rows(); ++r) ls->row_max[(size_t)r] = map.weights.row(r).maxCoeff();
+  ls->row_max_owner = &map;
+  ls->row_max_version = map.version;
+}
+
+// The lines to draw, rebuilt only when the map, the decoding step, the hovered token or the
+// threshold change (a 4096 x 4096 map is scanned once, not every frame).
+void EnsureLines(const AttentionMap& map, int rows_shown, int only_row, int only_col, LinesViewState* ls) {
+  if (ls->lines_owner == &map && ls->lines_version == map.version && ls->lines_rows_shown == rows_shown &&
+      ls->lines_row == only_row && ls->lines_col == only_col && ls->lines_threshold == ls->threshold)
+    return;
+  const MatrixRM& w = map.weights;
+  // The decoding animation only adds or removes whole rows: update incrementally while the
+  // threshold was not raised for the budget (lines are stored in row order).
+  const bool same_but_step = ls->lines_owner == &map && ls->lines_version == map.version && ls->lines_row == only_row &&
+                             ls->lines_col == only_col && ls->lines_threshold == ls->threshold && only_row < 0 &&
+                             ls->effective_threshold == ls->threshold;
+  if (same_but_step && rows_shown < ls->lines_rows_shown) {
+    while (!ls->lines.empty() && ls->lines.back().row >= rows_shown) ls->lines.pop_back();
+    ls->lines_rows_shown = rows_shown;
+    return;
+  }
+  if (same_but_step && rows_shown > ls->lines_rows_shown) {
+    const int c0 = only_col >= 0 ? only_col : 0, c1 = only_col >= 0 ? only_col + 1 : (int)w.cols();
+    int added = 0;
+    for (int r = ls->lines_rows_shown; r < rows_shown; ++r)
+      for (int c = c0; c < c1; ++c) added += w(r, c) >= ls->threshold ? 1 : 0;
+    if ((int)ls->lines.size() + added <= kLineBudget) {
+      for (int r = ls->lines_rows_shown; r < rows_shown; ++r)
+        for (int c = c0; c < c1; ++c)
+          if (w(r, c) >= ls->threshold) ls->lines.push_back({r, c});
+      ls->lines_rows_shown = rows_shown;
+      return;
+    }
+  }
+  const float threshold = ThresholdForBudget(w, rows_shown, only_row, only_col, ls->threshold, kLineBudget);
+  ls->effective_threshold = threshold;
+  if (ls->lines.capacity() < (size_t)kLineBudget) ls->lines.reserve((size_t)kLineBudget);  // once
+  ls->lines.clear();
+  const int r0 = only_row >= 0 ? only_row : 0, r1 = only_row >= 0 ? only_row + 1 : rows_shown;
+  const int c0 = only_col >= 0 ? only_col : 0, c1 = only_col >= 0 ? only_col + 1 : (int)w.cols();
+  for (int r = r0; r < r1; ++r)
+    for (int c = c0; c < c1 && (int)ls->lines.size() < kLineBudget; ++c)
+      if (w(r, c) >= threshold) ls->lines.push_back({r, c});
+  ls->lines_owner = &map;
+  ls->lines_version = map.version;
+  ls->lines_rows_shown = rows_shown;
+  ls->lines_row = only_row;
+  ls->lines_col = only_col;
+  ls->lines_threshold = ls->threshold;
+}
+
+
+// The controls above the canvas.
+void DrawToolbar(LinesViewState* ls, int rows, int cols) {
+  ImGui::Checkbox("colormap colours", &ls->use_colormap);
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Colour lines by the sidebar's colormap and scale, or a fixed accent");
+  ImGui::SameLine();
+  ImGui::Checkbox("per target", &ls->row_normalised);
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("Each target word's strongest line is fully opaque (long sequences spread their weight thin).\n"
+                      "Off: opacity follows the sidebar's colour scale.");
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 9);
+  ImGui::SliderFloat("hide below", &ls->threshold, 0.001f, 0.5f, "%.3f", ImGuiSliderFlags_Logarithmic);
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Lines for weights below this are not drawn");
+  ImGui::SameLine();
+  if (std::max(rows, cols) > 512)
+    ImGui::TextDisabled("%d tokens: the lines overlap; hover a token, or use the heatmap view", std::max(rows, cols));
+  else
+    ImGui::TextDisabled("hover a token to keep only its lines");
+}
+
+// One frame's layout of the canvas and what the mouse is over.
+struct LinesFrame {
+  ImVec2 origin, size;
+  Column src, tgt;
+  float dot = 1;          // half-size of a token's dot
+  int rows_shown = 0;     // emitted target rows
+  int current_row = -1;   // the row being emitted, -1 none
+  float threshold = 0;    // effective threshold of the lines drawn
+};
+
+LinesFrame LayoutCanvas(const LinesViewState& ls, int rows, int cols) {
+  LinesFrame F;
+  F.origin = ImGui::GetCursorScreenPos();
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  F.size = ImVec2(std::max(avail.x, 100.0f), std::max(avail.y, 60.0f));
+  const float line_h = ImGui::GetTextLineHeight(), pad = 8.0f;
+  const float src_w = std::min(ls.source_label_w, F.size.x * 0.3f), tgt_w = std::min(ls.target_label_w, F.size.x * 0.3f);
+  const float top = F.origin.y + line_h + pad * 2, height = F.size.y - line_h - pad * 3;
+  F.src = Layout(cols, F.origin.x + pad + src_w + pad, top, height, line_h);
+  F.tgt = Layout(rows, F.origin.x + F.size.x - pad - tgt_w - pad, top, height, line_h);
+  F.dot = std::clamp(std::min(F.src.spacing, F.tgt.spacing) * 0.3f, 1.0f, 3.0f);
+  return F;
+}
+
+// A token is picked over its label (or its dot), never from the middle of the lines.
+void PickToken(const LinesFrame& F, bool hovered, LinesViewState* ls) {
+  ls->hovered_source = ls->hovered_target = -1;
+  if (!hovered) return;
+  const ImVec2 mouse = ImGui::GetIO().MousePos;
+  if (mouse.x <= F.src.x + 9.0f) ls->hovered_source = F.src.Hit(mouse.y);
+  else if (mouse.x >= F.tgt.x - 9.0f) ls->hovered_target = F.tgt.Hit(mouse.y);
+  if (ls->hovered_target >= F.rows_shown) ls->hovered_target = -1;
+}
+
+// Opacity and width grow with the weight (relative to its row's maximum, or through the sidebar's
+// scale); colours start a quarter up the colormap so weak lines stay visible.
+void DrawLineSet(ImDrawList* dl, const AttentionMap& map, const HeatmapStyle& style, const LinesFrame& F,
+                 LinesViewState* ls) {
+  const uint8_t accent[3] = {255, 160, 60};
+  const bool need_row_max = ls->row_normalised || style.scale == ScaleMode::PerRow;
+  for (const LinesViewState::Line& line : ls->lines) {
+    if (dl->VtxBuffer.Size >= kVertexGuard) break;
+    const float wt = map.weights(line.row, line.col);
+    const float row_max = need_row_max ? ls->row_max[(size_t)line.row] : 1.0f;
+    const float t = ls->row_normalised ? (row_max > 0 ? wt / row_max : 0.0f) : HeatmapT(style, wt, row_max);
+    uint8_t rgb[3] = {accent[0], accent[1], accent[2]};
+    if (ls->use_colormap) ColormapSample(style.colormap, 0.25f + 0.75f * t, rgb);
+    const float alpha = std::clamp(0.08f + 0.92f * t, 0.0f, 1.0f);
+    const float width = std::round(1.0f + 3.0f * t);
+    dl->AddLine(ImVec2(F.src.x, F.src.Y(line.col)), ImVec2(F.tgt.x, F.tgt.Y(line.row)),
+                IM_COL32(rgb[0], rgb[1], rgb[2], (int)(alpha * 255)), width);
+    ++ls->drawn;
+  }
+}
+
+constexpr ImU32 kHighlight = IM_COL32(255, 196, 0, 255);
+
+// Source dots and labels down the left, thinned when crowded; the hovered token and its partners stand out.
+void DrawSourceTokens(ImDrawList* dl, const AttentionMap& map, const LinesFrame& F, const LinesViewState& ls) {
+  const ImU32 text_col = ImGui::GetColorU32(ImGuiCol_Text), dim_col = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+  const float line_h = ImGui::GetTextLineHeight(), pad = 8.0f;
+  const int cols = F.src.n, only_row = ls.hovered_target;
+  const bool dots = F.src.spacing >= 2.5f;  // crowded columns get a bar instead of one dot per token
+  if (!dots) dl->AddRectFilled(ImVec2(F.src.x - 1, F.src.Y(0)), ImVec2(F.src.x + 1, F.src.Y(cols - 1)), dim_col);
+  char buf[32];
+  float last_y = -1e9f;  // labels never overlap: one is skipped when too close to the last
+  for (int c = 0; c < cols; ++c) {
+    const bool is_hl = c == ls.hovered_source;
+    const bool partner = only_row >= 0 && map.weights(only_row, c) >= F.threshold;
+    const ImU32 col = only_row >= 0 && !partner ? dim_col : (is_hl || partner ? kHighlight : text_col);
+    const float y = F.src.Y(c);
+    if (dots || is_hl || partner) dl->AddRectFilled(ImVec2(F.src.x - F.dot, y - F.dot), ImVec2(F.src.x + F.dot, y + F.dot), col);
+    if (c % F.src.stride != 0 && !is_hl && !partner) continue;
+    if (y - last_y < line_h && !is_hl) continue;
+    last_y = y;
+    const char* t = Token(map.source_tokens, c, buf, sizeof(buf));
+    const ImVec2 ts = ImGui::CalcTextSize(t);
+    dl->AddText(ImVec2(F.src.x - pad - ts.x, y - ts.y * 0.5f), col, t);
+  }
+}
+
+// Target dots and labels down the right; rows not yet emitted are dimmed, the current one accented.
+void DrawTargetTokens(ImDrawList* dl, const AttentionMap& map, const LinesFrame& F, const LinesViewState& ls) {
+  const ImU32 text_col = ImGui::GetColorU32(ImGuiCol_Text), dim_col = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+  const ImU32 cur = IM_COL32(80, 200, 255, 255);
+  const float line_h = ImGui::GetTextLineHeight(), pad = 8.0f;
+  const int rows = F.tgt.n, only_col = ls.hovered_source;
+  const bool dots = F.tgt.spacing >= 2.5f;
+  if (!dots) dl->AddRectFilled(ImVec2(F.tgt.x - 1, F.tgt.Y(0)), ImVec2(F.tgt.x + 1, F.tgt.Y(rows - 1)), dim_col);
+  char buf[32];
+  float last_y = -1e9f;
+  for (int r = 0; r < rows; ++r) {
+    const bool emitted = r < F.rows_shown;
+    const bool is_hl = r == ls.hovered_target;
+    const bool partner = only_col >= 0 && emitted && map.weights(r, only_col) >= F.threshold;
+    ImU32 col = !emitted ? dim_col : (is_hl || partner ? kHighlight : (r == F.current_row ? cur : text_col));
+    if (only_col >= 0 && !partner) col = dim_col;
+    const float y = F.tgt.Y(r);
+    if (dots || is_hl || partner || r == F.current_row)
+      dl->AddRectFilled(ImVec2(F.tgt.x - F.dot, y - F.dot), ImVec2(F.tgt.x + F.dot, y + F.dot), col);
+    if (r % F.tgt.stride != 0 && !is_hl && !partner && r != F.current_row) continue;
+    if (y - last_y < line_h && !is_hl) continue;
+    last_y = y;
+    dl->AddText(ImVec2(F.tgt.x + pad, y - line_h * 0.5f), col, Token(map.target_tokens, r, buf, sizeof(buf)));
+  }
+}
+
+// The hovered token's strongest partner.
+void TokenTooltip(const AttentionMap& map, const LinesFrame& F, const LinesViewState& ls) {
+  if (ls.hovered_source < 0 && ls.hovered_target < 0) return;
+  const MatrixRM& w = map.weights;
+  char b1[32], b2[32];
+  int best = -1;
+  float best_w = -1;
+  ImGui::BeginTooltip();
+  if (ls.hovered_source >= 0) {
+    for (int r = 0; r < F.rows_shown; ++r)
+      if (w(r, ls.hovered_source) > best_w) best_w = w(r, ls.hovered_source), best = r;
+    ImGui::Text("source  %s", Token(map.source_tokens, ls.hovered_source, b1, sizeof(b1)));
+    if (best >= 0) ImGui::Text("strongest: %s  (%.4f)", Token(map.target_tokens, best, b2, sizeof(b2)), best_w);
+  } else {
+    for (int c = 0; c < (int)w.cols(); ++c)
+      if (w(ls.hovered_target, c) > best_w) best_w = w(ls.hovered_target, c), best = c;
+    ImGui::Text("target  %s", Token(map.target_tokens, ls.hovered_target, b1, sizeof(b1)));
+    if (best >= 0) ImGui::Text("strongest: %s  (%.4f)", Token(map.source_tokens, best, b2, sizeof(b2)), best_w);
+  }
+  ImGui::Text("%d lines >= %.3f", ls.drawn, F.threshold);
+  ImGui::EndTooltip();
+}
+
+// Captions "source" / "target", and a note when the threshold was raised to fit the line budget.
+void DrawCaptions(ImDrawList* dl, const LinesFrame& F, const LinesViewState& ls) {
+  const ImU32 dim_col = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+  const float pad = 8.0f;
+  dl->AddText(ImVec2(F.origin.x + pad, F.origin.y + pad), dim_col, "source");
+  dl->AddText(ImVec2(F.origin.x + F.size.x - pad - ImGui::CalcTextSize("target").x, F.origin.y + pad), dim_col, "target");
+  if (F.threshold <= ls.threshold) return;
+  char note[96];
+  std::snprintf(note, sizeof(note), "%d lines: showing weights >= %.3f", ls.drawn, F.threshold);
+  dl->AddText(ImVec2(F.origin.x + F.size.x * 0.5f - ImGui::CalcTextSize(note).x * 0.5f, F.origin.y + pad), dim_col, note);
+}
+
+}  // namespace
+
+void LinesView::Draw(AppState* s) {
+  LinesViewState& ls = state;
+  const AttentionMap& map = s->CurrentMap();
+  const int rows = (int)map.weights.rows(), cols = (int)map.weights.cols();
+  Timeline& tl = s->timeline;
+  if (tl.mode != TimelineMode::Decoding || tl.count != rows) tl.Reset(TimelineMode::Decoding, rows);
+  DrawTimelineControls(&tl, "decoded");
+  ls.rows_shown = std::clamp(tl.Step(), 0, rows);
+  DrawToolbar(&ls, rows, cols);
+  ls.drawn = 0;
+  ls.hovered_source = ls.hovered_target = -1;
+  ls.rect_valid = false;
+  if (rows == 0 || cols == 0) {
+    ImGui::TextDisabled("(empty matrix)");
+    return;
+  }
+  EnsureLabelWidths(map, &ls);
+  // The canvas is a child window: its own draw list, so its own 64k-vertex budget.
+  ImGui::BeginChild("lines_canvas", ImVec2(0, 0), false, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+  LinesFrame F = LayoutCanvas(ls, rows, cols);
+  F.rows_shown = ls.rows_shown;
+  F.current_row = (tl.Step() < tl.count || tl.playing) ? tl.Step() - 1 : -1;
+  ImGui::InvisibleButton("##lines", F.size);
+  PickToken(F, ImGui::IsItemHovered(), &ls);
+  ls.rect[0] = F.src.x;
+  ls.rect[1] = F.origin.y + ImGui::GetTextLineHeight() + 16.0f;  // top and bottom of the token columns
+  ls.rect[2] = F.tgt.x;
+  ls.rect[3] = F.origin.y + F.size.y - 8.0f;
+  ls.rect_valid = true;
+  // Too many lines for the vertex budget: the threshold is raised until they fit.
+  EnsureRowMax(map, &ls);
+  EnsureLines(map, ls.rows_shown, ls.hovered_target, ls.hovered_source, &ls);
+  F.threshold = ls.effective_threshold;
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  dl->PushClipRect(F.origin, ImVec2(F.origin.x + F.size.x, F.origin.y + F.size.y), true);
+  DrawLineSet(dl, map, s->style, F, &ls);
+  DrawSourceTokens(dl, map, F, ls);
+  DrawTargetTokens(dl, map, F, ls);
+  DrawCaptions(dl, F, ls);
+  dl->PopClipRect();
+  TokenTooltip(map, F, ls);
+  ImGui::EndChild();
+}
+
+void LinesView::Describe(AppState*, JsonWriter* w) {
+  const LinesViewState& l = state;
+  w->Key("drawn");
+  w->Number(l.drawn);
+  w->Key("hovered_source");
+  w->Number(l.hovered_source);
+  w->Key("hovered_target");
+  w->Number(l.hovered_target);
+  w->Key("rows_shown");
+  w->Number(l.rows_shown);
+  w->Key("threshold");
+  w->NumberF(l.effective_threshold);
+  w->Key("colormap_colours");
+  w->Bool(l.use_colormap);
+  w->Key("valid");
+  w->Bool(l.rect_valid);
+  w->Key("rect");
+  w->BeginArray(true);
+  for (float x : l.rect) w->NumberF(x);
+  w->EndArray();
+}
+
+bool LinesView::RunCommand(AppState*, const CommandArgs& c, Status* result) {
+  if (c.verb != "lines-threshold") return false;
+  float t;
+  if (!c.Float(0, &t) || !(t > 0 && t <= 1)) *result = Status::Error("lines-threshold needs a number in (0, 1]");
+  else state.threshold = t, *result = Status::Ok();
+  return true;
+}
+
+}  // namespace attnviz

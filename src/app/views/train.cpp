@@ -1,0 +1,277 @@
+#include "app/views/train.h"
+
+#include <algorithm>
+#include <cfloat>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+
+#include "app/app_state.h"
+#include "imgui.h"
+#include "io/json.h"
+
+namespace attnviz {
+namespace {
+
+using seq2seq::ModelKind;
+using seq2seq::Task;
+
+void HelpTip(const char* text) {
+  if (!ImGui::IsItemHovered()) return;
+  ImGui::BeginTooltip();
+  ImGui::PushTextWrapPos(ImGui::GetFontSize() * 28);
+  ImGui::TextUnformatted(text);
+  ImGui::PopTextWrapPos();
+  ImGui::EndTooltip();
+}
+
+void UpdateProbeFrames(TrainViewState* tp) {
+  const auto& probes = tp->trainer->probes();
+  if (probes.empty()) return;
+  const int n = (int)probes.size();
+  const float pos = std::clamp(tp->probe_position, 0.0f, (float)(n - 1));
+  const int a = (int)std::floor(pos), b = std::min(n - 1, a + 1);
+  auto fill = [&](AttentionMap* m, const seq2seq::ProbeSnapshot& p) {
+    if (m->version != 0 && m->name == "epoch " + std::to_string(p.epoch)) return;
+    m->source_tokens = p.source_tokens;
+    m->target_tokens = p.reference_tokens;
+    m->target_tokens.push_back("</s>");
+    m->weights = p.attention;
+    m->name = "epoch " + std::to_string(p.epoch);
+    m->version++;
+  };
+  fill(&tp->probe_a, probes[(size_t)a]);
+  fill(&tp->probe_b, probes[(size_t)b]);
+  tp->widget.next = (b != a) ? &tp->probe_b : nullptr;
+  tp->widget.frame_mix = pos - (float)a;
+  tp->probe_epoch = a;
+}
+
+double MeanLoss(const std::vector<float>& losses, size_t from, size_t to) {
+  double sum = 0;
+  for (size_t i = from; i < to; ++i) sum += losses[i];
+  return to > from ? sum / (double)(to - from) : 0.0;
+}
+
+}  // namespace
+
+const char* TrainView::SidebarAbout() const {
+  return "Train a fresh model in this page. Its attention starts as a uniform grey blur and sharpens into word "
+         "alignments; the probe sentence shows it epoch by epoch.";
+}
+
+void TrainView::ReleaseTextures(AppState* s) { s->ReleaseTextures(&state.widget); }
+
+Status TrainView::Start(AppState* s) {
+  TrainViewState& tp = state;
+  tp.error.clear();
+  auto trainer = std::make_unique<seq2seq::Trainer>();
+  seq2seq::TrainerConfig cfg = seq2seq::DefaultTrainerConfig((ModelKind)tp.kind, (Task)tp.task, (uint64_t)tp.seed);
+  // Small units of work so one frame's slice stays near its budget (~10 ms in WASM): gradients
+  // accumulate over micro-batches of 4 into the same 32-sentence Adam step as the CLI.
+  cfg.micro_batch = 4;
+  cfg.eval_chunk = 8;
+  const Status st = trainer->Init(cfg);
+  if (!st) {
+    tp.error = st.message;
+    return st;
+  }
+  tp.trainer = std::move(trainer);
+  tp.running = true;
+  tp.follow_latest = true;
+  tp.probe_position = 0;
+  tp.probe_a = AttentionMap{};
+  tp.probe_b = AttentionMap{};
+  s->ReleaseTextures(&tp.widget);
+  tp.widget = HeatmapViewState{};
+  return Status::Ok();
+}
+
+void TrainView::Advance(AppState* s, float dt) {
+  TrainViewState& tp = state;
+  if (tp.probe_playing && tp.trainer && !tp.trainer->probes().empty()) {
+    const float last = (float)tp.trainer->probes().size() - 1;
+    tp.probe_position += dt * 2.0f;
+    if (tp.probe_position >= last) tp.probe_position = last, tp.probe_playing = false;
+  }
+  if (!tp.trainer || !tp.running) return;
+  const int epochs_before = tp.trainer->epoch();
+  const auto t0 = std::chrono::steady_clock::now();
+  tp.trainer->Step(tp.budget_ms);
+  s->frame.train_ms = std::chrono::duration<float, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  if (tp.trainer->epoch() == epochs_before) return;
+  // A new epoch: the Translate view can use the model as it is now.
+  s->models.PublishTrained(tp.trainer->model(), std::string("trained here: ") + seq2seq::ModelKindName((ModelKind)tp.kind) +
+                                                    ", epoch " + std::to_string(tp.trainer->epoch()));
+}
+
+void TrainView::DrawControls(AppState* s) {
+  TrainViewState& tp = state;
+  const float font = ImGui::GetFontSize();
+  const char* kinds[] = {"Bahdanau (BiGRU + additive)", "Luong (GRU + general)", "Transformer (2+2 layers)"};
+  const char* tasks[] = {"English \xe2\x86\x92 French", "dates \xe2\x86\x92 ISO"};
+  ImGui::SetNextItemWidth(font * 14);
+  ImGui::Combo("model", &tp.kind, kinds, IM_ARRAYSIZE(kinds));
+  HelpTip("The architecture to train: its attention is what the probe below shows.");
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(font * 9);
+  ImGui::Combo("task", &tp.task, tasks, IM_ARRAYSIZE(tasks));
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(font * 5);
+  ImGui::InputInt("seed", &tp.seed, 0);
+  HelpTip("The corpus, the initial weights and the batch order all derive from the seed: the same seed gives the same run.");
+  ImGui::SameLine();
+  if (ImGui::Button(tp.trainer ? "Restart" : "Train")) (void)Start(s);  // a failure is shown below
+  HelpTip("Builds a fresh model with random weights and trains it here, in this tab, a few milliseconds per frame.");
+  if (tp.trainer) {
+    ImGui::SameLine();
+    if (ImGui::Button(tp.running ? "Pause" : "Resume")) tp.running = !tp.running;
+  }
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(font * 7);
+  ImGui::SliderFloat("##budget", &tp.budget_ms, 2.0f, 30.0f, "%.0f ms/frame");
+  HelpTip("Training time per frame: more is faster training, less keeps the page smoother.");
+  if (!tp.error.empty()) ImGui::TextColored(ImVec4(1.0f, 0.45f, 0.4f, 1), "%s", tp.error.c_str());
+}
+
+// Progress, then the loss per batch, AER and exact match per epoch.
+void TrainView::DrawCurves() {
+  TrainViewState& tp = state;
+  seq2seq::Trainer& tr = *tp.trainer;
+  const float font = ImGui::GetFontSize();
+  char text[96];
+  std::snprintf(text, sizeof(text), "epoch %d  %s %.0f%%  |  %.1f s  |  %lld batches", tr.epoch() + 1,
+                tr.evaluating() ? "evaluating" : "training", tr.progress() * 100, tr.seconds(), (long long)tr.batches());
+  ImGui::ProgressBar((float)tr.progress(), ImVec2(-1, 0), text);
+  const auto& hist = tr.history();
+  tp.plot_loss.assign(tr.batch_losses().begin(), tr.batch_losses().end());
+  tp.plot_aer.clear();
+  tp.plot_em.clear();
+  for (const auto& e : hist) {
+    tp.plot_aer.push_back((float)e.aer);
+    tp.plot_em.push_back((float)e.exact_match);
+  }
+  const ImVec2 size((ImGui::GetContentRegionAvail().x - 16) / 3, font * 5);
+  std::snprintf(text, sizeof(text), "loss %.3f", tr.last_loss());
+  ImGui::PlotLines("##loss", tp.plot_loss.data(), (int)tp.plot_loss.size(), 0, text, 0.0f, FLT_MAX, size);
+  HelpTip("Training loss (cross-entropy per target word) of every batch.");
+  ImGui::SameLine();
+  if (hist.empty()) std::snprintf(text, sizeof(text), "AER: after epoch 1");
+  else std::snprintf(text, sizeof(text), "AER %.1f%%", hist.back().aer * 100);
+  ImGui::PlotLines("##aer", tp.plot_aer.data(), (int)tp.plot_aer.size(), 0, text, 0.0f, 1.0f, size);
+  HelpTip("Alignment error rate of the attention (argmax) against the gold word alignments, held-out set, per epoch. Lower is better.");
+  ImGui::SameLine();
+  if (hist.empty()) std::snprintf(text, sizeof(text), "exact match: after epoch 1");
+  else std::snprintf(text, sizeof(text), "exact match %.1f%%", hist.back().exact_match * 100);
+  ImGui::PlotLines("##em", tp.plot_em.data(), (int)tp.plot_em.size(), 0, text, 0.0f, 1.0f, size);
+  HelpTip("Held-out sentences translated exactly right (greedy decoding), per epoch.");
+  tp.curves_drawn = 3;
+}
+
+// The probe sentence's alignment by epoch, with a scrubber and a replay from epoch 0.
+void TrainView::DrawProbe(AppState* s) {
+  TrainViewState& tp = state;
+  const int n = (int)tp.trainer->probes().size();
+  if (n == 0) return;
+  if (tp.follow_latest && !tp.probe_playing) tp.probe_position = (float)(n - 1);
+  if (ImGui::Button(tp.probe_playing ? "Pause##probe" : "Replay##probe")) {
+    if (!tp.probe_playing) tp.probe_position = 0;
+    tp.probe_playing = !tp.probe_playing;
+    tp.follow_latest = false;
+  }
+  HelpTip("Replays the probe sentence's attention from epoch 0 (before training) to now, blending between epochs.");
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x - ImGui::GetFontSize() * 8);
+  char fmt[48];
+  std::snprintf(fmt, sizeof(fmt), "probe at epoch %d", (int)std::floor(tp.probe_position + 1e-4f));
+  if (ImGui::SliderFloat("##probe", &tp.probe_position, 0.0f, std::max(1e-3f, (float)(n - 1)), fmt)) {
+    tp.follow_latest = tp.probe_position >= n - 1 - 1e-3f;
+    tp.probe_playing = false;
+  }
+  ImGui::SameLine();
+  ImGui::Checkbox("latest", &tp.follow_latest);
+  UpdateProbeFrames(&tp);
+  const auto& probe = tp.trainer->probes()[(size_t)tp.probe_epoch];
+  std::string decoded;
+  for (const auto& w : probe.decoded_tokens) decoded += w + " ";
+  ImGui::Text("probe: %s", decoded.empty() ? "(nothing yet)" : decoded.c_str());
+  ImGui::SameLine();
+  ImGui::TextDisabled("(probe AER %.0f%%)", probe.aer * 100);
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  HeatmapWidget("probe", tp.probe_a, s->style, &tp.widget, s->env, ImVec2(avail.x, std::max(50.0f, avail.y)));
+}
+
+void TrainView::Draw(AppState* s) {
+  state.curves_drawn = 0;
+  state.widget.geom.valid = false;
+  DrawControls(s);
+  if (!state.trainer) {
+    ImGui::TextWrapped("Press Train to watch a fresh model learn to align: its attention starts as a grey blur and "
+                       "sharpens into the alignment of the translation figures within a minute or two.");
+    return;
+  }
+  DrawCurves();
+  DrawProbe(s);
+}
+
+void TrainView::Describe(AppState*, JsonWriter* w) {
+  const TrainViewState& tp = state;
+  w->Key("running");
+  w->Bool(tp.running);
+  w->Key("error");
+  w->String(tp.error);
+  w->Key("curves_drawn");
+  w->Number(tp.curves_drawn);
+  if (!tp.trainer) return;
+  const seq2seq::Trainer& tr = *tp.trainer;
+  const auto& h = tr.history();
+  const auto& bl = tr.batch_losses();
+  const size_t k = std::min<size_t>(10, bl.size());
+  w->Key("epoch");
+  w->Number(tr.epoch());
+  w->Key("batches");
+  w->Number((double)tr.batches());
+  w->Key("loss");  // null when the loss diverged (NaN): see io/json.h
+  w->NumberF(tr.last_loss());
+  w->Key("loss_first");
+  w->Number(MeanLoss(bl, 0, k));
+  w->Key("loss_recent");
+  w->Number(MeanLoss(bl, bl.size() - k, bl.size()));
+  w->Key("aer");
+  w->Number(h.empty() ? 1.0 : h.back().aer);
+  w->Key("exact_match");
+  w->Number(h.empty() ? 0.0 : h.back().exact_match);
+  w->Key("probes");
+  w->Number((double)tr.probes().size());
+  w->Key("probe_epoch");
+  w->Number(tp.probe_epoch);
+  w->Key("seconds");
+  w->Number(tr.seconds());
+}
+
+void TrainView::DescribeHeatmaps(AppState*, JsonWriter* w) { DescribeHeatmap(w, "probe", state.widget.geom, &state.probe_a); }
+
+bool TrainView::RunCommand(AppState* s, const CommandArgs& c, Status* result) {
+  if (c.verb != "train") return false;
+  TrainViewState& tp = state;
+  const std::string& arg = c.rest;
+  *result = Status::Ok();
+  if (arg == "start" || arg.empty()) {
+    *result = Start(s);
+  } else if (arg == "pause") {
+    tp.running = false;
+  } else if (arg == "resume") {
+    if (tp.trainer) tp.running = true;
+    else *result = Status::Error("nothing to resume: start training first");
+  } else {
+    for (int k = 0; k < 3; ++k)
+      if (arg == seq2seq::ModelKindName((ModelKind)k)) {
+        tp.kind = k;
+        return true;
+      }
+    *result = Status::Error("train: start, pause, resume, bahdanau, luong or transformer");
+  }
+  return true;
+}
+
+}  // namespace attnviz

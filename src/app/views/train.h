@@ -1,0 +1,54 @@
+// attnviz view "train": a fresh seq2seq model trained live in time slices (a few ms per frame),
+// its loss / AER / exact-match curves, and the probe sentence's alignment per epoch, scrubbable
+// from the uniform grey blur of epoch 0 to sharp word alignments.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "app/examples.h"
+#include "app/heatmap_widget.h"
+#include "app/view_module.h"
+#include "core/seq2seq/trainer.h"
+
+namespace attnviz {
+
+struct TrainViewState {
+  int kind = 0;                      // seq2seq::ModelKind
+  int task = 0;                      // seq2seq::Task
+  int seed = 1;                      // corpus, weights and shuffling seed
+  float budget_ms = 12.0f;           // training time per frame (keeps the UI >= 50 fps)
+  bool running = false;              // training advances every frame
+  std::unique_ptr<seq2seq::Trainer> trainer;  // the model being trained (null before Start)
+  std::string error;                 // why Init failed
+  int probe_epoch = 0;               // probe snapshot shown (scrubber)
+  bool follow_latest = true;         // the scrubber follows the newest epoch
+  float probe_position = 0;          // fractional epoch position while playing the probe frames
+  bool probe_playing = false;        // animating through the snapshots
+  AttentionMap probe_a, probe_b;     // snapshots at floor/ceil of the probe position
+  HeatmapViewState widget;           // heatmap widget state
+  std::vector<float> plot_loss, plot_aer, plot_em;  // reused plot buffers
+  int curves_drawn = 0;              // plots drawn last frame
+};
+
+class TrainView : public ViewModule {
+ public:
+  void Draw(AppState* s) override;
+  void Describe(AppState* s, JsonWriter* w) override;
+  void DescribeHeatmaps(AppState* s, JsonWriter* w) override;
+  // train start|pause|resume|bahdanau|luong|transformer
+  bool RunCommand(AppState* s, const CommandArgs& c, Status* result) override;
+  void Advance(AppState* s, float dt) override;  // one training slice, and the probe replay
+  void ReleaseTextures(AppState* s) override;
+  const char* SidebarAbout() const override;
+
+  TrainViewState state;  // the trainer, the curves, the probe scrubber
+
+ private:
+  Status Start(AppState* s);  // a fresh model with random weights
+  void DrawControls(AppState* s);
+  void DrawCurves();
+  void DrawProbe(AppState* s);
+};
+
+}  // namespace attnviz

@@ -1,0 +1,50 @@
+// attnviz view "translate": a sentence in, words out one by one while the alignment matrix
+// fills in row by row, as in the figures of Bahdanau et al. (2015). The models come from
+// AppState::models (pretrained, or trained in the Train view).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "app/examples.h"
+#include "app/heatmap_widget.h"
+#include "app/timeline.h"
+#include "app/view_module.h"
+#include "core/seq2seq/translate.h"
+
+namespace attnviz {
+
+struct TranslateViewState {
+  char input[256] = "the european economic area";  // the sentence being translated
+  seq2seq::Translation result;       // the last translation
+  bool has_result = false;           // result is valid
+  std::string error;                 // why the last translation failed
+  std::vector<std::vector<seq2seq::Suggestion>> suggestions;  // per unknown source position
+  int layer_head = -1;               // -1: mean over layers and heads; else layer * heads + head
+  AttentionMap map;                  // what the heatmap shows (rows = emitted words)
+  HeatmapViewState widget;           // heatmap widget state
+  Timeline timeline;                 // the decoding animation
+  bool auto_translate = true;        // translate once at start so the page opens on a figure
+  std::string shown_words;           // the translation as drawn last frame (emitted words only)
+};
+
+class TranslateView : public ViewModule {
+ public:
+  void Draw(AppState* s) override;
+  void Describe(AppState* s, JsonWriter* w) override;
+  void DescribeHeatmaps(AppState* s, JsonWriter* w) override;
+  // translate SENTENCE | model INDEX
+  bool RunCommand(AppState* s, const CommandArgs& c, Status* result) override;
+  void Advance(AppState*, float dt) override { state.timeline.Advance(dt); }
+  void ReleaseTextures(AppState* s) override;
+  const char* SidebarAbout() const override;
+
+  TranslateViewState state;  // input, result, animation
+
+ private:
+  Status Translate(AppState* s);  // translates state.input with the chosen model
+  void DrawInputBar(AppState* s);
+  bool DrawUnknownWords(AppState* s);  // true when a suggestion was taken (translated again)
+  void DrawOutputLine();
+};
+
+}  // namespace attnviz
