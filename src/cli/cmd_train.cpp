@@ -1,23 +1,51 @@
 // attnviz-cli train: trains a seq2seq model on a generated corpus, one JSON line per epoch.
 //
 //   attnviz-cli train --model bahdanau --task en-fr --seconds 30 --seed 1 --out models/bahdanau-en-fr.bin
-#include <chrono>
 #include <cstdio>
 #include <string>
 
 #include "cli/cli_args.h"
 #include "cli/commands.h"
 #include "core/seq2seq/trainer.h"
+#include "io/file_util.h"
+#include "io/json.h"
 
 namespace {
 
 using namespace attnviz::seq2seq;
 
-bool WriteFile(const std::string& path, const std::vector<uint8_t>& bytes) {
-  FILE* f = std::fopen(path.c_str(), "wb");
-  if (!f) return false;
-  const bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
-  return std::fclose(f) == 0 && ok;
+// One JSON line per epoch: epoch, loss, heldout_loss, exact_match, token_accuracy, aer,
+// aer_threshold, probe_aer, seconds, batches (docs/MODELS.md). NaN (a diverged loss) is null.
+std::string EpochJson(const EpochStats& s, double probe_aer) {
+  attnviz::JsonWriter w;
+  auto fixed = [&w](const char* key, double v, int decimals) {
+    w.Key(key);
+    w.NumberFixed(v, decimals);
+  };
+  w.BeginObject();
+  w.Key("epoch");
+  w.Number(s.epoch);
+  fixed("loss", s.loss, 5);
+  fixed("heldout_loss", s.heldout_loss, 5);
+  fixed("exact_match", s.exact_match, 4);
+  fixed("token_accuracy", s.token_accuracy, 4);
+  fixed("aer", s.aer, 4);
+  fixed("aer_threshold", s.aer_threshold, 4);
+  fixed("probe_aer", probe_aer, 4);
+  fixed("seconds", s.seconds, 2);
+  w.Key("batches");
+  w.Number(static_cast<double>(s.batches));
+  w.EndObject();
+  return w.str();
+}
+
+// Saves the model (float16 weights with --half) to path.
+attnviz::Status SaveModelFile(const Model& model, bool half, const std::string& path, size_t* bytes_written) {
+  std::vector<uint8_t> bytes;
+  attnviz::Status st = SaveModel(model, &bytes, half);
+  if (!st) return attnviz::Status::Error("cannot write " + path + ": " + st.message);
+  *bytes_written = bytes.size();
+  return attnviz::WriteFileBytes(path, bytes.data(), bytes.size());
 }
 
 int RunTrain(int argc, char** argv) {
@@ -28,7 +56,8 @@ int RunTrain(int argc, char** argv) {
   attnviz::ArgParser args("train", "train a translation model (bahdanau | luong | transformer) on a generated corpus");
   args.String("--model", &model_name, "KIND", "bahdanau, luong or transformer (default bahdanau)");
   args.String("--task", &task_name, "TASK", "en-fr or dates (default en-fr)");
-  args.Float("--seconds", &seconds, "N", "training time budget; no epoch is started that would overrun it (default 30)");
+  args.Float("--seconds", &seconds, "N",
+             "training time budget; no epoch is started that would overrun it (default 30)");
   args.Int("--seed", &seed, "S", "seed of the corpus, the weights and the shuffling (default 1)");
   args.Int("--epochs", &max_epochs, "N", "stop after N epochs (default 1000)");
   args.Int("--batch", &batch, "N", "sentences per batch (default 32)");
@@ -65,23 +94,16 @@ int RunTrain(int argc, char** argv) {
     const double before = trainer.seconds();
     trainer.RunEpoch();
     last_epoch_seconds = trainer.seconds() - before;
-    const EpochStats& s = trainer.history().back();
-    std::printf(
-        "{\"epoch\":%d,\"loss\":%.5f,\"heldout_loss\":%.5f,\"exact_match\":%.4f,\"token_accuracy\":%.4f,\"aer\":%.4f,"
-        "\"aer_threshold\":%.4f,\"probe_aer\":%.4f,\"seconds\":%.2f,\"batches\":%lld}\n",
-        s.epoch, s.loss, s.heldout_loss, s.exact_match, s.token_accuracy, s.aer, s.aer_threshold,
-        trainer.probes().back().aer, s.seconds, static_cast<long long>(s.batches));
+    std::printf("%s\n", EpochJson(trainer.history().back(), trainer.probes().back().aer).c_str());
     std::fflush(stdout);
   }
   if (!out_path.empty()) {
-    std::vector<uint8_t> bytes;
-    st = SaveModel(trainer.model(), &bytes, half);
-    if (!st || !WriteFile(out_path, bytes)) {
-      std::fprintf(stderr, "attnviz-cli train: cannot write %s%s%s\n", out_path.c_str(), st ? "" : ": ",
-                   st.message.c_str());
+    size_t bytes = 0;
+    if (!(st = SaveModelFile(trainer.model(), half, out_path, &bytes))) {
+      std::fprintf(stderr, "attnviz-cli train: %s\n", st.message.c_str());
       return attnviz::kExitError;
     }
-    std::fprintf(stderr, "train: wrote %s (%zu bytes)\n", out_path.c_str(), bytes.size());
+    std::fprintf(stderr, "train: wrote %s (%zu bytes)\n", out_path.c_str(), bytes);
   }
   return attnviz::kExitOk;
 }

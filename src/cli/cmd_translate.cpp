@@ -2,7 +2,10 @@
 //
 //   attnviz-cli translate --model models/bahdanau-en-fr.bin "the european economic area"
 //   attnviz-cli translate --model models/transformer-en-fr.bin --heads --out probe.json "syria sees the cat"
-#include <cmath>
+//
+// --out writes the attention file through io (SaveAttentionJson, docs/FORMATS.md): the same
+// format and the same float printing as the viewer's own saves, so the weights read back exactly.
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -11,87 +14,69 @@
 #include "cli/commands.h"
 #include "core/seq2seq/metrics.h"
 #include "core/seq2seq/translate.h"
+#include "io/attention_file.h"
+#include "io/file_util.h"
+#include "io/json.h"
 
 namespace {
 
 using namespace attnviz::seq2seq;
+using attnviz::AttentionFile;
+using attnviz::JsonWriter;
+using attnviz::Status;
 
-bool ReadFile(const std::string& path, std::vector<uint8_t>* out) {
-  FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) return false;
-  uint8_t buf[65536];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) out->insert(out->end(), buf, buf + n);
-  const bool ok = !std::ferror(f);
-  std::fclose(f);
-  return ok;
-}
+struct TranslateArgs {
+  std::string model_path, sentence, out_path;
+  int beam = 1, heldout = 0, seed = 1;
+  bool heads = false;
+};
 
-// A tiny JSON writer: strings escaped per RFC 8259, floats with enough digits to round-trip.
-void JsonString(std::string* o, const std::string& s) {
-  o->push_back('"');
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\') o->push_back('\\'), o->push_back(static_cast<char>(c));
-    else if (c < 0x20) {
-      char esc[8];
-      std::snprintf(esc, sizeof esc, "\\u%04x", c);
-      *o += esc;
-    } else o->push_back(static_cast<char>(c));
-  }
-  o->push_back('"');
-}
-void JsonStrings(std::string* o, const std::vector<std::string>& v) {
-  o->push_back('[');
-  for (size_t i = 0; i < v.size(); ++i) {
-    if (i) o->push_back(',');
-    JsonString(o, v[i]);
-  }
-  o->push_back(']');
-}
-void JsonMatrix(std::string* o, const Mat& m) {
-  o->push_back('[');
-  for (int r = 0; r < m.rows(); ++r) {
-    if (r) o->push_back(',');
-    o->push_back('[');
-    for (int c = 0; c < m.cols(); ++c) {
-      char num[32];
-      std::snprintf(num, sizeof num, "%s%.6g", c ? "," : "", static_cast<double>(m(r, c)));
-      *o += num;
-    }
-    o->push_back(']');
-  }
-  o->push_back(']');
+int Fail(const std::string& message) {
+  std::fprintf(stderr, "attnviz-cli translate: %s\n", message.c_str());
+  return attnviz::kExitError;
 }
 
-// The attnviz attention file: one "cross-attention" layer with the mean, then (with --heads)
-// one layer per decoder layer with its heads. Rows: target tokens (EOS row included as "</s>").
-std::string AttentionJson(const Translation& t, bool heads) {
-  std::vector<std::string> target = t.target_tokens;
-  if (t.finished) target.push_back("</s>");
-  std::string o = "{\"format\":\"attnviz\",\"version\":1,\"source_tokens\":";
-  JsonStrings(&o, t.source_tokens);
-  o += ",\"target_tokens\":";
-  JsonStrings(&o, target);
-  o += ",\"layers\":[{\"name\":\"cross-attention\",\"heads\":[{\"name\":\"mean\",\"weights\":";
-  JsonMatrix(&o, t.attention);
-  o += "}]}";
-  if (heads && t.layer_heads.size() * (t.layer_heads.empty() ? 0 : t.layer_heads[0].size()) > 1) {
-    for (size_t l = 0; l < t.layer_heads.size(); ++l) {
-      o += ",{\"name\":";
-      JsonString(&o, t.layer_names[l]);
-      o += ",\"heads\":[";
-      for (size_t h = 0; h < t.layer_heads[l].size(); ++h) {
-        o += h ? ",{\"name\":" : "{\"name\":";
-        JsonString(&o, "head " + std::to_string(h + 1));
-        o += ",\"weights\":";
-        JsonMatrix(&o, t.layer_heads[l][h]);
-        o += "}";
-      }
-      o += "]}";
-    }
+Status LoadModelFile(const std::string& path, Model* model) {
+  std::vector<uint8_t> bytes;
+  Status st = attnviz::ReadFileBytes(path, &bytes);
+  if (!st) return st;
+  if (!(st = LoadModel(bytes.data(), bytes.size(), model))) return Status::Error(path + ": " + st.message);
+  return Status::Ok();
+}
+
+// Row labels of the attention: the target words, then "</s>" for the end-of-sentence step when
+// decoding finished (a translation cut at the maximum length has no such row).
+std::vector<std::string> RowLabels(const Translation& t) {
+  std::vector<std::string> rows = t.target_tokens;
+  if (t.finished) rows.push_back("</s>");
+  return rows;
+}
+
+// The attention file of a translation: one "cross-attention" layer holding the mean, then (with
+// heads, when the model has more than one head) one layer per decoder layer with its heads.
+AttentionFile ToAttentionFile(const Translation& t, bool heads) {
+  AttentionFile f;
+  f.source_tokens = t.source_tokens;
+  f.target_tokens = RowLabels(t);
+  f.layers.push_back({"cross-attention", {{"mean", t.attention}}});
+  const size_t total_heads = t.layer_heads.size() * (t.layer_heads.empty() ? 0 : t.layer_heads[0].size());
+  if (!heads || total_heads <= 1) return f;
+  for (size_t l = 0; l < t.layer_heads.size(); ++l) {
+    AttentionFile::Layer layer{t.layer_names[l], {}};
+    for (size_t h = 0; h < t.layer_heads[l].size(); ++h)
+      layer.heads.push_back({"head " + std::to_string(h + 1), t.layer_heads[l][h]});
+    f.layers.push_back(std::move(layer));
   }
-  o += "]}\n";
-  return o;
+  return f;
+}
+
+// Validates the file (shapes, finite non-negative weights) before writing it as JSON.
+Status SaveAttention(const Translation& t, bool heads, const std::string& path) {
+  AttentionFile f = ToAttentionFile(t, heads);
+  Status st = attnviz::ValidateAttentionFile(&f);
+  if (!st) return Status::Error("not writing " + path + ": " + st.message);
+  for (const std::string& w : f.warnings) std::fprintf(stderr, "attnviz-cli translate: warning: %s\n", w.c_str());
+  return attnviz::WriteFileString(path, attnviz::SaveAttentionJson(f));
 }
 
 // Display width of a UTF-8 string (code points; every glyph here is one column).
@@ -100,11 +85,12 @@ int Width(const std::string& s) {
   for (unsigned char c : s) w += (c & 0xC0) != 0x80;
   return w;
 }
-std::string Pad(const std::string& s, int width) { return s + std::string(std::max(0, width - Width(s)), ' '); }
+std::string Pad(const std::string& s, int width) {
+  return s + std::string(std::max(0, width - Width(s)), ' ');
+}
 
 void PrintMatrix(const Translation& t) {
-  std::vector<std::string> rows = t.target_tokens;
-  if (t.finished) rows.push_back("</s>");
+  const std::vector<std::string> rows = RowLabels(t);
   int label = 4;
   for (const std::string& r : rows) label = std::max(label, Width(r));
   int col = 4;
@@ -125,104 +111,126 @@ void PrintMatrix(const Translation& t) {
   }
 }
 
-// --heldout N: scores the model on the first N held-out pairs of its task's corpus (the same
-// held-out set `train --seed S` evaluated): greedy (or beam) exact match and token accuracy, and the
-// argmax AER of forced-decoding attention for the mean and for every layer and head.
-int Evaluate(const Model& model, int n, int seed, int beam) {
-  Corpus corpus;
-  attnviz::Status st = GenerateCorpus(model.config.task, static_cast<uint64_t>(seed), 0, n, &corpus);
-  if (!st) {
-    std::fprintf(stderr, "attnviz-cli translate: %s\n", st.message.c_str());
-    return attnviz::kExitError;
+void WarnUnknownWords(const Model& model, const Translation& t) {
+  for (int pos : t.unknown_positions) {
+    std::fprintf(stderr, "warning: unknown word '%s'", t.source_tokens[pos].c_str());
+    const std::vector<Suggestion> s = model.source_vocab.Suggest(t.source_tokens[pos]);
+    for (size_t i = 0; i < s.size(); ++i)
+      std::fprintf(stderr, "%s'%s'", i ? ", " : " (did you mean ", s[i].token.c_str());
+    std::fprintf(stderr, "%s\n", s.empty() ? "" : "?)");
   }
+}
+
+// Held-out scores: greedy (or beam) exact match and token accuracy, and the argmax AER of
+// forced-decoding attention for the mean and for every layer and head.
+struct HeldoutScores {
   SequenceCounts seq;
   AlignmentCounts mean, mean_threshold;
-  std::vector<std::vector<AlignmentCounts>> per_head;
-  std::vector<std::string> layer_names;
+  std::vector<std::vector<AlignmentCounts>> per_head;  // [layer][head]
+  std::vector<std::string> layer_names;                // [layer]
+};
+
+// Decodes one held-out pair and force-decodes its reference; adds both to the scores.
+Status ScorePair(const Model& model, const SentencePair& p, const TranslateOptions& options, HeldoutScores* s) {
+  Translation decoded, forced;
+  Status st = TranslateTokens(model, p.source, options, &decoded);
+  if (!st || !(st = ForceDecode(model, p.source, p.target, &forced))) return st;
+  s->seq.Add(decoded.target_ids, model.target_vocab.Encode(p.target));
+  s->mean.Add(ScoreAlignment(forced.attention, p, AlignMode::ArgMax));
+  s->mean_threshold.Add(ScoreAlignment(forced.attention, p, AlignMode::Threshold, 0.3f));
+  s->per_head.resize(forced.layer_heads.size());
+  s->layer_names = forced.layer_names;
+  for (size_t l = 0; l < forced.layer_heads.size(); ++l) {
+    s->per_head[l].resize(forced.layer_heads[l].size());
+    for (size_t h = 0; h < forced.layer_heads[l].size(); ++h)
+      s->per_head[l][h].Add(ScoreAlignment(forced.layer_heads[l][h], p, AlignMode::ArgMax));
+  }
+  return Status::Ok();
+}
+
+// One JSON line: model, task, sentences, beam, exact_match, token_accuracy, aer, aer_threshold,
+// heads [{layer, head, aer}] (rates with 4 decimals).
+std::string ScoresJson(const Model& model, int beam, const HeldoutScores& s) {
+  JsonWriter w;
+  auto rate = [&w](const char* key, double v) {
+    w.Key(key);
+    w.NumberFixed(v, 4);
+  };
+  w.BeginObject();
+  w.Key("model");
+  w.String(ModelKindName(model.config.kind));
+  w.Key("task");
+  w.String(TaskName(model.config.task));
+  w.Key("sentences");
+  w.Number(static_cast<double>(s.seq.sentences));
+  w.Key("beam");
+  w.Number(beam);
+  rate("exact_match", s.seq.ExactMatch());
+  rate("token_accuracy", s.seq.TokenAccuracy());
+  rate("aer", s.mean.Aer());
+  rate("aer_threshold", s.mean_threshold.Aer());
+  w.Key("heads");
+  w.BeginArray();
+  for (size_t l = 0; l < s.per_head.size(); ++l)
+    for (size_t h = 0; h < s.per_head[l].size(); ++h) {
+      w.BeginObject();
+      w.Key("layer");
+      w.String(s.layer_names[l]);
+      w.Key("head");
+      w.Number(static_cast<double>(h + 1));
+      rate("aer", s.per_head[l][h].Aer());
+      w.EndObject();
+    }
+  w.EndArray();
+  w.EndObject();
+  return w.str();
+}
+
+// --heldout N: scores the model on the first N held-out pairs of its task's corpus (the same
+// held-out set `train --seed S` evaluated) and prints one JSON line.
+int Evaluate(const Model& model, int n, int seed, int beam) {
+  Corpus corpus;
+  Status st = GenerateCorpus(model.config.task, static_cast<uint64_t>(seed), 0, n, &corpus);
+  if (!st) return Fail(st.message);
   TranslateOptions options;
   options.beam_size = beam;
-  for (const SentencePair& p : corpus.heldout) {
-    Translation decoded, forced;
-    if (!(st = TranslateTokens(model, p.source, options, &decoded)) || !(st = ForceDecode(model, p.source, p.target, &forced))) {
-      std::fprintf(stderr, "attnviz-cli translate: %s\n", st.message.c_str());
-      return attnviz::kExitError;
-    }
-    seq.Add(decoded.target_ids, model.target_vocab.Encode(p.target));
-    mean.Add(ScoreAlignment(forced.attention, p, AlignMode::ArgMax));
-    mean_threshold.Add(ScoreAlignment(forced.attention, p, AlignMode::Threshold, 0.3f));
-    per_head.resize(forced.layer_heads.size());
-    layer_names = forced.layer_names;
-    for (size_t l = 0; l < forced.layer_heads.size(); ++l) {
-      per_head[l].resize(forced.layer_heads[l].size());
-      for (size_t h = 0; h < forced.layer_heads[l].size(); ++h)
-        per_head[l][h].Add(ScoreAlignment(forced.layer_heads[l][h], p, AlignMode::ArgMax));
-    }
-  }
-  std::printf("{\"model\":\"%s\",\"task\":\"%s\",\"sentences\":%lld,\"beam\":%d,\"exact_match\":%.4f,"
-              "\"token_accuracy\":%.4f,\"aer\":%.4f,\"aer_threshold\":%.4f,\"heads\":[",
-              ModelKindName(model.config.kind), TaskName(model.config.task), static_cast<long long>(seq.sentences), beam,
-              seq.ExactMatch(), seq.TokenAccuracy(), mean.Aer(), mean_threshold.Aer());
-  for (size_t l = 0; l < per_head.size(); ++l)
-    for (size_t h = 0; h < per_head[l].size(); ++h)
-      std::printf("%s{\"layer\":\"%s\",\"head\":%zu,\"aer\":%.4f}", l + h ? "," : "", layer_names[l].c_str(), h + 1,
-                  per_head[l][h].Aer());
-  std::printf("]}\n");
+  HeldoutScores scores;
+  for (const SentencePair& p : corpus.heldout)
+    if (!(st = ScorePair(model, p, options, &scores))) return Fail(st.message);
+  std::printf("%s\n", ScoresJson(model, beam, scores).c_str());
+  return attnviz::kExitOk;
+}
+
+// Prints the translation and its attention matrix; with --out also writes the attention file.
+int TranslateSentence(const Model& model, const TranslateArgs& a) {
+  TranslateOptions options;
+  options.beam_size = a.beam;
+  Translation t;
+  Status st = Translate(model, a.sentence, options, &t);
+  if (!st) return Fail(st.message);
+  WarnUnknownWords(model, t);
+  std::printf("%s\n\n", Join(t.target_tokens).c_str());
+  PrintMatrix(t);
+  if (!a.out_path.empty() && !(st = SaveAttention(t, a.heads, a.out_path))) return Fail(st.message);
   return attnviz::kExitOk;
 }
 
 int RunTranslate(int argc, char** argv) {
-  std::string model_path, sentence, out_path;
-  int beam = 1, heldout = 0, seed = 1;
-  bool heads = false;
+  TranslateArgs a;
   attnviz::ArgParser args("translate", "translate a sentence with a seq2seq model and print the alignment");
-  args.String("--model", &model_path, "FILE", "model file written by `attnviz-cli train --out`", true);
-  args.Int("--beam", &beam, "K", "beam size (default 1: greedy)");
-  args.String("--out", &out_path, "FILE", "also write the attention as an attnviz JSON file");
-  args.Flag("--heads", &heads, "Transformer: also write every decoder layer's heads to --out");
-  args.Int("--heldout", &heldout, "N", "instead of a sentence: score the first N held-out pairs of the model's task");
-  args.Int("--seed", &seed, "S", "with --heldout: the corpus seed the model was trained with (default 1)");
-  args.Positional("sentence", &sentence, "the sentence to translate (quote it)", false);
+  args.String("--model", &a.model_path, "FILE", "model file written by `attnviz-cli train --out`", true);
+  args.Int("--beam", &a.beam, "K", "beam size (default 1: greedy)");
+  args.String("--out", &a.out_path, "FILE", "also write the attention as an attnviz JSON file");
+  args.Flag("--heads", &a.heads, "Transformer: also write every decoder layer's heads to --out");
+  args.Int("--heldout", &a.heldout, "N", "instead of a sentence: score the first N held-out pairs of the model's task");
+  args.Int("--seed", &a.seed, "S", "with --heldout: the corpus seed the model was trained with (default 1)");
+  args.Positional("sentence", &a.sentence, "the sentence to translate (quote it)", false);
   if (int rc = args.Parse(argc, argv); rc >= 0) return rc;
-  std::vector<uint8_t> bytes;
-  if (!ReadFile(model_path, &bytes)) {
-    std::fprintf(stderr, "attnviz-cli translate: cannot read %s\n", model_path.c_str());
-    return attnviz::kExitError;
-  }
   Model model;
-  attnviz::Status st = LoadModel(bytes.data(), bytes.size(), &model);
-  if (!st) {
-    std::fprintf(stderr, "attnviz-cli translate: %s: %s\n", model_path.c_str(), st.message.c_str());
-    return attnviz::kExitError;
-  }
-  if (heldout > 0) return Evaluate(model, heldout, seed, beam);
+  if (Status st = LoadModelFile(a.model_path, &model); !st) return Fail(st.message);
+  if (a.heldout > 0) return Evaluate(model, a.heldout, a.seed, a.beam);
   if (!args.Seen("sentence")) return args.UsageError("give a sentence to translate (or --heldout N)");
-  TranslateOptions options;
-  options.beam_size = beam;
-  Translation t;
-  st = Translate(model, sentence, options, &t);
-  if (!st) {
-    std::fprintf(stderr, "attnviz-cli translate: %s\n", st.message.c_str());
-    return attnviz::kExitError;
-  }
-  for (int pos : t.unknown_positions) {
-    std::fprintf(stderr, "warning: unknown word '%s'", t.source_tokens[pos].c_str());
-    const std::vector<Suggestion> s = model.source_vocab.Suggest(t.source_tokens[pos]);
-    for (size_t i = 0; i < s.size(); ++i) std::fprintf(stderr, "%s'%s'", i ? ", " : " (did you mean ", s[i].token.c_str());
-    std::fprintf(stderr, "%s\n", s.empty() ? "" : "?)");
-  }
-  std::printf("%s\n\n", Join(t.target_tokens).c_str());
-  PrintMatrix(t);
-  if (!out_path.empty()) {
-    const std::string json = AttentionJson(t, heads);
-    FILE* f = std::fopen(out_path.c_str(), "wb");
-    const bool ok = f && std::fwrite(json.data(), 1, json.size(), f) == json.size();
-    if (f) std::fclose(f);
-    if (!ok) {
-      std::fprintf(stderr, "attnviz-cli translate: cannot write %s\n", out_path.c_str());
-      return attnviz::kExitError;
-    }
-  }
-  return attnviz::kExitOk;
+  return TranslateSentence(model, a);
 }
 
 }  // namespace

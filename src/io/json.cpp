@@ -1,5 +1,6 @@
 #include "io/json.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -418,6 +419,16 @@ void JsonWriter::NumberF(float v) {
     std::snprintf(b, sizeof(b), "%.*g", prec, (double)v);
     if (std::strtof(b, nullptr) == v) break;
   }
+  out_ += b;
+}
+void JsonWriter::NumberFixed(double v, int decimals) {
+  Separator();
+  if (!std::isfinite(v)) {
+    out_ += "null";
+    return;
+  }
+  char b[400];  // DBL_MAX has 309 integer digits; at most 40 decimals
+  std::snprintf(b, sizeof(b), "%.*f", std::max(0, std::min(decimals, 40)), v);
   out_ += b;
 }
 void JsonWriter::Bool(bool b) {

@@ -10,6 +10,15 @@
 // including surrogate pairs (a lone surrogate is an error), numbers per the JSON grammar,
 // nesting depth limited, duplicate keys allowed (Find returns the first). Arrays holding only
 // numbers are stored packed in `numbers` (a 512x512 attention matrix costs 2 MB, not 25 MB).
+//
+// Numbers: NaN and infinity (the one policy, docs/FORMATS.md). JSON has no NaN or infinity, so
+// every writer (Number, NumberF, NumberFixed, SerializeJson) emits `null` for NaN, +inf and -inf
+// and its output always parses again. ParseJson refuses the non-JSON spellings `NaN`,
+// `Infinity`, `-Infinity` and numbers beyond the double range (`1e999`) with an error; `null` is
+// valid JSON and parses as a Null value, so it is up to the reader of a format to refuse it where
+// a number is required (the attention file does: io/attention_file.h).
+//
+// All JSON text of src/io and src/cli is written through JsonWriter; nothing is hand-assembled.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -75,6 +84,7 @@ class JsonWriter {
   void String(const std::string& s);    // escaped; invalid UTF-8 becomes U+FFFD
   void Number(double v);                // shortest text that round-trips a double; NaN/inf -> null
   void NumberF(float v);                // shortest text that round-trips a float; NaN/inf -> null
+  void NumberFixed(double v, int decimals);  // "%.*f", for metrics kept to fixed decimals; NaN/inf -> null
   void Bool(bool b);                    // true / false
   void Null();                          // null
   void Value(const JsonValue& v);       // a whole tree

@@ -10,8 +10,10 @@
 #include <cstdlib>
 #include <string>
 
+#include "core/seq2seq/translate.h"
 #include "io/attention_file.h"
 #include "io/file_util.h"
+#include "io/json.h"
 #include "io/npz.h"
 
 using namespace attnviz;
@@ -93,6 +95,52 @@ void CheckAttend(const std::string& name, const std::string& flags, const std::s
     EXPECT_EQ(ours.Find("head_weights"), nullptr);
   }
   std::printf("\n");
+}
+
+std::string ModelPath(const std::string& file) {
+  return std::string(ATTNVIZ_SOURCE_DIR) + "/models/" + file;
+}
+
+// What the CLI should have computed: the same model file translated in this process.
+seq2seq::Translation TranslateHere(const std::string& model_file, const std::string& sentence) {
+  std::vector<uint8_t> bytes;
+  EXPECT_TRUE(ReadFileBytes(ModelPath(model_file), &bytes).ok);
+  seq2seq::Model model;
+  Status st = seq2seq::LoadModel(bytes.data(), bytes.size(), &model);
+  EXPECT_TRUE(st.ok) << st.message;
+  seq2seq::Translation t;
+  st = seq2seq::Translate(model, sentence, seq2seq::TranslateOptions(), &t);
+  EXPECT_TRUE(st.ok) << st.message;
+  return t;
+}
+
+// Loads the attention file the CLI wrote (and removes it); its text must be exactly what io's
+// SaveAttentionJson writes for the loaded content.
+AttentionFile LoadWrittenAttention(const std::string& path) {
+  const std::string text = Slurp(path);
+  AttentionFile f;
+  Status st = LoadAttentionFile((const uint8_t*)text.data(), text.size(), &f);
+  EXPECT_TRUE(st.ok) << st.message << "\n" << text;
+  EXPECT_TRUE(f.warnings.empty());
+  EXPECT_EQ(text, SaveAttentionJson(f)) << "written by io's SaveAttentionJson";
+  return f;
+}
+
+// Largest |file - core| over one head; prints it (the weights must be bit-identical: 0).
+double ExpectSameWeights(const MatrixRM& file, const MatrixRM& core, const std::string& what) {
+  EXPECT_EQ(file.rows(), core.rows()) << what;
+  EXPECT_EQ(file.cols(), core.cols()) << what;
+  if (file.rows() != core.rows() || file.cols() != core.cols()) return INFINITY;
+  const double err = (file - core).cwiseAbs().maxCoeff();
+  EXPECT_EQ(err, 0.0) << what << ": the attention file must keep every float exactly";
+  return err;
+}
+
+// Keys of a JSON object in file order.
+std::vector<std::string> Keys(const JsonValue& v) {
+  std::vector<std::string> keys;
+  for (const auto& m : v.members) keys.push_back(m.first);
+  return keys;
 }
 
 }  // namespace
@@ -210,4 +258,98 @@ TEST(Cli, InspectAndRender) {
   EXPECT_NE(r.out.find("mean of heads, 3x5"), std::string::npos) << r.out;
   std::remove(out.c_str());
   std::remove(svg.c_str());
+}
+
+TEST(Cli, TranslateWritesItsAttentionFileThroughIo) {
+  const std::string sentence = "the european economic area";
+  const std::string out = TempPath("translate.json");
+  RunResult r =
+      Cli("translate --model '" + ModelPath("bahdanau-en-fr.bin") + "' --out '" + out + "' '" + sentence + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const seq2seq::Translation t = TranslateHere("bahdanau-en-fr.bin", sentence);
+  EXPECT_EQ(r.out.find(seq2seq::Join(t.target_tokens) + "\n\n"), 0u) << r.out;
+  const AttentionFile f = LoadWrittenAttention(out);
+  EXPECT_EQ(f.source_tokens, t.source_tokens);
+  std::vector<std::string> rows = t.target_tokens;
+  rows.push_back("</s>");  // the end-of-sentence step
+  EXPECT_EQ(f.target_tokens, rows);
+  ASSERT_EQ(f.layers.size(), 1u);
+  ASSERT_EQ(f.layers[0].heads.size(), 1u);
+  EXPECT_EQ(f.layers[0].name, "cross-attention");
+  EXPECT_EQ(f.layers[0].heads[0].name, "mean");
+  const double err = ExpectSameWeights(f.layers[0].heads[0].weights, t.attention, "mean");
+  std::printf("  translate --out (bahdanau): %dx%d weights, max |file - core| = %g\n", f.NumQueries(), f.NumKeys(),
+              err);
+}
+
+TEST(Cli, TranslateHeadsWritesEveryDecoderLayer) {
+  const std::string sentence = "syria sees the cat";
+  const std::string out = TempPath("translate_heads.json");
+  RunResult r = Cli("translate --model '" + ModelPath("transformer-en-fr.bin") + "' --heads --out '" + out + "' '" +
+                    sentence + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const seq2seq::Translation t = TranslateHere("transformer-en-fr.bin", sentence);
+  const AttentionFile f = LoadWrittenAttention(out);
+  ASSERT_EQ(f.layers.size(), 1 + t.layer_heads.size());
+  double err = ExpectSameWeights(f.layers[0].heads[0].weights, t.attention, "mean");
+  for (size_t l = 0; l < t.layer_heads.size(); ++l) {
+    EXPECT_EQ(f.layers[l + 1].name, t.layer_names[l]);
+    ASSERT_EQ(f.layers[l + 1].heads.size(), t.layer_heads[l].size());
+    for (size_t h = 0; h < t.layer_heads[l].size(); ++h) {
+      EXPECT_EQ(f.layers[l + 1].heads[h].name, "head " + std::to_string(h + 1));
+      err = std::max(err, ExpectSameWeights(f.layers[l + 1].heads[h].weights, t.layer_heads[l][h],
+                                            t.layer_names[l] + " head " + std::to_string(h + 1)));
+    }
+  }
+  std::printf("  translate --heads --out (transformer): %d heads, max |file - core| = %g\n", f.TotalHeads(), err);
+  r = Cli("translate --model '" + ModelPath("bahdanau-en-fr.bin") + "' --out /nonexistent/dir/t.json 'the cat'");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("cannot create '/nonexistent/dir/t.json'"), std::string::npos) << r.err;
+}
+
+TEST(Cli, TranslateHeldoutAndTrainPrintJsonLines) {
+  RunResult r = Cli("translate --model '" + ModelPath("transformer-en-fr.bin") + "' --heldout 3");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  JsonValue scores;
+  Status st = ParseJson(r.out, &scores);
+  ASSERT_TRUE(st.ok) << st.message << "\n" << r.out;
+  EXPECT_EQ(Keys(scores), (std::vector<std::string>{"model", "task", "sentences", "beam", "exact_match",
+                                                    "token_accuracy", "aer", "aer_threshold", "heads"}));
+  EXPECT_EQ(scores.Find("model")->string, "transformer");
+  EXPECT_EQ(scores.Find("task")->string, "en-fr");
+  EXPECT_EQ(scores.Find("sentences")->number, 3);
+  EXPECT_NE(r.out.find("\"exact_match\":"), std::string::npos);
+  ASSERT_EQ(scores.Find("heads")->ArraySize(), 8u) << "2 decoder layers x 4 heads";
+  const JsonValue& head = scores.Find("heads")->items[7];
+  EXPECT_EQ(Keys(head), (std::vector<std::string>{"layer", "head", "aer"}));
+  EXPECT_EQ(head.Find("layer")->string, "decoder layer 2");
+  EXPECT_EQ(head.Find("head")->number, 4);
+  for (const char* rate : {"exact_match", "token_accuracy", "aer", "aer_threshold"}) {
+    EXPECT_GE(scores.Find(rate)->number, 0.0) << rate;
+    EXPECT_LE(scores.Find(rate)->number, 1.0) << rate;
+  }
+
+  const std::string model = TempPath("model.bin");
+  r = Cli("train --model bahdanau --task dates --epochs 2 --train-size 32 --heldout-size 8 --seconds 100 --out '" +
+          model + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("train: wrote " + model), std::string::npos) << r.err;
+  std::vector<uint8_t> bytes;
+  ASSERT_TRUE(ReadFileBytes(model, &bytes).ok);
+  std::remove(model.c_str());
+  seq2seq::Model trained;
+  EXPECT_TRUE(seq2seq::LoadModel(bytes.data(), bytes.size(), &trained).ok);
+  int lines = 0;
+  size_t start = 0;
+  for (size_t end; (end = r.out.find('\n', start)) != std::string::npos; start = end + 1, ++lines) {
+    JsonValue epoch;
+    st = ParseJson(r.out.substr(start, end - start), &epoch);
+    ASSERT_TRUE(st.ok) << st.message << "\n" << r.out;
+    EXPECT_EQ(Keys(epoch), (std::vector<std::string>{"epoch", "loss", "heldout_loss", "exact_match", "token_accuracy",
+                                                     "aer", "aer_threshold", "probe_aer", "seconds", "batches"}));
+    EXPECT_EQ(epoch.Find("epoch")->number, lines + 1);
+    EXPECT_GT(epoch.Find("loss")->number, 0.0);
+  }
+  EXPECT_EQ(lines, 2) << r.out;
+  EXPECT_NE(r.out.find("\"exact_match\":0.0000,"), std::string::npos) << "fixed 4 decimals, as before: " << r.out;
 }

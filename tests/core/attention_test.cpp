@@ -20,6 +20,8 @@ using attnviz::ScoreFunction;
 using attnviz::Status;
 using attnviz::VectorF;
 using attnviz_test::AllClose;
+using attnviz_test::RandomMatrix;
+using attnviz_test::Rng;
 using attnviz_test::RefCase;
 using attnviz_test::RowOf;
 
@@ -279,7 +281,8 @@ TEST(Reference, MultiHeadCasesMatchTorchSemantics) {
 // Masks, stability, temperature
 // ---------------------------------------------------------------------------
 TEST(Masks, FullyMaskedRowGivesZerosAndFlagNeverNaN) {
-  MatrixRM q = MatrixRM::Random(3, 4), k = MatrixRM::Random(5, 4), v = MatrixRM::Random(5, 2);
+  Rng rng(21);
+  MatrixRM q = RandomMatrix(3, 4, &rng), k = RandomMatrix(5, 4, &rng), v = RandomMatrix(5, 2, &rng);
   for (bool keep : {false, true}) {
     AttentionParams p;
     p.keep_intermediates = keep;
@@ -309,7 +312,8 @@ TEST(Masks, FullyMaskedRowGivesZerosAndFlagNeverNaN) {
 }
 
 TEST(Masks, CausalOffsetWindowAndPadding) {
-  MatrixRM q = MatrixRM::Random(4, 3), k = MatrixRM::Random(6, 3), v = MatrixRM::Random(6, 3);
+  Rng rng(22);
+  MatrixRM q = RandomMatrix(4, 3, &rng), k = RandomMatrix(6, 3, &rng), v = RandomMatrix(6, 3, &rng);
   AttentionParams p;
   p.mask.causal = true;
   p.mask.causal_offset = 2;  // query i sees keys j <= i + 2
@@ -457,11 +461,12 @@ TEST(MultiHead, FullyMaskedRowAndAveraging) {
   const int E = 8;
   attnviz::MultiHeadParams p;
   p.num_heads = 4;
-  p.in_proj_weight = MatrixRM::Random(3 * E, E);
-  p.out_proj_weight = MatrixRM::Random(E, E);
+  Rng rng(23);
+  p.in_proj_weight = RandomMatrix(3 * E, E, &rng);
+  p.out_proj_weight = RandomMatrix(E, E, &rng);
   p.mask.boolean = attnviz::MaskRM::Zero(3, 5);
   p.mask.boolean.row(2).setOnes();  // torch would give NaN here; attnviz gives zeros + flag
-  const MatrixRM q = MatrixRM::Random(3, E), kv = MatrixRM::Random(5, E);
+  const MatrixRM q = RandomMatrix(3, E, &rng), kv = RandomMatrix(5, E, &rng);
   attnviz::MultiHeadResult r;
   ASSERT_TRUE(attnviz::MultiHeadAttention(q, kv, kv, p, &r).ok);
   EXPECT_EQ(r.row_fully_masked, (std::vector<uint8_t>{0, 0, 1}));

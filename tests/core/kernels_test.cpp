@@ -1,14 +1,13 @@
 // tests/core: every fast kernel against its reference twin on awkward shapes
 // (n = 1, 3, 17, 255, 1000; d = 1, 5, 64, 129), and the vectorized exp's error bound.
 // The same sources run natively (GCC vector extensions) and in WASM (SIMD128) via
-// attnviz_add_test, so both fast paths are checked.
+// attnviz_add_test, so both fast paths are checked, on the same inputs (the project's Rng).
 #include "core/kernels.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <limits>
-#include <random>
 #include <vector>
 
 #include "core/attention.h"
@@ -19,15 +18,14 @@ namespace {
 namespace k = attnviz::kernels;
 using attnviz::MatrixRM;
 using attnviz_test::AllClose;
+using attnviz_test::RandomMatrix;
+using attnviz_test::Rng;  // the project's generator: the same inputs natively and in WASM
 
 const int kSizes[] = {1, 3, 17, 255, 1000};
 const int kDims[] = {1, 5, 64, 129};
 
-std::vector<float> Random(size_t n, std::mt19937* rng, float lo = -1.0f, float hi = 1.0f) {
-  std::uniform_real_distribution<float> u(lo, hi);
-  std::vector<float> v(n);
-  for (float& x : v) x = u(*rng);
-  return v;
+std::vector<float> Random(size_t n, Rng* rng, float lo = -1.0f, float hi = 1.0f) {
+  return attnviz_test::RandomValues(n, rng, lo, hi);
 }
 
 MatrixRM AsMatrix(const std::vector<float>& v, int rows, int cols) {
@@ -40,7 +38,7 @@ TEST(Kernels, ReportIsa) {
 }
 
 // C = alpha A B^T and C = alpha A B, fast vs reference (double accumulation).
-void CheckGemm(int m, int n, int kk, std::mt19937* rng, k::Workspace* ws, attnviz_test::ErrorLog* log) {
+void CheckGemm(int m, int n, int kk, Rng* rng, k::Workspace* ws, attnviz_test::ErrorLog* log) {
   const auto a = Random((size_t)m * kk, rng), bt = Random((size_t)n * kk, rng), b = Random((size_t)kk * n, rng);
   std::vector<float> c_fast((size_t)m * n, 7.0f), c_ref((size_t)m * n);
   const float alpha = 0.37f;
@@ -58,7 +56,7 @@ void CheckGemm(int m, int n, int kk, std::mt19937* rng, k::Workspace* ws, attnvi
 }
 
 TEST(Kernels, GemmFastMatchesReferenceOnAwkwardShapes) {
-  std::mt19937 rng(7);
+  Rng rng(7);
   k::Workspace ws;  // reused across every shape: grows, never shrinks
   attnviz_test::ErrorLog log;
   for (int n : kSizes)
@@ -74,16 +72,15 @@ TEST(Kernels, GemmFastMatchesReferenceOnAwkwardShapes) {
 }
 
 TEST(Kernels, SoftmaxFastMatchesReference) {
-  std::mt19937 rng(11);
+  Rng rng(11);
   const float ninf = -std::numeric_limits<float>::infinity();
   attnviz_test::ErrorLog log;
   for (int rows : {1, 3, 17, 255})
     for (int cols : kSizes)
       for (float scale : {1.0f, 0.37f}) {
         auto x = Random((size_t)rows * cols, &rng, -30.0f, 30.0f);
-        std::uniform_real_distribution<float> u(0.0f, 1.0f);
         for (float& v : x)
-          if (u(rng) < 0.2f) v = ninf;               // masked entries
+          if (rng.Chance(0.2f)) v = ninf;            // masked entries
         for (int j = 0; j < cols; ++j) x[j] = ninf;  // row 0 fully masked
         if (rows > 2) x[(size_t)2 * cols] = 1e4f;    // a huge score
         std::vector<float> fast = x, ref = x, max_f(rows), sum_f(rows), max_r(rows), sum_r(rows);
@@ -144,7 +141,7 @@ TEST(Kernels, ExpRelativeErrorWithinDocumentedBound) {
 }
 
 TEST(Kernels, AttentionForwardMatchesReference) {
-  std::mt19937 rng(5);
+  Rng rng(5);
   k::Workspace ws;
   attnviz_test::ErrorLog log;
   for (int n : kSizes)
@@ -174,7 +171,8 @@ TEST(Kernels, AttentionForwardMatchesReference) {
 // Attend() takes the fast path for unmasked dot / scaled dot; with keep_intermediates it
 // takes the step-by-step path. Both must agree.
 TEST(Kernels, AttendFastPathAgreesWithStepPath) {
-  const MatrixRM q = MatrixRM::Random(255, 64), kk = MatrixRM::Random(300, 64), v = MatrixRM::Random(300, 17);
+  Rng rng(13);
+  const MatrixRM q = RandomMatrix(255, 64, &rng), kk = RandomMatrix(300, 64, &rng), v = RandomMatrix(300, 17, &rng);
   for (auto f : {attnviz::ScoreFunction::Dot, attnviz::ScoreFunction::ScaledDot}) {
     attnviz::AttentionParams p;
     p.score = f;

@@ -13,10 +13,25 @@
 #include <vector>
 
 #include "core/attention.h"
+#include "core/seq2seq/rng.h"
 
 namespace attnviz_test {
 
 using attnviz::MatrixRM;
+using attnviz::seq2seq::Rng;
+
+// Random test inputs come from the project's own generator (xoshiro256**), never from std::
+// distributions or Eigen's Random() (std::rand): those differ between standard libraries, and
+// the native and WASM builds of a test must check the same numbers.
+inline std::vector<float> RandomValues(size_t n, Rng* rng, float lo = -1.0f, float hi = 1.0f) {
+  std::vector<float> v(n);
+  for (float& x : v) x = lo + (hi - lo) * rng->Float();  // uniform in [lo, hi)
+  return v;
+}
+inline MatrixRM RandomMatrix(int rows, int cols, Rng* rng, float lo = -1.0f, float hi = 1.0f) {
+  const std::vector<float> v = RandomValues((size_t)rows * cols, rng, lo, hi);
+  return Eigen::Map<const MatrixRM>(v.data(), rows, cols);
+}
 
 struct RefCase {
   std::string name;                           // e.g. "attend_cosine_causal"

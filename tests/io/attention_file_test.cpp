@@ -243,6 +243,37 @@ TEST(AttentionFile, SaveJsonAndNpzRoundTrip) {
   EXPECT_EQ(back.layers[0].heads[0].weights, f.layers[0].heads[0].weights);
 }
 
+// The NaN/infinity policy end to end (docs/FORMATS.md): a weight that is not finite is written
+// as null by SaveAttentionJson (and kept as NaN/inf by SaveAttentionNpz), and both readers refuse
+// such a file with a message that names the place.
+TEST(AttentionFile, NonFiniteWeightsAreWrittenAsNullAndRejectedOnLoad) {
+  for (float bad : {std::nanf(""), INFINITY, -INFINITY}) {
+    AttentionFile f;
+    ASSERT_TRUE(LoadText(kGoodJson, &f).ok);
+    f.layers.pop_back();  // equal head counts for the NPZ form
+    f.layers[0].heads[1].weights(1, 0) = bad;
+    const std::string json = SaveAttentionJson(f, 0);
+    EXPECT_NE(json.find("[null,"), std::string::npos) << json;
+    JsonValue tree;
+    ASSERT_TRUE(ParseJson(json, &tree).ok) << "the writer's output is valid JSON";
+    AttentionFile back;
+    Status st = LoadText(json, &back);
+    EXPECT_FALSE(st.ok);
+    EXPECT_NE(st.message.find("layers[0].heads[1]: row 1 must be an array of numbers"), std::string::npos)
+        << st.message;
+    std::vector<uint8_t> npz;
+    ASSERT_TRUE(SaveAttentionNpz(f, false, &npz).ok);
+    st = LoadAttentionFile(npz.data(), npz.size(), &back);
+    EXPECT_FALSE(st.ok);
+    EXPECT_NE(st.message.find("non-finite weight at row 1, column 0"), std::string::npos) << st.message;
+  }
+  AttentionFile f;  // non-JSON spellings never reach the attention reader
+  EXPECT_NE(LoadText(R"({"tokens": ["a"], "weights": [[NaN]]})", &f).message.find("NaN and Infinity are not valid"),
+            std::string::npos);
+  EXPECT_NE(LoadText(R"({"tokens": ["a"], "weights": [[1e999]]})", &f).message.find("number out of range"),
+            std::string::npos);
+}
+
 TEST(AttentionFile, CorruptedNpzNeverCrashes) {
   const std::vector<uint8_t> good = ReadData("attention_lhqk.npz");
   int errors = 0;

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include "io/json.h"
@@ -131,6 +132,74 @@ TEST(Json, WriterRoundTrips) {
   w.EndArray();
   EXPECT_EQ(w.str(), "[0.1,0.33333334,null,\"bad \xEF\xBF\xBD byte\"]");
   EXPECT_EQ(JsonEscape("<\x7f>"), "\"<\x7f>\"");
+}
+
+// The one NaN/infinity policy (io/json.h, docs/FORMATS.md): every writer emits null for NaN,
+// +inf and -inf, and what it wrote parses back (as null values).
+TEST(Json, NanAndInfinityAreWrittenAsNullAndParseBack) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const float inf_f = std::numeric_limits<float>::infinity();
+  JsonWriter w;
+  w.BeginArray();
+  w.Number(std::nan(""));
+  w.Number(inf);
+  w.Number(-inf);
+  w.NumberF(std::nanf(""));
+  w.NumberF(inf_f);
+  w.NumberF(-inf_f);
+  w.NumberFixed(std::nan(""), 4);
+  w.NumberFixed(inf, 4);
+  w.NumberFixed(-inf, 4);
+  w.EndArray();
+  EXPECT_EQ(w.str(), "[null,null,null,null,null,null,null,null,null]");
+  JsonValue back = MustParse(w.str());
+  ASSERT_EQ(back.ArraySize(), 9u);
+  for (const JsonValue& item : back.items) EXPECT_TRUE(item.IsNull());
+
+  // a tree holding non-finite numbers (a packed number row included), compact and indented
+  JsonValue tree;
+  tree.type = JsonType::Object;
+  tree.members.emplace_back("nan", JsonValue::MakeNumber(std::nan("")));
+  tree.members.emplace_back("inf", JsonValue::MakeNumber(inf));
+  tree.members.emplace_back("neg_inf", JsonValue::MakeNumber(-inf));
+  JsonValue row;
+  row.type = JsonType::Array;
+  row.numbers = {0.25, std::nan(""), inf, -inf};
+  tree.members.emplace_back("row", row);
+  EXPECT_EQ(SerializeJson(tree), "{\"nan\":null,\"inf\":null,\"neg_inf\":null,\"row\":[0.25,null,null,null]}");
+  for (int indent : {0, 2}) {
+    const std::string text = SerializeJson(tree, indent);
+    JsonValue parsed = MustParse(text);
+    for (const char* key : {"nan", "inf", "neg_inf"}) {
+      ASSERT_NE(parsed.Find(key), nullptr) << text;
+      EXPECT_TRUE(parsed.Find(key)->IsNull()) << key << " in " << text;
+    }
+    const JsonValue* r = parsed.Find("row");
+    ASSERT_NE(r, nullptr);
+    ASSERT_EQ(r->ArraySize(), 4u) << text;
+    ASSERT_FALSE(r->IsNumberArray()) << "nulls unpack the row";
+    EXPECT_EQ(r->items[0].number, 0.25);
+    for (int i = 1; i < 4; ++i) EXPECT_TRUE(r->items[i].IsNull()) << text;
+  }
+  // readers refuse the non-JSON spellings instead of guessing
+  EXPECT_NE(ErrorOf("[-Infinity]").find("expected a digit"), std::string::npos);
+  EXPECT_NE(ErrorOf("[1e999]").find("number out of range"), std::string::npos);
+}
+
+TEST(Json, NumberFixedKeepsTheGivenDecimals) {
+  JsonWriter w;
+  w.BeginObject();
+  w.Key("a");
+  w.NumberFixed(0.97754, 4);
+  w.Key("b");
+  w.NumberFixed(1.0, 4);
+  w.Key("c");
+  w.NumberFixed(4.905712, 5);
+  w.Key("d");
+  w.NumberFixed(12.345, 0);
+  w.EndObject();
+  EXPECT_EQ(w.str(), "{\"a\":0.9775,\"b\":1.0000,\"c\":4.90571,\"d\":12}");
+  MustParse(w.str());
 }
 
 TEST(Json, TruncationsNeverCrash) {

@@ -1,7 +1,9 @@
-# seq2seq: corpus, serialization, decoding and training tests on the library as shipped (float).
+# seq2seq: corpus, serialization, decoding and training tests on the library as shipped (float),
+# and the tape's attention forward against core Attend() for every score the models use.
 attnviz_add_test(seq2seq_tests
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/corpus_test.cpp
           ${CMAKE_CURRENT_LIST_DIR}/model_test.cpp
+          ${CMAKE_CURRENT_LIST_DIR}/attention_match_test.cpp
   LIBS attnviz_core)
 
 # Finite-difference gradient checks of all three models. The tape and the models are compiled a
