@@ -20,7 +20,11 @@ void PrintArray(const std::string& name, const NdArray& a) {
   const int64_t n = a.Numel();
   if (a.dtype == DType::Unicode || a.dtype == DType::Bytes) {
     std::vector<std::string> s;
-    ToStrings(a, &s);
+    const Status st = ToStrings(a, &s);
+    if (!st) {
+      std::printf(" (unreadable strings: %s)\n", st.message.c_str());
+      return;
+    }
     std::printf(" [");
     for (size_t i = 0; i < s.size() && i < 8; ++i) std::printf("%s\"%s\"", i ? ", " : "", s[i].c_str());
     std::printf("%s]\n", s.size() > 8 ? ", ..." : "");

@@ -6,7 +6,7 @@
 
 namespace attnviz {
 
-struct Status {
+struct [[nodiscard]] Status {  // a Status that is ignored is a compiler warning
   bool ok = true;       // true when the call succeeded
   std::string message;  // human-readable reason when !ok, shown in the UI or on stderr
 

@@ -34,7 +34,8 @@ struct RunResult {
 
 std::string Slurp(const std::string& path) {
   std::vector<uint8_t> b;
-  ReadFileBytes(path, &b);
+  const Status st = ReadFileBytes(path, &b);
+  EXPECT_TRUE(st.ok) << st.message;
   std::remove(path.c_str());
   return std::string(b.begin(), b.end());
 }
