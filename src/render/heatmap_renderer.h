@@ -4,6 +4,9 @@
 //   HeatmapDraw      where and how to draw one texture this frame (screen rect, view, scale)
 //   HeatmapRenderer  owns the shader program, the quad and the colormap lookup textures
 //
+// Colormaps (enum, names, lookup tables, sampling, text colour) live in core/colormap.h, included
+// here: the lookup textures are uploaded from ColormapLut, so the GPU shows ColormapSample's colour.
+//
 // Coordinates: matrices are row-major [rows, cols] = [n_q, n_k]; texel x = column, y = row.
 // The renderer knows GL only: no ImGui, no views, no files.
 #pragma once
@@ -11,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "render/colormaps.h"
+#include "core/colormap.h"
 
 namespace attnviz {
 
