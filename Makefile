@@ -4,7 +4,7 @@ PORT ?= 8000
 export NODE_PATH := /usr/share/nodejs
 JOBS ?= $(shell nproc)
 
-.PHONY: all setup configure-native configure-web native-build web-build run test native cli bench clean
+.PHONY: all setup configure-native configure-web native-build web-build run test native cli bench clean format format-check
 
 all: native-build web-build
 
@@ -29,9 +29,18 @@ run: configure-web
 	cmake --build --preset web --target attnviz attnviz_web_files -j $(JOBS)
 	node scripts/serve.mjs build/web/app $(PORT)
 
-# Builds native and web, then runs every test (native, WASM under node, browser) through ctest.
-test: native-build web-build
+# Checks the C++ format first (fails fast, before building), then builds native and web and
+# runs every test (native, WASM under node, browser) through ctest.
+test: format-check native-build web-build
 	ctest --preset native -j 2
+
+# C++ sources (src/, tests/, bench/) against .clang-format with Debian's clang-format 14.
+# format-check lists the files that differ and fails; format rewrites them in place.
+format-check: setup
+	@bash scripts/format_check.sh
+
+format: setup
+	@bash scripts/format.sh
 
 # Builds and starts the desktop app.
 native: native-build

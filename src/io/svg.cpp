@@ -15,9 +15,9 @@ std::string Fmt(const char* fmt, double a) {
   return b;
 }
 
-std::string Hex(ColormapRgb c) {
+std::string Hex(const uint8_t rgb[3]) {
   char b[8];
-  std::snprintf(b, sizeof(b), "#%02x%02x%02x", c.r, c.g, c.b);
+  std::snprintf(b, sizeof(b), "#%02x%02x%02x", rgb[0], rgb[1], rgb[2]);
   return b;
 }
 
@@ -64,8 +64,9 @@ std::string XmlEscape(const std::string& s) {
 std::string HeatmapSvg(const MatrixRM& w, const std::vector<std::string>& source_tokens,
                        const std::vector<std::string>& target_tokens, const std::string& colormap,
                        const SvgHeatmapOptions& opt) {
-  const ColormapTable* table = FindColormap(colormap.c_str());
-  if (!table) table = &ColormapTableAt(0);
+  Colormap cmap = Colormap::Greys;
+  ParseColormap(colormap.c_str(), &cmap);  // unknown names keep greys
+  const ColormapTable& table = ColormapTableOf(cmap);
   const int rows = (int)w.rows(), cols = (int)w.cols();
   const float cell = opt.cell_size > 1 ? opt.cell_size : 1, font = opt.font_size > 1 ? opt.font_size : 1;
   float vmin = opt.vmin, vmax = opt.vmax;
@@ -115,8 +116,8 @@ std::string HeatmapSvg(const MatrixRM& w, const std::vector<std::string>& source
   s += "</g>\n<g class=\"cells\" shape-rendering=\"crispEdges\">\n";
   for (int i = 0; i < rows; ++i) {
     for (int j = 0; j < cols; ++j) {
-      const float v = w(i, j);
-      const ColormapRgb c = ColormapSample(*table, (v - vmin) / range);
+      uint8_t c[3];
+      ColormapSample(cmap, (w(i, j) - vmin) / range, c);  // the colour the GL heatmap shows
       s += "<rect x=\"" + Fmt("%g", x0 + j * cell) + "\" y=\"" + Fmt("%g", y0 + i * cell) + "\" width=\"" + Fmt("%g", cell) +
            "\" height=\"" + Fmt("%g", cell) + "\" fill=\"" + Hex(c) + "\"/>\n";
     }
@@ -127,10 +128,11 @@ std::string HeatmapSvg(const MatrixRM& w, const std::vector<std::string>& source
     for (int i = 0; i < rows; ++i) {
       for (int j = 0; j < cols; ++j) {
         const float v = w(i, j);
-        const ColormapRgb c = ColormapSample(*table, (v - vmin) / range);
-        const float lum = 0.299f * c.r + 0.587f * c.g + 0.114f * c.b;
+        uint8_t c[3];
+        ColormapSample(cmap, (v - vmin) / range, c);
+        const bool black = ContrastingTextColor(c) == 0xFF000000u;  // as the app's cell text
         s += "<text x=\"" + Fmt("%g", x0 + (j + 0.5f) * cell) + "\" y=\"" + Fmt("%g", y0 + (i + 0.5f) * cell + font * 0.3f) +
-             "\" fill=\"" + (lum > 140 ? "black" : "white") + "\">" + Fmt("%.2f", v) + "</text>\n";
+             "\" fill=\"" + (black ? "black" : "white") + "\">" + Fmt("%.2f", v) + "</text>\n";
       }
     }
     s += "</g>\n";
@@ -138,8 +140,12 @@ std::string HeatmapSvg(const MatrixRM& w, const std::vector<std::string>& source
   if (opt.colorbar) {
     const float bx = x0 + cols * cell + (rotate ? top_w * 0.7071f : 0) + 16, bh = std::max(rows * cell, 4 * font);
     s += "<defs><linearGradient id=\"attnviz-colorbar\" x1=\"0\" y1=\"1\" x2=\"0\" y2=\"0\">\n";
-    for (int k = 0; k < table->count; ++k)
-      s += "<stop offset=\"" + Fmt("%g", table->keys[k].t) + "\" stop-color=\"" + Hex(table->keys[k].c) + "\"/>\n";
+    // The continuous gradient through the key colours, which the LUT quantises (core/colormap.h).
+    for (int k = 0; k < table.count; ++k) {
+      const ColormapRgb& c = table.keys[k].c;
+      const uint8_t rgb[3] = {c.r, c.g, c.b};
+      s += "<stop offset=\"" + Fmt("%g", table.keys[k].t) + "\" stop-color=\"" + Hex(rgb) + "\"/>\n";
+    }
     s += "</linearGradient></defs>\n";
     s += "<rect class=\"colorbar\" x=\"" + Fmt("%g", bx) + "\" y=\"" + Fmt("%g", y0) + "\" width=\"16\" height=\"" + Fmt("%g", bh) +
          "\" fill=\"url(#attnviz-colorbar)\" stroke=\"#444\" stroke-width=\"0.5\"/>\n";

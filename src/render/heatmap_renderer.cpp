@@ -11,12 +11,11 @@ namespace {
 
 const char* kShaderPrelude = "#version 300 es\nprecision highp float;\nprecision highp int;\nprecision highp sampler2D;\n";
 
-GLuint CompileStage(GLenum type, const char* name, std::string* error) {
+// Compiles one stage into *shader (0 on failure).
+Status CompileStage(GLenum type, const char* name, GLuint* shader) {
+  *shader = 0;
   const EmbeddedFile* f = attnviz_embedded_shaders_find(name);
-  if (!f) {
-    *error = std::string("shader not embedded: ") + name;
-    return 0;
-  }
+  if (!f) return Status::Error(std::string("shader not embedded: ") + name);
   const char* sources[2] = {kShaderPrelude, reinterpret_cast<const char*>(f->data)};
   GLint lengths[2] = {(GLint)std::char_traits<char>::length(kShaderPrelude), (GLint)f->size};
   GLuint s = glCreateShader(type);
@@ -27,22 +26,24 @@ GLuint CompileStage(GLenum type, const char* name, std::string* error) {
   if (!ok) {
     char log[2048] = {};
     glGetShaderInfoLog(s, sizeof(log), nullptr, log);
-    *error = std::string("compiling ") + name + ": " + log;
     glDeleteShader(s);
-    return 0;
+    return Status::Error(std::string("compiling ") + name + ": " + log);
   }
-  return s;
+  *shader = s;
+  return Status::Ok();
 }
 
 }  // namespace
 
-unsigned int CompileEmbeddedProgram(const char* vert_name, const char* frag_name, std::string* error) {
-  GLuint vs = CompileStage(GL_VERTEX_SHADER, vert_name, error);
-  if (!vs) return 0;
-  GLuint fs = CompileStage(GL_FRAGMENT_SHADER, frag_name, error);
-  if (!fs) {
+Status CompileEmbeddedProgram(const char* vert_name, const char* frag_name, unsigned int* program) {
+  *program = 0;
+  GLuint vs = 0, fs = 0;
+  Status st = CompileStage(GL_VERTEX_SHADER, vert_name, &vs);
+  if (!st) return st;
+  st = CompileStage(GL_FRAGMENT_SHADER, frag_name, &fs);
+  if (!st) {
     glDeleteShader(vs);
-    return 0;
+    return st;
   }
   GLuint p = glCreateProgram();
   glAttachShader(p, vs);
@@ -55,16 +56,16 @@ unsigned int CompileEmbeddedProgram(const char* vert_name, const char* frag_name
   if (!ok) {
     char log[2048] = {};
     glGetProgramInfoLog(p, sizeof(log), nullptr, log);
-    *error = std::string("linking ") + vert_name + " + " + frag_name + ": " + log;
     glDeleteProgram(p);
-    return 0;
+    return Status::Error(std::string("linking ") + vert_name + " + " + frag_name + ": " + log);
   }
-  return p;
+  *program = p;
+  return Status::Ok();
 }
 
-bool HeatmapRenderer::Init(std::string* error) {
-  program_ = CompileEmbeddedProgram("heatmap.vert", "heatmap.frag", error);
-  if (!program_) return false;
+Status HeatmapRenderer::Init() {
+  Status st = CompileEmbeddedProgram("heatmap.vert", "heatmap.frag", &program_);
+  if (!st) return st;
   loc_rect_ = glGetUniformLocation(program_, "u_rect_ndc");
   loc_view_ = glGetUniformLocation(program_, "u_view");
   loc_a_ = glGetUniformLocation(program_, "u_weights_a");
@@ -103,7 +104,7 @@ bool HeatmapRenderer::Init(std::string* error) {
                  ColormapLut((Colormap)c));
   }
   glGetIntegerv(GL_MAX_TEXTURE_SIZE, &max_texture_size_);
-  return true;
+  return Status::Ok();
 }
 
 void HeatmapRenderer::Shutdown() {
@@ -124,9 +125,14 @@ static void SetupFloatTexture(unsigned int* name) {
   glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
 }
 
-void HeatmapRenderer::Upload(HeatmapTexture* tex, const float* data, int rows, int cols) {
+Status HeatmapRenderer::Upload(HeatmapTexture* tex, const float* data, int rows, int cols) {
   rows = std::max(rows, 1);
   cols = std::max(cols, 1);
+  // The weights texture is [cols wide, rows high], the row maxima [rows wide, 1 high].
+  if (max_texture_size_ > 0 && std::max(rows, cols) > max_texture_size_) {
+    return Status::Error("matrix " + std::to_string(rows) + " x " + std::to_string(cols) +
+                         " exceeds the GPU's texture size limit " + std::to_string(max_texture_size_));
+  }
   const size_t n = (size_t)rows * cols;
   if (scratch_.size() < n + rows) scratch_.resize(n + rows);
   float* clean = scratch_.data();
@@ -149,6 +155,7 @@ void HeatmapRenderer::Upload(HeatmapTexture* tex, const float* data, int rows, i
   tex->rows = rows;
   tex->cols = cols;
   tex->version++;
+  return Status::Ok();
 }
 
 void HeatmapRenderer::Release(HeatmapTexture* tex) {

@@ -4,6 +4,10 @@
 //   HeatmapDraw      where and how to draw one texture this frame (screen rect, view, scale)
 //   HeatmapRenderer  owns the shader program, the quad and the colormap lookup textures
 //
+// Colormaps (enum, names, lookup tables, sampling, text colour) live in core/colormap.h, included
+// here: the lookup textures are uploaded from ColormapLut, so the GPU shows ColormapSample's colour.
+// Fallible calls return a Status (core/status.h); the message names the shader or the limit.
+//
 // Coordinates: matrices are row-major [rows, cols] = [n_q, n_k]; texel x = column, y = row.
 // The renderer knows GL only: no ImGui, no views, no files.
 #pragma once
@@ -11,7 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "render/colormaps.h"
+#include "core/colormap.h"
+#include "core/status.h"
 
 namespace attnviz {
 
@@ -42,10 +47,11 @@ struct HeatmapDraw {
 
 class HeatmapRenderer {
  public:
-  bool Init(std::string* error);  // compiles shaders, builds lookup textures; false + message on failure
-  void Shutdown();                // frees every GL object it made
+  Status Init();    // compiles shaders, uploads the lookup textures; the error carries the GLSL log
+  void Shutdown();  // frees every GL object it made
   // Uploads data [rows, cols] row-major (creates or resizes tex). Non-finite values upload as 0.
-  void Upload(HeatmapTexture* tex, const float* data, int rows, int cols);
+  // Fails, leaving tex as it was, when rows or cols exceed MaxTextureSize() (known after Init).
+  Status Upload(HeatmapTexture* tex, const float* data, int rows, int cols);
   void Release(HeatmapTexture* tex);  // frees tex's GL objects
   // Draws into the current framebuffer of size fb_w x fb_h. Saves nothing: the caller restores state.
   void Draw(const HeatmapDraw& d, int fb_w, int fb_h);
@@ -61,8 +67,9 @@ class HeatmapRenderer {
   std::vector<float> scratch_;  // reused upload buffer (sanitised values), never shrunk
 };
 
-// Compiles a program from two embedded shader files (names as in shaders/). Returns 0 and
-// fills error on failure. Prepends the GLSL ES 3.00 version and precision lines.
-unsigned int CompileEmbeddedProgram(const char* vert_name, const char* frag_name, std::string* error);
+// Compiles a program from two embedded shader files (names as in shaders/) into *program; on
+// failure *program = 0 and the status carries the compile or link log. Prepends the GLSL ES 3.00
+// version and precision lines.
+Status CompileEmbeddedProgram(const char* vert_name, const char* frag_name, unsigned int* program);
 
 }  // namespace attnviz

@@ -1,7 +1,8 @@
-// Attention file loading (JSON / NPZ / NPY), validation, saving, SVG export and colormaps.
+// Attention file loading (JSON / NPZ / NPY), validation, saving, SVG export (colours from core/colormap).
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <sstream>
 #include <string>
@@ -304,25 +305,71 @@ TEST(AttentionFile, MutatedJsonNeverCrashes) {
   EXPECT_GT(errors, (int)good.size() * 5);
 }
 
-TEST(Colormap, KeysAndInterpolation) {
-  ASSERT_GE(ColormapTableCount(), 3);
-  bool ok;
-  ColormapRgb c = ColormapSample("greys", 0.5f, &ok);
-  EXPECT_TRUE(ok);
-  EXPECT_EQ(c.r, 128);
-  c = ColormapSample("viridis", 0.0f);
-  EXPECT_EQ((int)c.r, 68);
-  EXPECT_EQ((int)c.b, 84);
-  c = ColormapSample("viridis", 1.0f);
-  EXPECT_EQ((int)c.g, 231);
-  c = ColormapSample("magma", 0.0625f);  // halfway between the first two keys
-  EXPECT_EQ((int)c.r, 14);
-  EXPECT_EQ((int)c.b, 36);
-  c = ColormapSample("magma", 2.0f);  // clamped
-  EXPECT_EQ((int)c.b, 191);
-  c = ColormapSample("nope", NAN, &ok);
-  EXPECT_FALSE(ok);
-  EXPECT_EQ(c.r, 0);
+namespace {
+
+// The fill="#rrggbb" of every cell <rect> (row-major, as emitted) and the fill of every value <text>.
+void ParseSvgCells(const std::string& svg, std::vector<std::string>* cell_fills, std::vector<std::string>* text_fills) {
+  auto fills_in = [&](const std::string& group, const char* element, std::vector<std::string>* out) {
+    size_t p = svg.find("<g class=\"" + group + "\"");
+    if (p == std::string::npos) return;
+    const size_t end = svg.find("</g>", p);
+    const std::string open = std::string("<") + element + " ";
+    while ((p = svg.find(open, p)) != std::string::npos && p < end) {
+      const size_t f = svg.find(" fill=\"", p);
+      const size_t q = svg.find('"', f + 7);
+      out->push_back(svg.substr(f + 7, q - f - 7));
+      p = q;
+    }
+  };
+  fills_in("cells", "rect", cell_fills);
+  fills_in("values", "text", text_fills);
+}
+
+std::string HexOf(const uint8_t rgb[3]) {
+  char b[8];
+  std::snprintf(b, sizeof(b), "#%02x%02x%02x", rgb[0], rgb[1], rgb[2]);
+  return b;
+}
+
+}  // namespace
+
+// The SVG export colours cells with ColormapSample (the LUT entry the GL heatmap shows) and
+// picks the value colour with ContrastingTextColor, for every colormap, clamping and NaN.
+TEST(Svg, CellFillsAreColormapSamples) {
+  const int rows = 4, cols = 9;
+  MatrixRM w(rows, cols);
+  for (int i = 0; i < rows * cols; ++i) w.data()[i] = -0.2f + 1.4f * i / (rows * cols - 1);  // beyond both ends
+  w(1, 3) = NAN;
+  w(2, 5) = 0.5f / 255.0f;  // half a LUT step
+  SvgHeatmapOptions o;
+  o.vmin = 0.0f;
+  o.vmax = 1.0f;
+  o.show_values = true;
+  int compared = 0;
+  for (int ci = 0; ci < (int)Colormap::Count; ++ci) {
+    const Colormap c = (Colormap)ci;
+    const std::string svg = HeatmapSvg(w, {}, {}, ColormapName(c), o);
+    std::vector<std::string> cells, texts;
+    ParseSvgCells(svg, &cells, &texts);
+    ASSERT_EQ((int)cells.size(), rows * cols) << ColormapName(c);
+    ASSERT_EQ((int)texts.size(), rows * cols) << ColormapName(c);
+    for (int i = 0; i < rows; ++i) {
+      for (int j = 0; j < cols; ++j) {
+        uint8_t rgb[3];
+        ColormapSample(c, w(i, j), rgb);  // vmin 0, vmax 1: t = w
+        EXPECT_EQ(cells[i * cols + j], HexOf(rgb)) << ColormapName(c) << " cell " << i << "," << j << " w=" << w(i, j);
+        const char* text = ContrastingTextColor(rgb) == 0xFF000000u ? "black" : "white";
+        EXPECT_EQ(texts[i * cols + j], text) << ColormapName(c) << " cell " << i << "," << j;
+        ++compared;
+      }
+    }
+  }
+  std::printf("  %d SVG cells: fill = ColormapSample, value text = ContrastingTextColor\n", compared);
+  // Unknown names draw in greys, through the same tables.
+  std::vector<std::string> grey_cells, unknown_cells, unused;
+  ParseSvgCells(HeatmapSvg(w, {}, {}, "greys", o), &grey_cells, &unused);
+  ParseSvgCells(HeatmapSvg(w, {}, {}, "no-such-map", o), &unknown_cells, &unused);
+  EXPECT_EQ(grey_cells, unknown_cells);
 }
 
 TEST(Svg, HeatmapHasCellsLabelsAndEscapes) {
