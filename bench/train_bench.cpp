@@ -36,8 +36,8 @@ int main(int argc, char** argv) {
     tr.RunEpoch();
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const EpochStats& e = tr.history().back();
-    std::printf("train model=%s task=en-fr epoch=%d seconds=%.2f exact_match=%.4f aer=%.4f loss=%.4f\n", kind_name, e.epoch, s,
-                e.exact_match, e.aer, e.loss);
+    std::printf("train model=%s task=en-fr epoch=%d seconds=%.2f exact_match=%.4f aer=%.4f loss=%.4f\n", kind_name,
+                e.epoch, s, e.exact_match, e.aer, e.loss);
     std::fflush(stdout);
     if (reached < 0 && e.exact_match >= 0.95 && e.aer <= 0.10) {
       reached = s;

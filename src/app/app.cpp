@@ -59,8 +59,8 @@ Status App::Init(const AppConfig& config) {
   s->dpi_scale = std::max(0.5f, config.dpi_scale);
   BuildFonts(s->dpi_scale);
   if (!config.headless) {
-    std::string error;
-    if (!s->renderer.Init(&error)) return Status::Error(error);
+    const Status st = s->renderer.Init();
+    if (!st) return st;
   }
   s->draw_pool.reserve(1024);
   s->env.renderer = config.headless ? nullptr : &s->renderer;
@@ -90,7 +90,9 @@ bool App::SetDpiScale(float dpi_scale) {
   return true;
 }
 
-float App::LastFrameCpuMs() const { return s_->frame.cpu_ms; }
+float App::LastFrameCpuMs() const {
+  return s_->frame.cpu_ms;
+}
 
 bool App::PopDownload(std::string* name, std::string* mime, std::vector<unsigned char>* bytes) {
   if (s_->downloads.empty()) return false;
@@ -130,7 +132,9 @@ void App::OpenFileBytes(const std::string& name, const unsigned char* data, size
   if (!st) s_->Notify(st.message, true);
 }
 
-Status App::Command(const std::string& command) { return RunCommand(s_.get(), command); }
+Status App::Command(const std::string& command) {
+  return RunCommand(s_.get(), command);
+}
 
 const std::string& App::DescribeJson() {
   DescribeState(s_.get(), &describe_json_);

@@ -18,11 +18,11 @@ namespace attnviz {
 struct AppState;
 
 struct AppConfig {
-  std::string example;      // id of the example to open first ("" = the translation figure)
-  std::string view;         // view to open first: a registry name (heatmap, lines, grid, ...)
-  bool embed = false;       // embedded in a lesson page: no menu bar, a compact toolbar
-  float dpi_scale = 1.0f;   // framebuffer pixels per UI pixel (devicePixelRatio on the web)
-  bool headless = false;    // no GL: views run and lay out, nothing is uploaded or drawn (smoke tests)
+  std::string example;     // id of the example to open first ("" = the translation figure)
+  std::string view;        // view to open first: a registry name (heatmap, lines, grid, ...)
+  bool embed = false;      // embedded in a lesson page: no menu bar, a compact toolbar
+  float dpi_scale = 1.0f;  // framebuffer pixels per UI pixel (devicePixelRatio on the web)
+  bool headless = false;   // no GL: views run and lay out, nothing is uploaded or drawn (smoke tests)
 };
 
 class App {
@@ -30,8 +30,8 @@ class App {
   App();
   ~App();
   Status Init(const AppConfig& config);  // GL objects, fonts, examples, views; the error says what failed
-  void Frame();                                            // one frame: every window and view
-  void Shutdown();                                         // frees GL objects
+  void Frame();                          // one frame: every window and view
+  void Shutdown();                       // frees GL objects
   // Fonts are rasterised at the DPI scale so text stays crisp on HiDPI screens. When this returns
   // true the platform must re-create the font texture (ImGui_ImplOpenGL3_CreateFontsTexture).
   bool SetDpiScale(float dpi_scale);
@@ -45,7 +45,7 @@ class App {
   float LastFrameCpuMs() const;  // CPU time of the last App::Frame(), for the readout
   // A file the user asked to save (SVG, JSON); the platform writes it or starts a download.
   bool PopDownload(std::string* name, std::string* mime, std::vector<unsigned char>* bytes);
-  bool PopOpenDialogRequest();   // true once after the user chose File > Open
+  bool PopOpenDialogRequest();  // true once after the user chose File > Open
 
  private:
   std::unique_ptr<AppState> s_;

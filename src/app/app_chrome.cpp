@@ -12,8 +12,8 @@ namespace attnviz {
 namespace {
 
 // Latin-1 + Latin Extended-A, General Punctuation, super/subscripts, arrows, math operators, Greek, Cyrillic.
-const ImWchar kGlyphRanges[] = {0x0020, 0x017F, 0x0370, 0x03FF, 0x0400, 0x04FF, 0x2000, 0x206F,
-                                0x2070, 0x209F, 0x2190, 0x21FF, 0x2200, 0x22FF, 0x25A0, 0x25FF, 0};
+const ImWchar kGlyphRanges[] = {0x0020, 0x017F, 0x0370, 0x03FF, 0x0400, 0x04FF, 0x2000, 0x206F, 0x2070,
+                                0x209F, 0x2190, 0x21FF, 0x2200, 0x22FF, 0x25A0, 0x25FF, 0};
 
 const ImVec4 kErrorColour(1.0f, 0.45f, 0.4f, 1);
 
@@ -54,10 +54,12 @@ void DrawColourBar(AppState* s) {
   const uint8_t* lut = ColormapLut(s->style.colormap);
   for (int i = 0; i < 64; ++i) {
     const uint8_t* e = lut + (i * 255 / 63) * 4;
-    dl->AddRectFilled(ImVec2(p.x + w * i / 64, p.y), ImVec2(p.x + w * (i + 1) / 64 + 1, p.y + h), IM_COL32(e[0], e[1], e[2], 255));
+    dl->AddRectFilled(ImVec2(p.x + w * i / 64, p.y), ImVec2(p.x + w * (i + 1) / 64 + 1, p.y + h),
+                      IM_COL32(e[0], e[1], e[2], 255));
   }
   ImGui::Dummy(ImVec2(w, h));
-  ImGui::TextDisabled("%s", s->style.scale == ScaleMode::PerRow ? "0" : (s->style.scale == ScaleMode::Log ? "min" : "vmin"));
+  ImGui::TextDisabled("%s",
+                      s->style.scale == ScaleMode::PerRow ? "0" : (s->style.scale == ScaleMode::Log ? "min" : "vmin"));
   ImGui::SameLine(w - ImGui::CalcTextSize("max").x);
   ImGui::TextDisabled("max");
 }
@@ -74,8 +76,9 @@ void DrawStyleControls(AppState* s) {
   ImGui::RadioButton("per row", &scale, 1);
   ImGui::SameLine();
   ImGui::RadioButton("log", &scale, 2);
-  HelpMarker("global: one scale for the matrix (weights 0..1).\nper row: each row divided by its maximum.\n"
-             "log: log10 of the weight between the range limits, shows small weights.");
+  HelpMarker(
+      "global: one scale for the matrix (weights 0..1).\nper row: each row divided by its maximum.\n"
+      "log: log10 of the weight between the range limits, shows small weights.");
   s->style.scale = (ScaleMode)scale;
   ImGui::SetNextItemWidth(-1);
   if (s->style.scale == ScaleMode::Log)
@@ -110,7 +113,9 @@ void DrawMatrixInfo(AppState* s) {
   if (!m.name.empty()) ImGui::Text("%s", m.name.c_str());
 }
 
-bool KeyPressed(ImGuiKey key, bool repeat = true) { return ImGui::IsKeyPressed(ImGui::GetKeyIndex(key), repeat); }
+bool KeyPressed(ImGuiKey key, bool repeat = true) {
+  return ImGui::IsKeyPressed(ImGui::GetKeyIndex(key), repeat);
+}
 
 }  // namespace
 
@@ -147,8 +152,10 @@ void HandleShortcuts(AppState* s) {
   ImGuiIO& io = ImGui::GetIO();
   if (io.WantTextInput) return;
   if (KeyPressed(ImGuiKey_Space, false)) {
-    if (s->timeline.playing) s->timeline.playing = false;
-    else s->timeline.Play();
+    if (s->timeline.playing)
+      s->timeline.playing = false;
+    else
+      s->timeline.Play();
   }
   if (KeyPressed(ImGuiKey_RightArrow)) s->timeline.StepForward();
   if (KeyPressed(ImGuiKey_LeftArrow)) s->timeline.StepBack();
@@ -178,7 +185,8 @@ void DrawMenuBar(AppState* s) {
   }
   if (ImGui::BeginMenu("Examples")) {
     for (int i = 0; i < (int)s->examples.size(); ++i)
-      if (ImGui::MenuItem(s->examples[(size_t)i].title.c_str(), nullptr, i == s->current)) Report(s, SelectExample(s, i));
+      if (ImGui::MenuItem(s->examples[(size_t)i].title.c_str(), nullptr, i == s->current))
+        Report(s, SelectExample(s, i));
     ImGui::EndMenu();
   }
   if (ImGui::BeginMenu("View")) {
@@ -258,7 +266,8 @@ void DrawHelpWindow(AppState* s) {
   if (!s->show_help) return;
   const ImGuiIO& io = ImGui::GetIO();
   ImGui::SetNextWindowSize(ImVec2(460, 0), ImGuiCond_Appearing);
-  ImGui::SetNextWindowPos(ImVec2(io.DisplaySize.x * 0.5f, io.DisplaySize.y * 0.5f), ImGuiCond_Appearing, ImVec2(0.5f, 0.5f));
+  ImGui::SetNextWindowPos(ImVec2(io.DisplaySize.x * 0.5f, io.DisplaySize.y * 0.5f), ImGuiCond_Appearing,
+                          ImVec2(0.5f, 0.5f));
   if (ImGui::Begin("Help", &s->show_help, ImGuiWindowFlags_NoCollapse)) {
     ImGui::TextUnformatted("Keyboard");
     ImGui::BulletText("Space: play / pause the animation");

@@ -6,13 +6,13 @@ namespace attnviz {
 
 struct AppState;
 
-void ApplyStyle();                   // the dark theme
-void BuildFonts(float dpi_scale);    // the embedded UI font, rasterised at the DPI scale
-void HandleShortcuts(AppState* s);   // Space, arrows, Home/End, 1..N, ?, Ctrl+O, Ctrl+S
-void DrawMenuBar(AppState* s);       // File, Examples, View, Help (not in embeds)
-void DrawSidebar(AppState* s);       // example picker, colour controls, matrix info
-void DrawViewTabs(AppState* s);      // one tab per registry row; keeps s->view and the tabs in step
-void DrawStatusBar(AppState* s);     // frame time, the last message, "? help"
-void DrawHelpWindow(AppState* s);    // keyboard and mouse help, when open
+void ApplyStyle();                  // the dark theme
+void BuildFonts(float dpi_scale);   // the embedded UI font, rasterised at the DPI scale
+void HandleShortcuts(AppState* s);  // Space, arrows, Home/End, 1..N, ?, Ctrl+O, Ctrl+S
+void DrawMenuBar(AppState* s);      // File, Examples, View, Help (not in embeds)
+void DrawSidebar(AppState* s);      // example picker, colour controls, matrix info
+void DrawViewTabs(AppState* s);     // one tab per registry row; keeps s->view and the tabs in step
+void DrawStatusBar(AppState* s);    // frame time, the last message, "? help"
+void DrawHelpWindow(AppState* s);   // keyboard and mouse help, when open
 
 }  // namespace attnviz

@@ -54,8 +54,12 @@ bool CommandArgs::Float(size_t i, float* out) const {
 
 namespace {
 
-Status CmdExample(AppState* s, const CommandArgs& c) { return SelectExampleById(s, c.rest); }
-Status CmdView(AppState* s, const CommandArgs& c) { return SelectView(s, c.rest); }
+Status CmdExample(AppState* s, const CommandArgs& c) {
+  return SelectExampleById(s, c.rest);
+}
+Status CmdView(AppState* s, const CommandArgs& c) {
+  return SelectView(s, c.rest);
+}
 
 Status CmdColormap(AppState* s, const CommandArgs& c) {
   if (!ParseColormap(c.rest.c_str(), &s->style.colormap))
@@ -64,10 +68,14 @@ Status CmdColormap(AppState* s, const CommandArgs& c) {
 }
 
 Status CmdScale(AppState* s, const CommandArgs& c) {
-  if (c.rest == "global") s->style.scale = ScaleMode::Global;
-  else if (c.rest == "row") s->style.scale = ScaleMode::PerRow;
-  else if (c.rest == "log") s->style.scale = ScaleMode::Log;
-  else return Status::Error("unknown scale '" + c.rest + "' (global, row, log)");
+  if (c.rest == "global")
+    s->style.scale = ScaleMode::Global;
+  else if (c.rest == "row")
+    s->style.scale = ScaleMode::PerRow;
+  else if (c.rest == "log")
+    s->style.scale = ScaleMode::Log;
+  else
+    return Status::Error("unknown scale '" + c.rest + "' (global, row, log)");
   return Status::Ok();
 }
 
@@ -92,7 +100,8 @@ Status CmdPause(AppState* s, const CommandArgs&) {
 Status CmdMap(AppState* s, const CommandArgs& c) {
   int k;
   const int n = (int)s->Current().maps.size();
-  if (!c.Int(0, &k) || k < 0 || k >= n) return Status::Error("map index out of range (0.." + std::to_string(n - 1) + ")");
+  if (!c.Int(0, &k) || k < 0 || k >= n)
+    return Status::Error("map index out of range (0.." + std::to_string(n - 1) + ")");
   s->current_map = k;
   return Status::Ok();
 }
@@ -112,12 +121,16 @@ Status CmdRange(AppState* s, const CommandArgs& c) {
   return Status::Ok();
 }
 
-Status CmdSaveSvg(AppState* s, const CommandArgs&) { return QueueSvgDownload(s); }
-Status CmdSaveJson(AppState* s, const CommandArgs&) { return QueueJsonDownload(s); }
+Status CmdSaveSvg(AppState* s, const CommandArgs&) {
+  return QueueSvgDownload(s);
+}
+Status CmdSaveJson(AppState* s, const CommandArgs&) {
+  return QueueJsonDownload(s);
+}
 
 struct AppCommand {
-  const char* verb;                                 // first word of the command
-  const char* usage;                                // arguments, for the command list
+  const char* verb;                                  // first word of the command
+  const char* usage;                                 // arguments, for the command list
   Status (*run)(AppState* s, const CommandArgs& c);  // does it
 };
 

@@ -15,7 +15,7 @@ namespace attnviz {
 struct AppState;
 
 Status RunCommand(AppState* s, const std::string& line);  // e.g. "example seed002", "grid-sort entropy"
-std::string CommandUsage();                                // the app's command list, for errors and docs
-void DescribeState(AppState* s, std::string* out);         // app_describe.cpp
+std::string CommandUsage();                               // the app's command list, for errors and docs
+void DescribeState(AppState* s, std::string* out);        // app_describe.cpp
 
 }  // namespace attnviz

@@ -13,9 +13,12 @@ namespace {
 
 const char* ScaleName(ScaleMode m) {
   switch (m) {
-    case ScaleMode::PerRow: return "row";
-    case ScaleMode::Log: return "log";
-    default: return "global";
+    case ScaleMode::PerRow:
+      return "row";
+    case ScaleMode::Log:
+      return "log";
+    default:
+      return "global";
   }
 }
 

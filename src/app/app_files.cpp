@@ -20,7 +20,8 @@ Example ExampleFromFile(const std::string& name, const AttentionFile& file) {
   ex.heads = 1;
   for (const auto& l : file.layers) ex.heads = std::max(ex.heads, (int)l.heads.size());
   ex.description = std::to_string(ex.layers) + " layer(s) x " + std::to_string(ex.heads) + " head(s), " +
-                   std::to_string(file.NumQueries()) + " x " + std::to_string(file.NumKeys()) + " tokens, from " + name + ".";
+                   std::to_string(file.NumQueries()) + " x " + std::to_string(file.NumKeys()) + " tokens, from " +
+                   name + ".";
   for (const std::string& w : file.warnings) ex.description += "\nWarning: " + w;
   ex.maps.resize((size_t)ex.layers * ex.heads);
   for (int l = 0; l < ex.layers; ++l) {

@@ -22,12 +22,12 @@ struct PendingDownload {
 };
 
 struct FrameStats {
-  float cpu_ms = 0;          // last App::Frame() CPU time (training slice excluded)
-  float train_ms = 0;        // CPU time of this frame's training slice
-  float cpu_ms_avg = 0;      // mean of the last 120 frames
-  float ring[120] = {};      // recent App::Frame() CPU times
-  int count = 0;             // frames recorded so far
-  void Record(float ms);     // adds a frame and updates the mean
+  float cpu_ms = 0;       // last App::Frame() CPU time (training slice excluded)
+  float train_ms = 0;     // CPU time of this frame's training slice
+  float cpu_ms_avg = 0;   // mean of the last 120 frames
+  float ring[120] = {};   // recent App::Frame() CPU times
+  int count = 0;          // frames recorded so far
+  void Record(float ms);  // adds a frame and updates the mean
 };
 
 struct AppState {
@@ -44,23 +44,23 @@ struct AppState {
   ModelLibrary models;            // translation models: pretrained and trained in this session
 
   std::vector<std::unique_ptr<ViewModule>> views;  // one per registry row (view_module.h), same order
-  int view = 0;                   // index of the view shown
-  int tab_view = -1;              // the view the tab bar shows (differs for one frame after a switch)
+  int view = 0;                                    // index of the view shown
+  int tab_view = -1;                               // the view the tab bar shows (differs for one frame after a switch)
 
-  std::string message;            // last error or notice, shown in the status bar
-  bool message_is_error = false;  // message is an error (red)
-  double message_time = 0;        // ImGui time when it was set
-  FrameStats frame;               // CPU time readout
-  float dpi_scale = 1.0f;         // framebuffer pixels per UI pixel
-  bool show_help = false;         // the help window is open
+  std::string message;                     // last error or notice, shown in the status bar
+  bool message_is_error = false;           // message is an error (red)
+  double message_time = 0;                 // ImGui time when it was set
+  FrameStats frame;                        // CPU time readout
+  float dpi_scale = 1.0f;                  // framebuffer pixels per UI pixel
+  bool show_help = false;                  // the help window is open
   std::vector<PendingDownload> downloads;  // files the platform should save (SVG, JSON)
   bool open_dialog_requested = false;      // the platform should show a file picker
 
-  Example& Current() { return examples[(size_t)current]; }  // the example shown
-  const AttentionMap& CurrentMap();                         // its map current_map (clamped)
-  ViewModule& ActiveView() { return *views[(size_t)view]; } // the module of the view shown
-  void Notify(const std::string& text, bool error);         // status bar message
-  void ReleaseTextures(HeatmapViewState* v);                // frees a widget's GPU copies (no-op headless)
+  Example& Current() { return examples[(size_t)current]; }   // the example shown
+  const AttentionMap& CurrentMap();                          // its map current_map (clamped)
+  ViewModule& ActiveView() { return *views[(size_t)view]; }  // the module of the view shown
+  void Notify(const std::string& text, bool error);          // status bar message
+  void ReleaseTextures(HeatmapViewState* v);                 // frees a widget's GPU copies (no-op headless)
 };
 
 // Switches to example `index`, building it first if it is lazy; every view forgets its

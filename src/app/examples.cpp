@@ -175,8 +175,9 @@ Status BuildMultiHead(Example* ex) {
   SplitMix rng{2024};
   MatrixRM x(n, e);
   for (int i = 0; i < n; ++i)
-    for (int c = 0; c < e; ++c) x(i, c) = std::sin(0.37f * (float)((std::hash<std::string>{}(words[i]) % 97) + 1) * (c + 1)) +
-                                          0.5f * std::cos(0.5f * i * (c % 4 + 1));
+    for (int c = 0; c < e; ++c)
+      x(i, c) = std::sin(0.37f * (float)((std::hash<std::string>{}(words[i]) % 97) + 1) * (c + 1)) +
+                0.5f * std::cos(0.5f * i * (c % 4 + 1));
   ex->layers = layers;
   ex->heads = heads;
   ex->maps.clear();
@@ -233,8 +234,12 @@ Status RandomAttention(int n, int maps_count, int layers, int heads, uint64_t se
   return Status::Ok();
 }
 
-Status BuildBig4096(Example* ex) { return RandomAttention(4096, 1, 1, 1, 4096, ex); }
-Status BuildGrid144(Example* ex) { return RandomAttention(256, 144, 12, 12, 144, ex); }
+Status BuildBig4096(Example* ex) {
+  return RandomAttention(4096, 1, 1, 1, 4096, ex);
+}
+Status BuildGrid144(Example* ex) {
+  return RandomAttention(256, 144, 12, 12, 144, ex);
+}
 
 Example Lazy(const char* id, const char* title, const char* description, Status (*builder)(Example*)) {
   Example ex;
@@ -292,7 +297,8 @@ Status BuildExamples(std::vector<Example>* out) {
                       "drag to pan, and watch the frame-time readout.",
                       BuildBig4096));
   out->push_back(Lazy("grid144", "Performance: 12 x 12 heads of 256 x 256",
-                      "144 random attention maps of 256 x 256 (12 layers x 12 heads), for the grid view.", BuildGrid144));
+                      "144 random attention maps of 256 x 256 (12 layers x 12 heads), for the grid view.",
+                      BuildGrid144));
   for (Example& ex : *out) {
     Status st = RecomputeExample(&ex);
     if (!st) return st;

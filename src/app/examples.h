@@ -24,23 +24,23 @@ struct AttentionMap {
 
 // The inputs of a small single-head computation, editable in the step-by-step view.
 struct AttentionInputs {
-  MatrixRM q;               // [n_q, d]
-  MatrixRM k;               // [n_k, d]
-  MatrixRM v;               // [n_k, d_v]
-  AttentionParams params;   // score function, temperature, masks
+  MatrixRM q;                             // [n_q, d]
+  MatrixRM k;                             // [n_k, d]
+  MatrixRM v;                             // [n_k, d_v]
+  AttentionParams params;                 // score function, temperature, masks
   std::vector<std::string> query_labels;  // [n_q]
   std::vector<std::string> key_labels;    // [n_k]
 };
 
 struct Example {
-  std::string id;           // stable id, used by the embed API (?example=seed002)
-  std::string title;        // menu text
-  std::string description;  // one paragraph shown under the title
-  bool has_inputs = false;  // inputs is valid (the step view can recompute it)
-  AttentionInputs inputs;   // the single-head computation behind maps[0]
+  std::string id;                  // stable id, used by the embed API (?example=seed002)
+  std::string title;               // menu text
+  std::string description;         // one paragraph shown under the title
+  bool has_inputs = false;         // inputs is valid (the step view can recompute it)
+  AttentionInputs inputs;          // the single-head computation behind maps[0]
   std::vector<AttentionMap> maps;  // maps[l * heads + h]
-  int layers = 1;           // for the grid view
-  int heads = 1;            // for the grid view
+  int layers = 1;                  // for the grid view
+  int heads = 1;                   // for the grid view
   // Big examples are built on first use, not at start: builder fills maps (and layers/heads).
   Status (*builder)(Example* ex) = nullptr;
 };

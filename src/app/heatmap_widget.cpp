@@ -30,11 +30,14 @@ void HeatmapDrawCallback(const ImDrawList*, const ImDrawCmd* cmd) {
   cb->renderer->Draw(d, fb_w, fb_h);
 }
 
+// Uploads the map once per version. A failed upload is not retried until the map changes; the
+// error is kept for the widget to show.
 void EnsureTexture(const HeatmapEnv& env, const AttentionMap& map, HeatmapTexture* tex, const void** owner,
-                   uint64_t* version) {
+                   uint64_t* version, std::string* error) {
   if (!env.renderer) return;  // headless
-  if (*owner == &map && *version == map.version && tex->weights) return;
-  env.renderer->Upload(tex, map.weights.data(), (int)map.weights.rows(), (int)map.weights.cols());
+  if (*owner == &map && *version == map.version) return;
+  const Status st = env.renderer->Upload(tex, map.weights.data(), (int)map.weights.rows(), (int)map.weights.cols());
+  *error = st ? "" : st.message;
   *owner = &map;
   *version = map.version;
 }
@@ -43,8 +46,10 @@ void EnsureLabelExtents(const AttentionMap& map, HeatmapViewState* st) {
   if (st->labels_owner == &map && st->labels_version == map.version) return;
   st->max_source_label_w = 0;
   st->max_target_label_w = 0;
-  for (const auto& s : map.source_tokens) st->max_source_label_w = std::max(st->max_source_label_w, ImGui::CalcTextSize(s.c_str()).x);
-  for (const auto& s : map.target_tokens) st->max_target_label_w = std::max(st->max_target_label_w, ImGui::CalcTextSize(s.c_str()).x);
+  for (const auto& s : map.source_tokens)
+    st->max_source_label_w = std::max(st->max_source_label_w, ImGui::CalcTextSize(s.c_str()).x);
+  for (const auto& s : map.target_tokens)
+    st->max_target_label_w = std::max(st->max_target_label_w, ImGui::CalcTextSize(s.c_str()).x);
   st->labels_owner = &map;
   st->labels_version = map.version;
 }
@@ -92,7 +97,8 @@ void AddTextVertical(void* draw_list, const ImVec2& bottom_left, unsigned int co
 }
 
 bool AddHeatmapDrawCallback(const HeatmapEnv& env, const HeatmapDraw& draw, const float rect[4]) {
-  if (!env.renderer || !env.pool || env.pool->size() >= env.pool->capacity()) return false;  // never reallocate mid-frame
+  if (!env.renderer || !env.pool || env.pool->size() >= env.pool->capacity())
+    return false;  // never reallocate mid-frame
   env.pool->push_back(HeatmapCallbackData{});
   HeatmapCallbackData& cb = env.pool->back();
   cb.renderer = env.renderer;
@@ -108,11 +114,11 @@ namespace {
 
 // Where a heatmap goes inside its box: label margins, the matrix rectangle and the visible window.
 struct HeatmapLayout {
-  ImVec2 origin;              // top-left of the widget's box
-  ImVec2 m0, m1;              // the matrix area
-  float cell_x = 1, cell_y = 1;  // on-screen size of one cell
-  float view[4] = {0, 0, 0, 0};  // col0, row0, col1, row1 shown
-  bool vertical = false;      // source labels drawn rotated (crowded columns)
+  ImVec2 origin;                                       // top-left of the widget's box
+  ImVec2 m0, m1;                                       // the matrix area
+  float cell_x = 1, cell_y = 1;                        // on-screen size of one cell
+  float view[4] = {0, 0, 0, 0};                        // col0, row0, col1, row1 shown
+  bool vertical = false;                               // source labels drawn rotated (crowded columns)
   int r_begin = 0, r_end = 0, c_begin = 0, c_end = 0;  // visible cell range
   float CellX0(int c) const { return m0.x + (c - view[0]) * cell_x; }
   float CellY0(int r) const { return m0.y + (r - view[1]) * cell_y; }
@@ -255,7 +261,8 @@ void DrawAxisLabels(ImDrawList* dl, const AttentionMap& map, const HeatmapLayout
     if (r % row_stride != 0 && r != hl_row) continue;
     const char* t = TokenOr(map.target_tokens, r, buf, sizeof(buf));
     const ImVec2 ts = ImGui::CalcTextSize(t);
-    dl->AddText(ImVec2(L.m0.x - kPad - ts.x, L.CellY0(r) + (L.cell_y - ts.y) * 0.5f), r == hl_row ? kHighlight : text_col, t);
+    dl->AddText(ImVec2(L.m0.x - kPad - ts.x, L.CellY0(r) + (L.cell_y - ts.y) * 0.5f),
+                r == hl_row ? kHighlight : text_col, t);
   }
   dl->PopClipRect();
   dl->PushClipRect(ImVec2(L.m0.x, L.origin.y), ImVec2(L.m1.x, L.m0.y), true);
@@ -313,8 +320,14 @@ bool HeatmapWidget(const char* id, const AttentionMap& map, const HeatmapStyle& 
     ImGui::PopID();
     return false;
   }
-  EnsureTexture(env, map, &st->tex, &st->tex_owner, &st->tex_version);
-  if (st->next) EnsureTexture(env, *st->next, &st->tex_next, &st->tex_next_owner, &st->tex_next_version);
+  EnsureTexture(env, map, &st->tex, &st->tex_owner, &st->tex_version, &st->upload_error);
+  if (st->next)
+    EnsureTexture(env, *st->next, &st->tex_next, &st->tex_next_owner, &st->tex_next_version, &st->upload_error);
+  if (!st->upload_error.empty()) {
+    ImGui::TextColored(ImVec4(1.0f, 0.45f, 0.4f, 1), "cannot draw this map: %s", st->upload_error.c_str());
+    ImGui::PopID();
+    return false;
+  }
   EnsureLabelExtents(map, st);
   ClampView(st, rows, cols);
   const ImVec2 origin = ImGui::GetCursorScreenPos();
@@ -374,8 +387,10 @@ bool HeatmapThumbnail(const char* id, const AttentionMap& map, const HeatmapStyl
   const int rows = (int)map.weights.rows(), cols = (int)map.weights.cols();
   const ImVec2 p = ImGui::GetCursorScreenPos();
   const bool clicked = ImGui::InvisibleButton("##thumb", size);
-  if (rows > 0 && cols > 0) {
-    EnsureTexture(env, map, &st->tex, &st->tex_owner, &st->tex_version);
+  if (rows > 0 && cols > 0) EnsureTexture(env, map, &st->tex, &st->tex_owner, &st->tex_version, &st->upload_error);
+  if (!st->upload_error.empty() && ImGui::IsItemHovered())
+    ImGui::SetTooltip("cannot draw: %s", st->upload_error.c_str());
+  if (rows > 0 && cols > 0 && st->upload_error.empty()) {
     HeatmapDraw draw;
     draw.tex = &st->tex;
     draw.view[2] = (float)cols;

@@ -9,6 +9,7 @@
 //   DescribeHeatmap() what a widget drew, for describe()
 #pragma once
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "app/examples.h"
@@ -39,18 +40,19 @@ struct HeatmapGeometry {
 };
 
 struct HeatmapViewState {
-  float zoom = 1.0f;             // >= 1; 1 shows the whole matrix
-  float pan_col = 0, pan_row = 0;  // top-left visible cell when zoomed
-  int rows_shown = 1 << 30;      // decoding animation: rows >= this are not yet emitted
-  int current_row = -1;          // row to outline (the word being emitted), -1 none
-  float frame_mix = 0.0f;        // interpolation towards `next` (frames animation)
-  const AttentionMap* next = nullptr;  // optional next frame for interpolation
-  HeatmapTexture tex, tex_next;  // GPU copies of the map (and the next frame)
-  const void* tex_owner = nullptr, *tex_next_owner = nullptr;  // which map the textures hold
-  uint64_t tex_version = ~0ull, tex_next_version = ~0ull;       // which version they hold
-  int hover_row = -1, hover_col = -1;  // cell under the mouse, -1 none
+  float zoom = 1.0f;                                           // >= 1; 1 shows the whole matrix
+  float pan_col = 0, pan_row = 0;                              // top-left visible cell when zoomed
+  int rows_shown = 1 << 30;                                    // decoding animation: rows >= this are not yet emitted
+  int current_row = -1;                                        // row to outline (the word being emitted), -1 none
+  float frame_mix = 0.0f;                                      // interpolation towards `next` (frames animation)
+  const AttentionMap* next = nullptr;                          // optional next frame for interpolation
+  HeatmapTexture tex, tex_next;                                // GPU copies of the map (and the next frame)
+  const void *tex_owner = nullptr, *tex_next_owner = nullptr;  // which map the textures hold
+  uint64_t tex_version = ~0ull, tex_next_version = ~0ull;      // which version they hold
+  std::string upload_error;                    // why the last upload failed (e.g. larger than the GPU's textures)
+  int hover_row = -1, hover_col = -1;          // cell under the mouse, -1 none
   int highlight_row = -1, highlight_col = -1;  // externally requested highlight (e.g. from the lines view)
-  HeatmapGeometry geom;          // where the last frame drew it (for the JS test hook)
+  HeatmapGeometry geom;                        // where the last frame drew it (for the JS test hook)
   // cached label extents, recomputed when the map changes
   float max_source_label_w = 0, max_target_label_w = 0;
   const void* labels_owner = nullptr;
@@ -64,7 +66,7 @@ struct HeatmapCallbackData {
 };
 
 struct HeatmapEnv {
-  HeatmapRenderer* renderer = nullptr;              // shared GL renderer
+  HeatmapRenderer* renderer = nullptr;               // shared GL renderer
   std::vector<HeatmapCallbackData>* pool = nullptr;  // reserved once; cleared each frame, never grows
 };
 

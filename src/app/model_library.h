@@ -21,9 +21,9 @@ struct ModelLibrary {
   std::vector<ModelSlot> slots;  // pretrained models (Bahdanau first), then the trained one if any
   int slot = 0;                  // the model chosen for translation
 
-  void ListEmbedded();                       // one slot per embedded en-fr model, not yet loaded
-  ModelSlot* Chosen();                       // slots[slot] (clamped), nullptr when there is none
-  Status EnsureLoaded(ModelSlot* slot);      // loads an embedded model on first use
+  void ListEmbedded();                   // one slot per embedded en-fr model, not yet loaded
+  ModelSlot* Chosen();                   // slots[slot] (clamped), nullptr when there is none
+  Status EnsureLoaded(ModelSlot* slot);  // loads an embedded model on first use
   // Puts a model trained in this session into its own slot (added once, then replaced) and chooses it.
   void PublishTrained(const seq2seq::Model& model, const std::string& label);
 };

@@ -59,7 +59,9 @@ void Timeline::End() {
   position = Max();
 }
 
-int Timeline::Step() const { return (int)std::floor(position + 1e-4f); }
+int Timeline::Step() const {
+  return (int)std::floor(position + 1e-4f);
+}
 
 float Timeline::Fraction() const {
   if (mode != TimelineMode::Frames) return 0.0f;
@@ -76,7 +78,10 @@ bool DrawTimelineControls(Timeline* t, const char* step_label) {
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("Step back (Left arrow)");
   ImGui::SameLine();
   if (ImGui::Button(t->playing ? "Pause" : "Play", ImVec2(ImGui::GetFontSize() * 3.5f, 0))) {
-    if (t->playing) t->playing = false; else t->Play();
+    if (t->playing)
+      t->playing = false;
+    else
+      t->Play();
     changed = true;
   }
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("Play / pause (Space)");
@@ -89,7 +94,8 @@ bool DrawTimelineControls(Timeline* t, const char* step_label) {
   ImGui::SameLine();
   ImGui::SetNextItemWidth(std::max(80.0f, ImGui::GetContentRegionAvail().x - ImGui::GetFontSize() * 17));
   char fmt[64];
-  std::snprintf(fmt, sizeof(fmt), "%s %d / %d", step_label, t->Step(), t->mode == TimelineMode::Decoding ? t->count : std::max(0, t->count - 1));
+  std::snprintf(fmt, sizeof(fmt), "%s %d / %d", step_label, t->Step(),
+                t->mode == TimelineMode::Decoding ? t->count : std::max(0, t->count - 1));
   float pos = t->position;
   if (ImGui::SliderFloat("##scrub", &pos, 0.0f, std::max(t->Max(), 1e-3f), fmt)) {
     t->position = pos;

@@ -11,11 +11,11 @@ enum class TimelineMode { Decoding, Frames };
 
 struct Timeline {
   TimelineMode mode = TimelineMode::Decoding;
-  int count = 0;            // rows (Decoding) or frames (Frames)
-  float position = 0.0f;    // see modes above
-  bool playing = false;     // advancing with time
-  bool loop = false;        // wrap around at the end
-  float speed = 2.0f;       // steps (rows or frames) per second
+  int count = 0;          // rows (Decoding) or frames (Frames)
+  float position = 0.0f;  // see modes above
+  bool playing = false;   // advancing with time
+  bool loop = false;      // wrap around at the end
+  float speed = 2.0f;     // steps (rows or frames) per second
 
   void Reset(TimelineMode m, int n);  // stops, and shows everything (Decoding) or frame 0 (Frames)
   void Advance(float dt);             // moves position by dt * speed while playing

@@ -28,10 +28,10 @@ struct CommandArgs {
   std::string rest;                // everything after the verb and one space, e.g. "q 0 1 2.5"
   std::vector<std::string> words;  // rest split on whitespace: {"q", "0", "1", "2.5"}
 
-  static CommandArgs Parse(const std::string& line);        // splits a command line
-  const std::string& Word(size_t i) const;                  // words[i], or "" past the end
-  bool Int(size_t i, int* out) const;                       // words[i] as a whole decimal integer
-  bool Float(size_t i, float* out) const;                   // words[i] as a number (nan and inf allowed)
+  static CommandArgs Parse(const std::string& line);  // splits a command line
+  const std::string& Word(size_t i) const;            // words[i], or "" past the end
+  bool Int(size_t i, int* out) const;                 // words[i] as a whole decimal integer
+  bool Float(size_t i, float* out) const;             // words[i] as a number (nan and inf allowed)
 };
 
 // ---------------------------------------------------------------------------
@@ -76,9 +76,9 @@ std::unique_ptr<ViewModule> MakeView() {  // factory for ViewInfo::create
   return std::make_unique<T>();
 }
 
-int ViewCount();                         // rows in the registry
-const ViewInfo& ViewInfoAt(int i);       // i in [0, ViewCount()), tab order
-int FindView(const std::string& name);   // index of the view called name, -1 if none
-std::string ViewNames();                 // "heatmap, lines, ..." for error messages
+int ViewCount();                        // rows in the registry
+const ViewInfo& ViewInfoAt(int i);      // i in [0, ViewCount()), tab order
+int FindView(const std::string& name);  // index of the view called name, -1 if none
+std::string ViewNames();                // "heatmap, lines, ..." for error messages
 
 }  // namespace attnviz

@@ -1,8 +1,8 @@
 #include "cli/cli_args.h"
 
+#include <cctype>
 #include <cerrno>
 #include <climits>
-#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -44,7 +44,9 @@ bool ArgParser::Seen(const char* name) const {
 bool ArgParser::Assign(Option* o, const std::string& value) {
   switch (o->kind) {
     case Kind::String:
-    case Kind::Positional: *(std::string*)o->out = value; return true;
+    case Kind::Positional:
+      *(std::string*)o->out = value;
+      return true;
     case Kind::Int: {
       errno = 0;
       char* end = nullptr;
@@ -61,7 +63,8 @@ bool ArgParser::Assign(Option* o, const std::string& value) {
       *(float*)o->out = v;
       return true;
     }
-    case Kind::Flag: return false;
+    case Kind::Flag:
+      return false;
   }
   return false;
 }
@@ -85,7 +88,8 @@ int ArgParser::Parse(int argc, char** argv) {
       flags_done = true;
       continue;
     }
-    if (!flags_done && arg.size() > 1 && arg[0] == '-' && !(arg.size() > 1 && (std::isdigit((unsigned char)arg[1]) || arg[1] == '.'))) {
+    if (!flags_done && arg.size() > 1 && arg[0] == '-' &&
+        !(arg.size() > 1 && (std::isdigit((unsigned char)arg[1]) || arg[1] == '.'))) {
       std::string name = arg, value;
       bool has_value = false;
       const size_t eq = arg.find('=');
@@ -106,7 +110,8 @@ int ArgParser::Parse(int argc, char** argv) {
         if (i + 1 >= argc) return UsageError("flag " + name + " needs a value (" + o->metavar + ")");
         value = argv[++i];
       }
-      if (!Assign(o, value)) return UsageError("bad value '" + value + "' for " + name + " (expected " + o->metavar + ")");
+      if (!Assign(o, value))
+        return UsageError("bad value '" + value + "' for " + name + " (expected " + o->metavar + ")");
       continue;
     }
     // a positional argument
@@ -114,7 +119,10 @@ int ArgParser::Parse(int argc, char** argv) {
     Option* target = nullptr;
     for (Option& o : options_) {
       if (o.kind != Kind::Positional) continue;
-      if (seen++ == next_positional) { target = &o; break; }
+      if (seen++ == next_positional) {
+        target = &o;
+        break;
+      }
     }
     if (!target) return UsageError("unexpected argument '" + arg + "'");
     ++next_positional;

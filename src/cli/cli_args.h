@@ -21,15 +21,15 @@ class ArgParser {
 
   void Flag(const char* name, bool* out, const char* help);  // boolean switch: presence sets true
   void String(const char* name, std::string* out, const char* metavar, const char* help, bool required = false);
-  void Int(const char* name, int* out, const char* metavar, const char* help);      // decimal integer
-  void Float(const char* name, float* out, const char* metavar, const char* help);  // finite float
+  void Int(const char* name, int* out, const char* metavar, const char* help);                  // decimal integer
+  void Float(const char* name, float* out, const char* metavar, const char* help);              // finite float
   void Positional(const char* name, std::string* out, const char* help, bool required = true);  // in order
 
   // argv[0] is the command name. Returns -1 when the command should go on, otherwise the exit
   // code to return right away (0 after --help/-h, kExitUsage after a usage error).
   int Parse(int argc, char** argv);
-  bool Seen(const char* name) const;  // true if the flag/positional was given on the command line
-  void PrintHelp(FILE* f) const;      // usage line, description and one line per option
+  bool Seen(const char* name) const;                 // true if the flag/positional was given on the command line
+  void PrintHelp(FILE* f) const;                     // usage line, description and one line per option
   int UsageError(const std::string& message) const;  // prints "attnviz-cli CMD: message" + hint; returns 2
 
  private:

@@ -35,7 +35,8 @@ bool RegisterCliCommand(const CliCommand& command) {
     }
   }
   reg.push_back(command);
-  std::sort(reg.begin(), reg.end(), [](const CliCommand& a, const CliCommand& b) { return std::strcmp(a.name, b.name) < 0; });
+  std::sort(reg.begin(), reg.end(),
+            [](const CliCommand& a, const CliCommand& b) { return std::strcmp(a.name, b.name) < 0; });
   return true;
 }
 
@@ -45,8 +46,12 @@ const CliCommand* FindCliCommand(const char* name) {
   return nullptr;
 }
 
-int CliCommandCount() { return (int)Registry().size(); }
-const CliCommand& CliCommandAt(int i) { return Registry()[(size_t)i]; }
+int CliCommandCount() {
+  return (int)Registry().size();
+}
+const CliCommand& CliCommandAt(int i) {
+  return Registry()[(size_t)i];
+}
 
 }  // namespace attnviz
 

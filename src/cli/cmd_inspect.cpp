@@ -57,8 +57,9 @@ void PrintTokens(const char* label, const std::vector<std::string>& t) {
 
 int RunInspect(int argc, char** argv) {
   std::string path;
-  ArgParser args("inspect", "Prints the arrays (name, dtype, shape, min/max/mean) of an .npz or .npy file, and the\n"
-                            "layers / heads / tokens of an attention file (JSON or NPZ, see docs/FORMATS.md).");
+  ArgParser args("inspect",
+                 "Prints the arrays (name, dtype, shape, min/max/mean) of an .npz or .npy file, and the\n"
+                 "layers / heads / tokens of an attention file (JSON or NPZ, see docs/FORMATS.md).");
   args.Positional("FILE", &path, ".npz, .npy or attention .json");
   int rc = args.Parse(argc, argv);
   if (rc >= 0) return rc;
@@ -83,7 +84,8 @@ int RunInspect(int argc, char** argv) {
       std::fprintf(stderr, "attnviz-cli inspect: %s: %s\n", path.c_str(), st.message.c_str());
       return kExitError;
     }
-    std::printf("%s: %s, %zu array%s\n", path.c_str(), is_npy ? "npy" : "npz", z.names.size(), z.names.size() == 1 ? "" : "s");
+    std::printf("%s: %s, %zu array%s\n", path.c_str(), is_npy ? "npy" : "npz", z.names.size(),
+                z.names.size() == 1 ? "" : "s");
     for (size_t i = 0; i < z.names.size(); ++i) PrintArray(z.names[i], z.arrays[i]);
   }
   AttentionFile f;
@@ -94,8 +96,8 @@ int RunInspect(int argc, char** argv) {
     return kExitError;
   }
   std::printf("attention: %zu layer%s, %d head%s in total, n_q=%d (target) x n_k=%d (source)%s\n", f.layers.size(),
-              f.layers.size() == 1 ? "" : "s", f.TotalHeads(), f.TotalHeads() == 1 ? "" : "s", f.NumQueries(), f.NumKeys(),
-              f.self_attention ? ", self-attention" : "");
+              f.layers.size() == 1 ? "" : "s", f.TotalHeads(), f.TotalHeads() == 1 ? "" : "s", f.NumQueries(),
+              f.NumKeys(), f.self_attention ? ", self-attention" : "");
   if (f.self_attention) {
     PrintTokens("tokens", f.source_tokens);
   } else {
@@ -105,7 +107,8 @@ int RunInspect(int argc, char** argv) {
   for (size_t l = 0; l < f.layers.size(); ++l) {
     std::printf("  layer %zu \"%s\": %zu head%s:", l, f.layers[l].name.c_str(), f.layers[l].heads.size(),
                 f.layers[l].heads.size() == 1 ? "" : "s");
-    for (size_t h = 0; h < f.layers[l].heads.size() && h < 16; ++h) std::printf(" \"%s\"", f.layers[l].heads[h].name.c_str());
+    for (size_t h = 0; h < f.layers[l].heads.size() && h < 16; ++h)
+      std::printf(" \"%s\"", f.layers[l].heads[h].name.c_str());
     std::printf("%s\n", f.layers[l].heads.size() > 16 ? " ..." : "");
   }
   if (f.meta.IsObject()) std::printf("  meta: %s\n", SerializeJson(f.meta).c_str());
@@ -116,4 +119,5 @@ int RunInspect(int argc, char** argv) {
 }  // namespace
 }  // namespace attnviz
 
-ATTNVIZ_CLI_COMMAND(inspect, "list the arrays of an .npz/.npy, or the layers/heads/tokens of an attention file", attnviz::RunInspect)
+ATTNVIZ_CLI_COMMAND(inspect, "list the arrays of an .npz/.npy, or the layers/heads/tokens of an attention file",
+                    attnviz::RunInspect)

@@ -23,8 +23,9 @@ int RunRender(int argc, char** argv) {
   int layer = 0, head = 0;
   float cell = 24.0f, vmax = NAN;
   bool values = false, no_colorbar = false;
-  ArgParser args("render", "Writes one head (or the mean of a layer's heads) of an attention file as an SVG heatmap:\n"
-                           "source tokens along the top, target tokens down the left.");
+  ArgParser args("render",
+                 "Writes one head (or the mean of a layer's heads) of an attention file as an SVG heatmap:\n"
+                 "source tokens along the top, target tokens down the left.");
   args.String("--in", &in_path, "FILE", "attention file (.json, .npz, .npy, or attend output)", true);
   args.String("--svg", &svg_path, "OUT.svg", "where to write the SVG", true);
   args.Int("--layer", &layer, "L", "layer index (default 0)");
@@ -37,7 +38,8 @@ int RunRender(int argc, char** argv) {
   args.Flag("--no-colorbar", &no_colorbar, "leave out the colour bar");
   int rc = args.Parse(argc, argv);
   if (rc >= 0) return rc;
-  if (!FindColormap(colormap.c_str())) return args.UsageError("unknown --colormap '" + colormap + "' (greys, viridis, magma, diverging)");
+  if (!FindColormap(colormap.c_str()))
+    return args.UsageError("unknown --colormap '" + colormap + "' (greys, viridis, magma, diverging)");
   if (!(cell >= 2.0f && cell <= 512.0f)) return args.UsageError("--cell must be between 2 and 512");
 
   std::vector<uint8_t> bytes;
@@ -47,7 +49,8 @@ int RunRender(int argc, char** argv) {
   if (!(st = LoadAttentionFile(bytes.data(), bytes.size(), &f))) return Fail(in_path + ": " + st.message);
   for (const std::string& w : f.warnings) std::fprintf(stderr, "attnviz-cli render: warning: %s\n", w.c_str());
   if (layer < 0 || layer >= (int)f.layers.size())
-    return Fail("--layer " + std::to_string(layer) + " is out of range (the file has " + std::to_string(f.layers.size()) + " layers)");
+    return Fail("--layer " + std::to_string(layer) + " is out of range (the file has " +
+                std::to_string(f.layers.size()) + " layers)");
   const AttentionFile::Layer& L = f.layers[(size_t)layer];
   if (head < -1 || head >= (int)L.heads.size())
     return Fail("--head " + std::to_string(head) + " is out of range (layer " + std::to_string(layer) + " has " +
@@ -69,7 +72,8 @@ int RunRender(int argc, char** argv) {
   const std::string svg = HeatmapSvg(w, f.source_tokens, f.target_tokens, colormap, o);
   if (!(st = WriteFileString(svg_path, svg))) return Fail(st.message);
   std::printf("render: layer %d \"%s\", %s, %dx%d, %s -> %s (%zu bytes)\n", layer, L.name.c_str(),
-              head >= 0 ? ("head " + std::to_string(head) + " \"" + L.heads[(size_t)head].name + "\"").c_str() : "mean of heads",
+              head >= 0 ? ("head " + std::to_string(head) + " \"" + L.heads[(size_t)head].name + "\"").c_str()
+                        : "mean of heads",
               (int)w.rows(), (int)w.cols(), colormap.c_str(), svg_path.c_str(), svg.size());
   return kExitOk;
 }

@@ -21,15 +21,15 @@ struct CliCommand {
 };
 
 bool RegisterCliCommand(const CliCommand& command);  // false (and a message) on a duplicate name
-const CliCommand* FindCliCommand(const char* name);   // nullptr if unknown
-int CliCommandCount();                                // number of registered commands
-const CliCommand& CliCommandAt(int i);                // sorted by name
+const CliCommand* FindCliCommand(const char* name);  // nullptr if unknown
+int CliCommandCount();                               // number of registered commands
+const CliCommand& CliCommandAt(int i);               // sorted by name
 
 }  // namespace attnviz
 
 #define ATTNVIZ_CLI_CONCAT_(a, b) a##b
 #define ATTNVIZ_CLI_CONCAT(a, b) ATTNVIZ_CLI_CONCAT_(a, b)
 // Registers `fn` as command `name` (an identifier, e.g. attend) from a static initializer.
-#define ATTNVIZ_CLI_COMMAND(name, summary, fn)                                                      \
-  static const bool ATTNVIZ_CLI_CONCAT(attnviz_cli_registered_, name) =                            \
+#define ATTNVIZ_CLI_COMMAND(name, summary, fn)                          \
+  static const bool ATTNVIZ_CLI_CONCAT(attnviz_cli_registered_, name) = \
       ::attnviz::RegisterCliCommand(::attnviz::CliCommand{#name, summary, fn});

@@ -27,7 +27,9 @@ kernels::Workspace& ThreadWorkspace() {
   return ws;
 }
 
-std::string Shape(const MatrixRM& m) { return "[" + std::to_string(m.rows()) + ", " + std::to_string(m.cols()) + "]"; }
+std::string Shape(const MatrixRM& m) {
+  return "[" + std::to_string(m.rows()) + ", " + std::to_string(m.cols()) + "]";
+}
 
 template <typename Derived>
 bool AllFinite(const Eigen::MatrixBase<Derived>& m) {
@@ -40,7 +42,9 @@ Status NonEmptyFinite(const MatrixRM& m, const char* name) {
   return Status::Ok();
 }
 
-bool IsDotLike(ScoreFunction f) { return f == ScoreFunction::Dot || f == ScoreFunction::ScaledDot; }
+bool IsDotLike(ScoreFunction f) {
+  return f == ScoreFunction::Dot || f == ScoreFunction::ScaledDot;
+}
 
 Status ValidateScoreParams(const MatrixRM& q, const MatrixRM& k, const AttentionParams& p) {
   const int d_q = (int)q.cols(), d_k = (int)k.cols();

@@ -38,10 +38,11 @@ enum class ScoreFunction {
   Dot,        // s = q . k                                   (needs d_q == d_k)
   ScaledDot,  // s = q . k / sqrt(d_k)                       (needs d_q == d_k)
   General,    // s = q^T W k, W [d_q, d_k]                   (Luong "general", bilinear)
-  Additive,   // s = v . tanh(W_q q + W_k k + b)             (Bahdanau "concat"; W_q [a, d_q], W_k [a, d_k], v [a], b [a])
+  Additive,   // s = v . tanh(W_q q + W_k k + b)             (Bahdanau "concat"; W_q [a, d_q], W_k [a, d_k], v [a], b
+              // [a])
   Cosine,     // s = cos(q, k) / cosine_temperature          (0 for a zero vector)
 };
-const char* ScoreFunctionName(ScoreFunction f);                     // "dot", "scaled_dot", "general", "additive", "cosine"
+const char* ScoreFunctionName(ScoreFunction f);  // "dot", "scaled_dot", "general", "additive", "cosine"
 bool ParseScoreFunction(const std::string& name, ScoreFunction* out);  // inverse of ScoreFunctionName; false if unknown
 
 // ---------------------------------------------------------------------------
@@ -50,12 +51,12 @@ bool ParseScoreFunction(const std::string& name, ScoreFunction* out);  // invers
 struct AttentionMask {
   std::vector<int> key_lengths;  // optional: [n_q] or [1]; keys j >= key_lengths[i] are masked (key padding by lengths)
   std::vector<uint8_t> key_padding;  // optional: [n_k], 1 = ignore this key for every query (torch key_padding_mask)
-  bool causal = false;           // mask keys j > i (+ causal_offset)
-  int causal_offset = 0;         // lets query i see keys j <= i + causal_offset (for n_q != n_k)
-  int window = -1;               // local window: mask |i - j| > window when >= 0
-  MaskRM boolean;                // optional [n_q, n_k], 1 = masked (torch bool attn_mask semantics)
-  MatrixRM additive;             // optional [n_q, n_k], added to scores before softmax (-inf masks)
-  bool Empty() const;            // true if nothing is masked by construction
+  bool causal = false;               // mask keys j > i (+ causal_offset)
+  int causal_offset = 0;             // lets query i see keys j <= i + causal_offset (for n_q != n_k)
+  int window = -1;                   // local window: mask |i - j| > window when >= 0
+  MaskRM boolean;                    // optional [n_q, n_k], 1 = masked (torch bool attn_mask semantics)
+  MatrixRM additive;                 // optional [n_q, n_k], added to scores before softmax (-inf masks)
+  bool Empty() const;                // true if nothing is masked by construction
 };
 
 // ---------------------------------------------------------------------------
@@ -63,15 +64,15 @@ struct AttentionMask {
 // ---------------------------------------------------------------------------
 struct AttentionParams {
   ScoreFunction score = ScoreFunction::ScaledDot;  // how q and k are compared
-  float temperature = 1.0f;         // softmax(s / temperature); must be > 0
-  float cosine_temperature = 0.1f;  // Cosine only: s = cos / cosine_temperature
-  MatrixRM W;                       // General: [d_q, d_k]
-  MatrixRM W_q;                     // Additive: [a, d_q] (torch Linear layout)
-  MatrixRM W_k;                     // Additive: [a, d_k]
-  VectorF v;                        // Additive: [a]
-  VectorF b;                        // Additive: [a], optional (empty = zeros)
-  AttentionMask mask;               // what to hide
-  bool keep_intermediates = false;  // fill AttentionResult::steps (for the step-by-step view)
+  float temperature = 1.0f;                        // softmax(s / temperature); must be > 0
+  float cosine_temperature = 0.1f;                 // Cosine only: s = cos / cosine_temperature
+  MatrixRM W;                                      // General: [d_q, d_k]
+  MatrixRM W_q;                                    // Additive: [a, d_q] (torch Linear layout)
+  MatrixRM W_k;                                    // Additive: [a, d_k]
+  VectorF v;                                       // Additive: [a]
+  VectorF b;                                       // Additive: [a], optional (empty = zeros)
+  AttentionMask mask;                              // what to hide
+  bool keep_intermediates = false;                 // fill AttentionResult::steps (for the step-by-step view)
 };
 
 // ---------------------------------------------------------------------------
@@ -87,10 +88,10 @@ struct AttentionSteps {
 };
 
 struct AttentionResult {
-  MatrixRM weights;                    // [n_q, n_k] softmax rows, each sums to 1 (or all 0 if fully masked)
-  MatrixRM output;                     // [n_q, d_v] weights * V (the context vectors)
+  MatrixRM weights;                       // [n_q, n_k] softmax rows, each sums to 1 (or all 0 if fully masked)
+  MatrixRM output;                        // [n_q, d_v] weights * V (the context vectors)
   std::vector<uint8_t> row_fully_masked;  // [n_q] 1 where every key was masked (row of zeros, never NaN)
-  AttentionSteps steps;                // filled only when params.keep_intermediates
+  AttentionSteps steps;                   // filled only when params.keep_intermediates
 };
 
 // Single-head attention. Validates shapes and parameters; returns an error
@@ -124,18 +125,18 @@ int SoftmaxRows(MatrixRM* x, float temperature = 1.0f);
 // row_fully_masked flag) where torch returns NaN.
 // ---------------------------------------------------------------------------
 struct MultiHeadParams {
-  int num_heads = 1;          // h; must divide E
-  MatrixRM in_proj_weight;    // [3E, E]
-  VectorF in_proj_bias;       // [3E] (empty = zeros)
-  MatrixRM out_proj_weight;   // [E, E]
-  VectorF out_proj_bias;      // [E] (empty = zeros)
-  AttentionMask mask;         // key_padding / boolean / additive / causal, applied to every head
+  int num_heads = 1;         // h; must divide E
+  MatrixRM in_proj_weight;   // [3E, E]
+  VectorF in_proj_bias;      // [3E] (empty = zeros)
+  MatrixRM out_proj_weight;  // [E, E]
+  VectorF out_proj_bias;     // [E] (empty = zeros)
+  AttentionMask mask;        // key_padding / boolean / additive / causal, applied to every head
 };
 
 struct MultiHeadResult {
-  MatrixRM output;                  // [n_q, E] after out_proj
-  std::vector<MatrixRM> head_weights;  // h x [n_q, n_k]
-  MatrixRM mean_weights;            // [n_q, n_k] average over heads (torch average_attn_weights=True)
+  MatrixRM output;                        // [n_q, E] after out_proj
+  std::vector<MatrixRM> head_weights;     // h x [n_q, n_k]
+  MatrixRM mean_weights;                  // [n_q, n_k] average over heads (torch average_attn_weights=True)
   std::vector<uint8_t> row_fully_masked;  // [n_q]
 };
 

@@ -129,13 +129,27 @@ void MicroKernel(int kc, const float* a, int lda, const float* bp, float alpha, 
 }
 
 using Vec = v128_t;
-inline Vec VLoad(const float* p) { return wasm_v128_load(p); }
-inline void VStore(float* p, Vec v) { wasm_v128_store(p, v); }
-inline Vec VSplat(float x) { return wasm_f32x4_splat(x); }
-inline Vec VAdd(Vec a, Vec b) { return wasm_f32x4_add(a, b); }
-inline Vec VSub(Vec a, Vec b) { return wasm_f32x4_sub(a, b); }
-inline Vec VMul(Vec a, Vec b) { return wasm_f32x4_mul(a, b); }
-inline Vec VMax(Vec a, Vec b) { return wasm_f32x4_pmax(a, b); }  // a < b ? b : a (one maxps)
+inline Vec VLoad(const float* p) {
+  return wasm_v128_load(p);
+}
+inline void VStore(float* p, Vec v) {
+  wasm_v128_store(p, v);
+}
+inline Vec VSplat(float x) {
+  return wasm_f32x4_splat(x);
+}
+inline Vec VAdd(Vec a, Vec b) {
+  return wasm_f32x4_add(a, b);
+}
+inline Vec VSub(Vec a, Vec b) {
+  return wasm_f32x4_sub(a, b);
+}
+inline Vec VMul(Vec a, Vec b) {
+  return wasm_f32x4_mul(a, b);
+}
+inline Vec VMax(Vec a, Vec b) {
+  return wasm_f32x4_pmax(a, b);
+}  // a < b ? b : a (one maxps)
 
 // Constants of the vector exp, gathered once per loop. (Loading them from a global that the
 // compiler cannot fold, to stop clang rematerializing v128.const at each use, measured no
@@ -192,16 +206,32 @@ typedef float VNu __attribute__((vector_size(kLanes * 4), aligned(4)));  // unal
 typedef uint32_t VU __attribute__((vector_size(kLanes * 4)));
 
 using Vec = VN;
-inline Vec VLoad(const float* p) { return *reinterpret_cast<const VNu*>(p); }
-inline void VStore(float* p, Vec v) { *reinterpret_cast<VNu*>(p) = v; }
-inline Vec VSplat(float x) { return x + VN{}; }
-inline Vec VAdd(Vec a, Vec b) { return a + b; }
-inline Vec VSub(Vec a, Vec b) { return a - b; }
-inline Vec VMul(Vec a, Vec b) { return a * b; }
-inline Vec VMax(Vec a, Vec b) { return a > b ? a : b; }
+inline Vec VLoad(const float* p) {
+  return *reinterpret_cast<const VNu*>(p);
+}
+inline void VStore(float* p, Vec v) {
+  *reinterpret_cast<VNu*>(p) = v;
+}
+inline Vec VSplat(float x) {
+  return x + VN{};
+}
+inline Vec VAdd(Vec a, Vec b) {
+  return a + b;
+}
+inline Vec VSub(Vec a, Vec b) {
+  return a - b;
+}
+inline Vec VMul(Vec a, Vec b) {
+  return a * b;
+}
+inline Vec VMax(Vec a, Vec b) {
+  return a > b ? a : b;
+}
 
 struct ExpConstants {};  // native: the compiler hoists vector constants itself
-inline ExpConstants LoadExpConstants() { return {}; }
+inline ExpConstants LoadExpConstants() {
+  return {};
+}
 
 // Same algorithm and constants as ExpScalar, kLanes at a time.
 template <bool kNonPositive = false>
@@ -313,7 +343,9 @@ const char* KernelIsa() {
 #endif
 }
 
-int PanelWidth() { return NR; }
+int PanelWidth() {
+  return NR;
+}
 
 // ---------------------------------------------------------------------------
 // GEMM

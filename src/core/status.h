@@ -7,12 +7,12 @@
 namespace attnviz {
 
 struct [[nodiscard]] Status {  // a Status that is ignored is a compiler warning
-  bool ok = true;       // true when the call succeeded
-  std::string message;  // human-readable reason when !ok, shown in the UI or on stderr
+  bool ok = true;              // true when the call succeeded
+  std::string message;         // human-readable reason when !ok, shown in the UI or on stderr
 
-  static Status Ok() { return Status{}; }                                           // success
-  static Status Error(std::string msg) { return Status{false, std::move(msg)}; }    // failure with a message
-  explicit operator bool() const { return ok; }                                     // if (status) ...
+  static Status Ok() { return Status{}; }                                         // success
+  static Status Error(std::string msg) { return Status{false, std::move(msg)}; }  // failure with a message
+  explicit operator bool() const { return ok; }                                   // if (status) ...
 };
 
 }  // namespace attnviz

@@ -29,10 +29,12 @@ std::string Where(const AttentionFile& f, size_t layer, size_t head) {
 }
 
 // ---- JSON ------------------------------------------------------------------
-Status JsonTokens(const JsonValue* v, const char* key, const AttentionFileLimits& limits, std::vector<std::string>* out) {
+Status JsonTokens(const JsonValue* v, const char* key, const AttentionFileLimits& limits,
+                  std::vector<std::string>* out) {
   if (!v->IsArray()) return Status::Error(std::string("attention json: \"") + key + "\" must be an array of strings");
   if ((int64_t)v->ArraySize() > limits.max_tokens)
-    return Status::Error(std::string("attention json: \"") + key + "\" has more than " + std::to_string(limits.max_tokens) + " tokens");
+    return Status::Error(std::string("attention json: \"") + key + "\" has more than " +
+                         std::to_string(limits.max_tokens) + " tokens");
   out->clear();
   if (!v->numbers.empty()) {  // all numbers: token ids, keep them as text
     for (double d : v->numbers) {
@@ -97,8 +99,10 @@ Status NpzTokens(const NpzFile& z, const char* name, const AttentionFileLimits& 
   const NdArray* a = z.Find(name);
   *found = a != nullptr;
   if (!a) return Status::Ok();
-  if (a->Ndim() != 1) return Status::Error(std::string("attention npz: '") + name + "' must be 1-D, got shape " + a->ShapeString());
-  if (a->Numel() > limits.max_tokens) return Status::Error(std::string("attention npz: '") + name + "' has too many tokens");
+  if (a->Ndim() != 1)
+    return Status::Error(std::string("attention npz: '") + name + "' must be 1-D, got shape " + a->ShapeString());
+  if (a->Numel() > limits.max_tokens)
+    return Status::Error(std::string("attention npz: '") + name + "' has too many tokens");
   if (a->dtype == DType::Unicode || a->dtype == DType::Bytes) return ToStrings(*a, out, name);
   if (DTypeIsNumeric(a->dtype) && !DTypeIsFloat(a->dtype)) {  // token ids
     std::vector<int64_t> ids;
@@ -108,8 +112,8 @@ Status NpzTokens(const NpzFile& z, const char* name, const AttentionFileLimits& 
     for (int64_t id : ids) out->push_back(std::to_string(id));
     return Status::Ok();
   }
-  return Status::Error(std::string("attention npz: '") + name + "' must be a string array (<U or |S) or integer ids, got " +
-                       DTypeName(a->dtype));
+  return Status::Error(std::string("attention npz: '") + name +
+                       "' must be a string array (<U or |S) or integer ids, got " + DTypeName(a->dtype));
 }
 
 Status NpzNames(const NpzFile& z, const char* name, size_t count, std::vector<std::string>* out) {
@@ -119,27 +123,41 @@ Status NpzNames(const NpzFile& z, const char* name, size_t count, std::vector<st
   Status st = ToStrings(*a, &names, name);
   if (!st) return Status::Error("attention npz: " + st.message);
   if (names.size() != count)
-    return Status::Error(std::string("attention npz: '") + name + "' has " + std::to_string(names.size()) + " names, expected " +
-                         std::to_string(count));
+    return Status::Error(std::string("attention npz: '") + name + "' has " + std::to_string(names.size()) +
+                         " names, expected " + std::to_string(count));
   *out = names;
   return Status::Ok();
 }
 
-Status FromAttentionArray(const NdArray& a, const char* array_name, const AttentionFileLimits& limits, AttentionFile* f) {
+Status FromAttentionArray(const NdArray& a, const char* array_name, const AttentionFileLimits& limits,
+                          AttentionFile* f) {
   if (!DTypeIsNumeric(a.dtype))
-    return Status::Error(std::string("attention: '") + array_name + "' must be a numeric array, got " + DTypeName(a.dtype));
+    return Status::Error(std::string("attention: '") + array_name + "' must be a numeric array, got " +
+                         DTypeName(a.dtype));
   int64_t L = 1, H = 1, nq, nk;
-  if (a.Ndim() == 4) { L = a.shape[0]; H = a.shape[1]; nq = a.shape[2]; nk = a.shape[3]; }
-  else if (a.Ndim() == 3) { H = a.shape[0]; nq = a.shape[1]; nk = a.shape[2]; }
-  else if (a.Ndim() == 2) { nq = a.shape[0]; nk = a.shape[1]; }
-  else {
-    return Status::Error(std::string("attention: '") + array_name + "' must have shape [layers, heads, n_q, n_k], [heads, n_q, n_k] or [n_q, n_k], got " +
+  if (a.Ndim() == 4) {
+    L = a.shape[0];
+    H = a.shape[1];
+    nq = a.shape[2];
+    nk = a.shape[3];
+  } else if (a.Ndim() == 3) {
+    H = a.shape[0];
+    nq = a.shape[1];
+    nk = a.shape[2];
+  } else if (a.Ndim() == 2) {
+    nq = a.shape[0];
+    nk = a.shape[1];
+  } else {
+    return Status::Error(std::string("attention: '") + array_name +
+                         "' must have shape [layers, heads, n_q, n_k], [heads, n_q, n_k] or [n_q, n_k], got " +
                          a.ShapeString());
   }
-  if (L < 1 || H < 1 || nq < 1 || nk < 1) return Status::Error(std::string("attention: '") + array_name + "' is empty " + a.ShapeString());
+  if (L < 1 || H < 1 || nq < 1 || nk < 1)
+    return Status::Error(std::string("attention: '") + array_name + "' is empty " + a.ShapeString());
   if (L > limits.max_layers || H > limits.max_heads || nq > limits.max_tokens || nk > limits.max_tokens ||
       a.Numel() > limits.max_values)
-    return Status::Error(std::string("attention: '") + array_name + "' of shape " + a.ShapeString() + " exceeds the size limits");
+    return Status::Error(std::string("attention: '") + array_name + "' of shape " + a.ShapeString() +
+                         " exceeds the size limits");
   f->layers.assign((size_t)L, AttentionFile::Layer());
   int64_t flat = 0;
   for (int64_t l = 0; l < L; ++l) {
@@ -161,7 +179,9 @@ Status ParseAttentionJson(const char* text, size_t size, AttentionFile* out, con
   JsonValue root;
   Status st = ParseJson(text, size, &root);
   if (!st) return st;
-  if (!root.IsObject()) return Status::Error("attention json: the top level must be an object, got " + std::string(JsonTypeName(root.type)));
+  if (!root.IsObject())
+    return Status::Error("attention json: the top level must be an object, got " +
+                         std::string(JsonTypeName(root.type)));
   AttentionFile f;
   if (const JsonValue* fmt = root.Find("format")) {
     if (fmt->type != JsonType::String || fmt->string != "attnviz")
@@ -170,12 +190,14 @@ Status ParseAttentionJson(const char* text, size_t size, AttentionFile* out, con
   if (const JsonValue* ver = root.Find("version")) {
     if (ver->type != JsonType::Number) return Status::Error("attention json: \"version\" must be a number");
     if (ver->number != 1)
-      return Status::Error("attention json: version " + SerializeJson(*ver) + " is not supported (this build reads version 1)");
+      return Status::Error("attention json: version " + SerializeJson(*ver) +
+                           " is not supported (this build reads version 1)");
   }
   const JsonValue* tokens = root.Find("tokens");
   const JsonValue* src = root.Find("source_tokens");
   const JsonValue* tgt = root.Find("target_tokens");
-  if (tokens && (src || tgt)) return Status::Error("attention json: give either \"tokens\" or \"source_tokens\"/\"target_tokens\", not both");
+  if (tokens && (src || tgt))
+    return Status::Error("attention json: give either \"tokens\" or \"source_tokens\"/\"target_tokens\", not both");
   if (tokens) {
     if (!(st = JsonTokens(tokens, "tokens", limits, &f.source_tokens))) return st;
     f.target_tokens = f.source_tokens;
@@ -187,7 +209,8 @@ Status ParseAttentionJson(const char* text, size_t size, AttentionFile* out, con
   int64_t budget = limits.max_values;
   const JsonValue* layers = root.Find("layers");
   if (layers) {
-    if (!layers->IsArray() || !layers->numbers.empty()) return Status::Error("attention json: \"layers\" must be an array of objects");
+    if (!layers->IsArray() || !layers->numbers.empty())
+      return Status::Error("attention json: \"layers\" must be an array of objects");
     if ((int64_t)layers->items.size() > limits.max_layers) return Status::Error("attention json: too many layers");
     for (size_t l = 0; l < layers->items.size(); ++l) {
       const JsonValue& lv = layers->items[l];
@@ -199,7 +222,8 @@ Status ParseAttentionJson(const char* text, size_t size, AttentionFile* out, con
       const JsonValue* heads = lv.Find("heads");
       if (!heads || !heads->IsArray() || !heads->numbers.empty())
         return Status::Error("attention json: " + lwhere + " needs \"heads\": an array of {\"name\", \"weights\"}");
-      if ((int64_t)heads->items.size() > limits.max_heads) return Status::Error("attention json: " + lwhere + " has too many heads");
+      if ((int64_t)heads->items.size() > limits.max_heads)
+        return Status::Error("attention json: " + lwhere + " has too many heads");
       for (size_t h = 0; h < heads->items.size(); ++h) {
         AttentionFile::Head head;
         st = JsonHead(heads->items[h], lwhere + ".heads[" + std::to_string(h) + "]", h, &budget, &head);
@@ -248,13 +272,17 @@ Status ParseAttentionNpz(const uint8_t* data, size_t size, AttentionFile* out, c
   const NdArray* a = nullptr;
   const char* used = nullptr;
   for (const char* n : names) {
-    if ((a = z.Find(n))) { used = n; break; }
+    if ((a = z.Find(n))) {
+      used = n;
+      break;
+    }
   }
   if (!a) {
     std::string have;
     for (const std::string& n : z.names) have += (have.empty() ? "" : ", ") + n;
-    return Status::Error("attention npz: no 'attention' array (also looked for 'head_weights' and 'weights'); the file has: " +
-                         (have.empty() ? std::string("nothing") : have));
+    return Status::Error(
+        "attention npz: no 'attention' array (also looked for 'head_weights' and 'weights'); the file has: " +
+        (have.empty() ? std::string("nothing") : have));
   }
   if (!(st = FromAttentionArray(*a, used, limits, &f))) return st;
   bool has_tokens, has_src, has_tgt;
@@ -265,7 +293,8 @@ Status ParseAttentionNpz(const uint8_t* data, size_t size, AttentionFile* out, c
   }
   if (!(st = NpzTokens(z, "source_tokens", limits, &f.source_tokens, &has_src))) return st;
   if (!(st = NpzTokens(z, "target_tokens", limits, &f.target_tokens, &has_tgt))) return st;
-  if (has_tokens && (has_src || has_tgt)) return Status::Error("attention npz: give either 'tokens' or 'source_tokens'/'target_tokens', not both");
+  if (has_tokens && (has_src || has_tgt))
+    return Status::Error("attention npz: give either 'tokens' or 'source_tokens'/'target_tokens', not both");
   if (!has_src && !has_tokens) {
     IndexTokens(f.layers[0].heads[0].weights.cols(), &f.source_tokens);
     f.warnings.push_back("no source tokens given; using indices");
@@ -279,7 +308,8 @@ Status ParseAttentionNpz(const uint8_t* data, size_t size, AttentionFile* out, c
   if (!(st = NpzNames(z, "head_names", f.layers[0].heads.size(), &head_names))) return st;
   for (size_t l = 0; l < f.layers.size(); ++l) {
     if (!layer_names.empty()) f.layers[l].name = layer_names[l];
-    for (size_t h = 0; h < f.layers[l].heads.size() && !head_names.empty(); ++h) f.layers[l].heads[h].name = head_names[h];
+    for (size_t h = 0; h < f.layers[l].heads.size() && !head_names.empty(); ++h)
+      f.layers[l].heads[h].name = head_names[h];
   }
   if (std::strcmp(used, "attention") != 0 && layer_names.empty()) f.layers[0].name = used;
   if (!(st = ValidateAttentionFile(&f, limits))) return st;
@@ -294,8 +324,7 @@ Status LoadAttentionFile(const uint8_t* data, size_t size, AttentionFile* out, c
   size_t p = 0;
   if (size >= 3 && data[0] == 0xEF && data[1] == 0xBB && data[2] == 0xBF) p = 3;
   while (p < size && (data[p] == ' ' || data[p] == '\n' || data[p] == '\r' || data[p] == '\t')) ++p;
-  if (p < size && (data[p] == '{' || data[p] == '['))
-    return ParseAttentionJson((const char*)data, size, out, limits);
+  if (p < size && (data[p] == '{' || data[p] == '[')) return ParseAttentionJson((const char*)data, size, out, limits);
   return Status::Error("attention: unrecognised file: expected JSON ('{'), NPZ ('PK') or NPY ('\\x93NUMPY')");
 }
 
@@ -303,25 +332,31 @@ Status ValidateAttentionFile(AttentionFile* f, const AttentionFileLimits& limits
   if (f->layers.empty()) return Status::Error("attention: the file has no layers");
   if ((int64_t)f->layers.size() > limits.max_layers) return Status::Error("attention: too many layers");
   const int64_t nq = (int64_t)f->target_tokens.size(), nk = (int64_t)f->source_tokens.size();
-  if (nq == 0 || nk == 0) return Status::Error("attention: there are no tokens (n_q = " + std::to_string(nq) + ", n_k = " + std::to_string(nk) + ")");
+  if (nq == 0 || nk == 0)
+    return Status::Error("attention: there are no tokens (n_q = " + std::to_string(nq) +
+                         ", n_k = " + std::to_string(nk) + ")");
   if (nq > limits.max_tokens || nk > limits.max_tokens) return Status::Error("attention: too many tokens");
   for (const auto* list : {&f->source_tokens, &f->target_tokens})
     for (const std::string& t : *list)
-      if (t.size() > limits.max_token_bytes) return Status::Error("attention: a token is longer than " + std::to_string(limits.max_token_bytes) + " bytes");
+      if (t.size() > limits.max_token_bytes)
+        return Status::Error("attention: a token is longer than " + std::to_string(limits.max_token_bytes) + " bytes");
   int64_t total = 0;
   for (size_t l = 0; l < f->layers.size(); ++l) {
     AttentionFile::Layer& layer = f->layers[l];
-    if (layer.heads.empty()) return Status::Error("attention: layer " + std::to_string(l) + " ('" + layer.name + "') has no heads");
-    if ((int64_t)layer.heads.size() > limits.max_heads) return Status::Error("attention: layer " + std::to_string(l) + " has too many heads");
+    if (layer.heads.empty())
+      return Status::Error("attention: layer " + std::to_string(l) + " ('" + layer.name + "') has no heads");
+    if ((int64_t)layer.heads.size() > limits.max_heads)
+      return Status::Error("attention: layer " + std::to_string(l) + " has too many heads");
     for (size_t h = 0; h < layer.heads.size(); ++h) {
       MatrixRM& w = layer.heads[h].weights;
       const std::string where = Where(*f, l, h);
       if (w.rows() != nq || w.cols() != nk)
-        return Status::Error("attention: " + where + " has weights [" + std::to_string(w.rows()) + ", " + std::to_string(w.cols()) +
-                             "] but there are " + std::to_string(nq) + " target tokens (rows) and " + std::to_string(nk) +
-                             " source tokens (columns)");
+        return Status::Error("attention: " + where + " has weights [" + std::to_string(w.rows()) + ", " +
+                             std::to_string(w.cols()) + "] but there are " + std::to_string(nq) +
+                             " target tokens (rows) and " + std::to_string(nk) + " source tokens (columns)");
       total += (int64_t)w.size();
-      if (total > limits.max_values) return Status::Error("attention: more than " + std::to_string(limits.max_values) + " weights in total");
+      if (total > limits.max_values)
+        return Status::Error("attention: more than " + std::to_string(limits.max_values) + " weights in total");
       int bad_rows = 0;
       double worst = 0;
       for (Eigen::Index i = 0; i < w.rows(); ++i) {
@@ -329,13 +364,15 @@ Status ValidateAttentionFile(AttentionFile* f, const AttentionFileLimits& limits
         for (Eigen::Index j = 0; j < w.cols(); ++j) {
           float& x = w(i, j);
           if (!std::isfinite(x))
-            return Status::Error("attention: " + where + " has a non-finite weight at row " + std::to_string(i) + ", column " + std::to_string(j));
+            return Status::Error("attention: " + where + " has a non-finite weight at row " + std::to_string(i) +
+                                 ", column " + std::to_string(j));
           if (x < 0) {
             if (x < -limits.negative_tolerance) {
               char b[32];
               std::snprintf(b, sizeof(b), "%g", (double)x);
-              return Status::Error("attention: " + where + " has a negative weight " + b + " at row " + std::to_string(i) +
-                                   ", column " + std::to_string(j) + " (attention weights are probabilities)");
+              return Status::Error("attention: " + where + " has a negative weight " + b + " at row " +
+                                   std::to_string(i) + ", column " + std::to_string(j) +
+                                   " (attention weights are probabilities)");
             }
             x = 0.0f;
           }
@@ -417,9 +454,11 @@ Status SaveAttentionNpz(const AttentionFile& f, bool compressed, std::vector<uin
   std::vector<float> values;
   std::vector<std::string> head_names;
   for (const AttentionFile::Layer& layer : f.layers) {
-    if (layer.heads.size() != H) return Status::Error("attention npz: every layer must have the same number of heads to save as one array");
+    if (layer.heads.size() != H)
+      return Status::Error("attention npz: every layer must have the same number of heads to save as one array");
     for (const AttentionFile::Head& head : layer.heads) {
-      if (head.weights.rows() != nq || head.weights.cols() != nk) return Status::Error("attention npz: heads differ in shape");
+      if (head.weights.rows() != nq || head.weights.cols() != nk)
+        return Status::Error("attention npz: heads differ in shape");
       values.insert(values.end(), head.weights.data(), head.weights.data() + head.weights.size());
     }
   }

@@ -52,13 +52,13 @@ struct AttentionFile {
 };
 
 struct AttentionFileLimits {
-  int max_layers = 1024;                      // layers per file
-  int max_heads = 1024;                       // heads per layer
-  int64_t max_tokens = 65536;                 // n_q and n_k each
-  int64_t max_values = int64_t(1) << 28;      // total weights over all heads (1 GiB of floats)
-  size_t max_token_bytes = 4096;              // bytes per token string
-  float row_sum_tolerance = 1e-3f;            // |sum - 1| above this (on a non-zero row) is warned about
-  float negative_tolerance = 1e-6f;           // weights in [-tol, 0) are clamped to 0, below -tol rejected
+  int max_layers = 1024;                  // layers per file
+  int max_heads = 1024;                   // heads per layer
+  int64_t max_tokens = 65536;             // n_q and n_k each
+  int64_t max_values = int64_t(1) << 28;  // total weights over all heads (1 GiB of floats)
+  size_t max_token_bytes = 4096;          // bytes per token string
+  float row_sum_tolerance = 1e-3f;        // |sum - 1| above this (on a non-zero row) is warned about
+  float negative_tolerance = 1e-6f;       // weights in [-tol, 0) are clamped to 0, below -tol rejected
 };
 
 // ---------------------------------------------------------------------------

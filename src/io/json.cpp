@@ -12,12 +12,18 @@ namespace attnviz {
 
 const char* JsonTypeName(JsonType t) {
   switch (t) {
-    case JsonType::Null: return "null";
-    case JsonType::Bool: return "bool";
-    case JsonType::Number: return "number";
-    case JsonType::String: return "string";
-    case JsonType::Array: return "array";
-    case JsonType::Object: return "object";
+    case JsonType::Null:
+      return "null";
+    case JsonType::Bool:
+      return "bool";
+    case JsonType::Number:
+      return "number";
+    case JsonType::String:
+      return "string";
+    case JsonType::Array:
+      return "array";
+    case JsonType::Object:
+      return "object";
   }
   return "?";
 }
@@ -71,7 +77,12 @@ class Parser {
     // line:column of p_ (column counted in bytes, 1-based)
     size_t line = 1, col = 1;
     for (size_t i = 0; i < p_ && i < n_; ++i) {
-      if (s_[i] == '\n') { ++line; col = 1; } else { ++col; }
+      if (s_[i] == '\n') {
+        ++line;
+        col = 1;
+      } else {
+        ++col;
+      }
     }
     return Status::Error("json: " + std::to_string(line) + ":" + std::to_string(col) + ": " + msg);
   }
@@ -105,9 +116,18 @@ class Parser {
       out->type = JsonType::Number;
       return Number(&out->number);
     }
-    if (Literal("true")) { *out = JsonValue::MakeBool(true); return true; }
-    if (Literal("false")) { *out = JsonValue::MakeBool(false); return true; }
-    if (Literal("null")) { *out = JsonValue(); return true; }
+    if (Literal("true")) {
+      *out = JsonValue::MakeBool(true);
+      return true;
+    }
+    if (Literal("false")) {
+      *out = JsonValue::MakeBool(false);
+      return true;
+    }
+    if (Literal("null")) {
+      *out = JsonValue();
+      return true;
+    }
     if (c == 'N' || c == 'I') {
       const size_t at = p_;
       if (Literal("NaN") || Literal("Infinity")) {
@@ -129,7 +149,10 @@ class Parser {
     out->type = JsonType::Object;
     ++p_;  // {
     SkipSpace();
-    if (p_ < n_ && s_[p_] == '}') { ++p_; return true; }
+    if (p_ < n_ && s_[p_] == '}') {
+      ++p_;
+      return true;
+    }
     while (true) {
       SkipSpace();
       if (p_ >= n_) return Fail("unexpected end of input in object");
@@ -143,8 +166,14 @@ class Parser {
       if (!Value(&out->members.back().second, depth)) return false;
       SkipSpace();
       if (p_ >= n_) return Fail("unexpected end of input in object");
-      if (s_[p_] == ',') { ++p_; continue; }
-      if (s_[p_] == '}') { ++p_; return true; }
+      if (s_[p_] == ',') {
+        ++p_;
+        continue;
+      }
+      if (s_[p_] == '}') {
+        ++p_;
+        return true;
+      }
       return Fail("expected ',' or '}' in object");
     }
   }
@@ -154,7 +183,10 @@ class Parser {
     out->type = JsonType::Array;
     ++p_;  // [
     SkipSpace();
-    if (p_ < n_ && s_[p_] == ']') { ++p_; return true; }
+    if (p_ < n_ && s_[p_] == ']') {
+      ++p_;
+      return true;
+    }
     bool packed = true;  // all numbers so far: keep them in out->numbers
     while (true) {
       SkipSpace();
@@ -176,8 +208,14 @@ class Parser {
       }
       SkipSpace();
       if (p_ >= n_) return Fail("unexpected end of input in array");
-      if (s_[p_] == ',') { ++p_; continue; }
-      if (s_[p_] == ']') { ++p_; return true; }
+      if (s_[p_] == ',') {
+        ++p_;
+        continue;
+      }
+      if (s_[p_] == ']') {
+        ++p_;
+        return true;
+      }
       return Fail("expected ',' or ']' in array");
     }
   }
@@ -229,10 +267,16 @@ class Parser {
     for (int i = 0; i < 4; ++i) {
       const char c = s_[p_ + i];
       v <<= 4;
-      if (c >= '0' && c <= '9') v |= (uint32_t)(c - '0');
-      else if (c >= 'a' && c <= 'f') v |= (uint32_t)(c - 'a' + 10);
-      else if (c >= 'A' && c <= 'F') v |= (uint32_t)(c - 'A' + 10);
-      else { p_ += i; return Fail("invalid hex digit in \\u escape"); }
+      if (c >= '0' && c <= '9')
+        v |= (uint32_t)(c - '0');
+      else if (c >= 'a' && c <= 'f')
+        v |= (uint32_t)(c - 'a' + 10);
+      else if (c >= 'A' && c <= 'F')
+        v |= (uint32_t)(c - 'A' + 10);
+      else {
+        p_ += i;
+        return Fail("invalid hex digit in \\u escape");
+      }
     }
     p_ += 4;
     *out = v;
@@ -245,45 +289,82 @@ class Parser {
     while (true) {
       if (p_ >= n_) return Fail("unterminated string");
       const unsigned char c = (unsigned char)s_[p_];
-      if (c == '"') { ++p_; return true; }
+      if (c == '"') {
+        ++p_;
+        return true;
+      }
       if (c < 0x20) return Fail("control character in string (must be escaped)");
       if (c == '\\') {
         ++p_;
         if (p_ >= n_) return Fail("unterminated escape");
         const char e = s_[p_++];
         switch (e) {
-          case '"': out->push_back('"'); break;
-          case '\\': out->push_back('\\'); break;
-          case '/': out->push_back('/'); break;
-          case 'b': out->push_back('\b'); break;
-          case 'f': out->push_back('\f'); break;
-          case 'n': out->push_back('\n'); break;
-          case 'r': out->push_back('\r'); break;
-          case 't': out->push_back('\t'); break;
+          case '"':
+            out->push_back('"');
+            break;
+          case '\\':
+            out->push_back('\\');
+            break;
+          case '/':
+            out->push_back('/');
+            break;
+          case 'b':
+            out->push_back('\b');
+            break;
+          case 'f':
+            out->push_back('\f');
+            break;
+          case 'n':
+            out->push_back('\n');
+            break;
+          case 'r':
+            out->push_back('\r');
+            break;
+          case 't':
+            out->push_back('\t');
+            break;
           case 'u': {
             uint32_t cp;
             const size_t esc = p_ - 2;
             if (!Hex4(&cp)) return false;
-            if (cp >= 0xDC00 && cp <= 0xDFFF) { p_ = esc; return Fail("lone low surrogate in \\u escape"); }
+            if (cp >= 0xDC00 && cp <= 0xDFFF) {
+              p_ = esc;
+              return Fail("lone low surrogate in \\u escape");
+            }
             if (cp >= 0xD800 && cp <= 0xDBFF) {
               uint32_t lo;
-              if (n_ - p_ < 2 || s_[p_] != '\\' || s_[p_ + 1] != 'u') { p_ = esc; return Fail("high surrogate without a low surrogate"); }
+              if (n_ - p_ < 2 || s_[p_] != '\\' || s_[p_ + 1] != 'u') {
+                p_ = esc;
+                return Fail("high surrogate without a low surrogate");
+              }
               p_ += 2;
               if (!Hex4(&lo)) return false;
-              if (lo < 0xDC00 || lo > 0xDFFF) { p_ = esc; return Fail("high surrogate without a low surrogate"); }
+              if (lo < 0xDC00 || lo > 0xDFFF) {
+                p_ = esc;
+                return Fail("high surrogate without a low surrogate");
+              }
               cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
             }
             AppendUtf8(cp, out);
             break;
           }
-          default: p_ -= 2; return Fail(std::string("invalid escape '\\") + (e >= 0x20 && e < 0x7f ? std::string(1, e) : "?") + "'");
+          default:
+            p_ -= 2;
+            return Fail(std::string("invalid escape '\\") + (e >= 0x20 && e < 0x7f ? std::string(1, e) : "?") + "'");
         }
         continue;
       }
-      if (c < 0x80) { out->push_back((char)c); ++p_; continue; }
+      if (c < 0x80) {
+        out->push_back((char)c);
+        ++p_;
+        continue;
+      }
       const size_t start = p_;
       uint32_t cp;
-      if (!DecodeUtf8(s_, n_, &p_, &cp)) { p_ = start; return Fail("invalid UTF-8 in string"); }
+      if (!DecodeUtf8(s_, n_, &p_, &cp)) {
+        p_ = start;
+        return Fail("invalid UTF-8 in string");
+      }
       out->append(s_ + start, p_ - start);
     }
   }
@@ -298,7 +379,8 @@ class Parser {
 }  // namespace
 
 Status ParseJson(const char* text, size_t size, JsonValue* out, const JsonParseOptions& options) {
-  if (size > options.max_bytes) return Status::Error("json: document of " + std::to_string(size) + " bytes is too large");
+  if (size > options.max_bytes)
+    return Status::Error("json: document of " + std::to_string(size) + " bytes is too large");
   Parser p(text, size, options);
   JsonValue v;
   Status st = p.Document(&v);
@@ -318,19 +400,35 @@ std::string JsonEscape(const std::string& s) {
     if (c >= 0x80) {
       const size_t start = p;
       uint32_t cp;
-      if (DecodeUtf8(s.data(), s.size(), &p, &cp)) o.append(s, start, p - start);
-      else o += "\xEF\xBF\xBD";  // U+FFFD for invalid bytes
+      if (DecodeUtf8(s.data(), s.size(), &p, &cp))
+        o.append(s, start, p - start);
+      else
+        o += "\xEF\xBF\xBD";  // U+FFFD for invalid bytes
       continue;
     }
     ++p;
     switch (c) {
-      case '"': o += "\\\""; break;
-      case '\\': o += "\\\\"; break;
-      case '\n': o += "\\n"; break;
-      case '\r': o += "\\r"; break;
-      case '\t': o += "\\t"; break;
-      case '\b': o += "\\b"; break;
-      case '\f': o += "\\f"; break;
+      case '"':
+        o += "\\\"";
+        break;
+      case '\\':
+        o += "\\\\";
+        break;
+      case '\n':
+        o += "\\n";
+        break;
+      case '\r':
+        o += "\\r";
+        break;
+      case '\t':
+        o += "\\t";
+        break;
+      case '\b':
+        o += "\\b";
+        break;
+      case '\f':
+        o += "\\f";
+        break;
       default:
         if (c < 0x20) {
           char b[8];
@@ -403,7 +501,10 @@ void JsonWriter::String(const std::string& s) {
 }
 void JsonWriter::Number(double v) {
   Separator();
-  if (!std::isfinite(v)) { out_ += "null"; return; }
+  if (!std::isfinite(v)) {
+    out_ += "null";
+    return;
+  }
   char b[32];
   for (int prec = 15; prec <= 17; ++prec) {  // shortest of %.15g..%.17g that reads back exactly
     std::snprintf(b, sizeof(b), "%.*g", prec, v);
@@ -413,7 +514,10 @@ void JsonWriter::Number(double v) {
 }
 void JsonWriter::NumberF(float v) {
   Separator();
-  if (!std::isfinite(v)) { out_ += "null"; return; }
+  if (!std::isfinite(v)) {
+    out_ += "null";
+    return;
+  }
   char b[32];
   for (int prec = 6; prec <= 9; ++prec) {
     std::snprintf(b, sizeof(b), "%.*g", prec, (double)v);
@@ -442,10 +546,18 @@ void JsonWriter::Null() {
 
 void JsonWriter::Value(const JsonValue& v) {
   switch (v.type) {
-    case JsonType::Null: Null(); break;
-    case JsonType::Bool: Bool(v.boolean); break;
-    case JsonType::Number: Number(v.number); break;
-    case JsonType::String: String(v.string); break;
+    case JsonType::Null:
+      Null();
+      break;
+    case JsonType::Bool:
+      Bool(v.boolean);
+      break;
+    case JsonType::Number:
+      Number(v.number);
+      break;
+    case JsonType::String:
+      String(v.string);
+      break;
     case JsonType::Array:
       BeginArray(v.IsNumberArray());
       for (double d : v.numbers) Number(d);

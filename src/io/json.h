@@ -37,22 +37,22 @@ enum class JsonType { Null, Bool, Number, String, Array, Object };
 const char* JsonTypeName(JsonType t);  // "null", "bool", "number", "string", "array", "object"
 
 struct JsonValue {
-  JsonType type = JsonType::Null;  // which of the fields below is meaningful
-  bool boolean = false;            // Bool
-  double number = 0.0;             // Number
-  std::string string;              // String (UTF-8)
-  std::vector<JsonValue> items;    // Array whose elements are not all numbers
-  std::vector<double> numbers;     // Array whose elements are all numbers (then items is empty)
+  JsonType type = JsonType::Null;                          // which of the fields below is meaningful
+  bool boolean = false;                                    // Bool
+  double number = 0.0;                                     // Number
+  std::string string;                                      // String (UTF-8)
+  std::vector<JsonValue> items;                            // Array whose elements are not all numbers
+  std::vector<double> numbers;                             // Array whose elements are all numbers (then items is empty)
   std::vector<std::pair<std::string, JsonValue>> members;  // Object, in file order
 
   bool IsNull() const { return type == JsonType::Null; }
   bool IsArray() const { return type == JsonType::Array; }
   bool IsObject() const { return type == JsonType::Object; }
-  bool IsNumberArray() const { return type == JsonType::Array && items.empty(); }  // packed (or empty)
+  bool IsNumberArray() const { return type == JsonType::Array && items.empty(); }     // packed (or empty)
   size_t ArraySize() const { return items.empty() ? numbers.size() : items.size(); }  // elements of an Array
   const JsonValue* Find(const std::string& key) const;  // first member named key (Object), else nullptr
 
-  static JsonValue MakeNumber(double v);               // convenience constructors for building trees
+  static JsonValue MakeNumber(double v);  // convenience constructors for building trees
   static JsonValue MakeString(const std::string& s);
   static JsonValue MakeBool(bool b);
 };
@@ -67,7 +67,9 @@ struct JsonParseOptions {
 // Parses one JSON document (whitespace around it allowed, nothing else). Errors read
 // "json: 3:17: expected ',' or ']' in array".
 Status ParseJson(const char* text, size_t size, JsonValue* out, const JsonParseOptions& options = JsonParseOptions());
-inline Status ParseJson(const std::string& text, JsonValue* out) { return ParseJson(text.data(), text.size(), out); }
+inline Status ParseJson(const std::string& text, JsonValue* out) {
+  return ParseJson(text.data(), text.size(), out);
+}
 
 // ---------------------------------------------------------------------------
 // JsonWriter: streaming output. Commas and indentation are handled for you.
@@ -75,25 +77,27 @@ inline Status ParseJson(const std::string& text, JsonValue* out) { return ParseJ
 // ---------------------------------------------------------------------------
 class JsonWriter {
  public:
-  explicit JsonWriter(int indent = 0);  // 0 = compact; n = pretty, n spaces per level
-  void BeginObject();                   // {
-  void EndObject();                     // }
-  void BeginArray(bool inline_array = false);  // [ ; inline arrays keep their elements on one line
-  void EndArray();                      // ]
-  void Key(const std::string& key);     // "key": (inside an object)
-  void String(const std::string& s);    // escaped; invalid UTF-8 becomes U+FFFD
-  void Number(double v);                // shortest text that round-trips a double; NaN/inf -> null
-  void NumberF(float v);                // shortest text that round-trips a float; NaN/inf -> null
-  void NumberFixed(double v, int decimals);  // "%.*f", for metrics kept to fixed decimals; NaN/inf -> null
-  void Bool(bool b);                    // true / false
-  void Null();                          // null
-  void Value(const JsonValue& v);       // a whole tree
+  explicit JsonWriter(int indent = 0);             // 0 = compact; n = pretty, n spaces per level
+  void BeginObject();                              // {
+  void EndObject();                                // }
+  void BeginArray(bool inline_array = false);      // [ ; inline arrays keep their elements on one line
+  void EndArray();                                 // ]
+  void Key(const std::string& key);                // "key": (inside an object)
+  void String(const std::string& s);               // escaped; invalid UTF-8 becomes U+FFFD
+  void Number(double v);                           // shortest text that round-trips a double; NaN/inf -> null
+  void NumberF(float v);                           // shortest text that round-trips a float; NaN/inf -> null
+  void NumberFixed(double v, int decimals);        // "%.*f", for metrics kept to fixed decimals; NaN/inf -> null
+  void Bool(bool b);                               // true / false
+  void Null();                                     // null
+  void Value(const JsonValue& v);                  // a whole tree
   const std::string& str() const { return out_; }  // the text so far
 
  private:
   void Separator();
   void Newline();
-  struct Level { bool is_array, inline_array, empty; };
+  struct Level {
+    bool is_array, inline_array, empty;
+  };
   std::vector<Level> stack_;
   std::string out_;
   int indent_;

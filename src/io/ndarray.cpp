@@ -9,26 +9,44 @@ namespace attnviz {
 
 const char* DTypeName(DType t) {
   switch (t) {
-    case DType::Bool: return "bool";
-    case DType::Int8: return "int8";
-    case DType::Int16: return "int16";
-    case DType::Int32: return "int32";
-    case DType::Int64: return "int64";
-    case DType::UInt8: return "uint8";
-    case DType::UInt16: return "uint16";
-    case DType::UInt32: return "uint32";
-    case DType::UInt64: return "uint64";
-    case DType::Float16: return "float16";
-    case DType::Float32: return "float32";
-    case DType::Float64: return "float64";
-    case DType::Unicode: return "unicode";
-    case DType::Bytes: return "bytes";
+    case DType::Bool:
+      return "bool";
+    case DType::Int8:
+      return "int8";
+    case DType::Int16:
+      return "int16";
+    case DType::Int32:
+      return "int32";
+    case DType::Int64:
+      return "int64";
+    case DType::UInt8:
+      return "uint8";
+    case DType::UInt16:
+      return "uint16";
+    case DType::UInt32:
+      return "uint32";
+    case DType::UInt64:
+      return "uint64";
+    case DType::Float16:
+      return "float16";
+    case DType::Float32:
+      return "float32";
+    case DType::Float64:
+      return "float64";
+    case DType::Unicode:
+      return "unicode";
+    case DType::Bytes:
+      return "bytes";
   }
   return "?";
 }
 
-bool DTypeIsNumeric(DType t) { return t != DType::Unicode && t != DType::Bytes; }
-bool DTypeIsFloat(DType t) { return t == DType::Float16 || t == DType::Float32 || t == DType::Float64; }
+bool DTypeIsNumeric(DType t) {
+  return t != DType::Unicode && t != DType::Bytes;
+}
+bool DTypeIsFloat(DType t) {
+  return t == DType::Float16 || t == DType::Float32 || t == DType::Float64;
+}
 
 int64_t NdArray::Numel() const {
   int64_t n = 1;
@@ -82,20 +100,33 @@ T Load(const uint8_t* p) {
 double NdArray::GetDouble(int64_t i) const {
   const uint8_t* p = data.data() + i * itemsize;
   switch (dtype) {
-    case DType::Bool: return p[0] ? 1.0 : 0.0;
-    case DType::Int8: return (double)Load<int8_t>(p);
-    case DType::Int16: return (double)Load<int16_t>(p);
-    case DType::Int32: return (double)Load<int32_t>(p);
-    case DType::Int64: return (double)Load<int64_t>(p);
-    case DType::UInt8: return (double)p[0];
-    case DType::UInt16: return (double)Load<uint16_t>(p);
-    case DType::UInt32: return (double)Load<uint32_t>(p);
-    case DType::UInt64: return (double)Load<uint64_t>(p);
-    case DType::Float16: return (double)HalfToFloat(Load<uint16_t>(p));
-    case DType::Float32: return (double)Load<float>(p);
-    case DType::Float64: return Load<double>(p);
+    case DType::Bool:
+      return p[0] ? 1.0 : 0.0;
+    case DType::Int8:
+      return (double)Load<int8_t>(p);
+    case DType::Int16:
+      return (double)Load<int16_t>(p);
+    case DType::Int32:
+      return (double)Load<int32_t>(p);
+    case DType::Int64:
+      return (double)Load<int64_t>(p);
+    case DType::UInt8:
+      return (double)p[0];
+    case DType::UInt16:
+      return (double)Load<uint16_t>(p);
+    case DType::UInt32:
+      return (double)Load<uint32_t>(p);
+    case DType::UInt64:
+      return (double)Load<uint64_t>(p);
+    case DType::Float16:
+      return (double)HalfToFloat(Load<uint16_t>(p));
+    case DType::Float32:
+      return (double)Load<float>(p);
+    case DType::Float64:
+      return Load<double>(p);
     case DType::Unicode:
-    case DType::Bytes: return 0.0;
+    case DType::Bytes:
+      return 0.0;
   }
   return 0.0;
 }
@@ -118,8 +149,7 @@ Status ToFloatVector(const NdArray& a, std::vector<float>* out) {
 
 Status ToMatrix(const NdArray& a, MatrixRM* out, const char* what, int64_t expect_rows, int64_t expect_cols) {
   if (!DTypeIsNumeric(a.dtype)) return NotNumeric(a, what);
-  if (a.Ndim() != 2)
-    return Status::Error(std::string(what) + ": expected a 2-D array, got shape " + a.ShapeString());
+  if (a.Ndim() != 2) return Status::Error(std::string(what) + ": expected a 2-D array, got shape " + a.ShapeString());
   const int64_t rows = a.shape[0], cols = a.shape[1];
   if ((expect_rows >= 0 && rows != expect_rows) || (expect_cols >= 0 && cols != expect_cols)) {
     std::string want = "(" + (expect_rows >= 0 ? std::to_string(expect_rows) : std::string("*")) + ", " +
@@ -162,9 +192,15 @@ Status ToInt64Vector(const NdArray& a, std::vector<int64_t>* out, const char* wh
     const uint8_t* p = a.data.data() + i * a.itemsize;
     int64_t v = 0;
     switch (a.dtype) {
-      case DType::Int64: v = Load<int64_t>(p); break;
-      case DType::UInt64: v = (int64_t)Load<uint64_t>(p); break;
-      default: v = (int64_t)a.GetDouble(i); break;  // exact for every narrower integer
+      case DType::Int64:
+        v = Load<int64_t>(p);
+        break;
+      case DType::UInt64:
+        v = (int64_t)Load<uint64_t>(p);
+        break;
+      default:
+        v = (int64_t)a.GetDouble(i);
+        break;  // exact for every narrower integer
     }
     (*out)[(size_t)i] = v;
   }
@@ -196,11 +232,24 @@ Status ToStrings(const NdArray& a, std::vector<std::string>* out, const char* wh
 
 static int64_t ItemSize(DType t) {
   switch (t) {
-    case DType::Bool: case DType::Int8: case DType::UInt8: return 1;
-    case DType::Int16: case DType::UInt16: case DType::Float16: return 2;
-    case DType::Int32: case DType::UInt32: case DType::Float32: return 4;
-    case DType::Int64: case DType::UInt64: case DType::Float64: return 8;
-    default: return 0;
+    case DType::Bool:
+    case DType::Int8:
+    case DType::UInt8:
+      return 1;
+    case DType::Int16:
+    case DType::UInt16:
+    case DType::Float16:
+      return 2;
+    case DType::Int32:
+    case DType::UInt32:
+    case DType::Float32:
+      return 4;
+    case DType::Int64:
+    case DType::UInt64:
+    case DType::Float64:
+      return 8;
+    default:
+      return 0;
   }
 }
 
@@ -214,9 +263,15 @@ static NdArray MakeArray(const std::vector<int64_t>& shape, DType t, const void*
   return a;
 }
 
-NdArray FromMatrix(const MatrixRM& m) { return MakeArray({(int64_t)m.rows(), (int64_t)m.cols()}, DType::Float32, m.data()); }
-NdArray FromFloats(const std::vector<int64_t>& shape, const float* values) { return MakeArray(shape, DType::Float32, values); }
-NdArray FromDoubles(const std::vector<int64_t>& shape, const double* values) { return MakeArray(shape, DType::Float64, values); }
+NdArray FromMatrix(const MatrixRM& m) {
+  return MakeArray({(int64_t)m.rows(), (int64_t)m.cols()}, DType::Float32, m.data());
+}
+NdArray FromFloats(const std::vector<int64_t>& shape, const float* values) {
+  return MakeArray(shape, DType::Float32, values);
+}
+NdArray FromDoubles(const std::vector<int64_t>& shape, const double* values) {
+  return MakeArray(shape, DType::Float64, values);
+}
 NdArray FromBools(const std::vector<int64_t>& shape, const uint8_t* values) {
   NdArray a = MakeArray(shape, DType::Bool, values);
   for (uint8_t& b : a.data) b = b ? 1 : 0;

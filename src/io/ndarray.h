@@ -47,15 +47,15 @@ constexpr int64_t kMaxArrayElements = int64_t(1) << 31;  // larger declared shap
 // NdArray
 // ---------------------------------------------------------------------------
 struct NdArray {
-  std::vector<int64_t> shape;  // empty = 0-d (a scalar, one element)
+  std::vector<int64_t> shape;    // empty = 0-d (a scalar, one element)
   DType dtype = DType::Float32;  // element type
   int64_t itemsize = 4;          // bytes per element (from dtype; string dtypes: 4n or n)
   std::vector<uint8_t> data;     // [numel * itemsize] C-order, little-endian
 
-  int64_t Numel() const;      // product of shape (1 for 0-d)
+  int64_t Numel() const;                          // product of shape (1 for 0-d)
   int Ndim() const { return (int)shape.size(); }  // number of dimensions
-  std::string ShapeString() const;  // "(3, 4)", "()" — numpy's spelling
-  double GetDouble(int64_t i) const;  // element i (flat C index) of a numeric array as double
+  std::string ShapeString() const;                // "(3, 4)", "()" — numpy's spelling
+  double GetDouble(int64_t i) const;              // element i (flat C index) of a numeric array as double
 };
 
 // ---------------------------------------------------------------------------
@@ -76,8 +76,8 @@ Status ToStrings(const NdArray& a, std::vector<std::string>* out, const char* wh
 // Integer array -> int64 values (bool counts as 0/1), flat C order.
 Status ToInt64Vector(const NdArray& a, std::vector<int64_t>* out, const char* what = "array");
 
-NdArray FromMatrix(const MatrixRM& m);                   // float32 [rows, cols]
-NdArray FromFloats(const std::vector<int64_t>& shape, const float* values);  // float32 of any shape
+NdArray FromMatrix(const MatrixRM& m);                                         // float32 [rows, cols]
+NdArray FromFloats(const std::vector<int64_t>& shape, const float* values);    // float32 of any shape
 NdArray FromDoubles(const std::vector<int64_t>& shape, const double* values);  // float64 of any shape
 NdArray FromBools(const std::vector<int64_t>& shape, const uint8_t* values);   // bool of any shape
 // 1-D <U{n}> array from UTF-8 strings (n = longest, in code points; invalid UTF-8 -> U+FFFD).

@@ -20,7 +20,10 @@ struct HeaderParser {
   }
   bool Eat(char c) {
     SkipSpace();
-    if (pos < s.size() && s[pos] == c) { ++pos; return true; }
+    if (pos < s.size() && s[pos] == c) {
+      ++pos;
+      return true;
+    }
     return false;
   }
   bool Fail(const std::string& msg) {
@@ -43,7 +46,10 @@ struct HeaderParser {
   bool Word(const char* w) {
     SkipSpace();
     size_t n = std::strlen(w);
-    if (s.compare(pos, n, w) == 0) { pos += n; return true; }
+    if (s.compare(pos, n, w) == 0) {
+      pos += n;
+      return true;
+    }
     return false;
   }
   bool Int(int64_t* out) {
@@ -76,7 +82,10 @@ struct HeaderParser {
 };
 
 bool ParseDescr(const std::string& d, DType* t, int64_t* itemsize, bool* swap, std::string* err) {
-  if (d.size() < 2) { *err = "unsupported dtype '" + d + "'"; return false; }
+  if (d.size() < 2) {
+    *err = "unsupported dtype '" + d + "'";
+    return false;
+  }
   char order = d[0];
   if (order != '<' && order != '>' && order != '|' && order != '=') {
     *err = "unsupported dtype '" + d + "' (no byte-order character)";
@@ -95,31 +104,91 @@ bool ParseDescr(const std::string& d, DType* t, int64_t* itemsize, bool* swap, s
   }
   int64_t n = std::stoll(num);
   switch (kind) {
-    case 'b': if (n == 1) { *t = DType::Bool; *itemsize = 1; return true; } break;
+    case 'b':
+      if (n == 1) {
+        *t = DType::Bool;
+        *itemsize = 1;
+        return true;
+      }
+      break;
     case 'i':
-      if (n == 1) { *t = DType::Int8; *itemsize = 1; return true; }
-      if (n == 2) { *t = DType::Int16; *itemsize = 2; return true; }
-      if (n == 4) { *t = DType::Int32; *itemsize = 4; return true; }
-      if (n == 8) { *t = DType::Int64; *itemsize = 8; return true; }
+      if (n == 1) {
+        *t = DType::Int8;
+        *itemsize = 1;
+        return true;
+      }
+      if (n == 2) {
+        *t = DType::Int16;
+        *itemsize = 2;
+        return true;
+      }
+      if (n == 4) {
+        *t = DType::Int32;
+        *itemsize = 4;
+        return true;
+      }
+      if (n == 8) {
+        *t = DType::Int64;
+        *itemsize = 8;
+        return true;
+      }
       break;
     case 'u':
-      if (n == 1) { *t = DType::UInt8; *itemsize = 1; return true; }
-      if (n == 2) { *t = DType::UInt16; *itemsize = 2; return true; }
-      if (n == 4) { *t = DType::UInt32; *itemsize = 4; return true; }
-      if (n == 8) { *t = DType::UInt64; *itemsize = 8; return true; }
+      if (n == 1) {
+        *t = DType::UInt8;
+        *itemsize = 1;
+        return true;
+      }
+      if (n == 2) {
+        *t = DType::UInt16;
+        *itemsize = 2;
+        return true;
+      }
+      if (n == 4) {
+        *t = DType::UInt32;
+        *itemsize = 4;
+        return true;
+      }
+      if (n == 8) {
+        *t = DType::UInt64;
+        *itemsize = 8;
+        return true;
+      }
       break;
     case 'f':
-      if (n == 2) { *t = DType::Float16; *itemsize = 2; return true; }
-      if (n == 4) { *t = DType::Float32; *itemsize = 4; return true; }
-      if (n == 8) { *t = DType::Float64; *itemsize = 8; return true; }
+      if (n == 2) {
+        *t = DType::Float16;
+        *itemsize = 2;
+        return true;
+      }
+      if (n == 4) {
+        *t = DType::Float32;
+        *itemsize = 4;
+        return true;
+      }
+      if (n == 8) {
+        *t = DType::Float64;
+        *itemsize = 8;
+        return true;
+      }
       break;
     case 'U':
-      if (n >= 1 && n <= (1 << 20)) { *t = DType::Unicode; *itemsize = 4 * n; return true; }
+      if (n >= 1 && n <= (1 << 20)) {
+        *t = DType::Unicode;
+        *itemsize = 4 * n;
+        return true;
+      }
       break;
     case 'S':
-      if (n >= 1 && n <= (1 << 22)) { *t = DType::Bytes; *itemsize = n; *swap = false; return true; }
+      if (n >= 1 && n <= (1 << 22)) {
+        *t = DType::Bytes;
+        *itemsize = n;
+        *swap = false;
+        return true;
+      }
       break;
-    default: break;
+    default:
+      break;
   }
   *err = "unsupported dtype '" + d + "'";
   return false;
@@ -140,9 +209,12 @@ Status ParseHeader(const std::string& h, std::string* descr, bool* fortran, std:
       if (!p.String(descr)) return Status::Error("npy: malformed header: " + p.error);
       have_descr = true;
     } else if (key == "fortran_order") {
-      if (p.Word("True")) *fortran = true;
-      else if (p.Word("False")) *fortran = false;
-      else return Status::Error("npy: malformed header: fortran_order must be True or False");
+      if (p.Word("True"))
+        *fortran = true;
+      else if (p.Word("False"))
+        *fortran = false;
+      else
+        return Status::Error("npy: malformed header: fortran_order must be True or False");
       have_order = true;
     } else if (key == "shape") {
       if (!p.Tuple(shape)) return Status::Error("npy: malformed header: " + p.error);
@@ -173,7 +245,10 @@ void FortranToC(const std::vector<int64_t>& shape, int64_t itemsize, std::vector
   std::vector<uint8_t> out(data->size());
   std::vector<int64_t> fstride(nd);
   int64_t s = 1;
-  for (int d = 0; d < nd; ++d) { fstride[d] = s; s *= shape[d]; }
+  for (int d = 0; d < nd; ++d) {
+    fstride[d] = s;
+    s *= shape[d];
+  }
   const int64_t n = s;
   std::vector<int64_t> idx(nd, 0);
   for (int64_t c = 0; c < n; ++c) {
@@ -205,7 +280,8 @@ Status ParseNpy(const uint8_t* data, size_t size, NdArray* out) {
   } else {
     return Status::Error("npy: unsupported format version " + std::to_string(major) + "." + std::to_string(minor));
   }
-  if (header_len > kMaxHeaderLen) return Status::Error("npy: header length " + std::to_string(header_len) + " is too large");
+  if (header_len > kMaxHeaderLen)
+    return Status::Error("npy: header length " + std::to_string(header_len) + " is too large");
   if (header_start + header_len > size) return Status::Error("npy: truncated file (header)");
   const std::string header((const char*)data + header_start, header_len);
 
@@ -224,8 +300,7 @@ Status ParseNpy(const uint8_t* data, size_t size, NdArray* out) {
   for (int64_t d : shape) {
     if (d > kMaxArrayElements) return Status::Error("npy: dimension " + std::to_string(d) + " is too large");
     numel *= d;
-    if (numel > kMaxArrayElements)
-      return Status::Error("npy: shape has more than 2^31 elements; refusing to load");
+    if (numel > kMaxArrayElements) return Status::Error("npy: shape has more than 2^31 elements; refusing to load");
   }
   const size_t available = size - header_start - header_len;
   const uint64_t need = (uint64_t)numel * (uint64_t)itemsize;
@@ -250,20 +325,34 @@ Status ParseNpy(const uint8_t* data, size_t size, NdArray* out) {
 
 std::string NpyDescr(const NdArray& a) {
   switch (a.dtype) {
-    case DType::Bool: return "|b1";
-    case DType::Int8: return "|i1";
-    case DType::Int16: return "<i2";
-    case DType::Int32: return "<i4";
-    case DType::Int64: return "<i8";
-    case DType::UInt8: return "|u1";
-    case DType::UInt16: return "<u2";
-    case DType::UInt32: return "<u4";
-    case DType::UInt64: return "<u8";
-    case DType::Float16: return "<f2";
-    case DType::Float32: return "<f4";
-    case DType::Float64: return "<f8";
-    case DType::Unicode: return "<U" + std::to_string(a.itemsize / 4);
-    case DType::Bytes: return "|S" + std::to_string(a.itemsize);
+    case DType::Bool:
+      return "|b1";
+    case DType::Int8:
+      return "|i1";
+    case DType::Int16:
+      return "<i2";
+    case DType::Int32:
+      return "<i4";
+    case DType::Int64:
+      return "<i8";
+    case DType::UInt8:
+      return "|u1";
+    case DType::UInt16:
+      return "<u2";
+    case DType::UInt32:
+      return "<u4";
+    case DType::UInt64:
+      return "<u8";
+    case DType::Float16:
+      return "<f2";
+    case DType::Float32:
+      return "<f4";
+    case DType::Float64:
+      return "<f8";
+    case DType::Unicode:
+      return "<U" + std::to_string(a.itemsize / 4);
+    case DType::Bytes:
+      return "|S" + std::to_string(a.itemsize);
   }
   return "?";
 }
@@ -272,15 +361,18 @@ Status WriteNpy(const NdArray& a, std::vector<uint8_t>* out) {
   const int64_t numel = a.Numel();
   if (numel < 0 || numel > kMaxArrayElements) return Status::Error("npy: array too large to write");
   if ((int64_t)a.data.size() != numel * a.itemsize)
-    return Status::Error("npy: array data holds " + std::to_string(a.data.size()) + " bytes, shape " +
-                         a.ShapeString() + " x itemsize " + std::to_string(a.itemsize) + " needs " +
-                         std::to_string(numel * a.itemsize));
+    return Status::Error("npy: array data holds " + std::to_string(a.data.size()) + " bytes, shape " + a.ShapeString() +
+                         " x itemsize " + std::to_string(a.itemsize) + " needs " + std::to_string(numel * a.itemsize));
   std::string header = "{'descr': '" + NpyDescr(a) + "', 'fortran_order': False, 'shape': " + a.ShapeString() + ", }";
   // Pad so that magic + version + length + header is a multiple of 64, ending in '\n'.
   size_t prefix = 10;
   size_t total = prefix + header.size() + 1;
   int major = 1;
-  if (header.size() + 1 + 64 > 65535) { major = 2; prefix = 12; total = prefix + header.size() + 1; }
+  if (header.size() + 1 + 64 > 65535) {
+    major = 2;
+    prefix = 12;
+    total = prefix + header.size() + 1;
+  }
   size_t pad = (64 - total % 64) % 64;
   header.append(pad, ' ');
   header.push_back('\n');

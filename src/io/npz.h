@@ -15,8 +15,8 @@ struct NpzFile {
   std::vector<std::string> names;  // array names in archive order ("weights", not "weights.npy")
   std::vector<NdArray> arrays;     // arrays[i] is called names[i]
 
-  const NdArray* Find(const std::string& name) const;   // nullptr if absent
-  void Add(const std::string& name, NdArray array);     // appends (replaces an array of the same name)
+  const NdArray* Find(const std::string& name) const;  // nullptr if absent
+  void Add(const std::string& name, NdArray array);    // appends (replaces an array of the same name)
 };
 
 // Parses a whole .npz held in memory: every member must be a valid .npy. Errors name the

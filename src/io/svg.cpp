@@ -35,7 +35,9 @@ std::string Label(const std::vector<std::string>& tokens, size_t i, size_t max_c
 }
 
 // Rough advance width of a label: good enough to size margins without a font.
-float TextWidth(const std::string& s, float font) { return 0.62f * font * (float)Utf8Length(s); }
+float TextWidth(const std::string& s, float font) {
+  return 0.62f * font * (float)Utf8Length(s);
+}
 
 }  // namespace
 
@@ -47,15 +49,28 @@ std::string XmlEscape(const std::string& s) {
     uint32_t cp;
     if (!DecodeUtf8(s.data(), s.size(), &p, &cp)) cp = 0xFFFD;
     switch (cp) {
-      case '&': o += "&amp;"; break;
-      case '<': o += "&lt;"; break;
-      case '>': o += "&gt;"; break;
-      case '"': o += "&quot;"; break;
-      case '\'': o += "&apos;"; break;
+      case '&':
+        o += "&amp;";
+        break;
+      case '<':
+        o += "&lt;";
+        break;
+      case '>':
+        o += "&gt;";
+        break;
+      case '"':
+        o += "&quot;";
+        break;
+      case '\'':
+        o += "&apos;";
+        break;
       default:
-        if ((cp < 0x20 && cp != '\t') || cp == 0xFFFE || cp == 0xFFFF) AppendUtf8(0xFFFD, &o);
-        else if (cp == 0xFFFD) AppendUtf8(cp, &o);
-        else o.append(s, start, p - start);
+        if ((cp < 0x20 && cp != '\t') || cp == 0xFFFE || cp == 0xFFFF)
+          AppendUtf8(0xFFFD, &o);
+        else if (cp == 0xFFFD)
+          AppendUtf8(cp, &o);
+        else
+          o.append(s, start, p - start);
     }
   }
   return o;
@@ -81,8 +96,10 @@ std::string HeatmapSvg(const MatrixRM& w, const std::vector<std::string>& source
   // pass 1: layout
   std::vector<std::string> top(cols), left(rows);
   float top_w = 0, left_w = 0;
-  for (int j = 0; j < cols; ++j) top_w = std::max(top_w, TextWidth(top[j] = Label(source_tokens, j, opt.max_label_chars), font));
-  for (int i = 0; i < rows; ++i) left_w = std::max(left_w, TextWidth(left[i] = Label(target_tokens, i, opt.max_label_chars), font));
+  for (int j = 0; j < cols; ++j)
+    top_w = std::max(top_w, TextWidth(top[j] = Label(source_tokens, j, opt.max_label_chars), font));
+  for (int i = 0; i < rows; ++i)
+    left_w = std::max(left_w, TextWidth(left[i] = Label(target_tokens, i, opt.max_label_chars), font));
   const bool rotate = top_w > cell - 2;  // labels would overlap their neighbours
   const float title_h = opt.title.empty() ? 0 : font * 1.6f + 4;
   const float top_h = rotate ? top_w * 0.7071f + font + 6 : font + 8;
@@ -95,31 +112,34 @@ std::string HeatmapSvg(const MatrixRM& w, const std::vector<std::string>& source
   std::string s;
   s.reserve((size_t)rows * cols * 64 + 4096);
   s += "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  s += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + Fmt("%.0f", width) + "\" height=\"" + Fmt("%.0f", height) +
-       "\" viewBox=\"0 0 " + Fmt("%.0f", width) + " " + Fmt("%.0f", height) + "\" font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\" font-size=\"" +
-       Fmt("%g", font) + "\">\n";
+  s += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + Fmt("%.0f", width) + "\" height=\"" +
+       Fmt("%.0f", height) + "\" viewBox=\"0 0 " + Fmt("%.0f", width) + " " + Fmt("%.0f", height) +
+       "\" font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\" font-size=\"" + Fmt("%g", font) + "\">\n";
   s += "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
   if (!opt.title.empty())
-    s += "<text x=\"" + Fmt("%g", x0) + "\" y=\"" + Fmt("%g", 8 + font * 1.2f) + "\" font-size=\"" + Fmt("%g", font * 1.2f) +
-         "\" font-weight=\"bold\">" + XmlEscape(opt.title) + "</text>\n";
+    s += "<text x=\"" + Fmt("%g", x0) + "\" y=\"" + Fmt("%g", 8 + font * 1.2f) + "\" font-size=\"" +
+         Fmt("%g", font * 1.2f) + "\" font-weight=\"bold\">" + XmlEscape(opt.title) + "</text>\n";
   s += "<g class=\"source-tokens\">\n";
   for (int j = 0; j < cols; ++j) {
     const float cx = x0 + (j + 0.5f) * cell;
     if (rotate)
-      s += "<text transform=\"translate(" + Fmt("%g", cx) + "," + Fmt("%g", y0 - 4) + ") rotate(-45)\">" + XmlEscape(top[j]) + "</text>\n";
+      s += "<text transform=\"translate(" + Fmt("%g", cx) + "," + Fmt("%g", y0 - 4) + ") rotate(-45)\">" +
+           XmlEscape(top[j]) + "</text>\n";
     else
-      s += "<text x=\"" + Fmt("%g", cx) + "\" y=\"" + Fmt("%g", y0 - 6) + "\" text-anchor=\"middle\">" + XmlEscape(top[j]) + "</text>\n";
+      s += "<text x=\"" + Fmt("%g", cx) + "\" y=\"" + Fmt("%g", y0 - 6) + "\" text-anchor=\"middle\">" +
+           XmlEscape(top[j]) + "</text>\n";
   }
   s += "</g>\n<g class=\"target-tokens\" text-anchor=\"end\">\n";
   for (int i = 0; i < rows; ++i)
-    s += "<text x=\"" + Fmt("%g", x0 - 6) + "\" y=\"" + Fmt("%g", y0 + (i + 0.5f) * cell + font * 0.35f) + "\">" + XmlEscape(left[i]) + "</text>\n";
+    s += "<text x=\"" + Fmt("%g", x0 - 6) + "\" y=\"" + Fmt("%g", y0 + (i + 0.5f) * cell + font * 0.35f) + "\">" +
+         XmlEscape(left[i]) + "</text>\n";
   s += "</g>\n<g class=\"cells\" shape-rendering=\"crispEdges\">\n";
   for (int i = 0; i < rows; ++i) {
     for (int j = 0; j < cols; ++j) {
       uint8_t c[3];
       ColormapSample(cmap, (w(i, j) - vmin) / range, c);  // the colour the GL heatmap shows
-      s += "<rect x=\"" + Fmt("%g", x0 + j * cell) + "\" y=\"" + Fmt("%g", y0 + i * cell) + "\" width=\"" + Fmt("%g", cell) +
-           "\" height=\"" + Fmt("%g", cell) + "\" fill=\"" + Hex(c) + "\"/>\n";
+      s += "<rect x=\"" + Fmt("%g", x0 + j * cell) + "\" y=\"" + Fmt("%g", y0 + i * cell) + "\" width=\"" +
+           Fmt("%g", cell) + "\" height=\"" + Fmt("%g", cell) + "\" fill=\"" + Hex(c) + "\"/>\n";
     }
   }
   s += "</g>\n";
@@ -131,8 +151,9 @@ std::string HeatmapSvg(const MatrixRM& w, const std::vector<std::string>& source
         uint8_t c[3];
         ColormapSample(cmap, (v - vmin) / range, c);
         const bool black = ContrastingTextColor(c) == 0xFF000000u;  // as the app's cell text
-        s += "<text x=\"" + Fmt("%g", x0 + (j + 0.5f) * cell) + "\" y=\"" + Fmt("%g", y0 + (i + 0.5f) * cell + font * 0.3f) +
-             "\" fill=\"" + (black ? "black" : "white") + "\">" + Fmt("%.2f", v) + "</text>\n";
+        s += "<text x=\"" + Fmt("%g", x0 + (j + 0.5f) * cell) + "\" y=\"" +
+             Fmt("%g", y0 + (i + 0.5f) * cell + font * 0.3f) + "\" fill=\"" + (black ? "black" : "white") + "\">" +
+             Fmt("%.2f", v) + "</text>\n";
       }
     }
     s += "</g>\n";
@@ -147,9 +168,10 @@ std::string HeatmapSvg(const MatrixRM& w, const std::vector<std::string>& source
       s += "<stop offset=\"" + Fmt("%g", table.keys[k].t) + "\" stop-color=\"" + Hex(rgb) + "\"/>\n";
     }
     s += "</linearGradient></defs>\n";
-    s += "<rect class=\"colorbar\" x=\"" + Fmt("%g", bx) + "\" y=\"" + Fmt("%g", y0) + "\" width=\"16\" height=\"" + Fmt("%g", bh) +
-         "\" fill=\"url(#attnviz-colorbar)\" stroke=\"#444\" stroke-width=\"0.5\"/>\n";
-    s += "<text x=\"" + Fmt("%g", bx + 22) + "\" y=\"" + Fmt("%g", y0 + font * 0.8f) + "\">" + Fmt("%.3g", vmax) + "</text>\n";
+    s += "<rect class=\"colorbar\" x=\"" + Fmt("%g", bx) + "\" y=\"" + Fmt("%g", y0) + "\" width=\"16\" height=\"" +
+         Fmt("%g", bh) + "\" fill=\"url(#attnviz-colorbar)\" stroke=\"#444\" stroke-width=\"0.5\"/>\n";
+    s += "<text x=\"" + Fmt("%g", bx + 22) + "\" y=\"" + Fmt("%g", y0 + font * 0.8f) + "\">" + Fmt("%.3g", vmax) +
+         "</text>\n";
     s += "<text x=\"" + Fmt("%g", bx + 22) + "\" y=\"" + Fmt("%g", y0 + bh) + "\">" + Fmt("%.3g", vmin) + "</text>\n";
   }
   s += "</svg>\n";

@@ -11,14 +11,14 @@
 namespace attnviz {
 
 struct SvgHeatmapOptions {
-  float cell_size = 24.0f;          // px per cell
-  float font_size = 12.0f;          // px, labels
-  float vmin = 0.0f;                // value drawn with the colormap's t = 0
-  float vmax = NAN;                 // value drawn with t = 1; NaN = the matrix maximum (> 0)
-  bool show_values = false;         // print each weight in its cell (contrasting colour)
-  bool colorbar = true;             // colour bar with vmin / vmax labels on the right
-  std::string title;                // optional caption above the heatmap
-  size_t max_label_chars = 24;      // longer tokens are cut and end in an ellipsis
+  float cell_size = 24.0f;      // px per cell
+  float font_size = 12.0f;      // px, labels
+  float vmin = 0.0f;            // value drawn with the colormap's t = 0
+  float vmax = NAN;             // value drawn with t = 1; NaN = the matrix maximum (> 0)
+  bool show_values = false;     // print each weight in its cell (contrasting colour)
+  bool colorbar = true;         // colour bar with vmin / vmax labels on the right
+  std::string title;            // optional caption above the heatmap
+  size_t max_label_chars = 24;  // longer tokens are cut and end in an ellipsis
 };
 
 // w: [n_q, n_k]; target_tokens [n_q] label the rows, source_tokens [n_k] the columns. Missing

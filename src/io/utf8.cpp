@@ -27,18 +27,43 @@ bool DecodeUtf8(const char* s, size_t len, size_t* pos, uint32_t* cp) {
   unsigned char c = u[i];
   int extra;
   uint32_t v, min;
-  if (c < 0x80) { *cp = c; *pos = i + 1; return true; }
-  if ((c & 0xE0) == 0xC0) { extra = 1; v = c & 0x1F; min = 0x80; }
-  else if ((c & 0xF0) == 0xE0) { extra = 2; v = c & 0x0F; min = 0x800; }
-  else if ((c & 0xF8) == 0xF0) { extra = 3; v = c & 0x07; min = 0x10000; }
-  else { *pos = i + 1; return false; }
-  if (i + (size_t)extra >= len) { *pos = i + 1; return false; }
+  if (c < 0x80) {
+    *cp = c;
+    *pos = i + 1;
+    return true;
+  }
+  if ((c & 0xE0) == 0xC0) {
+    extra = 1;
+    v = c & 0x1F;
+    min = 0x80;
+  } else if ((c & 0xF0) == 0xE0) {
+    extra = 2;
+    v = c & 0x0F;
+    min = 0x800;
+  } else if ((c & 0xF8) == 0xF0) {
+    extra = 3;
+    v = c & 0x07;
+    min = 0x10000;
+  } else {
+    *pos = i + 1;
+    return false;
+  }
+  if (i + (size_t)extra >= len) {
+    *pos = i + 1;
+    return false;
+  }
   for (int k = 1; k <= extra; ++k) {
     unsigned char cc = u[i + k];
-    if ((cc & 0xC0) != 0x80) { *pos = i + 1; return false; }
+    if ((cc & 0xC0) != 0x80) {
+      *pos = i + 1;
+      return false;
+    }
     v = (v << 6) | (cc & 0x3F);
   }
-  if (v < min || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF)) { *pos = i + 1; return false; }
+  if (v < min || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF)) {
+    *pos = i + 1;
+    return false;
+  }
   *cp = v;
   *pos = i + 1 + extra;
   return true;

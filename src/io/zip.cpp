@@ -16,13 +16,26 @@ constexpr uint32_t k32Max = 0xFFFFFFFFu;
 constexpr uint16_t kZip64ExtraId = 0x0001;
 constexpr uint16_t kDosDate1980 = (0 << 9) | (1 << 5) | 1;  // 1980-01-01
 
-uint16_t Get16(const uint8_t* p) { return (uint16_t)(p[0] | (p[1] << 8)); }
-uint32_t Get32(const uint8_t* p) { return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24); }
-uint64_t Get64(const uint8_t* p) { return (uint64_t)Get32(p) | ((uint64_t)Get32(p + 4) << 32); }
+uint16_t Get16(const uint8_t* p) {
+  return (uint16_t)(p[0] | (p[1] << 8));
+}
+uint32_t Get32(const uint8_t* p) {
+  return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
+}
+uint64_t Get64(const uint8_t* p) {
+  return (uint64_t)Get32(p) | ((uint64_t)Get32(p + 4) << 32);
+}
 
-void Put16(std::vector<uint8_t>* o, uint16_t v) { o->push_back(v & 0xff); o->push_back(v >> 8); }
-void Put32(std::vector<uint8_t>* o, uint32_t v) { for (int i = 0; i < 4; ++i) o->push_back((v >> (8 * i)) & 0xff); }
-void Put64(std::vector<uint8_t>* o, uint64_t v) { for (int i = 0; i < 8; ++i) o->push_back((v >> (8 * i)) & 0xff); }
+void Put16(std::vector<uint8_t>* o, uint16_t v) {
+  o->push_back(v & 0xff);
+  o->push_back(v >> 8);
+}
+void Put32(std::vector<uint8_t>* o, uint32_t v) {
+  for (int i = 0; i < 4; ++i) o->push_back((v >> (8 * i)) & 0xff);
+}
+void Put64(std::vector<uint8_t>* o, uint64_t v) {
+  for (int i = 0; i < 8; ++i) o->push_back((v >> (8 * i)) & 0xff);
+}
 
 // Resolves 0xFFFFFFFF fields from a Zip64 extended-information extra field. The extra holds,
 // in this order, only those of (uncompressed, compressed, offset) whose header value is maxed.
@@ -58,7 +71,10 @@ Status ZipList(const uint8_t* data, size_t size, std::vector<ZipEntry>* entries,
   size_t eocd = SIZE_MAX;
   const size_t lowest = size > 22 + 65535 ? size - 22 - 65535 : 0;
   for (size_t p = size - 22 + 1; p-- > lowest;) {
-    if (Get32(data + p) == kEndSig && p + 22 + Get16(data + p + 20) <= size) { eocd = p; break; }
+    if (Get32(data + p) == kEndSig && p + 22 + Get16(data + p + 20) <= size) {
+      eocd = p;
+      break;
+    }
   }
   if (eocd == SIZE_MAX) return Status::Error("zip: no end-of-central-directory record (not a ZIP file, or truncated)");
   const uint8_t* e = data + eocd;
@@ -77,14 +93,16 @@ Status ZipList(const uint8_t* data, size_t size, std::vector<ZipEntry>* entries,
     return Status::Error("zip: archive needs Zip64 end records but has none");
   }
   if (count > options.max_entries) return Status::Error("zip: too many members (" + std::to_string(count) + ")");
-  if (cd_offset > size || cd_size > size - cd_offset) return Status::Error("zip: central directory lies outside the file (truncated?)");
+  if (cd_offset > size || cd_size > size - cd_offset)
+    return Status::Error("zip: central directory lies outside the file (truncated?)");
 
   // Pass 3: central directory entries.
   uint64_t p = cd_offset;
   const uint64_t cd_end = cd_offset + cd_size;
   for (uint64_t i = 0; i < count; ++i) {
     const std::string where = "central directory entry " + std::to_string(i);
-    if (p + 46 > cd_end || Get32(data + p) != kCentralSig) return Status::Error("zip: " + where + " is malformed or truncated");
+    if (p + 46 > cd_end || Get32(data + p) != kCentralSig)
+      return Status::Error("zip: " + where + " is malformed or truncated");
     const uint8_t* c = data + p;
     const uint16_t flags = Get16(c + 8);
     ZipEntry ent;
@@ -94,9 +112,11 @@ Status ZipList(const uint8_t* data, size_t size, std::vector<ZipEntry>* entries,
     ent.uncompressed_size = Get32(c + 24);
     const uint16_t name_len = Get16(c + 28), extra_len = Get16(c + 30), comment_len = Get16(c + 32);
     uint64_t local = Get32(c + 42);
-    if (p + 46 + name_len + extra_len + comment_len > cd_end) return Status::Error("zip: " + where + " overruns the directory");
+    if (p + 46 + name_len + extra_len + comment_len > cd_end)
+      return Status::Error("zip: " + where + " overruns the directory");
     ent.name.assign((const char*)c + 46, name_len);
-    Status st = ApplyZip64Extra(c + 46 + name_len, extra_len, &ent.uncompressed_size, &ent.compressed_size, &local, where);
+    Status st =
+        ApplyZip64Extra(c + 46 + name_len, extra_len, &ent.uncompressed_size, &ent.compressed_size, &local, where);
     if (!st) return st;
     if (flags & 0x1) return Status::Error("zip: member '" + ent.name + "' is encrypted; not supported");
     if (ent.method != 0 && ent.method != 8)
@@ -108,16 +128,19 @@ Status ZipList(const uint8_t* data, size_t size, std::vector<ZipEntry>* entries,
     // Deflate cannot expand data more than ~1032:1; a larger claim is corruption or a bomb.
     if (ent.method == 8 && ent.uncompressed_size > ent.compressed_size * 1032 + 1024)
       return Status::Error("zip: member '" + ent.name + "' claims an impossible compression ratio (" +
-                           std::to_string(ent.uncompressed_size) + " from " + std::to_string(ent.compressed_size) + " bytes)");
+                           std::to_string(ent.uncompressed_size) + " from " + std::to_string(ent.compressed_size) +
+                           " bytes)");
     // The local header: its own name and extra lengths decide where the data starts.
     if (local > size || size - local < 30 || Get32(data + local) != kLocalSig)
       return Status::Error("zip: local header of '" + ent.name + "' missing or truncated");
     const uint8_t* l = data + local;
-    if (Get16(l + 8) != ent.method) return Status::Error("zip: local and central headers of '" + ent.name + "' disagree on the method");
+    if (Get16(l + 8) != ent.method)
+      return Status::Error("zip: local and central headers of '" + ent.name + "' disagree on the method");
     uint64_t lname = Get16(l + 26), lextra = Get16(l + 28);
     if (local + 30 + lname + lextra > size) return Status::Error("zip: local header of '" + ent.name + "' truncated");
     uint64_t l_uncomp = Get32(l + 22), l_comp = Get32(l + 18);
-    st = ApplyZip64Extra(l + 30 + lname, (size_t)lextra, &l_uncomp, &l_comp, nullptr, "local header of '" + ent.name + "'");
+    st = ApplyZip64Extra(l + 30 + lname, (size_t)lextra, &l_uncomp, &l_comp, nullptr,
+                         "local header of '" + ent.name + "'");
     if (!st) return st;
     ent.data_offset = local + 30 + lname + lextra;
     if (ent.data_offset > size || ent.compressed_size > size - ent.data_offset)
@@ -151,14 +174,25 @@ Status ZipExtract(const uint8_t* data, size_t size, const ZipEntry& entry, std::
     uint8_t sink[1];  // lets zlib report a stream longer than declared
     while (rc == Z_OK) {
       const uInt chunk = 1u << 30;
-      if (zs.avail_in == 0 && in_left) { zs.avail_in = in_left > chunk ? chunk : (uInt)in_left; in_left -= zs.avail_in; }
+      if (zs.avail_in == 0 && in_left) {
+        zs.avail_in = in_left > chunk ? chunk : (uInt)in_left;
+        in_left -= zs.avail_in;
+      }
       if (zs.avail_out == 0) {
-        if (out_left) { zs.avail_out = out_left > chunk ? chunk : (uInt)out_left; out_left -= zs.avail_out; }
-        else { zs.next_out = sink; zs.avail_out = 1; }
+        if (out_left) {
+          zs.avail_out = out_left > chunk ? chunk : (uInt)out_left;
+          out_left -= zs.avail_out;
+        } else {
+          zs.next_out = sink;
+          zs.avail_out = 1;
+        }
       }
       const uLong before_in = zs.total_in, before_out = zs.total_out;
       rc = inflate(&zs, Z_NO_FLUSH);
-      if (zs.next_out == sink + 1) { rc = Z_DATA_ERROR; break; }  // more output than declared
+      if (zs.next_out == sink + 1) {
+        rc = Z_DATA_ERROR;
+        break;
+      }  // more output than declared
       if (rc == Z_BUF_ERROR || (rc == Z_OK && zs.total_in == before_in && zs.total_out == before_out)) {
         rc = Z_BUF_ERROR;
         break;
@@ -170,8 +204,8 @@ Status ZipExtract(const uint8_t* data, size_t size, const ZipEntry& entry, std::
       return Status::Error("zip: member '" + entry.name + "': deflate stream is corrupt or truncated (zlib " +
                            std::to_string(rc) + ")");
     if (produced != entry.uncompressed_size)
-      return Status::Error("zip: member '" + entry.name + "' inflated to " + std::to_string(produced) + " bytes, header says " +
-                           std::to_string(entry.uncompressed_size));
+      return Status::Error("zip: member '" + entry.name + "' inflated to " + std::to_string(produced) +
+                           " bytes, header says " + std::to_string(entry.uncompressed_size));
   }
   uLong crc = crc32(0L, Z_NULL, 0);
   size_t done = 0;
@@ -181,13 +215,18 @@ Status ZipExtract(const uint8_t* data, size_t size, const ZipEntry& entry, std::
     crc = crc32(crc, out->data() + done, (uInt)n);
     done += n;
   }
-  if ((uint32_t)crc != entry.crc32) return Status::Error("zip: CRC-32 mismatch in member '" + entry.name + "' (corrupt data)");
+  if ((uint32_t)crc != entry.crc32)
+    return Status::Error("zip: CRC-32 mismatch in member '" + entry.name + "' (corrupt data)");
   return Status::Ok();
 }
 
 Status ZipWrite(const std::vector<ZipWriteMember>& members, const ZipWriteOptions& options, std::vector<uint8_t>* out) {
   out->clear();
-  struct Written { uint64_t offset, comp, uncomp; uint32_t crc; bool zip64; };
+  struct Written {
+    uint64_t offset, comp, uncomp;
+    uint32_t crc;
+    bool zip64;
+  };
   std::vector<Written> written;
   for (const ZipWriteMember& m : members) {
     if (m.name.size() > 0xFFFF) return Status::Error("zip: member name too long");
@@ -205,7 +244,10 @@ Status ZipWrite(const std::vector<ZipWriteMember>& members, const ZipWriteOption
       std::memset(&zs, 0, sizeof(zs));
       if (deflateInit2(&zs, options.level, Z_DEFLATED, -MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK)
         return Status::Error("zip: zlib deflateInit2 failed");
-      if (raw.size() > (1u << 30)) { deflateEnd(&zs); return Status::Error("zip: member too large to deflate"); }
+      if (raw.size() > (1u << 30)) {
+        deflateEnd(&zs);
+        return Status::Error("zip: member too large to deflate");
+      }
       packed.resize(deflateBound(&zs, (uLong)raw.size()));
       zs.next_in = const_cast<Bytef*>(raw.data());
       zs.avail_in = (uInt)raw.size();
@@ -256,9 +298,9 @@ Status ZipWrite(const std::vector<ZipWriteMember>& members, const ZipWriteOption
     Put32(out, w.zip64 ? k32Max : (uint32_t)w.uncomp);
     Put16(out, (uint16_t)name.size());
     Put16(out, w.zip64 ? 28 : 0);
-    Put16(out, 0);  // comment
-    Put16(out, 0);  // disk
-    Put16(out, 0);  // internal attributes
+    Put16(out, 0);            // comment
+    Put16(out, 0);            // disk
+    Put16(out, 0);            // internal attributes
     Put32(out, 0x81800000u);  // external attributes: regular file, mode 0600 (as Python writes)
     Put32(out, w.zip64 ? k32Max : (uint32_t)w.offset);
     out->insert(out->end(), name.begin(), name.end());

@@ -17,17 +17,17 @@
 namespace attnviz {
 
 struct ZipEntry {
-  std::string name;            // member name, e.g. "weights.npy"
-  uint16_t method = 0;         // 0 stored, 8 deflate
-  uint32_t crc32 = 0;          // CRC-32 of the uncompressed bytes
+  std::string name;                // member name, e.g. "weights.npy"
+  uint16_t method = 0;             // 0 stored, 8 deflate
+  uint32_t crc32 = 0;              // CRC-32 of the uncompressed bytes
   uint64_t compressed_size = 0;    // bytes stored in the archive
   uint64_t uncompressed_size = 0;  // bytes after inflation
-  uint64_t data_offset = 0;    // offset of the member's (compressed) data in the archive
+  uint64_t data_offset = 0;        // offset of the member's (compressed) data in the archive
 };
 
 struct ZipReadOptions {
   uint64_t max_member_bytes = uint64_t(1) << 31;  // refuse members that would inflate beyond this
-  size_t max_entries = 65536;                      // refuse archives listing more members
+  size_t max_entries = 65536;                     // refuse archives listing more members
 };
 
 // Lists the members of a ZIP archive held in memory (validates every header it reads).
@@ -38,12 +38,12 @@ Status ZipExtract(const uint8_t* data, size_t size, const ZipEntry& entry, std::
                   const ZipReadOptions& options = ZipReadOptions());
 
 struct ZipWriteMember {
-  std::string name;                 // member name
+  std::string name;                  // member name
   const std::vector<uint8_t>* data;  // uncompressed bytes (not owned)
 };
 struct ZipWriteOptions {
-  bool deflate = false;     // method 8 (np.savez_compressed) instead of 0 (np.savez)
-  int level = 6;            // zlib level for deflate
+  bool deflate = false;      // method 8 (np.savez_compressed) instead of 0 (np.savez)
+  int level = 6;             // zlib level for deflate
   bool force_zip64 = false;  // Zip64 extras in every header + Zip64 end records
 };
 // Writes a complete archive into *out.

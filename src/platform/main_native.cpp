@@ -23,7 +23,9 @@
 
 namespace {
 
-void GlfwError(int code, const char* text) { std::fprintf(stderr, "attnviz: GLFW error %d: %s\n", code, text); }
+void GlfwError(int code, const char* text) {
+  std::fprintf(stderr, "attnviz: GLFW error %d: %s\n", code, text);
+}
 
 attnviz::App* g_app = nullptr;
 
@@ -57,10 +59,10 @@ bool WritePpm(const char* path, int w, int h) {
 
 struct Options {
   attnviz::AppConfig config;
-  long max_frames = -1;                // quit after this many frames (> 0)
-  const char* screenshot = nullptr;    // PPM of the last frame
-  std::vector<std::string> commands;   // app commands run after start
-  bool frame_stats = false;            // print App::Frame() CPU statistics at exit
+  long max_frames = -1;               // quit after this many frames (> 0)
+  const char* screenshot = nullptr;   // PPM of the last frame
+  std::vector<std::string> commands;  // app commands run after start
+  bool frame_stats = false;           // print App::Frame() CPU statistics at exit
 };
 
 const char kUsage[] =
@@ -87,11 +89,16 @@ int ParseOptions(int argc, char** argv, Options* o) {
       return 2;
     }
     const char* value = argv[++i];
-    if (!std::strcmp(flag, "--example")) o->config.example = value;
-    else if (!std::strcmp(flag, "--view")) o->config.view = value;
-    else if (!std::strcmp(flag, "--frames")) o->max_frames = std::atol(value);
-    else if (!std::strcmp(flag, "--screenshot")) o->screenshot = value;
-    else o->commands.push_back(value);
+    if (!std::strcmp(flag, "--example"))
+      o->config.example = value;
+    else if (!std::strcmp(flag, "--view"))
+      o->config.view = value;
+    else if (!std::strcmp(flag, "--frames"))
+      o->max_frames = std::atol(value);
+    else if (!std::strcmp(flag, "--screenshot"))
+      o->screenshot = value;
+    else
+      o->commands.push_back(value);
   }
   return 0;
 }

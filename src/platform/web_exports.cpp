@@ -1,10 +1,11 @@
 // C exports for the embed API and the browser tests. Every export is prefixed attnviz_.
+#include "platform/web_exports.h"
+
 #include <emscripten.h>
 
 #include <string>
 
 #include "app/app.h"
-#include "platform/web_exports.h"
 
 extern "C" {
 

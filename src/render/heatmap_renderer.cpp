@@ -9,7 +9,8 @@
 namespace attnviz {
 namespace {
 
-const char* kShaderPrelude = "#version 300 es\nprecision highp float;\nprecision highp int;\nprecision highp sampler2D;\n";
+const char* kShaderPrelude =
+    "#version 300 es\nprecision highp float;\nprecision highp int;\nprecision highp sampler2D;\n";
 
 // Compiles one stage into *shader (0 on failure).
 Status CompileStage(GLenum type, const char* name, GLuint* shader) {
@@ -166,8 +167,8 @@ void HeatmapRenderer::Release(HeatmapTexture* tex) {
 
 void HeatmapRenderer::Draw(const HeatmapDraw& d, int fb_w, int fb_h) {
   if (!program_ || !d.tex || !d.tex->weights || fb_w <= 0 || fb_h <= 0) return;
-  const HeatmapTexture* b = (d.tex_b && d.tex_b->weights && d.tex_b->rows == d.tex->rows &&
-                             d.tex_b->cols == d.tex->cols) ? d.tex_b : d.tex;
+  const HeatmapTexture* b =
+      (d.tex_b && d.tex_b->weights && d.tex_b->rows == d.tex->rows && d.tex_b->cols == d.tex->cols) ? d.tex_b : d.tex;
   glUseProgram(program_);
   glBindVertexArray(vao_);
   glDisable(GL_BLEND);

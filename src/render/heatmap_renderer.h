@@ -31,18 +31,18 @@ struct HeatmapTexture {
 enum class ScaleMode { Global = 0, PerRow = 1, Log = 2 };
 
 struct HeatmapDraw {
-  const HeatmapTexture* tex = nullptr;    // frame a (required)
-  const HeatmapTexture* tex_b = nullptr;  // frame b for interpolation (optional, same shape)
-  float frame_mix = 0.0f;                 // 0 = a, 1 = b
-  float rect[4] = {0, 0, 0, 0};           // x0, y0, x1, y1 in framebuffer pixels, y down
-  float view[4] = {0, 0, 0, 0};           // col0, row0, col1, row1 visible, in cells
-  float clip[4] = {0, 0, 0, 0};           // scissor x0, y0, x1, y1 in framebuffer pixels, y down
-  float vmin = 0.0f, vmax = 1.0f;         // scale range (Global, Log)
-  ScaleMode scale = ScaleMode::Global;    // how weights map to colour
-  Colormap colormap = Colormap::Greys;    // which lookup table
-  int rows_shown = 1 << 30;               // rows >= this are drawn empty (decoding animation)
+  const HeatmapTexture* tex = nullptr;                // frame a (required)
+  const HeatmapTexture* tex_b = nullptr;              // frame b for interpolation (optional, same shape)
+  float frame_mix = 0.0f;                             // 0 = a, 1 = b
+  float rect[4] = {0, 0, 0, 0};                       // x0, y0, x1, y1 in framebuffer pixels, y down
+  float view[4] = {0, 0, 0, 0};                       // col0, row0, col1, row1 visible, in cells
+  float clip[4] = {0, 0, 0, 0};                       // scissor x0, y0, x1, y1 in framebuffer pixels, y down
+  float vmin = 0.0f, vmax = 1.0f;                     // scale range (Global, Log)
+  ScaleMode scale = ScaleMode::Global;                // how weights map to colour
+  Colormap colormap = Colormap::Greys;                // which lookup table
+  int rows_shown = 1 << 30;                           // rows >= this are drawn empty (decoding animation)
   float empty_rgba[4] = {0.16f, 0.16f, 0.18f, 1.0f};  // colour of rows not yet emitted
-  float grid_rgba[4] = {0.5f, 0.5f, 0.5f, 0.35f};    // cell borders (alpha 0 = none)
+  float grid_rgba[4] = {0.5f, 0.5f, 0.5f, 0.35f};     // cell borders (alpha 0 = none)
 };
 
 class HeatmapRenderer {

@@ -69,7 +69,9 @@ const JsonValue& Get(const JsonValue& v, const char* path) {  // "a.b.c"
   return cur ? *cur : kNull;
 }
 
-double Num(const JsonValue& v, const char* path) { return Get(v, path).number; }
+double Num(const JsonValue& v, const char* path) {
+  return Get(v, path).number;
+}
 
 // The heatmaps describe() lists, by id.
 const JsonValue* Heatmap(const JsonValue& d, const std::string& id) {
@@ -198,9 +200,8 @@ TEST(AppViews, CompareDrawsThreePanelsOnlyWhenThereIsSomethingToCompare) {
   EXPECT_TRUE(Get(d, "compare.available").boolean);
   EXPECT_EQ(Get(d, "compare.panels").ArraySize(), 3u);
   // A file with one map and no q, k, v: nothing to compare, nothing drawn.
-  const std::string one =
-      R"({"format":"attnviz","version":1,"source_tokens":["a","b"],"target_tokens":["x"],)"
-      R"("layers":[{"name":"L","heads":[{"name":"h","weights":[[0.25,0.75]]}]}]})";
+  const std::string one = R"({"format":"attnviz","version":1,"source_tokens":["a","b"],"target_tokens":["x"],)"
+                          R"("layers":[{"name":"L","heads":[{"name":"h","weights":[[0.25,0.75]]}]}]})";
   t.app.OpenFileBytes("one.json", reinterpret_cast<const unsigned char*>(one.data()), one.size());
   t.Run("view compare");
   t.Frames(3);
@@ -216,7 +217,10 @@ TEST(AppViews, TranslateShowsTheWordsItEmitted) {
   JsonValue d = t.Describe();
   EXPECT_EQ(Get(d, "view").string, "translate");
   EXPECT_TRUE(Get(d, "translate.ok").boolean) << Get(d, "translate.error").string;
-  EXPECT_EQ(Get(d, "translate.output").string, "la zone \xc3\xa9" "conomique europ\xc3\xa9" "enne");
+  EXPECT_EQ(Get(d, "translate.output").string,
+            "la zone \xc3\xa9"
+            "conomique europ\xc3\xa9"
+            "enne");
   t.Frames(200);  // 3.3 s at 2.5 words per second: every word is out
   d = t.Describe();
   EXPECT_EQ(Get(d, "translate.shown_words").string, Get(d, "translate.output").string);
@@ -259,9 +263,9 @@ TEST(AppViews, EachAppHasItsOwnViewState) {
 
 TEST(AppCommands, BadCommandsAreErrorsThatReachTheCaller) {
   HeadlessApp t;
-  for (const char* bad : {"example does-not-exist", "view nowhere", "step x", "map 99", "", "colormap plaid",
-                          "scale sideways", "numbers maybe", "range 1 0", "steps-row 99", "compare-maps 0 9",
-                          "frobnicate"}) {
+  for (const char* bad :
+       {"example does-not-exist", "view nowhere", "step x", "map 99", "", "colormap plaid", "scale sideways",
+        "numbers maybe", "range 1 0", "steps-row 99", "compare-maps 0 9", "frobnicate"}) {
     const attnviz::Status st = t.app.Command(bad);
     EXPECT_FALSE(st.ok) << "'" << bad << "' must fail";
     EXPECT_FALSE(st.message.empty()) << bad;
@@ -290,9 +294,10 @@ TEST(AppFiles, OpensAttentionFilesAndRejectsBadOnes) {
   EXPECT_EQ(Num(d, "grid.drawn"), 4);
   EXPECT_TRUE(t.app.Command("map 3").ok);
   EXPECT_FALSE(t.app.Command("map 4").ok);  // 2 layers x 2 heads
-  const std::string bad[] = {"{", "{\"format\":\"attnviz\",\"version\":1,\"layers\":[]}",
-                             R"({"format":"attnviz","version":1,"source_tokens":["a"],"target_tokens":["x"],"layers":[{"name":"L","heads":[{"name":"h","weights":[[0.5,0.5]]}]}]})",
-                             std::string("PK\x03\x04garbage", 11)};
+  const std::string bad[] = {
+      "{", "{\"format\":\"attnviz\",\"version\":1,\"layers\":[]}",
+      R"({"format":"attnviz","version":1,"source_tokens":["a"],"target_tokens":["x"],"layers":[{"name":"L","heads":[{"name":"h","weights":[[0.5,0.5]]}]}]})",
+      std::string("PK\x03\x04garbage", 11)};
   for (const std::string& b : bad) {
     t.app.OpenFileBytes("bad.json", reinterpret_cast<const unsigned char*>(b.data()), b.size());
     t.Frames(1);

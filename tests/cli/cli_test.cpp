@@ -1,7 +1,6 @@
 // attnviz-cli end to end: runs the real binary (ATTNVIZ_CLI_PATH) on fixtures written by
 // tests/cli/make_cli_fixtures.py and compares its .npz output with numpy's float64 reference.
 #include <gtest/gtest.h>
-
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,7 +19,9 @@ using namespace attnviz;
 
 namespace {
 
-std::string Data(const std::string& name) { return std::string(ATTNVIZ_SOURCE_DIR) + "/tests/cli/data/" + name; }
+std::string Data(const std::string& name) {
+  return std::string(ATTNVIZ_SOURCE_DIR) + "/tests/cli/data/" + name;
+}
 
 std::string TempPath(const std::string& name) {
   const char* tmp = std::getenv("TMPDIR");
@@ -207,14 +208,17 @@ TEST(Cli, HelpAndUsageErrors) {
 
 TEST(Cli, BadInputsExitOneWithAMessage) {
   const std::string out = TempPath("bad.npz");
-  struct Case { std::string args, expect; };
+  struct Case {
+    std::string args, expect;
+  };
   const Case cases[] = {
       {"attend --in /nonexistent/in.npz --out " + out, "cannot open '/nonexistent/in.npz'"},
       {"attend --in '" + Data("bad_not_npz.npz") + "' --out " + out, "no end-of-central-directory record"},
       {"attend --in '" + Data("bad_missing_value.npz") + "' --out " + out, "missing array 'value'"},
       {"attend --in '" + Data("bad_shapes.npz") + "' --out " + out, "query has d=3 but key has d=5"},
       {"attend --in '" + Data("bad_nan.npz") + "' --out " + out, "NaN"},
-      {"attend --in '" + Data("seed002.npz") + "' --out " + out + " --score general", "--score general needs array 'W'"},
+      {"attend --in '" + Data("seed002.npz") + "' --out " + out + " --score general",
+       "--score general needs array 'W'"},
       {"attend --in '" + Data("seed002.npz") + "' --out " + out + " --heads 2", "needs multi-head weights"},
       {"attend --in '" + Data("mha.npz") + "' --out " + out + " --heads 3", "not divisible by num_heads=3"},
       {"attend --in '" + Data("seed002.npz") + "' --out /nonexistent/dir/out.npz", "cannot create"},
@@ -235,10 +239,12 @@ TEST(Cli, InspectAndRender) {
   const std::string att = std::string(ATTNVIZ_SOURCE_DIR) + "/tests/io/data/attention_lhqk.npz";
   r = Cli("inspect '" + att + "'");
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("attention: 2 layers, 6 heads in total, n_q=4 (target) x n_k=5 (source)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("attention: 2 layers, 6 heads in total, n_q=4 (target) x n_k=5 (source)"), std::string::npos)
+      << r.out;
   EXPECT_NE(r.out.find("layer 1 \"enc.1\": 3 heads: \"h0\" \"h1\" \"h2\""), std::string::npos) << r.out;
   const std::string svg = TempPath("out.svg");
-  r = Cli("render --in '" + att + "' --svg '" + svg + "' --layer 1 --head 2 --colormap viridis --values --title 'enc.1 / h2'");
+  r = Cli("render --in '" + att + "' --svg '" + svg +
+          "' --layer 1 --head 2 --colormap viridis --values --title 'enc.1 / h2'");
   EXPECT_EQ(r.exit_code, 0) << r.err;
   std::vector<uint8_t> bytes;
   ASSERT_TRUE(ReadFileBytes(svg, &bytes).ok);

@@ -21,8 +21,8 @@ using attnviz::Status;
 using attnviz::VectorF;
 using attnviz_test::AllClose;
 using attnviz_test::RandomMatrix;
-using attnviz_test::Rng;
 using attnviz_test::RefCase;
+using attnviz_test::Rng;
 using attnviz_test::RowOf;
 
 const float kInf = std::numeric_limits<float>::infinity();
@@ -43,7 +43,9 @@ const RefCase* FindCase(const std::string& name) {
   return nullptr;
 }
 
-VectorF Vec(const MatrixRM& row) { return Eigen::Map<const VectorF>(row.data(), row.size()); }
+VectorF Vec(const MatrixRM& row) {
+  return Eigen::Map<const VectorF>(row.data(), row.size());
+}
 
 AttentionParams ParamsFrom(const RefCase& c) {
   AttentionParams p;
@@ -75,7 +77,9 @@ MatrixRM Flags(const std::vector<uint8_t>& f) {
   return m;
 }
 
-bool AnyNaN(const MatrixRM& m) { return m.size() > 0 && m.array().isNaN().any(); }
+bool AnyNaN(const MatrixRM& m) {
+  return m.size() > 0 && m.array().isNaN().any();
+}
 
 // ---------------------------------------------------------------------------
 // Seed 002: decoder state [5,1,20] vs four annotations, plain dot scores.

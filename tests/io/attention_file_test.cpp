@@ -1,4 +1,6 @@
 // Attention file loading (JSON / NPZ / NPY), validation, saving, SVG export (colours from core/colormap).
+#include "io/attention_file.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -8,7 +10,6 @@
 #include <string>
 
 #include "core/colormap.h"
-#include "io/attention_file.h"
 #include "io/file_util.h"
 #include "io/npz.h"
 #include "io/svg.h"
@@ -69,8 +70,8 @@ TEST(AttentionFile, LoadsJson) {
   EXPECT_EQ(f.target_tokens, (std::vector<std::string>{"le", "chat"}));
   ASSERT_EQ(f.layers.size(), 2u);
   EXPECT_EQ(f.layers[0].name, "cross");
-  EXPECT_EQ(f.layers[1].name, "layer 1");           // default names
-  EXPECT_EQ(f.layers[1].heads[0].name, "head 0");   // a bare matrix is a head
+  EXPECT_EQ(f.layers[1].name, "layer 1");          // default names
+  EXPECT_EQ(f.layers[1].heads[0].name, "head 0");  // a bare matrix is a head
   EXPECT_EQ(f.TotalHeads(), 3);
   EXPECT_FLOAT_EQ(f.layers[0].heads[0].weights(1, 1), 0.8f);
   EXPECT_EQ(f.meta.Find("model")->string, "toy");
@@ -96,7 +97,8 @@ TEST(AttentionFile, RowSumWarningsAndTinyNegatives) {
   Status st = LoadText(R"({"tokens": ["a", "b"], "weights": [[0.6, 0.6], [0, 0]]})", &f);
   ASSERT_TRUE(st.ok) << st.message;
   ASSERT_EQ(f.warnings.size(), 1u);  // the zero row (fully masked) is fine
-  EXPECT_NE(f.warnings[0].find("1 of 2 rows do not sum to 1 (largest |sum - 1| = 0.2)"), std::string::npos) << f.warnings[0];
+  EXPECT_NE(f.warnings[0].find("1 of 2 rows do not sum to 1 (largest |sum - 1| = 0.2)"), std::string::npos)
+      << f.warnings[0];
   st = LoadText(R"({"tokens": ["a", "b"], "weights": [[-1e-8, 1], [0.5, 0.5]]})", &f);
   ASSERT_TRUE(st.ok) << st.message;
   EXPECT_EQ(f.layers[0].heads[0].weights(0, 0), 0.0f);  // clamped
@@ -224,7 +226,7 @@ TEST(AttentionFile, AcceptsAttendOutputAndRejectsOthers) {
 TEST(AttentionFile, SaveJsonAndNpzRoundTrip) {
   AttentionFile f;
   ASSERT_TRUE(LoadText(kGoodJson, &f).ok);
-  f.layers.pop_back();  // keep equal head counts for the NPZ form
+  f.layers.pop_back();                               // keep equal head counts for the NPZ form
   f.layers[0].heads[0].weights(0, 0) = 1.0f / 3.0f;  // needs 9 significant digits
   f.layers[0].heads[0].weights(0, 1) = 1.0f - 1.0f / 3.0f - 0.1f;
   const std::string json = SaveAttentionJson(f);
@@ -234,7 +236,8 @@ TEST(AttentionFile, SaveJsonAndNpzRoundTrip) {
   EXPECT_EQ(back.source_tokens, f.source_tokens);
   EXPECT_EQ(back.layers[0].heads[1].name, "h1");
   EXPECT_EQ(back.meta.Find("step")->number, 3);
-  for (size_t h = 0; h < 2; ++h) EXPECT_EQ(back.layers[0].heads[h].weights, f.layers[0].heads[h].weights) << "exact floats";
+  for (size_t h = 0; h < 2; ++h)
+    EXPECT_EQ(back.layers[0].heads[h].weights, f.layers[0].heads[h].weights) << "exact floats";
   std::vector<uint8_t> npz;
   ASSERT_TRUE(SaveAttentionNpz(f, true, &npz).ok);
   st = LoadAttentionFile(npz.data(), npz.size(), &back);
@@ -296,7 +299,10 @@ TEST(AttentionFile, MutatedJsonNeverCrashes) {
       std::string bad = good;
       bad[pos] = c;
       AttentionFile f;
-      if (LoadText(bad, &f).ok) ++accepted; else ++errors;
+      if (LoadText(bad, &f).ok)
+        ++accepted;
+      else
+        ++errors;
     }
     AttentionFile f;
     if (!LoadText(good.substr(0, pos), &f).ok) ++errors;

@@ -1,11 +1,11 @@
 // JSON parser/writer edge cases.
+#include "io/json.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <limits>
 #include <string>
-
-#include "io/json.h"
 
 using namespace attnviz;
 
@@ -54,8 +54,13 @@ TEST(Json, ScalarsAndStructure) {
 }
 
 TEST(Json, Numbers) {
-  const std::pair<const char*, double> good[] = {{"0", 0},           {"-0", -0.0},     {"1e3", 1000},       {"1E+3", 1000},
-                                                 {"2.5e-3", 0.0025}, {"-12.75", -12.75}, {"123456789012", 123456789012.0},
+  const std::pair<const char*, double> good[] = {{"0", 0},
+                                                 {"-0", -0.0},
+                                                 {"1e3", 1000},
+                                                 {"1E+3", 1000},
+                                                 {"2.5e-3", 0.0025},
+                                                 {"-12.75", -12.75},
+                                                 {"123456789012", 123456789012.0},
                                                  {"1e-400", 0.0}};
   for (const auto& g : good) EXPECT_EQ(MustParse(g.first).number, g.second) << g.first;
   for (const char* bad : {"01", "1.", ".5", "+1", "1e", "1e+", "-", "--1", "0x10", "1.e3"}) ErrorOf(bad);
@@ -66,8 +71,8 @@ TEST(Json, Numbers) {
 
 TEST(Json, StringsEscapesAndUtf8) {
   EXPECT_EQ(MustParse(R"("a\"b\\c\/d\b\f\n\r\t")").string, "a\"b\\c/d\b\f\n\r\t");
-  EXPECT_EQ(MustParse(R"("\u00e9\u20AC")").string, "\xC3\xA9\xE2\x82\xAC");  // é €
-  EXPECT_EQ(MustParse(R"("\ud83d\ude00")").string, "\xF0\x9F\x98\x80");      // surrogate pair -> U+1F600
+  EXPECT_EQ(MustParse(R"("\u00e9\u20AC")").string, "\xC3\xA9\xE2\x82\xAC");                 // é €
+  EXPECT_EQ(MustParse(R"("\ud83d\ude00")").string, "\xF0\x9F\x98\x80");                     // surrogate pair -> U+1F600
   EXPECT_EQ(MustParse("\"\xE6\x97\xA5\xE6\x9C\xAC\"").string, "\xE6\x97\xA5\xE6\x9C\xAC");  // raw UTF-8 kept
   EXPECT_EQ(MustParse(R"("\u0000")").string, std::string(1, '\0'));
   EXPECT_NE(ErrorOf(R"("\ud83d")").find("high surrogate without a low surrogate"), std::string::npos);
@@ -112,7 +117,8 @@ TEST(Json, DepthLimit) {
 
 TEST(Json, WriterRoundTrips) {
   const std::string text =
-      "{\"s\": \"tab\\t quote\\\" \\u00e9 \\ud83d\\ude00 ctl\\u0001\", \"n\": [0, -1.5, 1e-07, 0.1, 3.141592653589793, 1e+300],"
+      "{\"s\": \"tab\\t quote\\\" \\u00e9 \\ud83d\\ude00 ctl\\u0001\", \"n\": [0, -1.5, 1e-07, 0.1, 3.141592653589793, "
+      "1e+300],"
       " \"o\": {\"x\": null, \"y\": [true, false, [], {}]}}";
   JsonValue v = MustParse(text);
   for (int indent : {0, 2}) {
@@ -203,7 +209,8 @@ TEST(Json, NumberFixedKeepsTheGivenDecimals) {
 }
 
 TEST(Json, TruncationsNeverCrash) {
-  const std::string text = "{\"format\": \"attnviz\", \"t\": [\"\\ud83d\\ude00\", \"\xC3\xA9\"], \"w\": [[0.5, 0.5], [1e-3, 9.99e-1]]}";
+  const std::string text =
+      "{\"format\": \"attnviz\", \"t\": [\"\\ud83d\\ude00\", \"\xC3\xA9\"], \"w\": [[0.5, 0.5], [1e-3, 9.99e-1]]}";
   MustParse(text);
   int errors = 0;
   for (size_t n = 0; n < text.size(); ++n) {

@@ -1,5 +1,7 @@
 // NPY / NPZ / ZIP tests: fixtures written by numpy (tests/io/make_npy_fixtures.py, values in
 // data/manifest.txt), round trips through our writer, and corrupted inputs.
+#include "io/npy.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -10,7 +12,6 @@
 #include <string>
 
 #include "io/file_util.h"
-#include "io/npy.h"
 #include "io/npz.h"
 #include "io/zip.h"
 
@@ -18,7 +19,9 @@ using namespace attnviz;
 
 namespace {
 
-std::string DataPath(const std::string& name) { return std::string(ATTNVIZ_SOURCE_DIR) + "/tests/io/data/" + name; }
+std::string DataPath(const std::string& name) {
+  return std::string(ATTNVIZ_SOURCE_DIR) + "/tests/io/data/" + name;
+}
 
 std::vector<uint8_t> ReadData(const std::string& name) {
   std::vector<uint8_t> bytes;
@@ -138,7 +141,7 @@ TEST(Npy, FortranOrderIsConvertedToCOrder) {
   NdArray a, b;
   ASSERT_TRUE(ParseNpy(c.data(), c.size(), &a).ok);
   ASSERT_TRUE(ParseNpy(f.data(), f.size(), &b).ok);
-  EXPECT_NE(c, f);  // the files differ (header and element order) ...
+  EXPECT_NE(c, f);            // the files differ (header and element order) ...
   EXPECT_EQ(a.data, b.data);  // ... the arrays do not
   MatrixRM m;
   ASSERT_TRUE(ToMatrix(b, &m, "x", 3, 4).ok);
@@ -205,12 +208,17 @@ TEST(Npy, ConvertersCheckShapeAndDtype) {
 
 TEST(Npy, MalformedHeadersGiveClearErrors) {
   auto make = [](const std::string& header, size_t data_bytes) {
-    std::vector<uint8_t> f = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (uint8_t)(header.size() & 0xff), (uint8_t)(header.size() >> 8)};
+    std::vector<uint8_t> f = {
+        0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (uint8_t)(header.size() & 0xff), (uint8_t)(header.size() >> 8)};
     f.insert(f.end(), header.begin(), header.end());
     f.resize(f.size() + data_bytes, 0);
     return f;
   };
-  struct Case { std::string header; size_t bytes; const char* expect; };
+  struct Case {
+    std::string header;
+    size_t bytes;
+    const char* expect;
+  };
   const Case cases[] = {
       {"{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2), }\n", 16, nullptr},
       {"{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2), }\n", 15, "truncated data"},
@@ -268,7 +276,8 @@ TEST(Npz, WriterRoundTripsStoredDeflateAndZip64) {
       std::vector<ZipEntry> entries;
       ASSERT_TRUE(ZipList(out.data(), out.size(), &entries).ok);
       for (const ZipEntry& e : entries) EXPECT_EQ(e.method, compressed ? 8 : 0);
-      const bool has_end64 = std::string(out.begin(), out.end()).find(std::string("PK\x06\x06", 4)) != std::string::npos;
+      const bool has_end64 =
+          std::string(out.begin(), out.end()).find(std::string("PK\x06\x06", 4)) != std::string::npos;
       EXPECT_EQ(has_end64, (bool)zip64);
       std::printf("  npz compressed=%d zip64=%d: %zu bytes\n", compressed, zip64, out.size());
     }
@@ -348,7 +357,10 @@ TEST(Npz, TruncatedAndCorruptedFilesNeverCrash) {
         rng = rng * 1664525u + 1013904223u;
         bad[(rng >> 8) % bad.size()] ^= (uint8_t)(rng >> 24);  // plus a second random byte
         Status st = parse(bad);
-        if (st.ok) ++accepted; else ++errors;
+        if (st.ok)
+          ++accepted;
+        else
+          ++errors;
       }
     }
   }

@@ -1,10 +1,11 @@
 // seq2seq corpus, vocabulary and metric tests.
+#include "core/seq2seq/corpus.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdio>
 
-#include "core/seq2seq/corpus.h"
 #include "core/seq2seq/metrics.h"
 #include "core/seq2seq/vocab.h"
 
@@ -12,7 +13,9 @@ namespace attnviz {
 namespace seq2seq {
 namespace {
 
-std::string Str(const std::vector<std::string>& t) { return Join(t); }
+std::string Str(const std::vector<std::string>& t) {
+  return Join(t);
+}
 
 void CheckPair(const SentencePair& p, const Vocab& src, const Vocab& tgt) {
   ASSERT_FALSE(p.source.empty());
@@ -91,8 +94,10 @@ TEST(Seq2SeqCorpus, ProbePairIsExactAndInGrammar) {
   }
   EXPECT_GE(reversed, 1);
   EXPECT_GE(area, 1);
-  std::printf("in 50000 sentences: %d contain the probe phrase, %d 'european economic' -> 'économique européenne', %d 'the area'\n",
-              found, reversed, area);
+  std::printf(
+      "in 50000 sentences: %d contain the probe phrase, %d 'european economic' -> 'économique européenne', %d 'the "
+      "area'\n",
+      found, reversed, area);
 }
 
 TEST(Seq2SeqCorpus, GrammarShowsAgreementContractionNegationAndCountries) {

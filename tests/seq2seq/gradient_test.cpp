@@ -70,9 +70,12 @@ double CheckGradients(ModelConfig config, const char* label) {
     p.value = saved;
     const double numeric = (plus - minus) / (2.0 * eps);
     const double analytic = (p.grad.array() * dir.array()).sum();
-    const double err = std::fabs(numeric - analytic) / std::max({std::fabs(numeric), std::fabs(analytic), 1e-4});  // floor: key biases have an exactly zero gradient
+    const double err =
+        std::fabs(numeric - analytic) /
+        std::max({std::fabs(numeric), std::fabs(analytic), 1e-4});  // floor: key biases have an exactly zero gradient
     if (err > worst) worst = err, worst_name = p.name + " " + what;
-    EXPECT_LT(err, 1e-5) << label << " " << p.name << " " << what << ": analytic " << analytic << " numeric " << numeric;
+    EXPECT_LT(err, 1e-5) << label << " " << p.name << " " << what << ": analytic " << analytic << " numeric "
+                         << numeric;
   };
   for (Parameter& p : m.params) {
     for (int trial = 0; trial < 2; ++trial) {
@@ -91,9 +94,13 @@ double CheckGradients(ModelConfig config, const char* label) {
   return worst;
 }
 
-TEST(Seq2SeqGradients, Bahdanau) { CheckGradients(DefaultConfig(ModelKind::Bahdanau, Task::EnFr), "bahdanau"); }
+TEST(Seq2SeqGradients, Bahdanau) {
+  CheckGradients(DefaultConfig(ModelKind::Bahdanau, Task::EnFr), "bahdanau");
+}
 
-TEST(Seq2SeqGradients, LuongGeneral) { CheckGradients(DefaultConfig(ModelKind::Luong, Task::EnFr), "luong (general)"); }
+TEST(Seq2SeqGradients, LuongGeneral) {
+  CheckGradients(DefaultConfig(ModelKind::Luong, Task::EnFr), "luong (general)");
+}
 
 TEST(Seq2SeqGradients, LuongDot) {
   ModelConfig c = DefaultConfig(ModelKind::Luong, Task::EnFr);
@@ -102,7 +109,9 @@ TEST(Seq2SeqGradients, LuongDot) {
   CheckGradients(c, "luong (dot)");
 }
 
-TEST(Seq2SeqGradients, Transformer) { CheckGradients(DefaultConfig(ModelKind::Transformer, Task::EnFr), "transformer"); }
+TEST(Seq2SeqGradients, Transformer) {
+  CheckGradients(DefaultConfig(ModelKind::Transformer, Task::EnFr), "transformer");
+}
 
 }  // namespace
 }  // namespace seq2seq

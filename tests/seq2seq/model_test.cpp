@@ -1,4 +1,6 @@
 // seq2seq: determinism, serialization, decoding API and a short training run.
+#include "core/seq2seq/model.h"
+
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -6,7 +8,6 @@
 #include <cstdio>
 #include <cstring>
 
-#include "core/seq2seq/model.h"
 #include "core/seq2seq/trainer.h"
 #include "core/seq2seq/translate.h"
 
@@ -53,10 +54,11 @@ TEST(Seq2SeqTrainer, ShortRunLowersLossAndAer) {
   t.RunEpoch();
   const double ms = NowMs() - start;
   const EpochStats& after = t.history().back();
-  std::printf("bahdanau, 1600 pairs x 3 epochs in %.1f s: held-out loss %.3f -> %.3f, AER %.3f -> %.3f, "
-              "exact match %.3f -> %.3f, probe AER %.2f -> %.2f\n",
-              ms / 1000.0, before.heldout_loss, after.heldout_loss, before.aer, after.aer, before.exact_match,
-              after.exact_match, t.probes().front().aer, t.probes().back().aer);
+  std::printf(
+      "bahdanau, 1600 pairs x 3 epochs in %.1f s: held-out loss %.3f -> %.3f, AER %.3f -> %.3f, "
+      "exact match %.3f -> %.3f, probe AER %.2f -> %.2f\n",
+      ms / 1000.0, before.heldout_loss, after.heldout_loss, before.aer, after.aer, before.exact_match,
+      after.exact_match, t.probes().front().aer, t.probes().back().aer);
   EXPECT_LT(after.heldout_loss, 0.5 * before.heldout_loss);
   EXPECT_LT(after.aer, before.aer - 0.1);
   EXPECT_LT(t.history().back().loss, t.history().front().loss);
@@ -228,7 +230,8 @@ TEST(Seq2SeqTranslate, IncrementalDecoderMatchesTranslateAndRowsAreDistributions
     EXPECT_LT((dec.partial().attention - greedy.attention).cwiseAbs().maxCoeff(), 1e-5f);
     for (const Translation* t : {&greedy, &beam}) {
       ASSERT_EQ(t->attention.rows(), static_cast<int>(t->target_tokens.size()) + (t->finished ? 1 : 0));
-      for (int r = 0; r < t->attention.rows(); ++r) worst = std::max(worst, std::fabs(t->attention.row(r).sum() - 1.0f));
+      for (int r = 0; r < t->attention.rows(); ++r)
+        worst = std::max(worst, std::fabs(t->attention.row(r).sum() - 1.0f));
     }
     EXPECT_LT(worst, 1e-4f);
     EXPECT_TRUE(beam.finished);

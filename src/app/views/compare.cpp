@@ -78,8 +78,10 @@ void ComputeDifference(const AttentionMap& a, const AttentionMap& b, CompareView
 void MapLabel(char* buf, size_t n, const Example& ex, int i) {
   const int heads = std::max(1, ex.heads);
   const std::string& name = ex.maps[(size_t)i].name;
-  if (!name.empty()) std::snprintf(buf, n, "%d: %s", i, name.c_str());
-  else std::snprintf(buf, n, "%d: layer %d head %d", i, i / heads, i % heads);
+  if (!name.empty())
+    std::snprintf(buf, n, "%d: %s", i, name.c_str());
+  else
+    std::snprintf(buf, n, "%d: layer %d head %d", i, i / heads, i % heads);
 }
 
 bool MapCombo(const char* id, const Example& ex, int* index) {
@@ -98,7 +100,6 @@ bool MapCombo(const char* id, const Example& ex, int* index) {
   }
   return changed;
 }
-
 
 const ImVec4 kErrorColour(1.0f, 0.45f, 0.4f, 1);
 
@@ -123,8 +124,9 @@ bool CompareView::DrawControls(AppState* s) {
   if (cv.mode == CompareMode::Maps && !can_maps && can_scores) cv.mode = CompareMode::ScoreFunctions;
   if (cv.mode == CompareMode::ScoreFunctions && !can_scores && can_maps) cv.mode = CompareMode::Maps;
   if (!can_scores && !can_maps) {
-    ImGui::TextWrapped("This example has one map and no inputs: there is nothing to compare. Pick an example with "
-                       "q, k, v (to compare score functions) or with several heads or frames.");
+    ImGui::TextWrapped(
+        "This example has one map and no inputs: there is nothing to compare. Pick an example with "
+        "q, k, v (to compare score functions) or with several heads or frames.");
     cv.valid = false;
     return false;
   }
@@ -144,7 +146,8 @@ bool CompareView::DrawControls(AppState* s) {
     if (cv.mode == CompareMode::ScoreFunctions) {
       int f = (int)cv.score[i];
       ImGui::SetNextItemWidth(ImGui::GetFontSize() * 10);
-      if (ImGui::Combo(i == 0 ? "left" : "right", &f, kScoreLabels, IM_ARRAYSIZE(kScoreLabels))) cv.score[i] = (ScoreFunction)f;
+      if (ImGui::Combo(i == 0 ? "left" : "right", &f, kScoreLabels, IM_ARRAYSIZE(kScoreLabels)))
+        cv.score[i] = (ScoreFunction)f;
     } else {
       cv.map_index[i] = std::clamp(cv.map_index[i], 0, n_maps - 1);
       MapCombo(i == 0 ? "left" : "right", ex, &cv.map_index[i]);
@@ -330,8 +333,10 @@ void CompareView::Describe(AppState* s, JsonWriter* w) {
   const bool shown = &s->ActiveView() == this;
   for (int i = 0; i < 3 && shown; ++i) {
     if (!cv.panels[i].geom.valid) continue;
-    if (i == 2) WritePanel(w, ids[i], cv.panels[i].geom, "diverging", -cv.diff_range, cv.diff_range, &cv.result[2]);
-    else WritePanel(w, ids[i], cv.panels[i].geom, ColormapName(s->style.colormap), s->style.vmin, s->style.vmax, nullptr);
+    if (i == 2)
+      WritePanel(w, ids[i], cv.panels[i].geom, "diverging", -cv.diff_range, cv.diff_range, &cv.result[2]);
+    else
+      WritePanel(w, ids[i], cv.panels[i].geom, ColormapName(s->style.colormap), s->style.vmin, s->style.vmax, nullptr);
   }
   w->EndArray();
 }

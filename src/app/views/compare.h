@@ -15,22 +15,22 @@ namespace attnviz {
 enum class CompareMode { ScoreFunctions, Maps };
 
 struct CompareViewState {
-  CompareMode mode = CompareMode::ScoreFunctions;  // what the two sides are
+  CompareMode mode = CompareMode::ScoreFunctions;                           // what the two sides are
   ScoreFunction score[2] = {ScoreFunction::Dot, ScoreFunction::ScaledDot};  // left, right (ScoreFunctions)
-  int map_index[2] = {0, 1};       // left, right (Maps)
-  float diff_range = 1.0f;         // |difference| mapped to the diverging colormap's ends
-  AttentionMap result[3];          // left, right (ScoreFunctions only), difference right - left
-  std::string error[2];            // Attend() errors per side
-  std::string diff_error;          // why there is no difference (shapes differ)
-  float max_abs_diff = 0;          // max |right - left|
-  int max_row = -1, max_col = -1;  // where it is (-1 when the maps are identical)
+  int map_index[2] = {0, 1};                                                // left, right (Maps)
+  float diff_range = 1.0f;             // |difference| mapped to the diverging colormap's ends
+  AttentionMap result[3];              // left, right (ScoreFunctions only), difference right - left
+  std::string error[2];                // Attend() errors per side
+  std::string diff_error;              // why there is no difference (shapes differ)
+  float max_abs_diff = 0;              // max |right - left|
+  int max_row = -1, max_col = -1;      // where it is (-1 when the maps are identical)
   int hover_row = -1, hover_col = -1;  // cell hovered in any panel last frame
-  int recomputes = 0;              // how many times the cache was refilled
-  int panels_drawn = 0;            // heatmap panels drawn last frame (0 when nothing to compare)
-  HeatmapViewState panels[3];      // widgets: left, right, difference
+  int recomputes = 0;                  // how many times the cache was refilled
+  int panels_drawn = 0;                // heatmap panels drawn last frame (0 when nothing to compare)
+  HeatmapViewState panels[3];          // widgets: left, right, difference
   // Cache key: recompute only when one of these changes.
-  bool valid = false;              // the cache holds a result
-  uint64_t key_version = ~0ull;    // map version(s) the result was computed from
+  bool valid = false;                         // the cache holds a result
+  uint64_t key_version = ~0ull;               // map version(s) the result was computed from
   int key_mode = -1, key_a = -1, key_b = -1;  // mode and the two choices
 };
 

@@ -13,12 +13,18 @@ namespace attnviz {
 
 const char* GridSortName(GridSort k) {
   switch (k) {
-    case GridSort::Layer: return "layer";
-    case GridSort::Entropy: return "entropy";
-    case GridSort::MaxWeight: return "max_weight";
-    case GridSort::FirstToken: return "first_token";
-    case GridSort::Diagonality: return "diagonality";
-    default: return "?";
+    case GridSort::Layer:
+      return "layer";
+    case GridSort::Entropy:
+      return "entropy";
+    case GridSort::MaxWeight:
+      return "max_weight";
+    case GridSort::FirstToken:
+      return "first_token";
+    case GridSort::Diagonality:
+      return "diagonality";
+    default:
+      return "?";
   }
 }
 
@@ -51,11 +57,16 @@ void UpdateStats(const Example& ex, GridViewState* g) {
 
 float SortKey(const HeadStats& h, GridSort k) {
   switch (k) {
-    case GridSort::Entropy: return h.entropy;          // low entropy (focused) first
-    case GridSort::MaxWeight: return -h.max_weight;    // the rest: high first
-    case GridSort::FirstToken: return -h.first_token;
-    case GridSort::Diagonality: return -h.diagonality;
-    default: return 0.0f;
+    case GridSort::Entropy:
+      return h.entropy;  // low entropy (focused) first
+    case GridSort::MaxWeight:
+      return -h.max_weight;  // the rest: high first
+    case GridSort::FirstToken:
+      return -h.first_token;
+    case GridSort::Diagonality:
+      return -h.diagonality;
+    default:
+      return 0.0f;
   }
 }
 
@@ -66,7 +77,8 @@ void UpdateOrder(GridViewState* g) {
   if (g->sort == GridSort::Layer) return;
   const GridSort k = g->sort;
   const std::vector<HeadStats>& st = g->stats;
-  std::stable_sort(g->order.begin(), g->order.end(), [&](int a, int b) { return SortKey(st[a], k) < SortKey(st[b], k); });
+  std::stable_sort(g->order.begin(), g->order.end(),
+                   [&](int a, int b) { return SortKey(st[a], k) < SortKey(st[b], k); });
 }
 
 void StatsTooltip(const Example& ex, int i, const GridViewState& g) {
@@ -76,7 +88,8 @@ void StatsTooltip(const Example& ex, int i, const GridViewState& g) {
   if (!ex.maps[i].name.empty()) ImGui::Text("%s", ex.maps[i].name.c_str());
   ImGui::TextDisabled("layer %d, head %d  (map %d)", i / heads, i % heads, i);
   ImGui::Separator();
-  if (!g.stats_ok[(size_t)i]) ImGui::TextColored(ImVec4(1.0f, 0.45f, 0.4f, 1), "no statistics: the weights are empty or not finite");
+  if (!g.stats_ok[(size_t)i])
+    ImGui::TextColored(ImVec4(1.0f, 0.45f, 0.4f, 1), "no statistics: the weights are empty or not finite");
   ImGui::Text("entropy      %.3f nats  (%.0f%% of uniform)", h.entropy, 100.0f * h.entropy_normalized);
   ImGui::Text("max weight   %.3f  (mean row maximum)", h.max_weight);
   ImGui::Text("first token  %.3f  (mean weight on column 0)", h.first_token);
@@ -92,13 +105,22 @@ void Caption(char* buf, size_t n, int i, int heads, const HeadStats& h, GridSort
   const char* name = "ent";
   float value = h.entropy;
   switch (k) {
-    case GridSort::MaxWeight: name = "max", value = h.max_weight; break;
-    case GridSort::FirstToken: name = "1st", value = h.first_token; break;
-    case GridSort::Diagonality: name = "diag", value = h.diagonality; break;
-    default: break;
+    case GridSort::MaxWeight:
+      name = "max", value = h.max_weight;
+      break;
+    case GridSort::FirstToken:
+      name = "1st", value = h.first_token;
+      break;
+    case GridSort::Diagonality:
+      name = "diag", value = h.diagonality;
+      break;
+    default:
+      break;
   }
-  if (with_head) std::snprintf(buf, n, "L%dH%d %s %.2f", i / heads, i % heads, name, value);
-  else std::snprintf(buf, n, "%s %.2f", name, value);
+  if (with_head)
+    std::snprintf(buf, n, "L%dH%d %s %.2f", i / heads, i % heads, name, value);
+  else
+    std::snprintf(buf, n, "%s %.2f", name, value);
 }
 
 void OpenMap(AppState* s, GridViewState* g, int i) {
@@ -178,15 +200,18 @@ void GridView::Draw(AppState* s) {
                          "diagonality (high first)"};
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 13);
   if (ImGui::Combo("sort by", &sort, sorts, IM_ARRAYSIZE(sorts))) g.sort = (GridSort)sort;
-  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Order the heads by a statistic, e.g. low entropy (focused heads) first");
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("Order the heads by a statistic, e.g. low entropy (focused heads) first");
   UpdateOrder(&g);
   const int heads = std::max(1, std::min(ex.heads, n));
   const int grid_rows = (n + heads - 1) / heads;
   ImGui::SameLine();
   ImGui::TextDisabled("%d layer%s x %d head%s; click a map to open it", grid_rows, grid_rows == 1 ? "" : "s", heads,
                       heads == 1 ? "" : "s");
-  if (n == 1) DrawSingle(s);
-  else DrawThumbnails(s, heads, grid_rows);
+  if (n == 1)
+    DrawSingle(s);
+  else
+    DrawThumbnails(s, heads, grid_rows);
 }
 
 void GridView::DrawSingle(AppState* s) {
@@ -232,10 +257,12 @@ void GridView::DrawThumbnails(AppState* s, int heads, int grid_rows) {
     HeatmapViewState& tv = g.thumbs[(size_t)i];
     tv.geom.valid = false;
     const AttentionMap& m = ex.maps[(size_t)i];
-    const ImVec2 cell0(origin.x + left + (p % heads) * (cell + gap), origin.y + head_h + (p / heads) * (cell + cap_h + gap));
+    const ImVec2 cell0(origin.x + left + (p % heads) * (cell + gap),
+                       origin.y + head_h + (p / heads) * (cell + cap_h + gap));
     if (!ImGui::IsRectVisible(cell0, ImVec2(cell0.x + cell, cell0.y + cell + cap_h))) continue;
     // Keep the matrix's aspect inside the square cell.
-    const float rows = (float)std::max<Eigen::Index>(1, m.weights.rows()), cols = (float)std::max<Eigen::Index>(1, m.weights.cols());
+    const float rows = (float)std::max<Eigen::Index>(1, m.weights.rows()),
+                cols = (float)std::max<Eigen::Index>(1, m.weights.cols());
     const float tw = rows > cols ? cell * cols / rows : cell, th = rows > cols ? cell : cell * rows / cols;
     ImGui::SetCursorScreenPos(ImVec2(cell0.x + (cell - tw) * 0.5f, cell0.y + (cell - th) * 0.5f));
     ImGui::PushID(i);
@@ -244,7 +271,8 @@ void GridView::DrawThumbnails(AppState* s, int heads, int grid_rows) {
     ImGui::PopID();
     g.drawn += tv.geom.valid ? 1 : 0;
     if (i == s->current_map)
-      dl->AddRect(ImVec2(cell0.x - 3, cell0.y - 3), ImVec2(cell0.x + cell + 3, cell0.y + cell + 3), IM_COL32(80, 200, 255, 255), 0, 0, 1.5f);
+      dl->AddRect(ImVec2(cell0.x - 3, cell0.y - 3), ImVec2(cell0.x + cell + 3, cell0.y + cell + 3),
+                  IM_COL32(80, 200, 255, 255), 0, 0, 1.5f);
     Caption(buf, sizeof(buf), i, heads, g.stats[(size_t)i], g.sort, !layer_order);
     dl->PushClipRect(ImVec2(cell0.x, cell0.y + cell), ImVec2(cell0.x + cell, cell0.y + cell + cap_h), true);
     dl->AddText(ImVec2(cell0.x, cell0.y + cell + 2), i == hovered ? IM_COL32(255, 196, 0, 255) : text_col, buf);
@@ -305,8 +333,10 @@ void GridView::DescribeHeatmaps(AppState* s, JsonWriter* w) {
 
 bool GridView::RunCommand(AppState*, const CommandArgs& c, Status* result) {
   if (c.verb != "grid-sort") return false;
-  if (ParseGridSort(c.Word(0), &state.sort)) *result = Status::Ok();
-  else *result = Status::Error("unknown sort '" + c.Word(0) + "' (layer, entropy, max_weight, first_token, diagonality)");
+  if (ParseGridSort(c.Word(0), &state.sort))
+    *result = Status::Ok();
+  else
+    *result = Status::Error("unknown sort '" + c.Word(0) + "' (layer, entropy, max_weight, first_token, diagonality)");
   return true;
 }
 

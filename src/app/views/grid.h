@@ -13,18 +13,18 @@
 namespace attnviz {
 
 enum class GridSort { Layer, Entropy, MaxWeight, FirstToken, Diagonality, Count };
-const char* GridSortName(GridSort k);                       // "layer", "entropy", "max_weight", ...
+const char* GridSortName(GridSort k);                        // "layer", "entropy", "max_weight", ...
 bool ParseGridSort(const std::string& name, GridSort* out);  // inverse of GridSortName
 
 struct GridViewState {
-  GridSort sort = GridSort::Layer;      // ordering of the thumbnails
-  std::vector<int> order;               // [n_maps] map index at each grid position
-  std::vector<HeadStats> stats;         // [n_maps] per map (core/head_stats.h)
-  std::vector<uint8_t> stats_ok;        // [n_maps] 0 where ComputeHeadStats failed (non-finite weights)
-  std::vector<uint64_t> stats_version;  // [n_maps] map version the stats belong to
-  std::vector<HeatmapViewState> thumbs; // [n_maps] thumbnail widgets (textures)
-  int clicked = -1;                     // map opened by the last click, -1 none
-  int drawn = 0;                        // thumbnails drawn last frame
+  GridSort sort = GridSort::Layer;       // ordering of the thumbnails
+  std::vector<int> order;                // [n_maps] map index at each grid position
+  std::vector<HeadStats> stats;          // [n_maps] per map (core/head_stats.h)
+  std::vector<uint8_t> stats_ok;         // [n_maps] 0 where ComputeHeadStats failed (non-finite weights)
+  std::vector<uint64_t> stats_version;   // [n_maps] map version the stats belong to
+  std::vector<HeatmapViewState> thumbs;  // [n_maps] thumbnail widgets (textures)
+  int clicked = -1;                      // map opened by the last click, -1 none
+  int drawn = 0;                         // thumbnails drawn last frame
 };
 
 class GridView : public ViewModule {

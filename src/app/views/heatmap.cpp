@@ -35,8 +35,10 @@ ImVec2 FillSize() {
 void HeatmapView::Draw(AppState* s) {
   const int n_maps = (int)s->Current().maps.size();
   if (n_maps >= 2) DrawFramesToggle(s, n_maps);
-  if (n_maps >= 2 && s->timeline.mode == TimelineMode::Frames) DrawFrames(s);
-  else DrawDecoding(s);
+  if (n_maps >= 2 && s->timeline.mode == TimelineMode::Frames)
+    DrawFrames(s);
+  else
+    DrawDecoding(s);
 }
 
 void HeatmapView::DrawFrames(AppState* s) {
@@ -98,6 +100,8 @@ void HeatmapView::DescribeHeatmaps(AppState* s, JsonWriter* w) {
   DescribeHeatmap(w, "main", widget.geom, &ex.maps[(size_t)f]);
 }
 
-void HeatmapView::ReleaseTextures(AppState* s) { s->ReleaseTextures(&widget); }
+void HeatmapView::ReleaseTextures(AppState* s) {
+  s->ReleaseTextures(&widget);
+}
 
 }  // namespace attnviz

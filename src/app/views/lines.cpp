@@ -50,17 +50,20 @@ const char* Token(const std::vector<std::string>& tokens, int i, char* buf, size
 void EnsureLabelWidths(const AttentionMap& map, LinesViewState* ls) {
   if (ls->labels_owner == &map && ls->labels_version == map.version) return;
   ls->source_label_w = ls->target_label_w = 0;
-  for (const auto& t : map.source_tokens) ls->source_label_w = std::max(ls->source_label_w, ImGui::CalcTextSize(t.c_str()).x);
-  for (const auto& t : map.target_tokens) ls->target_label_w = std::max(ls->target_label_w, ImGui::CalcTextSize(t.c_str()).x);
+  for (const auto& t : map.source_tokens)
+    ls->source_label_w = std::max(ls->source_label_w, ImGui::CalcTextSize(t.c_str()).x);
+  for (const auto& t : map.target_tokens)
+    ls->target_label_w = std::max(ls->target_label_w, ImGui::CalcTextSize(t.c_str()).x);
   ls->labels_owner = &map;
   ls->labels_version = map.version;
 }
 
 // The smallest threshold >= min_threshold that keeps at most budget lines among the rows and
 // columns that would be drawn: one pass into log-spaced bins between min_threshold and 1.
-float ThresholdForBudget(const MatrixRM& w, int rows_shown, int only_row, int only_col, float min_threshold, int budget) {
+float ThresholdForBudget(const MatrixRM& w, int rows_shown, int only_row, int only_col, float min_threshold,
+                         int budget) {
   constexpr int kBins = 64;
-  int bins[kBins + 1] = {};  // bins[kBins]: weights >= 1
+  int bins[kBins + 1] = {};                              // bins[kBins]: weights >= 1
   const float lo = std::log(min_threshold), span = -lo;  // log(1) = 0
   const int r0 = only_row >= 0 ? only_row : 0, r1 = only_row >= 0 ? only_row + 1 : rows_shown;
   const int c0 = only_col >= 0 ? only_col : 0, c1 = only_col >= 0 ? only_col + 1 : (int)w.cols();
@@ -136,7 +139,6 @@ void EnsureLines(const AttentionMap& map, int rows_shown, int only_row, int only
   ls->lines_threshold = ls->threshold;
 }
 
-
 // The controls above the canvas.
 void DrawToolbar(LinesViewState* ls, int rows, int cols) {
   ImGui::Checkbox("colormap colours", &ls->use_colormap);
@@ -144,8 +146,9 @@ void DrawToolbar(LinesViewState* ls, int rows, int cols) {
   ImGui::SameLine();
   ImGui::Checkbox("per target", &ls->row_normalised);
   if (ImGui::IsItemHovered())
-    ImGui::SetTooltip("Each target word's strongest line is fully opaque (long sequences spread their weight thin).\n"
-                      "Off: opacity follows the sidebar's colour scale.");
+    ImGui::SetTooltip(
+        "Each target word's strongest line is fully opaque (long sequences spread their weight thin).\n"
+        "Off: opacity follows the sidebar's colour scale.");
   ImGui::SameLine();
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 9);
   ImGui::SliderFloat("hide below", &ls->threshold, 0.001f, 0.5f, "%.3f", ImGuiSliderFlags_Logarithmic);
@@ -161,10 +164,10 @@ void DrawToolbar(LinesViewState* ls, int rows, int cols) {
 struct LinesFrame {
   ImVec2 origin, size;
   Column src, tgt;
-  float dot = 1;          // half-size of a token's dot
-  int rows_shown = 0;     // emitted target rows
-  int current_row = -1;   // the row being emitted, -1 none
-  float threshold = 0;    // effective threshold of the lines drawn
+  float dot = 1;         // half-size of a token's dot
+  int rows_shown = 0;    // emitted target rows
+  int current_row = -1;  // the row being emitted, -1 none
+  float threshold = 0;   // effective threshold of the lines drawn
 };
 
 LinesFrame LayoutCanvas(const LinesViewState& ls, int rows, int cols) {
@@ -173,7 +176,8 @@ LinesFrame LayoutCanvas(const LinesViewState& ls, int rows, int cols) {
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   F.size = ImVec2(std::max(avail.x, 100.0f), std::max(avail.y, 60.0f));
   const float line_h = ImGui::GetTextLineHeight(), pad = 8.0f;
-  const float src_w = std::min(ls.source_label_w, F.size.x * 0.3f), tgt_w = std::min(ls.target_label_w, F.size.x * 0.3f);
+  const float src_w = std::min(ls.source_label_w, F.size.x * 0.3f),
+              tgt_w = std::min(ls.target_label_w, F.size.x * 0.3f);
   const float top = F.origin.y + line_h + pad * 2, height = F.size.y - line_h - pad * 3;
   F.src = Layout(cols, F.origin.x + pad + src_w + pad, top, height, line_h);
   F.tgt = Layout(rows, F.origin.x + F.size.x - pad - tgt_w - pad, top, height, line_h);
@@ -186,8 +190,10 @@ void PickToken(const LinesFrame& F, bool hovered, LinesViewState* ls) {
   ls->hovered_source = ls->hovered_target = -1;
   if (!hovered) return;
   const ImVec2 mouse = ImGui::GetIO().MousePos;
-  if (mouse.x <= F.src.x + 9.0f) ls->hovered_source = F.src.Hit(mouse.y);
-  else if (mouse.x >= F.tgt.x - 9.0f) ls->hovered_target = F.tgt.Hit(mouse.y);
+  if (mouse.x <= F.src.x + 9.0f)
+    ls->hovered_source = F.src.Hit(mouse.y);
+  else if (mouse.x >= F.tgt.x - 9.0f)
+    ls->hovered_target = F.tgt.Hit(mouse.y);
   if (ls->hovered_target >= F.rows_shown) ls->hovered_target = -1;
 }
 
@@ -228,7 +234,8 @@ void DrawSourceTokens(ImDrawList* dl, const AttentionMap& map, const LinesFrame&
     const bool partner = only_row >= 0 && map.weights(only_row, c) >= F.threshold;
     const ImU32 col = only_row >= 0 && !partner ? dim_col : (is_hl || partner ? kHighlight : text_col);
     const float y = F.src.Y(c);
-    if (dots || is_hl || partner) dl->AddRectFilled(ImVec2(F.src.x - F.dot, y - F.dot), ImVec2(F.src.x + F.dot, y + F.dot), col);
+    if (dots || is_hl || partner)
+      dl->AddRectFilled(ImVec2(F.src.x - F.dot, y - F.dot), ImVec2(F.src.x + F.dot, y + F.dot), col);
     if (c % F.src.stride != 0 && !is_hl && !partner) continue;
     if (y - last_y < line_h && !is_hl) continue;
     last_y = y;
@@ -292,11 +299,13 @@ void DrawCaptions(ImDrawList* dl, const LinesFrame& F, const LinesViewState& ls)
   const ImU32 dim_col = ImGui::GetColorU32(ImGuiCol_TextDisabled);
   const float pad = 8.0f;
   dl->AddText(ImVec2(F.origin.x + pad, F.origin.y + pad), dim_col, "source");
-  dl->AddText(ImVec2(F.origin.x + F.size.x - pad - ImGui::CalcTextSize("target").x, F.origin.y + pad), dim_col, "target");
+  dl->AddText(ImVec2(F.origin.x + F.size.x - pad - ImGui::CalcTextSize("target").x, F.origin.y + pad), dim_col,
+              "target");
   if (F.threshold <= ls.threshold) return;
   char note[96];
   std::snprintf(note, sizeof(note), "%d lines: showing weights >= %.3f", ls.drawn, F.threshold);
-  dl->AddText(ImVec2(F.origin.x + F.size.x * 0.5f - ImGui::CalcTextSize(note).x * 0.5f, F.origin.y + pad), dim_col, note);
+  dl->AddText(ImVec2(F.origin.x + F.size.x * 0.5f - ImGui::CalcTextSize(note).x * 0.5f, F.origin.y + pad), dim_col,
+              note);
 }
 
 }  // namespace
@@ -319,7 +328,8 @@ void LinesView::Draw(AppState* s) {
   }
   EnsureLabelWidths(map, &ls);
   // The canvas is a child window: its own draw list, so its own 64k-vertex budget.
-  ImGui::BeginChild("lines_canvas", ImVec2(0, 0), false, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+  ImGui::BeginChild("lines_canvas", ImVec2(0, 0), false,
+                    ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
   LinesFrame F = LayoutCanvas(ls, rows, cols);
   F.rows_shown = ls.rows_shown;
   F.current_row = (tl.Step() < tl.count || tl.playing) ? tl.Step() - 1 : -1;
@@ -370,8 +380,10 @@ void LinesView::Describe(AppState*, JsonWriter* w) {
 bool LinesView::RunCommand(AppState*, const CommandArgs& c, Status* result) {
   if (c.verb != "lines-threshold") return false;
   float t;
-  if (!c.Float(0, &t) || !(t > 0 && t <= 1)) *result = Status::Error("lines-threshold needs a number in (0, 1]");
-  else state.threshold = t, *result = Status::Ok();
+  if (!c.Float(0, &t) || !(t > 0 && t <= 1))
+    *result = Status::Error("lines-threshold needs a number in (0, 1]");
+  else
+    state.threshold = t, *result = Status::Ok();
   return true;
 }
 

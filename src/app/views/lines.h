@@ -12,13 +12,13 @@ namespace attnviz {
 struct AttentionMap;
 
 struct LinesViewState {
-  int drawn = 0;               // lines drawn last frame (weight >= threshold)
-  int hovered_source = -1;     // source token under the mouse, -1 none
-  int hovered_target = -1;     // target token under the mouse, -1 none
-  int rows_shown = 0;          // target rows shown (decoding step)
-  float threshold = 0.01f;     // lines below this weight are skipped
-  bool use_colormap = true;    // colour lines by the colormap (else a fixed accent)
-  bool row_normalised = true;  // opacity = weight / row max (else the sidebar's scale)
+  int drawn = 0;                      // lines drawn last frame (weight >= threshold)
+  int hovered_source = -1;            // source token under the mouse, -1 none
+  int hovered_target = -1;            // target token under the mouse, -1 none
+  int rows_shown = 0;                 // target rows shown (decoding step)
+  float threshold = 0.01f;            // lines below this weight are skipped
+  bool use_colormap = true;           // colour lines by the colormap (else a fixed accent)
+  bool row_normalised = true;         // opacity = weight / row max (else the sidebar's scale)
   float effective_threshold = 0.01f;  // threshold used (raised when the lines exceed the budget)
   float rect[4] = {0, 0, 0, 0};       // x of the source dots, top, x of the target dots, bottom
   bool rect_valid = false;            // drawn this frame
@@ -29,13 +29,13 @@ struct LinesViewState {
   const void* lines_owner = nullptr;  // cache key: map, version, step, hovered token, threshold
   uint64_t lines_version = ~0ull;     // map version of the cached lines
   int lines_rows_shown = -1, lines_row = -2, lines_col = -2;  // step, hovered target, hovered source
-  float lines_threshold = -1;         // the user's threshold they were built for
-  std::vector<float> row_max;         // [n_q] row maxima of the map (per-row opacity)
-  const void* row_max_owner = nullptr;  // map the maxima belong to
-  uint64_t row_max_version = ~0ull;     // its version
-  float source_label_w = 0, target_label_w = 0;  // cached label extents
-  const void* labels_owner = nullptr;            // map the extents belong to
-  uint64_t labels_version = ~0ull;               // its version
+  float lines_threshold = -1;                                 // the user's threshold they were built for
+  std::vector<float> row_max;                                 // [n_q] row maxima of the map (per-row opacity)
+  const void* row_max_owner = nullptr;                        // map the maxima belong to
+  uint64_t row_max_version = ~0ull;                           // its version
+  float source_label_w = 0, target_label_w = 0;               // cached label extents
+  const void* labels_owner = nullptr;                         // map the extents belong to
+  uint64_t labels_version = ~0ull;                            // its version
 };
 
 class LinesView : public ViewModule {

@@ -19,8 +19,7 @@ const ViewInfo kViews[] = {
     {"grid", "Grid", "Every layer x head as a thumbnail, sortable by head statistics", MakeView<GridView>},
     {"steps", "Step by step", "The arithmetic of one query row: scores, scaling, mask, softmax, context",
      MakeView<StepsView>},
-    {"compare", "Compare", "Two score functions or two maps side by side, and their difference",
-     MakeView<CompareView>},
+    {"compare", "Compare", "Two score functions or two maps side by side, and their difference", MakeView<CompareView>},
     {"translate", "Translate", "Translate a sentence and watch the alignment matrix fill in word by word",
      MakeView<TranslateView>},
     {"train", "Train", "Train a fresh model here and watch its attention sharpen", MakeView<TrainView>},
@@ -28,9 +27,13 @@ const ViewInfo kViews[] = {
 
 }  // namespace
 
-int ViewCount() { return (int)(sizeof(kViews) / sizeof(kViews[0])); }
+int ViewCount() {
+  return (int)(sizeof(kViews) / sizeof(kViews[0]));
+}
 
-const ViewInfo& ViewInfoAt(int i) { return kViews[i]; }
+const ViewInfo& ViewInfoAt(int i) {
+  return kViews[i];
+}
 
 int FindView(const std::string& name) {
   for (int i = 0; i < ViewCount(); ++i)

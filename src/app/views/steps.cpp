@@ -36,8 +36,10 @@ void FormatVector(char* buf, size_t n, const float* x, int count, int stride = 1
 
 Status Recompute(AppState* s, StepsViewState* sv) {
   Status st = RecomputeExample(&s->Current());
-  if (st) sv->error.clear();
-  else sv->error = st.message;
+  if (st)
+    sv->error.clear();
+  else
+    sv->error = st.message;
   sv->recomputes++;
   return st;
 }
@@ -70,12 +72,15 @@ bool EditMatrix(const char* id, const char* title, float* data, int rows, int co
     return false;
   }
   const float cell_w = ImGui::GetFontSize() * 3.6f;
-  if (rows > 0 && cols > 0 && ImGui::BeginTable(id, cols + 1, ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit)) {
+  if (rows > 0 && cols > 0 &&
+      ImGui::BeginTable(id, cols + 1, ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit)) {
     for (int i = 0; i < rows; ++i) {
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
-      if (labels && i < (int)labels->size()) ImGui::TextDisabled("%s", (*labels)[(size_t)i].c_str());
-      else ImGui::TextDisabled("%d", i);
+      if (labels && i < (int)labels->size())
+        ImGui::TextDisabled("%s", (*labels)[(size_t)i].c_str());
+      else
+        ImGui::TextDisabled("%d", i);
       for (int j = 0; j < cols; ++j) {
         ImGui::TableNextColumn();
         ImGui::PushID(i * cols + j);
@@ -93,7 +98,8 @@ bool EditMatrix(const char* id, const char* title, float* data, int rows, int co
 // Continues on the same line when a matrix of cols columns (EditMatrix) still fits there.
 void SameLineIfFits(int cols) {
   const float gap = 24.0f;
-  const float width = ImGui::GetFontSize() * 7.0f + cols * (ImGui::GetFontSize() * 3.6f + 2 * ImGui::GetStyle().CellPadding.x + 1);
+  const float width =
+      ImGui::GetFontSize() * 7.0f + cols * (ImGui::GetFontSize() * 3.6f + 2 * ImGui::GetStyle().CellPadding.x + 1);
   const float right = ImGui::GetItemRectMax().x + gap + width;
   const float limit = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
   if (right <= limit) ImGui::SameLine(0, gap);
@@ -105,18 +111,26 @@ bool EditMatrix(const char* id, const char* title, MatrixRM* m, const std::vecto
 
 const char* RawHeader(ScoreFunction f) {
   switch (f) {
-    case ScoreFunction::General: return "score q^T W k";
-    case ScoreFunction::Additive: return "score v\xc2\xb7tanh(Wq q + Wk k)";
-    case ScoreFunction::Cosine: return "score cos(q, k)";
-    default: return "score q\xc2\xb7k";
+    case ScoreFunction::General:
+      return "score q^T W k";
+    case ScoreFunction::Additive:
+      return "score v\xc2\xb7tanh(Wq q + Wk k)";
+    case ScoreFunction::Cosine:
+      return "score cos(q, k)";
+    default:
+      return "score q\xc2\xb7k";
   }
 }
 
 const char* ScaledHeader(ScoreFunction f) {
   switch (f) {
-    case ScoreFunction::ScaledDot: return "s = score \xc3\xb7 \xe2\x88\x9a" "d \xc3\xb7 T";
-    case ScoreFunction::Cosine: return "s = score \xc3\xb7 \xcf\x84 \xc3\xb7 T";
-    default: return "s = score \xc3\xb7 T";
+    case ScoreFunction::ScaledDot:
+      return "s = score \xc3\xb7 \xe2\x88\x9a"
+             "d \xc3\xb7 T";
+    case ScoreFunction::Cosine:
+      return "s = score \xc3\xb7 \xcf\x84 \xc3\xb7 T";
+    default:
+      return "s = score \xc3\xb7 T";
   }
 }
 
@@ -125,11 +139,14 @@ void DrawAllRows(AppState* s, const AttentionMap& m, const AttentionInputs& in, 
   const int n_q = (int)m.weights.rows(), n_k = (int)m.weights.cols();
   if (n_q > 64 || n_k > 32) return;
   ImGui::Spacing();
-  if (!ImGui::CollapsingHeader("All rows: softmax weights (click a row to show its steps)", ImGuiTreeNodeFlags_DefaultOpen)) return;
+  if (!ImGui::CollapsingHeader("All rows: softmax weights (click a row to show its steps)",
+                               ImGuiTreeNodeFlags_DefaultOpen))
+    return;
   const ImGuiTableFlags tf = ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit;
   if (!ImGui::BeginTable("all_rows", n_k + 1, tf)) return;
   ImGui::TableSetupColumn("query \\ key");
-  for (int j = 0; j < n_k; ++j) ImGui::TableSetupColumn(j < (int)in.key_labels.size() ? in.key_labels[(size_t)j].c_str() : "?");
+  for (int j = 0; j < n_k; ++j)
+    ImGui::TableSetupColumn(j < (int)in.key_labels.size() ? in.key_labels[(size_t)j].c_str() : "?");
   ImGui::TableHeadersRow();
   char buf[32];
   for (int i = 0; i < n_q; ++i) {
@@ -156,10 +173,10 @@ void DrawAllRows(AppState* s, const AttentionMap& m, const AttentionInputs& in, 
   ImGui::EndTable();
 }
 
-
 void DrawPresets(AppState* s) {
   ImGui::TextDisabled("presets");
-  const char* presets[][2] = {{"seed000", "Seed 000 (additive)"}, {"seed002", "Seed 002 (dot)"}, {"seed004", "Seed 004 (scaled dot)"}};
+  const char* presets[][2] = {
+      {"seed000", "Seed 000 (additive)"}, {"seed002", "Seed 002 (dot)"}, {"seed004", "Seed 004 (scaled dot)"}};
   for (const auto& p : presets) {
     ImGui::SameLine();
     if (!ImGui::Button(p[1])) continue;
@@ -177,7 +194,8 @@ bool DrawControls(AppState* s, AttentionInputs& in, StepsViewState* sv) {
   if (ImGui::BeginCombo("query row", row_label)) {
     for (int i = 0; i < n_q; ++i) {
       ImGui::PushID(i);
-      if (ImGui::Selectable(i < (int)in.query_labels.size() ? in.query_labels[(size_t)i].c_str() : "?", i == sv->row)) sv->row = i;
+      if (ImGui::Selectable(i < (int)in.query_labels.size() ? in.query_labels[(size_t)i].c_str() : "?", i == sv->row))
+        sv->row = i;
       ImGui::PopID();
     }
     ImGui::EndCombo();
@@ -192,11 +210,13 @@ bool DrawControls(AppState* s, AttentionInputs& in, StepsViewState* sv) {
   }
   ImGui::SameLine();
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);
-  changed |= ImGui::SliderFloat("temperature T", &in.params.temperature, 0.05f, 20.0f, "%.3g", ImGuiSliderFlags_Logarithmic);
+  changed |=
+      ImGui::SliderFloat("temperature T", &in.params.temperature, 0.05f, 20.0f, "%.3g", ImGuiSliderFlags_Logarithmic);
   if (in.params.score == ScoreFunction::Cosine) {
     ImGui::SameLine();
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 7);
-    changed |= ImGui::SliderFloat("cosine \xcf\x84", &in.params.cosine_temperature, 0.01f, 2.0f, "%.3g", ImGuiSliderFlags_Logarithmic);
+    changed |= ImGui::SliderFloat("cosine \xcf\x84", &in.params.cosine_temperature, 0.01f, 2.0f, "%.3g",
+                                  ImGuiSliderFlags_Logarithmic);
   }
   ImGui::SameLine();
   changed |= ImGui::Checkbox("causal mask", &in.params.mask.causal);
@@ -254,8 +274,10 @@ void DrawKeyRow(const AttentionMap& m, const AttentionInputs& in, int r, int j, 
   ImGui::TableNextColumn();
   ImGui::Text("%.6g", st.scaled(r, j));
   ImGui::TableNextColumn();
-  if (std::isinf(st.masked(r, j))) ImGui::TextDisabled("\xe2\x88\x92\xe2\x88\x9e (masked)");
-  else ImGui::Text("%.6g", st.masked(r, j));
+  if (std::isinf(st.masked(r, j)))
+    ImGui::TextDisabled("\xe2\x88\x92\xe2\x88\x9e (masked)");
+  else
+    ImGui::Text("%.6g", st.masked(r, j));
   ImGui::TableNextColumn();
   ImGui::Text("%.4g", st.exp(r, j));
   ImGui::TableNextColumn();
@@ -309,12 +331,15 @@ void DrawRowSteps(const AttentionMap& m, const AttentionInputs& in, StepsViewSta
   FormatVector(buf, sizeof(buf), in.q.row(r).data(), (int)in.q.cols());
   ImGui::Text("query %s = %s", in.query_labels.size() > (size_t)r ? in.query_labels[(size_t)r].c_str() : "", buf);
   const float d = (float)in.k.cols();
-  ImGui::TextDisabled("d = %d,  \xe2\x88\x9a" "d = %.4g,  T = %.4g,  row max of s = %.6g,  weight = exp(s \xe2\x88\x92 max) / \xce\xa3 exp",
-                      (int)d, std::sqrt(d), in.params.temperature, st.row_max.size() > r ? st.row_max[r] : 0.0f);
+  ImGui::TextDisabled(
+      "d = %d,  \xe2\x88\x9a"
+      "d = %.4g,  T = %.4g,  row max of s = %.6g,  weight = exp(s \xe2\x88\x92 max) / \xce\xa3 exp",
+      (int)d, std::sqrt(d), in.params.temperature, st.row_max.size() > r ? st.row_max[r] : 0.0f);
   DrawComputationTable(m, in, r, sv);
   FormatVector(buf, sizeof(buf), sv->context.data(), d_v);
   ImGui::Text("context vector c = \xce\xa3 weight_j v_j = %s", buf);
-  ImGui::TextDisabled("The highlighted key gets the largest weight; masked keys show \xe2\x88\x92\xe2\x88\x9e and get weight 0.");
+  ImGui::TextDisabled(
+      "The highlighted key gets the largest weight; masked keys show \xe2\x88\x92\xe2\x88\x9e and get weight 0.");
 }
 
 bool HasSteps(const AttentionMap& m, const AttentionInputs& in, int r) {
@@ -348,9 +373,10 @@ void StepsView::Draw(AppState* s) {
   Example& ex = s->Current();
   if (!ex.has_inputs) {
     ImGui::Spacing();
-    ImGui::TextWrapped("\"%s\" holds attention weights only (no queries, keys or values), so there is no computation "
-                       "to show step by step. Pick a preset above or a built-in example to see every step.",
-                       ex.title.c_str());
+    ImGui::TextWrapped(
+        "\"%s\" holds attention weights only (no queries, keys or values), so there is no computation "
+        "to show step by step. Pick a preset above or a built-in example to see every step.",
+        ex.title.c_str());
     return;
   }
   AttentionInputs& in = ex.inputs;
@@ -426,7 +452,8 @@ Status SetInput(AttentionInputs& in, const CommandArgs& c) {
   MatrixRM* m = which == "q" ? &in.q : (which == "k" ? &in.k : (which == "v" ? &in.v : nullptr));
   int i, j;
   float x;
-  if (!m || !c.Int(1, &i) || !c.Int(2, &j) || !c.Float(3, &x)) return Status::Error("usage: steps-set q|k|v ROW COL VALUE");
+  if (!m || !c.Int(1, &i) || !c.Int(2, &j) || !c.Float(3, &x))
+    return Status::Error("usage: steps-set q|k|v ROW COL VALUE");
   if (i < 0 || j < 0 || i >= m->rows() || j >= m->cols()) return Status::Error("steps-set: cell out of range");
   (*m)(i, j) = x;
   return Status::Ok();
@@ -453,13 +480,16 @@ bool StepsView::RunCommand(AppState* s, const CommandArgs& c, Status* result) {
     int r;
     if (!c.Int(0, &r) || r < 0 || r >= in.q.rows())
       *result = Status::Error("steps-row: row out of range (0.." + std::to_string(in.q.rows() - 1) + ")");
-    else state.row = r, *result = Status::Ok();
+    else
+      state.row = r, *result = Status::Ok();
     return true;
   }
   Status parsed = Status::Ok();
   if (c.verb == "steps-score") {
-    if (!ParseScoreFunction(c.Word(0), &in.params.score)) parsed = Status::Error("unknown score function '" + c.Word(0) + "'");
-    else EnsureScoreParams(&in.params, in.q, in.k);
+    if (!ParseScoreFunction(c.Word(0), &in.params.score))
+      parsed = Status::Error("unknown score function '" + c.Word(0) + "'");
+    else
+      EnsureScoreParams(&in.params, in.q, in.k);
   } else if (c.verb == "steps-temperature") {
     if (!c.Float(0, &in.params.temperature)) parsed = Status::Error("steps-temperature needs a number");
   } else {

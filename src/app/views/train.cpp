@@ -60,7 +60,9 @@ const char* TrainView::SidebarAbout() const {
          "alignments; the probe sentence shows it epoch by epoch.";
 }
 
-void TrainView::ReleaseTextures(AppState* s) { s->ReleaseTextures(&state.widget); }
+void TrainView::ReleaseTextures(AppState* s) {
+  s->ReleaseTextures(&state.widget);
+}
 
 Status TrainView::Start(AppState* s) {
   TrainViewState& tp = state;
@@ -101,8 +103,9 @@ void TrainView::Advance(AppState* s, float dt) {
   s->frame.train_ms = std::chrono::duration<float, std::milli>(std::chrono::steady_clock::now() - t0).count();
   if (tp.trainer->epoch() == epochs_before) return;
   // A new epoch: the Translate view can use the model as it is now.
-  s->models.PublishTrained(tp.trainer->model(), std::string("trained here: ") + seq2seq::ModelKindName((ModelKind)tp.kind) +
-                                                    ", epoch " + std::to_string(tp.trainer->epoch()));
+  s->models.PublishTrained(tp.trainer->model(), std::string("trained here: ") +
+                                                    seq2seq::ModelKindName((ModelKind)tp.kind) + ", epoch " +
+                                                    std::to_string(tp.trainer->epoch()));
 }
 
 void TrainView::DrawControls(AppState* s) {
@@ -119,7 +122,9 @@ void TrainView::DrawControls(AppState* s) {
   ImGui::SameLine();
   ImGui::SetNextItemWidth(font * 5);
   ImGui::InputInt("seed", &tp.seed, 0);
-  HelpTip("The corpus, the initial weights and the batch order all derive from the seed: the same seed gives the same run.");
+  HelpTip(
+      "The corpus, the initial weights and the batch order all derive from the seed: the same seed gives the same "
+      "run.");
   ImGui::SameLine();
   if (ImGui::Button(tp.trainer ? "Restart" : "Train")) (void)Start(s);  // a failure is shown below
   HelpTip("Builds a fresh model with random weights and trains it here, in this tab, a few milliseconds per frame.");
@@ -141,7 +146,8 @@ void TrainView::DrawCurves() {
   const float font = ImGui::GetFontSize();
   char text[96];
   std::snprintf(text, sizeof(text), "epoch %d  %s %.0f%%  |  %.1f s  |  %lld batches", tr.epoch() + 1,
-                tr.evaluating() ? "evaluating" : "training", tr.progress() * 100, tr.seconds(), (long long)tr.batches());
+                tr.evaluating() ? "evaluating" : "training", tr.progress() * 100, tr.seconds(),
+                (long long)tr.batches());
   ImGui::ProgressBar((float)tr.progress(), ImVec2(-1, 0), text);
   const auto& hist = tr.history();
   tp.plot_loss.assign(tr.batch_losses().begin(), tr.batch_losses().end());
@@ -156,13 +162,19 @@ void TrainView::DrawCurves() {
   ImGui::PlotLines("##loss", tp.plot_loss.data(), (int)tp.plot_loss.size(), 0, text, 0.0f, FLT_MAX, size);
   HelpTip("Training loss (cross-entropy per target word) of every batch.");
   ImGui::SameLine();
-  if (hist.empty()) std::snprintf(text, sizeof(text), "AER: after epoch 1");
-  else std::snprintf(text, sizeof(text), "AER %.1f%%", hist.back().aer * 100);
+  if (hist.empty())
+    std::snprintf(text, sizeof(text), "AER: after epoch 1");
+  else
+    std::snprintf(text, sizeof(text), "AER %.1f%%", hist.back().aer * 100);
   ImGui::PlotLines("##aer", tp.plot_aer.data(), (int)tp.plot_aer.size(), 0, text, 0.0f, 1.0f, size);
-  HelpTip("Alignment error rate of the attention (argmax) against the gold word alignments, held-out set, per epoch. Lower is better.");
+  HelpTip(
+      "Alignment error rate of the attention (argmax) against the gold word alignments, held-out set, per epoch. Lower "
+      "is better.");
   ImGui::SameLine();
-  if (hist.empty()) std::snprintf(text, sizeof(text), "exact match: after epoch 1");
-  else std::snprintf(text, sizeof(text), "exact match %.1f%%", hist.back().exact_match * 100);
+  if (hist.empty())
+    std::snprintf(text, sizeof(text), "exact match: after epoch 1");
+  else
+    std::snprintf(text, sizeof(text), "exact match %.1f%%", hist.back().exact_match * 100);
   ImGui::PlotLines("##em", tp.plot_em.data(), (int)tp.plot_em.size(), 0, text, 0.0f, 1.0f, size);
   HelpTip("Held-out sentences translated exactly right (greedy decoding), per epoch.");
   tp.curves_drawn = 3;
@@ -206,8 +218,9 @@ void TrainView::Draw(AppState* s) {
   state.widget.geom.valid = false;
   DrawControls(s);
   if (!state.trainer) {
-    ImGui::TextWrapped("Press Train to watch a fresh model learn to align: its attention starts as a grey blur and "
-                       "sharpens into the alignment of the translation figures within a minute or two.");
+    ImGui::TextWrapped(
+        "Press Train to watch a fresh model learn to align: its attention starts as a grey blur and "
+        "sharpens into the alignment of the translation figures within a minute or two.");
     return;
   }
   DrawCurves();
@@ -249,7 +262,9 @@ void TrainView::Describe(AppState*, JsonWriter* w) {
   w->Number(tr.seconds());
 }
 
-void TrainView::DescribeHeatmaps(AppState*, JsonWriter* w) { DescribeHeatmap(w, "probe", state.widget.geom, &state.probe_a); }
+void TrainView::DescribeHeatmaps(AppState*, JsonWriter* w) {
+  DescribeHeatmap(w, "probe", state.widget.geom, &state.probe_a);
+}
 
 bool TrainView::RunCommand(AppState* s, const CommandArgs& c, Status* result) {
   if (c.verb != "train") return false;
@@ -261,8 +276,10 @@ bool TrainView::RunCommand(AppState* s, const CommandArgs& c, Status* result) {
   } else if (arg == "pause") {
     tp.running = false;
   } else if (arg == "resume") {
-    if (tp.trainer) tp.running = true;
-    else *result = Status::Error("nothing to resume: start training first");
+    if (tp.trainer)
+      tp.running = true;
+    else
+      *result = Status::Error("nothing to resume: start training first");
   } else {
     for (int k = 0; k < 3; ++k)
       if (arg == seq2seq::ModelKindName((ModelKind)k)) {

@@ -14,21 +14,21 @@
 namespace attnviz {
 
 struct TrainViewState {
-  int kind = 0;                      // seq2seq::ModelKind
-  int task = 0;                      // seq2seq::Task
-  int seed = 1;                      // corpus, weights and shuffling seed
-  float budget_ms = 12.0f;           // training time per frame (keeps the UI >= 50 fps)
-  bool running = false;              // training advances every frame
-  std::unique_ptr<seq2seq::Trainer> trainer;  // the model being trained (null before Start)
-  std::string error;                 // why Init failed
-  int probe_epoch = 0;               // probe snapshot shown (scrubber)
-  bool follow_latest = true;         // the scrubber follows the newest epoch
-  float probe_position = 0;          // fractional epoch position while playing the probe frames
-  bool probe_playing = false;        // animating through the snapshots
-  AttentionMap probe_a, probe_b;     // snapshots at floor/ceil of the probe position
-  HeatmapViewState widget;           // heatmap widget state
+  int kind = 0;                                     // seq2seq::ModelKind
+  int task = 0;                                     // seq2seq::Task
+  int seed = 1;                                     // corpus, weights and shuffling seed
+  float budget_ms = 12.0f;                          // training time per frame (keeps the UI >= 50 fps)
+  bool running = false;                             // training advances every frame
+  std::unique_ptr<seq2seq::Trainer> trainer;        // the model being trained (null before Start)
+  std::string error;                                // why Init failed
+  int probe_epoch = 0;                              // probe snapshot shown (scrubber)
+  bool follow_latest = true;                        // the scrubber follows the newest epoch
+  float probe_position = 0;                         // fractional epoch position while playing the probe frames
+  bool probe_playing = false;                       // animating through the snapshots
+  AttentionMap probe_a, probe_b;                    // snapshots at floor/ceil of the probe position
+  HeatmapViewState widget;                          // heatmap widget state
   std::vector<float> plot_loss, plot_aer, plot_em;  // reused plot buffers
-  int curves_drawn = 0;              // plots drawn last frame
+  int curves_drawn = 0;                             // plots drawn last frame
 };
 
 class TrainView : public ViewModule {

@@ -25,7 +25,8 @@ void BuildTranslateMap(TranslateViewState* t) {
   const int heads = r.layer_heads.empty() ? 0 : (int)r.layer_heads[0].size();
   if (t->layer_head >= 0 && heads > 0) {
     const int l = t->layer_head / heads, h = t->layer_head % heads;
-    if (l < (int)r.layer_heads.size() && h < (int)r.layer_heads[(size_t)l].size()) w = &r.layer_heads[(size_t)l][(size_t)h];
+    if (l < (int)r.layer_heads.size() && h < (int)r.layer_heads[(size_t)l].size())
+      w = &r.layer_heads[(size_t)l][(size_t)h];
   }
   m.weights = *w;
   m.has_steps = false;
@@ -81,7 +82,9 @@ const char* TranslateView::SidebarAbout() const {
          "figures of Bahdanau et al. (2015).";
 }
 
-void TranslateView::ReleaseTextures(AppState* s) { s->ReleaseTextures(&state.widget); }
+void TranslateView::ReleaseTextures(AppState* s) {
+  s->ReleaseTextures(&state.widget);
+}
 
 Status TranslateView::Translate(AppState* s) {
   TranslateViewState& t = state;
@@ -122,14 +125,16 @@ void TranslateView::DrawInputBar(AppState* s) {
       }
     ImGui::EndCombo();
   }
-  HelpTip("Which model translates. The pretrained ones were trained by attnviz-cli train (docs/MODELS.md); "
-          "a model you train in the Train tab appears here too.");
+  HelpTip(
+      "Which model translates. The pretrained ones were trained by attnviz-cli train (docs/MODELS.md); "
+      "a model you train in the Train tab appears here too.");
   ImGui::SameLine();
   ImGui::SetNextItemWidth(std::max(font * 10, ImGui::GetContentRegionAvail().x - font * 7));
   const bool enter = ImGui::InputTextWithHint("##sentence", "an English sentence, e.g. the european economic area",
                                               state.input, sizeof(state.input), ImGuiInputTextFlags_EnterReturnsTrue);
-  HelpTip("Type an English sentence within the model's vocabulary and press Enter. Unknown words are marked (?) "
-          "and get suggestions.");
+  HelpTip(
+      "Type an English sentence within the model's vocabulary and press Enter. Unknown words are marked (?) "
+      "and get suggestions.");
   ImGui::SameLine();
   if (ImGui::Button("Translate", ImVec2(-1, 0)) || enter) (void)Translate(s);
 }
@@ -138,7 +143,8 @@ bool TranslateView::DrawUnknownWords(AppState* s) {
   TranslateViewState& t = state;
   for (size_t i = 0; i < t.result.unknown_positions.size(); ++i) {
     const int pos = t.result.unknown_positions[i];
-    ImGui::TextColored(ImVec4(1.0f, 0.75f, 0.3f, 1), "unknown word \"%s\"", t.result.source_tokens[(size_t)pos].c_str());
+    ImGui::TextColored(ImVec4(1.0f, 0.75f, 0.3f, 1), "unknown word \"%s\"",
+                       t.result.source_tokens[(size_t)pos].c_str());
     ImGui::SameLine();
     if (i >= t.suggestions.size() || t.suggestions[i].empty()) {
       ImGui::TextDisabled("(no close word in the vocabulary)");
@@ -165,7 +171,8 @@ void TranslateView::DrawOutputLine() {
   const int shown = std::min(t.timeline.Step(), (int)t.result.target_tokens.size());
   t.shown_words.clear();
   for (int i = 0; i < shown; ++i) t.shown_words += (i ? " " : "") + t.result.target_tokens[(size_t)i];
-  ImGui::Text("\xe2\x86\x92  %s%s", t.shown_words.c_str(), shown < (int)t.result.target_tokens.size() ? " \xe2\x80\xa6" : "");
+  ImGui::Text("\xe2\x86\x92  %s%s", t.shown_words.c_str(),
+              shown < (int)t.result.target_tokens.size() ? " \xe2\x80\xa6" : "");
 }
 
 void TranslateView::Draw(AppState* s) {

@@ -14,17 +14,17 @@
 namespace attnviz {
 
 struct TranslateViewState {
-  char input[256] = "the european economic area";  // the sentence being translated
-  seq2seq::Translation result;       // the last translation
-  bool has_result = false;           // result is valid
-  std::string error;                 // why the last translation failed
+  char input[256] = "the european economic area";             // the sentence being translated
+  seq2seq::Translation result;                                // the last translation
+  bool has_result = false;                                    // result is valid
+  std::string error;                                          // why the last translation failed
   std::vector<std::vector<seq2seq::Suggestion>> suggestions;  // per unknown source position
-  int layer_head = -1;               // -1: mean over layers and heads; else layer * heads + head
-  AttentionMap map;                  // what the heatmap shows (rows = emitted words)
-  HeatmapViewState widget;           // heatmap widget state
-  Timeline timeline;                 // the decoding animation
-  bool auto_translate = true;        // translate once at start so the page opens on a figure
-  std::string shown_words;           // the translation as drawn last frame (emitted words only)
+  int layer_head = -1;         // -1: mean over layers and heads; else layer * heads + head
+  AttentionMap map;            // what the heatmap shows (rows = emitted words)
+  HeatmapViewState widget;     // heatmap widget state
+  Timeline timeline;           // the decoding animation
+  bool auto_translate = true;  // translate once at start so the page opens on a figure
+  std::string shown_words;     // the translation as drawn last frame (emitted words only)
 };
 
 class TranslateView : public ViewModule {

@@ -16,38 +16,64 @@ struct Noun {
   bool fem;
 };
 const Noun kNouns[] = {
-    {"cat", "cats", "chat", "chats", false},          {"dog", "dogs", "chien", "chiens", false},
-    {"book", "books", "livre", "livres", false},      {"president", "presidents", "président", "présidents", false},
-    {"friend", "friends", "ami", "amis", false},      {"child", "children", "enfant", "enfants", false},
-    {"bird", "birds", "oiseau", "oiseaux", false},    {"tree", "trees", "arbre", "arbres", false},
-    {"garden", "gardens", "jardin", "jardins", false},{"horse", "horses", "cheval", "chevaux", false},
-    {"student", "students", "étudiant", "étudiants", false}, {"teacher", "teachers", "professeur", "professeurs", false},
-    {"doctor", "doctors", "médecin", "médecins", false}, {"market", "markets", "marché", "marchés", false},
-    {"plan", "plans", "plan", "plans", false},        {"report", "reports", "rapport", "rapports", false},
+    {"cat", "cats", "chat", "chats", false},
+    {"dog", "dogs", "chien", "chiens", false},
+    {"book", "books", "livre", "livres", false},
+    {"president", "presidents", "président", "présidents", false},
+    {"friend", "friends", "ami", "amis", false},
+    {"child", "children", "enfant", "enfants", false},
+    {"bird", "birds", "oiseau", "oiseaux", false},
+    {"tree", "trees", "arbre", "arbres", false},
+    {"garden", "gardens", "jardin", "jardins", false},
+    {"horse", "horses", "cheval", "chevaux", false},
+    {"student", "students", "étudiant", "étudiants", false},
+    {"teacher", "teachers", "professeur", "professeurs", false},
+    {"doctor", "doctors", "médecin", "médecins", false},
+    {"market", "markets", "marché", "marchés", false},
+    {"plan", "plans", "plan", "plans", false},
+    {"report", "reports", "rapport", "rapports", false},
     {"government", "governments", "gouvernement", "gouvernements", false},
     {"minister", "ministers", "ministre", "ministres", false},
     {"farmer", "farmers", "agriculteur", "agriculteurs", false},
     {"neighbor", "neighbors", "voisin", "voisins", false},
     {"computer", "computers", "ordinateur", "ordinateurs", false},
-    {"train", "trains", "train", "trains", false},    {"boat", "boats", "bateau", "bateaux", false},
-    {"project", "projects", "projet", "projets", false}, {"country", "countries", "pays", "pays", false},
-    {"problem", "problems", "problème", "problèmes", false}, {"newspaper", "newspapers", "journal", "journaux", false},
-    {"museum", "museums", "musée", "musées", false},  {"hotel", "hotels", "hôtel", "hôtels", false},
+    {"train", "trains", "train", "trains", false},
+    {"boat", "boats", "bateau", "bateaux", false},
+    {"project", "projects", "projet", "projets", false},
+    {"country", "countries", "pays", "pays", false},
+    {"problem", "problems", "problème", "problèmes", false},
+    {"newspaper", "newspapers", "journal", "journaux", false},
+    {"museum", "museums", "musée", "musées", false},
+    {"hotel", "hotels", "hôtel", "hôtels", false},
     {"bicycle", "bicycles", "vélo", "vélos", false},
-    {"house", "houses", "maison", "maisons", true},   {"area", "areas", "zone", "zones", true},
-    {"car", "cars", "voiture", "voitures", true},     {"city", "cities", "ville", "villes", true},
-    {"letter", "letters", "lettre", "lettres", true}, {"table", "tables", "table", "tables", true},
-    {"door", "doors", "porte", "portes", true},       {"school", "schools", "école", "écoles", true},
-    {"company", "companies", "entreprise", "entreprises", true}, {"apple", "apples", "pomme", "pommes", true},
-    {"girl", "girls", "fille", "filles", true},       {"woman", "women", "femme", "femmes", true},
-    {"policy", "policies", "politique", "politiques", true}, {"economy", "economies", "économie", "économies", true},
-    {"commission", "commissions", "commission", "commissions", true}, {"union", "unions", "union", "unions", true},
-    {"window", "windows", "fenêtre", "fenêtres", true}, {"song", "songs", "chanson", "chansons", true},
-    {"flower", "flowers", "fleur", "fleurs", true},   {"road", "roads", "route", "routes", true},
-    {"river", "rivers", "rivière", "rivières", true}, {"bank", "banks", "banque", "banques", true},
-    {"idea", "ideas", "idée", "idées", true},         {"question", "questions", "question", "questions", true},
-    {"region", "regions", "région", "régions", true}, {"law", "laws", "loi", "lois", true},
-    {"army", "armies", "armée", "armées", true},      {"chair", "chairs", "chaise", "chaises", true},
+    {"house", "houses", "maison", "maisons", true},
+    {"area", "areas", "zone", "zones", true},
+    {"car", "cars", "voiture", "voitures", true},
+    {"city", "cities", "ville", "villes", true},
+    {"letter", "letters", "lettre", "lettres", true},
+    {"table", "tables", "table", "tables", true},
+    {"door", "doors", "porte", "portes", true},
+    {"school", "schools", "école", "écoles", true},
+    {"company", "companies", "entreprise", "entreprises", true},
+    {"apple", "apples", "pomme", "pommes", true},
+    {"girl", "girls", "fille", "filles", true},
+    {"woman", "women", "femme", "femmes", true},
+    {"policy", "policies", "politique", "politiques", true},
+    {"economy", "economies", "économie", "économies", true},
+    {"commission", "commissions", "commission", "commissions", true},
+    {"union", "unions", "union", "unions", true},
+    {"window", "windows", "fenêtre", "fenêtres", true},
+    {"song", "songs", "chanson", "chansons", true},
+    {"flower", "flowers", "fleur", "fleurs", true},
+    {"road", "roads", "route", "routes", true},
+    {"river", "rivers", "rivière", "rivières", true},
+    {"bank", "banks", "banque", "banques", true},
+    {"idea", "ideas", "idée", "idées", true},
+    {"question", "questions", "question", "questions", true},
+    {"region", "regions", "région", "régions", true},
+    {"law", "laws", "loi", "lois", true},
+    {"army", "armies", "armée", "armées", true},
+    {"chair", "chairs", "chaise", "chaises", true},
 };
 
 struct Adjective {
@@ -95,12 +121,12 @@ struct Country {
   bool fem;
 };
 const Country kCountries[] = {
-    {"syria", "syrie", true},     {"france", "france", true},   {"canada", "canada", false},
-    {"italy", "italie", true},    {"spain", "espagne", true},   {"germany", "allemagne", true},
-    {"japan", "japon", false},    {"china", "chine", true},     {"brazil", "brésil", false},
+    {"syria", "syrie", true},     {"france", "france", true},      {"canada", "canada", false},
+    {"italy", "italie", true},    {"spain", "espagne", true},      {"germany", "allemagne", true},
+    {"japan", "japon", false},    {"china", "chine", true},        {"brazil", "brésil", false},
     {"mexico", "mexique", false}, {"portugal", "portugal", false}, {"egypt", "égypte", true},
-    {"iran", "iran", false},      {"belgium", "belgique", true},  {"morocco", "maroc", false},
-    {"russia", "russie", true},   {"india", "inde", true},        {"greece", "grèce", true},
+    {"iran", "iran", false},      {"belgium", "belgique", true},   {"morocco", "maroc", false},
+    {"russia", "russie", true},   {"india", "inde", true},         {"greece", "grèce", true},
     {"norway", "norvège", true},  {"peru", "pérou", false},
 };
 
@@ -109,28 +135,42 @@ struct Verb {
   bool transitive;
 };
 const Verb kVerbs[] = {
-    {"sees", "see", "voit", "voient", true},          {"likes", "like", "aime", "aiment", true},
-    {"watches", "watch", "regarde", "regardent", true}, {"finds", "find", "trouve", "trouvent", true},
-    {"visits", "visit", "visite", "visitent", true},  {"knows", "know", "connaît", "connaissent", true},
-    {"wants", "want", "veut", "veulent", true},       {"buys", "buy", "achète", "achètent", true},
-    {"sells", "sell", "vend", "vendent", true},       {"reads", "read", "lit", "lisent", true},
-    {"writes", "write", "écrit", "écrivent", true},   {"loves", "love", "adore", "adorent", true},
-    {"describes", "describe", "décrit", "décrivent", true}, {"builds", "build", "construit", "construisent", true},
-    {"follows", "follow", "suit", "suivent", true},   {"hears", "hear", "entend", "entendent", true},
-    {"understands", "understand", "comprend", "comprennent", true}, {"takes", "take", "prend", "prennent", true},
-    {"opens", "open", "ouvre", "ouvrent", true},      {"supports", "support", "soutient", "soutiennent", true},
-    {"leaves", "leave", "quitte", "quittent", true},  {"protects", "protect", "protège", "protègent", true},
-    {"helps", "help", "aide", "aident", true},        {"sleeps", "sleep", "dort", "dorment", false},
-    {"works", "work", "travaille", "travaillent", false}, {"arrives", "arrive", "arrive", "arrivent", false},
-    {"sings", "sing", "chante", "chantent", false},   {"waits", "wait", "attend", "attendent", false},
+    {"sees", "see", "voit", "voient", true},
+    {"likes", "like", "aime", "aiment", true},
+    {"watches", "watch", "regarde", "regardent", true},
+    {"finds", "find", "trouve", "trouvent", true},
+    {"visits", "visit", "visite", "visitent", true},
+    {"knows", "know", "connaît", "connaissent", true},
+    {"wants", "want", "veut", "veulent", true},
+    {"buys", "buy", "achète", "achètent", true},
+    {"sells", "sell", "vend", "vendent", true},
+    {"reads", "read", "lit", "lisent", true},
+    {"writes", "write", "écrit", "écrivent", true},
+    {"loves", "love", "adore", "adorent", true},
+    {"describes", "describe", "décrit", "décrivent", true},
+    {"builds", "build", "construit", "construisent", true},
+    {"follows", "follow", "suit", "suivent", true},
+    {"hears", "hear", "entend", "entendent", true},
+    {"understands", "understand", "comprend", "comprennent", true},
+    {"takes", "take", "prend", "prennent", true},
+    {"opens", "open", "ouvre", "ouvrent", true},
+    {"supports", "support", "soutient", "soutiennent", true},
+    {"leaves", "leave", "quitte", "quittent", true},
+    {"protects", "protect", "protège", "protègent", true},
+    {"helps", "help", "aide", "aident", true},
+    {"sleeps", "sleep", "dort", "dorment", false},
+    {"works", "work", "travaille", "travaillent", false},
+    {"arrives", "arrive", "arrive", "arrivent", false},
+    {"sings", "sing", "chante", "chantent", false},
+    {"waits", "wait", "attend", "attendent", false},
 };
 
 struct Possessive {
   const char *en, *m_sg, *f_sg, *pl;
 };
 const Possessive kPossessives[] = {
-    {"my", "mon", "ma", "mes"},       {"your", "votre", "votre", "vos"}, {"his", "son", "sa", "ses"},
-    {"her", "son", "sa", "ses"},      {"our", "notre", "notre", "nos"},  {"their", "leur", "leur", "leurs"},
+    {"my", "mon", "ma", "mes"},  {"your", "votre", "votre", "vos"}, {"his", "son", "sa", "ses"},
+    {"her", "son", "sa", "ses"}, {"our", "notre", "notre", "nos"},  {"their", "leur", "leur", "leurs"},
 };
 
 template <typename T, size_t N>
@@ -224,9 +264,15 @@ NpSource EmitEnglish(Builder* b, const NounPhrase& np) {
   const Noun& n = kNouns[np.noun];
   const std::string first_word = np.adjectives.empty() ? n.en_sg : kAdjectives[np.adjectives[0]].en;
   switch (np.det) {
-    case DetKind::The: s.det = b->Src("the"); break;
-    case DetKind::A: s.det = b->Src(np.plural ? "some" : (EnVowelSound(first_word) ? "an" : "a")); break;
-    case DetKind::Possessive: s.det = b->Src(kPossessives[np.possessive].en); break;
+    case DetKind::The:
+      s.det = b->Src("the");
+      break;
+    case DetKind::A:
+      s.det = b->Src(np.plural ? "some" : (EnVowelSound(first_word) ? "an" : "a"));
+      break;
+    case DetKind::Possessive:
+      s.det = b->Src(kPossessives[np.possessive].en);
+      break;
   }
   for (int a : np.adjectives) s.adj.push_back(b->Src(kAdjectives[a].en));
   s.noun = b->Src(np.plural ? n.en_pl : n.en_sg);
@@ -309,7 +355,9 @@ void EmitFullFrench(Builder* b, const FullNp& f, const FullNpSource& s) {
   EmitFrench(b, f.head, s.head, -1);
   if (f.has_of) EmitFrench(b, f.complement, s.complement, s.of);
 }
-bool IsPlural(const FullNp& f) { return !f.head.country && f.head.plural; }
+bool IsPlural(const FullNp& f) {
+  return !f.head.country && f.head.plural;
+}
 
 SentencePair GenerateEnFr(Rng* rng) {
   Builder b;
@@ -366,8 +414,7 @@ SentencePair GenerateEnFr(Rng* rng) {
 // ---------------------------------------------------------------------------
 const char* const kMonths[12] = {"january", "february", "march",     "april",   "may",      "june",
                                  "july",    "august",   "september", "october", "november", "december"};
-const char* const kMonthAbbr[12] = {"jan", "feb", "mar", "apr", "may", "jun",
-                                    "jul", "aug", "sep", "oct", "nov", "dec"};
+const char* const kMonthAbbr[12] = {"jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"};
 constexpr int kFirstYear = 1950, kLastYear = 2049;
 
 std::string Ordinal(int d) {
@@ -377,7 +424,9 @@ std::string Ordinal(int d) {
   if (d % 10 == 3 && d != 13) suffix = "rd";
   return std::to_string(d) + suffix;
 }
-std::string TwoDigits(int x) { return (x < 10 ? "0" : "") + std::to_string(x); }
+std::string TwoDigits(int x) {
+  return (x < 10 ? "0" : "") + std::to_string(x);
+}
 int DaysIn(int month, int year) {
   static const int kDays[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
   const bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
@@ -445,7 +494,9 @@ SentencePair GenerateDate(Rng* rng) {
 
 }  // namespace
 
-const char* TaskName(Task t) { return t == Task::Dates ? "dates" : "en-fr"; }
+const char* TaskName(Task t) {
+  return t == Task::Dates ? "dates" : "en-fr";
+}
 
 bool ParseTask(const std::string& name, Task* out) {
   if (name == "en-fr") return *out = Task::EnFr, true;
@@ -470,7 +521,8 @@ void BuildVocabs(Task task, Vocab* source, Vocab* target) {
     return;
   }
   for (const char* w : {"the", "a", "an", "some", "of", "does", "do", "not"}) source->Add(w);
-  for (const Possessive& p : kPossessives) source->Add(p.en), target->Add(p.m_sg), target->Add(p.f_sg), target->Add(p.pl);
+  for (const Possessive& p : kPossessives)
+    source->Add(p.en), target->Add(p.m_sg), target->Add(p.f_sg), target->Add(p.pl);
   for (const char* w : {"le", "la", "l'", "les", "un", "une", "des", "du", "de", "ne", "n'", "pas"}) target->Add(w);
   for (const Noun& n : kNouns) source->Add(n.en_sg), source->Add(n.en_pl), target->Add(n.fr_sg), target->Add(n.fr_pl);
   for (const Adjective& a : kAdjectives) {
@@ -478,10 +530,13 @@ void BuildVocabs(Task task, Vocab* source, Vocab* target) {
     for (const char* f : {a.m_sg, a.f_sg, a.m_pl, a.f_pl}) target->Add(f);
   }
   for (const Country& c : kCountries) source->Add(c.en), target->Add(c.fr);
-  for (const Verb& v : kVerbs) source->Add(v.en_3sg), source->Add(v.en_base), target->Add(v.fr_3sg), target->Add(v.fr_3pl);
+  for (const Verb& v : kVerbs)
+    source->Add(v.en_3sg), source->Add(v.en_base), target->Add(v.fr_3sg), target->Add(v.fr_3pl);
 }
 
-SentencePair GeneratePair(Task task, Rng* rng) { return task == Task::Dates ? GenerateDate(rng) : GenerateEnFr(rng); }
+SentencePair GeneratePair(Task task, Rng* rng) {
+  return task == Task::Dates ? GenerateDate(rng) : GenerateEnFr(rng);
+}
 
 SentencePair ProbePair(Task task) {
   if (task == Task::Dates) return MakeDate(0, 3, 3, 1999);

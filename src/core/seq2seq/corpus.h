@@ -37,13 +37,13 @@ enum class Task : int {
   EnFr = 0,   // English -> French grammar
   Dates = 1,  // human-readable dates -> ISO "yyyy - mm - dd"
 };
-const char* TaskName(Task t);                           // "en-fr", "dates"
-bool ParseTask(const std::string& name, Task* out);     // inverse of TaskName
+const char* TaskName(Task t);                        // "en-fr", "dates"
+bool ParseTask(const std::string& name, Task* out);  // inverse of TaskName
 
 struct Link {
-  int target = 0;     // index into SentencePair::target
-  int source = 0;     // index into SentencePair::source
-  bool sure = true;   // false: a "possible" link
+  int target = 0;    // index into SentencePair::target
+  int source = 0;    // index into SentencePair::source
+  bool sure = true;  // false: a "possible" link
 };
 
 struct SentencePair {
@@ -66,7 +66,7 @@ struct Corpus {
 Status GenerateCorpus(Task task, uint64_t seed, int n_train, int n_heldout, Corpus* out);
 void BuildVocabs(Task task, Vocab* source, Vocab* target);  // the full lexicon of a task
 SentencePair GeneratePair(Task task, Rng* rng);             // one random pair; advances *rng
-SentencePair ProbePair(Task task);  // en-fr: "the european economic area"; dates: "the 3rd of march 1999"
+SentencePair ProbePair(Task task);             // en-fr: "the european economic area"; dates: "the 3rd of march 1999"
 bool IsPunctuation(const std::string& token);  // tokens left unaligned by design ("-", ",", "/")
 
 }  // namespace seq2seq

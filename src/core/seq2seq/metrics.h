@@ -20,10 +20,10 @@ enum class AlignMode {
 };
 
 struct AlignmentCounts {
-  int64_t predicted = 0;          // |A|
-  int64_t sure = 0;               // |S|
-  int64_t predicted_sure = 0;     // |A n S|
-  int64_t predicted_possible = 0; // |A n P| (P includes S)
+  int64_t predicted = 0;               // |A|
+  int64_t sure = 0;                    // |S|
+  int64_t predicted_sure = 0;          // |A n S|
+  int64_t predicted_possible = 0;      // |A n P| (P includes S)
   void Add(const AlignmentCounts& o);  // accumulate (corpus-level AER is micro-averaged)
   double Aer() const;                  // 1 - (|A n S| + |A n P|) / (|A| + |S|); 0 when both are empty
 };
@@ -41,7 +41,7 @@ struct SequenceCounts {
   int64_t tokens = 0;          // reference tokens + 1 (EOS)
   int64_t tokens_correct = 0;  // positions i where decoded[i] == reference[i] (EOS position included)
   void Add(const std::vector<int>& decoded, const std::vector<int>& reference);  // one sentence (ids, no EOS)
-  double ExactMatch() const { return sentences ? static_cast<double>(exact) / sentences : 0.0; }         // [0, 1]
+  double ExactMatch() const { return sentences ? static_cast<double>(exact) / sentences : 0.0; }        // [0, 1]
   double TokenAccuracy() const { return tokens ? static_cast<double>(tokens_correct) / tokens : 0.0; }  // [0, 1]
 };
 

@@ -13,9 +13,12 @@ namespace seq2seq {
 
 const char* ModelKindName(ModelKind k) {
   switch (k) {
-    case ModelKind::Bahdanau: return "bahdanau";
-    case ModelKind::Luong: return "luong";
-    case ModelKind::Transformer: return "transformer";
+    case ModelKind::Bahdanau:
+      return "bahdanau";
+    case ModelKind::Luong:
+      return "luong";
+    case ModelKind::Transformer:
+      return "transformer";
   }
   return "?";
 }
@@ -151,7 +154,8 @@ std::vector<Shape> Layout(const ModelConfig& c, int vs, int vt) {
 
 int64_t CountWeights(const ModelConfig& config, int source_vocab_size, int target_vocab_size) {
   int64_t n = 0;
-  for (const Shape& s : Layout(config, source_vocab_size, target_vocab_size)) n += static_cast<int64_t>(s.rows) * s.cols;
+  for (const Shape& s : Layout(config, source_vocab_size, target_vocab_size))
+    n += static_cast<int64_t>(s.rows) * s.cols;
   return n;
 }
 
@@ -195,8 +199,8 @@ namespace {
 
 struct RnnParams {
   const Parameter *src_emb, *tgt_emb, *init_W, *init_b;
-  const Parameter *enc[2][4];  // [fwd, bwd][Wx, Wh, bx, bh]
-  const Parameter *dec[4];
+  const Parameter* enc[2][4];  // [fwd, bwd][Wx, Wh, bx, bh]
+  const Parameter* dec[4];
   const Parameter *Wk = nullptr, *Wq = nullptr, *v = nullptr, *Wa = nullptr, *Wc = nullptr, *bc = nullptr;
   const Parameter *out_W, *out_b;
   explicit RnnParams(const Model& m) {
@@ -249,8 +253,8 @@ RnnEncoded RnnEncode(const Model& m, const RnnParams& P, Tape* tape, const std::
   std::vector<Tape::Id> rows(T);
   for (int t = 0; t < T; ++t) rows[t] = tape->ConcatCols({states[0][t], states[1][t]});
   e.H = tape->StackRows(rows);  // [T * B, 2E]
-  e.s0 = tape->Tanh(tape->AddBias(tape->MatMul(tape->ConcatCols({last[0], last[1]}), tape->Param(P.init_W)),
-                                  tape->Param(P.init_b)));
+  e.s0 = tape->Tanh(
+      tape->AddBias(tape->MatMul(tape->ConcatCols({last[0], last[1]}), tape->Param(P.init_W)), tape->Param(P.init_b)));
   if (m.config.kind == ModelKind::Bahdanau)
     e.keys = tape->MatMul(e.H, tape->Param(P.Wk));
   else
@@ -284,8 +288,8 @@ RnnStepResult RnnStep(const Model& m, const RnnParams& P, Tape* tape, Tape::Id H
     r.state = gru(tape->ConcatCols({y, feed}), state);
     r.alpha = tape->MaskedSoftmax(tape->DotScores(keys, r.state), lengths);
     const Tape::Id c = tape->Context(r.alpha, H);
-    r.feed = tape->Tanh(tape->AddBias(tape->MatMul(tape->ConcatCols({c, r.state}), tape->Param(P.Wc)),
-                                      tape->Param(P.bc)));
+    r.feed =
+        tape->Tanh(tape->AddBias(tape->MatMul(tape->ConcatCols({c, r.state}), tape->Param(P.Wc)), tape->Param(P.bc)));
     r.features = r.feed;
   }
   return r;
@@ -344,8 +348,10 @@ void RnnGreedy(const Model& m, Tape* tape, const Batch& batch, int max_len, std:
     for (int b = 0; b < B; ++b) {
       prev[b] = internal::ArgMax(tape->Value(logits), b);
       if (!done[b]) {
-        if (prev[b] == kEos) done[b] = 1;
-        else (*out)[b].push_back(prev[b]);
+        if (prev[b] == kEos)
+          done[b] = 1;
+        else
+          (*out)[b].push_back(prev[b]);
       }
       n_done += done[b];
     }
@@ -380,7 +386,8 @@ Tape::Id ForwardTeacherForced(const Model& m, Tape* tape, const Batch& batch, Ba
                                                  : RnnTeacherForced(m, tape, batch, attention);
 }
 
-void GreedyDecodeBatch(const Model& m, Tape* tape, const Batch& batch, int max_len, std::vector<std::vector<int>>* out) {
+void GreedyDecodeBatch(const Model& m, Tape* tape, const Batch& batch, int max_len,
+                       std::vector<std::vector<int>>* out) {
   if (m.config.kind == ModelKind::Transformer)
     internal::TransformerGreedy(m, tape, batch, max_len, out);
   else

@@ -37,24 +37,24 @@ namespace seq2seq {
 // ModelKind / ModelConfig
 // ---------------------------------------------------------------------------
 enum class ModelKind : int { Bahdanau = 0, Luong = 1, Transformer = 2 };
-const char* ModelKindName(ModelKind k);                       // "bahdanau", "luong", "transformer"
+const char* ModelKindName(ModelKind k);                        // "bahdanau", "luong", "transformer"
 bool ParseModelKind(const std::string& name, ModelKind* out);  // inverse of ModelKindName
 
 enum class LuongScore : int { Dot = 0, General = 1 };
 
 struct ModelConfig {
-  ModelKind kind = ModelKind::Bahdanau;  // architecture
-  Task task = Task::EnFr;                // the corpus it translates (informational)
-  int emb = 32;                          // embedding size (RNN models)
-  int enc_hidden = 48;                   // GRU size per encoder direction (encoder output is 2 * enc_hidden)
-  int dec_hidden = 64;                   // decoder GRU size
-  int attn = 64;                         // Bahdanau: additive attention size
+  ModelKind kind = ModelKind::Bahdanau;          // architecture
+  Task task = Task::EnFr;                        // the corpus it translates (informational)
+  int emb = 32;                                  // embedding size (RNN models)
+  int enc_hidden = 48;                           // GRU size per encoder direction (encoder output is 2 * enc_hidden)
+  int dec_hidden = 64;                           // decoder GRU size
+  int attn = 64;                                 // Bahdanau: additive attention size
   LuongScore luong_score = LuongScore::General;  // Luong: Dot needs dec_hidden == 2 * enc_hidden
-  int d_model = 64;                      // Transformer: model width (embeddings too)
-  int heads = 4;                         // Transformer: heads (must divide d_model)
-  int ff = 128;                          // Transformer: feed-forward width
-  int enc_layers = 2;                    // Transformer: encoder layers
-  int dec_layers = 2;                    // Transformer: decoder layers
+  int d_model = 64;                              // Transformer: model width (embeddings too)
+  int heads = 4;                                 // Transformer: heads (must divide d_model)
+  int ff = 128;                                  // Transformer: feed-forward width
+  int enc_layers = 2;                            // Transformer: encoder layers
+  int dec_layers = 2;                            // Transformer: decoder layers
 };
 ModelConfig DefaultConfig(ModelKind kind, Task task);  // the sizes used by the pretrained models
 Status ValidateConfig(const ModelConfig& c);           // sizes in range, heads divide d_model, ...
@@ -63,16 +63,17 @@ Status ValidateConfig(const ModelConfig& c);           // sizes in range, heads 
 // Model
 // ---------------------------------------------------------------------------
 struct Model {
-  ModelConfig config;                 // architecture and sizes
-  Vocab source_vocab;                 // source words (ids)
-  Vocab target_vocab;                 // target words (ids)
-  std::vector<Parameter> params;      // every trainable matrix, in a fixed order
+  ModelConfig config;                                    // architecture and sizes
+  Vocab source_vocab;                                    // source words (ids)
+  Vocab target_vocab;                                    // target words (ids)
+  std::vector<Parameter> params;                         // every trainable matrix, in a fixed order
   const Parameter* Find(const std::string& name) const;  // nullptr if absent
   Parameter* Find(const std::string& name);              // nullptr if absent
-  int64_t NumWeights() const;                             // total number of floats
+  int64_t NumWeights() const;                            // total number of floats
 };
 
-int64_t CountWeights(const ModelConfig& config, int source_vocab_size, int target_vocab_size);  // floats InitModel would allocate
+int64_t CountWeights(const ModelConfig& config, int source_vocab_size,
+                     int target_vocab_size);  // floats InitModel would allocate
 
 // Builds the parameter list for config and vocab sizes and fills it with Xavier-uniform
 // weights drawn from Rng(seed) (biases 0, layer-norm gains 1).
@@ -105,17 +106,17 @@ void GreedyDecodeBatch(const Model& m, Tape* tape, const Batch& batch, int max_l
 // ---------------------------------------------------------------------------
 struct EncodedSource {
   int n_source = 0;  // source length
-  Mat memory;   // RNN: encoder outputs H [n_s, 2E]; Transformer: encoder output [n_s, d_model]
-  Mat keys;     // RNN: projected keys (Bahdanau W_k H, Luong-general W_a H) [n_s, *]
-  Mat initial;  // RNN: initial decoder state [1, dec_hidden]
+  Mat memory;        // RNN: encoder outputs H [n_s, 2E]; Transformer: encoder output [n_s, d_model]
+  Mat keys;          // RNN: projected keys (Bahdanau W_k H, Luong-general W_a H) [n_s, *]
+  Mat initial;       // RNN: initial decoder state [1, dec_hidden]
 };
 struct DecoderState {
-  Mat hidden;          // RNN decoder state [1, dec_hidden]
-  Mat feed;            // Luong input feeding ~h [1, dec_hidden]
+  Mat hidden;               // RNN decoder state [1, dec_hidden]
+  Mat feed;                 // Luong input feeding ~h [1, dec_hidden]
   std::vector<int> prefix;  // tokens emitted so far, starting with kBos
 };
 struct StepOutput {
-  RowVec log_probs;     // [V] log softmax over the target vocabulary
+  RowVec log_probs;            // [V] log softmax over the target vocabulary
   std::vector<Mat> attention;  // per layer: [heads, n_s] attention row(s) of this step
 };
 Status EncodeSource(const Model& m, const std::vector<int>& source_ids, Tape* tape, EncodedSource* out);
@@ -130,8 +131,8 @@ void StepDecoder(const Model& m, const EncodedSource& enc, DecoderState* state, 
 // ---------------------------------------------------------------------------
 // half = true stores weights as IEEE float16 (half the size; inference is unaffected in practice).
 Status SaveModel(const Model& m, std::vector<uint8_t>* out, bool half = false);  // serialize
-Status LoadModel(const uint8_t* data, size_t size, Model* out);             // validate + deserialize (never crashes)
-constexpr uint32_t kModelFormatVersion = 1;                                  // bumped on layout changes
+Status LoadModel(const uint8_t* data, size_t size, Model* out);  // validate + deserialize (never crashes)
+constexpr uint32_t kModelFormatVersion = 1;                      // bumped on layout changes
 
 }  // namespace seq2seq
 }  // namespace attnviz

@@ -9,8 +9,8 @@ namespace attnviz {
 namespace seq2seq {
 namespace internal {
 
-int ArgMax(const Mat& logits, int row);                          // index of the row's largest logit
-void LogSoftmaxRow(const Mat& logits, int row, RowVec* out);     // stable log-softmax of one row
+int ArgMax(const Mat& logits, int row);                       // index of the row's largest logit
+void LogSoftmaxRow(const Mat& logits, int row, RowVec* out);  // stable log-softmax of one row
 
 // Transformer counterparts of ForwardTeacherForced / GreedyDecodeBatch / EncodeSource / StepDecoder.
 Tape::Id TransformerTeacherForced(const Model& m, Tape* tape, const Batch& batch, BatchAttention* attention);

@@ -32,12 +32,16 @@ class Rng {
     s_[3] = Rotl(s_[3], 45);
     return result;
   }
-  int Uniform(int n) { return n <= 1 ? 0 : static_cast<int>(((Next() >> 32) * static_cast<uint64_t>(n)) >> 32); }  // [0, n)
+  int Uniform(int n) {
+    return n <= 1 ? 0 : static_cast<int>(((Next() >> 32) * static_cast<uint64_t>(n)) >> 32);
+  }                                                                                  // [0, n)
   float Float() { return static_cast<float>(Next() >> 40) * (1.0f / 16777216.0f); }  // [0, 1), 24 bits
-  bool Chance(float p) { return Float() < p; }                                         // true with probability p
-  float Symmetric(float a) { return (2.0f * Float() - 1.0f) * a; }                     // uniform in [-a, a)
+  bool Chance(float p) { return Float() < p; }                                       // true with probability p
+  float Symmetric(float a) { return (2.0f * Float() - 1.0f) * a; }                   // uniform in [-a, a)
   template <typename T>
-  const T& Pick(const std::vector<T>& v) { return v[Uniform(static_cast<int>(v.size()))]; }  // uniform element
+  const T& Pick(const std::vector<T>& v) {
+    return v[Uniform(static_cast<int>(v.size()))];
+  }  // uniform element
   template <typename T>
   void Shuffle(std::vector<T>* v) {  // Fisher-Yates
     for (int i = static_cast<int>(v->size()) - 1; i > 0; --i) std::swap((*v)[i], (*v)[Uniform(i + 1)]);

@@ -138,10 +138,12 @@ Status ReadVocab(Reader* r, const char* which, Vocab* out) {
     const std::string t = r->Str();
     if (!r->ok()) return Status::Error(std::string("model file: truncated ") + which + " vocabulary");
     if (i < kNumSpecial) {
-      if (t != v.Token(static_cast<int>(i))) return Status::Error(std::string("model file: bad special token in ") + which + " vocabulary");
+      if (t != v.Token(static_cast<int>(i)))
+        return Status::Error(std::string("model file: bad special token in ") + which + " vocabulary");
       continue;
     }
-    if (t.empty() || v.Contains(t)) return Status::Error(std::string("model file: empty or duplicate word in ") + which + " vocabulary");
+    if (t.empty() || v.Contains(t))
+      return Status::Error(std::string("model file: empty or duplicate word in ") + which + " vocabulary");
     v.Add(t);
   }
   *out = std::move(v);
@@ -171,8 +173,10 @@ Status SaveModel(const Model& m, std::vector<uint8_t>* out, bool half) {
     w.U32(static_cast<uint32_t>(p.value.cols()));
     w.U8(half ? 1 : 0);
     for (int i = 0; i < p.value.size(); ++i) {
-      if (half) w.U16(FloatToHalf(p.value.data()[i]));
-      else w.F32(p.value.data()[i]);
+      if (half)
+        w.U16(FloatToHalf(p.value.data()[i]));
+      else
+        w.F32(p.value.data()[i]);
     }
   }
   w.U32(Fnv1a(buf.data(), buf.size()));

@@ -8,10 +8,14 @@ namespace attnviz {
 namespace seq2seq {
 
 namespace {
-inline Real Sigmoid(Real x) { return 1.0f / (1.0f + std::exp(-x)); }
+inline Real Sigmoid(Real x) {
+  return 1.0f / (1.0f + std::exp(-x));
+}
 }  // namespace
 
-void Tape::Clear() { count_ = 0; }
+void Tape::Clear() {
+  count_ = 0;
+}
 
 Tape::Id Tape::NewNode(Op op) {
   if (count_ == static_cast<int>(nodes_.size())) nodes_.emplace_back();
@@ -28,7 +32,9 @@ const Mat& Tape::Value(Id id) const {
   const Node& n = nodes_[id];
   return n.op == Op::Param ? n.param->value : n.value;
 }
-const Mat& Tape::Saved(Id id) const { return nodes_[id].saved; }
+const Mat& Tape::Saved(Id id) const {
+  return nodes_[id].saved;
+}
 
 Mat& Tape::G(Id id) {
   Node& n = nodes_[id];
@@ -215,7 +221,7 @@ Tape::Id Tape::MaskedSoftmax(Id scores, const std::vector<int>& lengths) {
   n.value.setZero(S.rows(), S.cols());
   for (int b = 0; b < S.rows(); ++b) {
     const int len = std::min<int>(lengths[b], static_cast<int>(S.cols()));
-    if (len <= 0) continue;  // fully masked row stays 0
+    if (len <= 0) continue;                         // fully masked row stays 0
     const Real mx = S.row(b).head(len).maxCoeff();  // subtract the row max
     Real sum = 0.0f;
     for (int t = 0; t < len; ++t) sum += (n.value(b, t) = std::exp(S(b, t) - mx));
@@ -473,8 +479,7 @@ void Tape::BackwardNode(Node& n) {
         const Eigen::Array<Real, 1, Eigen::Dynamic> dxhat = dY.row(i).array() * gamma;
         const Real mean_dxhat = dxhat.sum() * inv_d;
         const Real mean_dxhat_xhat = (dxhat * n.saved.row(i).array()).sum() * inv_d;
-        dX.row(i).array() +=
-            n.saved2(i, 0) * (dxhat - mean_dxhat - n.saved.row(i).array() * mean_dxhat_xhat);
+        dX.row(i).array() += n.saved2(i, 0) * (dxhat - mean_dxhat - n.saved.row(i).array() * mean_dxhat_xhat);
       }
       break;
     }

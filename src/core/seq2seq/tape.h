@@ -34,36 +34,37 @@ using RowVec = Eigen::Matrix<Real, 1, Eigen::Dynamic>;                          
 
 struct Parameter {
   std::string name;  // e.g. "enc.fwd.W_x"; unique inside a model
-  Mat value;    // the weights
-  Mat grad;     // dLoss/dvalue, accumulated by Tape::Backward (zeroed by the trainer)
-  Mat adam_m;   // Adam first moment (same shape)
-  Mat adam_v;   // Adam second moment (same shape)
+  Mat value;         // the weights
+  Mat grad;          // dLoss/dvalue, accumulated by Tape::Backward (zeroed by the trainer)
+  Mat adam_m;        // Adam first moment (same shape)
+  Mat adam_v;        // Adam second moment (same shape)
 };
 
 class Tape {
  public:
   using Id = int;  // a node of the tape
 
-  void Clear();                                  // forget all nodes (keeps their memory for reuse)
-  int Size() const { return count_; }            // number of recorded nodes
-  const Mat& Value(Id id) const;            // forward value of a node
-  const Mat& Saved(Id id) const;            // MultiHeadAttention: probabilities [B*heads*n_q, n_k]; MaskedSoftmax/others: internal
-  void Backward(Id loss);                        // d(loss)/d(every node); adds parameter gradients into Parameter::grad
+  void Clear();                        // forget all nodes (keeps their memory for reuse)
+  int Size() const { return count_; }  // number of recorded nodes
+  const Mat& Value(Id id) const;       // forward value of a node
+  const Mat& Saved(
+      Id id) const;        // MultiHeadAttention: probabilities [B*heads*n_q, n_k]; MaskedSoftmax/others: internal
+  void Backward(Id loss);  // d(loss)/d(every node); adds parameter gradients into Parameter::grad
 
   // --- leaves ---
-  Id Constant(const Mat& value);                      // no gradient flows into it
-  Id Param(const Parameter* p);                            // a trainable matrix (not copied; grad sized at Backward)
+  Id Constant(const Mat& value);  // no gradient flows into it
+  Id Param(const Parameter* p);   // a trainable matrix (not copied; grad sized at Backward)
   Id Gather(const Parameter* table, const std::vector<int>& rows);  // table rows -> [rows.size(), d] (embedding lookup)
 
   // --- generic ---
-  Id MatMul(Id a, Id b);                                   // a [m, k] * b [k, n] -> [m, n]
-  Id AddBias(Id a, Id bias);                               // a [m, n] + bias [1, n] (broadcast over rows)
-  Id Add(Id a, Id b);                                      // same shapes
-  Id Tanh(Id a);                                           // elementwise
-  Id Relu(Id a);                                           // elementwise
-  Id ConcatCols(const std::vector<Id>& parts);             // [m, n1] | [m, n2] | ... -> [m, sum n]
-  Id StackRows(const std::vector<Id>& parts);              // [m1, n] over [m2, n] ... -> [sum m, n]
-  Id RowBlock(Id a, int row0, int rows);                   // a[row0 : row0 + rows, :]
+  Id MatMul(Id a, Id b);                        // a [m, k] * b [k, n] -> [m, n]
+  Id AddBias(Id a, Id bias);                    // a [m, n] + bias [1, n] (broadcast over rows)
+  Id Add(Id a, Id b);                           // same shapes
+  Id Tanh(Id a);                                // elementwise
+  Id Relu(Id a);                                // elementwise
+  Id ConcatCols(const std::vector<Id>& parts);  // [m, n1] | [m, n2] | ... -> [m, sum n]
+  Id StackRows(const std::vector<Id>& parts);   // [m1, n] over [m2, n] ... -> [sum m, n]
+  Id RowBlock(Id a, int row0, int rows);        // a[row0 : row0 + rows, :]
 
   // --- fused sequence kernels ---
   // GRU cell (torch gate order r, z, n): gx = x W_x + b_x [B, 3H], gh = h W_h + b_h [B, 3H], h [B, H].
@@ -91,8 +92,25 @@ class Tape {
 
  private:
   enum class Op {
-    Constant, Param, Gather, MatMul, AddBias, Add, Tanh, Relu, ConcatCols, StackRows, RowBlock, Gru,
-    AdditiveScores, DotScores, MaskedSoftmax, Context, LayerNorm, MultiHeadAttention, CrossEntropy,
+    Constant,
+    Param,
+    Gather,
+    MatMul,
+    AddBias,
+    Add,
+    Tanh,
+    Relu,
+    ConcatCols,
+    StackRows,
+    RowBlock,
+    Gru,
+    AdditiveScores,
+    DotScores,
+    MaskedSoftmax,
+    Context,
+    LayerNorm,
+    MultiHeadAttention,
+    CrossEntropy,
   };
   struct Node {
     Op op = Op::Constant;
@@ -100,8 +118,8 @@ class Tape {
     int i0 = 0, i1 = 0, i2 = 0;  // op-specific integers (row0, batch, heads, causal, ...)
     Parameter* param = nullptr;  // Param, Gather
     std::vector<int> ints;       // op-specific (row ids, lengths, targets, input ids, row mask)
-    Mat value, grad;        // forward value, gradient (unused for Param: see Parameter)
-    Mat saved, saved2;      // op-specific forward intermediates for backward
+    Mat value, grad;             // forward value, gradient (unused for Param: see Parameter)
+    Mat saved, saved2;           // op-specific forward intermediates for backward
   };
   Id NewNode(Op op);
   Mat& G(Id id);  // gradient buffer (the Parameter's for Param nodes)

@@ -13,7 +13,9 @@ double NowMs() {
   using Clock = std::chrono::steady_clock;
   return std::chrono::duration<double, std::milli>(Clock::now().time_since_epoch()).count();
 }
-int MaxDecodeLength(const std::vector<int>& source) { return 2 * static_cast<int>(source.size()) + 6; }
+int MaxDecodeLength(const std::vector<int>& source) {
+  return 2 * static_cast<int>(source.size()) + 6;
+}
 }  // namespace
 
 EpochStats Evaluate(const Model& model, const std::vector<SentencePair>& pairs, int batch_size, float align_threshold) {
@@ -111,8 +113,10 @@ int Trainer::Step(double budget_ms, int max_units) {
     if (units > 0 && (estimate == 0 || elapsed + estimate > budget_ms)) break;  // unknown cost: next slice
     const double t0 = NowMs();
     const bool eval = evaluating_;
-    if (eval) EvalChunk();
-    else TrainUnit();
+    if (eval)
+      EvalChunk();
+    else
+      TrainUnit();
     const double ms = NowMs() - t0;
     double& avg = eval ? avg_eval_ms_ : avg_batch_ms_;
     avg = avg == 0 ? ms : 0.8 * avg + 0.2 * ms;

@@ -25,42 +25,42 @@ namespace attnviz {
 namespace seq2seq {
 
 struct TrainerConfig {
-  ModelConfig model;            // architecture (DefaultConfig(kind, task) is a good start)
-  Task task = Task::EnFr;       // which corpus to generate
-  uint64_t seed = 1;            // corpus, initial weights and shuffling all derive from it
-  int n_train = 6000;           // training pairs
-  int n_heldout = 400;          // held-out pairs (evaluated every epoch)
-  int batch_size = 32;          // sentences per batch (one Adam update)
-  int micro_batch = 0;          // sentences per unit of work (gradients accumulate); 0 = batch_size.
-                                // The browser uses small micro-batches so one unit fits in a frame.
-  float learning_rate = 6e-3f;  // Adam step size after warm-up
-  int warmup_batches = 100;     // linear warm-up of the learning rate
-  float beta2 = 0.999f;         // Adam second-moment decay
-  float clip_norm = 5.0f;       // global gradient norm clip (<= 0: off)
-  int eval_chunk = 50;          // held-out sentences per evaluation unit (the browser: ~8)
-  float align_threshold = 0.3f; // AlignMode::Threshold cut-off
+  ModelConfig model;             // architecture (DefaultConfig(kind, task) is a good start)
+  Task task = Task::EnFr;        // which corpus to generate
+  uint64_t seed = 1;             // corpus, initial weights and shuffling all derive from it
+  int n_train = 6000;            // training pairs
+  int n_heldout = 400;           // held-out pairs (evaluated every epoch)
+  int batch_size = 32;           // sentences per batch (one Adam update)
+  int micro_batch = 0;           // sentences per unit of work (gradients accumulate); 0 = batch_size.
+                                 // The browser uses small micro-batches so one unit fits in a frame.
+  float learning_rate = 6e-3f;   // Adam step size after warm-up
+  int warmup_batches = 100;      // linear warm-up of the learning rate
+  float beta2 = 0.999f;          // Adam second-moment decay
+  float clip_norm = 5.0f;        // global gradient norm clip (<= 0: off)
+  int eval_chunk = 50;           // held-out sentences per evaluation unit (the browser: ~8)
+  float align_threshold = 0.3f;  // AlignMode::Threshold cut-off
 };
 TrainerConfig DefaultTrainerConfig(ModelKind kind, Task task, uint64_t seed);  // settings of the pretrained models
 
 struct EpochStats {
-  int epoch = 0;               // 1-based
-  double loss = 0;             // mean training loss over the epoch's batches (per target token)
-  double heldout_loss = 0;     // mean teacher-forced loss on the held-out set
-  double exact_match = 0;      // held-out, greedy decoding, [0, 1]
-  double token_accuracy = 0;   // held-out, greedy decoding, [0, 1]
-  double aer = 0;              // held-out, argmax of attention vs gold links, [0, 1]
-  double aer_threshold = 0;    // held-out, attention >= align_threshold vs gold links
-  double seconds = 0;          // cumulative time spent in Step() when the epoch ended
-  int64_t batches = 0;         // cumulative training batches
+  int epoch = 0;              // 1-based
+  double loss = 0;            // mean training loss over the epoch's batches (per target token)
+  double heldout_loss = 0;    // mean teacher-forced loss on the held-out set
+  double exact_match = 0;     // held-out, greedy decoding, [0, 1]
+  double token_accuracy = 0;  // held-out, greedy decoding, [0, 1]
+  double aer = 0;             // held-out, argmax of attention vs gold links, [0, 1]
+  double aer_threshold = 0;   // held-out, attention >= align_threshold vs gold links
+  double seconds = 0;         // cumulative time spent in Step() when the epoch ended
+  int64_t batches = 0;        // cumulative training batches
 };
 
 struct ProbeSnapshot {
-  int epoch = 0;                             // 0 = before training
-  std::vector<std::string> source_tokens;    // the probe source
-  std::vector<std::string> reference_tokens; // its reference translation
-  std::vector<std::string> decoded_tokens;   // greedy translation at this epoch
-  Mat attention;                        // teacher-forced attention [n_ref + 1, n_src] (last row: EOS)
-  double aer = 0;                            // argmax AER of this snapshot
+  int epoch = 0;                              // 0 = before training
+  std::vector<std::string> source_tokens;     // the probe source
+  std::vector<std::string> reference_tokens;  // its reference translation
+  std::vector<std::string> decoded_tokens;    // greedy translation at this epoch
+  Mat attention;                              // teacher-forced attention [n_ref + 1, n_src] (last row: EOS)
+  double aer = 0;                             // argmax AER of this snapshot
 };
 
 // Scores model on pairs (batches of batch_size): greedy exact match / token accuracy and
@@ -74,19 +74,19 @@ class Trainer {
   // Trains for about budget_ms milliseconds (at least one unit) or max_units units (0 = no cap).
   // Returns the number of units (micro-batches or evaluation chunks) done.
   int Step(double budget_ms, int max_units = 0);
-  int RunEpoch();                                       // steps until the current epoch is evaluated
-  int epoch() const { return epoch_; }                  // completed epochs
-  bool evaluating() const { return evaluating_; }       // true while the held-out set is being scored
-  double progress() const;                              // fraction of the current epoch done, [0, 1]
-  double seconds() const { return seconds_; }           // time spent in Step()
-  int64_t batches() const { return batches_; }          // training batches so far
-  float last_loss() const { return last_loss_; }        // loss of the most recent batch
-  const std::vector<EpochStats>& history() const { return history_; }     // one entry per epoch
-  const std::vector<ProbeSnapshot>& probes() const { return probes_; }    // epoch 0, 1, 2, ...
+  int RunEpoch();                                                       // steps until the current epoch is evaluated
+  int epoch() const { return epoch_; }                                  // completed epochs
+  bool evaluating() const { return evaluating_; }                       // true while the held-out set is being scored
+  double progress() const;                                              // fraction of the current epoch done, [0, 1]
+  double seconds() const { return seconds_; }                           // time spent in Step()
+  int64_t batches() const { return batches_; }                          // training batches so far
+  float last_loss() const { return last_loss_; }                        // loss of the most recent batch
+  const std::vector<EpochStats>& history() const { return history_; }   // one entry per epoch
+  const std::vector<ProbeSnapshot>& probes() const { return probes_; }  // epoch 0, 1, 2, ...
   const std::vector<float>& batch_losses() const { return batch_losses_; }  // every batch's loss
-  const Model& model() const { return model_; }         // the model being trained
-  const Corpus& corpus() const { return corpus_; }      // train / held-out pairs
-  const TrainerConfig& config() const { return config_; }  // as given to Init
+  const Model& model() const { return model_; }                             // the model being trained
+  const Corpus& corpus() const { return corpus_; }                          // train / held-out pairs
+  const TrainerConfig& config() const { return config_; }                   // as given to Init
 
  private:
   void TrainUnit();
@@ -102,9 +102,9 @@ class Trainer {
   Tape tape_;
   Rng rng_;
   std::vector<int> order_;
-  size_t cursor_ = 0;        // next training pair (index into order_)
-  size_t batch_end_ = 0;     // end of the batch being accumulated
-  int micro_in_batch_ = 0;   // micro-batches accumulated into the gradients
+  size_t cursor_ = 0;       // next training pair (index into order_)
+  size_t batch_end_ = 0;    // end of the batch being accumulated
+  int micro_in_batch_ = 0;  // micro-batches accumulated into the gradients
   double batch_loss_sum_ = 0;
   bool evaluating_ = false;
   size_t eval_cursor_ = 0;

@@ -38,7 +38,9 @@ struct TfParams {
   explicit TfParams(const Model& m) {
     auto lin = [&](const std::string& p) { return Linear{m.Find(p + ".W"), m.Find(p + ".b")}; };
     auto norm = [&](const std::string& p) { return Norm{m.Find(p + ".g"), m.Find(p + ".b")}; };
-    auto att = [&](const std::string& p) { return AttentionP{lin(p + ".q"), lin(p + ".k"), lin(p + ".v"), lin(p + ".o")}; };
+    auto att = [&](const std::string& p) {
+      return AttentionP{lin(p + ".q"), lin(p + ".k"), lin(p + ".v"), lin(p + ".o")};
+    };
     src_emb = m.Find("src_emb"), tgt_emb = m.Find("tgt_emb");
     for (int l = 0; l < m.config.enc_layers; ++l) {
       const std::string p = "enc" + std::to_string(l);
@@ -62,7 +64,9 @@ struct TfParams {
 Tape::Id Dense(Tape* tape, const Linear& l, Tape::Id x) {
   return tape->AddBias(tape->MatMul(x, tape->Param(l.W)), tape->Param(l.b));
 }
-Tape::Id ApplyNorm(Tape* tape, const Norm& n, Tape::Id x) { return tape->LayerNorm(x, tape->Param(n.g), tape->Param(n.b)); }
+Tape::Id ApplyNorm(Tape* tape, const Norm& n, Tape::Id x) {
+  return tape->LayerNorm(x, tape->Param(n.g), tape->Param(n.b));
+}
 
 // Sinusoidal positions tiled over the batch: [B * n, d], row b * n + i gets position i.
 Mat Positions(int B, int n, int d) {
@@ -147,7 +151,8 @@ Tape::Id TransformerTeacherForced(const Model& m, Tape* tape, const Batch& batch
     const auto& t = batch.target[b];
     inputs[b].push_back(kBos);
     inputs[b].insert(inputs[b].end(), t.begin(), t.end());
-    for (int i = 0; i <= static_cast<int>(t.size()); ++i) targets[b * n + i] = i < static_cast<int>(t.size()) ? t[i] : kEos;
+    for (int i = 0; i <= static_cast<int>(t.size()); ++i)
+      targets[b * n + i] = i < static_cast<int>(t.size()) ? t[i] : kEos;
   }
   std::vector<Tape::Id> cross;
   const Tape::Id features = TfDecode(m, P, tape, memory, lengths, inputs, n, &cross);
@@ -167,7 +172,8 @@ Tape::Id TransformerTeacherForced(const Model& m, Tape* tape, const Batch& batch
   return tape->CrossEntropy(logits, targets);
 }
 
-void TransformerGreedy(const Model& m, Tape* tape, const Batch& batch, int max_len, std::vector<std::vector<int>>* out) {
+void TransformerGreedy(const Model& m, Tape* tape, const Batch& batch, int max_len,
+                       std::vector<std::vector<int>>* out) {
   const TfParams P(m);
   tape->Clear();
   std::vector<int> lengths;
@@ -181,21 +187,23 @@ void TransformerGreedy(const Model& m, Tape* tape, const Batch& batch, int max_l
   for (int t = 0; t < max_len; ++t) {
     tape->Clear();
     const int n = t + 1;
-    const Tape::Id logits = Dense(tape, P.out, TfDecode(m, P, tape, tape->Constant(memory), lengths, inputs, n, &cross));
+    const Tape::Id logits =
+        Dense(tape, P.out, TfDecode(m, P, tape, tape->Constant(memory), lengths, inputs, n, &cross));
     int n_done = 0;
     for (int b = 0; b < B; ++b) {
       const int next = ArgMax(tape->Value(logits), b * n + t);
       inputs[b].push_back(next);
       if (!done[b]) {
-        if (next == kEos) done[b] = 1;
-        else (*out)[b].push_back(next);
+        if (next == kEos)
+          done[b] = 1;
+        else
+          (*out)[b].push_back(next);
       }
       n_done += done[b];
     }
     if (n_done == B) break;
   }
 }
-
 
 Mat TransformerEncode(const Model& m, const std::vector<int>& source_ids, Tape* tape) {
   const TfParams P(m);
@@ -204,13 +212,12 @@ Mat TransformerEncode(const Model& m, const std::vector<int>& source_ids, Tape* 
   return tape->Value(TfEncode(m, P, tape, {source_ids}, &lengths, &n_s));
 }
 
-void TransformerStep(const Model& m, const EncodedSource& enc, const DecoderState& state, Tape* tape,
-                     StepOutput* out) {
+void TransformerStep(const Model& m, const EncodedSource& enc, const DecoderState& state, Tape* tape, StepOutput* out) {
   const TfParams P(m);
   const int n = static_cast<int>(state.prefix.size()), H = m.config.heads;
   std::vector<Tape::Id> cross;
-  const Tape::Id logits = Dense(
-      tape, P.out, TfDecode(m, P, tape, tape->Constant(enc.memory), {enc.n_source}, {state.prefix}, n, &cross));
+  const Tape::Id logits =
+      Dense(tape, P.out, TfDecode(m, P, tape, tape->Constant(enc.memory), {enc.n_source}, {state.prefix}, n, &cross));
   LogSoftmaxRow(tape->Value(logits), n - 1, &out->log_probs);
   for (Tape::Id c : cross) {
     Mat rows(H, enc.n_source);

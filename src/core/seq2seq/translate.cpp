@@ -9,7 +9,9 @@ namespace seq2seq {
 
 namespace {
 
-int DefaultMaxLength(int n_source) { return 2 * n_source + 6; }
+int DefaultMaxLength(int n_source) {
+  return 2 * n_source + 6;
+}
 
 RowVec MeanRow(const std::vector<Mat>& layers) {
   RowVec mean = RowVec::Zero(layers[0].cols());
@@ -92,7 +94,8 @@ Status TranslateTokens(const Model& m, const std::vector<std::string>& source_to
       std::partial_sort(ids.begin(), ids.begin() + keep, ids.end(), [&](int a, int b) { return lp[a] > lp[b]; });
       for (int k = 0; k < keep; ++k) cands.push_back({static_cast<int>(i), ids[k], beam[i].log_prob + lp[ids[k]]});
     }
-    std::stable_sort(cands.begin(), cands.end(), [](const Candidate& a, const Candidate& b) { return a.log_prob > b.log_prob; });
+    std::stable_sort(cands.begin(), cands.end(),
+                     [](const Candidate& a, const Candidate& b) { return a.log_prob > b.log_prob; });
     std::vector<Hypothesis> next;
     for (const Candidate& c : cands) {
       if (static_cast<int>(next.size()) >= K) break;

@@ -21,8 +21,8 @@ namespace attnviz {
 namespace seq2seq {
 
 struct TranslateOptions {
-  int beam_size = 1;       // 1 = greedy; > 1 = beam search
-  int max_length = 0;      // maximum target words; 0 = 2 * n_source + 6
+  int beam_size = 1;          // 1 = greedy; > 1 = beam search
+  int max_length = 0;         // maximum target words; 0 = 2 * n_source + 6
   float length_alpha = 0.6f;  // beam: score = log p / ((5 + len) / 6)^alpha (GNMT length normalization)
 };
 
@@ -31,11 +31,11 @@ struct Translation {
   std::vector<int> unknown_positions;      // source positions not in the vocabulary (fed as <unk>)
   std::vector<std::string> target_tokens;  // output words (EOS not included)
   std::vector<int> target_ids;             // their ids
-  Mat attention;                      // [n_target + 1, n_source] (last row: the EOS step), mean over layers and heads
+  Mat attention;  // [n_target + 1, n_source] (last row: the EOS step), mean over layers and heads
   std::vector<std::vector<Mat>> layer_heads;  // [layer][head] -> [n_target + 1, n_source]; RNN models: 1 x 1
-  std::vector<std::string> layer_names;    // "cross-attention" (RNN) or "decoder layer 1", ...
-  float log_prob = 0;                      // sum of the chosen words' log-probabilities (EOS included)
-  bool finished = false;                   // EOS was produced (false: cut at max_length)
+  std::vector<std::string> layer_names;       // "cross-attention" (RNN) or "decoder layer 1", ...
+  float log_prob = 0;                         // sum of the chosen words' log-probabilities (EOS included)
+  bool finished = false;                      // EOS was produced (false: cut at max_length)
 };
 
 // Tokenizes sentence (Tokenize()), maps unknown words to <unk> (reported in unknown_positions)
@@ -51,21 +51,22 @@ Status ForceDecode(const Model& m, const std::vector<std::string>& source_tokens
                    const std::vector<std::string>& target_tokens, Translation* out);
 
 struct DecodedWord {
-  int index = 0;             // target position (0-based)
-  int id = 0;                // target id (kEos at the end)
-  std::string token;         // target word ("</s>" at the end)
-  float log_prob = 0;        // its log-probability
-  RowVec attention;          // [n_source] mean attention row of this step
-  std::vector<Mat> layer_heads;     // per layer: [heads, n_source]
+  int index = 0;                 // target position (0-based)
+  int id = 0;                    // target id (kEos at the end)
+  std::string token;             // target word ("</s>" at the end)
+  float log_prob = 0;            // its log-probability
+  RowVec attention;              // [n_source] mean attention row of this step
+  std::vector<Mat> layer_heads;  // per layer: [heads, n_source]
 };
 
 // Greedy decoding one word per call; keeps everything it emitted in partial().
 class IncrementalDecoder {
  public:
-  Status Start(const Model& m, const std::string& sentence, int max_length = 0);  // tokenize + encode (m must outlive the decoder)
-  bool Done() const { return done_; }                     // EOS emitted or max length reached (or Start failed)
-  Status DecodeStep(DecodedWord* out);                    // one word + its attention row; error if Done()
-  const Translation& partial() const { return partial_; } // everything so far (attention has one row per emitted word)
+  Status Start(const Model& m, const std::string& sentence,
+               int max_length = 0);                        // tokenize + encode (m must outlive the decoder)
+  bool Done() const { return done_; }                      // EOS emitted or max length reached (or Start failed)
+  Status DecodeStep(DecodedWord* out);                     // one word + its attention row; error if Done()
+  const Translation& partial() const { return partial_; }  // everything so far (attention has one row per emitted word)
 
  private:
   const Model* model_ = nullptr;

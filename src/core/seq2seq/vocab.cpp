@@ -17,9 +17,12 @@ std::vector<uint32_t> CodePoints(const std::string& s) {
     const unsigned char c = static_cast<unsigned char>(s[i]);
     int len = 1;
     uint32_t cp = c;
-    if (c >= 0xF0) len = 4, cp = c & 0x07;
-    else if (c >= 0xE0) len = 3, cp = c & 0x0F;
-    else if (c >= 0xC0) len = 2, cp = c & 0x1F;
+    if (c >= 0xF0)
+      len = 4, cp = c & 0x07;
+    else if (c >= 0xE0)
+      len = 3, cp = c & 0x0F;
+    else if (c >= 0xC0)
+      len = 2, cp = c & 0x1F;
     if (i + len > s.size()) len = 1, cp = c;
     for (int k = 1; k < len; ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
     out.push_back(cp);
@@ -47,9 +50,13 @@ int Vocab::Id(const std::string& token) const {
   return it == ids_.end() ? kUnk : it->second;
 }
 
-bool Vocab::Contains(const std::string& token) const { return ids_.count(token) != 0; }
+bool Vocab::Contains(const std::string& token) const {
+  return ids_.count(token) != 0;
+}
 
-const std::string& Vocab::Token(int id) const { return id >= 0 && id < Size() ? tokens_[id] : tokens_[kUnk]; }
+const std::string& Vocab::Token(int id) const {
+  return id >= 0 && id < Size() ? tokens_[id] : tokens_[kUnk];
+}
 
 std::vector<int> Vocab::Encode(const std::vector<std::string>& words) const {
   std::vector<int> ids;

@@ -35,15 +35,15 @@ struct Suggestion {
 
 class Vocab {
  public:
-  Vocab();                                                // holds only the 4 special tokens
-  int Add(const std::string& token);                      // id of token, adding it if new
-  int Id(const std::string& token) const;                 // id, or kUnk if unknown
-  bool Contains(const std::string& token) const;          // true if known (special tokens included)
-  const std::string& Token(int id) const;                 // token of id ("<unk>" if out of range)
-  int Size() const { return static_cast<int>(tokens_.size()); }  // number of tokens, specials included
-  const std::vector<std::string>& Tokens() const { return tokens_; }  // all tokens, by id
+  Vocab();                                                               // holds only the 4 special tokens
+  int Add(const std::string& token);                                     // id of token, adding it if new
+  int Id(const std::string& token) const;                                // id, or kUnk if unknown
+  bool Contains(const std::string& token) const;                         // true if known (special tokens included)
+  const std::string& Token(int id) const;                                // token of id ("<unk>" if out of range)
+  int Size() const { return static_cast<int>(tokens_.size()); }          // number of tokens, specials included
+  const std::vector<std::string>& Tokens() const { return tokens_; }     // all tokens, by id
   std::vector<int> Encode(const std::vector<std::string>& words) const;  // ids (kUnk for unknown words)
-  std::vector<std::string> Decode(const std::vector<int>& ids) const;  // tokens, stopping at kEos, skipping kPad/kBos
+  std::vector<std::string> Decode(const std::vector<int>& ids) const;    // tokens, stopping at kEos, skipping kPad/kBos
   std::vector<int> UnknownPositions(const std::vector<std::string>& words) const;  // indices of unknown words
   std::vector<Suggestion> Suggest(const std::string& word, int max_results = 3,
                                   int max_distance = 3) const;  // closest known words, nearest first (ties: by id)
@@ -59,7 +59,7 @@ class Vocab {
 // Lowercases ASCII and the common Latin-1 capitals (É -> é ...), splits on spaces and
 // detaches , . ; : ! ? / and a French elision ("l'école" -> "l'" "école").
 std::vector<std::string> Tokenize(const std::string& sentence);
-std::string Join(const std::vector<std::string>& tokens);  // tokens separated by single spaces
+std::string Join(const std::vector<std::string>& tokens);      // tokens separated by single spaces
 int EditDistance(const std::string& a, const std::string& b);  // Levenshtein over UTF-8 code points
 
 }  // namespace seq2seq
