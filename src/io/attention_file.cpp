@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "io/attention_file_detail.h"
+#include "io/attention_sets.h"
 #include "io/npy.h"
 #include "io/npz.h"
 
@@ -15,7 +17,7 @@ int AttentionFile::TotalHeads() const {
   return n;
 }
 
-namespace {
+namespace attention_file_detail {
 
 // Tokens "0", "1", ... for files that give none.
 void IndexTokens(int64_t n, std::vector<std::string>* tokens) {
@@ -75,8 +77,18 @@ Status JsonMatrix(const JsonValue& v, const std::string& where, int64_t* budget,
   *budget -= (int64_t)(rows * cols);
   if (*budget < 0) return Status::Error("attention json: too many weights in total (limit exceeded)");
   out->resize((Eigen::Index)rows, (Eigen::Index)cols);
-  for (size_t i = 0; i < rows; ++i)
-    for (size_t j = 0; j < cols; ++j) (*out)((Eigen::Index)i, (Eigen::Index)j) = (float)v.items[i].numbers[j];
+  for (size_t i = 0; i < rows; ++i) {
+    for (size_t j = 0; j < cols; ++j) {
+      const double x = v.items[i].numbers[j];
+      if (std::fabs(x) > 3.4028234663852886e38) {  // finite in JSON, but no float32 holds it
+        char b[32];
+        std::snprintf(b, sizeof(b), "%g", x);
+        return Status::Error("attention json: " + where + ": weight " + b + " at row " + std::to_string(i) +
+                             ", column " + std::to_string(j) + " is too large for float32 (weights are probabilities)");
+      }
+      (*out)((Eigen::Index)i, (Eigen::Index)j) = (float)x;
+    }
+  }
   return Status::Ok();
 }
 
@@ -173,12 +185,52 @@ Status FromAttentionArray(const NdArray& a, const char* array_name, const Attent
   return Status::Ok();
 }
 
-}  // namespace
+}  // namespace attention_file_detail
+
+using namespace attention_file_detail;
 
 Status ParseAttentionJson(const char* text, size_t size, AttentionFile* out, const AttentionFileLimits& limits) {
   JsonValue root;
   Status st = ParseJson(text, size, &root);
   if (!st) return st;
+  if (IsAttentionDocumentJson(root)) return FirstSetOf(root, out, limits);
+  return ParseAttentionJsonValue(root, out, limits);
+}
+
+namespace attention_file_detail {
+
+// "layers": [{"name", "heads": [{"name", "weights"} or a matrix, ...]}, ...]
+Status JsonLayers(const JsonValue& layers, const AttentionFileLimits& limits, int64_t* budget,
+                  std::vector<AttentionFile::Layer>* out) {
+  Status st;
+  if (!layers.IsArray() || !layers.numbers.empty())
+    return Status::Error("attention json: \"layers\" must be an array of objects");
+  if ((int64_t)layers.items.size() > limits.max_layers) return Status::Error("attention json: too many layers");
+  for (size_t l = 0; l < layers.items.size(); ++l) {
+    const JsonValue& lv = layers.items[l];
+    const std::string lwhere = "layers[" + std::to_string(l) + "]";
+    if (!lv.IsObject()) return Status::Error("attention json: " + lwhere + " must be an object with \"heads\"");
+    AttentionFile::Layer layer;
+    const JsonValue* name = lv.Find("name");
+    layer.name = name && name->type == JsonType::String ? name->string : "layer " + std::to_string(l);
+    const JsonValue* heads = lv.Find("heads");
+    if (!heads || !heads->IsArray() || !heads->numbers.empty())
+      return Status::Error("attention json: " + lwhere + " needs \"heads\": an array of {\"name\", \"weights\"}");
+    if ((int64_t)heads->items.size() > limits.max_heads)
+      return Status::Error("attention json: " + lwhere + " has too many heads");
+    for (size_t h = 0; h < heads->items.size(); ++h) {
+      AttentionFile::Head head;
+      st = JsonHead(heads->items[h], lwhere + ".heads[" + std::to_string(h) + "]", h, budget, &head);
+      if (!st) return st;
+      layer.heads.push_back(std::move(head));
+    }
+    out->push_back(std::move(layer));
+  }
+  return Status::Ok();
+}
+
+Status ParseAttentionJsonValue(const JsonValue& root, AttentionFile* out, const AttentionFileLimits& limits) {
+  Status st;
   if (!root.IsObject())
     return Status::Error("attention json: the top level must be an object, got " +
                          std::string(JsonTypeName(root.type)));
@@ -191,7 +243,7 @@ Status ParseAttentionJson(const char* text, size_t size, AttentionFile* out, con
     if (ver->type != JsonType::Number) return Status::Error("attention json: \"version\" must be a number");
     if (ver->number != 1)
       return Status::Error("attention json: version " + SerializeJson(*ver) +
-                           " is not supported (this build reads version 1)");
+                           " is not supported (this build reads versions 1 and 2)");
   }
   const JsonValue* tokens = root.Find("tokens");
   const JsonValue* src = root.Find("source_tokens");
@@ -209,29 +261,7 @@ Status ParseAttentionJson(const char* text, size_t size, AttentionFile* out, con
   int64_t budget = limits.max_values;
   const JsonValue* layers = root.Find("layers");
   if (layers) {
-    if (!layers->IsArray() || !layers->numbers.empty())
-      return Status::Error("attention json: \"layers\" must be an array of objects");
-    if ((int64_t)layers->items.size() > limits.max_layers) return Status::Error("attention json: too many layers");
-    for (size_t l = 0; l < layers->items.size(); ++l) {
-      const JsonValue& lv = layers->items[l];
-      const std::string lwhere = "layers[" + std::to_string(l) + "]";
-      if (!lv.IsObject()) return Status::Error("attention json: " + lwhere + " must be an object with \"heads\"");
-      AttentionFile::Layer layer;
-      const JsonValue* name = lv.Find("name");
-      layer.name = name && name->type == JsonType::String ? name->string : "layer " + std::to_string(l);
-      const JsonValue* heads = lv.Find("heads");
-      if (!heads || !heads->IsArray() || !heads->numbers.empty())
-        return Status::Error("attention json: " + lwhere + " needs \"heads\": an array of {\"name\", \"weights\"}");
-      if ((int64_t)heads->items.size() > limits.max_heads)
-        return Status::Error("attention json: " + lwhere + " has too many heads");
-      for (size_t h = 0; h < heads->items.size(); ++h) {
-        AttentionFile::Head head;
-        st = JsonHead(heads->items[h], lwhere + ".heads[" + std::to_string(h) + "]", h, &budget, &head);
-        if (!st) return st;
-        layer.heads.push_back(std::move(head));
-      }
-      f.layers.push_back(std::move(layer));
-    }
+    if (!(st = JsonLayers(*layers, limits, &budget, &f.layers))) return st;
   } else if (const JsonValue* w = root.Find("weights")) {  // shorthand: one matrix
     AttentionFile::Head head;
     if (!(st = JsonHead(*w, "weights", 0, &budget, &head))) return st;
@@ -257,6 +287,8 @@ Status ParseAttentionJson(const char* text, size_t size, AttentionFile* out, con
   return Status::Ok();
 }
 
+}  // namespace attention_file_detail
+
 Status ParseAttentionNpz(const uint8_t* data, size_t size, AttentionFile* out, const AttentionFileLimits& limits) {
   NpzFile z;
   Status st;
@@ -267,6 +299,14 @@ Status ParseAttentionNpz(const uint8_t* data, size_t size, AttentionFile* out, c
   } else if (!(st = ParseNpz(data, size, &z))) {
     return st;
   }
+  if (z.Find("attnviz_version")) return FirstSetOf(z, out, limits);
+  return ParseAttentionNpzArrays(z, out, limits);
+}
+
+namespace attention_file_detail {
+
+Status ParseAttentionNpzArrays(const NpzFile& z, AttentionFile* out, const AttentionFileLimits& limits) {
+  Status st;
   AttentionFile f;
   const char* names[] = {"attention", "head_weights", "weights"};
   const NdArray* a = nullptr;
@@ -316,6 +356,8 @@ Status ParseAttentionNpz(const uint8_t* data, size_t size, AttentionFile* out, c
   *out = std::move(f);
   return Status::Ok();
 }
+
+}  // namespace attention_file_detail
 
 Status LoadAttentionFile(const uint8_t* data, size_t size, AttentionFile* out, const AttentionFileLimits& limits) {
   if (size == 0) return Status::Error("attention: the file is empty");

@@ -107,7 +107,8 @@ TEST(AttentionFile, RowSumWarningsAndTinyNegatives) {
 TEST(AttentionFile, BadJsonFilesAreRejectedWithReasons) {
   const std::pair<const char*, const char*> cases[] = {
       {R"({"format": "other", "weights": [[1]]})", "\"format\" must be \"attnviz\""},
-      {R"({"version": 2, "weights": [[1]]})", "version 2 is not supported"},
+      {R"({"version": 2, "weights": [[1]]})", "version 2 needs \"sets\""},
+      {R"({"version": 3, "weights": [[1]]})", "version 3 is not supported"},
       {R"({"tokens": ["a"], "source_tokens": ["a"], "weights": [[1]]})", "either \"tokens\""},
       {R"({"tokens": ["a", "b"], "weights": [[1, 0]]})", "has weights [1, 2] but there are 2 target tokens"},
       {R"({"tokens": ["a", "b"], "weights": [[1, 0], [0]]})", "row 1 has 1 values, row 0 has 2"},
@@ -121,7 +122,7 @@ TEST(AttentionFile, BadJsonFilesAreRejectedWithReasons) {
       {R"({"tokens": [], "weights": []})", "no tokens"},
       {R"([1, 2])", "top level must be an object"},
       {R"({"tokens": ["a"], "weights": [[1]], "meta": 5})", "\"meta\" must be an object"},
-      {R"({"tokens": ["a"], "weights": [[1e39]]})", "non-finite weight"},
+      {R"({"tokens": ["a"], "weights": [[1e39]]})", "weight 1e+39 at row 0, column 0 is too large for float32"},
       {"{\"tokens\": [\"a\"],\n \"weights\": [[1]}", "json: 2:17: expected ',' or ']' in array"},
       {"hello", "unrecognised file"},
   };

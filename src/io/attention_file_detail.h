@@ -1,0 +1,40 @@
+// attnviz io (internal): the pieces of the attention file reader that the version-2 and BertViz
+// readers (attention_sets.cpp) share with version 1 (attention_file.cpp). Not a public API.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "io/attention_file.h"
+#include "io/ndarray.h"
+#include "io/npz.h"
+
+namespace attnviz {
+namespace attention_file_detail {
+
+void IndexTokens(int64_t n, std::vector<std::string>* tokens);  // "0", "1", ... for files that give none
+Status JsonTokens(const JsonValue* v, const char* key, const AttentionFileLimits& limits,
+                  std::vector<std::string>* out);  // an array of strings (or ids)
+Status JsonMatrix(const JsonValue& v, const std::string& where, int64_t* budget, MatrixRM* out);  // [[...], ...]
+Status JsonHead(const JsonValue& h, const std::string& where, size_t index, int64_t* budget,
+                AttentionFile::Head* out);  // {"name", "weights"} or a bare matrix
+Status NpzTokens(const NpzFile& z, const char* name, const AttentionFileLimits& limits, std::vector<std::string>* out,
+                 bool* found);  // a 1-D string (or id) array, if present
+Status NpzNames(const NpzFile& z, const char* name, size_t count, std::vector<std::string>* out);  // count names
+// [L, H, n_q, n_k], [H, n_q, n_k] or [n_q, n_k] into f->layers (named "layer l" / "head h").
+Status FromAttentionArray(const NdArray& a, const char* array_name, const AttentionFileLimits& limits,
+                          AttentionFile* f);
+Status JsonLayers(const JsonValue& layers, const AttentionFileLimits& limits, int64_t* budget,
+                  std::vector<AttentionFile::Layer>* out);  // version 1 "layers" array
+Status ParseAttentionJsonValue(const JsonValue& root, AttentionFile* out,
+                               const AttentionFileLimits& limits);  // a version 1 document
+Status ParseAttentionNpzArrays(const NpzFile& z, AttentionFile* out,
+                               const AttentionFileLimits& limits);  // version 1 arrays
+
+// attention_sets.cpp
+bool IsAttentionDocumentJson(const JsonValue& root);  // version 2 ("sets") or BertViz data
+// The first set of a version-2 / BertViz document as a version-1 file, with a warning naming the others.
+Status FirstSetOf(const JsonValue& root, AttentionFile* out, const AttentionFileLimits& limits);
+Status FirstSetOf(const NpzFile& z, AttentionFile* out, const AttentionFileLimits& limits);
+
+}  // namespace attention_file_detail
+}  // namespace attnviz
