@@ -33,6 +33,27 @@ void Report(AppState* s, const Status& st) {
   if (!st) s->Notify(st.message, true);
 }
 
+// The attention sets of an opened file (encoder, decoder, cross, ...): one example each.
+void DrawSetPicker(AppState* s) {
+  const std::vector<int> sets = SiblingSets(s);
+  if (sets.size() < 2) return;
+  ImGui::TextDisabled("ATTENTION SET");
+  ImGui::SetNextItemWidth(-1);
+  const Example& cur = s->Current();
+  const std::string label = cur.set_name + "  (" + cur.kind + ")";
+  if (ImGui::BeginCombo("##set", label.c_str())) {
+    for (int i : sets) {
+      const Example& e = s->examples[(size_t)i];
+      const std::string item = e.set_name + "  (" + e.kind + ")";
+      if (ImGui::Selectable(item.c_str(), i == s->current)) Report(s, SelectExample(s, i));
+    }
+    ImGui::EndCombo();
+  }
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("The file holds several kinds of attention (self, causal, cross), each with its own tokens");
+  ImGui::Separator();
+}
+
 void DrawExamplePicker(AppState* s) {
   ImGui::TextDisabled("EXAMPLE");
   ImGui::SetNextItemWidth(-1);
@@ -45,6 +66,7 @@ void DrawExamplePicker(AppState* s) {
   ImGui::TextUnformatted(s->Current().description.c_str());
   ImGui::PopTextWrapPos();
   ImGui::Separator();
+  DrawSetPicker(s);
 }
 
 void DrawColourBar(AppState* s) {
@@ -98,13 +120,14 @@ void DrawMatrixInfo(AppState* s) {
   const Example& ex = s->Current();
   if (ex.maps.size() > 1) {
     ImGui::TextDisabled("LAYER / HEAD");
-    int layer = s->current_map / std::max(1, ex.heads), head = s->current_map % std::max(1, ex.heads);
+    int layer, head;
+    ex.LayerHeadOf(s->current_map, &layer, &head);
     bool changed = false;
     ImGui::SetNextItemWidth(-1);
     changed |= ImGui::SliderInt("##layer", &layer, 0, ex.layers - 1, "layer %d");
     ImGui::SetNextItemWidth(-1);
     changed |= ImGui::SliderInt("##head", &head, 0, ex.heads - 1, "head %d");
-    if (changed) s->current_map = std::clamp(layer * ex.heads + head, 0, (int)ex.maps.size() - 1);
+    if (changed) s->current_map = ex.MapOf(layer, head);
     ImGui::Separator();
   }
   const AttentionMap& m = s->CurrentMap();

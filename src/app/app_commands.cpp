@@ -61,6 +61,10 @@ Status CmdView(AppState* s, const CommandArgs& c) {
   return SelectView(s, c.rest);
 }
 
+Status CmdSet(AppState* s, const CommandArgs& c) {
+  return SelectSet(s, c.rest);
+}
+
 Status CmdColormap(AppState* s, const CommandArgs& c) {
   if (!ParseColormap(c.rest.c_str(), &s->style.colormap))
     return Status::Error("unknown colormap '" + c.rest + "' (greys, viridis, magma, diverging)");
@@ -137,6 +141,7 @@ struct AppCommand {
 const AppCommand kAppCommands[] = {
     {"example", "example ID", CmdExample},
     {"view", "view NAME", CmdView},
+    {"set", "set NAME|INDEX", CmdSet},
     {"colormap", "colormap greys|viridis|magma|diverging", CmdColormap},
     {"scale", "scale global|row|log", CmdScale},
     {"range", "range MIN MAX", CmdRange},

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "app/app_commands.h"
+#include "app/app_files.h"
 #include "app/app_state.h"
 #include "imgui.h"
 #include "io/json.h"
@@ -36,6 +37,14 @@ void WriteShared(AppState* s, JsonWriter* w) {
   w->String(s->Current().id);
   w->Key("view");
   w->String(ViewInfoAt(s->view).name);
+  w->Key("set");
+  w->String(s->Current().set_name);
+  w->Key("kind");
+  w->String(s->Current().kind);
+  w->Key("sets");
+  w->BeginArray(true);
+  for (int i : SiblingSets(s)) w->String(s->examples[(size_t)i].set_name);
+  w->EndArray();
   w->Key("map");
   w->Number(s->current_map);
   w->Key("colormap");
@@ -64,8 +73,8 @@ void WriteShared(AppState* s, JsonWriter* w) {
   w->Bool(s->timeline.playing);
   w->EndObject();
   const AttentionMap& m = s->CurrentMap();
-  WriteTokens(w, "source_tokens", m.source_tokens);
-  WriteTokens(w, "target_tokens", m.target_tokens);
+  WriteTokens(w, "source_tokens", m.source_tokens.vec());
+  WriteTokens(w, "target_tokens", m.target_tokens.vec());
 }
 
 void WriteLut(AppState* s, JsonWriter* w) {

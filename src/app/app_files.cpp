@@ -2,45 +2,85 @@
 #include "app/app_files.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "app/app_state.h"
 #include "io/attention_file.h"
+#include "io/attention_sets.h"
 #include "io/svg.h"
 
 namespace attnviz {
 
 namespace {
 
-// An attention file as an example: maps[l * heads + h]; a layer with fewer heads gets zero maps.
-Example ExampleFromFile(const std::string& name, const AttentionFile& file) {
+// Long names (a hostile file may give megabytes) are cut for the UI: every map and warning
+// shows at most this much of them.
+std::string Shorten(const std::string& text, size_t max_bytes = 96) {
+  if (text.size() <= max_bytes) return text;
+  size_t cut = max_bytes;
+  while (cut > 0 && ((unsigned char)text[cut] & 0xC0) == 0x80) --cut;  // not inside a UTF-8 sequence
+  return text.substr(0, cut) + "\xe2\x80\xa6";
+}
+
+std::string Description(const std::string& name, const AttentionSet& set, const Example& ex, size_t n_sets) {
+  const AttentionFile& f = set.data;
+  std::string d = std::to_string(ex.layers) + " layer(s) x " + std::to_string(ex.heads) + " head(s), " +
+                  std::to_string(f.NumQueries()) + " x " + std::to_string(f.NumKeys()) + " tokens, from " +
+                  Shorten(name) + ".";
+  if (n_sets > 1)
+    d += " Attention set '" + Shorten(set.name) + "' (" + AttentionKindName(set.kind) + ") of " +
+         std::to_string(n_sets) + ".";
+  return d;
+}
+
+// One attention set as an example. The weights are moved, not copied; the tokens are shared by
+// every map; layers with fewer heads are not padded.
+Example ExampleFromSet(const std::string& name, AttentionSet&& set, size_t n_sets) {
   Example ex;
-  ex.id = "file:" + name;
-  ex.title = name;
-  ex.layers = (int)file.layers.size();
+  ex.file = name;
+  ex.set_name = n_sets > 1 ? set.name : "";
+  ex.kind = AttentionKindName(set.kind);
+  ex.id = "file:" + name + (n_sets > 1 ? "#" + set.name : "");
+  ex.title = Shorten(name) + (n_sets > 1 ? ": " + Shorten(set.name) : "");
+  AttentionFile& f = set.data;
+  ex.layers = (int)f.layers.size();
   ex.heads = 1;
-  for (const auto& l : file.layers) ex.heads = std::max(ex.heads, (int)l.heads.size());
-  ex.description = std::to_string(ex.layers) + " layer(s) x " + std::to_string(ex.heads) + " head(s), " +
-                   std::to_string(file.NumQueries()) + " x " + std::to_string(file.NumKeys()) + " tokens, from " +
-                   name + ".";
-  for (const std::string& w : file.warnings) ex.description += "\nWarning: " + w;
-  ex.maps.resize((size_t)ex.layers * ex.heads);
-  for (int l = 0; l < ex.layers; ++l) {
-    for (int h = 0; h < ex.heads; ++h) {
-      AttentionMap& m = ex.maps[(size_t)l * ex.heads + h];
-      m.source_tokens = file.source_tokens;
-      m.target_tokens = file.target_tokens;
-      const auto& layer = file.layers[l];
-      if (h < (int)layer.heads.size()) {
-        m.name = layer.name + " / " + layer.heads[h].name;
-        m.weights = layer.heads[h].weights;
-      } else {
-        m.name = layer.name + " / (no head " + std::to_string(h) + ")";
-        m.weights = MatrixRM::Zero(file.NumQueries(), file.NumKeys());
-      }
+  bool uniform = true;
+  for (const auto& l : f.layers) {
+    uniform = uniform && l.heads.size() == f.layers[0].heads.size();
+    ex.heads = std::max(ex.heads, (int)l.heads.size());
+  }
+  const TokenList source(std::move(f.source_tokens)), target(std::move(f.target_tokens));
+  for (auto& layer : f.layers) {
+    if (!uniform) ex.layer_first_map.push_back((int)ex.maps.size());
+    const std::string layer_name = Shorten(layer.name);
+    for (auto& head : layer.heads) {
+      AttentionMap m;
+      m.name = layer_name + " / " + Shorten(head.name);
+      m.source_tokens = source;
+      m.target_tokens = target;
+      m.weights = std::move(head.weights);
       m.version = 1;
+      ex.maps.push_back(std::move(m));
     }
   }
+  ex.description = Description(name, set, ex, n_sets);
   return ex;
+}
+
+// The set to show first: a cross-attention set plays as the translation figures do.
+size_t FirstSet(const AttentionDocument& doc) {
+  if (doc.sets.size() < 2) return 0;
+  for (size_t i = 0; i < doc.sets.size(); ++i)
+    if (doc.sets[i].kind == AttentionKind::Cross) return i;
+  return 0;
+}
+
+void AppendWarnings(const std::vector<std::string>& warnings, std::string* description) {
+  const size_t shown = std::min<size_t>(warnings.size(), 8);
+  for (size_t i = 0; i < shown; ++i) *description += "\nWarning: " + Shorten(warnings[i], 200);
+  if (warnings.size() > shown)
+    *description += "\n... and " + std::to_string(warnings.size() - shown) + " more warnings";
 }
 
 // A file name made of the example id, safe on every file system.
@@ -63,20 +103,56 @@ void QueueDownload(AppState* s, const std::string& name, const char* mime, const
 }  // namespace
 
 Status OpenAttentionFile(AppState* s, const std::string& name, const unsigned char* data, size_t size) {
-  AttentionFile file;
-  const Status st = LoadAttentionFile(data, size, &file);
-  if (!st) return Status::Error("could not open " + name + ": " + st.message);
+  AttentionDocument doc;
+  const Status st = LoadAttentionDocument(data, size, &doc);
+  if (!st) return Status::Error("could not open " + Shorten(name) + ": " + st.message);
   const int previous = s->current;
-  s->examples.push_back(ExampleFromFile(name, file));
-  const Status selected = SelectExample(s, (int)s->examples.size() - 1);
+  const size_t first_new = s->examples.size(), n_sets = doc.sets.size(), first = FirstSet(doc);
+  const bool plays = n_sets > 1 && doc.sets[first].kind == AttentionKind::Cross;
+  for (AttentionSet& set : doc.sets) s->examples.push_back(ExampleFromSet(name, std::move(set), n_sets));
+  AppendWarnings(doc.warnings, &s->examples[first_new].description);
+  const Status selected = SelectExample(s, (int)(first_new + first));
   if (!selected) {
-    s->examples.pop_back();
+    s->examples.resize(first_new);
     s->current = std::min(previous, (int)s->examples.size() - 1);
-    return Status::Error("could not open " + name + ": " + selected.message);
+    return Status::Error("could not open " + Shorten(name) + ": " + selected.message);
   }
-  if (s->Current().maps.size() > 1) (void)SelectView(s, "grid");  // the registry always has it
-  s->Notify("opened " + name + (file.warnings.empty() ? "" : " (with warnings, see the sidebar)"), false);
+  if (plays) {  // the decoder's words appear one by one while their rows fill in
+    (void)SelectView(s, "heatmap");
+    s->timeline.Home();
+    s->timeline.Play();
+  } else if (s->Current().maps.size() > 1) {
+    (void)SelectView(s, "grid");  // the registry always has both views
+  }
+  const std::string sets = n_sets > 1 ? " (" + std::to_string(n_sets) + " attention sets)" : "";
+  s->Notify("opened " + Shorten(name) + sets + (doc.warnings.empty() ? "" : ", with warnings (see the sidebar)"),
+            false);
   return Status::Ok();
+}
+
+std::vector<int> SiblingSets(AppState* s) {
+  std::vector<int> out;
+  const Example& cur = s->Current();
+  if (cur.file.empty() || cur.set_name.empty()) return out;
+  for (int i = 0; i < (int)s->examples.size(); ++i) {
+    const Example& e = s->examples[(size_t)i];
+    // The sets of one opening of the file: contiguous, same file, all named.
+    if (e.file == cur.file && !e.set_name.empty() && std::abs(i - s->current) < 1024) out.push_back(i);
+  }
+  return out;
+}
+
+Status SelectSet(AppState* s, const std::string& which) {
+  const std::vector<int> sets = SiblingSets(s);
+  if (sets.empty()) return Status::Error("the current example has no attention sets to choose from");
+  for (int i : sets)
+    if (s->examples[(size_t)i].set_name == which) return SelectExample(s, i);
+  char* end = nullptr;
+  const long k = std::strtol(which.c_str(), &end, 10);
+  if (!which.empty() && *end == 0 && k >= 0 && k < (long)sets.size()) return SelectExample(s, sets[(size_t)k]);
+  std::string names;
+  for (int i : sets) names += (names.empty() ? "" : ", ") + s->examples[(size_t)i].set_name;
+  return Status::Error("unknown attention set '" + which + "' (" + names + ")");
 }
 
 Status QueueSvgDownload(AppState* s) {
@@ -86,7 +162,8 @@ Status QueueSvgDownload(AppState* s) {
   opt.vmax = s->style.vmax;
   opt.show_values = s->style.show_numbers && m.weights.size() <= 400;
   opt.title = s->Current().title + (m.name.empty() ? "" : " - " + m.name);
-  const std::string svg = HeatmapSvg(m.weights, m.source_tokens, m.target_tokens, ColormapName(s->style.colormap), opt);
+  const std::string svg =
+      HeatmapSvg(m.weights, m.source_tokens.vec(), m.target_tokens.vec(), ColormapName(s->style.colormap), opt);
   QueueDownload(s, DownloadName(s->Current().id, ".svg"), "image/svg+xml", svg);
   return Status::Ok();
 }
@@ -94,16 +171,14 @@ Status QueueSvgDownload(AppState* s) {
 Status QueueJsonDownload(AppState* s) {
   const Example& ex = s->Current();
   AttentionFile file;
-  file.source_tokens = ex.maps[0].source_tokens;
-  file.target_tokens = ex.maps[0].target_tokens;
-  for (int l = 0; l < ex.layers; ++l) {
-    AttentionFile::Layer layer;
-    layer.name = "layer " + std::to_string(l);
-    for (int h = 0; h < ex.heads && (size_t)(l * ex.heads + h) < ex.maps.size(); ++h) {
-      const AttentionMap& m = ex.maps[(size_t)l * ex.heads + h];
-      layer.heads.push_back({m.name.empty() ? "head " + std::to_string(h) : m.name, m.weights});
-    }
-    file.layers.push_back(std::move(layer));
+  file.source_tokens = ex.maps[0].source_tokens.vec();
+  file.target_tokens = ex.maps[0].target_tokens.vec();
+  for (int i = 0; i < (int)ex.maps.size(); ++i) {
+    int l, h;
+    ex.LayerHeadOf(i, &l, &h);
+    while ((int)file.layers.size() <= l) file.layers.push_back({"layer " + std::to_string(file.layers.size()), {}});
+    const AttentionMap& m = ex.maps[(size_t)i];
+    file.layers[(size_t)l].heads.push_back({m.name.empty() ? "head " + std::to_string(h) : m.name, m.weights});
   }
   const std::string json = SaveAttentionJson(file);
   QueueDownload(s, DownloadName(ex.id, ".json"), "application/json", json);

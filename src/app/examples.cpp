@@ -327,4 +327,30 @@ void EnsureScoreParams(AttentionParams* p, const MatrixRM& q, const MatrixRM& k)
   }
 }
 
+const std::vector<std::string>& TokenList::Empty() {
+  static const std::vector<std::string> kEmpty;  // immutable, shared
+  return kEmpty;
+}
+
+void Example::LayerHeadOf(int map, int* layer, int* head) const {
+  if (layer_first_map.empty()) {
+    *layer = map / std::max(1, heads);
+    *head = map % std::max(1, heads);
+    return;
+  }
+  const auto it = std::upper_bound(layer_first_map.begin(), layer_first_map.end(), map);
+  *layer = std::max(0, (int)(it - layer_first_map.begin()) - 1);
+  *head = map - layer_first_map[(size_t)*layer];
+}
+
+int Example::MapOf(int layer, int head) const {
+  const int n = (int)maps.size();
+  if (n == 0) return 0;
+  if (layer_first_map.empty()) return std::clamp(layer * std::max(1, heads) + head, 0, n - 1);
+  layer = std::clamp(layer, 0, (int)layer_first_map.size() - 1);
+  const int first = layer_first_map[(size_t)layer];
+  const int last = layer + 1 < (int)layer_first_map.size() ? layer_first_map[(size_t)layer + 1] - 1 : n - 1;
+  return std::clamp(first + head, first, last);
+}
+
 }  // namespace attnviz

@@ -5,6 +5,7 @@
 //   BuildExamples  the examples menu: the seeds' worked examples, a translation figure,
 //                  a causal self-attention
 #pragma once
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -12,14 +13,35 @@
 
 namespace attnviz {
 
+// A list of token labels shared by every map that uses it: the maps of a 32 x 32-head file hold
+// one copy of the tokens, not 1024. Read like a vector; assign a vector to replace it.
+class TokenList {
+ public:
+  TokenList() = default;
+  TokenList(std::vector<std::string> v)  // NOLINT: implicit, so maps can be given plain vectors
+      : list_(std::make_shared<const std::vector<std::string>>(std::move(v))) {}
+  TokenList(std::initializer_list<std::string> v) : TokenList(std::vector<std::string>(v)) {}
+  size_t size() const { return list_ ? list_->size() : 0; }                         // number of tokens
+  bool empty() const { return size() == 0; }                                        // no tokens
+  const std::string& operator[](size_t i) const { return (*list_)[i]; }             // token i (i < size())
+  const std::vector<std::string>& vec() const { return list_ ? *list_ : Empty(); }  // the whole list
+  std::vector<std::string>::const_iterator begin() const { return vec().begin(); }
+  std::vector<std::string>::const_iterator end() const { return vec().end(); }
+  bool operator==(const TokenList& o) const { return vec() == o.vec(); }
+
+ private:
+  static const std::vector<std::string>& Empty();
+  std::shared_ptr<const std::vector<std::string>> list_;
+};
+
 struct AttentionMap {
-  std::string name;                        // e.g. "layer 1 / head 3"
-  std::vector<std::string> source_tokens;  // [n_k] column labels, along the top
-  std::vector<std::string> target_tokens;  // [n_q] row labels, down the left
-  MatrixRM weights;                        // [n_q, n_k]
-  bool has_steps = false;                  // steps holds the arithmetic of every cell
-  AttentionSteps steps;                    // raw/scaled/masked/exp/row sums, when has_steps
-  uint64_t version = 0;                    // bumped whenever weights change (texture re-upload)
+  std::string name;         // e.g. "layer 1 / head 3"
+  TokenList source_tokens;  // [n_k] column labels, along the top
+  TokenList target_tokens;  // [n_q] row labels, down the left
+  MatrixRM weights;         // [n_q, n_k]
+  bool has_steps = false;   // steps holds the arithmetic of every cell
+  AttentionSteps steps;     // raw/scaled/masked/exp/row sums, when has_steps
+  uint64_t version = 0;     // bumped whenever weights change (texture re-upload)
 };
 
 // The inputs of a small single-head computation, editable in the step-by-step view.
@@ -34,13 +56,22 @@ struct AttentionInputs {
 
 struct Example {
   std::string id;                  // stable id, used by the embed API (?example=seed002)
+  std::string file;                // the opened file it comes from ("" for built-in examples)
+  std::string set_name;            // its attention set within that file ("" when the file has one)
+  std::string kind;                // "self", "causal", "cross" for opened files ("" built-in)
   std::string title;               // menu text
   std::string description;         // one paragraph shown under the title
   bool has_inputs = false;         // inputs is valid (the step view can recompute it)
   AttentionInputs inputs;          // the single-head computation behind maps[0]
   std::vector<AttentionMap> maps;  // maps[l * heads + h]
   int layers = 1;                  // for the grid view
-  int heads = 1;                   // for the grid view
+  int heads = 1;                   // for the grid view: the most heads of any layer
+  // Files whose layers differ in head count: index of each layer's first map (maps are not
+  // padded). Empty when every layer has `heads` maps (map = layer * heads + head).
+  std::vector<int> layer_first_map;
+
+  void LayerHeadOf(int map, int* layer, int* head) const;  // which layer and head map is
+  int MapOf(int layer, int head) const;                    // the map of a layer and head, clamped
   // Big examples are built on first use, not at start: builder fills maps (and layers/heads).
   Status (*builder)(Example* ex) = nullptr;
 };

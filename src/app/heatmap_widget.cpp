@@ -54,7 +54,7 @@ void EnsureLabelExtents(const AttentionMap& map, HeatmapViewState* st) {
   st->labels_version = map.version;
 }
 
-const char* TokenOr(const std::vector<std::string>& tokens, int i, char* buf, size_t n) {
+const char* TokenOr(const TokenList& tokens, int i, char* buf, size_t n) {
   if (i >= 0 && i < (int)tokens.size()) return tokens[i].c_str();
   std::snprintf(buf, n, "#%d", i);
   return buf;

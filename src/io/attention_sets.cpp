@@ -14,9 +14,12 @@ using namespace attention_file_detail;
 
 const char* AttentionKindName(AttentionKind k) {
   switch (k) {
-    case AttentionKind::Causal: return "causal";
-    case AttentionKind::Cross: return "cross";
-    default: return "self";
+    case AttentionKind::Causal:
+      return "causal";
+    case AttentionKind::Cross:
+      return "cross";
+    default:
+      return "self";
   }
 }
 
@@ -126,7 +129,8 @@ Status JsonSetTokens(const JsonValue& sv, const char* q_key, const char* k_key, 
   const JsonValue* q = sv.Find(q_key);
   const JsonValue* k = sv.Find(k_key);
   Status st;
-  if (tokens && (q || k)) return Status::Error(std::string("give either \"tokens\" or \"") + q_key + "\"/\"" + k_key + "\"");
+  if (tokens && (q || k))
+    return Status::Error(std::string("give either \"tokens\" or \"") + q_key + "\"/\"" + k_key + "\"");
   if (tokens) {
     if (!(st = JsonTokens(tokens, "tokens", limits, &f->source_tokens))) return st;
     f->target_tokens = f->source_tokens;
@@ -179,7 +183,8 @@ Status BertvizSet(const JsonValue& e, size_t index, AttentionFileLimits* remaini
   const std::string where = "attention[" + std::to_string(index) + "]";
   if (!e.IsObject()) return Status::Error("bertviz: " + where + " must be an object with \"attn\"");
   const JsonValue* name = e.Find("name");
-  set->name = name && name->type == JsonType::String ? name->string : (index == 0 ? "attention" : "set " + std::to_string(index));
+  set->name = name && name->type == JsonType::String ? name->string
+                                                     : (index == 0 ? "attention" : "set " + std::to_string(index));
   Status st = JsonSetTokens(e, "left_text", "right_text", *remaining, &set->data);
   const JsonValue* attn = e.Find("attn");
   if (st && !attn) st = Status::Error("needs \"attn\": [layers][heads][queries][keys]");
@@ -257,8 +262,8 @@ Status NpzJsonString(const NpzFile& z, const char* name, JsonValue* out) {
   return Status::Ok();
 }
 
-Status NpzSet(const NpzFile& z, size_t i, const std::vector<std::string>& names,
-              const std::vector<std::string>& kinds, AttentionFileLimits* remaining, AttentionSet* set) {
+Status NpzSet(const NpzFile& z, size_t i, const std::vector<std::string>& names, const std::vector<std::string>& kinds,
+              AttentionFileLimits* remaining, AttentionSet* set) {
   const std::string p = "set" + std::to_string(i) + "_";
   set->name = i < names.size() ? names[i] : "set " + std::to_string(i);
   const NdArray* a = z.Find(p + "attention");

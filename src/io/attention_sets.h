@@ -19,7 +19,7 @@
 namespace attnviz {
 
 enum class AttentionKind { Self, Causal, Cross };
-const char* AttentionKindName(AttentionKind k);                   // "self", "causal", "cross"
+const char* AttentionKindName(AttentionKind k);                     // "self", "causal", "cross"
 bool ParseAttentionKind(const std::string& s, AttentionKind* out);  // inverse of AttentionKindName
 
 struct TokenizerInfo {
@@ -29,9 +29,9 @@ struct TokenizerInfo {
 };
 
 struct AttentionSet {
-  std::string name;                         // "encoder", "decoder", "cross", "set 0", ...
+  std::string name;                          // "encoder", "decoder", "cross", "set 0", ...
   AttentionKind kind = AttentionKind::Self;  // how the viewer plays it (cross: rows fill in as decoded)
-  AttentionFile data;                       // target_tokens = queries, source_tokens = keys, layers of heads
+  AttentionFile data;                        // target_tokens = queries, source_tokens = keys, layers of heads
 };
 
 struct AttentionDocument {

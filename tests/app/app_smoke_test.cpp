@@ -318,3 +318,68 @@ TEST(AppFiles, OpensAttentionFilesAndRejectsBadOnes) {
   EXPECT_TRUE(attnviz::ParseJson(std::string(bytes.begin(), bytes.end()), &saved).ok);
   EXPECT_FALSE(t.app.PopDownload(&name, &mime, &bytes));
 }
+
+TEST(AppFiles, AFileWithSeveralSetsOpensOnTheCrossSetPlayingAndSwitchesSets) {
+  HeadlessApp t;
+  const std::string v2 = R"({"format":"attnviz","version":2,"sets":[
+     {"name":"encoder","kind":"self","tokens":["the","cat","</s>"],
+      "weights":[[[[0.8,0.1,0.1],[0.2,0.7,0.1],[0.3,0.3,0.4]]]]},
+     {"name":"decoder","kind":"causal","tokens":["le","chat"],"weights":[[[1,0],[0.5,0.5]]]},
+     {"name":"cross","kind":"cross","query_tokens":["le","chat"],"key_tokens":["the","cat","</s>"],
+      "weights":[[[[0.9,0.05,0.05],[0.1,0.85,0.05]]]]}]})";
+  t.app.OpenFileBytes("marian.json", reinterpret_cast<const unsigned char*>(v2.data()), v2.size());
+  t.Frames(1);
+  JsonValue d = t.Describe();
+  EXPECT_EQ(Get(d, "example").string, "file:marian.json#cross");
+  EXPECT_EQ(Get(d, "kind").string, "cross");
+  EXPECT_EQ(Get(d, "view").string, "heatmap");
+  EXPECT_TRUE(Get(d, "timeline.playing").boolean) << "the cross set plays as the translation figure";
+  EXPECT_LE(Num(d, "timeline.step"), 1);
+  ASSERT_EQ(Get(d, "sets").ArraySize(), 3u);
+  EXPECT_EQ(Get(d, "sets").items[0].string, "encoder");
+  t.Frames(120);  // 2 s at 2 rows per second
+  d = t.Describe();
+  const JsonValue* h = Heatmap(d, "main");
+  ASSERT_NE(h, nullptr);
+  EXPECT_EQ(Num(*h, "rows_shown"), 2) << "both decoder rows have filled in";
+  EXPECT_EQ(Get(d, "target_tokens").items[1].string, "chat");
+  t.Run("set encoder");
+  t.Frames(1);
+  d = t.Describe();
+  EXPECT_EQ(Get(d, "example").string, "file:marian.json#encoder");
+  EXPECT_EQ(Get(d, "kind").string, "self");
+  EXPECT_EQ(Get(d, "source_tokens").ArraySize(), 3u);
+  t.Run("set 1");
+  EXPECT_EQ(Get(t.Describe(), "set").string, "decoder");
+  EXPECT_FALSE(t.app.Command("set nowhere").ok);
+}
+
+TEST(AppFiles, LayersWithDifferentHeadCountsAreNotPadded) {
+  HeadlessApp t;
+  // 1 layer x 64 heads, then 63 layers x 1 head: 127 maps (padding would make 64 x 64 = 4096).
+  std::string f = R"({"tokens":["a","b"],"layers":[{"heads":[)";
+  for (int h = 0; h < 64; ++h) f += std::string(h ? "," : "") + "[[0.5,0.5],[0.25,0.75]]";
+  f += "]}";
+  for (int l = 1; l < 64; ++l) f += R"(,{"heads":[[[1,0],[0,1]]]})";
+  f += "]}";
+  t.app.OpenFileBytes("ragged.json", reinterpret_cast<const unsigned char*>(f.data()), f.size());
+  t.Frames(1);
+  const JsonValue d = t.Describe();
+  EXPECT_EQ(Get(d, "example").string, "file:ragged.json");
+  EXPECT_EQ(Get(d, "grid.order").ArraySize(), 127u);
+  EXPECT_TRUE(t.app.Command("map 126").ok);
+  EXPECT_FALSE(t.app.Command("map 127").ok);
+}
+
+TEST(AppFiles, BertvizDataOpensAsItIs) {
+  HeadlessApp t;
+  const std::string params = R"({"attention":[{"name":null,"attn":[[[[0.6,0.4],[0.3,0.7]],[[1,0],[0,1]]]],
+      "left_text":["[CLS]","hi"],"right_text":["[CLS]","hi"]}],"default_filter":"0","root_div_id":"bertviz-x",
+      "layer":null,"heads":null,"include_layers":[0]})";
+  t.app.OpenFileBytes("bertviz.json", reinterpret_cast<const unsigned char*>(params.data()), params.size());
+  t.Frames(2);
+  const JsonValue d = t.Describe();
+  EXPECT_EQ(Get(d, "example").string, "file:bertviz.json");
+  EXPECT_EQ(Get(d, "target_tokens").items[0].string, "[CLS]");
+  EXPECT_EQ(Num(d, "grid.drawn"), 2) << "one layer, two heads";
+}

@@ -1,10 +1,11 @@
 // Attention files with several sets (format version 2, JSON and NPZ) and BertViz's data.
+#include "io/attention_sets.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-#include "io/attention_sets.h"
 #include "io/ndarray.h"
 #include "io/npz.h"
 
@@ -120,7 +121,8 @@ TEST(AttentionSets, BertvizParamsAndBareListOpen) {
   EXPECT_EQ(doc.sets[2].data.target_tokens[0], "x") << "left_text are the queries (rows)";
   EXPECT_EQ(doc.sets[2].data.source_tokens[1], "b") << "right_text are the keys (columns)";
   EXPECT_FLOAT_EQ(doc.sets[2].data.layers[0].heads[0].weights(1, 1), 0.8f);
-  const std::string bare = R"([{"name":null,"attn":[[[[0.6,0.4],[0.3,0.7]]],[[[1,0],[0,1]]]],"left_text":["a","b"],"right_text":["a","b"]}])";
+  const std::string bare =
+      R"([{"name":null,"attn":[[[[0.6,0.4],[0.3,0.7]]],[[[1,0],[0,1]]]],"left_text":["a","b"],"right_text":["a","b"]}])";
   st = Load(bare, &doc);
   ASSERT_TRUE(st.ok) << st.message;
   ASSERT_EQ(doc.sets.size(), 1u);

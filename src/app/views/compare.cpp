@@ -76,12 +76,13 @@ void ComputeDifference(const AttentionMap& a, const AttentionMap& b, CompareView
 }
 
 void MapLabel(char* buf, size_t n, const Example& ex, int i) {
-  const int heads = std::max(1, ex.heads);
+  int layer, head;
+  ex.LayerHeadOf(i, &layer, &head);
   const std::string& name = ex.maps[(size_t)i].name;
   if (!name.empty())
     std::snprintf(buf, n, "%d: %s", i, name.c_str());
   else
-    std::snprintf(buf, n, "%d: layer %d head %d", i, i / heads, i % heads);
+    std::snprintf(buf, n, "%d: layer %d head %d", i, layer, head);
 }
 
 bool MapCombo(const char* id, const Example& ex, int* index) {

@@ -82,11 +82,12 @@ void UpdateOrder(GridViewState* g) {
 }
 
 void StatsTooltip(const Example& ex, int i, const GridViewState& g) {
-  const int heads = std::max(1, ex.heads);
+  int layer, head;
+  ex.LayerHeadOf(i, &layer, &head);
   const HeadStats& h = g.stats[(size_t)i];
   ImGui::BeginTooltip();
   if (!ex.maps[i].name.empty()) ImGui::Text("%s", ex.maps[i].name.c_str());
-  ImGui::TextDisabled("layer %d, head %d  (map %d)", i / heads, i % heads, i);
+  ImGui::TextDisabled("layer %d, head %d  (map %d)", layer, head, i);
   ImGui::Separator();
   if (!g.stats_ok[(size_t)i])
     ImGui::TextColored(ImVec4(1.0f, 0.45f, 0.4f, 1), "no statistics: the weights are empty or not finite");
@@ -101,7 +102,7 @@ void StatsTooltip(const Example& ex, int i, const GridViewState& g) {
 
 // Caption text under a thumbnail: the statistic the grid is sorted by (entropy in layer order),
 // prefixed by the head when the grid is sorted (in layer order the row/column headers say it).
-void Caption(char* buf, size_t n, int i, int heads, const HeadStats& h, GridSort k, bool with_head) {
+void Caption(char* buf, size_t n, const Example& ex, int i, const HeadStats& h, GridSort k, bool with_head) {
   const char* name = "ent";
   float value = h.entropy;
   switch (k) {
@@ -117,8 +118,10 @@ void Caption(char* buf, size_t n, int i, int heads, const HeadStats& h, GridSort
     default:
       break;
   }
+  int layer, head;
+  ex.LayerHeadOf(i, &layer, &head);
   if (with_head)
-    std::snprintf(buf, n, "L%dH%d %s %.2f", i / heads, i % heads, name, value);
+    std::snprintf(buf, n, "L%dH%d %s %.2f", layer, head, name, value);
   else
     std::snprintf(buf, n, "%s %.2f", name, value);
 }
@@ -273,7 +276,7 @@ void GridView::DrawThumbnails(AppState* s, int heads, int grid_rows) {
     if (i == s->current_map)
       dl->AddRect(ImVec2(cell0.x - 3, cell0.y - 3), ImVec2(cell0.x + cell + 3, cell0.y + cell + 3),
                   IM_COL32(80, 200, 255, 255), 0, 0, 1.5f);
-    Caption(buf, sizeof(buf), i, heads, g.stats[(size_t)i], g.sort, !layer_order);
+    Caption(buf, sizeof(buf), ex, i, g.stats[(size_t)i], g.sort, !layer_order);
     dl->PushClipRect(ImVec2(cell0.x, cell0.y + cell), ImVec2(cell0.x + cell, cell0.y + cell + cap_h), true);
     dl->AddText(ImVec2(cell0.x, cell0.y + cell + 2), i == hovered ? IM_COL32(255, 196, 0, 255) : text_col, buf);
     dl->PopClipRect();

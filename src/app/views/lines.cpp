@@ -41,7 +41,7 @@ Column Layout(int n, float x, float top, float height, float line_h) {
   return c;
 }
 
-const char* Token(const std::vector<std::string>& tokens, int i, char* buf, size_t n) {
+const char* Token(const TokenList& tokens, int i, char* buf, size_t n) {
   if (i >= 0 && i < (int)tokens.size()) return tokens[i].c_str();
   std::snprintf(buf, n, "#%d", i);
   return buf;

@@ -16,11 +16,12 @@ const ImVec4 kErrorColour(1.0f, 0.45f, 0.4f, 1);
 void BuildTranslateMap(TranslateViewState* t) {
   const seq2seq::Translation& r = t->result;
   AttentionMap& m = t->map;
-  m.source_tokens = r.source_tokens;
+  std::vector<std::string> source = r.source_tokens, target = r.target_tokens;
   for (int pos : r.unknown_positions)
-    if (pos >= 0 && pos < (int)m.source_tokens.size()) m.source_tokens[(size_t)pos] += " (?)";
-  m.target_tokens = r.target_tokens;
-  m.target_tokens.push_back("</s>");
+    if (pos >= 0 && pos < (int)source.size()) source[(size_t)pos] += " (?)";
+  target.push_back("</s>");
+  m.source_tokens = std::move(source);
+  m.target_tokens = std::move(target);
   const MatrixRM* w = &r.attention;
   const int heads = r.layer_heads.empty() ? 0 : (int)r.layer_heads[0].size();
   if (t->layer_head >= 0 && heads > 0) {
