@@ -1,6 +1,7 @@
 // Static file server for the built web app, bound to 127.0.0.1 only.
 //   node scripts/serve.mjs [DIR] [PORT]     (PORT also from the environment; default 8000)
-// Also importable: serve(dir, port) -> Promise<http.Server> (port 0 picks a free one).
+// Also importable: serve(dir, port, {cors}) -> Promise<http.Server> (port 0 picks a free one;
+// cors: true lets pages of any origin read the files, as a data server for ?src= must).
 import http from 'node:http';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -12,7 +13,7 @@ const TYPES = {
   '.svg': 'image/svg+xml', '.png': 'image/png', '.npz': 'application/octet-stream', '.bin': 'application/octet-stream',
 };
 
-export function serve(dir, port) {
+export function serve(dir, port, { cors = false } = {}) {
   const root = path.resolve(dir);
   const server = http.createServer((req, res) => {
     let rel;
@@ -30,12 +31,14 @@ export function serve(dir, port) {
     }
     fs.readFile(file, (err, data) => {
       if (err) {
-        res.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found: ' + rel);
+        res.writeHead(404, { 'Content-Type': 'text/plain', ...(cors ? { 'Access-Control-Allow-Origin': '*' } : {}) })
+          .end('not found: ' + rel);
         return;
       }
       res.writeHead(200, {
         'Content-Type': TYPES[path.extname(file)] || 'application/octet-stream',
         'Cache-Control': 'no-cache',
+        ...(cors ? { 'Access-Control-Allow-Origin': '*' } : {}),
       });
       res.end(data);
     });

@@ -3,7 +3,9 @@
 //   const viewer = await AttnViz.mount(element, { example: 'seed002', view: 'heatmap', embed: true });
 //   viewer.command('step 2');      // run an app command; resolves to '' or an error message
 //   viewer.describe();             // what is on screen, as an object (tokens, heatmap geometry, ...)
-//   viewer.openFile(file);         // open a File/Blob (attention JSON or NPZ)
+//   viewer.openFile(file);         // open a File/Blob (attention JSON or NPZ); rejects with the reason
+//   viewer.openUrl(url);           // fetch and open a file (http(s), CORS), with a progress bar
+//   AttnViz.mount(element, { src: 'https://.../attention.npz' })  // open a URL once started
 //
 // Each mount gets its own canvas and its own WebAssembly instance. See docs/EMBED.md.
 (function (global) {
@@ -31,6 +33,62 @@
     d.innerHTML = html;
     parent.appendChild(d);
     return d;
+  }
+
+  // Bytes of a URL, reporting progress (0..1, or -1 when the size is unknown). Errors say what
+  // went wrong: the network or CORS, an HTTP status, or an abort.
+  async function fetchBytes(url, onProgress) {
+    let response;
+    try {
+      response = await fetch(url, { mode: 'cors' });
+    } catch (e) {
+      throw new Error(`could not fetch ${url}: the network failed or the server does not allow this page ` +
+        `to read it (CORS: it must send Access-Control-Allow-Origin)`);
+    }
+    if (!response.ok) throw new Error(`could not fetch ${url}: HTTP ${response.status} ${response.statusText}`.trim());
+    const total = Number(response.headers.get('Content-Length')) || 0;
+    if (!response.body || !response.body.getReader) {
+      const buf = new Uint8Array(await response.arrayBuffer());
+      onProgress(1);
+      return buf;
+    }
+    const reader = response.body.getReader();
+    const chunks = [];
+    let received = 0;
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      chunks.push(value);
+      received += value.length;
+      onProgress(total ? Math.min(1, received / total) : -1, received);
+    }
+    const bytes = new Uint8Array(received);
+    let at = 0;
+    for (const c of chunks) { bytes.set(c, at); at += c.length; }
+    return bytes;
+  }
+
+  // A progress bar over the viewer while a URL loads.
+  function progressOverlay(parent, url) {
+    const box = document.createElement('div');
+    box.className = 'attnviz-progress';
+    const label = document.createElement('div');
+    label.textContent = 'Loading ' + url;
+    const bar = document.createElement('div');
+    bar.className = 'attnviz-progress-bar';
+    const fill = document.createElement('div');
+    fill.className = 'attnviz-progress-fill';
+    bar.appendChild(fill);
+    box.appendChild(label);
+    box.appendChild(bar);
+    parent.appendChild(box);
+    return {
+      set: (f, received) => {
+        if (f >= 0) fill.style.width = (100 * f).toFixed(1) + '%';
+        else label.textContent = 'Loading ' + url + ' (' + (received / 1048576).toFixed(1) + ' MB)';
+      },
+      remove: () => box.remove(),
+    };
   }
 
   function mount(element, options) {
@@ -87,21 +145,37 @@
         command: (c) => cmd(String(c)),
         describe: () => JSON.parse(describe()),
         frameCpuMs: () => Module._attnviz_frame_cpu_ms(),
-        openFile: (file) => file.arrayBuffer().then((buf) => {
-          const bytes = new Uint8Array(buf);
-          const p = Module._malloc(Math.max(1, bytes.length));
-          Module.HEAPU8.set(bytes, p);
-          Module.ccall('attnviz_open_file', null, ['string', 'number', 'number'], [file.name || 'file', p, bytes.length]);
-          Module._free(p);
-        }),
+        // Resolves when the file is open; rejects with the reason (also shown in the status bar).
+        openFile: (file) => file.arrayBuffer().then((buf) => openBytes(file.name || 'file', new Uint8Array(buf))),
+        openUrl: (url) => {
+          const progress = progressOverlay(element, url);
+          return fetchBytes(url, progress.set).then((bytes) => {
+            progress.remove();
+            const name = decodeURIComponent(String(url).split(/[?#]/)[0].split('/').pop() || 'download');
+            return openBytes(name, bytes);
+          }, (e) => {
+            progress.remove();
+            Module.ccall('attnviz_show_error', null, ['string'], [e.message]);
+            throw e;
+          });
+        },
       };
+      function openBytes(name, bytes) {
+        const p = Module._malloc(Math.max(1, bytes.length));
+        if (!p) throw new Error(`could not open ${name}: not enough memory for ${bytes.length} bytes`);
+        Module.HEAPU8.set(bytes, p);
+        const err = Module.ccall('attnviz_open_file', 'string', ['string', 'number', 'number'], [name, p, bytes.length]);
+        Module._free(p);
+        if (err) throw new Error(err);
+      }
+      if (options.src) viewer.openUrl(options.src).catch((e) => console.warn('attnviz: ' + e.message));
       // Drop a file on the viewer to open it.
       element.addEventListener('dragover', (e) => { e.preventDefault(); element.classList.add('attnviz-drop'); });
       element.addEventListener('dragleave', () => element.classList.remove('attnviz-drop'));
       element.addEventListener('drop', (e) => {
         e.preventDefault();
         element.classList.remove('attnviz-drop');
-        for (const f of e.dataTransfer.files) viewer.openFile(f);
+        for (const f of e.dataTransfer.files) viewer.openFile(f).catch((err) => console.warn('attnviz: ' + err.message));
       });
       return viewer;
     }));

@@ -128,9 +128,16 @@ void App::Frame() {
 }
 
 void App::OpenFileBytes(const std::string& name, const unsigned char* data, size_t size) {
+  (void)OpenFile(name, data, size);  // the status bar shows a failure
+}
+
+Status App::OpenFile(const std::string& name, const unsigned char* data, size_t size) {
   const Status st = OpenAttentionFile(s_.get(), name, data, size);
   if (!st) s_->Notify(st.message, true);
+  return st;
 }
+
+void App::ShowError(const std::string& message) { s_->Notify(message, true); }
 
 Status App::Command(const std::string& command) {
   return RunCommand(s_.get(), command);

@@ -35,8 +35,11 @@ class App {
   // Fonts are rasterised at the DPI scale so text stays crisp on HiDPI screens. When this returns
   // true the platform must re-create the font texture (ImGui_ImplOpenGL3_CreateFontsTexture).
   bool SetDpiScale(float dpi_scale);
-  // A file the user dropped or opened (attention JSON/NPZ). Errors are shown in the status bar.
+  // A file the user dropped or opened (attention JSON/NPZ, BertViz data). Errors are shown in the
+  // status bar; OpenFile also returns them.
   void OpenFileBytes(const std::string& name, const unsigned char* data, size_t size);
+  Status OpenFile(const std::string& name, const unsigned char* data, size_t size);
+  void ShowError(const std::string& message);  // a platform error (e.g. an unreadable file) in the status bar
   // Machine-readable description of what is on screen, for browser tests and the embed API (JSON).
   const std::string& DescribeJson();
   // Runs a command from the embed API or a test: "example seed002", "view lines", "step 3", ...

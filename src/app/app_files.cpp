@@ -23,10 +23,10 @@ std::string Shorten(const std::string& text, size_t max_bytes = 96) {
 }
 
 std::string Description(const std::string& name, const AttentionSet& set, const Example& ex, size_t n_sets) {
-  const AttentionFile& f = set.data;
+  const AttentionMap& m = ex.maps[0];
   std::string d = std::to_string(ex.layers) + " layer(s) x " + std::to_string(ex.heads) + " head(s), " +
-                  std::to_string(f.NumQueries()) + " x " + std::to_string(f.NumKeys()) + " tokens, from " +
-                  Shorten(name) + ".";
+                  std::to_string(m.target_tokens.size()) + " x " + std::to_string(m.source_tokens.size()) +
+                  " tokens, from " + Shorten(name) + ".";
   if (n_sets > 1)
     d += " Attention set '" + Shorten(set.name) + "' (" + AttentionKindName(set.kind) + ") of " +
          std::to_string(n_sets) + ".";

@@ -1,11 +1,12 @@
 // Native desktop loop: GLFW window with an OpenGL ES 3.0 context, imgui's GLFW + OpenGL3
 // backends, App::Frame() once per frame. Options:
 //   --example ID   open an example (seed002, seed004, seed000, translation, causal)
-//   --view NAME    open a view (heatmap, lines, grid, steps, compare)
+//   --view NAME    open a view (heatmap, lines, grid, steps, compare, translate, train)
 //   --frames N     quit after N frames (smoke runs under xvfb)
 //   --screenshot F write the last frame to F as a binary PPM before quitting
 //   --command CMD  run an app command after start (repeatable), e.g. --command "train start"
 //   --frame-stats  print App::Frame() CPU time statistics (after 30 warm-up frames) at exit
+//   FILE...        attention files to open (JSON, NPZ, BertViz data), as if dropped on the window
 #include <GLFW/glfw3.h>
 
 #include <algorithm>
@@ -17,6 +18,7 @@
 
 #include "app/app.h"
 #include "imgui.h"
+#include "io/file_util.h"
 #include "imgui_impl_glfw.h"
 #include "imgui_impl_opengl3.h"
 #include "render/gl.h"
@@ -29,20 +31,17 @@ void GlfwError(int code, const char* text) {
 
 attnviz::App* g_app = nullptr;
 
+// Opens a file from disk as if it were dropped on the window; errors go to stderr and the status bar.
+void OpenPath(attnviz::App& app, const char* path) {
+  std::vector<uint8_t> bytes;
+  const attnviz::Status read = attnviz::ReadFileBytes(path, &bytes);
+  const attnviz::Status st = read ? app.OpenFile(path, bytes.data(), bytes.size()) : read;
+  if (!st) std::fprintf(stderr, "attnviz: %s\n", st.message.c_str());
+  if (!read) app.ShowError(read.message);
+}
+
 void DropCallback(GLFWwindow*, int count, const char** paths) {
-  for (int i = 0; i < count; ++i) {
-    FILE* f = std::fopen(paths[i], "rb");
-    if (!f) {
-      std::fprintf(stderr, "attnviz: cannot open %s\n", paths[i]);
-      continue;
-    }
-    std::vector<unsigned char> bytes;
-    unsigned char buf[65536];
-    size_t n;
-    while ((n = std::fread(buf, 1, sizeof(buf), f)) > 0) bytes.insert(bytes.end(), buf, buf + n);
-    std::fclose(f);
-    g_app->OpenFileBytes(paths[i], bytes.data(), bytes.size());
-  }
+  for (int i = 0; i < count; ++i) OpenPath(*g_app, paths[i]);
 }
 
 bool WritePpm(const char* path, int w, int h) {
@@ -63,11 +62,12 @@ struct Options {
   const char* screenshot = nullptr;   // PPM of the last frame
   std::vector<std::string> commands;  // app commands run after start
   bool frame_stats = false;           // print App::Frame() CPU statistics at exit
+  std::vector<const char*> files;     // attention files to open, as if dropped on the window
 };
 
 const char kUsage[] =
     "usage: attnviz [--example ID] [--view NAME] [--frames N] [--screenshot out.ppm] [--command CMD]... "
-    "[--frame-stats]\n";
+    "[--frame-stats] [FILE...]\n";
 
 // Returns 0 when the options were read, else the exit code (2: usage error).
 int ParseOptions(int argc, char** argv, Options* o) {
@@ -78,6 +78,10 @@ int ParseOptions(int argc, char** argv, Options* o) {
                              !std::strcmp(flag, "--command");
     if (!std::strcmp(flag, "--frame-stats")) {
       o->frame_stats = true;
+      continue;
+    }
+    if (flag[0] != '-') {
+      o->files.push_back(flag);
       continue;
     }
     if (!takes_value) {
@@ -218,6 +222,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   glfwSetDropCallback(window, DropCallback);
+  for (const char* f : o.files) OpenPath(app, f);
   for (const std::string& c : o.commands) {
     const attnviz::Status cs = app.Command(c);
     if (!cs) std::fprintf(stderr, "attnviz: --command \"%s\": %s\n", c.c_str(), cs.message.c_str());

@@ -18,6 +18,8 @@
 #include "platform/web_exports.h"
 #include "render/gl.h"
 
+// The JavaScript below is not C++: the formatter would break it ("!==" into "!= =").
+// clang-format off
 // Options the page passed to createAttnviz({attnvizOptions: {...}}), as "example\nview\nembed".
 EM_JS(char*, attnviz_js_options, (), {
   var o = Module["attnvizOptions"] || {};
@@ -31,11 +33,11 @@ EM_JS(char*, attnviz_js_options, (), {
 // Sizes the canvas backing store to its CSS box * devicePixelRatio. out = {css_w, css_h, fb_w, fb_h}.
 EM_JS(void, attnviz_js_sync_canvas, (float* out), {
   var c = Module["canvas"];
-  var dpr = (typeof window != = "undefined" && window.devicePixelRatio) || 1;
+  var dpr = (typeof window !== "undefined" && window.devicePixelRatio) || 1;
   var w = Math.max(1, c.clientWidth), h = Math.max(1, c.clientHeight);
   var pw = Math.max(1, Math.round(w * dpr)), ph = Math.max(1, Math.round(h * dpr));
-  if (c.width != = pw) c.width = pw;
-  if (c.height != = ph) c.height = ph;
+  if (c.width !== pw) c.width = pw;
+  if (c.height !== ph) c.height = ph;
   HEAPF32[(out >> 2) + 0] = w;
   HEAPF32[(out >> 2) + 1] = h;
   HEAPF32[(out >> 2) + 2] = pw;
@@ -46,7 +48,7 @@ EM_JS(void, attnviz_js_sync_canvas, (float* out), {
 EM_JS(int, attnviz_js_has_focus, (), {
   var o = Module["attnvizOptions"] || {};
   if (!o.embed) return 1;
-  return document.activeElement == = Module["canvas"] ? 1 : 0;
+  return document.activeElement === Module["canvas"] ? 1 : 0;
 });
 
 EM_JS(void, attnviz_js_first_frame, (), {
@@ -61,21 +63,13 @@ EM_JS(void, attnviz_js_fatal, (const char* msg), {
 
 // Starts a browser download of bytes [ptr, ptr + len).
 EM_JS(void, attnviz_js_download, (const char* name, const char* mime, const unsigned char* ptr, int len), {
-  var blob = new Blob([HEAPU8.slice(ptr, ptr + len)], {
-    type:
-      UTF8ToString(mime)
-  });
+  var blob = new Blob([HEAPU8.slice(ptr, ptr + len)], {type: UTF8ToString(mime)});
   var a = document.createElement("a");
   a.href = URL.createObjectURL(blob);
   a.download = UTF8ToString(name);
   document.body.appendChild(a);
   a.click();
-  setTimeout(
-      function() {
-        URL.revokeObjectURL(a.href);
-        a.remove();
-      },
-      1000);
+  setTimeout(function() { URL.revokeObjectURL(a.href); a.remove(); }, 1000);
 });
 
 // Shows the browser's file picker; the chosen file is copied into the heap and opened.
@@ -100,6 +94,7 @@ EM_JS(void, attnviz_js_open_dialog, (), {
   };
   input.click();
 });
+// clang-format on
 
 namespace {
 

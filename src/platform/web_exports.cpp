@@ -23,10 +23,21 @@ EMSCRIPTEN_KEEPALIVE const char* attnviz_command(const char* command) {
   return result.c_str();
 }
 
-// Opens a dropped or picked file (bytes copied by the caller into the WASM heap).
-EMSCRIPTEN_KEEPALIVE void attnviz_open_file(const char* name, const unsigned char* data, int size) {
+// Opens a dropped, picked or fetched file (bytes copied by the caller into the WASM heap).
+// Returns "" or why the file could not be opened (also shown in the status bar).
+EMSCRIPTEN_KEEPALIVE const char* attnviz_open_file(const char* name, const unsigned char* data, int size) {
+  static std::string result;
   attnviz::App* app = attnviz::WebApp();
-  if (app && data && size >= 0) app->OpenFileBytes(name ? name : "file", data, (size_t)size);
+  if (!app) return "app not started";
+  if (!data || size < 0) return "no data";
+  result = app->OpenFile(name ? name : "file", data, (size_t)size).message;
+  return result.c_str();
+}
+
+// Shows a message from the page (e.g. a failed fetch of ?src=) in the status bar.
+EMSCRIPTEN_KEEPALIVE void attnviz_show_error(const char* message) {
+  attnviz::App* app = attnviz::WebApp();
+  if (app && message) app->ShowError(message);
 }
 
 // CPU milliseconds of the last App::Frame().

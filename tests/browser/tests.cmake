@@ -4,3 +4,4 @@ attnviz_add_node_test(browser_skeleton "${CMAKE_SOURCE_DIR}/tests/browser/skelet
 attnviz_add_node_test(browser_views "${CMAKE_SOURCE_DIR}/tests/browser/views.test.mjs")
 attnviz_add_node_test(browser_models "${CMAKE_SOURCE_DIR}/tests/browser/models.test.mjs")
 attnviz_add_node_test(browser_embed "${CMAKE_SOURCE_DIR}/tests/browser/embed.test.mjs")
+attnviz_add_node_test(browser_src "${CMAKE_SOURCE_DIR}/tests/browser/src.test.mjs")
