@@ -137,7 +137,9 @@ Status App::OpenFile(const std::string& name, const unsigned char* data, size_t 
   return st;
 }
 
-void App::ShowError(const std::string& message) { s_->Notify(message, true); }
+void App::ShowError(const std::string& message) {
+  s_->Notify(message, true);
+}
 
 Status App::Command(const std::string& command) {
   return RunCommand(s_.get(), command);

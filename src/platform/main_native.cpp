@@ -18,9 +18,9 @@
 
 #include "app/app.h"
 #include "imgui.h"
-#include "io/file_util.h"
 #include "imgui_impl_glfw.h"
 #include "imgui_impl_opengl3.h"
+#include "io/file_util.h"
 #include "render/gl.h"
 
 namespace {
