@@ -6,6 +6,7 @@
 //   viewer.openFile(file);         // open a File/Blob (attention JSON or NPZ); rejects with the reason
 //   viewer.openUrl(url);           // fetch and open a file (http(s), CORS), with a progress bar
 //   AttnViz.mount(element, { src: 'https://.../attention.npz' })  // open a URL once started
+//   AttnViz.mount(element, { commands: ['range p99', 'step 3'] })  // commands run once the data is in
 //
 // Each mount gets its own canvas and its own WebAssembly instance. See docs/EMBED.md.
 (function (global) {
@@ -168,7 +169,18 @@
         Module._free(p);
         if (err) throw new Error(err);
       }
-      if (options.src) viewer.openUrl(options.src).catch((e) => console.warn('attnviz: ' + e.message));
+      // Commands from the options (e.g. the page's URL: ?range=p99&step=3) run once the data is in.
+      const runCommands = () => {
+        for (const c of options.commands || []) {
+          const err = viewer.command(c);
+          if (err) console.warn(`attnviz: option "${c}": ${err}`);
+        }
+      };
+      if (options.src) {
+        viewer.openUrl(options.src).then(runCommands, (e) => console.warn('attnviz: ' + e.message));
+      } else {
+        runCommands();
+      }
       // Drop a file on the viewer to open it.
       element.addEventListener('dragover', (e) => { e.preventDefault(); element.classList.add('attnviz-drop'); });
       element.addEventListener('dragleave', () => element.classList.remove('attnviz-drop'));

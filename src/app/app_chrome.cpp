@@ -1,6 +1,7 @@
 #include "app/app_chrome.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "app/app_files.h"
@@ -80,10 +81,44 @@ void DrawColourBar(AppState* s) {
                       IM_COL32(e[0], e[1], e[2], 255));
   }
   ImGui::Dummy(ImVec2(w, h));
-  ImGui::TextDisabled("%s",
-                      s->style.scale == ScaleMode::PerRow ? "0" : (s->style.scale == ScaleMode::Log ? "min" : "vmin"));
-  ImGui::SameLine(w - ImGui::CalcTextSize("max").x);
-  ImGui::TextDisabled("max");
+  // The numbers at both ends and the middle, for the map shown (per row: fractions of the row's maximum).
+  const HeatmapStyle r = ResolveStyle(s->style, s->CurrentMap());
+  char lo[24], mid[24], hi[24];
+  const bool row = r.scale == ScaleMode::PerRow, log = r.scale == ScaleMode::Log;
+  std::snprintf(lo, sizeof(lo), "%.3g", row ? 0.0 : (double)r.vmin);
+  std::snprintf(mid, sizeof(mid), "%.3g",
+                row   ? 0.5
+                : log ? std::sqrt((double)std::max(r.vmin, 1e-12f) * r.vmax)
+                      : 0.5 * (r.vmin + r.vmax));
+  if (row)
+    std::snprintf(hi, sizeof(hi), "row max");
+  else
+    std::snprintf(hi, sizeof(hi), "%.3g", (double)r.vmax);
+  ImGui::TextDisabled("%s", lo);
+  ImGui::SameLine((w - ImGui::CalcTextSize(mid).x) * 0.5f);
+  ImGui::TextDisabled("%s", mid);
+  ImGui::SameLine(w - ImGui::CalcTextSize(hi).x);
+  ImGui::TextDisabled("%s", hi);
+}
+
+// Where the colour range comes from, and the fixed range or the log scale's lower limit.
+void DrawRangeControls(AppState* s) {
+  HeatmapStyle& st = s->style;
+  int range = (int)st.range;
+  const char* ranges[] = {"range: auto (0 .. largest)", "range: fixed", "range: 99th percentile",
+                          "range: 99.9th percentile"};
+  ImGui::SetNextItemWidth(-1);
+  if (ImGui::Combo("##rangemode", &range, ranges, IM_ARRAYSIZE(ranges))) st.range = (RangeMode)range;
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip(
+        "auto: 0 to the map's largest weight, so long sequences (weights ~1/n) still show.\n"
+        "fixed: the range you set (0 to 1 shows probabilities as they are).\n"
+        "percentiles: a few very strong cells do not wash out the rest.");
+  ImGui::SetNextItemWidth(-1);
+  if (st.scale == ScaleMode::Log)
+    ImGui::SliderFloat("##logmin", &st.vmin, 1e-6f, 0.5f, "min %.0e", ImGuiSliderFlags_Logarithmic);
+  else if (st.range == RangeMode::Fixed)
+    ImGui::DragFloatRange2("##range", &st.vmin, &st.vmax, 0.005f, 0.0f, 1.0f, "min %.3g", "max %.3g");
 }
 
 void DrawStyleControls(AppState* s) {
@@ -99,14 +134,10 @@ void DrawStyleControls(AppState* s) {
   ImGui::SameLine();
   ImGui::RadioButton("log", &scale, 2);
   HelpMarker(
-      "global: one scale for the matrix (weights 0..1).\nper row: each row divided by its maximum.\n"
+      "global: one scale for the whole matrix.\nper row: each row divided by its maximum.\n"
       "log: log10 of the weight between the range limits, shows small weights.");
   s->style.scale = (ScaleMode)scale;
-  ImGui::SetNextItemWidth(-1);
-  if (s->style.scale == ScaleMode::Log)
-    ImGui::SliderFloat("##logmin", &s->style.vmin, 1e-6f, 0.5f, "min %.0e", ImGuiSliderFlags_Logarithmic);
-  else if (s->style.scale == ScaleMode::Global)
-    ImGui::DragFloatRange2("##range", &s->style.vmin, &s->style.vmax, 0.005f, 0.0f, 1.0f, "min %.2f", "max %.2f");
+  if (s->style.scale != ScaleMode::PerRow) DrawRangeControls(s);
   ImGui::Checkbox("numbers", &s->style.show_numbers);
   ImGui::SameLine();
   ImGui::Checkbox("grid", &s->style.show_grid);

@@ -117,11 +117,16 @@ Status CmdNumbers(AppState* s, const CommandArgs& c) {
 }
 
 Status CmdRange(AppState* s, const CommandArgs& c) {
+  if (c.words.size() == 1) {  // range auto|fixed|p99|p99.9
+    if (ParseRangeMode(c.Word(0), &s->style.range)) return Status::Ok();
+    return Status::Error("range auto|fixed|p99|p99.9, or range MIN MAX (fixed)");
+  }
   float lo, hi;
   if (!c.Float(0, &lo) || !c.Float(1, &hi) || !std::isfinite(lo) || !std::isfinite(hi) || !(lo < hi))
     return Status::Error("range needs two finite numbers, min < max");
   s->style.vmin = lo;
   s->style.vmax = hi;
+  s->style.range = RangeMode::Fixed;
   return Status::Ok();
 }
 
@@ -144,7 +149,7 @@ const AppCommand kAppCommands[] = {
     {"set", "set NAME|INDEX", CmdSet},
     {"colormap", "colormap greys|viridis|magma|diverging", CmdColormap},
     {"scale", "scale global|row|log", CmdScale},
-    {"range", "range MIN MAX", CmdRange},
+    {"range", "range auto|fixed|p99|p99.9 or range MIN MAX", CmdRange},
     {"numbers", "numbers on|off", CmdNumbers},
     {"step", "step K", CmdStep},
     {"play", "play", CmdPlay},

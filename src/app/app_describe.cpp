@@ -51,10 +51,16 @@ void WriteShared(AppState* s, JsonWriter* w) {
   w->String(ColormapName(s->style.colormap));
   w->Key("scale");
   w->String(ScaleName(s->style.scale));
+  // The colour range as it applies to the current map (RangeMode resolved).
+  const HeatmapStyle resolved = ResolveStyle(s->style, s->CurrentMap());
+  w->Key("range");
+  w->String(RangeModeName(s->style.range));
   w->Key("vmin");
-  w->NumberF(s->style.vmin);
+  w->NumberF(resolved.vmin);
   w->Key("vmax");
-  w->NumberF(s->style.vmax);
+  w->NumberF(resolved.vmax);
+  w->Key("low_contrast");
+  w->NumberF(LowContrastFraction(resolved, s->CurrentMap()));
   w->Key("dpi_scale");
   w->NumberF(s->dpi_scale);
   w->Key("frame_cpu_ms");

@@ -158,8 +158,9 @@ Status SelectSet(AppState* s, const std::string& which) {
 Status QueueSvgDownload(AppState* s) {
   const AttentionMap& m = s->CurrentMap();
   SvgHeatmapOptions opt;
-  opt.vmin = s->style.vmin;
-  opt.vmax = s->style.vmax;
+  const HeatmapStyle style = ResolveStyle(s->style, m);
+  opt.vmin = style.vmin;
+  opt.vmax = style.vmax;
   opt.show_values = s->style.show_numbers && m.weights.size() <= 400;
   opt.title = s->Current().title + (m.name.empty() ? "" : " - " + m.name);
   const std::string svg =

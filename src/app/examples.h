@@ -34,14 +34,24 @@ class TokenList {
   std::shared_ptr<const std::vector<std::string>> list_;
 };
 
+// Statistics of a map's weights for the colour range, computed once per map version.
+struct MapRangeStats {
+  uint64_t version = ~0ull;  // map version they belong to (~0: not computed)
+  float max = 0;             // largest weight
+  float p99 = 0, p999 = 0;   // 99th and 99.9th percentiles (of a sample of up to 2^20 weights)
+  uint32_t hist[64] = {};    // weights in 64 equal bins over [0, max]
+  int64_t count = 0;         // weights counted in hist
+};
+
 struct AttentionMap {
-  std::string name;         // e.g. "layer 1 / head 3"
-  TokenList source_tokens;  // [n_k] column labels, along the top
-  TokenList target_tokens;  // [n_q] row labels, down the left
-  MatrixRM weights;         // [n_q, n_k]
-  bool has_steps = false;   // steps holds the arithmetic of every cell
-  AttentionSteps steps;     // raw/scaled/masked/exp/row sums, when has_steps
-  uint64_t version = 0;     // bumped whenever weights change (texture re-upload)
+  std::string name;                   // e.g. "layer 1 / head 3"
+  TokenList source_tokens;            // [n_k] column labels, along the top
+  TokenList target_tokens;            // [n_q] row labels, down the left
+  MatrixRM weights;                   // [n_q, n_k]
+  bool has_steps = false;             // steps holds the arithmetic of every cell
+  AttentionSteps steps;               // raw/scaled/masked/exp/row sums, when has_steps
+  uint64_t version = 0;               // bumped whenever weights change (texture re-upload)
+  mutable MapRangeStats range_stats;  // colour range statistics (heatmap_widget.cpp), a cache
 };
 
 // The inputs of a small single-head computation, editable in the step-by-step view.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <vector>
 
 #include "imgui.h"
 #include "imgui_internal.h"
@@ -68,6 +69,104 @@ void ClampView(HeatmapViewState* st, int rows, int cols) {
 }
 
 }  // namespace
+
+const char* RangeModeName(RangeMode m) {
+  switch (m) {
+    case RangeMode::Fixed:
+      return "fixed";
+    case RangeMode::P99:
+      return "p99";
+    case RangeMode::P999:
+      return "p99.9";
+    default:
+      return "auto";
+  }
+}
+
+bool ParseRangeMode(const std::string& s, RangeMode* out) {
+  for (int i = 0; i < (int)RangeMode::Count; ++i) {
+    if (s == RangeModeName((RangeMode)i)) {
+      *out = (RangeMode)i;
+      return true;
+    }
+  }
+  return false;
+}
+
+namespace {
+
+// Max, percentiles (from a strided sample of at most 2^20 weights) and a 64-bin histogram over
+// [0, max]: one pass, once per map version. Non-finite weights are skipped.
+const MapRangeStats& RangeStats(const AttentionMap& map) {
+  MapRangeStats& st = map.range_stats;
+  if (st.version == map.version) return st;
+  st = MapRangeStats{};
+  const float* w = map.weights.data();
+  const int64_t n = (int64_t)map.weights.size();
+  for (int64_t i = 0; i < n; ++i)
+    if (std::isfinite(w[i])) st.max = std::max(st.max, w[i]);
+  const int64_t stride = std::max<int64_t>(1, n >> 20);
+  std::vector<float> sample;
+  sample.reserve((size_t)(n / stride + 1));
+  const float scale = st.max > 0 ? 64.0f / st.max : 0.0f;
+  for (int64_t i = 0; i < n; ++i) {
+    if (!std::isfinite(w[i])) continue;
+    st.hist[std::clamp((int)(std::max(w[i], 0.0f) * scale), 0, 63)]++;
+    st.count++;
+    if (i % stride == 0) sample.push_back(w[i]);
+  }
+  auto percentile = [&](double q) {
+    if (sample.empty()) return 0.0f;
+    const size_t k = std::min(sample.size() - 1, (size_t)(q * (double)(sample.size() - 1) + 0.5));
+    std::nth_element(sample.begin(), sample.begin() + (std::ptrdiff_t)k, sample.end());
+    return sample[k];
+  };
+  st.p99 = percentile(0.99);
+  st.p999 = percentile(0.999);
+  st.version = map.version;
+  return st;
+}
+
+}  // namespace
+
+HeatmapStyle ResolveStyle(const HeatmapStyle& style, const AttentionMap& map) {
+  HeatmapStyle r = style;
+  if (style.range == RangeMode::Fixed || style.scale == ScaleMode::PerRow) return r;
+  const MapRangeStats& st = RangeStats(map);
+  float top = style.range == RangeMode::P99 ? st.p99 : (style.range == RangeMode::P999 ? st.p999 : st.max);
+  if (!(top > 0)) top = st.max > 0 ? st.max : 1.0f;  // all zeros, or a percentile of 0
+  r.vmax = top;
+  if (style.scale == ScaleMode::Global)
+    r.vmin = 0.0f;
+  else
+    r.vmin = std::min(style.vmin, top * 0.5f);  // log: the user's lower limit, below the top
+  return r;
+}
+
+float LowContrastFraction(const HeatmapStyle& resolved, const AttentionMap& map) {
+  if (resolved.scale != ScaleMode::Global) return 0.0f;
+  const MapRangeStats& st = RangeStats(map);
+  if (st.count == 0 || !(st.max > 0)) return 0.0f;
+  const float threshold = resolved.vmin + 0.05f * (resolved.vmax - resolved.vmin);
+  int64_t below = 0;
+  for (int b = 0; b < 64; ++b)
+    if ((b + 1) * st.max / 64.0f <= threshold) below += st.hist[b];  // whole bins under the threshold
+  return (float)below / (float)st.count;
+}
+
+bool LowContrastNote(HeatmapStyle* style, const AttentionMap& map) {
+  const float frac = LowContrastFraction(ResolveStyle(*style, map), map);
+  if (frac < 0.9f) return false;
+  ImGui::TextColored(ImVec4(1.0f, 0.75f, 0.3f, 1),
+                     "%.0f%% of the weights are in the bottom 5%% of the colour range:", 100.0f * frac);
+  ImGui::SameLine();
+  if (ImGui::SmallButton("per row")) style->scale = ScaleMode::PerRow;
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Each row divided by its own maximum");
+  ImGui::SameLine();
+  if (ImGui::SmallButton("log")) style->scale = ScaleMode::Log, style->vmin = 1e-4f;
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("log10 of the weights, from 1e-4 to the largest weight");
+  return true;
+}
 
 float HeatmapT(const HeatmapStyle& style, float w, float row_max) {
   float t;
@@ -309,8 +408,11 @@ void CellTooltip(const AttentionMap& map, int r, int c) {
 
 }  // namespace
 
-bool HeatmapWidget(const char* id, const AttentionMap& map, const HeatmapStyle& style, HeatmapViewState* st,
+bool HeatmapWidget(const char* id, const AttentionMap& map, const HeatmapStyle& user_style, HeatmapViewState* st,
                    const HeatmapEnv& env, const ImVec2& size) {
+  const HeatmapStyle style = ResolveStyle(user_style, map);
+  st->geom.vmin = style.vmin;
+  st->geom.vmax = style.vmax;
   ImGui::PushID(id);
   const int rows = (int)map.weights.rows(), cols = (int)map.weights.cols();
   st->geom.valid = false;
@@ -372,6 +474,10 @@ void DescribeHeatmap(JsonWriter* w, const char* id, const HeatmapGeometry& g, co
   w->Number(g.cols);
   w->Key("rows_shown");
   w->Number(g.rows_shown);
+  w->Key("vmin");  // the resolved colour range it was drawn with
+  w->NumberF(g.vmin);
+  w->Key("vmax");
+  w->NumberF(g.vmax);
   if (map && map->weights.size() <= 4096) {  // small maps only: tests invert pixels against them
     w->Key("weights");
     w->BeginArray(true);
@@ -381,8 +487,11 @@ void DescribeHeatmap(JsonWriter* w, const char* id, const HeatmapGeometry& g, co
   w->EndObject();
 }
 
-bool HeatmapThumbnail(const char* id, const AttentionMap& map, const HeatmapStyle& style, HeatmapViewState* st,
+bool HeatmapThumbnail(const char* id, const AttentionMap& map, const HeatmapStyle& user_style, HeatmapViewState* st,
                       const HeatmapEnv& env, const ImVec2& size) {
+  const HeatmapStyle style = ResolveStyle(user_style, map);
+  st->geom.vmin = style.vmin;
+  st->geom.vmax = style.vmax;
   ImGui::PushID(id);
   const int rows = (int)map.weights.rows(), cols = (int)map.weights.cols();
   const ImVec2 p = ImGui::GetCursorScreenPos();

@@ -21,11 +21,23 @@ namespace attnviz {
 
 class JsonWriter;
 
+// Where the colour range of the global and log scales comes from.
+enum class RangeMode {
+  Auto,   // [0, the map's largest weight]: long sequences (weights ~ 1/n) still show their structure
+  Fixed,  // [vmin, vmax] as set by the user ([0, 1] by default)
+  P99,    // [0, the 99th percentile]: a few strong cells (e.g. on [CLS]) do not wash out the rest
+  P999,   // [0, the 99.9th percentile]
+  Count
+};
+const char* RangeModeName(RangeMode m);                     // "auto", "fixed", "p99", "p99.9"
+bool ParseRangeMode(const std::string& s, RangeMode* out);  // inverse of RangeModeName
+
 struct HeatmapStyle {
   Colormap colormap = Colormap::Greys;  // greys as in the paper figures (white = high)
   ScaleMode scale = ScaleMode::Global;  // global, per row, log
-  float vmin = 0.0f;                    // global/log range; weights live in [0, 1]
-  float vmax = 1.0f;                    // global/log range
+  RangeMode range = RangeMode::Auto;    // where vmax (and vmin) come from, for global and log
+  float vmin = 0.0f;                    // fixed range low end; the log scale's lower limit
+  float vmax = 1.0f;                    // fixed range high end
   bool show_numbers = true;             // weights in cells when cells are big enough
   bool show_grid = true;                // thin cell borders when cells are big enough
   bool show_labels = true;              // token labels on both axes
@@ -36,6 +48,7 @@ struct HeatmapGeometry {
   float view[4] = {0, 0, 0, 0};  // col0, row0, col1, row1 shown
   int rows = 0, cols = 0;        // matrix shape
   int rows_shown = 0;            // rows drawn (decoding animation)
+  float vmin = 0, vmax = 1;      // the resolved colour range it was drawn with
   bool valid = false;            // drawn this frame
 };
 
@@ -84,6 +97,17 @@ bool HeatmapThumbnail(const char* id, const AttentionMap& map, const HeatmapStyl
 
 // Adds an ImDrawList callback that draws a texture in rect (ImGui coordinates). False if the pool is full.
 bool AddHeatmapDrawCallback(const HeatmapEnv& env, const HeatmapDraw& draw, const float rect[4]);
+
+// The style with vmin/vmax as they apply to map (RangeMode resolved from the map's statistics,
+// cached per map version). Every drawing of a map goes through this.
+HeatmapStyle ResolveStyle(const HeatmapStyle& style, const AttentionMap& map);
+// Fraction of map's cells in the bottom 5% of a resolved style's range (0 for the per-row scale):
+// above ~0.9 the map looks empty and the view suggests another range.
+float LowContrastFraction(const HeatmapStyle& resolved, const AttentionMap& map);
+
+// When most of map's cells fall in the bottom 5% of the colour range, a one-line warning with
+// buttons that switch *style to the per-row or log scale. Returns true when it was shown.
+bool LowContrastNote(HeatmapStyle* style, const AttentionMap& map);
 
 // Normalised colormap coordinate of a weight under a style (what the shader computes); row_max
 // is used by the per-row scale.

@@ -383,3 +383,39 @@ TEST(AppFiles, BertvizDataOpensAsItIs) {
   EXPECT_EQ(Get(d, "target_tokens").items[0].string, "[CLS]");
   EXPECT_EQ(Num(d, "grid.drawn"), 2) << "one layer, two heads";
 }
+
+TEST(AppViews, TheColourRangeFitsTheData) {
+  HeadlessApp t;
+  // 128 x 128 weights spread thin, as in long sequences: 0.5 on the diagonal, the rest ~0.004.
+  std::string f = R"({"tokens":[)";
+  for (int i = 0; i < 128; ++i) f += std::string(i ? "," : "") + "\"t" + std::to_string(i) + "\"";
+  f += R"(],"weights":[)";
+  for (int r = 0; r < 128; ++r) {
+    f += std::string(r ? "," : "") + "[";
+    for (int c = 0; c < 128; ++c) f += std::string(c ? "," : "") + (r == c ? "0.5" : "0.003937");
+    f += "]";
+  }
+  f += "]}";
+  t.app.OpenFileBytes("long.json", reinterpret_cast<const unsigned char*>(f.data()), f.size());
+  t.Run("view heatmap");
+  t.Frames(2);
+  JsonValue d = t.Describe();
+  EXPECT_EQ(Get(d, "range").string, "auto") << "auto is the default";
+  EXPECT_NEAR(Num(d, "vmax"), 0.5, 1e-6) << "auto: 0 to the largest weight";
+  const JsonValue* h = Heatmap(d, "main");
+  ASSERT_NE(h, nullptr);
+  EXPECT_NEAR(Num(*h, "vmax"), 0.5, 1e-6) << "the heatmap was drawn with the resolved range";
+  t.Run("range p99");
+  t.Frames(1);
+  d = t.Describe();
+  EXPECT_NEAR(Num(d, "vmax"), 0.003937, 1e-6) << "99.2% of the weights are off the diagonal";
+  EXPECT_LT(Num(d, "low_contrast"), 0.5);
+  t.Run("range fixed");
+  t.Run("range 0 1");
+  t.Frames(1);
+  d = t.Describe();
+  EXPECT_EQ(Get(d, "range").string, "fixed");
+  EXPECT_NEAR(Num(d, "vmax"), 1.0, 1e-6);
+  EXPECT_GT(Num(d, "low_contrast"), 0.9) << "on [0, 1] the off-diagonal weights all sit in the bottom 5%";
+  EXPECT_FALSE(t.app.Command("range sideways").ok);
+}

@@ -89,6 +89,8 @@ export function expectedT(d, w, rowMax) {
 
 // Checks every cell centre of heatmap h inverts through the LUT to its weight. Returns the largest error.
 export function checkHeatmapPixels(name, d, h, png, dpr = 1, tol = 0.02) {
+  // The range the heatmap was drawn with (the auto range is resolved per map); older describes had only d's.
+  const range = { scale: d.scale, vmin: h.vmin ?? d.vmin, vmax: h.vmax ?? d.vmax };
   let worst = 0, worstCell = '';
   for (let r = 0; r < h.rows_shown; r++) {
     const row = h.weights.slice(r * h.cols, (r + 1) * h.cols);
@@ -97,7 +99,7 @@ export function checkHeatmapPixels(name, d, h, png, dpr = 1, tol = 0.02) {
       const [x, y] = cellCentre(h, r, c);
       const rgb = pixel(png, x * dpr, y * dpr);
       const { t, dist } = invertLut(d.lut, rgb);
-      const err = Math.abs(t - expectedT(d, row[c], rowMax)) + (dist > 12 ? 1 : 0);  // off the colormap = wrong
+      const err = Math.abs(t - expectedT(range, row[c], rowMax)) + (dist > 12 ? 1 : 0);  // off the colormap = wrong
       if (err > worst) { worst = err; worstCell = `cell ${r},${c} w=${row[c].toFixed(4)} rgb=${rgb} t=${t.toFixed(3)}`; }
     }
   }

@@ -26,7 +26,7 @@ async function main() {
   const withCors = await serve(dir, 0, { cors: true });
   const withoutCors = await serve(dir, 0);
   const url = `http://127.0.0.1:${withCors.address().port}/marian.json`;
-  const app = await openApp(`?src=${encodeURIComponent(url)}`);
+  const app = await openApp(`?src=${encodeURIComponent(url)}&range=p99&step=2`);
   const { page, errors } = app;
   try {
     await page.waitForFunction(() => window.attnviz.describe().example.startsWith('file:'), null, { timeout: 30000 });
@@ -35,6 +35,10 @@ async function main() {
       `${d.example} (${d.kind})`);
     check('the three sets are listed', JSON.stringify(d.sets) === '["encoder","decoder","cross"]', JSON.stringify(d.sets));
     check('the cross set plays as the translation figure', d.view === 'heatmap' && d.timeline.count === 4);
+    await page.waitForFunction(() => window.attnviz.describe().range === 'p99', null, { timeout: 10000 });
+    d = await page.evaluate(() => window.attnviz.describe());
+    check('URL options apply once the file is in (range=p99, step=2)', d.range === 'p99' && d.timeline.step === 2 &&
+      !d.timeline.playing, `range ${d.range}, step ${d.timeline.step}`);
     check('the progress bar is gone once loaded', (await page.$('.attnviz-progress')) === null);
     await page.evaluate(() => { window.attnviz.command('numbers off'); window.attnviz.command('step 4'); });
     await frames(page, 4);

@@ -195,6 +195,7 @@ void CompareView::DrawPanels(AppState* s, const AttentionMap* panels[3]) {
   HeatmapStyle diff_style = s->style;
   diff_style.colormap = Colormap::Diverging;
   diff_style.scale = ScaleMode::Global;
+  diff_style.range = RangeMode::Fixed;
   diff_style.vmin = -cv.diff_range;
   diff_style.vmax = cv.diff_range;
   const float line_h = ImGui::GetTextLineHeightWithSpacing(), gap = 10.0f;
@@ -337,7 +338,8 @@ void CompareView::Describe(AppState* s, JsonWriter* w) {
     if (i == 2)
       WritePanel(w, ids[i], cv.panels[i].geom, "diverging", -cv.diff_range, cv.diff_range, &cv.result[2]);
     else
-      WritePanel(w, ids[i], cv.panels[i].geom, ColormapName(s->style.colormap), s->style.vmin, s->style.vmax, nullptr);
+      WritePanel(w, ids[i], cv.panels[i].geom, ColormapName(s->style.colormap), cv.panels[i].geom.vmin,
+                 cv.panels[i].geom.vmax, nullptr);
   }
   w->EndArray();
 }

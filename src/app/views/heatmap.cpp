@@ -54,6 +54,7 @@ void HeatmapView::DrawFrames(AppState* s) {
   const AttentionMap& a = ex.maps[(size_t)f];
   const AttentionMap* b = f + 1 < n_maps ? &ex.maps[(size_t)f + 1] : nullptr;
   const bool blend = b && b->weights.rows() == a.weights.rows() && b->weights.cols() == a.weights.cols();
+  LowContrastNote(&s->style, a);
   widget.next = blend ? b : nullptr;
   widget.frame_mix = blend ? tl.Fraction() : 0.0f;
   widget.rows_shown = 1 << 30;
@@ -67,6 +68,7 @@ void HeatmapView::DrawDecoding(AppState* s) {
   if (tl.mode != TimelineMode::Decoding || tl.count != (int)map.weights.rows())
     tl.Reset(TimelineMode::Decoding, (int)map.weights.rows());
   DrawTimelineControls(&tl, "decoded");
+  LowContrastNote(&s->style, map);
   widget.rows_shown = tl.Step();
   widget.current_row = (tl.Step() < tl.count || tl.playing) ? tl.Step() - 1 : -1;
   widget.next = nullptr;

@@ -202,12 +202,13 @@ void PickToken(const LinesFrame& F, bool hovered, LinesViewState* ls) {
 void DrawLineSet(ImDrawList* dl, const AttentionMap& map, const HeatmapStyle& style, const LinesFrame& F,
                  LinesViewState* ls) {
   const uint8_t accent[3] = {255, 160, 60};
+  const HeatmapStyle resolved = ResolveStyle(style, map);
   const bool need_row_max = ls->row_normalised || style.scale == ScaleMode::PerRow;
   for (const LinesViewState::Line& line : ls->lines) {
     if (dl->VtxBuffer.Size >= kVertexGuard) break;
     const float wt = map.weights(line.row, line.col);
     const float row_max = need_row_max ? ls->row_max[(size_t)line.row] : 1.0f;
-    const float t = ls->row_normalised ? (row_max > 0 ? wt / row_max : 0.0f) : HeatmapT(style, wt, row_max);
+    const float t = ls->row_normalised ? (row_max > 0 ? wt / row_max : 0.0f) : HeatmapT(resolved, wt, row_max);
     uint8_t rgb[3] = {accent[0], accent[1], accent[2]};
     if (ls->use_colormap) ColormapSample(style.colormap, 0.25f + 0.75f * t, rgb);
     const float alpha = std::clamp(0.08f + 0.92f * t, 0.0f, 1.0f);

@@ -144,6 +144,7 @@ void DrawAllRows(AppState* s, const AttentionMap& m, const AttentionInputs& in, 
     return;
   const ImGuiTableFlags tf = ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit;
   if (!ImGui::BeginTable("all_rows", n_k + 1, tf)) return;
+  const HeatmapStyle style = ResolveStyle(s->style, m);
   ImGui::TableSetupColumn("query \\ key");
   for (int j = 0; j < n_k; ++j)
     ImGui::TableSetupColumn(j < (int)in.key_labels.size() ? in.key_labels[(size_t)j].c_str() : "?");
@@ -162,7 +163,7 @@ void DrawAllRows(AppState* s, const AttentionMap& m, const AttentionInputs& in, 
       ImGui::TableNextColumn();
       const float w = m.weights(i, j);
       uint8_t rgb[3];
-      ColormapSample(s->style.colormap, HeatmapT(s->style, w, row_max), rgb);
+      ColormapSample(style.colormap, HeatmapT(style, w, row_max), rgb);
       ImGui::TableSetBgColor(ImGuiTableBgTarget_CellBg, IM_COL32(rgb[0], rgb[1], rgb[2], 255));
       std::snprintf(buf, sizeof(buf), "%.4f", w);
       ImGui::PushStyleColor(ImGuiCol_Text, ContrastingTextColor(rgb));
