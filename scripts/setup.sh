@@ -15,6 +15,7 @@ APT_PKGS=(
   libeigen3-dev libglfw3-dev libgles-dev libgtest-dev googletest zlib1g-dev
   chromium python3-numpy fonts-dejavu-core xvfb xauth
   clang-format
+  python3-torch python3-pytest python3-nbconvert python3-ipykernel python3-pip  # python/ and its tests
 )
 
 missing=()

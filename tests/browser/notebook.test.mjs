@@ -1,0 +1,109 @@
+// The quickstart notebook (python/examples/quickstart.ipynb), executed by `jupyter nbconvert --to
+// html --execute` (ctest python_notebook), opened from disk as a person opens an exported notebook:
+// both attnviz.show() outputs run offline from the inlined WebAssembly, each in its own viewer, and
+// the heatmaps drawn are the data the notebook gave. An AMD `define` (RequireJS, as in Jupyter) is
+// on the page and must be left alone.
+import fs from 'node:fs';
+import { pathToFileURL } from 'node:url';
+import { chromium } from 'playwright-core';
+import { frames, screenshot, check, summary, checkHeatmapPixels } from './lib.mjs';
+
+const HTML = process.env.ATTNVIZ_NOTEBOOK_HTML;
+// The first cell's weights (rows: le chat noir; columns: the black cat).
+const NUMPY_CELL = [0.80, 0.10, 0.10, 0.10, 0.15, 0.75, 0.05, 0.85, 0.10];
+const TORCH_TOKENS = ['the', 'cat', 'sat', 'on', 'the', 'mat'];
+
+// A heatmap's rectangle moved from canvas to page coordinates.
+function onPage(h, r) {
+  return { ...h, rect: [h.rect[0] + r[0], h.rect[1] + r[1], h.rect[2] + r[0], h.rect[3] + r[1]] };
+}
+
+async function pixelsOf(page, index, name) {
+  const id = await page.evaluate((i) => document.querySelectorAll('.attnviz-output')[i].id, index);
+  await page.evaluate((k) => window.attnvizViewers[k].command('numbers off'), id);
+  await page.evaluate((k) => window.attnvizViewers[k].canvas.scrollIntoView({ block: 'center' }), id);
+  await frames(page, 4);
+  const r = await page.evaluate((k) => {
+    const b = window.attnvizViewers[k].canvas.getBoundingClientRect();
+    return [b.left, b.top];
+  }, id);
+  const d = await page.evaluate((k) => window.attnvizViewers[k].describe(), id);
+  const shot = await screenshot(page, `notebook-${name}.png`);
+  for (const h of d.heatmaps) {
+    // A map may carry its own colour range (auto range per map); else the shared one applies.
+    const range = { ...d, vmin: h.vmin ?? d.vmin, vmax: h.vmax ?? d.vmax };
+    checkHeatmapPixels(`${name} ${h.id}`, range, onPage(h, r), shot.png);
+  }
+  return d;
+}
+
+async function main() {
+  if (!HTML || !fs.existsSync(HTML)) throw new Error(`ATTNVIZ_NOTEBOOK_HTML=${HTML}: run the python_notebook test first`);
+  const browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+    args: ['--no-sandbox', '--use-angle=swiftshader', '--enable-unsafe-swiftshader', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic', '--ignore-gpu-blocklist'],
+  });
+  try {
+    const page = await (await browser.newContext({ viewport: { width: 1100, height: 800 } })).newPage();
+    const url = pathToFileURL(HTML).href;
+    const requests = [], errors = [];
+    page.on('request', (r) => requests.push(r.url()));
+    page.on('console', (m) => { if (m.type() === 'error') errors.push({ text: m.text(), url: m.location().url }); });
+    page.on('pageerror', (e) => errors.push({ text: String(e), url: '' }));
+    // Nothing leaves the machine: every request but the page itself fails.
+    await page.route('**/*', (route) => (route.request().url() === url ? route.continue() : route.abort()));
+    await page.addInitScript(() => {
+      window.amdCalls = 0;
+      window.define = function () { window.amdCalls++; };
+      window.define.amd = {};
+    });
+    await page.goto(url);
+    await page.waitForFunction(() => {
+      const outs = [...document.querySelectorAll('.attnviz-output')];
+      return outs.length > 0 && outs.every((e) => ['ready', 'error'].includes(e.getAttribute('data-attnviz-state')));
+    }, null, { timeout: 120000 });
+
+    const states = await page.evaluate(() => [...document.querySelectorAll('.attnviz-output')].map(
+      (e) => [e.id, e.getAttribute('data-attnviz-state'), e.getAttribute('data-attnviz-error')]));
+    check('two viewers in the notebook', states.length === 2, JSON.stringify(states));
+    check('both viewers started from the inlined app', states.every((s) => s[1] === 'ready'), JSON.stringify(states));
+    check('each viewer has its own id and canvas', new Set(states.map((s) => s[0])).size === 2 &&
+      (await page.$$('.attnviz-output canvas')).length === 2);
+
+    // The notebook's template links its own scripts (RequireJS, MathJax); the outputs fetch nothing.
+    const templateRefs = await page.evaluate(() => [...document.querySelectorAll('[src],[href]')]
+      .filter((e) => !e.closest('.attnviz-output')).map((e) => e.src || e.href));
+    const foreign = requests.filter((r) => r !== url && !templateRefs.includes(r));
+    check('the outputs request nothing (no CDN, no files)', foreign.length === 0, foreign.slice(0, 3).join(' '));
+    check('an AMD define on the page is not called', (await page.evaluate(() => window.amdCalls)) === 0);
+
+    // Viewer 1: the numpy cell's 3x3 weights, pixel for pixel.
+    const d1 = await pixelsOf(page, 0, 'numpy');
+    check('viewer 1 shows the numpy cell\'s tokens',
+      d1.source_tokens.join(' ') === 'the black cat' && d1.target_tokens.join(' ') === 'le chat noir',
+      `${d1.source_tokens} / ${d1.target_tokens}`);
+    const h1 = d1.heatmaps.find((h) => h.id === 'main');
+    const err1 = h1 ? Math.max(...NUMPY_CELL.map((w, i) => Math.abs(h1.weights[i] - w))) : 1;
+    check('viewer 1 draws the numpy cell\'s weights', !!h1 && h1.rows === 3 && h1.cols === 3 && err1 < 1e-6,
+      `largest error ${err1.toExponential(2)}`);
+
+    // Viewer 2: the captured TransformerEncoder, 2 layers x 2 heads of 6x6 self-attention, in the grid.
+    const d2 = await pixelsOf(page, 1, 'torch');
+    check('viewer 2 shows the torch cell\'s tokens', d2.source_tokens.join(' ') === TORCH_TOKENS.join(' ') &&
+      d2.target_tokens.join(' ') === TORCH_TOKENS.join(' '), String(d2.source_tokens));
+    check('viewer 2 shows 2 layers x 2 heads in the grid', d2.view === 'grid' && d2.heatmaps.length === 4,
+      `${d2.view}, ${d2.heatmaps.length} maps`);
+    const sums = d2.heatmaps.flatMap((h) => [0, 1, 2, 3, 4, 5].map(
+      (r) => h.weights.slice(r * 6, r * 6 + 6).reduce((a, b) => a + b, 0)));
+    check('viewer 2: every row of every head sums to 1', sums.length === 24 && sums.every((s) => Math.abs(s - 1) < 1e-5));
+    check('the two viewers show different data', d1.heatmaps[0].weights.length !== d2.heatmaps[0].weights.length);
+
+    const ours = errors.filter((e) => !templateRefs.includes(e.url));
+    check('no console errors from the outputs', ours.length === 0, ours.slice(0, 3).map((e) => e.text).join(' | '));
+  } finally {
+    await browser.close();
+  }
+}
+
+main().then(() => process.exit(summary()), (e) => { console.error(e); summary(); process.exit(1); });

@@ -1,0 +1,48 @@
+"""Shared pieces of the Python package tests (run by ctest as python_tests; see tests.cmake)."""
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "python"))  # also works without PYTHONPATH=python
+
+
+def softmax_attention(rng, shape, key_mask=None, causal=False):
+    """Softmax weights [..., n_q, n_k] of random scores; key_mask [n_k] or [batch, n_k] (False = masked)."""
+    scores = rng.normal(size=shape) * 2.0
+    n_q, n_k = shape[-2:]
+    if key_mask is not None:
+        m = np.asarray(key_mask, dtype=bool)
+        m = m[:, None, None, :] if m.ndim == 2 else m
+        scores = np.where(m, scores, -np.inf)
+    if causal:
+        scores = np.where(np.tril(np.ones((n_q, n_k), dtype=bool), k=n_k - n_q), scores, -np.inf)
+    with np.errstate(invalid="ignore"):  # a row with every key masked becomes zeros
+        scores = scores - scores.max(axis=-1, keepdims=True)
+        e = np.exp(scores)
+        w = e / e.sum(axis=-1, keepdims=True)
+    return np.nan_to_num(w, nan=0.0).astype(np.float32)
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(1234)
+
+
+@pytest.fixture(scope="session")
+def app_dir():
+    """The built web app: ATTNVIZ_APP_DIR (set by tests.cmake), else the repository's build/web/app."""
+    import attnviz
+
+    return attnviz.find_app()
+
+
+@pytest.fixture(scope="session")
+def cli():
+    """attnviz-cli: ATTNVIZ_CLI (tests.cmake sets it to the target's file), else build/native/attnviz-cli."""
+    path = os.environ.get("ATTNVIZ_CLI") or str(ROOT / "build" / "native" / "attnviz-cli")
+    assert os.access(path, os.X_OK), f"attnviz-cli not found at {path}: build it (make cli) or set ATTNVIZ_CLI"
+    return path

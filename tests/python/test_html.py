@@ -1,0 +1,94 @@
+"""to_html() and show(): one self-contained piece of HTML holding the app and the data."""
+import base64
+import gzip
+import html.parser
+import re
+
+import numpy as np
+import pytest
+from conftest import softmax_attention
+
+import attnviz
+from attnviz import AttentionFile, AttentionSet
+
+
+def attribute_urls(page):
+    """The src and href attributes of the page's elements (script bodies are text, not elements)."""
+    urls = []
+
+    class Parser(html.parser.HTMLParser):
+        def handle_starttag(self, tag, attrs):
+            urls.extend(v for k, v in attrs if k in ("src", "href"))
+
+    Parser().feed(page)
+    return urls
+
+
+def inlined(page):
+    """(data bytes, wasm bytes, config) from a page written by to_html/show."""
+    data = base64.b64decode(re.search(r'var data = "([A-Za-z0-9+/=]*)";', page).group(1))
+    wasm = gzip.decompress(base64.b64decode(re.search(r'var wasmGz = "([A-Za-z0-9+/=]*)";', page).group(1)))
+    ids = re.findall(r'<div id="(attnviz-[0-9a-f]+)" class="attnviz-output"', page)
+    return data, wasm, ids
+
+
+def test_to_html_is_one_self_contained_file(tmp_path, rng, app_dir):
+    w = softmax_attention(rng, (2, 2, 3, 4))
+    before = set(tmp_path.iterdir())
+    path = attnviz.to_html(tmp_path / "view.html", w, query_tokens=["le", "chat", "noir"],
+                           key_tokens=["the", "black", "cat", "."], title="my <model>")
+    assert set(tmp_path.iterdir()) - before == {tmp_path / "view.html"}  # one file, nothing next to it
+    page = open(path, encoding="utf-8").read()
+    assert page.startswith("<!doctype html>") and "<title>attnviz: my &lt;model&gt;</title>" in page
+    refs = attribute_urls(page)
+    assert refs and all(r.startswith("data:") for r in refs), refs  # nothing to fetch: no http(s), no files
+    assert not re.search(r"""\b(?:src|href)\s*=\s*["']?\s*(?:https?:)?//""", page, flags=re.I)
+    assert "createAttnviz" in page and "AttnViz.mount" in page  # the loader and the embed script are inlined
+    data, wasm, ids = inlined(page)
+    assert wasm == (app_dir / "attnviz.wasm").read_bytes()
+    assert len(ids) == 1
+    doc = attnviz.load(data)
+    assert doc.version == 1  # a single set goes to the viewer as version 1
+    np.testing.assert_array_equal(doc.sets[0].weights, w)
+    assert doc.sets[0].key_tokens == ["the", "black", "cat", "."]
+
+
+def test_versions_and_sets(rng):
+    a = AttentionSet(softmax_attention(rng, (3, 3)), list("abc"), name="encoder")
+    b = AttentionSet(softmax_attention(rng, (2, 3)), query_tokens=list("xy"), key_tokens=list("abc"), name="cross")
+    two = AttentionFile([a, b])
+    data, _, _ = inlined(attnviz.html_fragment(two))
+    assert attnviz.load(data).version == 2 and len(attnviz.load(data).sets) == 2  # several sets: version 2
+    data, _, _ = inlined(attnviz.html_fragment(two, set="cross"))
+    assert attnviz.load(data).version == 1 and attnviz.load(data).sets[0].name == "cross"
+    data, _, _ = inlined(attnviz.html_fragment(a, version=2, encoding="json"))
+    assert data.startswith(b'{"format": "attnviz", "version": 2')
+
+
+def test_fragments_get_their_own_ids_and_survive_hostile_tokens(rng):
+    hostile = ["</script><script>alert(1)</script>", "<!--", "]]>"]
+    f1 = attnviz.html_fragment(softmax_attention(rng, (3, 3)), tokens=hostile, height=300, view="lines",
+                               colormap="viridis", commands=["numbers off"])
+    f2 = attnviz.html_fragment(softmax_attention(rng, (3, 3)), tokens=hostile)
+    assert inlined(f1)[2] != inlined(f2)[2]
+    assert f1.count("<script") == f1.count("</script>") == 1  # tokens travel base64-encoded
+    assert "height:300px" in f1
+    assert '"commands": ["view lines", "colormap viridis", "numbers off"]' in f1
+    assert attnviz.load(inlined(f1)[0]).sets[0].tokens == hostile
+
+
+def test_show_displays_html(monkeypatch, rng):
+    import IPython.display
+
+    shown = []
+    monkeypatch.setattr(IPython.display, "display", lambda obj: shown.append(obj))
+    attnviz.show(softmax_attention(rng, (2, 2)), tokens=["a", "b"], embed=True)
+    assert len(shown) == 1 and isinstance(shown[0], IPython.display.HTML)
+    assert '"embed": true' in shown[0].data and 'class="attnviz-output"' in shown[0].data
+
+
+def test_missing_app(tmp_path, monkeypatch):
+    monkeypatch.setenv("ATTNVIZ_APP_DIR", str(tmp_path))
+    with pytest.raises(FileNotFoundError, match="ATTNVIZ_APP_DIR = .* does not hold the built web app"):
+        attnviz.to_html(tmp_path / "x.html", np.eye(2))
+    assert not (tmp_path / "x.html").exists()
