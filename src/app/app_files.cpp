@@ -33,9 +33,19 @@ std::string Description(const std::string& name, const AttentionSet& set, const 
   return d;
 }
 
+// Tokens as the viewer shows them: a tokenizer's word-start marker ("▁" in SentencePiece, "Ġ" in
+// GPT-2's BPE; the first is not even in the UI font) becomes a subtle "·". The file keeps them.
+std::vector<std::string> DisplayTokens(std::vector<std::string> tokens, const TokenizerInfo& t) {
+  if (t.space_marker.empty()) return tokens;
+  for (std::string& tok : tokens)
+    if (tok.compare(0, t.space_marker.size(), t.space_marker) == 0)
+      tok = "\xc2\xb7" + tok.substr(t.space_marker.size());
+  return tokens;
+}
+
 // One attention set as an example. The weights are moved, not copied; the tokens are shared by
 // every map; layers with fewer heads are not padded.
-Example ExampleFromSet(const std::string& name, AttentionSet&& set, size_t n_sets) {
+Example ExampleFromSet(const std::string& name, AttentionSet&& set, size_t n_sets, const TokenizerInfo& tokenizer) {
   Example ex;
   ex.file = name;
   ex.set_name = n_sets > 1 ? set.name : "";
@@ -50,7 +60,8 @@ Example ExampleFromSet(const std::string& name, AttentionSet&& set, size_t n_set
     uniform = uniform && l.heads.size() == f.layers[0].heads.size();
     ex.heads = std::max(ex.heads, (int)l.heads.size());
   }
-  const TokenList source(std::move(f.source_tokens)), target(std::move(f.target_tokens));
+  const TokenList source(DisplayTokens(std::move(f.source_tokens), tokenizer));
+  const TokenList target(DisplayTokens(std::move(f.target_tokens), tokenizer));
   for (auto& layer : f.layers) {
     if (!uniform) ex.layer_first_map.push_back((int)ex.maps.size());
     const std::string layer_name = Shorten(layer.name);
@@ -109,7 +120,7 @@ Status OpenAttentionFile(AppState* s, const std::string& name, const unsigned ch
   const int previous = s->current;
   const size_t first_new = s->examples.size(), n_sets = doc.sets.size(), first = FirstSet(doc);
   const bool plays = n_sets > 1 && doc.sets[first].kind == AttentionKind::Cross;
-  for (AttentionSet& set : doc.sets) s->examples.push_back(ExampleFromSet(name, std::move(set), n_sets));
+  for (AttentionSet& set : doc.sets) s->examples.push_back(ExampleFromSet(name, std::move(set), n_sets, doc.tokenizer));
   AppendWarnings(doc.warnings, &s->examples[first_new].description);
   const Status selected = SelectExample(s, (int)(first_new + first));
   if (!selected) {

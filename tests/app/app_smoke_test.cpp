@@ -419,3 +419,16 @@ TEST(AppViews, TheColourRangeFitsTheData) {
   EXPECT_GT(Num(d, "low_contrast"), 0.9) << "on [0, 1] the off-diagonal weights all sit in the bottom 5%";
   EXPECT_FALSE(t.app.Command("range sideways").ok);
 }
+
+TEST(AppFiles, SubwordMarkersShowAsASubtleDot) {
+  HeadlessApp t;
+  const std::string f = R"({"version":2,"tokenizer":{"space_marker":"\u2581"},
+      "sets":[{"tokens":["\u2581the","cat","\u2581"],"weights":[[[1,0,0],[0,1,0],[0,0,1]]]}]})";
+  t.app.OpenFileBytes("spm.json", reinterpret_cast<const unsigned char*>(f.data()), f.size());
+  t.Frames(1);
+  const JsonValue d = t.Describe();
+  ASSERT_EQ(Get(d, "source_tokens").ArraySize(), 3u);
+  EXPECT_EQ(Get(d, "source_tokens").items[0].string, "\xc2\xb7the") << "U+2581 is not in the UI font";
+  EXPECT_EQ(Get(d, "source_tokens").items[1].string, "cat");
+  EXPECT_EQ(Get(d, "source_tokens").items[2].string, "\xc2\xb7");
+}
