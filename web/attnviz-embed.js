@@ -7,6 +7,9 @@
 //   viewer.openUrl(url);           // fetch and open a file (http(s), CORS), with a progress bar
 //   AttnViz.mount(element, { src: 'https://.../attention.npz' })  // open a URL once started
 //   AttnViz.mount(element, { commands: ['range p99', 'step 3'] })  // commands run once the data is in
+//   AttnViz.mount(element, { views: ['heatmap', 'steps'], data: {tokens: [...], weights: [[...]]} })
+//   viewer.load({tokens, weights}) / viewer.load(url); viewer.on('step' | 'hover' | 'loaded' | 'error', fn)
+//   viewer.setView / setSet / setMap / setColormap / setScale / setRange / seek / play / pause; destroy()
 //
 // Each mount gets its own canvas and its own WebAssembly instance. See docs/EMBED.md.
 (function (global) {
@@ -92,6 +95,28 @@
     };
   }
 
+  // Keys reach a viewer only while its canvas has focus. Emscripten's GLFW listens on `window`
+  // and swallows Tab and Backspace, so this guard (installed before any viewer, in the capture
+  // phase) stops key events that are not meant for a viewer from reaching it, and lets Tab move
+  // the focus out of a viewer.
+  let keyGuard = false;
+  function installKeyGuard() {
+    if (keyGuard) return;
+    keyGuard = true;
+    for (const type of ['keydown', 'keypress', 'keyup']) {
+      global.addEventListener(type, (e) => {
+        const a = document.activeElement;
+        const ours = !!(a && a.classList && a.classList.contains('attnviz-canvas'));
+        if (!ours || e.key === 'Tab') e.stopImmediatePropagation();
+      }, true);
+    }
+  }
+
+  // JSON text of data given as arrays (the attention file's JSON schema; Float32Arrays allowed).
+  function dataToJson(data) {
+    return JSON.stringify(data, (key, value) => (ArrayBuffer.isView(value) ? Array.from(value) : value));
+  }
+
   function mount(element, options) {
     options = options || {};
     if (typeof element === 'string') element = document.querySelector(element);
@@ -109,18 +134,37 @@
       overlay(element, 'attnviz-error', '<b>attnviz could not load.</b><br>attnviz.js is missing from the page.');
       return Promise.reject(new Error('attnviz: attnviz.js not loaded'));
     }
+    installKeyGuard();
 
     const canvas = document.createElement('canvas');
     canvas.className = 'attnviz-canvas';
-    canvas.tabIndex = 0;  // focusable: an embedded viewer takes keys only while it has focus
-    canvas.addEventListener('contextmenu', (e) => e.preventDefault());
-    canvas.addEventListener('mousedown', () => canvas.focus());
+    canvas.tabIndex = 0;  // focusable: Tab moves into it; an embedded viewer takes keys only while it has focus
+    const listeners = {};  // event type -> [fn]
+    let Module = null;
+    const wake = () => { if (Module) Module.attnvizWake = true; };
+    const emit = (type, data) => { for (const fn of listeners[type] || []) fn(data); };
+    const cleanups = [];
+    const listen = (target, type, fn, opts) => {
+      target.addEventListener(type, fn, opts);
+      cleanups.push(() => target.removeEventListener(type, fn, opts));
+    };
+    listen(canvas, 'contextmenu', (e) => e.preventDefault());
+    listen(canvas, 'mousedown', () => canvas.focus());
     // Keys that would scroll the page go to the viewer while it has focus.
-    canvas.addEventListener('keydown', (e) => {
+    listen(canvas, 'keydown', (e) => {
       if ([' ', 'ArrowLeft', 'ArrowRight', 'ArrowUp', 'ArrowDown', 'Home', 'End'].includes(e.key)) e.preventDefault();
     });
+    // Over an embedded viewer without focus, the wheel scrolls the page (Ctrl/Cmd + wheel zooms).
+    listen(canvas, 'wheel', (e) => {
+      if (options.embed && document.activeElement !== canvas && !e.ctrlKey && !e.metaKey) e.stopImmediatePropagation();
+      else wake();
+    }, { capture: true });
+    for (const type of ['pointermove', 'pointerdown', 'pointerup', 'pointerleave', 'keydown', 'keyup', 'focus', 'blur'])
+      listen(canvas, type, wake);
     if (!options.embed) setTimeout(() => canvas.focus(), 0);
     element.appendChild(canvas);
+    const resizeObserver = typeof ResizeObserver === 'function' ? new ResizeObserver(wake) : null;
+    if (resizeObserver) resizeObserver.observe(canvas);
     const loading = overlay(element, 'attnviz-loading',
       '<div class="attnviz-spinner"></div><div>Loading attnviz&hellip;</div>');
 
@@ -128,40 +172,38 @@
     const firstFramePromise = new Promise((resolve) => { firstFrame = resolve; });
     return global.createAttnviz({
       canvas: canvas,
-      attnvizOptions: { example: options.example || '', view: options.view || '', embed: !!options.embed },
+      attnvizOptions: {
+        example: options.example || '', view: options.view || '', embed: !!options.embed, views: options.views || [],
+      },
       locateFile: (path) => (options.base || BASE) + path,
       onFirstFrame: () => { loading.remove(); firstFrame(); },
+      onAttnvizEvent: emit,
       onFatal: (msg) => {
         loading.remove();
         overlay(element, 'attnviz-error', '<b>attnviz stopped:</b> ' + String(msg).replace(/</g, '&lt;'));
       },
       print: (t) => console.log(t),
       printErr: (t) => console.warn(t),
-    }).then((Module) => firstFramePromise.then(() => {
+    }).then((mod) => {
+      Module = mod;
+      return firstFramePromise.then(() => makeViewer());
+    });
+
+    function makeViewer() {
       const cmd = Module.cwrap('attnviz_command', 'string', ['string']);
       const describe = Module.cwrap('attnviz_describe', 'string', []);
-      const viewer = {
-        module: Module,
-        canvas: canvas,
-        command: (c) => cmd(String(c)),
-        describe: () => JSON.parse(describe()),
-        frameCpuMs: () => Module._attnviz_frame_cpu_ms(),
-        // Resolves when the file is open; rejects with the reason (also shown in the status bar).
-        openFile: (file) => file.arrayBuffer().then((buf) => openBytes(file.name || 'file', new Uint8Array(buf))),
-        openUrl: (url) => {
-          const progress = progressOverlay(element, url);
-          return fetchBytes(url, progress.set).then((bytes) => {
-            progress.remove();
-            const name = decodeURIComponent(String(url).split(/[?#]/)[0].split('/').pop() || 'download');
-            return openBytes(name, bytes);
-          }, (e) => {
-            progress.remove();
-            Module.ccall('attnviz_show_error', null, ['string'], [e.message]);
-            throw e;
-          });
-        },
-      };
+      const run = (c) => { wake(); return cmd(String(c)); };
+      // Resolves when the data is open; rejects with the reason (shown in the status bar too) and
+      // fires 'error'; fires 'loaded' with the new example's id.
+      const opened = (promise) => promise.then(() => {
+        const d = JSON.parse(describe());
+        emit('loaded', { example: d.example, sets: d.sets });
+      }, (e) => {
+        emit('error', { message: e.message });
+        throw e;
+      });
       function openBytes(name, bytes) {
+        wake();
         const p = Module._malloc(Math.max(1, bytes.length));
         if (!p) throw new Error(`could not open ${name}: not enough memory for ${bytes.length} bytes`);
         Module.HEAPU8.set(bytes, p);
@@ -169,6 +211,70 @@
         Module._free(p);
         if (err) throw new Error(err);
       }
+      function openUrl(url) {
+        const progress = progressOverlay(element, url);
+        return fetchBytes(url, progress.set).then((bytes) => {
+          progress.remove();
+          const name = decodeURIComponent(String(url).split(/[?#]/)[0].split('/').pop() || 'download');
+          return openBytes(name, bytes);
+        }, (e) => {
+          progress.remove();
+          Module.ccall('attnviz_show_error', null, ['string'], [e.message]);
+          wake();
+          throw e;
+        });
+      }
+      const setter = (verb) => (value) => {
+        const err = run(`${verb} ${value}`);
+        if (err) throw new Error(err);
+      };
+      const viewer = {
+        module: Module,
+        canvas: canvas,
+        command: run,
+        describe: () => JSON.parse(describe()),
+        frameCpuMs: () => Module._attnviz_frame_cpu_ms(),
+        openFile: (file) => opened(file.arrayBuffer().then((buf) => openBytes(file.name || 'file', new Uint8Array(buf)))),
+        openUrl: (url) => opened(openUrl(url)),
+        // load(url) fetches; load({sets | weights, tokens | source_tokens + target_tokens, ...}) takes
+        // the attention file's JSON schema with plain arrays or Float32Arrays.
+        load: (data, name) => opened(typeof data === 'string' ? openUrl(data) : Promise.resolve().then(() =>
+          openBytes(name || 'data.json', new TextEncoder().encode(dataToJson(data))))),
+        setView: setter('view'),
+        setSet: setter('set'),
+        setMap: setter('map'),
+        setColormap: setter('colormap'),
+        setScale: setter('scale'),
+        setRange: setter('range'),
+        seek: setter('step'),
+        play: () => run('play'),
+        pause: () => run('pause'),
+        // Events: 'step' {step}, 'hover' {row, col} (-1 when none), 'loaded' {example, sets}, 'error' {message}.
+        on: (type, fn) => { (listeners[type] = listeners[type] || []).push(fn); return viewer; },
+        off: (type, fn) => { listeners[type] = (listeners[type] || []).filter((f) => f !== fn); return viewer; },
+        // Frees the GL context, the WASM instance and every listener; the element is left empty.
+        destroy: () => {
+          Module._attnviz_destroy();
+          const gl = canvas.getContext('webgl2');
+          const lose = gl && gl.getExtension('WEBGL_lose_context');
+          if (lose) lose.loseContext();
+          if (resizeObserver) resizeObserver.disconnect();
+          for (const c of cleanups) c();
+          canvas.remove();
+          element.classList.remove('attnviz-host');
+          for (const k of Object.keys(listeners)) delete listeners[k];
+          Module = null;
+          viewer.module = null;
+        },
+      };
+      // Drop a file on the viewer to open it.
+      listen(element, 'dragover', (e) => { e.preventDefault(); element.classList.add('attnviz-drop'); });
+      listen(element, 'dragleave', () => element.classList.remove('attnviz-drop'));
+      listen(element, 'drop', (e) => {
+        e.preventDefault();
+        element.classList.remove('attnviz-drop');
+        for (const f of e.dataTransfer.files) viewer.openFile(f).catch((err) => console.warn('attnviz: ' + err.message));
+      });
       // Commands from the options (e.g. the page's URL: ?range=p99&step=3) run once the data is in.
       const runCommands = () => {
         for (const c of options.commands || []) {
@@ -176,21 +282,11 @@
           if (err) console.warn(`attnviz: option "${c}": ${err}`);
         }
       };
-      if (options.src) {
-        viewer.openUrl(options.src).then(runCommands, (e) => console.warn('attnviz: ' + e.message));
-      } else {
-        runCommands();
-      }
-      // Drop a file on the viewer to open it.
-      element.addEventListener('dragover', (e) => { e.preventDefault(); element.classList.add('attnviz-drop'); });
-      element.addEventListener('dragleave', () => element.classList.remove('attnviz-drop'));
-      element.addEventListener('drop', (e) => {
-        e.preventDefault();
-        element.classList.remove('attnviz-drop');
-        for (const f of e.dataTransfer.files) viewer.openFile(f).catch((err) => console.warn('attnviz: ' + err.message));
-      });
+      if (options.src) viewer.openUrl(options.src).then(runCommands, (e) => console.warn('attnviz: ' + e.message));
+      else if (options.data) viewer.load(options.data).then(runCommands, (e) => console.warn('attnviz: ' + e.message));
+      else runCommands();
       return viewer;
-    }));
+    }
   }
 
   global.AttnViz = { mount: mount, hasWebGL2: hasWebGL2 };

@@ -17,7 +17,23 @@ namespace {
 // else the translation model the page opens on.
 Status ChooseFirstView(AppState* s) {
   if (!s->config.view.empty()) return SelectView(s, s->config.view);
-  return SelectView(s, s->config.embed || !s->config.example.empty() ? "heatmap" : "translate");
+  const Status st = SelectView(s, s->config.embed || !s->config.example.empty() ? "heatmap" : "translate");
+  if (!st) s->view = s->offered[0];  // that view is not offered: the first one that is
+  return Status::Ok();
+}
+
+// AppConfig::views as registry indices (all views when none are named).
+Status ChooseOfferedViews(AppState* s) {
+  s->offered.clear();
+  for (const std::string& name : s->config.views) {
+    if (name.empty()) continue;
+    const int i = FindView(name);
+    if (i < 0) return Status::Error("unknown view '" + name + "' in the views option (" + ViewNames() + ")");
+    if (!IsOffered(s, i)) s->offered.push_back(i);
+  }
+  if (s->offered.empty())
+    for (int i = 0; i < ViewCount(); ++i) s->offered.push_back(i);
+  return Status::Ok();
 }
 
 // The full-window host of the views: menu bar (not in embeds), sidebar, tabs, the active view.
@@ -46,6 +62,23 @@ void DrawMainWindow(AppState* s) {
   ImGui::End();
 }
 
+// "step" and "hover" events when they changed during this frame.
+void QueueEvents(AppState* s) {
+  auto push = [s](const char* type, std::string json) {
+    if (s->events.size() >= 64) s->events.erase(s->events.begin());  // nobody is reading: keep the newest
+    s->events.push_back({type, std::move(json)});
+  };
+  const int step = s->timeline.Step();
+  if (step != s->last_step) push("step", "{\"step\":" + std::to_string(step) + "}");
+  s->last_step = step;
+  int hover[2] = {-1, -1};
+  if (!s->ActiveView().HoveredCell(&hover[0], &hover[1])) hover[0] = hover[1] = -1;
+  if (hover[0] != s->last_hover[0] || hover[1] != s->last_hover[1])
+    push("hover", "{\"row\":" + std::to_string(hover[0]) + ",\"col\":" + std::to_string(hover[1]) + "}");
+  s->last_hover[0] = hover[0];
+  s->last_hover[1] = hover[1];
+}
+
 }  // namespace
 
 App::App() : s_(new AppState) {}
@@ -66,6 +99,8 @@ Status App::Init(const AppConfig& config) {
   s->env.renderer = config.headless ? nullptr : &s->renderer;
   s->env.pool = &s->draw_pool;
   for (int i = 0; i < ViewCount(); ++i) s->views.push_back(ViewInfoAt(i).create());
+  Status offered = ChooseOfferedViews(s);
+  if (!offered) return offered;
   s->models.ListEmbedded();
   Status st = BuildExamples(&s->examples);
   if (!st) return st;
@@ -104,6 +139,22 @@ bool App::PopDownload(std::string* name, std::string* mime, std::vector<unsigned
   return true;
 }
 
+bool App::NeedsFrames() const {
+  const AppState* s = s_.get();
+  if (s->timeline.playing || !s->downloads.empty()) return true;
+  for (const auto& v : s->views)
+    if (v->Animating(s)) return true;
+  return false;
+}
+
+bool App::PopEvent(std::string* type, std::string* json) {
+  if (s_->events.empty()) return false;
+  *type = std::move(s_->events.front().type);
+  *json = std::move(s_->events.front().json);
+  s_->events.erase(s_->events.begin());
+  return true;
+}
+
 bool App::PopOpenDialogRequest() {
   const bool r = s_->open_dialog_requested;
   s_->open_dialog_requested = false;
@@ -122,6 +173,7 @@ void App::Frame() {
   for (auto& v : s->views) v->Advance(s, dt);
   DrawMainWindow(s);
   DrawHelpWindow(s);
+  QueueEvents(s);
   const auto t1 = std::chrono::steady_clock::now();
   // The training slice is budgeted separately (Train view); the readout shows the UI's own cost.
   s->frame.Record(std::chrono::duration<float, std::milli>(t1 - t0).count() - s->frame.train_ms);

@@ -18,11 +18,12 @@ namespace attnviz {
 struct AppState;
 
 struct AppConfig {
-  std::string example;     // id of the example to open first ("" = the translation figure)
-  std::string view;        // view to open first: a registry name (heatmap, lines, grid, ...)
-  bool embed = false;      // embedded in a lesson page: no menu bar, a compact toolbar
-  float dpi_scale = 1.0f;  // framebuffer pixels per UI pixel (devicePixelRatio on the web)
-  bool headless = false;   // no GL: views run and lay out, nothing is uploaded or drawn (smoke tests)
+  std::string example;             // id of the example to open first ("" = the translation figure)
+  std::string view;                // view to open first: a registry name (heatmap, lines, grid, ...)
+  bool embed = false;              // embedded in a lesson page: no menu bar, a compact toolbar
+  std::vector<std::string> views;  // the views this viewer offers, in tab order (empty: all); one view: no tab bar
+  float dpi_scale = 1.0f;          // framebuffer pixels per UI pixel (devicePixelRatio on the web)
+  bool headless = false;           // no GL: views run and lay out, nothing is uploaded or drawn (smoke tests)
 };
 
 class App {
@@ -48,7 +49,11 @@ class App {
   float LastFrameCpuMs() const;  // CPU time of the last App::Frame(), for the readout
   // A file the user asked to save (SVG, JSON); the platform writes it or starts a download.
   bool PopDownload(std::string* name, std::string* mime, std::vector<unsigned char>* bytes);
-  bool PopOpenDialogRequest();  // true once after the user chose File > Open
+  bool PopOpenDialogRequest();
+  bool NeedsFrames() const;  // something animates (playback, training): keep drawing even without input
+  // Events for the embed API, oldest first: "step" {"step": k} when the timeline's step changes,
+  // "hover" {"row": r, "col": c} (or -1s) when the hovered cell of the view's heatmap changes.
+  bool PopEvent(std::string* type, std::string* json);  // true once after the user chose File > Open
 
  private:
   std::unique_ptr<AppState> s_;

@@ -222,7 +222,8 @@ void HandleShortcuts(AppState* s) {
   for (int i = 0; i < io.InputQueueCharacters.Size; ++i) {
     const ImWchar c = io.InputQueueCharacters[i];
     if (c == '?' || c == 'h') s->show_help = !s->show_help;
-    if (c >= '1' && c < '1' + std::min(ViewCount(), 9)) s->view = c - '1';
+    const int k = c - '1';  // key N: the N-th view this viewer offers
+    if (k >= 0 && k < std::min((int)s->offered.size(), 9)) s->view = s->offered[(size_t)k];
   }
 }
 
@@ -247,6 +248,7 @@ void DrawMenuBar(AppState* s) {
     for (int i = 0; i < ViewCount(); ++i) {
       char key[12];
       std::snprintf(key, sizeof(key), "%d", i + 1);
+      if (!IsOffered(s, i)) continue;
       if (ImGui::MenuItem(ViewInfoAt(i).label, i < 9 ? key : nullptr, s->view == i)) s->view = i;
     }
     ImGui::EndMenu();
@@ -275,13 +277,15 @@ void DrawSidebar(AppState* s) {
 }
 
 void DrawViewTabs(AppState* s) {
+  if (s->offered.size() < 2) return;  // one view: no tab bar
   if (!ImGui::BeginTabBar("views")) return;
   // A view chosen by keyboard or command selects its tab once; otherwise the tab bar decides.
   const bool forced = s->view != s->tab_view;
-  for (int i = 0; i < ViewCount(); ++i) {
+  for (int k = 0; k < (int)s->offered.size(); ++k) {
+    const int i = s->offered[(size_t)k];
     const ImGuiTabItemFlags f = (forced && s->view == i) ? ImGuiTabItemFlags_SetSelected : 0;
     const bool open = ImGui::BeginTabItem(ViewInfoAt(i).label, nullptr, f);
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s  (key %d)", ViewInfoAt(i).help, i + 1);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s  (key %d)", ViewInfoAt(i).help, k + 1);
     if (!open) continue;
     if (!forced) s->view = i;
     ImGui::EndTabItem();
@@ -327,7 +331,8 @@ void DrawHelpWindow(AppState* s) {
     ImGui::BulletText("Space: play / pause the animation");
     ImGui::BulletText("Left / Right: step back / forward");
     ImGui::BulletText("Home / End: first / last step");
-    for (int i = 0; i < ViewCount() && i < 9; ++i) ImGui::BulletText("%d: %s view", i + 1, ViewInfoAt(i).label);
+    for (int k = 0; k < (int)s->offered.size() && k < 9; ++k)
+      ImGui::BulletText("%d: %s view", k + 1, ViewInfoAt(s->offered[(size_t)k]).label);
     ImGui::BulletText("Ctrl+O: open a file; Ctrl+S: save the heatmap as SVG");
     ImGui::BulletText("? or h: this help");
     ImGui::TextUnformatted("Mouse");

@@ -37,6 +37,10 @@ void WriteShared(AppState* s, JsonWriter* w) {
   w->String(s->Current().id);
   w->Key("view");
   w->String(ViewInfoAt(s->view).name);
+  w->Key("views");  // the views this viewer offers, in tab order
+  w->BeginArray(true);
+  for (int v : s->offered) w->String(ViewInfoAt(v).name);
+  w->EndArray();
   w->Key("set");
   w->String(s->Current().set_name);
   w->Key("kind");

@@ -55,9 +55,16 @@ Status SelectExampleById(AppState* s, const std::string& id) {
   return Status::Error("unknown example '" + id + "' (" + ids + ")");
 }
 
+bool IsOffered(const AppState* s, int view) {
+  for (int v : s->offered)
+    if (v == view) return true;
+  return false;
+}
+
 Status SelectView(AppState* s, const std::string& name) {
   const int i = FindView(name);
   if (i < 0) return Status::Error("unknown view '" + name + "' (" + ViewNames() + ")");
+  if (!IsOffered(s, i)) return Status::Error("this viewer does not offer the " + name + " view");
   s->view = i;
   return Status::Ok();
 }

@@ -30,6 +30,11 @@ struct FrameStats {
   void Record(float ms);  // adds a frame and updates the mean
 };
 
+struct AppEvent {
+  std::string type;  // "step", "hover"
+  std::string json;  // its data, a JSON object
+};
+
 struct AppState {
   AppConfig config;
   HeatmapRenderer renderer;
@@ -46,6 +51,7 @@ struct AppState {
   std::vector<std::unique_ptr<ViewModule>> views;  // one per registry row (view_module.h), same order
   int view = 0;                                    // index of the view shown
   int tab_view = -1;                               // the view the tab bar shows (differs for one frame after a switch)
+  std::vector<int> offered;  // the views this viewer offers (registry indices, tab order; AppConfig::views)
 
   std::string message;                     // last error or notice, shown in the status bar
   bool message_is_error = false;           // message is an error (red)
@@ -54,6 +60,9 @@ struct AppState {
   float dpi_scale = 1.0f;                  // framebuffer pixels per UI pixel
   bool show_help = false;                  // the help window is open
   std::vector<PendingDownload> downloads;  // files the platform should save (SVG, JSON)
+  std::vector<AppEvent> events;            // for the embed API (App::PopEvent), at most 64 kept
+  int last_step = -1;                      // timeline step at the end of the last frame
+  int last_hover[2] = {-1, -1};            // hovered cell at the end of the last frame
   bool open_dialog_requested = false;      // the platform should show a file picker
 
   Example& Current() { return examples[(size_t)current]; }   // the example shown
@@ -67,6 +76,7 @@ struct AppState {
 // per-example state. On failure the current example stays and the error is returned.
 Status SelectExample(AppState* s, int index);
 Status SelectExampleById(AppState* s, const std::string& id);  // same, by Example::id
-Status SelectView(AppState* s, const std::string& name);       // by registry name ("grid")
+Status SelectView(AppState* s, const std::string& name);       // by registry name ("grid"), if offered
+bool IsOffered(const AppState* s, int view);                   // the viewer shows this view's tab
 
 }  // namespace attnviz

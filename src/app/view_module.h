@@ -56,6 +56,11 @@ class ViewModule {
   virtual void OnExampleChanged(AppState*) {}
   // Frees the view's GPU textures (example switch and shutdown).
   virtual void ReleaseTextures(AppState*) {}
+  // True while the view animates on its own (training, a decoding animation): the platform keeps
+  // drawing frames; an idle viewer draws none.
+  virtual bool Animating(const AppState*) const { return false; }
+  // The cell of the view's main heatmap under the mouse (for the embed API's hover event).
+  virtual bool HoveredCell(int* /*row*/, int* /*col*/) const { return false; }
   // Text the sidebar shows instead of the example picker and matrix info, for views that do not
   // show the current example (Translate, Train); nullptr keeps the picker.
   virtual const char* SidebarAbout() const { return nullptr; }

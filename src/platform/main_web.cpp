@@ -20,10 +20,12 @@
 
 // The JavaScript below is not C++: the formatter would break it ("!==" into "!= =").
 // clang-format off
-// Options the page passed to createAttnviz({attnvizOptions: {...}}), as "example\nview\nembed".
+// Options the page passed to createAttnviz({attnvizOptions: {...}}), as "example\nview\nembed\nviews"
+// (views comma-separated).
 EM_JS(char*, attnviz_js_options, (), {
   var o = Module["attnvizOptions"] || {};
-  var s = String(o.example || "") + "\n" + String(o.view || "") + "\n" + (o.embed ? "1" : "0");
+  var s = String(o.example || "") + "\n" + String(o.view || "") + "\n" + (o.embed ? "1" : "0") + "\n" +
+          (o.views || []).join(",");
   var n = lengthBytesUTF8(s) + 1;
   var p = _malloc(n);
   stringToUTF8(s, p, n);
@@ -94,6 +96,18 @@ EM_JS(void, attnviz_js_open_dialog, (), {
   };
   input.click();
 });
+// True once after the page saw input, a resize or an API call (attnviz-embed.js sets the flag):
+// an idle viewer draws no frames.
+EM_JS(int, attnviz_js_take_wake, (), {
+  var w = Module["attnvizWake"];
+  Module["attnvizWake"] = false;
+  return w ? 1 : 0;
+});
+
+// An event for the page's listeners (viewer.on(type, fn)).
+EM_JS(void, attnviz_js_emit, (const char* type, const char* json), {
+  if (Module["onAttnvizEvent"]) Module["onAttnvizEvent"](UTF8ToString(type), JSON.parse(UTF8ToString(json)));
+});
 // clang-format on
 
 namespace {
@@ -102,33 +116,62 @@ struct WebLoop {
   GLFWwindow* window = nullptr;
   attnviz::App app;
   long frame = 0;
+  int quiet_frames = 0;               // frames drawn since the last input or animation
+  float last_size[4] = {0, 0, 0, 0};  // canvas CSS and backing-store size last frame
+  bool stopped = false;               // destroy() was called
 };
 WebLoop* g_loop = nullptr;
 
+// An idle viewer draws nothing: a few frames after the last input, resize or API call, and
+// while nothing animates, the frame is skipped (the canvas keeps its last image).
+bool ShouldDraw(WebLoop& L, const float sz[4]) {
+  bool woke = attnviz_js_take_wake() != 0 || L.app.NeedsFrames() || L.frame < 3;
+  for (int i = 0; i < 4; ++i) woke = woke || sz[i] != L.last_size[i];
+  for (int i = 0; i < 4; ++i) L.last_size[i] = sz[i];
+  if (woke) L.quiet_frames = 0;
+  return L.quiet_frames++ < 6;  // a few more frames let ImGui settle hover and animations
+}
+
+// Emscripten's GLFW reports sizes and the cursor in canvas (device) pixels; the UI works in CSS
+// pixels. It listens to keys on the whole window: with several viewers on a page, only the
+// focused one may see them.
+void PrepareInput(const float sz[4]) {
+  ImGuiIO& io = ImGui::GetIO();
+  io.DisplaySize = ImVec2(sz[0], sz[1]);
+  io.DisplayFramebufferScale = ImVec2(sz[2] / sz[0], sz[3] / sz[1]);
+  if (io.MousePos.x > -1e30f) io.MousePos = ImVec2(io.MousePos.x * sz[0] / sz[2], io.MousePos.y * sz[1] / sz[3]);
+  if (!attnviz_js_has_focus()) {
+    io.ClearInputCharacters();
+    for (bool& k : io.KeysDown) k = false;
+    io.KeyCtrl = io.KeyShift = io.KeyAlt = io.KeySuper = false;
+  }
+}
+
+// What the app asked of the page this frame: downloads, the file picker, events.
+void HandOver(WebLoop& L) {
+  std::string name, mime;
+  std::vector<unsigned char> bytes;
+  while (L.app.PopDownload(&name, &mime, &bytes))
+    attnviz_js_download(name.c_str(), mime.c_str(), bytes.data(), (int)bytes.size());
+  if (L.app.PopOpenDialogRequest()) attnviz_js_open_dialog();
+  std::string type, json;
+  while (L.app.PopEvent(&type, &json)) attnviz_js_emit(type.c_str(), json.c_str());
+}
+
 void Frame() {
   WebLoop& L = *g_loop;
+  if (L.stopped) return;
   float sz[4];
   attnviz_js_sync_canvas(sz);
-  const float dpr = sz[2] / sz[0];
-  if (L.app.SetDpiScale(dpr)) {
+  if (!ShouldDraw(L, sz)) return;
+  if (L.app.SetDpiScale(sz[2] / sz[0])) {
     ImGui_ImplOpenGL3_DestroyFontsTexture();
     ImGui_ImplOpenGL3_CreateFontsTexture();
   }
   glfwPollEvents();
   ImGui_ImplOpenGL3_NewFrame();
   ImGui_ImplGlfw_NewFrame();
-  // Emscripten's GLFW reports sizes and the cursor in canvas (device) pixels; the UI works in CSS pixels.
-  ImGuiIO& io = ImGui::GetIO();
-  io.DisplaySize = ImVec2(sz[0], sz[1]);
-  io.DisplayFramebufferScale = ImVec2(sz[2] / sz[0], sz[3] / sz[1]);
-  if (io.MousePos.x > -1e30f) io.MousePos = ImVec2(io.MousePos.x * sz[0] / sz[2], io.MousePos.y * sz[1] / sz[3]);
-  // Emscripten's GLFW listens to keys on the whole window: with several viewers on a page,
-  // only the focused one may see them.
-  if (!attnviz_js_has_focus()) {
-    io.ClearInputCharacters();
-    for (bool& k : io.KeysDown) k = false;
-    io.KeyCtrl = io.KeyShift = io.KeyAlt = io.KeySuper = false;
-  }
+  PrepareInput(sz);
   ImGui::NewFrame();
   L.app.Frame();
   ImGui::Render();
@@ -137,20 +180,29 @@ void Frame() {
   glClear(GL_COLOR_BUFFER_BIT);
   ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
   if (++L.frame == 2) attnviz_js_first_frame();
-  std::string name, mime;
-  std::vector<unsigned char> bytes;
-  while (L.app.PopDownload(&name, &mime, &bytes))
-    attnviz_js_download(name.c_str(), mime.c_str(), bytes.data(), (int)bytes.size());
-  if (L.app.PopOpenDialogRequest()) attnviz_js_open_dialog();
+  HandOver(L);
 }
 
 }  // namespace
 
 namespace attnviz {
 App* WebApp() {
-  return g_loop ? &g_loop->app : nullptr;
+  return g_loop && !g_loop->stopped ? &g_loop->app : nullptr;
 }
 }  // namespace attnviz
+
+// viewer.destroy(): stops the loop and frees the app, ImGui, GL objects and GLFW's listeners.
+extern "C" EMSCRIPTEN_KEEPALIVE void attnviz_destroy() {
+  if (!g_loop || g_loop->stopped) return;
+  g_loop->stopped = true;
+  emscripten_cancel_main_loop();
+  g_loop->app.Shutdown();
+  ImGui_ImplOpenGL3_Shutdown();
+  ImGui_ImplGlfw_Shutdown();
+  ImGui::DestroyContext();
+  glfwDestroyWindow(g_loop->window);
+  glfwTerminate();
+}
 
 int main() {
   if (!glfwInit()) {
@@ -181,7 +233,13 @@ int main() {
   const size_t a = o.find('\n'), b = o.find('\n', a + 1);
   config.example = o.substr(0, a);
   config.view = o.substr(a + 1, b - a - 1);
-  config.embed = o.substr(b + 1) == "1";
+  const size_t c = o.find('\n', b + 1);
+  config.embed = o.substr(b + 1, c - b - 1) == "1";
+  for (size_t p = c + 1; c != std::string::npos && p <= o.size();) {  // views: comma-separated names
+    const size_t q = std::min(o.find(',', p), o.size());
+    if (q > p) config.views.push_back(o.substr(p, q - p));
+    p = q + 1;
+  }
   config.dpi_scale = sz[2] / sz[0];
   const attnviz::Status st = g_loop->app.Init(config);
   if (!st) {

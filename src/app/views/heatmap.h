@@ -12,6 +12,10 @@ namespace attnviz {
 class HeatmapView : public ViewModule {
  public:
   void Draw(AppState* s) override;
+  bool HoveredCell(int* row, int* col) const override {
+    *row = widget.hover_row, *col = widget.hover_col;
+    return *row >= 0;
+  }
   void Describe(AppState* s, JsonWriter* w) override;
   void DescribeHeatmaps(AppState* s, JsonWriter* w) override;
   void OnExampleChanged(AppState*) override { widget = HeatmapViewState{}; }

@@ -34,6 +34,11 @@ struct TrainViewState {
 class TrainView : public ViewModule {
  public:
   void Draw(AppState* s) override;
+  bool Animating(const AppState*) const override { return state.running || state.probe_playing; }
+  bool HoveredCell(int* row, int* col) const override {
+    *row = state.widget.hover_row, *col = state.widget.hover_col;
+    return *row >= 0;
+  }
   void Describe(AppState* s, JsonWriter* w) override;
   void DescribeHeatmaps(AppState* s, JsonWriter* w) override;
   // train start|pause|resume|bahdanau|luong|transformer

@@ -30,6 +30,11 @@ struct TranslateViewState {
 class TranslateView : public ViewModule {
  public:
   void Draw(AppState* s) override;
+  bool Animating(const AppState*) const override { return state.timeline.playing; }
+  bool HoveredCell(int* row, int* col) const override {
+    *row = state.widget.hover_row, *col = state.widget.hover_col;
+    return *row >= 0;
+  }
   void Describe(AppState* s, JsonWriter* w) override;
   void DescribeHeatmaps(AppState* s, JsonWriter* w) override;
   // translate SENTENCE | model INDEX
