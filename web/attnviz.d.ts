@@ -1,0 +1,84 @@
+// TypeScript declarations for attnviz-embed.js (docs/EMBED.md).
+
+export type ViewName = 'heatmap' | 'lines' | 'grid' | 'steps' | 'compare' | 'translate' | 'train';
+export type RangeMode = 'auto' | 'fixed' | 'p99' | 'p99.9';
+
+/** One matrix: rows are queries (target tokens), columns keys (source tokens). */
+export type Matrix = Array<number[] | Float32Array>;
+
+/** The attention file's JSON schema (docs/FORMATS.md, docs/attention-file.schema.json). */
+export interface AttentionData {
+  format?: 'attnviz';
+  version?: 1 | 2;
+  tokens?: string[];
+  source_tokens?: string[];
+  target_tokens?: string[];
+  weights?: Matrix;
+  layers?: Array<{ name?: string; heads: Array<Matrix | { name?: string; weights: Matrix }> }>;
+  sets?: Array<{
+    name?: string;
+    kind?: 'self' | 'causal' | 'cross';
+    tokens?: string[];
+    query_tokens?: string[];
+    key_tokens?: string[];
+    weights?: unknown[];
+    layers?: AttentionData['layers'];
+    layer_names?: string[];
+    head_names?: string[];
+  }>;
+  tokenizer?: { space_marker?: string | null; continuation_marker?: string | null; special_tokens?: string[] };
+  meta?: Record<string, unknown>;
+}
+
+export interface MountOptions {
+  example?: string;
+  view?: ViewName;
+  views?: ViewName[];
+  embed?: boolean;
+  data?: AttentionData;
+  src?: string;
+  commands?: string[];
+  base?: string;
+}
+
+export interface ViewerEvents {
+  step: { step: number };
+  hover: { row: number; col: number };
+  loaded: { example: string; sets: string[] };
+  error: { message: string };
+}
+
+export interface Viewer {
+  readonly canvas: HTMLCanvasElement;
+  /** Runs an app command; returns '' or the error message. */
+  command(text: string): string;
+  /** What is on screen (example, view, tokens, heatmaps drawn, one object per view, ...). */
+  describe(): Record<string, any>;
+  frameCpuMs(): number;
+  openFile(file: Blob & { name?: string }): Promise<void>;
+  openUrl(url: string): Promise<void>;
+  load(data: AttentionData | string, name?: string): Promise<void>;
+  setView(name: ViewName): void;
+  setSet(name: string): void;
+  setMap(index: number): void;
+  setColormap(name: 'greys' | 'viridis' | 'magma' | 'diverging'): void;
+  setScale(scale: 'global' | 'row' | 'log'): void;
+  setRange(range: RangeMode | string): void;
+  seek(step: number): void;
+  play(): string;
+  pause(): string;
+  on<K extends keyof ViewerEvents>(type: K, fn: (data: ViewerEvents[K]) => void): Viewer;
+  off<K extends keyof ViewerEvents>(type: K, fn: (data: ViewerEvents[K]) => void): Viewer;
+  destroy(): void;
+}
+
+export interface AttnVizGlobal {
+  mount(element: string | HTMLElement, options?: MountOptions): Promise<Viewer>;
+  hasWebGL2(): boolean;
+}
+
+declare global {
+  interface Window {
+    AttnViz: AttnVizGlobal;
+  }
+}
