@@ -236,6 +236,11 @@ void DrawMenuBar(AppState* s) {
     ImGui::Separator();
     if (ImGui::MenuItem("Save heatmap as SVG", "Ctrl+S")) Report(s, QueueSvgDownload(s));
     if (ImGui::MenuItem("Export attention JSON")) Report(s, QueueJsonDownload(s));
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Every map of the example, in attnviz's JSON format");
+    if (ImGui::MenuItem("Export map as CSV")) Report(s, QueueCsvDownload(s));
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("The map shown, with its tokens as the header row and column");
+    if (ImGui::MenuItem("Export map as NPY")) Report(s, QueueNpyDownload(s));
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("The map shown as a float32 numpy array [rows, columns]");
     ImGui::EndMenu();
   }
   if (ImGui::BeginMenu("Examples")) {

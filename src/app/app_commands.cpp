@@ -130,6 +130,12 @@ Status CmdRange(AppState* s, const CommandArgs& c) {
   return Status::Ok();
 }
 
+Status CmdSaveCsv(AppState* s, const CommandArgs&) {
+  return QueueCsvDownload(s);
+}
+Status CmdSaveNpy(AppState* s, const CommandArgs&) {
+  return QueueNpyDownload(s);
+}
 Status CmdSaveSvg(AppState* s, const CommandArgs&) {
   return QueueSvgDownload(s);
 }
@@ -157,6 +163,8 @@ const AppCommand kAppCommands[] = {
     {"map", "map INDEX", CmdMap},
     {"save-svg", "save-svg", CmdSaveSvg},
     {"save-json", "save-json", CmdSaveJson},
+    {"save-csv", "save-csv", CmdSaveCsv},
+    {"save-npy", "save-npy", CmdSaveNpy},
 };
 
 }  // namespace

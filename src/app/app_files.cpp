@@ -7,6 +7,9 @@
 #include "app/app_state.h"
 #include "io/attention_file.h"
 #include "io/attention_sets.h"
+#include "io/csv.h"
+#include "io/ndarray.h"
+#include "io/npy.h"
 #include "io/svg.h"
 
 namespace attnviz {
@@ -111,6 +114,15 @@ void QueueDownload(AppState* s, const std::string& name, const char* mime, const
   s->Notify("saved " + name, false);
 }
 
+void QueueDownload(AppState* s, const std::string& name, const char* mime, std::vector<uint8_t> bytes) {
+  PendingDownload d;
+  d.name = name;
+  d.mime = mime;
+  d.bytes = std::move(bytes);
+  s->downloads.push_back(std::move(d));
+  s->Notify("saved " + name, false);
+}
+
 }  // namespace
 
 Status OpenAttentionFile(AppState* s, const std::string& name, const unsigned char* data, size_t size) {
@@ -194,6 +206,27 @@ Status QueueJsonDownload(AppState* s) {
   }
   const std::string json = SaveAttentionJson(file);
   QueueDownload(s, DownloadName(ex.id, ".json"), "application/json", json);
+  return Status::Ok();
+}
+
+// A name for exports of the current map: the example id, plus the map index when there are several.
+std::string MapFileStem(AppState* s) {
+  const Example& ex = s->Current();
+  return ex.maps.size() > 1 ? ex.id + "-map" + std::to_string(s->current_map) : ex.id;
+}
+
+Status QueueCsvDownload(AppState* s) {
+  const AttentionMap& m = s->CurrentMap();
+  const std::string csv = MatrixCsv(m.weights, m.source_tokens.vec(), m.target_tokens.vec());
+  QueueDownload(s, DownloadName(MapFileStem(s), ".csv"), "text/csv", csv);
+  return Status::Ok();
+}
+
+Status QueueNpyDownload(AppState* s) {
+  std::vector<uint8_t> bytes;
+  const Status st = WriteNpy(FromMatrix(s->CurrentMap().weights), &bytes);
+  if (!st) return st;
+  QueueDownload(s, DownloadName(MapFileStem(s), ".npy"), "application/octet-stream", std::move(bytes));
   return Status::Ok();
 }
 

@@ -20,6 +20,9 @@ Status OpenAttentionFile(AppState* s, const std::string& name, const unsigned ch
 std::vector<int> SiblingSets(AppState* s);
 Status SelectSet(AppState* s, const std::string& which);  // by set name or index among its siblings
 Status QueueSvgDownload(AppState* s);                     // the current map as a standalone SVG heatmap
-Status QueueJsonDownload(AppState* s);                    // the current example as an attnviz attention JSON file
+Status QueueJsonDownload(AppState* s);
+Status QueueCsvDownload(AppState* s);  // the current map as CSV, tokens as the header row and column
+Status QueueNpyDownload(AppState* s);  // the current map as a float32 .npy [n_q, n_k]                    // the current
+                                       // example as an attnviz attention JSON file
 
 }  // namespace attnviz

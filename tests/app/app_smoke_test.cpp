@@ -12,6 +12,7 @@
 #include "app/view_module.h"
 #include "imgui.h"
 #include "io/json.h"
+#include "io/npy.h"
 
 namespace {
 
@@ -431,4 +432,37 @@ TEST(AppFiles, SubwordMarkersShowAsASubtleDot) {
   EXPECT_EQ(Get(d, "source_tokens").items[0].string, "\xc2\xb7the") << "U+2581 is not in the UI font";
   EXPECT_EQ(Get(d, "source_tokens").items[1].string, "cat");
   EXPECT_EQ(Get(d, "source_tokens").items[2].string, "\xc2\xb7");
+}
+
+TEST(AppFiles, CsvAndNpyExportsHoldTheMapShown) {
+  HeadlessApp t;
+  t.Run("example seed004");
+  t.Run("save-csv");
+  t.Run("save-npy");
+  t.Run("view heatmap");
+  t.Frames(1);
+  const JsonValue d = t.Describe();
+  const JsonValue* h = Heatmap(d, "main");
+  ASSERT_NE(h, nullptr);
+  const std::vector<double>& w = Get(*h, "weights").numbers;
+  const int cols = (int)Num(*h, "cols");
+  std::string name, mime;
+  std::vector<unsigned char> bytes;
+  ASSERT_TRUE(t.app.PopDownload(&name, &mime, &bytes));
+  EXPECT_EQ(mime, "text/csv");
+  const std::string csv(bytes.begin(), bytes.end());
+  EXPECT_EQ(csv.substr(0, csv.find('\r')).find("target\\source,"), 0u) << csv.substr(0, 80);
+  // The second line: a token, then the first row's weights.
+  const size_t line2 = csv.find('\n') + 1;
+  const std::string row0 = csv.substr(line2, csv.find('\r', line2) - line2);
+  size_t at = row0.find(',');
+  for (int c = 0; c < cols; ++c) {
+    EXPECT_NEAR(std::strtod(row0.c_str() + at + 1, nullptr), w[(size_t)c], 1e-7) << "column " << c;
+    at = row0.find(',', at + 1);
+  }
+  ASSERT_TRUE(t.app.PopDownload(&name, &mime, &bytes));
+  attnviz::NdArray a;
+  ASSERT_TRUE(attnviz::ParseNpy(bytes.data(), bytes.size(), &a).ok);
+  ASSERT_EQ(a.Numel(), (int64_t)w.size());
+  for (size_t i = 0; i < w.size(); ++i) EXPECT_NEAR(a.GetDouble((int64_t)i), w[i], 1e-7);
 }
