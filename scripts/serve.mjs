@@ -1,7 +1,8 @@
 // Static file server for the built web app, bound to 127.0.0.1 only.
 //   node scripts/serve.mjs [DIR] [PORT]     (PORT also from the environment; default 8000)
 // Also importable: serve(dir, port, {cors}) -> Promise<http.Server> (port 0 picks a free one;
-// cors: true lets pages of any origin read the files, as a data server for ?src= must).
+// cors: true lets pages of any origin read the files, as a data server for ?src= must; headers:
+// extra response headers, e.g. a Content-Security-Policy for tests).
 import http from 'node:http';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -13,7 +14,7 @@ const TYPES = {
   '.svg': 'image/svg+xml', '.png': 'image/png', '.npz': 'application/octet-stream', '.bin': 'application/octet-stream',
 };
 
-export function serve(dir, port, { cors = false } = {}) {
+export function serve(dir, port, { cors = false, headers = {} } = {}) {
   const root = path.resolve(dir);
   const server = http.createServer((req, res) => {
     let rel;
@@ -39,6 +40,7 @@ export function serve(dir, port, { cors = false } = {}) {
         'Content-Type': TYPES[path.extname(file)] || 'application/octet-stream',
         'Cache-Control': 'no-cache',
         ...(cors ? { 'Access-Control-Allow-Origin': '*' } : {}),
+        ...headers,
       });
       res.end(data);
     });

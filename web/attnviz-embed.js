@@ -178,6 +178,7 @@
       locateFile: (path) => (options.base || BASE) + path,
       onFirstFrame: () => { loading.remove(); firstFrame(); },
       onAttnvizEvent: emit,
+      onAbort: (what) => console.warn('attnviz: aborted: ' + what),
       onFatal: (msg) => {
         loading.remove();
         overlay(element, 'attnviz-error', '<b>attnviz stopped:</b> ' + String(msg).replace(/</g, '&lt;'));
@@ -187,6 +188,22 @@
     }).then((mod) => {
       Module = mod;
       return firstFramePromise.then(() => makeViewer());
+    }, (e) => {
+      // The WebAssembly could not start: most often a Content-Security-Policy without
+      // 'wasm-unsafe-eval', or a missing/corrupt attnviz.wasm. Say so in the box, not only the console.
+      loading.remove();
+      const msg = String((e && e.message) || e);
+      const csp = /Content Security Policy|CSP|wasm-unsafe-eval|WebAssembly\.(compile|instantiate)/i.test(msg);
+      const box = overlay(element, 'attnviz-error', '');
+      const title = document.createElement('b');
+      title.textContent = 'attnviz could not start.';
+      const text = document.createElement('div');
+      text.textContent = csp
+        ? "This page's Content-Security-Policy does not allow WebAssembly: add 'wasm-unsafe-eval' to script-src."
+        : msg;
+      box.appendChild(title);
+      box.appendChild(text);
+      throw new Error('attnviz: ' + (csp ? "WebAssembly blocked by the Content-Security-Policy ('wasm-unsafe-eval')" : msg));
     });
 
     function makeViewer() {

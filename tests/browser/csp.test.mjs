@@ -1,0 +1,55 @@
+// Under a strict Content-Security-Policy (no inline script or style, no eval; WebAssembly allowed
+// by 'wasm-unsafe-eval') the main page and the lesson page work with no violation. Without
+// 'wasm-unsafe-eval', the box says why instead of "Loading..." forever.
+import { chromium } from 'playwright-core';
+import { APP_DIR, check, summary } from './lib.mjs';
+import { serve } from '../../scripts/serve.mjs';
+
+const STRICT = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'";
+const NO_WASM = "default-src 'self'; script-src 'self'; style-src 'self'";
+
+async function openPage(browser, csp, page) {
+  const server = await serve(APP_DIR, 0, { headers: { 'Content-Security-Policy': csp } });
+  const p = await (await browser.newContext({ viewport: { width: 1000, height: 700 } })).newPage();
+  const messages = [];
+  p.on('console', (m) => messages.push(`${m.type()}: ${m.text()}`));
+  p.on('pageerror', (e) => messages.push(`pageerror: ${e}`));
+  await p.goto(`http://127.0.0.1:${server.address().port}/${page}`);
+  return { p, messages, server };
+}
+
+async function main() {
+  const browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+    args: ['--no-sandbox', '--use-angle=swiftshader', '--enable-unsafe-swiftshader', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic', '--ignore-gpu-blocklist'],
+  });
+  try {
+    let { p, messages, server } = await openPage(browser, STRICT, '?example=seed002&view=heatmap');
+    await p.waitForFunction(() => window.attnviz !== undefined, null, { timeout: 60000 });
+    const d = await p.evaluate(() => window.attnviz.describe());
+    check('strict CSP: the page runs and draws', d.example === 'seed002' && d.heatmaps.length === 1);
+    const violations = messages.filter((m) => /Content Security Policy|Refused to/.test(m));
+    check('strict CSP: no violations', violations.length === 0, violations.slice(0, 2).join(' | '));
+    server.close();
+
+    ({ p, messages, server } = await openPage(browser, STRICT, 'lesson.html'));
+    await p.waitForFunction(() => window.lessonViewers !== undefined, null, { timeout: 10000 });
+    const n = await p.evaluate(() => window.lessonViewers.then((vs) => vs.filter((v) => v.describe().heatmaps.length >= 0).length));
+    check('strict CSP: the lesson page mounts its three viewers', n === 3, String(n));
+    const v2 = messages.filter((m) => /Content Security Policy|Refused to/.test(m));
+    check('strict CSP: no violations on the lesson page', v2.length === 0, v2.slice(0, 2).join(' | '));
+    server.close();
+
+    ({ p, messages, server } = await openPage(browser, NO_WASM, ''));
+    await p.waitForSelector('.attnviz-error', { timeout: 30000 });
+    const text = await p.textContent('.attnviz-error');
+    check("without 'wasm-unsafe-eval' the box says why", /wasm-unsafe-eval/.test(text), text);
+    check('and the spinner is gone', (await p.$('.attnviz-loading')) === null);
+    server.close();
+  } finally {
+    await browser.close();
+  }
+}
+
+main().then(() => process.exit(summary()), (e) => { console.error(e); summary(); process.exit(1); });
