@@ -147,6 +147,28 @@ void DrawStyleControls(AppState* s) {
   ImGui::Separator();
 }
 
+// Hide special tokens, punctuation or chosen tokens, and renormalise the rows (opened files).
+void DrawTokenFilter(AppState* s) {
+  if (s->Current().has_inputs) return;
+  ImGui::TextDisabled("HIDE TOKENS");
+  TokenFilter& f = s->filter;
+  bool changed = ImGui::Checkbox("special", &f.special);
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("[CLS], [SEP], <s>, </s>, <pad>, ... and the file's own special tokens");
+  ImGui::SameLine();
+  changed |= ImGui::Checkbox("punctuation", &f.punctuation);
+  changed |= ImGui::Checkbox("renormalise rows", &f.renormalize);
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Divide each row by the sum of the weights that are left");
+  for (size_t i = 0; i < f.tokens.size(); ++i) {
+    ImGui::PushID((int)i);
+    if (ImGui::SmallButton(("x " + f.tokens[i]).c_str())) f.tokens.erase(f.tokens.begin() + (long)i), changed = true;
+    ImGui::PopID();
+    if (i + 1 < f.tokens.size()) ImGui::SameLine();
+  }
+  if (changed) Report(s, RefilterCurrent(s));
+  ImGui::Separator();
+}
+
 void DrawMatrixInfo(AppState* s) {
   const Example& ex = s->Current();
   if (ex.maps.size() > 1) {
@@ -278,6 +300,7 @@ void DrawSidebar(AppState* s) {
     DrawExamplePicker(s);
   }
   DrawStyleControls(s);
+  if (!about) DrawTokenFilter(s);
   if (!about) DrawMatrixInfo(s);
 }
 
@@ -343,6 +366,7 @@ void DrawHelpWindow(AppState* s) {
     ImGui::TextUnformatted("Mouse");
     ImGui::BulletText("Hover a cell: tokens, weight, rank and arithmetic");
     ImGui::BulletText("Wheel: zoom around the cursor; drag: pan; double-click: reset");
+    ImGui::BulletText("Right-click a cell (opened files): hide its key token; the sidebar lists hidden tokens");
   }
   ImGui::End();
 }

@@ -65,6 +65,52 @@ Status CmdSet(AppState* s, const CommandArgs& c) {
   return SelectSet(s, c.rest);
 }
 
+// hide special|punctuation|none|TOKEN ; show TOKEN ; renormalize on|off
+// Applies a changed filter; on failure the previous one comes back.
+Status Refilter(AppState* s, const TokenFilter& before) {
+  const Status st = RefilterCurrent(s);
+  if (!st) {
+    s->filter = before;
+    (void)RefilterCurrent(s);
+  }
+  return st;
+}
+
+Status CmdHide(AppState* s, const CommandArgs& c) {
+  const TokenFilter before = s->filter;
+  TokenFilter& f = s->filter;
+  if (c.rest == "special")
+    f.special = true;
+  else if (c.rest == "punctuation")
+    f.punctuation = true;
+  else if (c.rest == "none")
+    f = TokenFilter{};
+  else if (!c.rest.empty())
+    f.tokens.push_back(c.rest);
+  else
+    return Status::Error("hide special|punctuation|none|TOKEN");
+  return Refilter(s, before);
+}
+
+Status CmdShow(AppState* s, const CommandArgs& c) {
+  const TokenFilter before = s->filter;
+  TokenFilter& f = s->filter;
+  if (c.rest == "special")
+    f.special = false;
+  else if (c.rest == "punctuation")
+    f.punctuation = false;
+  else
+    f.tokens.erase(std::remove(f.tokens.begin(), f.tokens.end(), c.rest), f.tokens.end());
+  return Refilter(s, before);
+}
+
+Status CmdRenormalize(AppState* s, const CommandArgs& c) {
+  if (c.rest != "on" && c.rest != "off") return Status::Error("renormalize on|off");
+  const TokenFilter before = s->filter;
+  s->filter.renormalize = c.rest == "on";
+  return Refilter(s, before);
+}
+
 Status CmdColormap(AppState* s, const CommandArgs& c) {
   if (!ParseColormap(c.rest.c_str(), &s->style.colormap))
     return Status::Error("unknown colormap '" + c.rest + "' (greys, viridis, magma, diverging)");
@@ -153,6 +199,9 @@ const AppCommand kAppCommands[] = {
     {"example", "example ID", CmdExample},
     {"view", "view NAME", CmdView},
     {"set", "set NAME|INDEX", CmdSet},
+    {"hide", "hide special|punctuation|none|TOKEN", CmdHide},
+    {"show", "show special|punctuation|TOKEN", CmdShow},
+    {"renormalize", "renormalize on|off", CmdRenormalize},
     {"colormap", "colormap greys|viridis|magma|diverging", CmdColormap},
     {"scale", "scale global|row|log", CmdScale},
     {"range", "range auto|fixed|p99|p99.9 or range MIN MAX", CmdRange},

@@ -53,6 +53,7 @@ Example ExampleFromSet(const std::string& name, AttentionSet&& set, size_t n_set
   ex.file = name;
   ex.set_name = n_sets > 1 ? set.name : "";
   ex.kind = AttentionKindName(set.kind);
+  ex.special_tokens = tokenizer.special_tokens;
   ex.id = "file:" + name + (n_sets > 1 ? "#" + set.name : "");
   ex.title = Shorten(name) + (n_sets > 1 ? ": " + Shorten(set.name) : "");
   AttentionFile& f = set.data;

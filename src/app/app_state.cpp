@@ -33,6 +33,29 @@ void AppState::ReleaseTextures(HeatmapViewState* v) {
   renderer.Release(&v->tex_next);
 }
 
+namespace {
+
+// The views forget what they cached of the current example's maps (they changed).
+void RefreshViews(AppState* s) {
+  for (auto& v : s->views) v->ReleaseTextures(s);
+  s->current_map = std::clamp(s->current_map, 0, (int)s->Current().maps.size() - 1);
+  s->timeline.Reset(TimelineMode::Decoding, (int)s->CurrentMap().weights.rows());
+  for (auto& v : s->views) v->OnExampleChanged(s);
+}
+
+}  // namespace
+
+Status RefilterCurrent(AppState* s) {
+  Example& ex = s->Current();
+  if (ex.has_inputs) {
+    s->filter = TokenFilter{};
+    return Status::Error("tokens can be hidden in opened files and examples without q, k, v, not in " + ex.title);
+  }
+  const Status st = ApplyTokenFilter(&ex, s->filter);
+  RefreshViews(s);
+  return st;
+}
+
 Status SelectExample(AppState* s, int index) {
   if (index < 0 || index >= (int)s->examples.size()) return Status::Error("example index out of range");
   const Status st = EnsureExampleBuilt(&s->examples[(size_t)index]);
@@ -44,6 +67,13 @@ Status SelectExample(AppState* s, int index) {
   s->current_map = 0;
   s->timeline.Reset(TimelineMode::Decoding, (int)s->CurrentMap().weights.rows());
   for (auto& v : s->views) v->OnExampleChanged(s);
+  Example& ex = s->Current();
+  if (!ex.has_inputs && (s->filter.Active() || !ex.original_maps.empty())) {
+    const Status st = ApplyTokenFilter(&ex, s->filter);  // the hidden tokens carry over to the next example
+    if (!st) s->Notify(st.message + " in " + ex.title + ": showing every token", true);
+    if (!st) (void)ApplyTokenFilter(&ex, TokenFilter{});
+    RefreshViews(s);
+  }
   return Status::Ok();
 }
 

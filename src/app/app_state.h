@@ -11,6 +11,7 @@
 #include "app/heatmap_widget.h"
 #include "app/model_library.h"
 #include "app/timeline.h"
+#include "app/token_filter.h"
 #include "app/view_module.h"
 
 namespace attnviz {
@@ -46,6 +47,7 @@ struct AppState {
   int current_map = 0;            // layer * heads + head shown in the single-map views
   HeatmapStyle style;             // colormap, scale, range, numbers: the sidebar's choices
   Timeline timeline;              // decoding / frames animation shared by the heatmap and lines views
+  TokenFilter filter;             // tokens hidden from opened files' maps (not from examples with inputs)
   ModelLibrary models;            // translation models: pretrained and trained in this session
 
   std::vector<std::unique_ptr<ViewModule>> views;  // one per registry row (view_module.h), same order
@@ -75,6 +77,8 @@ struct AppState {
 // Switches to example `index`, building it first if it is lazy; every view forgets its
 // per-example state. On failure the current example stays and the error is returned.
 Status SelectExample(AppState* s, int index);
+// Applies s->filter to the current example again (after the user changed it) and refreshes the views.
+Status RefilterCurrent(AppState* s);
 Status SelectExampleById(AppState* s, const std::string& id);  // same, by Example::id
 Status SelectView(AppState* s, const std::string& name);       // by registry name ("grid"), if offered
 bool IsOffered(const AppState* s, int view);                   // the viewer shows this view's tab

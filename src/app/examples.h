@@ -65,17 +65,20 @@ struct AttentionInputs {
 };
 
 struct Example {
-  std::string id;                  // stable id, used by the embed API (?example=seed002)
-  std::string file;                // the opened file it comes from ("" for built-in examples)
-  std::string set_name;            // its attention set within that file ("" when the file has one)
-  std::string kind;                // "self", "causal", "cross" for opened files ("" built-in)
-  std::string title;               // menu text
-  std::string description;         // one paragraph shown under the title
-  bool has_inputs = false;         // inputs is valid (the step view can recompute it)
-  AttentionInputs inputs;          // the single-head computation behind maps[0]
-  std::vector<AttentionMap> maps;  // maps[l * heads + h]
-  int layers = 1;                  // for the grid view
-  int heads = 1;                   // for the grid view: the most heads of any layer
+  std::string id;                           // stable id, used by the embed API (?example=seed002)
+  std::string file;                         // the opened file it comes from ("" for built-in examples)
+  std::string set_name;                     // its attention set within that file ("" when the file has one)
+  std::string kind;                         // "self", "causal", "cross" for opened files ("" built-in)
+  std::vector<std::string> special_tokens;  // the file's own special tokens (its tokenizer), for hiding
+  std::vector<AttentionMap> original_maps;  // the maps before tokens were hidden (token_filter.h), else empty
+  uint64_t version_counter = 0;             // versions given to filtered maps
+  std::string title;                        // menu text
+  std::string description;                  // one paragraph shown under the title
+  bool has_inputs = false;                  // inputs is valid (the step view can recompute it)
+  AttentionInputs inputs;                   // the single-head computation behind maps[0]
+  std::vector<AttentionMap> maps;           // maps[l * heads + h]
+  int layers = 1;                           // for the grid view
+  int heads = 1;                            // for the grid view: the most heads of any layer
   // Files whose layers differ in head count: index of each layer's first map (maps are not
   // padded). Empty when every layer has `heads` maps (map = layer * heads + head).
   std::vector<int> layer_first_map;

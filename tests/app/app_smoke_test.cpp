@@ -466,3 +466,43 @@ TEST(AppFiles, CsvAndNpyExportsHoldTheMapShown) {
   ASSERT_EQ(a.Numel(), (int64_t)w.size());
   for (size_t i = 0; i < w.size(); ++i) EXPECT_NEAR(a.GetDouble((int64_t)i), w[i], 1e-7);
 }
+
+TEST(AppFiles, HidingSpecialTokensAndRenormalising) {
+  HeadlessApp t;
+  const std::string f = R"({"tokens":["[CLS]","the","cat","[SEP]"],"layers":[{"heads":[
+      [[0.4,0.2,0.2,0.2],[0.5,0.3,0.1,0.1],[0.5,0.1,0.3,0.1],[0.7,0.1,0.1,0.1]],
+      [[0.1,0.3,0.3,0.3],[0.1,0.6,0.2,0.1],[0.1,0.2,0.6,0.1],[0.2,0.2,0.2,0.4]]]}]})";
+  t.app.OpenFileBytes("bert.json", reinterpret_cast<const unsigned char*>(f.data()), f.size());
+  t.Run("view heatmap");
+  t.Run("hide special");
+  t.Frames(1);
+  JsonValue d = t.Describe();
+  ASSERT_EQ(Get(d, "source_tokens").ArraySize(), 2u);
+  EXPECT_EQ(Get(d, "source_tokens").items[0].string, "the");
+  EXPECT_TRUE(Get(d, "hidden.special").boolean);
+  const JsonValue* h = Heatmap(d, "main");
+  ASSERT_NE(h, nullptr);
+  EXPECT_EQ(Num(*h, "rows"), 2);
+  EXPECT_NEAR(Get(*h, "weights").numbers[0], 0.3, 1e-6) << "row 'the', column 'the' as in the file";
+  t.Run("renormalize on");
+  t.Frames(1);
+  h = nullptr;
+  d = t.Describe();
+  h = Heatmap(d, "main");
+  ASSERT_NE(h, nullptr);
+  EXPECT_NEAR(Get(*h, "weights").numbers[0] + Get(*h, "weights").numbers[1], 1.0, 1e-6) << "rows sum to 1 again";
+  EXPECT_NEAR(Get(*h, "weights").numbers[0], 0.75, 1e-6);
+  t.Run("view grid");
+  t.Frames(1);
+  EXPECT_EQ(Get(t.Describe(), "grid.order").ArraySize(), 2u) << "both heads, filtered";
+  t.Run("hide the");
+  EXPECT_FALSE(t.app.Command("hide cat").ok) << "hiding every key is refused";
+  t.Frames(1);
+  EXPECT_EQ(Get(t.Describe(), "hidden.tokens").ArraySize(), 1u) << "and the refused token is not kept";
+  EXPECT_EQ(Get(t.Describe(), "source_tokens").ArraySize(), 1u);
+  t.Run("hide none");
+  t.Frames(1);
+  EXPECT_EQ(Get(t.Describe(), "source_tokens").ArraySize(), 4u);
+  t.Run("example seed002");
+  EXPECT_FALSE(t.app.Command("hide special").ok) << "examples with q, k, v keep every token";
+}

@@ -62,6 +62,19 @@ void HeatmapView::DrawFrames(AppState* s) {
   HeatmapWidget("main", a, s->style, &widget, s->env, FillSize());
 }
 
+namespace {
+
+// Right-click a cell to hide its key token (opened files; the sidebar lists what is hidden).
+void HideOnRightClick(AppState* s, const AttentionMap& map, const HeatmapViewState& w) {
+  if (s->Current().has_inputs || w.hover_col < 0 || !ImGui::IsMouseClicked(ImGuiMouseButton_Right)) return;
+  if ((size_t)w.hover_col >= map.source_tokens.size()) return;
+  s->filter.tokens.push_back(map.source_tokens[(size_t)w.hover_col]);
+  const Status st = RefilterCurrent(s);
+  if (!st) s->filter.tokens.pop_back(), s->Notify(st.message, true), (void)RefilterCurrent(s);
+}
+
+}  // namespace
+
 void HeatmapView::DrawDecoding(AppState* s) {
   Timeline& tl = s->timeline;
   const AttentionMap& map = s->CurrentMap();
@@ -74,6 +87,7 @@ void HeatmapView::DrawDecoding(AppState* s) {
   widget.next = nullptr;
   widget.frame_mix = 0;
   HeatmapWidget("main", map, s->style, &widget, s->env, FillSize());
+  HideOnRightClick(s, map, widget);
 }
 
 void HeatmapView::Describe(AppState* s, JsonWriter* w) {
