@@ -126,11 +126,39 @@ void QueueDownload(AppState* s, const std::string& name, const char* mime, std::
 
 }  // namespace
 
+// Opening a file again replaces it, and only the last kMaxOpenFiles files stay open: repeated
+// opens leave memory flat. Returns the example to come back to (its new index).
+constexpr int kMaxOpenFiles = 8;
+
+int ForgetOldFiles(AppState* s, const std::string& name) {
+  std::vector<std::string> files;  // distinct opened files, oldest first
+  for (const Example& e : s->examples)
+    if (!e.file.empty() && std::find(files.begin(), files.end(), e.file) == files.end()) files.push_back(e.file);
+  std::vector<std::string> drop;
+  if (std::find(files.begin(), files.end(), name) != files.end()) drop.push_back(name);
+  const int keep_others = kMaxOpenFiles - 1;
+  const int others = (int)files.size() - (int)drop.size();
+  for (int i = 0, n = others - keep_others; i < (int)files.size() && n > 0; ++i)
+    if (files[(size_t)i] != name) drop.push_back(files[(size_t)i]), --n;
+  if (drop.empty()) return s->current;
+  for (auto& v : s->views) v->ReleaseTextures(s);  // the views' textures may hold maps about to go
+  const std::string current_id = s->Current().id;
+  s->examples.erase(
+      std::remove_if(s->examples.begin(), s->examples.end(),
+                     [&](const Example& e) { return std::find(drop.begin(), drop.end(), e.file) != drop.end(); }),
+      s->examples.end());
+  int back = 0;
+  for (int i = 0; i < (int)s->examples.size(); ++i)
+    if (s->examples[(size_t)i].id == current_id) back = i;
+  s->current = back;
+  return back;
+}
+
 Status OpenAttentionFile(AppState* s, const std::string& name, const unsigned char* data, size_t size) {
   AttentionDocument doc;
   const Status st = LoadAttentionDocument(data, size, &doc);
   if (!st) return Status::Error("could not open " + Shorten(name) + ": " + st.message);
-  const int previous = s->current;
+  const int previous = ForgetOldFiles(s, name);
   const size_t first_new = s->examples.size(), n_sets = doc.sets.size(), first = FirstSet(doc);
   const bool plays = n_sets > 1 && doc.sets[first].kind == AttentionKind::Cross;
   for (AttentionSet& set : doc.sets) s->examples.push_back(ExampleFromSet(name, std::move(set), n_sets, doc.tokenizer));
@@ -138,7 +166,7 @@ Status OpenAttentionFile(AppState* s, const std::string& name, const unsigned ch
   const Status selected = SelectExample(s, (int)(first_new + first));
   if (!selected) {
     s->examples.resize(first_new);
-    s->current = std::min(previous, (int)s->examples.size() - 1);
+    (void)SelectExample(s, std::min(previous, (int)s->examples.size() - 1));  // an example that opened before
     return Status::Error("could not open " + Shorten(name) + ": " + selected.message);
   }
   if (plays) {  // the decoder's words appear one by one while their rows fill in

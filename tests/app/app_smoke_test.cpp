@@ -506,3 +506,20 @@ TEST(AppFiles, HidingSpecialTokensAndRenormalising) {
   t.Run("example seed002");
   EXPECT_FALSE(t.app.Command("hide special").ok) << "examples with q, k, v keep every token";
 }
+
+TEST(AppFiles, ReopeningFilesKeepsTheExampleListBounded) {
+  HeadlessApp t;
+  const std::string f = R"({"tokens":["a","b"],"weights":[[0.5,0.5],[0.25,0.75]]})";
+  for (int i = 0; i < 40; ++i) {
+    const std::string name = "f" + std::to_string(i % 12) + ".json";  // 12 names, each opened 3 or 4 times
+    t.app.OpenFileBytes(name, reinterpret_cast<const unsigned char*>(f.data()), f.size());
+    t.Frames(1);
+    ASSERT_EQ(Get(t.Describe(), "example").string, "file:" + name);
+  }
+  // The built-in examples plus at most 8 opened files.
+  int files = 0;
+  for (int i = 0; i < 12; ++i) files += t.app.Command("example file:f" + std::to_string(i) + ".json").ok ? 1 : 0;
+  EXPECT_EQ(files, 8);
+  EXPECT_TRUE(t.app.Command("example file:f3.json").ok) << "the 8 most recent stay (f8..f11, f0..f3)";
+  EXPECT_FALSE(t.app.Command("example file:f4.json").ok);
+}
