@@ -14,7 +14,7 @@ APT_PKGS=(
   emscripten nodejs npm
   libeigen3-dev libglfw3-dev libgles-dev libgtest-dev googletest zlib1g-dev
   chromium python3-numpy fonts-dejavu-core xvfb xauth
-  clang-format
+  clang-format clang-14 libclang-rt-14-dev
 )
 
 missing=()

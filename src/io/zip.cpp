@@ -298,7 +298,7 @@ Status ZipExtract(const uint8_t* data, size_t size, const ZipEntry& entry, std::
   } else {
     st = Inflate(src, entry, out);
   }
-  if (st) {
+  if (st && options.verify_crc) {
     uLong crc = crc32(0L, Z_NULL, 0);
     size_t done = 0;
     while (done < out->size()) {

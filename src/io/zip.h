@@ -36,6 +36,7 @@ struct ZipReadOptions {
   uint64_t max_member_bytes = uint64_t(1) << 31;     // refuse members that would inflate beyond this
   uint64_t max_total_bytes = DefaultMemoryBudget();  // refuse archives whose members declare more in total
   size_t max_entries = 65536;                        // refuse archives listing more members
+  bool verify_crc = true;  // false only in the fuzz targets: a fuzzer cannot get past a CRC it mutates
 };
 
 // Lists the members of a ZIP archive held in memory (validates every header it reads).

@@ -128,6 +128,10 @@ def main():
     for k in ("cli", "open", "wasm", "bombs"):
         if getattr(a, k):
             setattr(a, k, os.path.abspath(getattr(a, k)))
+    for k in ("cli", "open", "wasm"):
+        if getattr(a, k) and not os.path.exists(getattr(a, k)):
+            print(f"run_corpus: {getattr(a, k)} is missing (build it: make native-build / make web-build)")
+            return 1
 
     gen = [sys.executable, os.path.join(ROOT, "tests", "hostile", "make_corpus.py"), "--bombs", a.bombs]
     subprocess.run(gen, check=True, stdout=subprocess.DEVNULL)
