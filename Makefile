@@ -5,7 +5,7 @@ export NODE_PATH := /usr/share/nodejs
 JOBS ?= $(shell nproc)
 
 .PHONY: all setup configure-native configure-web native-build web-build run test native cli bench clean format format-check \
-        sanitize-build fuzz
+        sanitize-build fuzz soak
 
 all: native-build web-build
 
@@ -57,6 +57,14 @@ sanitize-build: setup
 FUZZ_TIME ?= 300
 fuzz: sanitize-build
 	bash scripts/fuzz.sh --time $(FUZZ_TIME)
+
+# An hour of animation, then an hour of opening and closing files, each with a flat-memory check
+# (tests/soak; make test runs a 60 s version natively and as WASM).
+SOAK_SECONDS ?= 3600
+soak: configure-native
+	cmake --build --preset native --target attnviz_soak -j $(JOBS)
+	./build/native/tests/attnviz_soak --seconds $(SOAK_SECONDS) tests/io/data/attention_lhqk.npz \
+	  tests/fuzz/seeds/attention/v1.json
 
 # Builds and starts the desktop app.
 native: native-build
