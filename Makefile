@@ -4,7 +4,8 @@ PORT ?= 8000
 export NODE_PATH := /usr/share/nodejs
 JOBS ?= $(shell nproc)
 
-.PHONY: all setup configure-native configure-web native-build web-build run test native cli bench clean format format-check
+.PHONY: all setup configure-native configure-web native-build web-build run test native cli bench clean format format-check \
+        sanitize-build fuzz soak
 
 all: native-build web-build
 
@@ -30,8 +31,9 @@ run: configure-web
 	node scripts/serve.mjs build/web/app $(PORT)
 
 # Checks the C++ format first (fails fast, before building), then builds native and web and
-# runs every test (native, WASM under node, browser) through ctest.
-test: format-check native-build web-build
+# runs every test (native, WASM under node, browser, and the ASan + UBSan + fuzz build of
+# build/sanitize) through ctest.
+test: format-check native-build web-build sanitize-build
 	ctest --preset native -j 2
 
 # C++ sources (src/, tests/, bench/) against .clang-format with Debian's clang-format 14.
@@ -41,6 +43,28 @@ format-check: setup
 
 format: setup
 	@bash scripts/format.sh
+
+# clang-14 build with ASan + UBSan (+ libFuzzer coverage) of the core, io and CLI unit tests, the
+# CLI and the fuzz targets (tests/fuzz). make test runs them from the native ctest.
+SANITIZE_DIR := build/sanitize
+SANITIZE_TARGETS := core_tests io_tests hostile_tests cli_tests attnviz-cli fuzz_npy fuzz_npz fuzz_json fuzz_attention
+sanitize-build: setup
+	@test -f $(SANITIZE_DIR)/build.ninja || CC=clang-14 CXX=clang++-14 cmake -S . -B $(SANITIZE_DIR) -G Ninja \
+	  -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS_DEBUG="-O1 -g" -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" -DATTNVIZ_FUZZ=ON
+	cmake --build $(SANITIZE_DIR) --target $(SANITIZE_TARGETS) -j $(JOBS)
+
+# Fuzzes every reader for FUZZ_TIME seconds each (default 300); findings in build/sanitize/fuzz-findings.
+FUZZ_TIME ?= 300
+fuzz: sanitize-build
+	bash scripts/fuzz.sh --time $(FUZZ_TIME)
+
+# An hour of animation, then an hour of opening and closing files, each with a flat-memory check
+# (tests/soak; make test runs a 60 s version natively and as WASM).
+SOAK_SECONDS ?= 3600
+soak: configure-native
+	cmake --build --preset native --target attnviz_soak -j $(JOBS)
+	./build/native/tests/attnviz_soak --seconds $(SOAK_SECONDS) tests/io/data/attention_lhqk.npz \
+	  tests/fuzz/seeds/attention/v1.json
 
 # Builds and starts the desktop app.
 native: native-build

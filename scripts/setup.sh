@@ -14,7 +14,7 @@ APT_PKGS=(
   emscripten nodejs npm
   libeigen3-dev libglfw3-dev libgles-dev libgtest-dev googletest zlib1g-dev
   chromium python3-numpy fonts-dejavu-core xvfb xauth
-  clang-format
+  clang-format clang-14 libclang-rt-14-dev  # format-check; ASan/UBSan and libFuzzer builds
   python3-torch python3-pytest python3-nbconvert python3-ipykernel python3-pip  # python/ and its tests
 )
 

@@ -5,13 +5,16 @@
 //        attn_mask [n_q, n_k] (bool: True = not allowed; float: added to the scores)
 //   out: output [n_q, d_v or E], weights [n_q, n_k], head_weights [h, n_q, n_k] when h > 1;
 //        tokens / source_tokens / target_tokens are copied through when the input has them
+#include <algorithm>
 #include <cstdio>
 #include <string>
 
 #include "cli/cli_args.h"
+#include "cli/cli_limits.h"
 #include "cli/commands.h"
 #include "core/attention.h"
 #include "io/file_util.h"
+#include "io/memory_budget.h"
 #include "io/npz.h"
 
 namespace attnviz {
@@ -23,10 +26,17 @@ struct AttendOptions {
   int heads = 1;
   bool causal = false, compressed = false, quiet = false;
   float temperature = 1.0f;
+  CliLimits limits;
 };
 
+// The weights, the scores, their copies into the output arrays and the serialized .npz: about
+// five float [n_q, n_k] matrices (per head) within the memory budget.
+int64_t MaxAttentionCells() {
+  return std::min<int64_t>(kMaxAttentionCells, (int64_t)(DefaultMemoryBudget() / (5 * sizeof(float))));
+}
+
 int Fail(const std::string& message) {
-  std::fprintf(stderr, "attnviz-cli attend: %s\n", message.c_str());
+  std::fprintf(stderr, "attnviz-cli attend: %s\n", Printable(message).c_str());
   return kExitError;
 }
 
@@ -39,6 +49,7 @@ void DeclareFlags(ArgParser* args, AttendOptions* o) {
   args->Float("--temperature", &o->temperature, "T", "softmax(scores / T), T > 0 (default 1; single-head only)");
   args->Flag("--compressed", &o->compressed, "write OUT with deflate (np.savez_compressed)");
   args->Flag("--quiet", &o->quiet, "print nothing on success");
+  DeclareLimitFlags(args, &o->limits);
 }
 
 // Usage checks that need no input file. Returns -1 to go on, else the exit code.
@@ -47,7 +58,7 @@ int CheckFlags(const ArgParser& args, AttendOptions* o) {
     return args.UsageError("unknown --score '" + o->score_name + "' (dot, scaled_dot, general, additive, cosine)");
   if (!(o->temperature > 0.0f)) return args.UsageError("--temperature must be > 0");
   if (o->heads < 1) return args.UsageError("--heads must be >= 1");
-  return -1;
+  return ApplyLimitFlags(args, o->limits);
 }
 
 Status ReadInput(const std::string& path, NpzFile* in) {
@@ -130,6 +141,7 @@ Status AttendMultiHead(const AttendOptions& o, const NpzFile& in, const MatrixRM
   const int n_q = (int)q.rows(), n_k = (int)k.rows();
   MultiHeadParams p;
   p.num_heads = o.heads;
+  p.max_cells = MaxAttentionCells();
   Status st = ReadMultiHeadWeights(in, o.in_path, (int)q.cols(), &p);
   if (!st) return st;
   if (!(st = LoadMasks(in, n_q, n_k, &p.mask))) return Status::Error(o.in_path + ": " + st.message);
@@ -177,6 +189,7 @@ Status AttendSingleHead(const AttendOptions& o, const NpzFile& in, const MatrixR
   AttentionParams p;
   p.score = o.score;
   p.temperature = o.temperature;
+  p.max_cells = MaxAttentionCells();
   Status st = ReadScoreWeights(in, o.in_path, q, k, &p);
   if (!st) return st;
   if (!(st = LoadMasks(in, (int)q.rows(), (int)k.rows(), &p.mask))) return Status::Error(o.in_path + ": " + st.message);
@@ -216,7 +229,7 @@ bool IsUsedInput(const std::string& name, bool multi_head, ScoreFunction score) 
 void NoteUnusedInputs(const NpzFile& in, bool multi_head, ScoreFunction score) {
   for (const std::string& name : in.names)
     if (!IsUsedInput(name, multi_head, score))
-      std::fprintf(stderr, "attnviz-cli attend: note: array '%s' is not used\n", name.c_str());
+      std::fprintf(stderr, "attnviz-cli attend: note: array '%s' is not used\n", PrintableName(name).c_str());
 }
 
 Status WriteOutput(const NpzFile& out, const std::string& path, bool compressed) {

@@ -1,49 +1,84 @@
 // attnviz-cli inspect: what is in a file: the arrays of an .npz/.npy (name, dtype, shape,
 // range) and, when it reads as an attention file, its layers / heads / tokens.
+// Everything that came from the file is printed through Printable (no terminal escapes run).
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <string>
 
 #include "cli/cli_args.h"
+#include "cli/cli_limits.h"
 #include "cli/commands.h"
 #include "io/attention_file.h"
 #include "io/file_util.h"
 #include "io/npy.h"
 #include "io/npz.h"
+#include "io/utf8.h"
 
 namespace attnviz {
 namespace {
 
+int Fail(const std::string& message) {
+  std::fprintf(stderr, "attnviz-cli inspect: %s\n", Printable(message).c_str());
+  return kExitError;
+}
+
+struct RangeStats {
+  double lo = INFINITY, hi = -INFINITY, sum = 0;
+  int64_t finite = 0;
+  void Add(double v) {
+    if (!std::isfinite(v)) return;
+    lo = std::min(lo, v);
+    hi = std::max(hi, v);
+    sum += v;
+    ++finite;
+  }
+};
+
+template <typename T>
+void Accumulate(const NdArray& a, RangeStats* r) {
+  const uint8_t* p = a.data.data();
+  const int64_t n = a.Numel();
+  for (int64_t i = 0; i < n; ++i) {
+    T v;
+    std::memcpy(&v, p + i * (int64_t)sizeof(T), sizeof(T));
+    r->Add((double)v);
+  }
+}
+
 void PrintArray(const std::string& name, const NdArray& a) {
-  std::printf("  %-20s %-8s %-16s", name.c_str(), NpyDescr(a).c_str(), a.ShapeString().c_str());
+  std::printf("  %-20s %-8s %-16s", PrintableName(name).c_str(), NpyDescr(a).c_str(), a.ShapeString().c_str());
   const int64_t n = a.Numel();
   if (a.dtype == DType::Unicode || a.dtype == DType::Bytes) {
-    std::vector<std::string> s;
-    const Status st = ToStrings(a, &s);
-    if (!st) {
-      std::printf(" (unreadable strings: %s)\n", st.message.c_str());
-      return;
-    }
-    std::printf(" [");
-    for (size_t i = 0; i < s.size() && i < 8; ++i) std::printf("%s\"%s\"", i ? ", " : "", s[i].c_str());
-    std::printf("%s]\n", s.size() > 8 ? ", ..." : "");
+    std::printf(" [");  // the first few only: a string array may hold millions
+    for (int64_t i = 0; i < n && i < 8; ++i)
+      std::printf("%s\"%s\"", i ? ", " : "", PrintableText(StringElement(a, i), 40).c_str());
+    std::printf("%s]\n", n > 8 ? ", ..." : "");
     return;
   }
   if (n == 0) {
     std::printf(" (empty)\n");
     return;
   }
-  double lo = INFINITY, hi = -INFINITY, sum = 0;
-  int64_t finite = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    const double v = a.GetDouble(i);
-    if (!std::isfinite(v)) continue;
-    lo = std::min(lo, v);
-    hi = std::max(hi, v);
-    sum += v;
-    ++finite;
+  RangeStats r;
+  switch (a.dtype) {  // typed loops: an array may hold 2^31 elements
+    case DType::Float32:
+      Accumulate<float>(a, &r);
+      break;
+    case DType::Float64:
+      Accumulate<double>(a, &r);
+      break;
+    case DType::UInt8:
+    case DType::Bool:
+      Accumulate<uint8_t>(a, &r);
+      break;
+    default:
+      for (int64_t i = 0; i < n; ++i) r.Add(a.GetDouble(i));
+      break;
   }
+  const double lo = r.lo, hi = r.hi, sum = r.sum;
+  const int64_t finite = r.finite;
   if (finite) std::printf(" min %.4g  max %.4g  mean %.4g", lo, hi, sum / (double)finite);
   if (finite != n) std::printf("  (%lld NaN/inf)", (long long)(n - finite));
   std::printf("\n");
@@ -51,50 +86,32 @@ void PrintArray(const std::string& name, const NdArray& a) {
 
 void PrintTokens(const char* label, const std::vector<std::string>& t) {
   std::printf("  %s (%zu):", label, t.size());
-  for (size_t i = 0; i < t.size() && i < 16; ++i) std::printf(" \"%s\"", t[i].c_str());
+  for (size_t i = 0; i < t.size() && i < 16; ++i) std::printf(" \"%s\"", PrintableText(t[i], 40).c_str());
   std::printf("%s\n", t.size() > 16 ? " ..." : "");
 }
 
-int RunInspect(int argc, char** argv) {
-  std::string path;
-  ArgParser args("inspect",
-                 "Prints the arrays (name, dtype, shape, min/max/mean) of an .npz or .npy file, and the\n"
-                 "layers / heads / tokens of an attention file (JSON or NPZ, see docs/FORMATS.md).");
-  args.Positional("FILE", &path, ".npz, .npy or attention .json");
-  int rc = args.Parse(argc, argv);
-  if (rc >= 0) return rc;
-  std::vector<uint8_t> bytes;
-  Status st = ReadFileBytes(path, &bytes);
-  if (!st) {
-    std::fprintf(stderr, "attnviz-cli inspect: %s\n", st.message.c_str());
-    return kExitError;
+// Lists the arrays of an .npy/.npz. *has_attention: the archive holds an 'attention' array, so
+// it is meant as an attention file and must also validate as one. The arrays are freed before
+// the attention file is read, so the two reads never hold memory at the same time.
+Status ListArrays(const std::string& path, const std::vector<uint8_t>& bytes, bool is_npy, bool* has_attention) {
+  NpzFile z;
+  Status st;
+  if (is_npy) {
+    NdArray a;
+    st = ParseNpy(bytes.data(), bytes.size(), &a);
+    if (st) z.Add("(npy)", std::move(a));
+  } else {
+    st = ParseNpz(bytes.data(), bytes.size(), &z);
   }
-  const bool is_npy = bytes.size() >= 6 && std::memcmp(bytes.data(), "\x93NUMPY", 6) == 0;
-  const bool is_zip = bytes.size() >= 2 && bytes[0] == 'P' && bytes[1] == 'K';
-  if (is_npy || is_zip) {
-    NpzFile z;
-    if (is_npy) {
-      NdArray a;
-      st = ParseNpy(bytes.data(), bytes.size(), &a);
-      if (st) z.Add("(npy)", std::move(a));
-    } else {
-      st = ParseNpz(bytes.data(), bytes.size(), &z);
-    }
-    if (!st) {
-      std::fprintf(stderr, "attnviz-cli inspect: %s: %s\n", path.c_str(), st.message.c_str());
-      return kExitError;
-    }
-    std::printf("%s: %s, %zu array%s\n", path.c_str(), is_npy ? "npy" : "npz", z.names.size(),
-                z.names.size() == 1 ? "" : "s");
-    for (size_t i = 0; i < z.names.size(); ++i) PrintArray(z.names[i], z.arrays[i]);
-  }
-  AttentionFile f;
-  st = LoadAttentionFile(bytes.data(), bytes.size(), &f);
-  if (!st) {
-    if (is_npy || is_zip) return kExitOk;  // plain arrays, not an attention file: that's fine
-    std::fprintf(stderr, "attnviz-cli inspect: %s: %s\n", path.c_str(), st.message.c_str());
-    return kExitError;
-  }
+  if (!st) return Status::Error(path + ": " + st.message);
+  std::printf("%s: %s, %zu array%s\n", Printable(path).c_str(), is_npy ? "npy" : "npz", z.names.size(),
+              z.names.size() == 1 ? "" : "s");
+  for (size_t i = 0; i < z.names.size(); ++i) PrintArray(z.names[i], z.arrays[i]);
+  *has_attention = z.Find("attention") != nullptr;
+  return Status::Ok();
+}
+
+void PrintAttentionFile(const AttentionFile& f) {
   std::printf("attention: %zu layer%s, %d head%s in total, n_q=%d (target) x n_k=%d (source)%s\n", f.layers.size(),
               f.layers.size() == 1 ? "" : "s", f.TotalHeads(), f.TotalHeads() == 1 ? "" : "s", f.NumQueries(),
               f.NumKeys(), f.self_attention ? ", self-attention" : "");
@@ -105,14 +122,44 @@ int RunInspect(int argc, char** argv) {
     PrintTokens("target tokens", f.target_tokens);
   }
   for (size_t l = 0; l < f.layers.size(); ++l) {
-    std::printf("  layer %zu \"%s\": %zu head%s:", l, f.layers[l].name.c_str(), f.layers[l].heads.size(),
+    std::printf("  layer %zu \"%s\": %zu head%s:", l, PrintableName(f.layers[l].name).c_str(), f.layers[l].heads.size(),
                 f.layers[l].heads.size() == 1 ? "" : "s");
     for (size_t h = 0; h < f.layers[l].heads.size() && h < 16; ++h)
-      std::printf(" \"%s\"", f.layers[l].heads[h].name.c_str());
+      std::printf(" \"%s\"", PrintableName(f.layers[l].heads[h].name).c_str());
     std::printf("%s\n", f.layers[l].heads.size() > 16 ? " ..." : "");
   }
-  if (f.meta.IsObject()) std::printf("  meta: %s\n", SerializeJson(f.meta).c_str());
-  for (const std::string& w : f.warnings) std::printf("  warning: %s\n", w.c_str());
+  if (f.meta.IsObject()) std::printf("  meta: %s\n", Printable(SerializeJson(f.meta)).c_str());
+  for (const std::string& w : f.warnings) std::printf("  warning: %s\n", Printable(w).c_str());
+}
+
+int RunInspect(int argc, char** argv) {
+  std::string path;
+  CliLimits limits;
+  ArgParser args("inspect",
+                 "Prints the arrays (name, dtype, shape, min/max/mean) of an .npz or .npy file, and the\n"
+                 "layers / heads / tokens of an attention file (JSON or NPZ, see docs/FORMATS.md).\n"
+                 "Exit 1 when the file cannot be read, or holds an 'attention' array that is not valid.");
+  args.Positional("FILE", &path, ".npz, .npy or attention .json");
+  DeclareLimitFlags(&args, &limits);
+  if (int rc = args.Parse(argc, argv); rc >= 0) return rc;
+  if (int rc = ApplyLimitFlags(args, limits); rc >= 0) return rc;
+  std::vector<uint8_t> bytes;
+  Status st = ReadFileBytes(path, &bytes);
+  if (!st) return Fail(st.message);
+  const bool is_npy = bytes.size() >= 6 && std::memcmp(bytes.data(), "\x93NUMPY", 6) == 0;
+  const bool is_zip = bytes.size() >= 2 && bytes[0] == 'P' && bytes[1] == 'K';
+  bool has_attention = false;
+  if ((is_npy || is_zip) && !(st = ListArrays(path, bytes, is_npy, &has_attention))) return Fail(st.message);
+  AttentionFile f;
+  st = LoadAttentionFile(bytes.data(), bytes.size(), &f);
+  if (!st) {
+    if ((is_npy || is_zip) && !has_attention) {  // plain arrays, not an attention file: that's fine
+      std::printf("not an attention file: %s\n", Printable(st.message).c_str());
+      return kExitOk;
+    }
+    return Fail(path + ": " + (has_attention ? "not a valid attention file: " : "") + st.message);
+  }
+  PrintAttentionFile(f);
   return kExitOk;
 }
 

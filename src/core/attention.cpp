@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
 
 #include "core/kernels.h"
@@ -181,11 +182,39 @@ void RawScores(const MatrixRM& q, const MatrixRM& k, const AttentionParams& p, M
   }
 }
 
+// Size limits before anything of size n_q x n_k is allocated: `matrices` score-sized float
+// matrices of h x [n_q, n_k] each, refused above max_cells, then asked of the allocator so that
+// a failure is a Status (with exceptions off, a failed new is an abort).
+Status CheckAttentionSize(int64_t n_q, int64_t n_k, int64_t h, int64_t max_cells, int64_t matrices,
+                          int64_t extra_floats) {
+  const double cells_d = (double)n_q * (double)n_k * (double)h;  // exact below 2^53, never overflows
+  if (cells_d > (double)max_cells) {
+    char cells_text[32];
+    std::snprintf(cells_text, sizeof(cells_text), "%.0f", cells_d);
+    return Status::Error("attention of " + std::to_string(n_q) + " queries over " + std::to_string(n_k) + " keys" +
+                         (h > 1 ? " with " + std::to_string(h) + " heads" : std::string()) + " needs " + cells_text +
+                         " weights, over the limit of " + std::to_string(max_cells));
+  }
+  const int64_t cells = n_q * n_k * h;
+  const uint64_t bytes = (uint64_t)(cells * matrices + extra_floats) * sizeof(float);
+  if (bytes > SIZE_MAX) return Status::Error("attention: result too large for this machine");
+  void* probe = std::malloc((size_t)bytes);
+  if (!probe)
+    return Status::Error("attention: out of memory (needs " + std::to_string(bytes) + " bytes for " +
+                         std::to_string(n_q) + " x " + std::to_string(n_k) + " weights)");
+  std::free(probe);
+  return Status::Ok();
+}
+
 Status ValidateAttend(const MatrixRM& q, const MatrixRM& k, const MatrixRM& v, const AttentionParams& params) {
   Status st = NonEmptyFinite(q, "query");
   if (!st) return st;
   if (!(st = NonEmptyFinite(k, "key"))) return st;
   if (!(st = NonEmptyFinite(v, "value"))) return st;
+  // weights + scores, and with intermediates raw, scaled, masked and exp
+  const int64_t matrices = params.keep_intermediates ? 6 : 2;
+  if (!(st = CheckAttentionSize(q.rows(), k.rows(), 1, params.max_cells, matrices, (int64_t)q.rows() * v.cols())))
+    return st;
   if (v.rows() != k.rows())
     return Status::Error("key has n=" + std::to_string(k.rows()) + " rows but value has n=" + std::to_string(v.rows()) +
                          ": every key needs one value");
@@ -303,6 +332,7 @@ Status Scores(const MatrixRM& q, const MatrixRM& k, const AttentionParams& param
   Status st = NonEmptyFinite(q, "query");
   if (!st) return st;
   if (!(st = NonEmptyFinite(k, "key"))) return st;
+  if (!(st = CheckAttentionSize(q.rows(), k.rows(), 1, params.max_cells, 1, 0))) return st;
   if (!(st = ValidateScoreParams(q, k, params))) return st;
   float fn_scale = 1.0f;
   RawScores(q, k, params, scores, &fn_scale);
@@ -358,6 +388,10 @@ Status MultiHeadAttention(const MatrixRM& query, const MatrixRM& key, const Matr
       !AllFinite(params.out_proj_bias))
     return Status::Error("multi-head projection weights contain NaN or infinity");
   if (!(st = ValidateMask(params.mask, n_q, n_k))) return st;
+  // h head weights + the mean + one head's scores; projections and outputs [n, E]
+  if (!(st = CheckAttentionSize(n_q, n_k, h, params.max_cells, 1,
+                                (int64_t)2 * n_q * n_k + (int64_t)5 * (n_q + n_k) * E)))
+    return st;
 
   // pass 1: input projections  X W^T + b  (torch Linear layout)
   kernels::Workspace& ws = ThreadWorkspace();

@@ -59,6 +59,11 @@ struct AttentionMask {
   bool Empty() const;                // true if nothing is masked by construction
 };
 
+// Largest [n_q, n_k] score matrix Attend() and MultiHeadAttention() (h x n_q x n_k) accept by
+// default: 2^26 cells = 256 MiB of floats per matrix. Inputs come from files; a 1.6 KB .npz can
+// declare 65536 queries and keys (2^32 cells), which is refused rather than allocated.
+constexpr int64_t kMaxAttentionCells = int64_t(1) << 26;
+
 // ---------------------------------------------------------------------------
 // AttentionParams
 // ---------------------------------------------------------------------------
@@ -73,6 +78,7 @@ struct AttentionParams {
   VectorF b;                                       // Additive: [a], optional (empty = zeros)
   AttentionMask mask;                              // what to hide
   bool keep_intermediates = false;                 // fill AttentionResult::steps (for the step-by-step view)
+  int64_t max_cells = kMaxAttentionCells;          // refuse n_q * n_k above this (an error, not an allocation)
 };
 
 // ---------------------------------------------------------------------------
@@ -95,7 +101,8 @@ struct AttentionResult {
 };
 
 // Single-head attention. Validates shapes and parameters; returns an error
-// (never crashes) on mismatched shapes, non-finite inputs or temperature <= 0.
+// (never crashes) on mismatched shapes, non-finite inputs, temperature <= 0, n_q * n_k above
+// params.max_cells, or when the allocator cannot provide the result's memory.
 // Unmasked Dot / ScaledDot without keep_intermediates runs the fused SIMD kernel
 // (core/kernels.h); everything else uses the fast GEMM and softmax pass by pass.
 // Scratch buffers are per thread and reused across calls.
@@ -125,12 +132,13 @@ int SoftmaxRows(MatrixRM* x, float temperature = 1.0f);
 // row_fully_masked flag) where torch returns NaN.
 // ---------------------------------------------------------------------------
 struct MultiHeadParams {
-  int num_heads = 1;         // h; must divide E
-  MatrixRM in_proj_weight;   // [3E, E]
-  VectorF in_proj_bias;      // [3E] (empty = zeros)
-  MatrixRM out_proj_weight;  // [E, E]
-  VectorF out_proj_bias;     // [E] (empty = zeros)
-  AttentionMask mask;        // key_padding / boolean / additive / causal, applied to every head
+  int num_heads = 1;                       // h; must divide E
+  MatrixRM in_proj_weight;                 // [3E, E]
+  VectorF in_proj_bias;                    // [3E] (empty = zeros)
+  MatrixRM out_proj_weight;                // [E, E]
+  VectorF out_proj_bias;                   // [E] (empty = zeros)
+  AttentionMask mask;                      // key_padding / boolean / additive / causal, applied to every head
+  int64_t max_cells = kMaxAttentionCells;  // refuse num_heads * n_q * n_k above this
 };
 
 struct MultiHeadResult {

@@ -60,7 +60,7 @@ namespace {
 
 class Parser {
  public:
-  Parser(const char* s, size_t n, const JsonParseOptions& o) : s_(s), n_(n), opt_(o) {}
+  Parser(const char* s, size_t n, const JsonParseOptions& o) : s_(s), n_(n), opt_(o), budget_(o.max_memory) {}
 
   Status Document(JsonValue* out) {
     if (n_ >= 3 && (uint8_t)s_[0] == 0xEF && (uint8_t)s_[1] == 0xBB && (uint8_t)s_[2] == 0xBF) p_ = 3;
@@ -89,6 +89,35 @@ class Parser {
   bool Fail(const std::string& msg) {
     if (status_.ok) status_ = Error(msg);
     return false;
+  }
+  // Charges `bytes` of tree before they are allocated (and asks the allocator).
+  bool Charge(uint64_t bytes) {
+    if (!budget_.TryCharge(bytes))
+      return Fail("the document needs more memory than the budget of " + FormatByteSize(budget_.limit()) +
+                  " allows (raise it with --max-memory)");
+    if (!TryAllocate((size_t)bytes)) return Fail("out of memory");
+    return true;
+  }
+  // Makes room for one more element: doubles the capacity after charging it; the old buffer's
+  // charge is returned once the vector has moved.
+  template <typename T>
+  bool Room(std::vector<T>* v) {
+    if (v->size() < v->capacity()) return true;
+    const size_t old_cap = v->capacity(), new_cap = old_cap ? 2 * old_cap : 1;
+    if (!Charge((uint64_t)new_cap * sizeof(T))) return false;
+    v->reserve(new_cap);
+    budget_.Refund((uint64_t)old_cap * sizeof(T));
+    return true;
+  }
+  // Reserves a string's buffer: the raw text up to the closing quote bounds its decoded length
+  // (escapes only shrink).
+  bool ReserveString(std::string* out) {
+    size_t q = p_ + 1;
+    while (q < n_ && s_[q] != '"') q += s_[q] == '\\' ? 2 : 1;
+    const size_t raw = (q < n_ ? q : n_) - p_;
+    if (raw > 15 && !Charge(raw)) return false;  // short strings live inside std::string
+    out->reserve(raw);
+    return true;
   }
   void SkipSpace() {
     while (p_ < n_ && (s_[p_] == ' ' || s_[p_] == '\t' || s_[p_] == '\n' || s_[p_] == '\r')) ++p_;
@@ -162,6 +191,7 @@ class Parser {
       SkipSpace();
       if (p_ >= n_ || s_[p_] != ':') return Fail("expected ':' after object key");
       ++p_;
+      if (!Room(&out->members)) return false;
       out->members.emplace_back(std::move(key), JsonValue());
       if (!Value(&out->members.back().second, depth)) return false;
       SkipSpace();
@@ -195,14 +225,22 @@ class Parser {
       if (packed && (c == '-' || (c >= '0' && c <= '9'))) {
         double v;
         if (!Number(&v)) return false;
+        if (!Room(&out->numbers)) return false;
         out->numbers.push_back(v);
       } else {
         if (packed) {  // first non-number: unpack what we have
           packed = false;
-          for (double v : out->numbers) out->items.push_back(JsonValue::MakeNumber(v));
-          out->numbers.clear();
-          out->numbers.shrink_to_fit();
+          const size_t n = out->numbers.size();
+          if (n) {
+            if (!Charge((uint64_t)(n + 1) * sizeof(JsonValue))) return false;
+            out->items.reserve(n + 1);
+            for (double v : out->numbers) out->items.push_back(JsonValue::MakeNumber(v));
+            budget_.Refund((uint64_t)out->numbers.capacity() * sizeof(double));
+            out->numbers.clear();
+            out->numbers.shrink_to_fit();
+          }
         }
+        if (!Room(&out->items)) return false;
         out->items.emplace_back();
         if (!Value(&out->items.back(), depth)) return false;
       }
@@ -284,8 +322,9 @@ class Parser {
   }
 
   bool String(std::string* out) {
-    ++p_;  // opening quote
     out->clear();
+    if (!ReserveString(out)) return false;
+    ++p_;  // opening quote
     while (true) {
       if (p_ >= n_) return Fail("unterminated string");
       const unsigned char c = (unsigned char)s_[p_];
@@ -373,6 +412,7 @@ class Parser {
   size_t n_;
   size_t p_ = 0;
   JsonParseOptions opt_;
+  MemoryBudget budget_;
   Status status_;
 };
 

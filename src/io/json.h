@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "io/memory_budget.h"
 
 namespace attnviz {
 
@@ -61,11 +62,14 @@ struct JsonValue {
 // ParseJson
 // ---------------------------------------------------------------------------
 struct JsonParseOptions {
-  int max_depth = 256;                 // deepest nesting of arrays/objects
-  size_t max_bytes = size_t(1) << 30;  // refuse larger documents
+  int max_depth = 256;                          // deepest nesting of arrays/objects
+  size_t max_bytes = size_t(1) << 30;           // refuse larger documents
+  uint64_t max_memory = DefaultMemoryBudget();  // bytes the tree may take (values, strings, vectors)
 };
 // Parses one JSON document (whitespace around it allowed, nothing else). Errors read
-// "json: 3:17: expected ',' or ']' in array".
+// "json: 3:17: expected ',' or ']' in array". The tree is built within options.max_memory:
+// every vector grows only after its new capacity is charged (a JsonValue is ~120 bytes, so
+// 10^7 `[]` in 30 MB would take 1.2 GB), and a failing allocation is an error, not an abort.
 Status ParseJson(const char* text, size_t size, JsonValue* out, const JsonParseOptions& options = JsonParseOptions());
 inline Status ParseJson(const std::string& text, JsonValue* out) {
   return ParseJson(text.data(), text.size(), out);

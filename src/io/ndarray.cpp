@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "io/memory_budget.h"
 #include "io/utf8.h"
 
 namespace attnviz {
@@ -131,6 +132,17 @@ double NdArray::GetDouble(int64_t i) const {
   return 0.0;
 }
 
+// The output of a conversion is charged to a fresh default budget and probed with the allocator
+// (an int64 copy of a uint8 array is 8 times its size).
+static Status CanConvert(int64_t n, size_t elem_bytes, const char* what) {
+  MemoryBudget budget;
+  const uint64_t bytes = (uint64_t)n * elem_bytes;
+  Status st = budget.Charge(bytes, std::string(what) + ": converting " + std::to_string(n) + " elements");
+  if (!st) return st;
+  if (!TryAllocate((size_t)bytes)) return Status::Error(std::string(what) + ": out of memory");
+  return Status::Ok();
+}
+
 static Status NotNumeric(const NdArray& a, const char* what) {
   return Status::Error(std::string(what) + ": expected a numeric array, got dtype " + DTypeName(a.dtype));
 }
@@ -138,6 +150,7 @@ static Status NotNumeric(const NdArray& a, const char* what) {
 Status ToFloatVector(const NdArray& a, std::vector<float>* out) {
   if (!DTypeIsNumeric(a.dtype)) return NotNumeric(a, "array");
   const int64_t n = a.Numel();
+  if (Status st = CanConvert(n, sizeof(float), "array"); !st) return st;
   out->resize((size_t)n);
   if (a.dtype == DType::Float32) {
     if (n) std::memcpy(out->data(), a.data.data(), (size_t)n * 4);
@@ -156,6 +169,7 @@ Status ToMatrix(const NdArray& a, MatrixRM* out, const char* what, int64_t expec
                        (expect_cols >= 0 ? std::to_string(expect_cols) : std::string("*")) + ")";
     return Status::Error(std::string(what) + ": expected shape " + want + ", got " + a.ShapeString());
   }
+  if (Status st = CanConvert(rows * cols, sizeof(float), what); !st) return st;
   out->resize((Eigen::Index)rows, (Eigen::Index)cols);
   for (int64_t i = 0; i < rows * cols; ++i) out->data()[i] = (float)a.GetDouble(i);
   return Status::Ok();
@@ -169,6 +183,7 @@ Status ToVector(const NdArray& a, VectorF* out, const char* what, int64_t expect
   if (expect_len >= 0 && n != expect_len)
     return Status::Error(std::string(what) + ": expected " + std::to_string(expect_len) + " elements, got shape " +
                          a.ShapeString());
+  if (Status st = CanConvert(n, sizeof(float), what); !st) return st;
   out->resize((Eigen::Index)n);
   for (int64_t i = 0; i < n; ++i) (*out)[(Eigen::Index)i] = (float)a.GetDouble(i);
   return Status::Ok();
@@ -178,6 +193,7 @@ Status ToMaskBytes(const NdArray& a, std::vector<uint8_t>* out, const char* what
   if (!DTypeIsNumeric(a.dtype) || DTypeIsFloat(a.dtype))
     return Status::Error(std::string(what) + ": expected a bool or integer array, got dtype " + DTypeName(a.dtype));
   const int64_t n = a.Numel();
+  if (Status st = CanConvert(n, 1, what); !st) return st;
   out->resize((size_t)n);
   for (int64_t i = 0; i < n; ++i) (*out)[(size_t)i] = a.GetDouble(i) != 0.0 ? 1 : 0;
   return Status::Ok();
@@ -187,6 +203,7 @@ Status ToInt64Vector(const NdArray& a, std::vector<int64_t>* out, const char* wh
   if (!DTypeIsNumeric(a.dtype) || DTypeIsFloat(a.dtype))
     return Status::Error(std::string(what) + ": expected an integer array, got dtype " + DTypeName(a.dtype));
   const int64_t n = a.Numel();
+  if (Status st = CanConvert(n, sizeof(int64_t), what); !st) return st;
   out->resize((size_t)n);
   for (int64_t i = 0; i < n; ++i) {
     const uint8_t* p = a.data.data() + i * a.itemsize;
@@ -207,26 +224,38 @@ Status ToInt64Vector(const NdArray& a, std::vector<int64_t>* out, const char* wh
   return Status::Ok();
 }
 
-Status ToStrings(const NdArray& a, std::vector<std::string>* out, const char* what) {
+std::string StringElement(const NdArray& a, int64_t i) {
+  std::string s;
+  if ((a.dtype != DType::Unicode && a.dtype != DType::Bytes) || i < 0 || i >= a.Numel()) return s;
+  const uint8_t* p = a.data.data() + i * a.itemsize;
+  if (a.dtype == DType::Bytes) {
+    int64_t len = a.itemsize;
+    while (len > 0 && p[len - 1] == 0) --len;
+    s.assign((const char*)p, (size_t)len);
+  } else {
+    int64_t units = a.itemsize / 4;
+    while (units > 0 && Load<uint32_t>(p + 4 * (units - 1)) == 0) --units;
+    for (int64_t u = 0; u < units; ++u) AppendUtf8(Load<uint32_t>(p + 4 * u), &s);
+  }
+  return s;
+}
+
+Status ToStrings(const NdArray& a, std::vector<std::string>* out, const char* what, int64_t max_count) {
   if (a.dtype != DType::Unicode && a.dtype != DType::Bytes)
     return Status::Error(std::string(what) + ": expected a string array (<U or |S), got dtype " + DTypeName(a.dtype));
   const int64_t n = a.Numel();
+  if (n > max_count)
+    return Status::Error(std::string(what) + ": " + std::to_string(n) + " strings, over the limit of " +
+                         std::to_string(max_count));
+  // UTF-32 -> UTF-8 never grows the text, so data.size() bounds it.
+  MemoryBudget budget;
+  const uint64_t headers = (uint64_t)n * sizeof(std::string);
+  Status st = budget.Charge(headers + a.data.size(), std::string(what) + ": " + std::to_string(n) + " strings");
+  if (!st) return st;
+  if (!TryAllocate((size_t)headers)) return Status::Error(std::string(what) + ": out of memory");
   out->clear();
   out->reserve((size_t)n);
-  for (int64_t i = 0; i < n; ++i) {
-    const uint8_t* p = a.data.data() + i * a.itemsize;
-    std::string s;
-    if (a.dtype == DType::Bytes) {
-      int64_t len = a.itemsize;
-      while (len > 0 && p[len - 1] == 0) --len;
-      s.assign((const char*)p, (size_t)len);
-    } else {
-      int64_t units = a.itemsize / 4;
-      while (units > 0 && Load<uint32_t>(p + 4 * (units - 1)) == 0) --units;
-      for (int64_t u = 0; u < units; ++u) AppendUtf8(Load<uint32_t>(p + 4 * u), &s);
-    }
-    out->push_back(std::move(s));
-  }
+  for (int64_t i = 0; i < n; ++i) out->push_back(StringElement(a, i));
   return Status::Ok();
 }
 

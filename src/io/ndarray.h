@@ -41,7 +41,8 @@ const char* DTypeName(DType t);  // "float32", "bool", "unicode", ... (for messa
 bool DTypeIsNumeric(DType t);    // every dtype except Unicode and Bytes
 bool DTypeIsFloat(DType t);      // Float16, Float32, Float64
 
-constexpr int64_t kMaxArrayElements = int64_t(1) << 31;  // larger declared shapes are rejected
+constexpr int64_t kMaxArrayElements = int64_t(1) << 31;   // larger declared shapes are rejected
+constexpr int64_t kMaxStringElements = int64_t(1) << 20;  // ToStrings' default limit (32 MiB of std::string)
 
 // ---------------------------------------------------------------------------
 // NdArray
@@ -72,7 +73,12 @@ Status ToVector(const NdArray& a, VectorF* out, const char* what = "array", int6
 // Bool or integer array -> 0/1 bytes (non-zero = 1), flat C order: out [numel].
 Status ToMaskBytes(const NdArray& a, std::vector<uint8_t>* out, const char* what = "mask");
 // Unicode (UTF-32LE) or Bytes array -> UTF-8 strings, trailing NULs stripped, flat C order.
-Status ToStrings(const NdArray& a, std::vector<std::string>* out, const char* what = "strings");
+// Refused before anything is allocated: more than max_count elements, or more memory than the
+// default budget (one std::string per element plus the text).
+Status ToStrings(const NdArray& a, std::vector<std::string>* out, const char* what = "strings",
+                 int64_t max_count = kMaxStringElements);
+// Element i (flat C index, 0 <= i < Numel()) of a Unicode or Bytes array as UTF-8; "" otherwise.
+std::string StringElement(const NdArray& a, int64_t i);
 // Integer array -> int64 values (bool counts as 0/1), flat C order.
 Status ToInt64Vector(const NdArray& a, std::vector<int64_t>* out, const char* what = "array");
 

@@ -1,5 +1,6 @@
 #include "io/npy.h"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -238,34 +239,168 @@ void ByteSwap(std::vector<uint8_t>* data, int64_t unit) {
     for (int64_t a = 0, b = unit - 1; a < b; ++a, --b) std::swap((*data)[i + a], (*data)[i + b]);
 }
 
-// Fortran (column-major) -> C (row-major) element order.
-void FortranToC(const std::vector<int64_t>& shape, int64_t itemsize, std::vector<uint8_t>* data) {
+// ---- Fortran order -> C order -------------------------------------------------------------
+// A Fortran-order array of shape D is, byte for byte, a C-order array of shape reverse(D): the
+// conversion reverses all axes. Done naively (one gather per element, source offsets far apart)
+// a 2^28-element array with 28 dims of 2 is a bit-reversal permutation with a cache and TLB miss
+// per element: 20 s. So it runs as one cache-blocked matrix transpose plus two reversals whose
+// pieces fit the cache (see FortranToC). Every step is O(numel).
+
+// Copies one element of `item` bytes (N > 0: a compile-time size the compiler turns into a move).
+template <size_t N>
+inline void CopyItem(uint8_t* dst, const uint8_t* src, size_t item) {
+  if (N)
+    std::memcpy(dst, src, N);
+  else
+    std::memcpy(dst, src, item);
+}
+
+// dst (C order of `shape`) <- src, where element idx of dst is read at sum(idx[d] * fstride[d])
+// (in elements of `item` bytes). The C-order odometer keeps the source offset incrementally.
+template <size_t N>
+void GatherT(const std::vector<int64_t>& shape, const std::vector<int64_t>& fstride, const uint8_t* src, uint8_t* dst,
+             size_t item) {
   const int nd = (int)shape.size();
-  if (nd < 2) return;
-  std::vector<uint8_t> out(data->size());
-  std::vector<int64_t> fstride(nd);
-  int64_t s = 1;
-  for (int d = 0; d < nd; ++d) {
-    fstride[d] = s;
-    s *= shape[d];
-  }
-  const int64_t n = s;
+  const int64_t inner = shape[nd - 1], inner_stride = fstride[nd - 1];
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
   std::vector<int64_t> idx(nd, 0);
-  for (int64_t c = 0; c < n; ++c) {
-    int64_t f = 0;
-    for (int d = 0; d < nd; ++d) f += idx[d] * fstride[d];
-    std::memcpy(&out[c * itemsize], &(*data)[f * itemsize], (size_t)itemsize);
-    for (int d = nd - 1; d >= 0; --d) {  // advance the C-order index
-      if (++idx[d] < shape[d]) break;
+  int64_t f = 0;  // source element offset of idx
+  for (int64_t c = 0; c < n; c += inner) {
+    for (int64_t j = 0; j < inner; ++j) CopyItem<N>(dst + (c + j) * item, src + (f + j * inner_stride) * item, item);
+    for (int d = nd - 2; d >= 0; --d) {  // advance the outer C-order index
+      if (++idx[d] < shape[d]) {
+        f += fstride[d];
+        break;
+      }
+      f -= (shape[d] - 1) * fstride[d];
       idx[d] = 0;
     }
   }
-  data->swap(out);
+}
+
+// dst (C order of `shape`) <- src (C order of reverse(shape)): every axis reversed.
+void ReverseAxes(const std::vector<int64_t>& shape, const uint8_t* src, uint8_t* dst, size_t item) {
+  std::vector<int64_t> fstride(shape.size());  // the Fortran strides of `shape`
+  int64_t s = 1;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    fstride[d] = s;
+    s *= shape[d];
+  }
+  switch (item) {
+    case 1:
+      return GatherT<1>(shape, fstride, src, dst, item);
+    case 2:
+      return GatherT<2>(shape, fstride, src, dst, item);
+    case 4:
+      return GatherT<4>(shape, fstride, src, dst, item);
+    case 8:
+      return GatherT<8>(shape, fstride, src, dst, item);
+    default:
+      return GatherT<0>(shape, fstride, src, dst, item);
+  }
+}
+
+// out [cols, rows] <- in [rows, cols] in square tiles of T x T items staged in a local buffer, so
+// both sides are read and written a whole row of the tile (a cache line for T * N = 64) at a time
+// and power-of-two strides cannot thrash one cache set.
+template <size_t N>
+void TransposeT(const uint8_t* in, uint8_t* out, int64_t rows, int64_t cols, size_t item) {
+  constexpr int64_t kT = N == 0 ? 16 : (64 / N < 8 ? 8 : 64 / N);
+  uint8_t tile[kT * kT * (N ? N : 1)];
+  std::vector<uint8_t> wide;  // strings wider than N: a heap tile
+  uint8_t* t = tile;
+  if (N == 0) {
+    wide.resize((size_t)(kT * kT) * item);
+    t = wide.data();
+  }
+  for (int64_t i0 = 0; i0 < rows; i0 += kT) {
+    const int64_t ni = std::min(kT, rows - i0);
+    for (int64_t j0 = 0; j0 < cols; j0 += kT) {
+      const int64_t nj = std::min(kT, cols - j0);
+      for (int64_t i = 0; i < ni; ++i)  // tile[j][i] = in[i0 + i][j0 + j]
+        for (int64_t j = 0; j < nj; ++j)
+          CopyItem<N>(t + (size_t)(j * kT + i) * item, in + (size_t)((i0 + i) * cols + j0 + j) * item, item);
+      for (int64_t j = 0; j < nj; ++j)  // out[j0 + j][i0 .. i0 + ni) is one contiguous run
+        std::memcpy(out + (size_t)((j0 + j) * rows + i0) * item, t + (size_t)(j * kT) * item, (size_t)ni * item);
+    }
+  }
+}
+
+void Transpose(const uint8_t* in, uint8_t* out, int64_t rows, int64_t cols, size_t item) {
+  switch (item) {
+    case 1:
+      return TransposeT<1>(in, out, rows, cols, item);
+    case 2:
+      return TransposeT<2>(in, out, rows, cols, item);
+    case 4:
+      return TransposeT<4>(in, out, rows, cols, item);
+    case 8:
+      return TransposeT<8>(in, out, rows, cols, item);
+    default:
+      return TransposeT<0>(in, out, rows, cols, item);
+  }
+}
+
+int64_t Product(const std::vector<int64_t>& v) {
+  int64_t p = 1;
+  for (int64_t d : v) p *= d;
+  return p;
+}
+
+// True when Fortran and C order differ: at least two dims above 1.
+bool OrderMatters(const std::vector<int64_t>& shape) {
+  int big = 0;
+  for (int64_t d : shape) big += d > 1;
+  return big >= 2;
+}
+
+// Fortran (column-major) -> C (row-major) element order in *data; *scratch is a second buffer of
+// the same size (charged by the caller). With D the shape (dims of 1 dropped) split as
+// D = (front, back), where back is the fewest trailing dims covering >= 4 KiB:
+//   the bytes are C order [reverse(back), reverse(front)] = a matrix [X, Y];
+//   1. blocked transpose to [Y, X]: rows reverse(front), each row reverse(back);
+//   2. within each row (X items, in cache) reverse back's axes;
+//   3. move whole rows (>= 4 KiB each) to reverse front's axes.
+void FortranToC(const std::vector<int64_t>& full_shape, int64_t itemsize, std::vector<uint8_t>* data,
+                std::vector<uint8_t>* scratch) {
+  std::vector<int64_t> shape;
+  for (int64_t d : full_shape)
+    if (d != 1) shape.push_back(d);
+  const size_t item = (size_t)itemsize;
+  const int64_t n = Product(shape);
+  if (shape.size() < 2 || n == 0) return;
+  scratch->resize(data->size());
+  size_t m = 0;
+  int64_t X = 1;
+  while (m < shape.size() && (uint64_t)X * item < 4096) X *= shape[shape.size() - 1 - m++];
+  if (m == shape.size()) {  // small enough to gather directly
+    ReverseAxes(shape, data->data(), scratch->data(), item);
+    data->swap(*scratch);
+  } else {
+    const std::vector<int64_t> front(shape.begin(), shape.end() - (long)m), back(shape.end() - (long)m, shape.end());
+    const int64_t Y = n / X;
+    const size_t row = (size_t)X * item;
+    uint8_t* a = data->data();
+    uint8_t* b = scratch->data();
+    Transpose(a, b, X, Y, item);  // now in b
+    if (back.size() >= 2) {
+      for (int64_t r = 0; r < Y; ++r) ReverseAxes(back, b + (size_t)r * row, a + (size_t)r * row, item);
+      std::swap(a, b);
+    }
+    if (front.size() >= 2) {
+      ReverseAxes(front, b, a, row);
+      std::swap(a, b);
+    }
+    if (b != data->data()) data->swap(*scratch);  // the result is where b points
+  }
+  scratch->clear();
+  scratch->shrink_to_fit();
 }
 
 }  // namespace
 
-Status ParseNpy(const uint8_t* data, size_t size, NdArray* out) {
+Status ParseNpy(const uint8_t* data, size_t size, NdArray* out, MemoryBudget* budget) {
   if (size < 10 || std::memcmp(data, kMagic, 6) != 0)
     return Status::Error("npy: not a .npy file (missing \\x93NUMPY magic)");
   const int major = data[6], minor = data[7];
@@ -312,13 +447,26 @@ Status ParseNpy(const uint8_t* data, size_t size, NdArray* out) {
     return Status::Error("npy: " + std::to_string(available - need) +
                          " unexpected trailing bytes after the data (shape x dtype size mismatch)");
 
+  MemoryBudget own_budget;
+  if (!budget) budget = &own_budget;
   NdArray a;
   a.shape = shape;
   a.dtype = dtype;
   a.itemsize = itemsize;
-  a.data.assign(data + header_start + header_len, data + size);
+  const std::string what = "npy: an array of shape " + a.ShapeString() + " (" + DTypeName(dtype) + ")";
+  if (!(st = CheckedResize(&a.data, (size_t)need, budget, what))) return st;
+  if (need) std::memcpy(a.data.data(), data + header_start + header_len, (size_t)need);
   if (swap) ByteSwap(&a.data, dtype == DType::Unicode ? 4 : itemsize);
-  if (fortran) FortranToC(a.shape, itemsize, &a.data);
+  if (fortran && OrderMatters(a.shape)) {
+    std::vector<uint8_t> scratch;
+    if (!(st =
+              CheckedResize(&scratch, (size_t)need, budget, "npy: the Fortran-to-C transpose of " + a.ShapeString()))) {
+      budget->Refund(need);
+      return st;
+    }
+    FortranToC(a.shape, itemsize, &a.data, &scratch);
+    budget->Refund(need);
+  }
   *out = std::move(a);
   return Status::Ok();
 }

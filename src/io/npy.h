@@ -13,13 +13,16 @@
 #include <vector>
 
 #include "core/status.h"
+#include "io/memory_budget.h"
 #include "io/ndarray.h"
 
 namespace attnviz {
 
 // Parses a whole .npy file. Errors name the problem (bad magic, malformed header,
 // unsupported dtype, truncated data, shape too large, ...). Never crashes on bad bytes.
-Status ParseNpy(const uint8_t* data, size_t size, NdArray* out);
+// The array's bytes (and the scratch of a Fortran-order transpose) are charged to *budget;
+// without one, to a budget of DefaultMemoryBudget().
+Status ParseNpy(const uint8_t* data, size_t size, NdArray* out, MemoryBudget* budget = nullptr);
 
 // Serializes `a` as a .npy file (appends nothing else to *out; *out is replaced).
 Status WriteNpy(const NdArray& a, std::vector<uint8_t>* out);

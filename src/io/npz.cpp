@@ -1,5 +1,8 @@
 #include "io/npz.h"
 
+#include <string_view>
+#include <unordered_set>
+
 #include "io/npy.h"
 
 namespace attnviz {
@@ -25,19 +28,24 @@ Status ParseNpz(const uint8_t* data, size_t size, NpzFile* out, const ZipReadOpt
   std::vector<ZipEntry> entries;
   Status st = ZipList(data, size, &entries, options);
   if (!st) return Status::Error("npz: " + st.message);
+  // One budget for the whole archive: every array kept, its name and bookkeeping, plus the member
+  // being parsed.
+  MemoryBudget budget(options.max_total_bytes);
   NpzFile npz;
+  std::unordered_set<std::string_view> seen;  // hashed (65536 long names stay linear); views into entries
   std::vector<uint8_t> bytes;
   for (const ZipEntry& e : entries) {
     if (!e.name.empty() && e.name.back() == '/') continue;  // a directory entry
-    st = ZipExtract(data, size, e, &bytes, options);
-    if (!st) return Status::Error("npz: " + st.message);
+    std::string_view name(e.name);
+    if (name.size() > 4 && name.substr(name.size() - 4) == ".npy") name.remove_suffix(4);
+    if (!seen.insert(name).second) return Status::Error("npz: duplicate array name '" + std::string(name) + "'");
+    st = budget.Charge(2 * name.size() + sizeof(NdArray) + 64, "npz: member '" + e.name + "'");
+    if (!st || !(st = ZipExtract(data, size, e, &bytes, options, &budget))) return Status::Error("npz: " + st.message);
     NdArray a;
-    st = ParseNpy(bytes.data(), bytes.size(), &a);
+    st = ParseNpy(bytes.data(), bytes.size(), &a, &budget);
+    budget.Refund(e.uncompressed_size);  // the member's bytes are dropped (reused) from here on
     if (!st) return Status::Error("npz: member '" + e.name + "': " + st.message);
-    std::string name = e.name;
-    if (name.size() > 4 && name.compare(name.size() - 4, 4, ".npy") == 0) name.resize(name.size() - 4);
-    if (npz.Find(name)) return Status::Error("npz: duplicate array name '" + name + "'");
-    npz.names.push_back(name);
+    npz.names.emplace_back(name);
     npz.arrays.push_back(std::move(a));
   }
   *out = std::move(npz);

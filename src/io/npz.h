@@ -20,7 +20,8 @@ struct NpzFile {
 };
 
 // Parses a whole .npz held in memory: every member must be a valid .npy. Errors name the
-// member ("npz: member 'weights.npy': npy: truncated data ...").
+// member ("npz: member 'weights.npy': npy: truncated data ..."). The arrays kept plus the member
+// being inflated stay within options.max_total_bytes (the memory budget).
 Status ParseNpz(const uint8_t* data, size_t size, NpzFile* out, const ZipReadOptions& options = ZipReadOptions());
 
 struct NpzWriteOptions {

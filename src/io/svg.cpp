@@ -34,6 +34,30 @@ std::string Label(const std::vector<std::string>& tokens, size_t i, size_t max_c
   return out;
 }
 
+// Buffers SVG text and hands it to the sink 64 KiB at a time.
+class SvgOut {
+ public:
+  explicit SvgOut(const SvgSink& sink) : sink_(sink) { buf_.reserve(kChunk + 4096); }
+  SvgOut& operator+=(const std::string& t) {
+    buf_ += t;
+    if (buf_.size() >= kChunk) Flush();
+    return *this;
+  }
+  SvgOut& operator+=(const char* t) { return *this += std::string(t); }
+  bool Flush() {
+    if (ok_ && !buf_.empty()) ok_ = sink_(buf_.data(), buf_.size());
+    buf_.clear();
+    return ok_;
+  }
+  bool ok() const { return ok_; }
+
+ private:
+  static constexpr size_t kChunk = size_t(1) << 16;
+  const SvgSink& sink_;
+  std::string buf_;
+  bool ok_ = true;
+};
+
 // Rough advance width of a label: good enough to size margins without a font.
 float TextWidth(const std::string& s, float font) {
   return 0.62f * font * (float)Utf8Length(s);
@@ -76,9 +100,15 @@ std::string XmlEscape(const std::string& s) {
   return o;
 }
 
-std::string HeatmapSvg(const MatrixRM& w, const std::vector<std::string>& source_tokens,
+Status WriteHeatmapSvg(const MatrixRM& w, const std::vector<std::string>& source_tokens,
                        const std::vector<std::string>& target_tokens, const std::string& colormap,
-                       const SvgHeatmapOptions& opt) {
+                       const SvgHeatmapOptions& opt, const SvgSink& sink) {
+  const int64_t cells = (int64_t)w.rows() * (int64_t)w.cols();
+  if (cells > opt.max_cells)
+    return Status::Error("svg: a " + std::to_string(w.rows()) + " x " + std::to_string(w.cols()) + " map has " +
+                         std::to_string(cells) + " cells, over the limit of " + std::to_string(opt.max_cells) +
+                         " (about " + std::to_string(cells * 90 / (1 << 20)) +
+                         " MiB of SVG); pick a smaller map or raise --max-cells");
   Colormap cmap = Colormap::Greys;
   ParseColormap(colormap.c_str(), &cmap);  // unknown names keep greys
   const ColormapTable& table = ColormapTableOf(cmap);
@@ -87,7 +117,7 @@ std::string HeatmapSvg(const MatrixRM& w, const std::vector<std::string>& source
   float vmin = opt.vmin, vmax = opt.vmax;
   if (std::isnan(vmax)) {
     vmax = 0;
-    for (int i = 0; i < rows * cols; ++i)
+    for (Eigen::Index i = 0; i < w.size(); ++i)
       if (std::isfinite(w.data()[i])) vmax = std::max(vmax, w.data()[i]);
     if (vmax <= vmin) vmax = vmin + 1;
   }
@@ -108,9 +138,8 @@ std::string HeatmapSvg(const MatrixRM& w, const std::vector<std::string>& source
   const float width = x0 + cols * cell + (rotate ? top_w * 0.7071f : 0) + bar_w + 8;
   const float height = y0 + rows * cell + 8;
 
-  // pass 2: emit
-  std::string s;
-  s.reserve((size_t)rows * cols * 64 + 4096);
+  // pass 2: emit, streamed through a 64 KiB buffer
+  SvgOut s(sink);
   s += "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   s += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + Fmt("%.0f", width) + "\" height=\"" +
        Fmt("%.0f", height) + "\" viewBox=\"0 0 " + Fmt("%.0f", width) + " " + Fmt("%.0f", height) +
@@ -175,7 +204,26 @@ std::string HeatmapSvg(const MatrixRM& w, const std::vector<std::string>& source
     s += "<text x=\"" + Fmt("%g", bx + 22) + "\" y=\"" + Fmt("%g", y0 + bh) + "\">" + Fmt("%.3g", vmin) + "</text>\n";
   }
   s += "</svg>\n";
-  return s;
+  if (!s.Flush()) return Status::Error("svg: write error");
+  return Status::Ok();
+}
+
+Status HeatmapSvgString(const MatrixRM& w, const std::vector<std::string>& source_tokens,
+                        const std::vector<std::string>& target_tokens, const std::string& colormap,
+                        const SvgHeatmapOptions& options, std::string* out) {
+  out->clear();
+  return WriteHeatmapSvg(w, source_tokens, target_tokens, colormap, options, [out](const char* d, size_t n) {
+    out->append(d, n);
+    return true;
+  });
+}
+
+std::string HeatmapSvg(const MatrixRM& w, const std::vector<std::string>& source_tokens,
+                       const std::vector<std::string>& target_tokens, const std::string& colormap,
+                       const SvgHeatmapOptions& options) {
+  std::string svg;
+  if (!HeatmapSvgString(w, source_tokens, target_tokens, colormap, options, &svg)) svg.clear();
+  return svg;
 }
 
 }  // namespace attnviz

@@ -3,10 +3,13 @@
 // rows) down the left; optional cell values and a colour bar. Text is XML-escaped UTF-8.
 #pragma once
 #include <cmath>
+#include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "core/attention.h"
+#include "core/status.h"
 
 namespace attnviz {
 
@@ -19,10 +22,24 @@ struct SvgHeatmapOptions {
   bool colorbar = true;         // colour bar with vmin / vmax labels on the right
   std::string title;            // optional caption above the heatmap
   size_t max_label_chars = 24;  // longer tokens are cut and end in an ellipsis
+  int64_t max_cells = 1 << 20;  // refuse larger matrices (~90 bytes of SVG per cell, more with values)
 };
+
+// Receives the SVG text piece by piece (64 KiB at a time); returns false on a write error.
+using SvgSink = std::function<bool(const char* data, size_t size)>;
 
 // w: [n_q, n_k]; target_tokens [n_q] label the rows, source_tokens [n_k] the columns. Missing
 // or surplus labels are tolerated (indices are used). Unknown colormap names draw in greys.
+// Streams the SVG into `sink` with a buffer of 64 KiB, so memory does not grow with the map;
+// refuses maps above options.max_cells before writing anything.
+Status WriteHeatmapSvg(const MatrixRM& w, const std::vector<std::string>& source_tokens,
+                       const std::vector<std::string>& target_tokens, const std::string& colormap,
+                       const SvgHeatmapOptions& options, const SvgSink& sink);
+// The same SVG into *out (the app's download). Fails like WriteHeatmapSvg.
+Status HeatmapSvgString(const MatrixRM& w, const std::vector<std::string>& source_tokens,
+                        const std::vector<std::string>& target_tokens, const std::string& colormap,
+                        const SvgHeatmapOptions& options, std::string* out);
+// Kept for existing callers: the SVG, or "" when HeatmapSvgString fails (prefer that, it says why).
 std::string HeatmapSvg(const MatrixRM& w, const std::vector<std::string>& source_tokens,
                        const std::vector<std::string>& target_tokens, const std::string& colormap,
                        const SvgHeatmapOptions& options = SvgHeatmapOptions());

@@ -1,5 +1,7 @@
 #include "io/utf8.h"
 
+#include <cstdio>
+
 namespace attnviz {
 
 void AppendUtf8(uint32_t cp, std::string* out) {
@@ -95,6 +97,46 @@ size_t Utf8Length(const std::string& s) {
     ++n;
   }
   return n;
+}
+
+namespace {
+
+bool IsBidiControl(uint32_t cp) {
+  return cp == 0x061C || cp == 0x200E || cp == 0x200F || (cp >= 0x202A && cp <= 0x202E) ||
+         (cp >= 0x2066 && cp <= 0x2069);
+}
+
+}  // namespace
+
+std::string PrintableText(const std::string& s, size_t max_chars) {
+  std::string out;
+  size_t pos = 0, chars = 0;
+  char b[12];
+  while (pos < s.size()) {
+    if (chars == max_chars) {
+      out += "\xE2\x80\xA6(" + std::to_string(s.size()) + " bytes)";
+      break;
+    }
+    const size_t start = pos;
+    uint32_t cp;
+    ++chars;
+    if (!DecodeUtf8(s.data(), s.size(), &pos, &cp)) {
+      std::snprintf(b, sizeof(b), "\\x%02x", (unsigned)(unsigned char)s[start]);
+      out += b;
+    } else if (cp == '\\' || cp == '"') {
+      out.push_back('\\');
+      out.push_back((char)cp);
+    } else if (cp < 0x20 || cp == 0x7F) {
+      std::snprintf(b, sizeof(b), "\\x%02x", (unsigned)cp);
+      out += b;
+    } else if ((cp >= 0x80 && cp <= 0x9F) || IsBidiControl(cp)) {
+      std::snprintf(b, sizeof(b), "\\u%04x", (unsigned)cp);
+      out += b;
+    } else {
+      out.append(s, start, pos - start);
+    }
+  }
+  return out;
 }
 
 }  // namespace attnviz

@@ -18,5 +18,10 @@ void DecodeUtf8Lossy(const std::string& s, std::vector<uint32_t>* out);
 bool IsValidUtf8(const std::string& s);
 // Number of code points (invalid bytes count as one each).
 size_t Utf8Length(const std::string& s);
+// Text from a file made safe to print on a terminal or show in the UI: control characters (C0,
+// DEL, C1 such as ESC ] ... BEL), bidirectional overrides (U+202A-U+202E, U+2066-U+2069, ...),
+// backslash and double quote are written as escapes (\x1b, \u202e, \\, \"), invalid UTF-8 bytes
+// as \xNN; text longer than max_chars code points is cut and ends in "...(N bytes)".
+std::string PrintableText(const std::string& s, size_t max_chars = 200);
 
 }  // namespace attnviz

@@ -2,6 +2,7 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <cstring>
 
 namespace attnviz {
@@ -62,6 +63,73 @@ Status ApplyZip64Extra(const uint8_t* extra, size_t len, uint64_t* uncomp, uint6
   return Status::Ok();
 }
 
+// The local header of `ent` (at `local`) must describe the same member as its central entry:
+// zip parsers that trust only one of the two can be shown different files.
+Status CheckLocalHeader(const uint8_t* data, size_t size, uint64_t local, uint16_t central_flags, ZipEntry* ent) {
+  if (local > size || size - local < 30 || Get32(data + local) != kLocalSig)
+    return Status::Error("zip: local header of '" + ent->name + "' missing or truncated");
+  const uint8_t* l = data + local;
+  const uint16_t lflags = Get16(l + 6);
+  if (Get16(l + 8) != ent->method)
+    return Status::Error("zip: local and central headers of '" + ent->name + "' disagree on the method");
+  if ((lflags & 0x1) != (central_flags & 0x1))
+    return Status::Error("zip: local and central headers of '" + ent->name + "' disagree on encryption");
+  const uint64_t lname = Get16(l + 26), lextra = Get16(l + 28);
+  if (local + 30 + lname + lextra > size) return Status::Error("zip: local header of '" + ent->name + "' truncated");
+  if (lname != ent->name.size() || std::memcmp(l + 30, ent->name.data(), (size_t)lname) != 0)
+    return Status::Error("zip: local header at offset " + std::to_string(local) + " names a different member than '" +
+                         ent->name + "' in the central directory");
+  if (!(lflags & 0x8)) {  // without a data descriptor the local header holds the real CRC and sizes
+    uint64_t l_uncomp = Get32(l + 22), l_comp = Get32(l + 18);
+    Status st = ApplyZip64Extra(l + 30 + lname, (size_t)lextra, &l_uncomp, &l_comp, nullptr,
+                                "local header of '" + ent->name + "'");
+    if (!st) return st;
+    if (Get32(l + 14) != ent->crc32 || l_uncomp != ent->uncompressed_size || l_comp != ent->compressed_size)
+      return Status::Error("zip: local and central headers of '" + ent->name + "' disagree on the CRC or sizes");
+  }
+  ent->data_offset = local + 30 + lname + lextra;
+  if (ent->data_offset > size || ent->compressed_size > size - ent->data_offset)
+    return Status::Error("zip: data of '" + ent->name + "' runs past the end of the file (truncated?)");
+  return Status::Ok();
+}
+
+// Sizes a member may declare, before anything is inflated.
+Status CheckDeclaredSizes(const ZipEntry& ent, const ZipReadOptions& options) {
+  if (ent.method != 0 && ent.method != 8)
+    return Status::Error("zip: member '" + ent.name + "' uses compression method " + std::to_string(ent.method) +
+                         " (only stored and deflate are supported)");
+  if (ent.uncompressed_size > options.max_member_bytes)
+    return Status::Error("zip: member '" + ent.name + "' declares " + std::to_string(ent.uncompressed_size) +
+                         " bytes, over the limit of " + std::to_string(options.max_member_bytes));
+  // Deflate cannot expand data more than ~1032:1; a larger claim is corruption or a bomb.
+  if (ent.method == 8 && ent.uncompressed_size > ent.compressed_size * 1032 + 1024)
+    return Status::Error("zip: member '" + ent.name + "' claims an impossible compression ratio (" +
+                         std::to_string(ent.uncompressed_size) + " from " + std::to_string(ent.compressed_size) +
+                         " bytes)");
+  if (ent.method == 0 && ent.compressed_size != ent.uncompressed_size)
+    return Status::Error("zip: stored member '" + ent.name + "' has different compressed and uncompressed sizes");
+  return Status::Ok();
+}
+
+// Every member's bytes [local header, end of data) lie before the central directory and apart
+// from every other member's: one compressed body listed several times (an overlapping zip bomb)
+// is refused. O(n log n).
+Status CheckNoOverlap(const std::vector<ZipEntry>& entries, const std::vector<uint64_t>& local_offsets,
+                      uint64_t cd_offset) {
+  std::vector<size_t> order(entries.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return local_offsets[a] < local_offsets[b]; });
+  for (size_t k = 0; k < order.size(); ++k) {
+    const ZipEntry& e = entries[order[k]];
+    const uint64_t end = e.data_offset + e.compressed_size;
+    if (end > cd_offset) return Status::Error("zip: data of '" + e.name + "' overlaps the central directory");
+    if (k + 1 < order.size() && end > local_offsets[order[k + 1]])
+      return Status::Error("zip: members '" + e.name + "' and '" + entries[order[k + 1]].name +
+                           "' overlap (the same data listed twice: a zip bomb or a corrupt directory)");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status ZipList(const uint8_t* data, size_t size, std::vector<ZipEntry>* entries, const ZipReadOptions& options) {
@@ -95,14 +163,20 @@ Status ZipList(const uint8_t* data, size_t size, std::vector<ZipEntry>* entries,
   if (count > options.max_entries) return Status::Error("zip: too many members (" + std::to_string(count) + ")");
   if (cd_offset > size || cd_size > size - cd_offset)
     return Status::Error("zip: central directory lies outside the file (truncated?)");
+  if (count > cd_size / 46)
+    return Status::Error("zip: the central directory is too small for " + std::to_string(count) +
+                         " members (truncated?)");
 
-  // Pass 3: central directory entries.
+  // Pass 3: central directory entries, each checked against its local header.
+  std::vector<uint64_t> local_offsets;
+  entries->reserve((size_t)count);
+  local_offsets.reserve((size_t)count);
+  uint64_t total_uncompressed = 0;
   uint64_t p = cd_offset;
   const uint64_t cd_end = cd_offset + cd_size;
   for (uint64_t i = 0; i < count; ++i) {
-    const std::string where = "central directory entry " + std::to_string(i);
     if (p + 46 > cd_end || Get32(data + p) != kCentralSig)
-      return Status::Error("zip: " + where + " is malformed or truncated");
+      return Status::Error("zip: central directory entry " + std::to_string(i) + " is malformed or truncated");
     const uint8_t* c = data + p;
     const uint16_t flags = Get16(c + 8);
     ZipEntry ent;
@@ -113,111 +187,135 @@ Status ZipList(const uint8_t* data, size_t size, std::vector<ZipEntry>* entries,
     const uint16_t name_len = Get16(c + 28), extra_len = Get16(c + 30), comment_len = Get16(c + 32);
     uint64_t local = Get32(c + 42);
     if (p + 46 + name_len + extra_len + comment_len > cd_end)
-      return Status::Error("zip: " + where + " overruns the directory");
+      return Status::Error("zip: central directory entry " + std::to_string(i) + " overruns the directory");
     ent.name.assign((const char*)c + 46, name_len);
-    Status st =
-        ApplyZip64Extra(c + 46 + name_len, extra_len, &ent.uncompressed_size, &ent.compressed_size, &local, where);
+    Status st = ApplyZip64Extra(c + 46 + name_len, extra_len, &ent.uncompressed_size, &ent.compressed_size, &local,
+                                "central directory entry " + std::to_string(i));
     if (!st) return st;
     if (flags & 0x1) return Status::Error("zip: member '" + ent.name + "' is encrypted; not supported");
-    if (ent.method != 0 && ent.method != 8)
-      return Status::Error("zip: member '" + ent.name + "' uses compression method " + std::to_string(ent.method) +
-                           " (only stored and deflate are supported)");
-    if (ent.uncompressed_size > options.max_member_bytes)
-      return Status::Error("zip: member '" + ent.name + "' declares " + std::to_string(ent.uncompressed_size) +
-                           " bytes, over the limit of " + std::to_string(options.max_member_bytes));
-    // Deflate cannot expand data more than ~1032:1; a larger claim is corruption or a bomb.
-    if (ent.method == 8 && ent.uncompressed_size > ent.compressed_size * 1032 + 1024)
-      return Status::Error("zip: member '" + ent.name + "' claims an impossible compression ratio (" +
-                           std::to_string(ent.uncompressed_size) + " from " + std::to_string(ent.compressed_size) +
-                           " bytes)");
-    // The local header: its own name and extra lengths decide where the data starts.
-    if (local > size || size - local < 30 || Get32(data + local) != kLocalSig)
-      return Status::Error("zip: local header of '" + ent.name + "' missing or truncated");
-    const uint8_t* l = data + local;
-    if (Get16(l + 8) != ent.method)
-      return Status::Error("zip: local and central headers of '" + ent.name + "' disagree on the method");
-    uint64_t lname = Get16(l + 26), lextra = Get16(l + 28);
-    if (local + 30 + lname + lextra > size) return Status::Error("zip: local header of '" + ent.name + "' truncated");
-    uint64_t l_uncomp = Get32(l + 22), l_comp = Get32(l + 18);
-    st = ApplyZip64Extra(l + 30 + lname, (size_t)lextra, &l_uncomp, &l_comp, nullptr,
-                         "local header of '" + ent.name + "'");
-    if (!st) return st;
-    ent.data_offset = local + 30 + lname + lextra;
-    if (ent.data_offset > size || ent.compressed_size > size - ent.data_offset)
-      return Status::Error("zip: data of '" + ent.name + "' runs past the end of the file (truncated?)");
-    if (ent.method == 0 && ent.compressed_size != ent.uncompressed_size)
-      return Status::Error("zip: stored member '" + ent.name + "' has different compressed and uncompressed sizes");
+    if (!(st = CheckDeclaredSizes(ent, options))) return st;
+    total_uncompressed += ent.uncompressed_size;  // each <= max_member_bytes, count <= max_entries: no overflow
+    if (total_uncompressed > options.max_total_bytes)
+      return Status::Error("zip: the members declare more than " + std::to_string(options.max_total_bytes) +
+                           " bytes uncompressed in total, over the memory budget (" +
+                           FormatByteSize(options.max_total_bytes) + "; raise it with --max-memory)");
+    if (!(st = CheckLocalHeader(data, size, local, flags, &ent))) return st;
     entries->push_back(std::move(ent));
+    local_offsets.push_back(local);
     p += 46 + (uint64_t)name_len + extra_len + comment_len;
   }
+  return CheckNoOverlap(*entries, local_offsets, cd_offset);
+}
+
+namespace {
+
+// Inflates entry's raw deflate stream into *out, which grows with what zlib produces (never
+// pre-filled to the declared size) and never beyond it.
+Status Inflate(const uint8_t* src, const ZipEntry& entry, std::vector<uint8_t>* out) {
+  z_stream zs;
+  std::memset(&zs, 0, sizeof(zs));
+  if (inflateInit2(&zs, -MAX_WBITS) != Z_OK) return Status::Error("zip: zlib inflateInit2 failed");
+  const std::string member = "zip: member '" + entry.name + "': ";
+  const uint64_t declared = entry.uncompressed_size;
+  uint64_t in_left = entry.compressed_size;
+  zs.next_in = const_cast<Bytef*>(src);
+  size_t produced = 0;
+  uint8_t sink[1];  // lets zlib report a stream longer than declared
+  int rc = Z_OK;
+  Status error;
+  while (rc == Z_OK) {
+    const uInt chunk = 1u << 30;
+    if (zs.avail_in == 0 && in_left) {
+      zs.avail_in = in_left > chunk ? chunk : (uInt)in_left;
+      in_left -= zs.avail_in;
+    }
+    if (produced == out->size() && produced < declared) {  // grow: double, at least 64 KiB, at most declared
+      const uint64_t want = std::min<uint64_t>(declared, std::max<uint64_t>(uint64_t(1) << 16, 2 * (uint64_t)produced));
+      if (!TryAllocate((size_t)want)) {
+        error = Status::Error(member + "out of memory inflating to " + std::to_string(want) + " bytes");
+        break;
+      }
+      out->resize((size_t)want);
+    }
+    const bool full = produced == declared;
+    zs.next_out = full ? sink : out->data() + produced;
+    const size_t room = out->size() - produced;
+    zs.avail_out = full ? 1 : (room > chunk ? chunk : (uInt)room);
+    const uInt avail_before = zs.avail_out;
+    const uLong before_in = zs.total_in;
+    rc = inflate(&zs, Z_NO_FLUSH);
+    const size_t wrote = avail_before - zs.avail_out;
+    if (full && wrote) {
+      error = Status::Error(member + "the deflate stream inflates to more than the " + std::to_string(declared) +
+                            " bytes its header declares");
+      break;
+    }
+    if (!full) produced += wrote;
+    if (rc == Z_DATA_ERROR || rc == Z_NEED_DICT || rc == Z_MEM_ERROR || rc == Z_STREAM_ERROR) {
+      error = Status::Error(member + "the deflate stream is corrupt (zlib: " + (zs.msg ? zs.msg : "error") +
+                            ") after " + std::to_string(zs.total_in) + " compressed bytes");
+      break;
+    }
+    if (rc == Z_OK && zs.total_in == before_in && wrote == 0) rc = Z_BUF_ERROR;  // no progress
+    if (rc == Z_BUF_ERROR) {
+      error = Status::Error(member + "the deflate stream is truncated: its " + std::to_string(entry.compressed_size) +
+                            " compressed bytes end before the stream does");
+      break;
+    }
+  }
+  const uint64_t consumed = zs.total_in;
+  inflateEnd(&zs);
+  if (!error) return error;
+  if (consumed != entry.compressed_size)
+    return Status::Error(member + "the deflate stream ends after " + std::to_string(consumed) +
+                         " bytes, the header says " + std::to_string(entry.compressed_size));
+  if (produced != declared)
+    return Status::Error("zip: member '" + entry.name + "' inflated to " + std::to_string(produced) +
+                         " bytes, header says " + std::to_string(declared));
   return Status::Ok();
 }
 
+}  // namespace
+
 Status ZipExtract(const uint8_t* data, size_t size, const ZipEntry& entry, std::vector<uint8_t>* out,
-                  const ZipReadOptions& options) {
+                  const ZipReadOptions& options, MemoryBudget* budget) {
   if (entry.data_offset > size || entry.compressed_size > size - entry.data_offset)
     return Status::Error("zip: data of '" + entry.name + "' runs past the end of the file");
   if (entry.uncompressed_size > options.max_member_bytes)
     return Status::Error("zip: member '" + entry.name + "' is too large");
+  if (budget) {  // the output can never exceed the declared size
+    Status st = budget->Charge(entry.uncompressed_size, "zip: member '" + entry.name + "'");
+    if (!st) return st;
+  }
   const uint8_t* src = data + entry.data_offset;
-  out->assign((size_t)entry.uncompressed_size, 0);
+  out->clear();
+  Status st;
   if (entry.method == 0) {
-    if (entry.uncompressed_size) std::memcpy(out->data(), src, (size_t)entry.uncompressed_size);
+    if (!TryAllocate((size_t)entry.uncompressed_size))
+      st = Status::Error("zip: member '" + entry.name + "': out of memory");
+    else
+      out->assign(src, src + entry.uncompressed_size);
   } else {
-    z_stream zs;
-    std::memset(&zs, 0, sizeof(zs));
-    if (inflateInit2(&zs, -MAX_WBITS) != Z_OK) return Status::Error("zip: zlib inflateInit2 failed");
-    uint64_t in_left = entry.compressed_size, out_left = entry.uncompressed_size;
-    zs.next_in = const_cast<Bytef*>(src);
-    zs.next_out = out->data();
-    int rc = Z_OK;
-    uint8_t sink[1];  // lets zlib report a stream longer than declared
-    while (rc == Z_OK) {
-      const uInt chunk = 1u << 30;
-      if (zs.avail_in == 0 && in_left) {
-        zs.avail_in = in_left > chunk ? chunk : (uInt)in_left;
-        in_left -= zs.avail_in;
-      }
-      if (zs.avail_out == 0) {
-        if (out_left) {
-          zs.avail_out = out_left > chunk ? chunk : (uInt)out_left;
-          out_left -= zs.avail_out;
-        } else {
-          zs.next_out = sink;
-          zs.avail_out = 1;
-        }
-      }
-      const uLong before_in = zs.total_in, before_out = zs.total_out;
-      rc = inflate(&zs, Z_NO_FLUSH);
-      if (zs.next_out == sink + 1) {
-        rc = Z_DATA_ERROR;
-        break;
-      }  // more output than declared
-      if (rc == Z_BUF_ERROR || (rc == Z_OK && zs.total_in == before_in && zs.total_out == before_out)) {
-        rc = Z_BUF_ERROR;
-        break;
-      }
+    st = Inflate(src, entry, out);
+  }
+  if (st && options.verify_crc) {
+    uLong crc = crc32(0L, Z_NULL, 0);
+    size_t done = 0;
+    while (done < out->size()) {
+      size_t n = out->size() - done;
+      if (n > (1u << 30)) n = 1u << 30;
+      crc = crc32(crc, out->data() + done, (uInt)n);
+      done += n;
     }
-    const uint64_t produced = zs.total_out;
-    inflateEnd(&zs);
-    if (rc != Z_STREAM_END)
-      return Status::Error("zip: member '" + entry.name + "': deflate stream is corrupt or truncated (zlib " +
-                           std::to_string(rc) + ")");
-    if (produced != entry.uncompressed_size)
-      return Status::Error("zip: member '" + entry.name + "' inflated to " + std::to_string(produced) +
-                           " bytes, header says " + std::to_string(entry.uncompressed_size));
+    if ((uint32_t)crc != entry.crc32)
+      st = Status::Error("zip: CRC-32 mismatch in member '" + entry.name + "' (corrupt data)");
   }
-  uLong crc = crc32(0L, Z_NULL, 0);
-  size_t done = 0;
-  while (done < out->size()) {
-    size_t n = out->size() - done;
-    if (n > (1u << 30)) n = 1u << 30;
-    crc = crc32(crc, out->data() + done, (uInt)n);
-    done += n;
+  if (!st) {
+    if (budget) budget->Refund(entry.uncompressed_size);
+    out->clear();
+    out->shrink_to_fit();
   }
-  if ((uint32_t)crc != entry.crc32)
-    return Status::Error("zip: CRC-32 mismatch in member '" + entry.name + "' (corrupt data)");
-  return Status::Ok();
+  return st;
 }
 
 Status ZipWrite(const std::vector<ZipWriteMember>& members, const ZipWriteOptions& options, std::vector<uint8_t>* out) {

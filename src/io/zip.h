@@ -5,6 +5,12 @@
 // local headers carry 0xFFFFFFFF sizes and a Zip64 extra), methods 0 (stored) and
 // 8 (deflate, inflated by zlib), CRC-32 checked. Encryption, multi-disk archives and other
 // methods are rejected with a message.
+// Hostile archives (docs/SECURITY.md): every local header must agree with its central entry
+// (name, method, flags, and CRC and sizes unless a data descriptor follows), members may not
+// overlap each other or the central directory (one compressed body listed many times), the
+// declared uncompressed sizes together must fit ZipReadOptions::max_total_bytes, and a member
+// is inflated into a buffer that grows with what zlib actually produces, never pre-filled to
+// the size the header declares.
 // Writing: stored or deflate members, optionally Zip64 records everywhere (as numpy does).
 #pragma once
 #include <cstddef>
@@ -13,6 +19,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "io/memory_budget.h"
 
 namespace attnviz {
 
@@ -26,16 +33,19 @@ struct ZipEntry {
 };
 
 struct ZipReadOptions {
-  uint64_t max_member_bytes = uint64_t(1) << 31;  // refuse members that would inflate beyond this
-  size_t max_entries = 65536;                     // refuse archives listing more members
+  uint64_t max_member_bytes = uint64_t(1) << 31;     // refuse members that would inflate beyond this
+  uint64_t max_total_bytes = DefaultMemoryBudget();  // refuse archives whose members declare more in total
+  size_t max_entries = 65536;                        // refuse archives listing more members
+  bool verify_crc = true;  // false only in the fuzz targets: a fuzzer cannot get past a CRC it mutates
 };
 
 // Lists the members of a ZIP archive held in memory (validates every header it reads).
 Status ZipList(const uint8_t* data, size_t size, std::vector<ZipEntry>* entries,
                const ZipReadOptions& options = ZipReadOptions());
-// Extracts one listed member (inflates, checks the size and CRC-32).
+// Extracts one listed member (inflates, checks the size and CRC-32). The output is charged to
+// *budget (when given) as it grows; on error nothing stays charged.
 Status ZipExtract(const uint8_t* data, size_t size, const ZipEntry& entry, std::vector<uint8_t>* out,
-                  const ZipReadOptions& options = ZipReadOptions());
+                  const ZipReadOptions& options = ZipReadOptions(), MemoryBudget* budget = nullptr);
 
 struct ZipWriteMember {
   std::string name;                  // member name

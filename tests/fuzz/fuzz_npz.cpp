@@ -1,0 +1,32 @@
+// Fuzz target: .npz and its zip reader (io/npz.h, io/zip.h). Every listed member is extracted;
+// an archive that parses must write and parse again to the same arrays. CRCs are not checked
+// here (ZipReadOptions::verify_crc), or mutated members would never reach the .npy parser.
+#include "fuzz_common.h"
+#include "io/npz.h"
+#include "io/zip.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  attnviz::ZipReadOptions no_crc;
+  no_crc.verify_crc = false;
+  std::vector<attnviz::ZipEntry> entries;
+  if (attnviz::ZipList(data, size, &entries, no_crc)) {
+    std::vector<uint8_t> out;
+    for (const attnviz::ZipEntry& e : entries) {
+      if (attnviz::ZipExtract(data, size, e, &out, no_crc)) ATTNVIZ_FUZZ_CHECK(out.size() == e.uncompressed_size);
+    }
+  }
+  attnviz::NpzFile z;
+  if (!attnviz::ParseNpz(data, size, &z, no_crc)) return 0;
+  ATTNVIZ_FUZZ_CHECK(z.names.size() == z.arrays.size());
+  for (const std::string& n : z.names)
+    if (n.size() > 60000) return 0;  // "<name>.npy" must fit a zip name field to be written back
+  std::vector<uint8_t> written;
+  attnviz::NpzWriteOptions o;
+  o.compressed = size % 2 == 0;
+  ATTNVIZ_FUZZ_CHECK(attnviz::WriteNpz(z, o, &written).ok);
+  attnviz::NpzFile back;
+  ATTNVIZ_FUZZ_CHECK(attnviz::ParseNpz(written.data(), written.size(), &back).ok);
+  ATTNVIZ_FUZZ_CHECK(back.names == z.names);
+  for (size_t i = 0; i < z.arrays.size(); ++i) ATTNVIZ_FUZZ_CHECK(back.arrays[i].data == z.arrays[i].data);
+  return 0;
+}
