@@ -2,6 +2,7 @@
 #include "app/app_files.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 
 #include "app/app_state.h"
@@ -11,6 +12,7 @@
 #include "io/ndarray.h"
 #include "io/npy.h"
 #include "io/svg.h"
+#include "io/utf8.h"
 
 namespace attnviz {
 
@@ -18,11 +20,35 @@ namespace {
 
 // Long names (a hostile file may give megabytes) are cut for the UI: every map and warning
 // shows at most this much of them.
-std::string Shorten(const std::string& text, size_t max_bytes = 96) {
-  if (text.size() <= max_bytes) return text;
-  size_t cut = max_bytes;
-  while (cut > 0 && ((unsigned char)text[cut] & 0xC0) == 0x80) --cut;  // not inside a UTF-8 sequence
-  return text.substr(0, cut) + "\xe2\x80\xa6";
+// Text from a file as the UI shows it: control characters (ESC, BEL, C1), bidirectional
+// overrides and invalid UTF-8 become visible escapes (\x1b, \u202e, \xff), never nothing and
+// never a terminal or layout trick; longer than max_chars code points is cut with an ellipsis.
+std::string DisplayText(const std::string& text, size_t max_chars) {
+  std::string out;
+  size_t pos = 0, chars = 0;
+  char esc[16];
+  while (pos < text.size()) {
+    if (chars++ == max_chars) return out + "\xe2\x80\xa6";
+    const size_t start = pos;
+    uint32_t cp = 0;
+    if (!DecodeUtf8(text.data(), text.size(), &pos, &cp)) {
+      std::snprintf(esc, sizeof(esc), "\\x%02x", (unsigned char)text[start]);
+      out += esc;
+    } else if (cp < 0x20 || (cp >= 0x7F && cp < 0xA0)) {
+      std::snprintf(esc, sizeof(esc), "\\x%02x", (unsigned)cp);
+      out += esc;
+    } else if ((cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069) || cp == 0x200E || cp == 0x200F) {
+      std::snprintf(esc, sizeof(esc), "\\u%04x", (unsigned)cp);
+      out += esc;
+    } else {
+      out.append(text, start, pos - start);
+    }
+  }
+  return out;
+}
+
+std::string Shorten(const std::string& text, size_t max_chars = 96) {
+  return DisplayText(text, max_chars);
 }
 
 std::string Description(const std::string& name, const AttentionSet& set, const Example& ex, size_t n_sets) {
@@ -39,10 +65,11 @@ std::string Description(const std::string& name, const AttentionSet& set, const 
 // Tokens as the viewer shows them: a tokenizer's word-start marker ("▁" in SentencePiece, "Ġ" in
 // GPT-2's BPE; the first is not even in the UI font) becomes a subtle "·". The file keeps them.
 std::vector<std::string> DisplayTokens(std::vector<std::string> tokens, const TokenizerInfo& t) {
-  if (t.space_marker.empty()) return tokens;
-  for (std::string& tok : tokens)
-    if (tok.compare(0, t.space_marker.size(), t.space_marker) == 0)
+  for (std::string& tok : tokens) {
+    if (!t.space_marker.empty() && tok.compare(0, t.space_marker.size(), t.space_marker) == 0)
       tok = "\xc2\xb7" + tok.substr(t.space_marker.size());
+    tok = DisplayText(tok, 64);
+  }
   return tokens;
 }
 
@@ -56,6 +83,8 @@ Example ExampleFromSet(const std::string& name, AttentionSet&& set, size_t n_set
   ex.special_tokens = tokenizer.special_tokens;
   ex.id = "file:" + name + (n_sets > 1 ? "#" + set.name : "");
   ex.title = Shorten(name) + (n_sets > 1 ? ": " + Shorten(set.name) : "");
+  for (size_t p = ex.title.find("##"); p != std::string::npos; p = ex.title.find("##", p + 2))
+    ex.title.replace(p, 2, "# #");  // "##" in an ImGui label would hide the rest of it
   AttentionFile& f = set.data;
   ex.layers = (int)f.layers.size();
   ex.heads = 1;

@@ -6,8 +6,10 @@
 
 #include "io/attention_file_detail.h"
 #include "io/attention_sets.h"
+#include "io/memory_budget.h"
 #include "io/npy.h"
 #include "io/npz.h"
+#include "io/utf8.h"
 
 namespace attnviz {
 
@@ -25,9 +27,24 @@ void IndexTokens(int64_t n, std::vector<std::string>* tokens) {
   for (int64_t i = 0; i < n; ++i) tokens->push_back(std::to_string(i));
 }
 
+// "layer 0 ('name') head 1 ('name')", names shortened and made printable (they come from the file).
 std::string Where(const AttentionFile& f, size_t layer, size_t head) {
-  return "layer " + std::to_string(layer) + " ('" + f.layers[layer].name + "') head " + std::to_string(head) + " ('" +
-         f.layers[layer].heads[head].name + "')";
+  return "layer " + std::to_string(layer) + " ('" + PrintableText(f.layers[layer].name, 64) + "') head " +
+         std::to_string(head) + " ('" + PrintableText(f.layers[layer].heads[head].name, 64) + "')";
+}
+
+Status CheckName(const std::string& name, const char* what, const AttentionFileLimits& limits) {
+  if (name.size() <= limits.max_name_bytes) return Status::Ok();
+  return Status::Error(std::string("attention: a ") + what + " name is longer than " +
+                       std::to_string(limits.max_name_bytes) + " bytes (" + std::to_string(name.size()) + ")");
+}
+
+// A finite number that no float32 holds (JSON doubles, f8 arrays).
+Status BeyondFloat32(double x, const std::string& where, int64_t row, int64_t col) {
+  char b[32];
+  std::snprintf(b, sizeof(b), "%g", x);
+  return Status::Error(where + ": weight " + b + " at row " + std::to_string(row) + ", column " + std::to_string(col) +
+                       " is beyond the float32 range (weights are probabilities)");
 }
 
 // ---- JSON ------------------------------------------------------------------
@@ -76,16 +93,15 @@ Status JsonMatrix(const JsonValue& v, const std::string& where, int64_t* budget,
   }
   *budget -= (int64_t)(rows * cols);
   if (*budget < 0) return Status::Error("attention json: too many weights in total (limit exceeded)");
+  if (!TryAllocate(rows * cols * sizeof(float)))
+    return Status::Error("attention json: " + where + ": not enough memory for " + std::to_string(rows) + " x " +
+                         std::to_string(cols) + " weights");
   out->resize((Eigen::Index)rows, (Eigen::Index)cols);
   for (size_t i = 0; i < rows; ++i) {
     for (size_t j = 0; j < cols; ++j) {
       const double x = v.items[i].numbers[j];
-      if (std::fabs(x) > 3.4028234663852886e38) {  // finite in JSON, but no float32 holds it
-        char b[32];
-        std::snprintf(b, sizeof(b), "%g", x);
-        return Status::Error("attention json: " + where + ": weight " + b + " at row " + std::to_string(i) +
-                             ", column " + std::to_string(j) + " is too large for float32 (weights are probabilities)");
-      }
+      if (std::fabs(x) > 3.4028234663852886e38)  // finite in JSON, but no float32 holds it
+        return BeyondFloat32(x, "attention json: " + where, (int64_t)i, (int64_t)j);
       (*out)((Eigen::Index)i, (Eigen::Index)j) = (float)x;
     }
   }
@@ -99,6 +115,8 @@ Status JsonHead(const JsonValue& h, const std::string& where, size_t index, int6
   }
   if (!h.IsObject()) return Status::Error("attention json: " + where + " must be an object with \"weights\"");
   const JsonValue* name = h.Find("name");
+  if (name && name->type == JsonType::String && name->string.size() > AttentionFileLimits().max_name_bytes)
+    return CheckName(name->string, "head", AttentionFileLimits());
   out->name = name && name->type == JsonType::String ? name->string : "head " + std::to_string(index);
   const JsonValue* w = h.Find("weights");
   if (!w) return Status::Error("attention json: " + where + " has no \"weights\"");
@@ -131,12 +149,14 @@ Status NpzTokens(const NpzFile& z, const char* name, const AttentionFileLimits& 
 Status NpzNames(const NpzFile& z, const char* name, size_t count, std::vector<std::string>* out) {
   const NdArray* a = z.Find(name);
   if (!a) return Status::Ok();
+  if (a->Ndim() != 1 || a->Numel() != (int64_t)count)  // before any string is made
+    return Status::Error(std::string("attention npz: '") + name + "' has shape " + a->ShapeString() + ", expected (" +
+                         std::to_string(count) + ",)");
   std::vector<std::string> names;
   Status st = ToStrings(*a, &names, name);
   if (!st) return Status::Error("attention npz: " + st.message);
-  if (names.size() != count)
-    return Status::Error(std::string("attention npz: '") + name + "' has " + std::to_string(names.size()) +
-                         " names, expected " + std::to_string(count));
+  for (const std::string& n : names)
+    if (!(st = CheckName(n, "layer or head", AttentionFileLimits()))) return st;
   *out = names;
   return Status::Ok();
 }
@@ -178,8 +198,18 @@ Status FromAttentionArray(const NdArray& a, const char* array_name, const Attent
     for (int64_t h = 0; h < H; ++h) {
       AttentionFile::Head& head = f->layers[(size_t)l].heads[(size_t)h];
       head.name = "head " + std::to_string(h);
+      if (!TryAllocate((size_t)(nq * nk) * sizeof(float)))
+        return Status::Error(std::string("attention: not enough memory for '") + array_name + "' " + a.ShapeString());
       head.weights.resize((Eigen::Index)nq, (Eigen::Index)nk);
-      for (int64_t i = 0; i < nq * nk; ++i) head.weights.data()[i] = (float)a.GetDouble(flat++);
+      for (int64_t i = 0; i < nq * nk; ++i) {
+        const double x = a.GetDouble(flat++);
+        if (std::isfinite(x) && std::fabs(x) > 3.4028234663852886e38)
+          return BeyondFloat32(
+              x,
+              std::string("attention: '") + array_name + "' layer " + std::to_string(l) + " head " + std::to_string(h),
+              i / nk, i % nk);
+        head.weights.data()[i] = (float)x;
+      }
     }
   }
   return Status::Ok();
@@ -212,6 +242,7 @@ Status JsonLayers(const JsonValue& layers, const AttentionFileLimits& limits, in
     if (!lv.IsObject()) return Status::Error("attention json: " + lwhere + " must be an object with \"heads\"");
     AttentionFile::Layer layer;
     const JsonValue* name = lv.Find("name");
+    if (name && name->type == JsonType::String && !(st = CheckName(name->string, "layer", limits))) return st;
     layer.name = name && name->type == JsonType::String ? name->string : "layer " + std::to_string(l);
     const JsonValue* heads = lv.Find("heads");
     if (!heads || !heads->IsArray() || !heads->numbers.empty())
@@ -383,8 +414,12 @@ Status ValidateAttentionFile(AttentionFile* f, const AttentionFileLimits& limits
       if (t.size() > limits.max_token_bytes)
         return Status::Error("attention: a token is longer than " + std::to_string(limits.max_token_bytes) + " bytes");
   int64_t total = 0;
+  int warned = 0, unwarned = 0;  // heads with rows not summing to 1: warned individually, and past the cap
   for (size_t l = 0; l < f->layers.size(); ++l) {
     AttentionFile::Layer& layer = f->layers[l];
+    Status named = CheckName(layer.name, "layer", limits);
+    for (size_t h = 0; named && h < layer.heads.size(); ++h) named = CheckName(layer.heads[h].name, "head", limits);
+    if (!named) return named;
     if (layer.heads.empty())
       return Status::Error("attention: layer " + std::to_string(l) + " ('" + layer.name + "') has no heads");
     if ((int64_t)layer.heads.size() > limits.max_heads)
@@ -425,7 +460,8 @@ Status ValidateAttentionFile(AttentionFile* f, const AttentionFileLimits& limits
           worst = std::max(worst, std::fabs(sum - 1.0));
         }
       }
-      if (bad_rows) {
+      if (bad_rows && warned >= limits.max_row_sum_warnings) ++unwarned;
+      if (bad_rows && warned++ < limits.max_row_sum_warnings) {
         char b[64];
         std::snprintf(b, sizeof(b), "%g", worst);
         f->warnings.push_back(where + ": " + std::to_string(bad_rows) + " of " + std::to_string(w.rows()) +
@@ -433,6 +469,8 @@ Status ValidateAttentionFile(AttentionFile* f, const AttentionFileLimits& limits
       }
     }
   }
+  if (unwarned)
+    f->warnings.push_back("... and " + std::to_string(unwarned) + " more heads with rows that do not sum to 1");
   return Status::Ok();
 }
 

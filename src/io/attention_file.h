@@ -57,6 +57,8 @@ struct AttentionFileLimits {
   int64_t max_tokens = 65536;             // n_q and n_k each
   int64_t max_values = int64_t(1) << 28;  // total weights over all heads (1 GiB of floats)
   size_t max_token_bytes = 4096;          // bytes per token string
+  size_t max_name_bytes = 4096;           // bytes per layer or head name
+  int max_row_sum_warnings = 16;          // heads warned about individually; the rest are counted
   float row_sum_tolerance = 1e-3f;        // |sum - 1| above this (on a non-zero row) is warned about
   float negative_tolerance = 1e-6f;       // weights in [-tol, 0) are clamped to 0, below -tol rejected
 };

@@ -523,3 +523,16 @@ TEST(AppFiles, ReopeningFilesKeepsTheExampleListBounded) {
   EXPECT_TRUE(t.app.Command("example file:f3.json").ok) << "the 8 most recent stay (f8..f11, f0..f3)";
   EXPECT_FALSE(t.app.Command("example file:f4.json").ok);
 }
+
+TEST(AppFiles, TextFromFilesIsShownSafely) {
+  HeadlessApp t;
+  const std::string f =
+      "{\"tokens\":[\"ok\",\"\\u001b]0;pwned\\u0007\",\"\\u202eexe.txt\"],"
+      "\"weights\":[[1,0,0],[0,1,0],[0,0,1]]}";
+  t.app.OpenFileBytes("evil##name.json", reinterpret_cast<const unsigned char*>(f.data()), f.size());
+  t.Frames(1);
+  const JsonValue d = t.Describe();
+  ASSERT_EQ(Get(d, "source_tokens").ArraySize(), 3u);
+  EXPECT_EQ(Get(d, "source_tokens").items[1].string, "\\x1b]0;pwned\\x07") << "escapes shown, not run";
+  EXPECT_EQ(Get(d, "source_tokens").items[2].string, "\\u202eexe.txt") << "no right-to-left override";
+}

@@ -122,7 +122,7 @@ TEST(AttentionFile, BadJsonFilesAreRejectedWithReasons) {
       {R"({"tokens": [], "weights": []})", "no tokens"},
       {R"([1, 2])", "top level must be an object"},
       {R"({"tokens": ["a"], "weights": [[1]], "meta": 5})", "\"meta\" must be an object"},
-      {R"({"tokens": ["a"], "weights": [[1e39]]})", "weight 1e+39 at row 0, column 0 is too large for float32"},
+      {R"({"tokens": ["a"], "weights": [[1e39]]})", "weight 1e+39 at row 0, column 0 is beyond the float32 range"},
       {"{\"tokens\": [\"a\"],\n \"weights\": [[1]}", "json: 2:17: expected ',' or ']' in array"},
       {"hello", "unrecognised file"},
   };

@@ -17,10 +17,9 @@ else()
   add_test(NAME soak_animation_60s_wasm
            COMMAND node --no-experimental-fetch "${ATTNVIZ_WEB_DIR}/tests/attnviz_soak.js" --phase animation --seconds 60)
   set_tests_properties(soak_animation_60s soak_animation_60s_wasm PROPERTIES LABELS soak TIMEOUT 300)
-  # PENDING (src/app): every opened file stays in AppState::examples; nothing closes or replaces
-  # it, so repeated opens grow without bound (~100 MB/s here). Expected to fail until the app
-  # closes or replaces opened files: remove WILL_FAIL then. Fails fast at +8 MB.
-  add_test(NAME soak_open_close_pending COMMAND "$<TARGET_FILE:attnviz_soak>" --phase open-close --seconds 20
+  # Repeated opens of the same files: reopening replaces a file and only the 8 most recent stay
+  # (app_files.cpp), so memory stays flat. Fails fast at +8 MB.
+  add_test(NAME soak_open_close COMMAND "$<TARGET_FILE:attnviz_soak>" --phase open-close --seconds 20
            ${ATTNVIZ_SOAK_FILES})
-  set_tests_properties(soak_open_close_pending PROPERTIES LABELS soak WILL_FAIL TRUE TIMEOUT 120)
+  set_tests_properties(soak_open_close PROPERTIES LABELS soak TIMEOUT 120)
 endif()
