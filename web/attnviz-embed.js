@@ -306,5 +306,29 @@
     }
   }
 
-  global.AttnViz = { mount: mount, hasWebGL2: hasWebGL2 };
+  // Declarative embeds: every <div data-attnviz-src="fig.json"> (or data-attnviz-example="seed002")
+  // is mounted when the page has loaded, with no script of the author's. Attributes:
+  //   data-view, data-views="heatmap,steps", data-autoplay, data-commands="range p99; step 2",
+  //   data-full (the sidebar and menu; embeds are compact by default).
+  // The viewer ends up in element.attnvizViewer (a promise).
+  function mountDeclared(root) {
+    const found = (root || document).querySelectorAll('[data-attnviz-src], [data-attnviz-example]');
+    for (const el of found) {
+      if (el.attnvizViewer) continue;
+      const d = el.dataset;
+      const commands = (d.commands || '').split(';').map((c) => c.trim()).filter((c) => c);
+      el.attnvizViewer = mount(el, {
+        src: d.attnvizSrc || '', example: d.attnvizExample || '', view: d.view || '',
+        views: d.views ? d.views.split(',').map((v) => v.trim()) : [], embed: !('full' in d),
+        commands: commands.concat('autoplay' in d ? ['play'] : []),
+      });
+      el.attnvizViewer.catch((e) => console.warn('attnviz: ' + e.message));
+    }
+  }
+  if (typeof document !== 'undefined') {
+    if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', () => mountDeclared());
+    else setTimeout(() => mountDeclared(), 0);
+  }
+
+  global.AttnViz = { mount: mount, mountDeclared: mountDeclared, hasWebGL2: hasWebGL2 };
 })(typeof window !== 'undefined' ? window : globalThis);

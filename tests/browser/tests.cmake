@@ -7,3 +7,4 @@ attnviz_add_node_test(browser_embed "${CMAKE_SOURCE_DIR}/tests/browser/embed.tes
 attnviz_add_node_test(browser_src "${CMAKE_SOURCE_DIR}/tests/browser/src.test.mjs")
 attnviz_add_node_test(browser_embed_api "${CMAKE_SOURCE_DIR}/tests/browser/embed_api.test.mjs")
 attnviz_add_node_test(browser_csp "${CMAKE_SOURCE_DIR}/tests/browser/csp.test.mjs")
+attnviz_add_node_test(browser_declarative "${CMAKE_SOURCE_DIR}/tests/browser/declarative.test.mjs")
