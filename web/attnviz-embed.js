@@ -207,6 +207,13 @@
     });
 
     function makeViewer() {
+      // maxMemory: the readers' memory budget, bytes or "512M" / "2G" (default 1 GiB).
+      if (options.maxMemory) {
+        const m = /^(\d+(?:\.\d+)?)\s*([KMG]?)i?B?$/i.exec(String(options.maxMemory));
+        const unit = m ? { '': 1, K: 1024, M: 1048576, G: 1073741824 }[m[2].toUpperCase()] : 0;
+        if (m) Module._attnviz_set_memory_budget(Number(m[1]) * unit);
+        else console.warn(`attnviz: maxMemory "${options.maxMemory}" is not a size such as 512M`);
+      }
       const cmd = Module.cwrap('attnviz_command', 'string', ['string']);
       const describe = Module.cwrap('attnviz_describe', 'string', []);
       const run = (c) => { wake(); return cmd(String(c)); };

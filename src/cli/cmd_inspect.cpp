@@ -90,16 +90,17 @@ void PrintTokens(const char* label, const std::vector<std::string>& t) {
   std::printf("%s\n", t.size() > 16 ? " ..." : "");
 }
 
-// Lists the arrays of an .npy/.npz. *has_attention: the archive holds an 'attention' array, so
-// it is meant as an attention file and must also validate as one. The arrays are freed before
-// the attention file is read, so the two reads never hold memory at the same time.
-Status ListArrays(const std::string& path, const std::vector<uint8_t>& bytes, bool is_npy, bool* has_attention) {
-  NpzFile z;
+// Lists the arrays of an .npy/.npz into *z (a bare .npy's array is called "attention").
+// *has_attention: the archive holds an 'attention' array, so it is meant as an attention file and
+// must also validate as one. The attention file is then read from these arrays: one parse.
+Status ListArrays(const std::string& path, const std::vector<uint8_t>& bytes, bool is_npy, NpzFile* out,
+                  bool* has_attention) {
+  NpzFile& z = *out;
   Status st;
   if (is_npy) {
     NdArray a;
     st = ParseNpy(bytes.data(), bytes.size(), &a);
-    if (st) z.Add("(npy)", std::move(a));
+    if (st) z.Add("attention", std::move(a));
   } else {
     st = ParseNpz(bytes.data(), bytes.size(), &z);
   }
@@ -107,7 +108,7 @@ Status ListArrays(const std::string& path, const std::vector<uint8_t>& bytes, bo
   std::printf("%s: %s, %zu array%s\n", Printable(path).c_str(), is_npy ? "npy" : "npz", z.names.size(),
               z.names.size() == 1 ? "" : "s");
   for (size_t i = 0; i < z.names.size(); ++i) PrintArray(z.names[i], z.arrays[i]);
-  *has_attention = z.Find("attention") != nullptr;
+  *has_attention = z.Find("attention") != nullptr && !is_npy;
   return Status::Ok();
 }
 
@@ -149,9 +150,10 @@ int RunInspect(int argc, char** argv) {
   const bool is_npy = bytes.size() >= 6 && std::memcmp(bytes.data(), "\x93NUMPY", 6) == 0;
   const bool is_zip = bytes.size() >= 2 && bytes[0] == 'P' && bytes[1] == 'K';
   bool has_attention = false;
-  if ((is_npy || is_zip) && !(st = ListArrays(path, bytes, is_npy, &has_attention))) return Fail(st.message);
+  NpzFile arrays;
+  if ((is_npy || is_zip) && !(st = ListArrays(path, bytes, is_npy, &arrays, &has_attention))) return Fail(st.message);
   AttentionFile f;
-  st = LoadAttentionFile(bytes.data(), bytes.size(), &f);
+  st = is_npy || is_zip ? AttentionFileFromArrays(arrays, &f) : LoadAttentionFile(bytes.data(), bytes.size(), &f);
   if (!st) {
     if ((is_npy || is_zip) && !has_attention) {  // plain arrays, not an attention file: that's fine
       std::printf("not an attention file: %s\n", Printable(st.message).c_str());

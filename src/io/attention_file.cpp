@@ -330,6 +330,10 @@ Status ParseAttentionNpz(const uint8_t* data, size_t size, AttentionFile* out, c
   } else if (!(st = ParseNpz(data, size, &z))) {
     return st;
   }
+  return AttentionFileFromArrays(z, out, limits);
+}
+
+Status AttentionFileFromArrays(const NpzFile& z, AttentionFile* out, const AttentionFileLimits& limits) {
   if (z.Find("attnviz_version")) return FirstSetOf(z, out, limits);
   return ParseAttentionNpzArrays(z, out, limits);
 }

@@ -24,6 +24,7 @@
 #include "core/attention.h"
 #include "core/status.h"
 #include "io/json.h"
+#include "io/npz.h"
 
 namespace attnviz {
 
@@ -73,6 +74,10 @@ Status ParseAttentionJson(const char* text, size_t size, AttentionFile* out,
                           const AttentionFileLimits& limits = AttentionFileLimits());
 Status ParseAttentionNpz(const uint8_t* data, size_t size, AttentionFile* out,
                          const AttentionFileLimits& limits = AttentionFileLimits());
+// The same from arrays already parsed (an NPZ's, or a bare .npy's as "attention"), so a caller
+// that lists the arrays too reads the file once.
+Status AttentionFileFromArrays(const NpzFile& arrays, AttentionFile* out,
+                               const AttentionFileLimits& limits = AttentionFileLimits());
 // Checks shapes against the tokens, finiteness and signs; fills file->warnings. Called by the
 // parsers; call it yourself after building an AttentionFile by hand.
 Status ValidateAttentionFile(AttentionFile* file, const AttentionFileLimits& limits = AttentionFileLimits());

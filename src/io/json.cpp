@@ -94,7 +94,7 @@ class Parser {
   bool Charge(uint64_t bytes) {
     if (!budget_.TryCharge(bytes))
       return Fail("the document needs more memory than the budget of " + FormatByteSize(budget_.limit()) +
-                  " allows (raise it with --max-memory)");
+                  " allows (raise it: --max-memory in the CLI, maxMemory when embedding)");
     if (!TryAllocate((size_t)bytes)) return Fail("out of memory");
     return true;
   }

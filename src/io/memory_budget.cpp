@@ -29,7 +29,8 @@ bool MemoryBudget::TryCharge(uint64_t bytes) {
 Status MemoryBudget::Charge(uint64_t bytes, const std::string& what) {
   if (TryCharge(bytes)) return Status::Ok();
   return Status::Error(what + " needs " + std::to_string(bytes) + " bytes, over the memory budget (" +
-                       std::to_string(left()) + " of " + FormatByteSize(limit_) + " left; raise it with --max-memory)");
+                       std::to_string(left()) + " of " + FormatByteSize(limit_) +
+                       " left; raise it: --max-memory in the CLI, maxMemory when embedding)");
 }
 
 bool TryAllocate(size_t bytes) {

@@ -198,7 +198,8 @@ Status ZipList(const uint8_t* data, size_t size, std::vector<ZipEntry>* entries,
     if (total_uncompressed > options.max_total_bytes)
       return Status::Error("zip: the members declare more than " + std::to_string(options.max_total_bytes) +
                            " bytes uncompressed in total, over the memory budget (" +
-                           FormatByteSize(options.max_total_bytes) + "; raise it with --max-memory)");
+                           FormatByteSize(options.max_total_bytes) +
+                           "; raise it: --max-memory in the CLI, maxMemory when embedding)");
     if (!(st = CheckLocalHeader(data, size, local, flags, &ent))) return st;
     entries->push_back(std::move(ent));
     local_offsets.push_back(local);

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "app/app.h"
+#include "io/memory_budget.h"
 
 extern "C" {
 
@@ -38,6 +39,11 @@ EMSCRIPTEN_KEEPALIVE const char* attnviz_open_file(const char* name, const unsig
 EMSCRIPTEN_KEEPALIVE void attnviz_show_error(const char* message) {
   attnviz::App* app = attnviz::WebApp();
   if (app && message) app->ShowError(message);
+}
+
+// The memory budget of every reader (the embed option maxMemory), in bytes; 0 restores 1 GiB.
+EMSCRIPTEN_KEEPALIVE void attnviz_set_memory_budget(double bytes) {
+  attnviz::SetDefaultMemoryBudget(bytes > 0 ? (uint64_t)bytes : 0);
 }
 
 // CPU milliseconds of the last App::Frame().

@@ -118,6 +118,19 @@ async function main() {
       return window.viewers[1].describe().example;
     });
     check('a viewer mounted after them works', last === 'seed004');
+    // maxMemory: a budget smaller than the data refuses it with a message.
+    const small = await page.evaluate(async () => {
+      const el = document.createElement('div');
+      el.className = 'viewer';
+      document.body.appendChild(el);
+      const v = await AttnViz.mount(el, { embed: true, maxMemory: '1K' });
+      const w = Array.from({ length: 64 }, () => Array(64).fill(1 / 64));
+      const msg = await v.load({ tokens: Array.from({ length: 64 }, (_, i) => 't' + i), weights: w })
+        .then(() => 'opened', (e) => e.message);
+      v.destroy();
+      return msg;
+    });
+    check('maxMemory: data over the budget is refused with a message', /budget/.test(small), small);
     check('no console errors or lost WebGL contexts', errors.length === 0, errors.slice(0, 3).join(' | '));
   } finally {
     await browser.close();

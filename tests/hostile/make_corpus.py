@@ -332,7 +332,7 @@ def bomb_cases():
         m.shares_local_of = 0
         ms.append(m)
     case("zip_same_1gib_member_8x", zip_bytes(ms, zip64=True), bomb=True,
-         expect="over the memory budget (1 GiB; raise it with --max-memory)")
+         expect="over the memory budget (1 GiB; raise it: --max-memory in the CLI, maxMemory when embedding)")
     mid = npz_bomb_member("attention.npy", "<f4", [1, 1, 8192, 9600], b"\0\0\0\0")
     ms = [mid]
     for _ in range(2):
