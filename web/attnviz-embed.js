@@ -136,6 +136,12 @@
     }
     installKeyGuard();
 
+    // Theme: 'light' or 'dark', or 'auto' (the default), which follows prefers-color-scheme.
+    const schemeQuery = global.matchMedia ? global.matchMedia('(prefers-color-scheme: light)') : null;
+    const autoTheme = options.theme !== 'light' && options.theme !== 'dark';
+    const themeNow = () => (autoTheme ? (schemeQuery && schemeQuery.matches ? 'light' : 'dark') : options.theme);
+    element.classList.toggle('attnviz-light', themeNow() === 'light');
+
     const canvas = document.createElement('canvas');
     canvas.className = 'attnviz-canvas';
     canvas.tabIndex = 0;  // focusable: Tab moves into it; an embedded viewer takes keys only while it has focus
@@ -174,6 +180,7 @@
       canvas: canvas,
       attnvizOptions: {
         example: options.example || '', view: options.view || '', embed: !!options.embed, views: options.views || [],
+        theme: themeNow(),
       },
       locateFile: (path) => (options.base || BASE) + path,
       onFirstFrame: () => { loading.remove(); firstFrame(); },
@@ -270,6 +277,11 @@
         setColormap: setter('colormap'),
         setScale: setter('scale'),
         setRange: setter('range'),
+        setTheme: (t) => {
+          const err = run('theme ' + t);
+          if (err) throw new Error(err);
+          element.classList.toggle('attnviz-light', t === 'light');
+        },
         seek: setter('step'),
         play: () => run('play'),
         pause: () => run('pause'),
@@ -299,6 +311,12 @@
         element.classList.remove('attnviz-drop');
         for (const f of e.dataTransfer.files) viewer.openFile(f).catch((err) => console.warn('attnviz: ' + err.message));
       });
+      if (autoTheme && schemeQuery) {  // the reader switches their system theme: follow it
+        listen(schemeQuery, 'change', () => {
+          element.classList.toggle('attnviz-light', themeNow() === 'light');
+          run('theme ' + themeNow());
+        });
+      }
       // Commands from the options (e.g. the page's URL: ?range=p99&step=3) run once the data is in.
       const runCommands = () => {
         for (const c of options.commands || []) {

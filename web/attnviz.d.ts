@@ -38,6 +38,8 @@ export interface MountOptions {
   data?: AttentionData;
   src?: string;
   commands?: string[];
+  theme?: 'light' | 'dark' | 'auto';
+  maxMemory?: number | string;
   base?: string;
 }
 
@@ -64,6 +66,7 @@ export interface Viewer {
   setColormap(name: 'greys' | 'viridis' | 'magma' | 'diverging'): void;
   setScale(scale: 'global' | 'row' | 'log'): void;
   setRange(range: RangeMode | string): void;
+  setTheme(theme: 'light' | 'dark'): void;
   seek(step: number): void;
   play(): string;
   pause(): string;

@@ -88,7 +88,10 @@ Status App::Init(const AppConfig& config) {
   AppState* s = s_.get();
   s->config = config;
   ImGui::GetIO().IniFilename = nullptr;  // no imgui.ini next to the page or the binary
-  ApplyStyle();
+  s->light_theme = config.theme == "light";
+  if (!config.theme.empty() && config.theme != "light" && config.theme != "dark")
+    return Status::Error("unknown theme '" + config.theme + "' (light, dark)");
+  ApplyStyle(s->light_theme);
   s->dpi_scale = std::max(0.5f, config.dpi_scale);
   BuildFonts(s->dpi_scale);
   if (!config.headless) {

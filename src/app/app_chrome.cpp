@@ -195,8 +195,11 @@ bool KeyPressed(ImGuiKey key, bool repeat = true) {
 
 }  // namespace
 
-void ApplyStyle() {
-  ImGui::StyleColorsDark();
+void ApplyStyle(bool light) {
+  if (light)
+    ImGui::StyleColorsLight();
+  else
+    ImGui::StyleColorsDark();
   ImGuiStyle& st = ImGui::GetStyle();
   st.WindowRounding = 0;
   st.FrameRounding = 3;
@@ -204,8 +207,8 @@ void ApplyStyle() {
   st.TabRounding = 3;
   st.WindowBorderSize = 0;
   st.ItemSpacing = ImVec2(8, 6);
-  st.Colors[ImGuiCol_WindowBg] = ImVec4(0.10f, 0.10f, 0.12f, 1.0f);
-  st.Colors[ImGuiCol_ChildBg] = ImVec4(0.12f, 0.12f, 0.14f, 1.0f);
+  st.Colors[ImGuiCol_WindowBg] = light ? ImVec4(0.97f, 0.97f, 0.96f, 1.0f) : ImVec4(0.10f, 0.10f, 0.12f, 1.0f);
+  st.Colors[ImGuiCol_ChildBg] = light ? ImVec4(0.93f, 0.93f, 0.92f, 1.0f) : ImVec4(0.12f, 0.12f, 0.14f, 1.0f);
 }
 
 void BuildFonts(float dpi_scale) {

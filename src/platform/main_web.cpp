@@ -20,12 +20,12 @@
 
 // The JavaScript below is not C++: the formatter would break it ("!==" into "!= =").
 // clang-format off
-// Options the page passed to createAttnviz({attnvizOptions: {...}}), as "example\nview\nembed\nviews"
-// (views comma-separated).
+// Options the page passed to createAttnviz({attnvizOptions: {...}}), as
+// "example\nview\nembed\nviews\ntheme" (views comma-separated).
 EM_JS(char*, attnviz_js_options, (), {
   var o = Module["attnvizOptions"] || {};
   var s = String(o.example || "") + "\n" + String(o.view || "") + "\n" + (o.embed ? "1" : "0") + "\n" +
-          (o.views || []).join(",");
+          (o.views || []).join(",") + "\n" + String(o.theme || "");
   var n = lengthBytesUTF8(s) + 1;
   var p = _malloc(n);
   stringToUTF8(s, p, n);
@@ -235,11 +235,14 @@ int main() {
   config.view = o.substr(a + 1, b - a - 1);
   const size_t c = o.find('\n', b + 1);
   config.embed = o.substr(b + 1, c - b - 1) == "1";
-  for (size_t p = c + 1; c != std::string::npos && p <= o.size();) {  // views: comma-separated names
-    const size_t q = std::min(o.find(',', p), o.size());
-    if (q > p) config.views.push_back(o.substr(p, q - p));
+  const size_t d = c == std::string::npos ? c : o.find('\n', c + 1);
+  const std::string views = c == std::string::npos ? "" : o.substr(c + 1, d == std::string::npos ? d : d - c - 1);
+  for (size_t p = 0; p < views.size();) {  // views: comma-separated names
+    const size_t q = std::min(views.find(',', p), views.size());
+    if (q > p) config.views.push_back(views.substr(p, q - p));
     p = q + 1;
   }
+  if (d != std::string::npos) config.theme = o.substr(d + 1);
   config.dpi_scale = sz[2] / sz[0];
   const attnviz::Status st = g_loop->app.Init(config);
   if (!st) {

@@ -24,7 +24,7 @@ async function main() {
       '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic', '--ignore-gpu-blocklist'],
   });
   try {
-    const page = await (await browser.newContext({ viewport: { width: 900, height: 900 } })).newPage();
+    const page = await (await browser.newContext({ viewport: { width: 900, height: 900 }, colorScheme: 'dark' })).newPage();
     const errors = [];
     page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
     await page.goto(`http://127.0.0.1:${server.address().port}/declarative.html`);

@@ -30,7 +30,7 @@ async function main() {
     args: ['--no-sandbox', '--use-angle=swiftshader', '--enable-unsafe-swiftshader', '--disable-background-networking',
       '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic', '--ignore-gpu-blocklist'],
   });
-  const page = await (await browser.newContext({ viewport: { width: 900, height: 700 } })).newPage();
+  const page = await (await browser.newContext({ viewport: { width: 900, height: 700 }, colorScheme: 'dark' })).newPage();
   const errors = [];
   page.on('console', (m) => { if (m.type() === 'error' || /WebGL contexts/.test(m.text())) errors.push(m.text()); });
   page.on('pageerror', (e) => errors.push(String(e)));
