@@ -142,6 +142,13 @@ bool App::PopDownload(std::string* name, std::string* mime, std::vector<unsigned
   return true;
 }
 
+bool App::PopOpenUrlRequest(std::string* url) {
+  if (s_->open_url_request.empty()) return false;
+  *url = std::move(s_->open_url_request);
+  s_->open_url_request.clear();
+  return true;
+}
+
 bool App::NeedsFrames() const {
   const AppState* s = s_.get();
   if (s->timeline.playing || !s->downloads.empty()) return true;

@@ -285,6 +285,8 @@ void DrawMenuBar(AppState* s) {
   }
   if (ImGui::BeginMenu("Help")) {
     if (ImGui::MenuItem("Keyboard and mouse", "?")) s->show_help = true;
+    if (ImGui::MenuItem("Tutorial: attention, step by step")) s->open_url_request = "tutorial/index.html";
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("A lesson with a live viewer at each step (opens a new tab)");
     ImGui::EndMenu();
   }
   ImGui::TextDisabled("  attnviz: attention, made visible");

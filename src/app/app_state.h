@@ -67,6 +67,7 @@ struct AppState {
   std::vector<AppEvent> events;            // for the embed API (App::PopEvent), at most 64 kept
   int last_step = -1;                      // timeline step at the end of the last frame
   int last_hover[2] = {-1, -1};            // hovered cell at the end of the last frame
+  std::string open_url_request;            // a page the platform should open (Help > Tutorial)
   bool open_dialog_requested = false;      // the platform should show a file picker
 
   Example& Current() { return examples[(size_t)current]; }   // the example shown

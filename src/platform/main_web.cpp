@@ -104,6 +104,11 @@ EM_JS(int, attnviz_js_take_wake, (), {
   return w ? 1 : 0;
 });
 
+// Opens a page of the app's folder in a new tab (Help > Tutorial).
+EM_JS(void, attnviz_js_open_url, (const char* url), {
+  window.open(new URL(UTF8ToString(url), document.baseURI).href, "_blank", "noopener");
+});
+
 // An event for the page's listeners (viewer.on(type, fn)).
 EM_JS(void, attnviz_js_emit, (const char* type, const char* json), {
   if (Module["onAttnvizEvent"]) Module["onAttnvizEvent"](UTF8ToString(type), JSON.parse(UTF8ToString(json)));
@@ -154,6 +159,8 @@ void HandOver(WebLoop& L) {
   while (L.app.PopDownload(&name, &mime, &bytes))
     attnviz_js_download(name.c_str(), mime.c_str(), bytes.data(), (int)bytes.size());
   if (L.app.PopOpenDialogRequest()) attnviz_js_open_dialog();
+  std::string url;
+  if (L.app.PopOpenUrlRequest(&url)) attnviz_js_open_url(url.c_str());
   std::string type, json;
   while (L.app.PopEvent(&type, &json)) attnviz_js_emit(type.c_str(), json.c_str());
 }
