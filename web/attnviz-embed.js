@@ -112,6 +112,32 @@
     }
   }
 
+  // One compiled WebAssembly.Module per page, whatever the number of viewers: each viewer only
+  // instantiates it (its own memory). Emscripten calls this as Module.instantiateWasm(imports,
+  // receive) with `this` = the viewer's Module; a Module given wasmBinary (the Python package's
+  // self-contained HTML) compiles those bytes instead of fetching.
+  const compiled = {};  // url -> Promise<WebAssembly.Module>
+  function compileWasm(url) {
+    if (!compiled[url]) {
+      const fetched = () => fetch(url).then((r) => {
+        if (!r.ok) throw new Error(`could not load ${url}: HTTP ${r.status}`);
+        return r.arrayBuffer();
+      }).then((buf) => WebAssembly.compile(buf));
+      compiled[url] = WebAssembly.compileStreaming
+        ? WebAssembly.compileStreaming(fetch(url)).catch((e) => (/MIME|mime|Content-Type/.test(String(e)) ? fetched() : Promise.reject(e)))
+        : fetched();
+    }
+    return compiled[url];
+  }
+  function sharedInstantiate(onFail) {
+    return function (imports, receive) {
+      const mod = this;
+      const module = mod.wasmBinary ? WebAssembly.compile(mod.wasmBinary) : compileWasm(mod.locateFile('attnviz.wasm', ''));
+      module.then((m) => WebAssembly.instantiate(m, imports).then((instance) => receive(instance, m))).catch(onFail);
+      return {};  // the exports arrive through receive()
+    };
+  }
+
   // JSON text of data given as arrays (the attention file's JSON schema; Float32Arrays allowed).
   function dataToJson(data) {
     return JSON.stringify(data, (key, value) => (ArrayBuffer.isView(value) ? Array.from(value) : value));
@@ -174,15 +200,17 @@
     const loading = overlay(element, 'attnviz-loading',
       '<div class="attnviz-spinner"></div><div>Loading attnviz&hellip;</div>');
 
-    let firstFrame;
+    let firstFrame, wasmFailed;
     const firstFramePromise = new Promise((resolve) => { firstFrame = resolve; });
-    return global.createAttnviz({
+    const wasmFailure = new Promise((resolve, reject) => { wasmFailed = reject; });
+    return Promise.race([wasmFailure, global.createAttnviz({
       canvas: canvas,
       attnvizOptions: {
         example: options.example || '', view: options.view || '', embed: !!options.embed, views: options.views || [],
         theme: themeNow(),
       },
       locateFile: (path) => (options.base || BASE) + path,
+      instantiateWasm: sharedInstantiate((e) => wasmFailed(e)),
       onFirstFrame: () => { loading.remove(); firstFrame(); },
       onAttnvizEvent: emit,
       onAbort: (what) => console.warn('attnviz: aborted: ' + what),
@@ -192,7 +220,7 @@
       },
       print: (t) => console.log(t),
       printErr: (t) => console.warn(t),
-    }).then((mod) => {
+    })]).then((mod) => {
       Module = mod;
       return firstFramePromise.then(() => makeViewer());
     }, (e) => {
