@@ -85,6 +85,7 @@ bench: configure-native configure-web
 	@echo "== UI frame CPU time, native (xvfb)"; bash scripts/ui_bench.sh
 	cmake --build --preset web --target attnviz attnviz_web_files -j $(JOBS)
 	@echo "== UI frame CPU time, browser (WASM, headless Chromium)"; node bench/ui_browser_bench.mjs
+	@echo "== web bundle size and first frame (headless Chromium)"; node bench/bundle_bench.mjs
 
 clean:
 	rm -rf build

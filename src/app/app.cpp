@@ -149,6 +149,18 @@ bool App::PopOpenUrlRequest(std::string* url) {
   return true;
 }
 
+bool App::PopFetchRequest(std::string* url) {
+  auto& q = s_->models.fetch_requests;
+  if (q.empty()) return false;
+  *url = std::move(q.front());
+  q.erase(q.begin());
+  return true;
+}
+
+void App::DeliverFetch(const std::string& url, const unsigned char* data, size_t size, const std::string& error) {
+  if (!s_->models.Deliver(url, data, size, error)) s_->Notify("fetched " + url + ", which nothing asked for", true);
+}
+
 bool App::NeedsFrames() const {
   const AppState* s = s_.get();
   if (s->timeline.playing || !s->downloads.empty()) return true;

@@ -51,8 +51,12 @@ class App {
   // A file the user asked to save (SVG, JSON); the platform writes it or starts a download.
   bool PopDownload(std::string* name, std::string* mime, std::vector<unsigned char>* bytes);
   bool PopOpenDialogRequest();
-  bool PopOpenUrlRequest(std::string* url);  // a page the user asked for (relative to the app's folder)
-  bool NeedsFrames() const;                  // something animates (playback, training): keep drawing even without input
+  bool PopOpenUrlRequest(std::string* url);
+  // Files the app needs fetched (the web build's model files, "models/<file>"), and their arrival.
+  bool PopFetchRequest(std::string* url);
+  void DeliverFetch(const std::string& url, const unsigned char* data, size_t size,
+                    const std::string& error);  // a page the user asked for (relative to the app's folder)
+  bool NeedsFrames() const;  // something animates (playback, training): keep drawing even without input
   // Events for the embed API, oldest first: "step" {"step": k} when the timeline's step changes,
   // "hover" {"row": r, "col": c} (or -1s) when the hovered cell of the view's heatmap changes.
   bool PopEvent(std::string* type, std::string* json);  // true once after the user chose File > Open

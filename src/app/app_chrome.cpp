@@ -13,6 +13,7 @@ namespace attnviz {
 namespace {
 
 // Latin-1 + Latin Extended-A, General Punctuation, super/subscripts, arrows, math operators, Greek, Cyrillic.
+// Keep in step with the subset of the embedded font (CMakeLists.txt, pyftsubset --unicodes).
 const ImWchar kGlyphRanges[] = {0x0020, 0x017F, 0x0370, 0x03FF, 0x0400, 0x04FF, 0x2000, 0x206F, 0x2070,
                                 0x209F, 0x2190, 0x21FF, 0x2200, 0x22FF, 0x25A0, 0x25FF, 0};
 

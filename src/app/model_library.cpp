@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <sstream>
+#include <utility>
 
 #include "embedded_models.h"
 
@@ -20,6 +22,18 @@ int KindRank(const std::string& file) {  // Bahdanau first: it is the model of t
   return file.find("luong") != std::string::npos ? 1 : 2;
 }
 
+// The model files of the web build: "name size" lines of the embedded models.index.
+std::vector<std::pair<std::string, size_t>> RemoteModels() {
+  std::vector<std::pair<std::string, size_t>> out;
+  const EmbeddedFile* index = attnviz_embedded_models_find("models.index");
+  if (!index) return out;
+  std::istringstream in(std::string((const char*)index->data, index->size));
+  std::string name;
+  size_t size = 0;
+  while (in >> name >> size) out.push_back({name, size});
+  return out;
+}
+
 }  // namespace
 
 void ModelLibrary::ListEmbedded() {
@@ -28,12 +42,17 @@ void ModelLibrary::ListEmbedded() {
   std::vector<std::string> names;
   for (size_t i = 0; i < n; ++i)
     if (std::strstr(files[i].name, ".bin") && std::strstr(files[i].name, "en-fr")) names.push_back(files[i].name);
+  const auto remote = RemoteModels();
+  for (const auto& r : remote)
+    if (r.first.find("en-fr") != std::string::npos) names.push_back(r.first);
   std::sort(names.begin(), names.end(),
             [](const std::string& a, const std::string& b) { return KindRank(a) < KindRank(b); });
   for (const std::string& name : names) {
     ModelSlot s;
     s.file = name;
     s.label = std::string(KindLabel(name)) + ", pretrained";
+    for (const auto& r : remote)
+      if (r.first == name) s.remote_bytes = std::max<size_t>(1, r.second);
     slots.push_back(std::move(s));
   }
 }
@@ -48,6 +67,11 @@ Status ModelLibrary::EnsureLoaded(ModelSlot* s) {
   if (s->loaded) return Status::Ok();
   if (!s->error.empty()) return Status::Error(s->error);
   if (s->file.empty()) return Status::Error("the trained model has no weights yet");
+  if (s->remote_bytes > 0) {
+    if (!s->fetching) fetch_requests.push_back("models/" + s->file);
+    s->fetching = true;
+    return Status::Error("loading the model (" + std::to_string((s->remote_bytes + 1023) / 1024) + " KB)");
+  }
   const EmbeddedFile* f = attnviz_embedded_models_find(s->file.c_str());
   if (!f) {
     s->error = "model " + s->file + " is not embedded in this build";
@@ -60,6 +84,23 @@ Status ModelLibrary::EnsureLoaded(ModelSlot* s) {
   }
   s->loaded = true;
   return Status::Ok();
+}
+
+bool ModelLibrary::Deliver(const std::string& url, const uint8_t* data, size_t size, const std::string& error) {
+  for (ModelSlot& s : slots) {
+    if (!s.fetching || url.size() < s.file.size() ||
+        url.compare(url.size() - s.file.size(), s.file.size(), s.file) != 0)
+      continue;
+    s.fetching = false;
+    Status st = error.empty() ? seq2seq::LoadModel(data, size, &s.model) : Status::Error(error);
+    if (st) {
+      s.loaded = true;
+    } else {
+      s.error = "could not load " + s.file + ": " + st.message;
+    }
+    return true;
+  }
+  return false;
 }
 
 void ModelLibrary::PublishTrained(const seq2seq::Model& model, const std::string& label) {

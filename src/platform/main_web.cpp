@@ -109,6 +109,26 @@ EM_JS(void, attnviz_js_open_url, (const char* url), {
   window.open(new URL(UTF8ToString(url), document.baseURI).href, "_blank", "noopener");
 });
 
+// Fetches a file the app needs (a model), relative to attnviz.wasm, and hands it to attnviz_fetched.
+EM_JS(void, attnviz_js_fetch, (const char* url), {
+  var u = UTF8ToString(url);
+  var full = Module["locateFile"] ? Module["locateFile"](u, "") : u;
+  var done = function(p, n, err) {
+    ccall("attnviz_fetched", null, ["string", "number", "number", "string"], [u, p, n, err]);
+    Module["attnvizWake"] = true;
+  };
+  fetch(full).then(function(r) {
+    if (!r.ok) throw new Error("HTTP " + r.status + " for " + full);
+    return r.arrayBuffer();
+  }).then(function(buf) {
+    var b = new Uint8Array(buf);
+    var p = _malloc(Math.max(1, b.length));
+    HEAPU8.set(b, p);
+    done(p, b.length, "");
+    _free(p);
+  }).catch(function(e) { done(0, 0, String((e && e.message) || e)); });
+});
+
 // An event for the page's listeners (viewer.on(type, fn)).
 EM_JS(void, attnviz_js_emit, (const char* type, const char* json), {
   if (Module["onAttnvizEvent"]) Module["onAttnvizEvent"](UTF8ToString(type), JSON.parse(UTF8ToString(json)));
@@ -161,6 +181,7 @@ void HandOver(WebLoop& L) {
   if (L.app.PopOpenDialogRequest()) attnviz_js_open_dialog();
   std::string url;
   if (L.app.PopOpenUrlRequest(&url)) attnviz_js_open_url(url.c_str());
+  while (L.app.PopFetchRequest(&url)) attnviz_js_fetch(url.c_str());
   std::string type, json;
   while (L.app.PopEvent(&type, &json)) attnviz_js_emit(type.c_str(), json.c_str());
 }

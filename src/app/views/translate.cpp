@@ -94,6 +94,12 @@ Status TranslateView::Translate(AppState* s) {
   t.suggestions.clear();
   ModelSlot* slot = s->models.Chosen();
   Status st = slot ? s->models.EnsureLoaded(slot) : Status::Error("no model: train one in the Train tab");
+  if (!st && slot && slot->fetching) {  // the web build fetches the model first: translate when it arrives
+    t.loading = st.message;
+    t.retry_when_loaded = true;
+    return Status::Ok();
+  }
+  t.loading.clear();
   if (st) st = seq2seq::Translate(slot->model, t.input, seq2seq::TranslateOptions(), &t.result);
   if (!st) {
     t.error = st.message;
@@ -185,6 +191,10 @@ void TranslateView::Draw(AppState* s) {
     (void)Translate(s);  // a failure is shown below
   }
   DrawInputBar(s);
+  if (!t.loading.empty()) {
+    ImGui::TextDisabled("%s\xe2\x80\xa6", t.loading.c_str());
+    return;
+  }
   if (!t.error.empty()) {
     ImGui::TextColored(kErrorColour, "%s", t.error.c_str());
     return;
@@ -199,6 +209,15 @@ void TranslateView::Draw(AppState* s) {
   HeatmapWidget("translation", t.map, s->style, &t.widget, s->env, ImVec2(avail.x, std::max(50.0f, avail.y)));
 }
 
+void TranslateView::Advance(AppState* s, float dt) {
+  state.timeline.Advance(dt);
+  if (!state.retry_when_loaded) return;
+  const ModelSlot* slot = s->models.Chosen();
+  if (slot && slot->fetching) return;
+  state.retry_when_loaded = false;
+  (void)Translate(s);  // a failure is shown in the view
+}
+
 void TranslateView::Describe(AppState* s, JsonWriter* w) {
   const TranslateViewState& t = state;
   w->Key("models");
@@ -207,6 +226,8 @@ void TranslateView::Describe(AppState* s, JsonWriter* w) {
   w->Bool(t.has_result);
   w->Key("error");
   w->String(t.error);
+  w->Key("loading");
+  w->String(t.loading);
   w->Key("emitted");
   w->Number(t.timeline.Step());
   std::string output;

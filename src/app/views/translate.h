@@ -19,12 +19,14 @@ struct TranslateViewState {
   bool has_result = false;                                    // result is valid
   std::string error;                                          // why the last translation failed
   std::vector<std::vector<seq2seq::Suggestion>> suggestions;  // per unknown source position
-  int layer_head = -1;         // -1: mean over layers and heads; else layer * heads + head
-  AttentionMap map;            // what the heatmap shows (rows = emitted words)
-  HeatmapViewState widget;     // heatmap widget state
-  Timeline timeline;           // the decoding animation
-  bool auto_translate = true;  // translate once at start so the page opens on a figure
-  std::string shown_words;     // the translation as drawn last frame (emitted words only)
+  int layer_head = -1;             // -1: mean over layers and heads; else layer * heads + head
+  AttentionMap map;                // what the heatmap shows (rows = emitted words)
+  HeatmapViewState widget;         // heatmap widget state
+  Timeline timeline;               // the decoding animation
+  bool auto_translate = true;      // translate once at start so the page opens on a figure
+  std::string shown_words;         // the translation as drawn last frame (emitted words only)
+  std::string loading;             // "loading the model (320 KB)" while its file is fetched (web build)
+  bool retry_when_loaded = false;  // translate as soon as the model has arrived
 };
 
 class TranslateView : public ViewModule {
@@ -39,7 +41,7 @@ class TranslateView : public ViewModule {
   void DescribeHeatmaps(AppState* s, JsonWriter* w) override;
   // translate SENTENCE | model INDEX
   bool RunCommand(AppState* s, const CommandArgs& c, Status* result) override;
-  void Advance(AppState*, float dt) override { state.timeline.Advance(dt); }
+  void Advance(AppState* s, float dt) override;  // the animation; translates once a fetched model arrives
   void ReleaseTextures(AppState* s) override;
   const char* SidebarAbout() const override;
 
