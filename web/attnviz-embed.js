@@ -207,7 +207,7 @@
       canvas: canvas,
       attnvizOptions: {
         example: options.example || '', view: options.view || '', embed: !!options.embed, views: options.views || [],
-        theme: themeNow(),
+        theme: themeNow(), controls: options.controls !== false,
       },
       locateFile: (path) => (options.base || BASE) + path,
       instantiateWasm: sharedInstantiate((e) => wasmFailed(e)),
@@ -373,7 +373,7 @@
       el.attnvizViewer = mount(el, {
         src: d.attnvizSrc || '', example: d.attnvizExample || '', view: d.view || '',
         views: d.views ? d.views.split(',').map((v) => v.trim()) : [], embed: !('full' in d),
-        commands: commands.concat('autoplay' in d ? ['play'] : []),
+        commands: commands.concat('autoplay' in d ? ['play'] : []), controls: d.controls !== 'false',
       });
       el.attnvizViewer.catch((e) => console.warn('attnviz: ' + e.message));
     }

@@ -39,6 +39,7 @@ export interface MountOptions {
   src?: string;
   commands?: string[];
   theme?: 'light' | 'dark' | 'auto';
+  controls?: boolean;
   maxMemory?: number | string;
   base?: string;
 }

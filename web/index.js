@@ -73,7 +73,7 @@ function listenForMessages(v) {
 window.attnvizReady = AttnViz.mount('#app', {
   example: params.get('example') || '', view: params.get('view') || '', embed: params.get('embed') === '1',
   src: params.get('src') || '', commands: commands, theme: params.get('theme') || 'auto',
-  views: params.get('views') ? params.get('views').split(',') : [],
+  views: params.get('views') ? params.get('views').split(',') : [], controls: params.get('controls') !== '0',
 }).then((v) => {
   window.attnviz = v;
   document.title = 'attnviz';

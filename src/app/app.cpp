@@ -46,7 +46,7 @@ void DrawMainWindow(AppState* s) {
                                  (s->config.embed ? 0 : ImGuiWindowFlags_MenuBar);
   ImGui::Begin("attnviz", nullptr, flags);
   if (!s->config.embed) DrawMenuBar(s);
-  const float status_h = ImGui::GetFrameHeightWithSpacing() + 4;
+  const float status_h = s->config.controls ? ImGui::GetFrameHeightWithSpacing() + 4 : 0.0f;
   const float sidebar_w = s->config.embed ? 0.0f : std::min(300.0f, io.DisplaySize.x * 0.28f);
   if (sidebar_w > 0) {
     ImGui::BeginChild("sidebar", ImVec2(sidebar_w, -status_h), true);
@@ -55,10 +55,10 @@ void DrawMainWindow(AppState* s) {
     ImGui::SameLine();
   }
   ImGui::BeginChild("main", ImVec2(0, -status_h), false);
-  DrawViewTabs(s);
+  if (s->config.controls) DrawViewTabs(s);
   s->ActiveView().Draw(s);
   ImGui::EndChild();
-  DrawStatusBar(s);
+  if (s->config.controls) DrawStatusBar(s);
   ImGui::End();
 }
 

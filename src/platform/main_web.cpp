@@ -21,11 +21,11 @@
 // The JavaScript below is not C++: the formatter would break it ("!==" into "!= =").
 // clang-format off
 // Options the page passed to createAttnviz({attnvizOptions: {...}}), as
-// "example\nview\nembed\nviews\ntheme" (views comma-separated).
+// "example\nview\nembed\nviews\ntheme\ncontrols" (views comma-separated).
 EM_JS(char*, attnviz_js_options, (), {
   var o = Module["attnvizOptions"] || {};
   var s = String(o.example || "") + "\n" + String(o.view || "") + "\n" + (o.embed ? "1" : "0") + "\n" +
-          (o.views || []).join(",") + "\n" + String(o.theme || "");
+          (o.views || []).join(",") + "\n" + String(o.theme || "") + "\n" + (o.controls === false ? "0" : "1");
   var n = lengthBytesUTF8(s) + 1;
   var p = _malloc(n);
   stringToUTF8(s, p, n);
@@ -270,7 +270,9 @@ int main() {
     if (q > p) config.views.push_back(views.substr(p, q - p));
     p = q + 1;
   }
-  if (d != std::string::npos) config.theme = o.substr(d + 1);
+  const size_t e = d == std::string::npos ? d : o.find('\n', d + 1);
+  if (d != std::string::npos) config.theme = o.substr(d + 1, e == std::string::npos ? e : e - d - 1);
+  if (e != std::string::npos) config.controls = o.substr(e + 1) != "0";
   config.dpi_scale = sz[2] / sz[0];
   const attnviz::Status st = g_loop->app.Init(config);
   if (!st) {
