@@ -10,11 +10,17 @@
 namespace attnviz {
 namespace {
 
-const char* KindLabel(const std::string& file) {
-  if (file.find("bahdanau") != std::string::npos) return "Bahdanau (additive)";
-  if (file.find("luong") != std::string::npos) return "Luong (general)";
-  if (file.find("transformer") != std::string::npos) return "Transformer (2+2 layers)";
-  return "model";
+std::string KindLabel(const std::string& file) {
+  std::string kind = "model";
+  if (file.find("bahdanau") != std::string::npos) kind = "Bahdanau (additive)";
+  if (file.find("luong") != std::string::npos) kind = "Luong (general)";
+  if (file.find("transformer") != std::string::npos) kind = "Transformer (2+2 layers)";
+  return file.find("es-en") != std::string::npos ? kind + ", Spanish \xe2\x86\x92 English" : kind;
+}
+
+bool IsTranslationModel(const std::string& file) {  // the Translate view's models (not the dates one)
+  return file.find(".bin") != std::string::npos &&
+         (file.find("en-fr") != std::string::npos || file.find("es-en") != std::string::npos);
 }
 
 int KindRank(const std::string& file) {  // Bahdanau first: it is the model of the translation figures
@@ -41,12 +47,15 @@ void ModelLibrary::ListEmbedded() {
   const EmbeddedFile* files = attnviz_embedded_models_files(&n);
   std::vector<std::string> names;
   for (size_t i = 0; i < n; ++i)
-    if (std::strstr(files[i].name, ".bin") && std::strstr(files[i].name, "en-fr")) names.push_back(files[i].name);
+    if (IsTranslationModel(files[i].name)) names.push_back(files[i].name);
   const auto remote = RemoteModels();
   for (const auto& r : remote)
-    if (r.first.find("en-fr") != std::string::npos) names.push_back(r.first);
-  std::sort(names.begin(), names.end(),
-            [](const std::string& a, const std::string& b) { return KindRank(a) < KindRank(b); });
+    if (IsTranslationModel(r.first)) names.push_back(r.first);
+  // En -> Fr first, Bahdanau first: the model of the translation figures opens the page.
+  std::stable_sort(names.begin(), names.end(), [](const std::string& a, const std::string& b) {
+    const bool ea = a.find("es-en") != std::string::npos, eb = b.find("es-en") != std::string::npos;
+    return ea != eb ? eb : KindRank(a) < KindRank(b);
+  });
   for (const std::string& name : names) {
     ModelSlot s;
     s.file = name;

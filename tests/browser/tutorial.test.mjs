@@ -35,7 +35,8 @@ async function main() {
       JSON.stringify(d[1].steps.shown_scores));
     check('step 4: one context vector of 2 numbers per query', d[3].steps.context && d[3].steps.context.length === 2);
     check('step 6: the grid draws every head', d[5].grid.drawn === 8, String(d[5].grid.drawn));
-    check('step 7: the translation figure', d[6].translate.output === 'la zone économique européenne', d[6].translate.output);
+    check('step 7: figure (a), translated exactly', d[6].translate.figure === 'a' && d[6].translate.figure_exact === true &&
+      /zone économique européenne a été signé/.test(d[6].translate.output), d[6].translate.output);
     check('no console errors or CSP violations', errors.length === 0, errors.slice(0, 3).join(' | '));
   } finally {
     await browser.close();

@@ -11,6 +11,6 @@ const steps = [
   ['#v-shapes', { example: 'seed000', view: 'steps', views: ['steps', 'heatmap'] }],
   ['#v-masks', { example: 'causal', view: 'heatmap', views: ['heatmap', 'compare', 'steps'] }],
   ['#v-heads', { example: 'multihead', view: 'grid', views: ['grid', 'heatmap', 'compare'] }],
-  ['#v-translate', { view: 'translate', views: ['translate', 'train', 'heatmap'] }],
+  ['#v-translate', { view: 'translate', views: ['translate', 'train', 'heatmap'], commands: ['figure a'] }],
 ];
 window.tutorialViewers = Promise.all(steps.map(([el, opts]) => AttnViz.mount(el, { embed: true, ...opts })));
