@@ -3,7 +3,7 @@
 #   scripts/fuzz.sh [--time SECONDS] [--rss-mb MB] [--dir BUILD] [TARGET...]   fuzz (default: all, 300 s each)
 #   scripts/fuzz.sh --regressions [--dir BUILD]                                 every seed, regression
 #                                                                               and hostile-corpus file once
-# Targets: npy npz json attention. Each run starts from its seeds (tests/fuzz/seeds/<t> and the
+# Targets: npy npz json attention safetensors. Each run starts from its seeds (tests/fuzz/seeds/<t> and the
 # io fixtures), uses tests/fuzz/<t>.dict, keeps what it learns in BUILD/fuzz-corpus/<t> and
 # writes findings (crash-*, oom-*, timeout-*, leak-*) to BUILD/fuzz-findings/<t>/. A finding
 # fails the run: fix it, then copy the file into tests/fuzz/regressions/<t>/ so it is replayed
@@ -26,7 +26,7 @@ while [ $# -gt 0 ]; do
     *) targets+=("$1"); shift ;;
   esac
 done
-[ ${#targets[@]} -gt 0 ] || targets=(npy npz json attention)
+[ ${#targets[@]} -gt 0 ] || targets=(npy npz json attention safetensors)
 export ASAN_OPTIONS="detect_leaks=1:quarantine_size_mb=64:malloc_context_size=20"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 
@@ -36,6 +36,7 @@ seeds_of() {  # the read-only seed folders of a target
     npz) echo "tests/io/data tests/cli/data" ;;
     json) echo "tests/fuzz/seeds/json tests/fuzz/seeds/attention" ;;
     attention) echo "tests/fuzz/seeds/attention tests/io/data" ;;
+    safetensors) echo "tests/fuzz/seeds/safetensors" ;;
   esac
 }
 hostile_of() {  # hostile-corpus files a target replays
@@ -44,6 +45,7 @@ hostile_of() {  # hostile-corpus files a target replays
     npz) ls tests/data/hostile/*.npz ;;
     json) ls tests/data/hostile/*.json ;;
     attention) ls tests/data/hostile/*.npy tests/data/hostile/*.npz tests/data/hostile/*.json ;;
+    safetensors) ls tests/data/hostile/*.safetensors 2>/dev/null || true ;;
   esac
 }
 

@@ -1,0 +1,501 @@
+// The lazily read attention file: its index (attnviz layout or a plain "attention" tensor), byte
+// ranges, overviews, and the queue of reads. The writer is in lazy_attention_write.cpp.
+#include "io/lazy_attention.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "io/attention_file_detail.h"
+#include "io/json.h"
+#include "io/utf8.h"
+
+namespace attnviz {
+
+using attention_file_detail::IndexTokens;
+using attention_file_detail::JsonTokens;
+
+int LazySet::MaxHeads() const {
+  int h = 0;
+  for (const LazyLayer& l : layers) h = std::max(h, l.heads);
+  return h;
+}
+
+namespace {
+
+Status MetaJson(const SafetensorsHeader& h, const char* key, JsonValue* out, bool* found) {
+  const std::string* text = h.Meta(key);
+  *found = text != nullptr;
+  if (!text) return Status::Ok();
+  JsonParseOptions options;
+  options.max_depth = 16;
+  const Status st = ParseJson(text->data(), text->size(), out, options);
+  if (!st) return Status::Error(std::string("safetensors: __metadata__ \"") + key + "\": " + st.message);
+  return Status::Ok();
+}
+
+Status CheckNames(const std::vector<std::string>& names, const AttentionFileLimits& limits) {
+  for (const std::string& n : names)
+    if (n.size() > limits.max_name_bytes)
+      return Status::Error("a name is longer than " + std::to_string(limits.max_name_bytes) + " bytes");
+  return Status::Ok();
+}
+
+// A float tensor of rank 3 [heads, rows, cols], for messages "set 0 layer 3".
+Status CheckHeadTensor(const SafetensorsTensor& t, const std::string& what, int64_t rows, int64_t cols,
+                       const AttentionFileLimits& limits) {
+  if (!StDTypeIsFloat(t.dtype))
+    return Status::Error("safetensors: " + what + " is " + StDTypeName(t.dtype) +
+                         "; attention weights must be F16, BF16, F32 or F64");
+  if (t.shape.size() != 3)
+    return Status::Error("safetensors: " + what + " must be [heads, n_q, n_k], got " + std::to_string(t.shape.size()) +
+                         " dimensions");
+  if (t.shape[0] < 1 || t.shape[0] > limits.max_heads)
+    return Status::Error("safetensors: " + what + " has " + std::to_string(t.shape[0]) + " heads (1 to " +
+                         std::to_string(limits.max_heads) + ")");
+  if (rows >= 0 && (t.shape[1] != rows || t.shape[2] != cols))
+    return Status::Error("safetensors: " + what + " is [" + std::to_string(t.shape[0]) + ", " +
+                         std::to_string(t.shape[1]) + ", " + std::to_string(t.shape[2]) + "], expected [heads, " +
+                         std::to_string(rows) + ", " + std::to_string(cols) + "] from the tokens");
+  return Status::Ok();
+}
+
+// One set of the attnviz layout: its description in "sets" and its tensors.
+Status AttnvizSet(const SafetensorsHeader& h, const JsonValue& sv, size_t s, const AttentionFileLimits& limits,
+                  LazySet* set) {
+  const std::string where = "sets[" + std::to_string(s) + "]";
+  if (!sv.IsObject()) return Status::Error("safetensors: " + where + " must be an object");
+  const JsonValue* name = sv.Find("name");
+  set->name = name && name->type == JsonType::String ? name->string : "set " + std::to_string(s);
+  if (set->name.size() > limits.max_name_bytes) return Status::Error("safetensors: " + where + ": name too long");
+  Status st;
+  const JsonValue* tokens = sv.Find("tokens");
+  if (tokens) {
+    if (!(st = JsonTokens(tokens, "tokens", limits, &set->key_tokens))) return st;
+    set->query_tokens = set->key_tokens;
+    set->self_attention = true;
+  } else {
+    const JsonValue* q = sv.Find("query_tokens");
+    const JsonValue* k = sv.Find("key_tokens");
+    if (!q || !k)
+      return Status::Error("safetensors: " + where + " needs \"tokens\" or \"query_tokens\" and \"key_tokens\"");
+    if (!(st = JsonTokens(q, "query_tokens", limits, &set->query_tokens))) return st;
+    if (!(st = JsonTokens(k, "key_tokens", limits, &set->key_tokens))) return st;
+  }
+  for (const auto* list : {&set->query_tokens, &set->key_tokens})
+    for (const std::string& t : *list)
+      if (t.size() > limits.max_token_bytes)
+        return Status::Error("safetensors: " + where + ": a token is longer than " +
+                             std::to_string(limits.max_token_bytes) + " bytes");
+  set->n_q = (int64_t)set->query_tokens.size();
+  set->n_k = (int64_t)set->key_tokens.size();
+  if (set->n_q < 1 || set->n_k < 1) return Status::Error("safetensors: " + where + " has no tokens");
+  set->kind = set->query_tokens == set->key_tokens ? AttentionKind::Self : AttentionKind::Cross;
+  if (const JsonValue* kind = sv.Find("kind")) {
+    if (kind->type != JsonType::String || !ParseAttentionKind(kind->string, &set->kind))
+      return Status::Error("safetensors: " + where + ": \"kind\" must be \"self\", \"causal\" or \"cross\"");
+  }
+  const JsonValue* layers = sv.Find("layers");
+  uint64_t n_layers = 0;
+  if (!layers || layers->type != JsonType::Number || !(layers->number >= 1) || layers->number > limits.max_layers ||
+      layers->number != std::floor(layers->number))
+    return Status::Error("safetensors: " + where + " needs \"layers\": 1 to " + std::to_string(limits.max_layers));
+  n_layers = (uint64_t)layers->number;
+  std::vector<std::string> layer_names;
+  if (const JsonValue* ln = sv.Find("layer_names")) {
+    AttentionFileLimits any;
+    any.max_tokens = limits.max_layers;
+    if (!(st = JsonTokens(ln, "layer_names", any, &layer_names))) return st;
+    if (layer_names.size() != n_layers)
+      return Status::Error("safetensors: " + where + ": \"layer_names\" has " + std::to_string(layer_names.size()) +
+                           " names for " + std::to_string(n_layers) + " layers");
+  }
+  if (const JsonValue* hn = sv.Find("head_names")) {
+    AttentionFileLimits any;
+    any.max_tokens = limits.max_heads;
+    if (!(st = JsonTokens(hn, "head_names", any, &set->head_names))) return st;
+  }
+  if (!(st = CheckNames(layer_names, limits)) || !(st = CheckNames(set->head_names, limits)))
+    return Status::Error("safetensors: " + where + ": " + st.message);
+  const std::string prefix = std::to_string(s) + ".";
+  bool any_overview = false, all_overviews = true;
+  for (uint64_t l = 0; l < n_layers; ++l) {
+    const std::string tname = "attention." + prefix + std::to_string(l);
+    const SafetensorsTensor* t = h.Find(tname);
+    if (!t)
+      return Status::Error("safetensors: " + where + " has " + std::to_string(n_layers) + " layers, but tensor '" +
+                           tname + "' is missing");
+    if (!(st = CheckHeadTensor(*t, "tensor '" + tname + "'", set->n_q, set->n_k, limits))) return st;
+    LazyLayer layer;
+    layer.name = l < layer_names.size() ? layer_names[l] : "layer " + std::to_string(l);
+    layer.heads = (int)t->shape[0];
+    layer.dtype = t->dtype;
+    layer.offset = t->begin;
+    const std::string oname = "overview." + prefix + std::to_string(l);
+    const SafetensorsTensor* o = h.Find(oname);
+    any_overview = any_overview || o;
+    all_overviews = all_overviews && o;
+    if (o) {
+      if (!(st = CheckHeadTensor(*o, "tensor '" + oname + "'", -1, -1, limits))) return st;
+      const int64_t R = o->shape[1], C = o->shape[2];
+      if (o->shape[0] != layer.heads || R < 1 || C < 1 || R > set->n_q || C > set->n_k ||
+          (set->overview_rows && (R != set->overview_rows || C != set->overview_cols)))
+        return Status::Error("safetensors: tensor '" + oname + "' is [" + std::to_string(o->shape[0]) + ", " +
+                             std::to_string(R) + ", " + std::to_string(C) + "]; expected [" +
+                             std::to_string(layer.heads) + ", R, C] with R <= n_q, C <= n_k, the same for every layer");
+      set->overview_rows = (int)R;
+      set->overview_cols = (int)C;
+      layer.overview_dtype = o->dtype;
+      layer.overview_offset = o->begin;
+    }
+    set->layers.push_back(std::move(layer));
+  }
+  if (any_overview && !all_overviews)
+    return Status::Error("safetensors: " + where + " has overviews for some layers only (every 'overview." + prefix +
+                         "l' or none)");
+  return Status::Ok();
+}
+
+Status AttnvizLayout(const SafetensorsHeader& h, const AttentionFileLimits& limits, LazyAttentionIndex* out) {
+  const std::string* version = h.Meta("version");
+  if (!version || *version != "2")
+    return Status::Error("safetensors: attnviz layout version '" + (version ? PrintableText(*version, 16) : "") +
+                         "' is not supported (this build reads version 2)");
+  JsonValue sets, tokenizer;
+  bool found = false;
+  Status st = MetaJson(h, "sets", &sets, &found);
+  if (!st) return st;
+  if (!found || !sets.IsArray() || sets.items.empty())
+    return Status::Error("safetensors: __metadata__ \"sets\" must be a JSON array of attention sets");
+  if ((int64_t)sets.items.size() > limits.max_layers) return Status::Error("safetensors: too many sets");
+  for (size_t s = 0; s < sets.items.size(); ++s) {
+    LazySet set;
+    if (!(st = AttnvizSet(h, sets.items[s], s, limits, &set))) return st;
+    out->sets.push_back(std::move(set));
+  }
+  if (!(st = MetaJson(h, "tokenizer", &tokenizer, &found))) return st;
+  if (found && tokenizer.IsObject()) {
+    if (const JsonValue* v = tokenizer.Find("space_marker"); v && v->type == JsonType::String)
+      out->tokenizer.space_marker = v->string;
+    if (const JsonValue* v = tokenizer.Find("continuation_marker"); v && v->type == JsonType::String)
+      out->tokenizer.continuation_marker = v->string;
+    if (const JsonValue* v = tokenizer.Find("special_tokens"))
+      if (!(st = JsonTokens(v, "special_tokens", limits, &out->tokenizer.special_tokens))) return st;
+  }
+  if (!(st = MetaJson(h, "meta", &out->meta, &found))) return st;
+  out->attnviz_layout = true;
+  return Status::Ok();
+}
+
+// A plain file: one float tensor "attention" [L, H, n_q, n_k], [H, n_q, n_k] or [n_q, n_k].
+Status PlainLayout(const SafetensorsHeader& h, const AttentionFileLimits& limits, LazyAttentionIndex* out) {
+  const SafetensorsTensor* t = h.Find("attention");
+  if (!t) {
+    std::string have;
+    for (size_t i = 0; i < h.tensors.size() && i < 8; ++i)
+      have += (have.empty() ? "" : ", ") + PrintableText(h.tensors[i].name, 40);
+    return Status::Error(
+        "safetensors: neither the attnviz layout (__metadata__ \"format\": \"attnviz\") nor a tensor named "
+        "'attention' [layers, heads, n_q, n_k]; the file has: " +
+        (have.empty() ? std::string("no tensors") : have));
+  }
+  if (!StDTypeIsFloat(t->dtype))
+    return Status::Error(std::string("safetensors: 'attention' is ") + StDTypeName(t->dtype) +
+                         "; attention weights must be F16, BF16, F32 or F64");
+  const size_t nd = t->shape.size();
+  if (nd < 2 || nd > 4)
+    return Status::Error("safetensors: 'attention' must be [layers, heads, n_q, n_k], [heads, n_q, n_k] or [n_q, n_k]");
+  const int64_t L = nd == 4 ? t->shape[0] : 1, H = nd >= 3 ? t->shape[nd - 3] : 1;
+  LazySet set;
+  set.name = "attention";
+  set.n_q = t->shape[nd - 2];
+  set.n_k = t->shape[nd - 1];
+  if (L < 1 || H < 1 || set.n_q < 1 || set.n_k < 1 || L > limits.max_layers || H > limits.max_heads ||
+      set.n_q > limits.max_tokens || set.n_k > limits.max_tokens)
+    return Status::Error("safetensors: 'attention' of this shape is empty or exceeds the size limits");
+  const uint64_t layer_bytes = (uint64_t)(H * set.n_q * set.n_k) * (uint64_t)StDTypeSize(t->dtype);
+  for (int64_t l = 0; l < L; ++l) {
+    LazyLayer layer;
+    layer.name = "layer " + std::to_string(l);
+    layer.heads = (int)H;
+    layer.dtype = t->dtype;
+    layer.offset = t->begin + (uint64_t)l * layer_bytes;
+    set.layers.push_back(std::move(layer));
+  }
+  JsonValue v;
+  bool found = false;
+  Status st;
+  if (!(st = MetaJson(h, "tokens", &v, &found))) return st;
+  if (found) {
+    if (!(st = JsonTokens(&v, "tokens", limits, &set.key_tokens))) return st;
+    set.query_tokens = set.key_tokens;
+    set.self_attention = true;
+  }
+  if (!(st = MetaJson(h, "query_tokens", &v, &found))) return st;
+  if (found && !(st = JsonTokens(&v, "query_tokens", limits, &set.query_tokens))) return st;
+  if (!(st = MetaJson(h, "key_tokens", &v, &found))) return st;
+  if (found && !(st = JsonTokens(&v, "key_tokens", limits, &set.key_tokens))) return st;
+  if (set.query_tokens.empty()) {
+    IndexTokens(set.n_q, &set.query_tokens);
+    out->warnings.push_back("no query tokens given; using indices");
+  }
+  if (set.key_tokens.empty()) {
+    IndexTokens(set.n_k, &set.key_tokens);
+    out->warnings.push_back("no key tokens given; using indices");
+  }
+  if ((int64_t)set.query_tokens.size() != set.n_q || (int64_t)set.key_tokens.size() != set.n_k)
+    return Status::Error("safetensors: " + std::to_string(set.query_tokens.size()) + " query and " +
+                         std::to_string(set.key_tokens.size()) + " key tokens for 'attention' [.., " +
+                         std::to_string(set.n_q) + ", " + std::to_string(set.n_k) + "]");
+  set.kind = set.query_tokens == set.key_tokens ? AttentionKind::Self : AttentionKind::Cross;
+  out->sets.push_back(std::move(set));
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status ReadLazyAttentionIndex(SafetensorsHeader header, LazyAttentionIndex* out, const AttentionFileLimits& limits) {
+  LazyAttentionIndex index;
+  const std::string* format = header.Meta("format");
+  const Status st =
+      format && *format == "attnviz" ? AttnvizLayout(header, limits, &index) : PlainLayout(header, limits, &index);
+  if (!st) return st;
+  index.header = std::move(header);
+  *out = std::move(index);
+  return Status::Ok();
+}
+
+ByteRange HeadRowsRange(const LazySet& set, int layer, int head, int64_t row0, int64_t row1) {
+  const LazyLayer& l = set.layers[(size_t)layer];
+  const uint64_t item = (uint64_t)StDTypeSize(l.dtype);
+  ByteRange r;
+  r.offset = l.offset + ((uint64_t)head * (uint64_t)set.n_q + (uint64_t)row0) * (uint64_t)set.n_k * item;
+  r.size = (uint64_t)(row1 - row0) * (uint64_t)set.n_k * item;
+  return r;
+}
+
+ByteRange OverviewRange(const LazySet& set, int layer, int head0, int head1) {
+  const LazyLayer& l = set.layers[(size_t)layer];
+  const uint64_t per_head =
+      (uint64_t)set.overview_rows * (uint64_t)set.overview_cols * (uint64_t)StDTypeSize(l.overview_dtype);
+  ByteRange r;
+  r.offset = l.overview_offset + (uint64_t)head0 * per_head;
+  r.size = (uint64_t)(head1 - head0) * per_head;
+  return r;
+}
+
+void MaxPoolOverview(const float* head, int64_t rows, int64_t cols, int out_rows, int out_cols, float* out) {
+  // Column c of the head falls in bin col_bin[c]: the largest b with b * cols / out_cols <= c.
+  std::vector<int> col_bin((size_t)cols);
+  for (int b = 0; b < out_cols; ++b)
+    for (int64_t c = (int64_t)b * cols / out_cols; c < (int64_t)(b + 1) * cols / out_cols; ++c) col_bin[(size_t)c] = b;
+  for (int r = 0; r < out_rows; ++r) {
+    float* o = out + (size_t)r * out_cols;
+    std::fill(o, o + out_cols, 0.0f);
+    for (int64_t i = (int64_t)r * rows / out_rows; i < (int64_t)(r + 1) * rows / out_rows; ++i) {
+      const float* row = head + i * cols;
+      for (int64_t c = 0; c < cols; ++c) o[col_bin[(size_t)c]] = std::max(o[col_bin[(size_t)c]], row[c]);
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// LazyAttentionFile
+// ---------------------------------------------------------------------------
+
+Status LazyAttentionFile::Open(std::unique_ptr<ByteSource> source, const uint8_t* prefix, size_t n) {
+  SafetensorsHeader header;
+  Status st = ParseSafetensorsHeader(prefix, n, source->Size(), &header);
+  if (!st) return st;
+  if (!(st = ReadLazyAttentionIndex(std::move(header), &index_))) return st;
+  source_ = std::move(source);
+  return Status::Ok();
+}
+
+uint64_t LazyAttentionFile::Submit(const LazyRequest& r) {
+  std::unique_ptr<Job> job(new Job);
+  job->ticket = next_ticket_++;
+  job->request = r;
+  const uint64_t ticket = job->ticket;
+  const Status st = Prepare(job.get());
+  if (!st)
+    Finish(std::move(job), st);
+  else
+    jobs_.push_back(std::move(job));
+  return ticket;
+}
+
+Status LazyAttentionFile::Prepare(Job* job) {
+  const LazyRequest& r = job->request;
+  if (r.set < 0 || r.set >= (int)index_.sets.size()) return Status::Error("no attention set " + std::to_string(r.set));
+  const LazySet& set = index_.sets[(size_t)r.set];
+  if (r.layer < 0 || r.layer >= (int)set.layers.size()) return Status::Error("no layer " + std::to_string(r.layer));
+  const LazyLayer& layer = set.layers[(size_t)r.layer];
+  if (r.overview) {
+    if (!set.overview_rows) return Status::Error("the file stores no overviews");
+    if (r.head < 0 || r.head_end <= r.head || r.head_end > layer.heads)
+      return Status::Error("no heads [" + std::to_string(r.head) + ", " + std::to_string(r.head_end) + ")");
+    job->range = OverviewRange(set, r.layer, r.head, r.head_end);
+    job->dtype = layer.overview_dtype;
+    job->rows = (int64_t)(r.head_end - r.head) * set.overview_rows;
+    job->cols = set.overview_cols;
+  } else {
+    if (r.head < 0 || r.head >= layer.heads) return Status::Error("no head " + std::to_string(r.head));
+    if (r.row0 < 0 || r.row1 <= r.row0 || r.row1 > set.n_q)
+      return Status::Error("no rows [" + std::to_string(r.row0) + ", " + std::to_string(r.row1) + ")");
+    job->range = HeadRowsRange(set, r.layer, r.head, r.row0, r.row1);
+    job->dtype = layer.dtype;
+    job->rows = r.row1 - r.row0;
+    job->cols = set.n_k;
+  }
+  return Status::Ok();
+}
+
+void LazyAttentionFile::Cancel(uint64_t ticket) {
+  for (auto it = jobs_.begin(); it != jobs_.end(); ++it) {
+    if ((*it)->ticket != ticket) continue;
+    if ((*it)->state == JobState::Reading) source_->CancelRead(ticket);
+    jobs_.erase(it);
+    return;
+  }
+}
+
+void LazyAttentionFile::Finish(std::unique_ptr<Job> job, Status st) {
+  LazyResult r;
+  r.ticket = job->ticket;
+  r.request = job->request;
+  r.status = std::move(st);
+  r.fixed = job->fixed;
+  if (r.status) r.weights = std::move(job->out);
+  results_.push_back(std::move(r));
+}
+
+bool LazyAttentionFile::PopResult(LazyResult* out) {
+  if (results_.empty()) return false;
+  *out = std::move(results_.front());
+  results_.pop_front();
+  return true;
+}
+
+uint64_t LazyAttentionFile::LoadingBytes() const {
+  uint64_t b = 0;
+  for (const auto& j : jobs_) b += j->staging.capacity() + (uint64_t)j->out.size() * sizeof(float);
+  return b;
+}
+
+void LazyAttentionFile::CompleteRead(uint64_t ticket, const Status& st) {
+  for (auto it = jobs_.begin(); it != jobs_.end(); ++it) {
+    Job* job = it->get();
+    if (job->ticket != ticket || job->state != JobState::Reading) continue;
+    if (!st) {
+      std::unique_ptr<Job> done = std::move(*it);
+      jobs_.erase(it);
+      Finish(std::move(done), st);
+      return;
+    }
+    bytes_read_ += job->range.size;
+    job->state = JobState::Decoding;
+    return;
+  }
+}
+
+// Decodes n elements of src into the job's output at `done`; weights that are not finite or are
+// negative become 0 and are counted.
+Status LazyAttentionFile::DecodePiece(Job* job, const uint8_t* src, int64_t n) {
+  float* dst = job->out.data() + job->done;
+  if (!DecodeFloats(job->dtype, src, (size_t)n, dst)) return Status::Error("not a float tensor");
+  int64_t fixed = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    if (!(dst[i] >= 0.0f) || dst[i] > 3.4e38f) {  // NaN, negative, +inf
+      dst[i] = 0.0f;
+      ++fixed;
+    }
+  }
+  job->fixed += fixed;
+  job->done += n;
+  return Status::Ok();
+}
+
+Status LazyAttentionFile::AllocateOut(Job* job) {
+  if (job->out.size() > 0) return Status::Ok();
+  if (!TryAllocate((size_t)(job->rows * job->cols) * sizeof(float)))
+    return Status::Error("out of memory for " + std::to_string(job->rows) + " x " + std::to_string(job->cols) +
+                         " weights");
+  job->out.resize((Eigen::Index)job->rows, (Eigen::Index)job->cols);
+  return Status::Ok();
+}
+
+Status LazyAttentionFile::StartRead(Job* job) {
+  if (!TryAllocate((size_t)job->range.size))
+    return Status::Error("out of memory for a read of " + std::to_string(job->range.size) + " bytes");
+  job->staging.resize((size_t)job->range.size);
+  job->state = JobState::Reading;
+  ++reads_;
+  source_->StartRead(job->ticket, job->range.offset, job->range.size, job->staging.data());
+  return Status::Ok();
+}
+
+Status LazyAttentionFile::Step(Job* job) {
+  constexpr int64_t kPiece = int64_t(1) << 20;  // elements per step: a few ms at most
+  const int64_t total = job->rows * job->cols;
+  const size_t item = (size_t)StDTypeSize(job->dtype);
+  Status st = AllocateOut(job);
+  if (!st) return st;
+  const int64_t n = std::min(kPiece, total - job->done);
+  if (source_->Asynchronous()) {  // the read is in staging: decode a piece
+    st = DecodePiece(job, job->staging.data() + (size_t)job->done * item, n);
+    if (job->done == total) std::vector<uint8_t>().swap(job->staging);
+    return st;
+  }
+  // Synchronous: read a piece (straight into the output for F32) and decode it.
+  const uint64_t offset = job->range.offset + (uint64_t)job->done * item;
+  if (job->done == 0) ++reads_;
+  uint8_t* dst = job->dtype == StDType::F32 ? (uint8_t*)(job->out.data() + job->done) : nullptr;
+  if (!dst) {
+    if (piece_.size() < (size_t)n * item) piece_.resize((size_t)n * item);
+    dst = piece_.data();
+  }
+  if (!(st = source_->Read(offset, (uint64_t)n * item, dst))) return st;
+  bytes_read_ += (uint64_t)n * item;
+  return DecodePiece(job, dst, n);  // F32 in place: the checks only
+}
+
+void LazyAttentionFile::Pump(double budget_ms) {
+  if (!source_) return;
+  const auto start = std::chrono::steady_clock::now();
+  auto elapsed_ms = [&] {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  };
+  const bool async = source_->Asynchronous();
+  if (async) {  // keep a few reads under way, oldest requests first
+    int in_flight = 0;
+    for (const auto& j : jobs_) in_flight += j->state == JobState::Reading;
+    for (auto it = jobs_.begin(); it != jobs_.end() && in_flight < max_in_flight_;) {
+      if ((*it)->state != JobState::Queued) {
+        ++it;
+        continue;
+      }
+      const Status st = StartRead(it->get());
+      if (st) {
+        ++in_flight, ++it;
+        continue;
+      }
+      std::unique_ptr<Job> failed = std::move(*it);
+      it = jobs_.erase(it);
+      Finish(std::move(failed), st);
+    }
+  }
+  for (bool first = true; first || elapsed_ms() < budget_ms; first = false) {  // at least one piece
+    auto it = jobs_.begin();
+    while (it != jobs_.end() && async && (*it)->state != JobState::Decoding) ++it;
+    if (it == jobs_.end()) break;
+    const Status st = Step(it->get());
+    if (!st || (*it)->done == (*it)->rows * (*it)->cols) {
+      std::unique_ptr<Job> done = std::move(*it);
+      jobs_.erase(it);
+      Finish(std::move(done), st);
+    }
+  }
+}
+
+}  // namespace attnviz

@@ -1,0 +1,188 @@
+// attnviz io: attention read lazily, head by head, from a safetensors file (docs/FORMATS.md).
+//
+// Index of this header
+//   - LazySet, LazyAttentionIndex  what the file holds: sets, tokens, and where every layer's bytes are
+//   - ReadLazyAttentionIndex       a validated safetensors header -> the index (both layouts below)
+//   - HeadRowsRange, OverviewRange byte ranges of rows of one head, of a layer's overviews
+//   - OverviewSide, MaxPoolOverview the max-pooled summary of a head that the grid shows
+//   - LazyRequest, LazyResult      what a viewer asks for, and what it gets back
+//   - LazyAttentionFile            index + ByteSource + a queue of reads, pumped a few ms per frame
+//   - PlanLazyAttention, WriteLazyAttention   the writer (streams: header, overviews, layer by layer)
+//
+// The attnviz layout: __metadata__ {"format": "attnviz", "version": "2", "sets": "<JSON>",
+// "tokenizer": "<JSON>", "meta": "<JSON>"}; set s, layer l is tensor "attention.s.l" [heads, n_q, n_k]
+// (F16, BF16, F32 or F64); its optional overview "overview.s.l" is [heads, R, C] with
+// R = min(n_q, 256), C = min(n_k, 256): cell (r, c) is the largest weight of query rows
+// [r n_q / R, (r + 1) n_q / R) and key columns [c n_k / C, (c + 1) n_k / C) (integer division).
+// A plain safetensors file with one float tensor "attention" [layers, heads, n_q, n_k] (or 3-D,
+// 2-D) opens too, with tokens from __metadata__ "tokens" / "query_tokens" / "key_tokens" (JSON) or indices.
+#pragma once
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/attention.h"
+#include "core/status.h"
+#include "io/attention_sets.h"
+#include "io/byte_source.h"
+#include "io/safetensors.h"
+
+namespace attnviz {
+
+// ---------------------------------------------------------------------------
+// The index
+// ---------------------------------------------------------------------------
+struct LazyLayer {
+  std::string name;                       // "layer 3" unless the file names it
+  int heads = 0;                          // heads of this layer
+  StDType dtype = StDType::F16;           // of its weights
+  uint64_t offset = 0;                    // file offset of head 0, row 0, column 0
+  StDType overview_dtype = StDType::F16;  // of its overviews
+  uint64_t overview_offset = 0;           // file offset of head 0's overview (when the set has overviews)
+};
+
+struct LazySet {
+  std::string name;                          // "attention", "encoder", "cross", ...
+  AttentionKind kind = AttentionKind::Self;  // as in version 2 files
+  std::vector<std::string> query_tokens;     // [n_q] rows
+  std::vector<std::string> key_tokens;       // [n_k] columns
+  bool self_attention = false;               // the file gave one "tokens" list
+  std::vector<std::string> head_names;       // [most heads] or empty ("head h")
+  std::vector<LazyLayer> layers;             // at least one
+  int64_t n_q = 0, n_k = 0;                  // every head is [n_q, n_k]
+  int overview_rows = 0, overview_cols = 0;  // R, C of the stored overviews; 0 when the file has none
+  int MaxHeads() const;                      // the most heads of any layer
+};
+
+struct LazyAttentionIndex {
+  SafetensorsHeader header;           // the container
+  std::vector<LazySet> sets;          // at least one
+  TokenizerInfo tokenizer;            // from __metadata__ "tokenizer"
+  JsonValue meta;                     // from __metadata__ "meta" (Null if none)
+  bool attnviz_layout = false;        // false: a plain "attention" tensor
+  std::vector<std::string> warnings;  // e.g. "no tokens given; using indices"
+};
+
+// Reads the attnviz layout (or a plain "attention" tensor) from a validated header. Limits: the
+// layers, heads, tokens and name sizes of AttentionFileLimits (max_values does not apply: the
+// weights are never all in memory).
+Status ReadLazyAttentionIndex(SafetensorsHeader header, LazyAttentionIndex* out,
+                              const AttentionFileLimits& limits = AttentionFileLimits());
+
+struct ByteRange {
+  uint64_t offset = 0;  // first byte in the file
+  uint64_t size = 0;    // bytes
+};
+// Rows [row0, row1) of head `head` of layer `layer` (contiguous: heads are row-major [n_q, n_k]).
+ByteRange HeadRowsRange(const LazySet& set, int layer, int head, int64_t row0, int64_t row1);
+// The overviews of heads [head0, head1) of a layer (contiguous); the set must have overviews.
+ByteRange OverviewRange(const LazySet& set, int layer, int head0, int head1);
+
+// ---------------------------------------------------------------------------
+// Overviews
+// ---------------------------------------------------------------------------
+constexpr int kOverviewSide = 256;  // overviews are at most 256 x 256
+inline int OverviewSide(int64_t n) {
+  return (int)(n < kOverviewSide ? n : kOverviewSide);
+}
+// out [out_rows, out_cols] = the largest weight of each block of head [rows, cols] (blocks as above).
+void MaxPoolOverview(const float* head, int64_t rows, int64_t cols, int out_rows, int out_cols, float* out);
+
+// ---------------------------------------------------------------------------
+// Reading
+// ---------------------------------------------------------------------------
+struct LazyRequest {
+  int set = 0, layer = 0;
+  int head = 0;                // the head (rows), or the first head (overviews)
+  int head_end = 0;            // overviews: heads [head, head_end); ignored for rows
+  bool overview = false;       // the stored overviews, else rows of one head
+  int64_t row0 = 0, row1 = 0;  // rows [row0, row1) of the head
+};
+
+struct LazyResult {
+  uint64_t ticket = 0;  // what Submit returned
+  LazyRequest request;  // what was asked
+  Status status;        // a read error, the file changed, out of memory, ...
+  MatrixRM weights;     // rows: [row1 - row0, n_k]; overviews: [(head_end - head) * R, C]
+  int64_t fixed = 0;    // weights that were NaN, infinite or negative, shown as 0
+};
+
+// A lazily read attention file: the index, the bytes' source and the reads in progress. Not
+// thread-safe: one owner (the UI thread) submits, pumps and pops.
+class LazyAttentionFile {
+ public:
+  // prefix: the file's first bytes, at least the whole header (SafetensorsHeaderLength).
+  Status Open(std::unique_ptr<ByteSource> source, const uint8_t* prefix, size_t n);
+  const LazyAttentionIndex& index() const { return index_; }  // what the file holds
+  ByteSource* source() { return source_.get(); }
+
+  uint64_t Submit(const LazyRequest& r);  // a ticket (> 0); a bad request fails in its result
+  void Cancel(uint64_t ticket);           // forgets a request (its read, if one is under way)
+  // Works for about budget_ms: starts reads (asynchronous sources: a few at a time), reads and
+  // decodes in pieces of at most 1 Mi weights, so a frame never waits on a whole head.
+  void Pump(double budget_ms);
+  // An asynchronous source's read `ticket` ended (ok, or why not).
+  void CompleteRead(uint64_t ticket, const Status& st);
+  bool PopResult(LazyResult* out);  // a finished request, oldest first
+
+  size_t Pending() const { return jobs_.size(); }                             // requests not finished
+  uint64_t BytesRead() const { return bytes_read_; }                          // file bytes read so far
+  uint64_t Reads() const { return reads_; }                                   // reads started so far
+  uint64_t LoadingBytes() const;                                              // memory held by requests in progress
+  void SetMaxInFlight(int reads) { max_in_flight_ = reads < 1 ? 1 : reads; }  // asynchronous reads at once
+
+ private:
+  enum class JobState { Queued, Reading, Decoding };
+  struct Job {
+    uint64_t ticket = 0;
+    LazyRequest request;
+    ByteRange range;
+    StDType dtype = StDType::F16;
+    int64_t rows = 0, cols = 0;  // of the result
+    JobState state = JobState::Queued;
+    std::vector<uint8_t> staging;  // asynchronous: the whole range, written by the source
+    MatrixRM out;                  // the result, filled piece by piece
+    int64_t done = 0;              // elements decoded into out
+    int64_t fixed = 0;             // elements set to 0
+  };
+  void Finish(std::unique_ptr<Job> job, Status st);  // moves a job to the results
+  Status Prepare(Job* job);                          // the range and shape of a request
+  Status AllocateOut(Job* job);                      // the result's matrix, once
+  Status StartRead(Job* job);                        // asynchronous: staging + StartRead
+  Status Step(Job* job);                             // one piece: read (synchronous) and decode
+  Status DecodePiece(Job* job, const uint8_t* src, int64_t n);
+
+  LazyAttentionIndex index_;
+  std::unique_ptr<ByteSource> source_;
+  std::deque<std::unique_ptr<Job>> jobs_;
+  std::deque<LazyResult> results_;
+  std::vector<uint8_t> piece_;  // synchronous reads of non-F32 data land here before decoding
+  uint64_t next_ticket_ = 1;
+  uint64_t bytes_read_ = 0, reads_ = 0;
+  int max_in_flight_ = 4;
+};
+
+// ---------------------------------------------------------------------------
+// Writing
+// ---------------------------------------------------------------------------
+struct LazyWritePlan {
+  std::vector<uint8_t> header;                    // the bytes before the data
+  uint64_t file_size = 0;                         // header + data
+  std::vector<std::vector<uint64_t>> attention;   // [set][layer] file offset of "attention.s.l"
+  std::vector<std::vector<uint64_t>> overview;    // [set][layer] file offset of "overview.s.l"
+  std::vector<std::vector<int>> heads;            // [set][layer]
+  std::vector<int64_t> n_q, n_k;                  // [set]
+  std::vector<int> overview_rows, overview_cols;  // [set]
+  StDType dtype = StDType::F16;                   // of weights and overviews
+};
+// The layout of a document's shape (its weights are not read): overviews of every set first, then
+// the layers in order, so a writer can stream a model layer by layer. Sets' layers may differ in heads.
+Status PlanLazyAttention(const AttentionDocument& shape, StDType dtype, LazyWritePlan* out);
+// Writes doc as an attnviz safetensors file (streamed through a FileSink: no second copy of the weights).
+Status WriteLazyAttention(const AttentionDocument& doc, StDType dtype, const std::string& path);
+
+}  // namespace attnviz

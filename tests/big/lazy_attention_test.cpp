@@ -1,0 +1,491 @@
+// Lazily read attention (io/lazy_attention.h): the attnviz safetensors layout written and read back
+// through a file (mmap natively, pread in WASM), rows and overviews read alone, an asynchronous
+// source driven by hand (completions in any order, errors, cancellation), the per-frame work bound,
+// a file changed while open, the index's refusals, and a sparse 32 x 32 x 4096 x 4096 file.
+#include "io/lazy_attention.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "io/file_util.h"
+
+using namespace attnviz;
+
+namespace {
+
+std::string TempPath(const std::string& name) {
+  return testing::TempDir() + "attnviz_lazy_" + name + (sizeof(void*) == 8 ? "_64" : "_32") + ".safetensors";
+}
+
+MatrixRM RandomAttention(int64_t rows, int64_t cols, std::mt19937* rng) {
+  std::uniform_real_distribution<float> u(0.0f, 4.0f);
+  MatrixRM m(rows, cols);
+  for (int64_t r = 0; r < rows; ++r) {
+    float sum = 0;
+    for (int64_t c = 0; c < cols; ++c) sum += m(r, c) = std::exp(u(*rng));
+    m.row(r) /= sum;
+  }
+  return m;
+}
+
+std::vector<std::string> Tokens(const char* prefix, int n) {
+  std::vector<std::string> t;
+  for (int i = 0; i < n; ++i) t.push_back(std::string(prefix) + std::to_string(i));
+  return t;
+}
+
+// Two sets: "encoder" (self, 2 layers x 3 heads, 5 tokens) and "cross" (1 layer x 2 heads, 4 x 5).
+AttentionDocument SmallDocument() {
+  std::mt19937 rng(7);
+  AttentionDocument doc;
+  doc.version = 2;
+  doc.tokenizer.space_marker = "\xe2\x96\x81";
+  doc.tokenizer.special_tokens = {"</s>"};
+  doc.meta.type = JsonType::Object;
+  doc.meta.members.push_back({"model", JsonValue::MakeString("tiny")});
+  AttentionSet enc;
+  enc.name = "encoder";
+  enc.kind = AttentionKind::Self;
+  enc.data.source_tokens = enc.data.target_tokens = Tokens("s", 5);
+  enc.data.self_attention = true;
+  for (int l = 0; l < 2; ++l) {
+    AttentionFile::Layer layer{"enc." + std::to_string(l), {}};
+    for (int h = 0; h < 3; ++h) layer.heads.push_back({"h" + std::to_string(h), RandomAttention(5, 5, &rng)});
+    enc.data.layers.push_back(layer);
+  }
+  AttentionSet cross;
+  cross.name = "cross";
+  cross.kind = AttentionKind::Cross;
+  cross.data.source_tokens = Tokens("s", 5);
+  cross.data.target_tokens = Tokens("t", 4);
+  cross.data.layers.push_back({"dec.0", {{"a", RandomAttention(4, 5, &rng)}, {"b", RandomAttention(4, 5, &rng)}}});
+  doc.sets.push_back(enc);
+  doc.sets.push_back(cross);
+  return doc;
+}
+
+float RoundHalf(float x) {
+  return HalfToFloat(FloatToHalf(x));
+}
+
+Status OpenPath(const std::string& path, LazyAttentionFile* f) {
+  std::unique_ptr<ByteSource> src;
+  Status st = OpenFileSource(path, &src);
+  if (!st) return st;
+  std::vector<uint8_t> prefix;
+  if (!(st = ReadPrefix(src.get(), 1 << 20, &prefix))) return st;
+  return f->Open(std::move(src), prefix.data(), prefix.size());
+}
+
+// Submits one request and pumps until it is done.
+LazyResult Fetch(LazyAttentionFile* f, const LazyRequest& r) {
+  const uint64_t t = f->Submit(r);
+  LazyResult out;
+  for (int i = 0; i < 100000; ++i) {
+    if (f->PopResult(&out)) {
+      EXPECT_EQ(out.ticket, t);
+      return out;
+    }
+    f->Pump(50);
+  }
+  ADD_FAILURE() << "request never finished";
+  return out;
+}
+
+LazyRequest Rows(int set, int layer, int head, int64_t r0, int64_t r1) {
+  LazyRequest r;
+  r.set = set, r.layer = layer, r.head = head, r.row0 = r0, r.row1 = r1;
+  return r;
+}
+
+LazyRequest Overviews(int set, int layer, int h0, int h1) {
+  LazyRequest r;
+  r.set = set, r.layer = layer, r.head = h0, r.head_end = h1, r.overview = true;
+  return r;
+}
+
+TEST(LazyAttention, WritesAndReadsTheAttnvizLayout) {
+  const AttentionDocument doc = SmallDocument();
+  const std::string path = TempPath("small");
+  ASSERT_TRUE(WriteLazyAttention(doc, StDType::F16, path).ok);
+  LazyAttentionFile f;
+  Status st = OpenPath(path, &f);
+  ASSERT_TRUE(st.ok) << st.message;
+  const LazyAttentionIndex& ix = f.index();
+  EXPECT_TRUE(ix.attnviz_layout);
+  ASSERT_EQ(ix.sets.size(), 2u);
+  EXPECT_EQ(ix.sets[0].name, "encoder");
+  EXPECT_EQ(ix.sets[0].kind, AttentionKind::Self);
+  EXPECT_TRUE(ix.sets[0].self_attention);
+  EXPECT_EQ(ix.sets[1].kind, AttentionKind::Cross);
+  EXPECT_EQ(ix.sets[1].query_tokens, Tokens("t", 4));
+  EXPECT_EQ(ix.sets[1].key_tokens, Tokens("s", 5));
+  ASSERT_EQ(ix.sets[0].layers.size(), 2u);
+  EXPECT_EQ(ix.sets[0].layers[1].name, "enc.1");
+  EXPECT_EQ(ix.sets[0].layers[1].heads, 3);
+  EXPECT_EQ(ix.sets[0].head_names, (std::vector<std::string>{"h0", "h1", "h2"}));
+  EXPECT_EQ(ix.sets[0].overview_rows, 5);
+  EXPECT_EQ(ix.tokenizer.space_marker, "\xe2\x96\x81");
+  EXPECT_EQ(ix.tokenizer.special_tokens, std::vector<std::string>{"</s>"});
+  ASSERT_TRUE(ix.meta.IsObject());
+  EXPECT_EQ(ix.meta.Find("model")->string, "tiny");
+
+  // Every head, whole: the F16 rounding of what was written.
+  for (int s = 0; s < 2; ++s) {
+    for (int l = 0; l < (int)ix.sets[(size_t)s].layers.size(); ++l) {
+      for (int h = 0; h < ix.sets[(size_t)s].layers[(size_t)l].heads; ++h) {
+        const MatrixRM& want = doc.sets[(size_t)s].data.layers[(size_t)l].heads[(size_t)h].weights;
+        const LazyResult r = Fetch(&f, Rows(s, l, h, 0, want.rows()));
+        ASSERT_TRUE(r.status.ok) << r.status.message;
+        ASSERT_EQ(r.weights.rows(), want.rows());
+        ASSERT_EQ(r.weights.cols(), want.cols());
+        for (Eigen::Index i = 0; i < want.size(); ++i) EXPECT_EQ(r.weights.data()[i], RoundHalf(want.data()[i]));
+        EXPECT_EQ(r.fixed, 0);
+      }
+    }
+  }
+  // Rows alone: exactly their bytes are read.
+  const uint64_t before = f.BytesRead();
+  const LazyResult rows = Fetch(&f, Rows(0, 1, 2, 2, 4));
+  ASSERT_TRUE(rows.status.ok);
+  EXPECT_EQ(f.BytesRead() - before, 2u * 5u * 2u);
+  ASSERT_EQ(rows.weights.rows(), 2);
+  EXPECT_EQ(rows.weights(1, 3), RoundHalf(doc.sets[0].data.layers[1].heads[2].weights(3, 3)));
+  // Overviews of several heads in one read (5 <= 256 tokens: the overview is the head itself).
+  const LazyResult ov = Fetch(&f, Overviews(0, 1, 1, 3));
+  ASSERT_TRUE(ov.status.ok) << ov.status.message;
+  ASSERT_EQ(ov.weights.rows(), 10);
+  EXPECT_EQ(ov.weights(5 + 4, 2), RoundHalf(doc.sets[0].data.layers[1].heads[2].weights(4, 2)));
+  // Bad requests fail in their result.
+  EXPECT_FALSE(Fetch(&f, Rows(0, 2, 0, 0, 1)).status.ok);
+  EXPECT_FALSE(Fetch(&f, Rows(0, 0, 3, 0, 1)).status.ok);
+  EXPECT_FALSE(Fetch(&f, Rows(0, 0, 0, 3, 6)).status.ok);
+  EXPECT_FALSE(Fetch(&f, Overviews(1, 0, 0, 3)).status.ok);
+  EXPECT_FALSE(Fetch(&f, Rows(2, 0, 0, 0, 1)).status.ok);
+  std::remove(path.c_str());
+}
+
+TEST(LazyAttention, OverviewsAreMaxPooled) {
+  // 7 x 5 into 3 x 2: rows [0,2) [2,4) [4,7), columns [0,2) [2,5).
+  std::vector<float> head(35);
+  for (int i = 0; i < 35; ++i) head[(size_t)i] = (float)((i * 17) % 35);
+  float out[6];
+  MaxPoolOverview(head.data(), 7, 5, 3, 2, out);
+  for (int r = 0; r < 3; ++r) {
+    for (int c = 0; c < 2; ++c) {
+      float want = 0;
+      for (int i = r * 7 / 3; i < (r + 1) * 7 / 3; ++i)
+        for (int j = c * 5 / 2; j < (c + 1) * 5 / 2; ++j) want = std::max(want, head[(size_t)(i * 5 + j)]);
+      EXPECT_EQ(out[r * 2 + c], want) << r << "," << c;
+    }
+  }
+  // A stored overview of a 600 x 300 head is the max-pool of the head at 256 x 256.
+  std::mt19937 rng(3);
+  AttentionDocument doc;
+  AttentionSet set;
+  set.name = "big";
+  set.data.source_tokens = Tokens("k", 300);
+  set.data.target_tokens = Tokens("q", 600);
+  set.data.layers.push_back({"l", {{"h", RandomAttention(600, 300, &rng)}}});
+  doc.sets.push_back(set);
+  const std::string path = TempPath("pool");
+  ASSERT_TRUE(WriteLazyAttention(doc, StDType::F32, path).ok);
+  LazyAttentionFile f;
+  ASSERT_TRUE(OpenPath(path, &f).ok);
+  EXPECT_EQ(f.index().sets[0].overview_rows, 256);
+  EXPECT_EQ(f.index().sets[0].overview_cols, 256);
+  const LazyResult head_r = Fetch(&f, Rows(0, 0, 0, 0, 600));
+  const LazyResult ov = Fetch(&f, Overviews(0, 0, 0, 1));
+  ASSERT_TRUE(head_r.status.ok && ov.status.ok);
+  std::vector<float> want(256 * 256);
+  MaxPoolOverview(head_r.weights.data(), 600, 300, 256, 256, want.data());
+  for (size_t i = 0; i < want.size(); ++i) ASSERT_EQ(ov.weights.data()[i], want[i]) << i;
+  std::remove(path.c_str());
+}
+
+// An asynchronous source driven by the test: reads start, and end when the test says.
+class HandSource : public ByteSource {
+ public:
+  explicit HandSource(std::vector<uint8_t> bytes) : mem_(std::move(bytes)) {}
+  uint64_t Size() const override { return mem_.Size(); }
+  bool Asynchronous() const override { return true; }
+  Status Read(uint64_t, uint64_t, uint8_t*) override { return Status::Error("asynchronous only"); }
+  void StartRead(uint64_t ticket, uint64_t offset, uint64_t size, uint8_t* dst) override {
+    started[ticket] = {offset, size, dst};
+  }
+  void CancelRead(uint64_t ticket) override {
+    cancelled.push_back(ticket);
+    started.erase(ticket);
+  }
+  // Copies the bytes of a started read (what the browser does when a response arrives).
+  void Deliver(uint64_t ticket) {
+    const Pending& p = started.at(ticket);
+    ASSERT_TRUE(mem_.Read(p.offset, p.size, p.dst).ok);
+    started.erase(ticket);
+  }
+  struct Pending {
+    uint64_t offset, size;
+    uint8_t* dst;
+  };
+  std::map<uint64_t, Pending> started;
+  std::vector<uint64_t> cancelled;
+
+ private:
+  MemorySource mem_;
+};
+
+TEST(LazyAttention, AsynchronousReadsEndInAnyOrder) {
+  const AttentionDocument doc = SmallDocument();
+  const std::string path = TempPath("async");
+  ASSERT_TRUE(WriteLazyAttention(doc, StDType::F16, path).ok);
+  std::vector<uint8_t> bytes;
+  ASSERT_TRUE(ReadFileBytes(path, &bytes).ok);
+  std::remove(path.c_str());
+  auto* hand = new HandSource(bytes);
+  LazyAttentionFile f;
+  f.SetMaxInFlight(2);
+  ASSERT_TRUE(f.Open(std::unique_ptr<ByteSource>(hand), bytes.data(), bytes.size()).ok);
+  const uint64_t a = f.Submit(Rows(0, 0, 0, 0, 5));
+  const uint64_t b = f.Submit(Rows(0, 1, 1, 1, 3));
+  const uint64_t c = f.Submit(Overviews(0, 0, 0, 3));
+  const uint64_t d = f.Submit(Rows(1, 0, 1, 0, 4));
+  f.Pump(10);
+  EXPECT_EQ(hand->started.size(), 2u);  // at most two reads at once
+  EXPECT_EQ(f.Reads(), 2u);
+  hand->Deliver(b);
+  f.CompleteRead(b, Status::Ok());
+  f.Pump(10);
+  LazyResult r;
+  ASSERT_TRUE(f.PopResult(&r));
+  EXPECT_EQ(r.ticket, b);
+  ASSERT_TRUE(r.status.ok);
+  EXPECT_EQ(r.weights(0, 4), RoundHalf(doc.sets[0].data.layers[1].heads[1].weights(1, 4)));
+  EXPECT_EQ(hand->started.size(), 2u);  // c started in b's place
+  // A network error (or a truncated response) ends the request with its message.
+  f.CompleteRead(a, Status::Error("the response ended after 12 of 50 bytes"));
+  ASSERT_TRUE(f.PopResult(&r));
+  EXPECT_EQ(r.ticket, a);
+  EXPECT_FALSE(r.status.ok);
+  EXPECT_NE(r.status.message.find("ended after 12"), std::string::npos);
+  hand->started.erase(a);
+  f.Pump(10);
+  // Cancelled while its read is under way: the source hears of it, no result comes.
+  f.Cancel(c);
+  EXPECT_EQ(hand->cancelled, std::vector<uint64_t>{c});
+  f.Pump(10);
+  ASSERT_EQ(hand->started.count(d), 1u);
+  hand->Deliver(d);
+  f.CompleteRead(d, Status::Ok());
+  f.CompleteRead(c, Status::Ok());  // a late completion of a cancelled read is ignored
+  f.Pump(10);
+  ASSERT_TRUE(f.PopResult(&r));
+  EXPECT_EQ(r.ticket, d);
+  EXPECT_EQ(r.weights(3, 0), RoundHalf(doc.sets[1].data.layers[0].heads[1].weights(3, 0)));
+  EXPECT_FALSE(f.PopResult(&r));
+  EXPECT_EQ(f.Pending(), 0u);
+  EXPECT_EQ(f.LoadingBytes(), 0u);
+}
+
+TEST(LazyAttention, APumpDoesAPieceAtATime) {
+  std::mt19937 rng(11);
+  AttentionDocument doc;
+  AttentionSet set;
+  set.name = "wide";
+  set.data.source_tokens = set.data.target_tokens = Tokens("t", 1500);
+  MatrixRM w = RandomAttention(1500, 1500, &rng);
+  w(3, 4) = std::nanf("");  // the file carries them; the reader shows them as 0 and counts them
+  w(5, 6) = -0.5f;
+  set.data.layers.push_back({"l", {{"h", w}}});
+  doc.sets.push_back(set);
+  const std::string path = TempPath("pieces");
+  ASSERT_TRUE(WriteLazyAttention(doc, StDType::F16, path).ok);
+  LazyAttentionFile f;
+  ASSERT_TRUE(OpenPath(path, &f).ok);
+  f.Submit(Rows(0, 0, 0, 0, 1500));  // 2.25 Mi weights: three pieces of 1 Mi
+  LazyResult r;
+  f.Pump(0);
+  EXPECT_EQ(f.Pending(), 1u);
+  EXPECT_GT(f.LoadingBytes(), 1500u * 1500u * 4u - 1);
+  f.Pump(0);
+  EXPECT_EQ(f.Pending(), 1u);
+  f.Pump(0);
+  EXPECT_EQ(f.Pending(), 0u);
+  ASSERT_TRUE(f.PopResult(&r));
+  ASSERT_TRUE(r.status.ok);
+  EXPECT_EQ(r.fixed, 2);
+  EXPECT_EQ(r.weights(3, 4), 0.0f);
+  EXPECT_EQ(r.weights(5, 6), 0.0f);
+  EXPECT_EQ(r.weights(1499, 1499), RoundHalf(w(1499, 1499)));
+  std::remove(path.c_str());
+}
+
+TEST(LazyAttention, AFileChangedWhileOpenIsAnError) {
+  const std::string path = TempPath("changed");
+  ASSERT_TRUE(WriteLazyAttention(SmallDocument(), StDType::F16, path).ok);
+  LazyAttentionFile f;
+  ASSERT_TRUE(OpenPath(path, &f).ok);
+  ASSERT_TRUE(Fetch(&f, Rows(0, 0, 0, 0, 5)).status.ok);
+  ASSERT_EQ(truncate(path.c_str(), 100), 0);  // another program rewrote it
+  const LazyResult r = Fetch(&f, Rows(0, 0, 1, 0, 5));
+  EXPECT_FALSE(r.status.ok);
+  EXPECT_NE(r.status.message.find("changed since it was opened"), std::string::npos) << r.status.message;
+  std::remove(path.c_str());
+}
+
+// A header with the given tensors (zeros for data) and __metadata__, parsed and indexed.
+Status IndexOf(const std::vector<SafetensorsTensorSpec>& specs,
+               const std::vector<std::pair<std::string, std::string>>& meta, LazyAttentionIndex* out) {
+  std::vector<uint8_t> bytes;
+  std::vector<uint64_t> begins;
+  uint64_t size = 0;
+  Status st = SafetensorsHeaderBytes(specs, meta, &bytes, &begins, &size);
+  if (!st) return st;
+  bytes.resize(size, 0);
+  SafetensorsHeader h;
+  if (!(st = ParseSafetensorsHeader(bytes.data(), bytes.size(), size, &h))) return st;
+  return ReadLazyAttentionIndex(std::move(h), out);
+}
+
+TEST(LazyAttention, TheIndexRefusesInconsistentFiles) {
+  const std::string sets = R"([{"name":"x","tokens":["a","b","c"],"layers":2}])";
+  const std::vector<std::pair<std::string, std::string>> meta = {
+      {"format", "attnviz"}, {"version", "2"}, {"sets", sets}};
+  LazyAttentionIndex ix;
+  Status st =
+      IndexOf({{"attention.0.0", StDType::F16, {2, 3, 3}}, {"attention.0.1", StDType::F16, {4, 3, 3}}}, meta, &ix);
+  ASSERT_TRUE(st.ok) << st.message;
+  EXPECT_EQ(ix.sets[0].layers[1].heads, 4);  // layers may differ in heads
+  EXPECT_EQ(ix.sets[0].MaxHeads(), 4);
+  EXPECT_EQ(ix.sets[0].overview_rows, 0);
+  auto error = [&](const std::vector<SafetensorsTensorSpec>& specs,
+                   const std::vector<std::pair<std::string, std::string>>& m) {
+    LazyAttentionIndex x;
+    const Status s = IndexOf(specs, m, &x);
+    EXPECT_FALSE(s.ok);
+    return s.message;
+  };
+  EXPECT_NE(error({{"attention.0.0", StDType::F16, {2, 3, 3}}}, meta).find("'attention.0.1' is missing"),
+            std::string::npos);
+  EXPECT_NE(error({{"attention.0.0", StDType::F16, {2, 3, 4}}, {"attention.0.1", StDType::F16, {2, 3, 3}}}, meta)
+                .find("expected [heads, 3, 3]"),
+            std::string::npos);
+  EXPECT_NE(error({{"attention.0.0", StDType::I32, {2, 3, 3}}, {"attention.0.1", StDType::F16, {2, 3, 3}}}, meta)
+                .find("must be F16"),
+            std::string::npos);
+  EXPECT_NE(error({{"attention.0.0", StDType::F16, {2, 3, 3}},
+                   {"attention.0.1", StDType::F16, {2, 3, 3}},
+                   {"overview.0.0", StDType::F16, {2, 2, 2}}},
+                  meta)
+                .find("some layers only"),
+            std::string::npos);
+  EXPECT_NE(error({{"attention.0.0", StDType::F16, {2, 3, 3}},
+                   {"attention.0.1", StDType::F16, {2, 3, 3}},
+                   {"overview.0.0", StDType::F16, {2, 4, 2}},
+                   {"overview.0.1", StDType::F16, {2, 4, 2}}},
+                  meta)
+                .find("R <= n_q"),
+            std::string::npos);
+  EXPECT_NE(error({}, {{"format", "attnviz"}, {"version", "3"}, {"sets", sets}}).find("version '3'"),
+            std::string::npos);
+  EXPECT_NE(error({}, {{"format", "attnviz"}, {"version", "2"}, {"sets", "[{"}}).find("\"sets\""), std::string::npos);
+  EXPECT_NE(
+      error({}, {{"format", "attnviz"}, {"version", "2"}, {"sets", R"([{"tokens":["a"]}])"}}).find("needs \"layers\""),
+      std::string::npos);
+  EXPECT_NE(error({{"weights", StDType::F32, {2, 2}}}, {}).find("the file has: weights"), std::string::npos);
+}
+
+TEST(LazyAttention, APlainAttentionTensorOpens) {
+  // 'attention' [2, 3, 4, 5] F32 with tokens in __metadata__.
+  std::vector<uint8_t> bytes;
+  std::vector<uint64_t> begins;
+  uint64_t size = 0;
+  ASSERT_TRUE(SafetensorsHeaderBytes({{"attention", StDType::F32, {2, 3, 4, 5}}},
+                                     {{"query_tokens", R"(["a","b","c","d"])"}}, &bytes, &begins, &size)
+                  .ok);
+  bytes.resize(size);
+  for (int i = 0; i < 120; ++i) {
+    const float v = (float)i / 120.0f;
+    std::memcpy(bytes.data() + begins[0] + 4 * i, &v, 4);
+  }
+  LazyAttentionFile f;
+  const Status st = f.Open(std::unique_ptr<ByteSource>(new MemorySource(bytes)), bytes.data(), bytes.size());
+  ASSERT_TRUE(st.ok) << st.message;
+  const LazySet& s = f.index().sets[0];
+  EXPECT_FALSE(f.index().attnviz_layout);
+  EXPECT_EQ(s.layers.size(), 2u);
+  EXPECT_EQ(s.layers[1].heads, 3);
+  EXPECT_EQ(s.query_tokens, (std::vector<std::string>{"a", "b", "c", "d"}));
+  EXPECT_EQ(s.key_tokens, Tokens("", 5));
+  EXPECT_EQ(f.index().warnings.size(), 1u);  // no key tokens
+  const LazyResult r = Fetch(&f, Rows(0, 1, 2, 1, 3));
+  ASSERT_TRUE(r.status.ok);
+  const int flat0 = ((1 * 3 + 2) * 4 + 1) * 5;  // layer 1, head 2, row 1, column 0
+  EXPECT_EQ(r.weights(0, 0), (float)flat0 / 120.0f);
+  EXPECT_EQ(r.weights(1, 4), (float)(flat0 + 9) / 120.0f);
+}
+
+TEST(LazyAttention, ASparse32GiBFileReadsHeadByHead) {
+  // 32 layers x 32 heads x 4096 x 4096 F16: the header, one head and its overview are written,
+  // the rest is a hole. Natively the file is mmap'ed; in WASM (32-bit) read with pread.
+  AttentionDocument shape;
+  AttentionSet set;
+  set.name = "llm";
+  set.data.source_tokens = set.data.target_tokens = Tokens("t", 4096);
+  set.data.self_attention = true;
+  for (int l = 0; l < 32; ++l) {
+    AttentionFile::Layer layer{"layer " + std::to_string(l), {}};
+    for (int h = 0; h < 32; ++h) layer.heads.push_back({"head " + std::to_string(h), MatrixRM()});
+    set.data.layers.push_back(std::move(layer));
+  }
+  shape.sets.push_back(std::move(set));
+  LazyWritePlan plan;
+  ASSERT_TRUE(PlanLazyAttention(shape, StDType::F16, &plan).ok);
+  EXPECT_GT(plan.file_size, uint64_t(32) << 30);
+  const std::string path = TempPath("sparse");
+  const int fd = open(path.c_str(), O_CREAT | O_TRUNC | O_RDWR, 0644);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(pwrite(fd, plan.header.data(), plan.header.size(), 0), (ssize_t)plan.header.size());
+  // Head (7, 19): row r is one-hot at column (r * 3) % 4096.
+  std::vector<uint16_t> head((size_t)4096 * 4096, 0);
+  for (int r = 0; r < 4096; ++r) head[(size_t)r * 4096 + (size_t)(r * 3) % 4096] = FloatToHalf(1.0f);
+  const uint64_t head_at = plan.attention[0][7] + uint64_t(19) * 4096 * 4096 * 2;
+  ASSERT_EQ(pwrite(fd, head.data(), head.size() * 2, (off_t)head_at), (ssize_t)(head.size() * 2));
+  ASSERT_EQ(ftruncate(fd, (off_t)plan.file_size), 0);
+  close(fd);
+  struct stat st;
+  ASSERT_EQ(stat(path.c_str(), &st), 0);
+  EXPECT_EQ((uint64_t)st.st_size, plan.file_size);
+
+  LazyAttentionFile f;
+  const Status opened = OpenPath(path, &f);
+  ASSERT_TRUE(opened.ok) << opened.message;
+  ASSERT_EQ(f.index().sets[0].layers.size(), 32u);
+  EXPECT_EQ(f.index().sets[0].overview_rows, 256);
+  const LazyResult r = Fetch(&f, Rows(0, 7, 19, 0, 4096));
+  ASSERT_TRUE(r.status.ok) << r.status.message;
+  int64_t wrong = 0;
+  for (int row = 0; row < 4096; ++row) {
+    wrong += r.weights(row, (row * 3) % 4096) != 1.0f;
+    wrong += r.weights.row(row).sum() != 1.0f;
+  }
+  EXPECT_EQ(wrong, 0);
+  // Rows of an unwritten head read as zeros; only their bytes are read.
+  const uint64_t before = f.BytesRead();
+  const LazyResult z = Fetch(&f, Rows(0, 31, 31, 4000, 4096));
+  ASSERT_TRUE(z.status.ok);
+  EXPECT_EQ(f.BytesRead() - before, 96u * 4096u * 2u);
+  EXPECT_EQ(z.weights.sum(), 0.0f);
+  std::remove(path.c_str());
+}
+
+}  // namespace
