@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
 #include "app/app_state.h"
 #include "imgui.h"
@@ -281,13 +282,19 @@ bool TrainView::RunCommand(AppState* s, const CommandArgs& c, Status* result) {
       tp.running = true;
     else
       *result = Status::Error("nothing to resume: start training first");
+  } else if (arg.compare(0, 7, "budget ") == 0) {  // train budget MS: training time per frame
+    const float ms = std::strtof(arg.c_str() + 7, nullptr);
+    if (ms >= 1 && ms <= 100)
+      tp.budget_ms = ms;
+    else
+      *result = Status::Error("train budget: 1 to 100 ms per frame");
   } else {
     for (int k = 0; k < 3; ++k)
       if (arg == seq2seq::ModelKindName((ModelKind)k)) {
         tp.kind = k;
         return true;
       }
-    *result = Status::Error("train: start, pause, resume, bahdanau, luong or transformer");
+    *result = Status::Error("train: start, pause, resume, budget MS, bahdanau, luong or transformer");
   }
   return true;
 }
