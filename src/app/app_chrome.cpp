@@ -6,6 +6,7 @@
 
 #include "app/app_files.h"
 #include "app/app_state.h"
+#include "app/help_tip.h"
 #include "embedded_font.h"
 #include "imgui.h"
 
@@ -18,17 +19,6 @@ const ImWchar kGlyphRanges[] = {0x0020, 0x017F, 0x0370, 0x03FF, 0x0400, 0x04FF, 
                                 0x209F, 0x2190, 0x21FF, 0x2200, 0x22FF, 0x25A0, 0x25FF, 0};
 
 const ImVec4 kErrorColour(1.0f, 0.45f, 0.4f, 1);
-
-void HelpMarker(const char* text) {
-  ImGui::SameLine();
-  ImGui::TextDisabled("(?)");
-  if (!ImGui::IsItemHovered()) return;
-  ImGui::BeginTooltip();
-  ImGui::PushTextWrapPos(ImGui::GetFontSize() * 30);
-  ImGui::TextUnformatted(text);
-  ImGui::PopTextWrapPos();
-  ImGui::EndTooltip();
-}
 
 // A user action that can fail: the failure goes to the status bar.
 void Report(AppState* s, const Status& st) {

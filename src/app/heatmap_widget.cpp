@@ -413,6 +413,7 @@ bool HeatmapWidget(const char* id, const AttentionMap& map, const HeatmapStyle& 
   const HeatmapStyle style = ResolveStyle(user_style, map);
   st->geom.vmin = style.vmin;
   st->geom.vmax = style.vmax;
+  st->geom.colormap = style.colormap;
   ImGui::PushID(id);
   const int rows = (int)map.weights.rows(), cols = (int)map.weights.cols();
   st->geom.valid = false;
@@ -478,6 +479,8 @@ void DescribeHeatmap(JsonWriter* w, const char* id, const HeatmapGeometry& g, co
   w->NumberF(g.vmin);
   w->Key("vmax");
   w->NumberF(g.vmax);
+  w->Key("colormap");
+  w->String(ColormapName(g.colormap));
   if (map && map->weights.size() <= 4096) {  // small maps only: tests invert pixels against them
     w->Key("weights");
     w->BeginArray(true);
@@ -492,6 +495,7 @@ bool HeatmapThumbnail(const char* id, const AttentionMap& map, const HeatmapStyl
   const HeatmapStyle style = ResolveStyle(user_style, map);
   st->geom.vmin = style.vmin;
   st->geom.vmax = style.vmax;
+  st->geom.colormap = style.colormap;
   ImGui::PushID(id);
   const int rows = (int)map.weights.rows(), cols = (int)map.weights.cols();
   const ImVec2 p = ImGui::GetCursorScreenPos();

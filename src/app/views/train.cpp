@@ -8,6 +8,7 @@
 #include <cstdlib>
 
 #include "app/app_state.h"
+#include "app/help_tip.h"
 #include "imgui.h"
 #include "io/json.h"
 
@@ -16,15 +17,6 @@ namespace {
 
 using seq2seq::ModelKind;
 using seq2seq::Task;
-
-void HelpTip(const char* text) {
-  if (!ImGui::IsItemHovered()) return;
-  ImGui::BeginTooltip();
-  ImGui::PushTextWrapPos(ImGui::GetFontSize() * 28);
-  ImGui::TextUnformatted(text);
-  ImGui::PopTextWrapPos();
-  ImGui::EndTooltip();
-}
 
 void UpdateProbeFrames(TrainViewState* tp) {
   const auto& probes = tp->trainer->probes();

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "app/app_state.h"
+#include "app/help_tip.h"
 #include "imgui.h"
 #include "io/json.h"
 
@@ -46,15 +47,6 @@ void ReplaceWord(TranslateViewState* t, int pos, const std::string& word) {
   if (pos < 0 || pos >= (int)toks.size()) return;
   toks[(size_t)pos] = word;
   std::snprintf(t->input, sizeof(t->input), "%s", seq2seq::Join(toks).c_str());
-}
-
-void HelpTip(const char* text) {
-  if (!ImGui::IsItemHovered()) return;
-  ImGui::BeginTooltip();
-  ImGui::PushTextWrapPos(ImGui::GetFontSize() * 28);
-  ImGui::TextUnformatted(text);
-  ImGui::PopTextWrapPos();
-  ImGui::EndTooltip();
 }
 
 std::string HeadLabel(const seq2seq::Translation& r, int i, int heads) {
