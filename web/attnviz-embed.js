@@ -207,7 +207,10 @@
     // Over an embedded viewer without focus, the wheel scrolls the page (Ctrl/Cmd + wheel zooms).
     listen(canvas, 'wheel', (e) => {
       if (options.embed && document.activeElement !== canvas && !e.ctrlKey && !e.metaKey) e.stopImmediatePropagation();
-      else wake();
+      else {
+        if (Module) Module.attnvizWheelMode = e.deltaMode;  // pixels, lines or pages (see main_web.cpp)
+        wake();
+      }
     }, { capture: true });
     for (const type of ['pointermove', 'pointerdown', 'pointerup', 'pointerleave', 'keydown', 'keyup', 'focus', 'blur'])
       listen(canvas, type, wake);

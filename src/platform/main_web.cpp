@@ -47,6 +47,14 @@ EM_JS(void, attnviz_js_sync_canvas, (float* out), {
 });
 
 // True while this instance's canvas has the keyboard focus (a full page is always focused).
+// Emscripten 3.1.6's GLFW passes the DOM wheel delta as is (pixels, lines or pages; down is
+// positive), where GLFW means notches with up positive. The embed's wheel listener records the
+// event's deltaMode; this returns the factor to GLFW notches (a 100 px or 3-line notch is 1).
+EM_JS(float, attnviz_js_wheel_scale, (), {
+  var mode = Module["attnvizWheelMode"] || 0;
+  return mode === 1 ? -1 / 3 : mode === 2 ? -1 : -1 / 100;
+});
+
 EM_JS(int, attnviz_js_has_focus, (), {
   var o = Module["attnvizOptions"] || {};
   if (!o.embed) return 1;
@@ -232,6 +240,12 @@ extern "C" EMSCRIPTEN_KEEPALIVE void attnviz_destroy() {
   glfwTerminate();
 }
 
+// The wheel in GLFW's units (see attnviz_js_wheel_scale), handed on to ImGui's GLFW backend.
+static void WheelToNotches(GLFWwindow* window, double dx, double dy) {
+  const double k = attnviz_js_wheel_scale();
+  ImGui_ImplGlfw_ScrollCallback(window, dx * k, dy * k);
+}
+
 int main() {
   if (!glfwInit()) {
     attnviz_js_fatal("cannot initialise GLFW");
@@ -252,6 +266,7 @@ int main() {
   IMGUI_CHECKVERSION();
   ImGui::CreateContext();
   ImGui_ImplGlfw_InitForOpenGL(g_loop->window, true);
+  glfwSetScrollCallback(g_loop->window, WheelToNotches);  // replaces ImGui's, which it then calls
   ImGui_ImplOpenGL3_Init("#version 300 es");
 
   attnviz::AppConfig config;

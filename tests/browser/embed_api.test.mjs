@@ -111,6 +111,35 @@ async function main() {
     await page.waitForTimeout(300);
     check('the wheel over an unfocused viewer scrolls the page', (await page.evaluate(() => window.scrollY)) > y0);
 
+    // 640x360, the size the docs suggest: the steps view shows its table; with the viewer focused,
+    // the wheel scrolls the panel under the pointer (not the page, not a zoom).
+    await page.evaluate(() => { window.viewers[0].command('example seed002'); window.viewers[0].command('view steps'); });
+    await page.evaluate(() => { window.viewers[0].canvas.scrollIntoView(); window.viewers[0].canvas.focus(); });
+    await frames(page, 6);
+    let st = await page.evaluate(() => window.viewers[0].describe().steps);
+    check('640x360: the steps view shows its score table', st.table_visible === true, JSON.stringify({ t: st.table_visible }));
+    const p1 = await page.evaluate(() => { const r = window.viewers[0].canvas.getBoundingClientRect(); return [r.x + 320, r.y + 260]; });
+    await page.mouse.move(p1[0], p1[1]);
+    const pageY = await page.evaluate(() => window.scrollY);
+    await page.mouse.wheel(0, 200);
+    await frames(page, 6);
+    st = await page.evaluate(() => window.viewers[0].describe().steps);
+    check('focused viewer: the wheel scrolls the panel under it', st.scroll_y > 0, `scroll_y ${st.scroll_y}`);
+    check('...and not the page', (await page.evaluate(() => window.scrollY)) === pageY);
+
+    // One wheel notch up over the focused viewer's heatmap zooms in by one step (not by 100).
+    await page.evaluate(() => window.viewers[0].command('view heatmap'));
+    await frames(page, 4);
+    const hm0 = (await page.evaluate(() => window.viewers[0].describe())).heatmaps.find((x) => x.id === 'main');
+    const cvs = await page.evaluate(() => { const r = window.viewers[0].canvas.getBoundingClientRect(); return [r.x, r.y]; });
+    await page.mouse.move(cvs[0] + (hm0.rect[0] + hm0.rect[2]) / 2, cvs[1] + (hm0.rect[1] + hm0.rect[3]) / 2);
+    await page.mouse.wheel(0, -100);
+    await frames(page, 4);
+    const hm1 = (await page.evaluate(() => window.viewers[0].describe())).heatmaps.find((x) => x.id === 'main');
+    const span = (h) => h.view[2] - h.view[0];
+    check('a wheel notch up zooms in by one step', span(hm1) < span(hm0) && span(hm1) > span(hm0) / 1.5,
+      `columns in view ${span(hm0).toFixed(2)} -> ${span(hm1).toFixed(2)}`);
+
     // An idle viewer draws nothing.
     await page.mouse.move(5, 5);
     await page.waitForTimeout(800);
