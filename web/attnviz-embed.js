@@ -346,6 +346,8 @@
         // Frees the GL context, the WASM instance and every listener; the element is left empty.
         destroy: () => {
           Module._attnviz_destroy();
+          if (Module.attnvizTrainWorker) Module.attnvizTrainWorker.terminate();  // live training, if any
+          Module.attnvizTrainWorker = null;
           const gl = canvas.getContext('webgl2');
           const lose = gl && gl.getExtension('WEBGL_lose_context');
           if (lose) lose.loseContext();
