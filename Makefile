@@ -83,6 +83,7 @@ bench: configure-native configure-web
 	@echo "== attention kernels, wasm (node)"; node --no-experimental-fetch build/web/bench/attnviz_bench.js
 	@echo "== training to target, native"; ./build/native/bench/attnviz_train_bench bahdanau
 	@echo "== training to target, wasm (node)"; node --no-experimental-fetch build/web/bench/attnviz_train_bench.js bahdanau
+	@echo "== live training in the browser's Web Worker"; cmake --build --preset web --target attnviz attnviz_web_files -j $(JOBS) >/dev/null; node bench/train_browser_bench.mjs bahdanau
 	@echo "== UI frame CPU time, native (xvfb)"; bash scripts/ui_bench.sh
 	cmake --build --preset web --target attnviz attnviz_web_files -j $(JOBS)
 	@echo "== UI frame CPU time, browser (WASM, headless Chromium)"; node bench/ui_browser_bench.mjs

@@ -28,8 +28,8 @@ struct AppConfig {
   bool controls = true;            // false: a bare figure (no tabs, toolbars, timeline or status bar)
   std::string theme;               // "light" or "dark" ("" = dark)
   bool headless = false;           // no GL: views run and lay out, nothing is uploaded or drawn (smoke tests)
-  // Makes the runner for live training (the browser: a Web Worker); empty = a thread where there
-  // are threads, else the UI's frames (app/train_runner.h).
+  // Makes the runner for live training: a thread natively, a Web Worker in the browser; empty =
+  // training in the UI's frames (app/train_runner.h).
   std::function<std::unique_ptr<TrainRunner>()> train_runner;
 };
 

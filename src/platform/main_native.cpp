@@ -219,6 +219,7 @@ int main(int argc, char** argv) {
   o.config.dpi_scale = sx;
   attnviz::App app;
   g_app = &app;
+  o.config.train_runner = attnviz::MakeThreadRunner;  // live training on its own thread
   const attnviz::Status st = app.Init(o.config);
   if (!st) {
     std::fprintf(stderr, "attnviz: %s\n", st.message.c_str());

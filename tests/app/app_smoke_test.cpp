@@ -247,7 +247,9 @@ JsonValue FramesUntil(HeadlessApp* t, const char* path, Ok ok, double seconds) {
 }
 
 TEST(AppViews, TrainRunsOnAThreadAndDrawsCurvesAndTheProbe) {
-  HeadlessApp t;
+  attnviz::AppConfig cfg;
+  cfg.train_runner = attnviz::MakeThreadRunner;  // as the desktop app does
+  HeadlessApp t(cfg);
   t.Run("train start");
   t.Run("view train");
   JsonValue d = FramesUntil(
