@@ -8,6 +8,7 @@
 #include "app/app_commands.h"
 #include "app/app_files.h"
 #include "app/app_state.h"
+#include "app/lazy_maps.h"
 #include "imgui.h"
 
 namespace attnviz {
@@ -56,7 +57,10 @@ void DrawMainWindow(AppState* s) {
   }
   ImGui::BeginChild("main", ImVec2(0, -status_h), false);
   DrawViewTabs(s);
-  s->ActiveView().Draw(s);
+  if (LazyWaiting(s) && !s->ActiveView().DrawsLazyMaps())
+    ImGui::TextDisabled("reading %s from %s ...", s->CurrentMap().name.c_str(), s->Current().title.c_str());
+  else
+    s->ActiveView().Draw(s);
   ImGui::EndChild();
   DrawStatusBar(s);
   ImGui::End();
@@ -98,6 +102,7 @@ Status App::Init(const AppConfig& config) {
   s->draw_pool.reserve(1024);
   s->env.renderer = config.headless ? nullptr : &s->renderer;
   s->env.pool = &s->draw_pool;
+  s->env.upload_budget = &s->upload_budget;
   for (int i = 0; i < ViewCount(); ++i) s->views.push_back(ViewInfoAt(i).create());
   Status offered = ChooseOfferedViews(s);
   if (!offered) return offered;
@@ -141,7 +146,7 @@ bool App::PopDownload(std::string* name, std::string* mime, std::vector<unsigned
 
 bool App::NeedsFrames() const {
   const AppState* s = s_.get();
-  if (s->timeline.playing || !s->downloads.empty()) return true;
+  if (s->timeline.playing || !s->downloads.empty() || LazyBusy(s)) return true;
   for (const auto& v : s->views)
     if (v->Animating(s)) return true;
   return false;
@@ -167,11 +172,14 @@ void App::Frame() {
   const auto t0 = std::chrono::steady_clock::now();
   const float dt = ImGui::GetIO().DeltaTime;
   s->draw_pool.clear();
+  s->upload_budget = int64_t(16) << 20;  // ~16 MB of textures a frame; one bigger map still goes at once
   s->frame.train_ms = 0;
   HandleShortcuts(s);
+  PumpLazyMaps(s);  // lazily read heads: last frame's wants in, a few ms of reading
   s->timeline.Advance(dt);
   for (auto& v : s->views) v->Advance(s, dt);
   DrawMainWindow(s);
+  DrawLoadProgress(s);
   DrawHelpWindow(s);
   QueueEvents(s);
   const auto t1 = std::chrono::steady_clock::now();
@@ -191,6 +199,61 @@ Status App::OpenFile(const std::string& name, const unsigned char* data, size_t 
 
 void App::ShowError(const std::string& message) {
   s_->Notify(message, true);
+}
+
+Status App::BeginLoad(const std::string& name, uint64_t total_bytes) {
+  const Status st = BeginFileLoad(s_.get(), name, total_bytes);
+  if (!st) s_->Notify(st.message, true);
+  return st;
+}
+
+Status App::FeedLoad(const unsigned char* data, size_t size) {
+  const Status st = FeedFileLoad(s_.get(), data, size);
+  if (!st) s_->Notify(st.message, true);
+  return st;
+}
+
+Status App::FinishLoad() {
+  const Status st = FinishFileLoad(s_.get());
+  if (!st) s_->Notify(st.message, true);
+  return st;
+}
+
+void App::AbortLoad(const std::string& message) {
+  s_->load = FileLoad();
+  s_->Notify(message, true);
+}
+
+void App::ShowLoadProgress(const std::string& name, uint64_t received, uint64_t total) {
+  FileLoad& L = s_->load;
+  if (L.in_app) return;  // a load fed here has its own progress
+  if (total == 0) {
+    L = FileLoad();
+    return;
+  }
+  if (!L.active || L.name != name) {
+    L = FileLoad();
+    L.name = name;
+    L.active = true;
+  }
+  L.received = received;
+  L.total = total;
+}
+
+Status App::OpenLazy(const std::string& name, std::unique_ptr<ByteSource> source, const uint8_t* prefix, size_t n) {
+  const Status st = OpenLazyAttention(s_.get(), name, std::move(source), prefix, n);
+  if (!st) s_->Notify(st.message, true);
+  return st;
+}
+
+bool App::LoadCancelRequested() const {
+  return s_->load.cancel;
+}
+
+Status App::OpenDocument(const std::string& name, AttentionDocument* doc) {
+  const Status st = OpenAttentionDocument(s_.get(), name, doc);
+  if (!st) s_->Notify(st.message, true);
+  return st;
 }
 
 Status App::Command(const std::string& command) {

@@ -303,6 +303,24 @@ void MaxPoolOverview(const float* head, int64_t rows, int64_t cols, int out_rows
 // LazyAttentionFile
 // ---------------------------------------------------------------------------
 
+Status ReadLazyPrefix(ByteSource* source, std::vector<uint8_t>* out) {
+  if (source->Asynchronous()) return Status::Error("ReadLazyPrefix needs a synchronous source");
+  uint8_t first[8];
+  if (source->Size() < 8) return Status::Error("safetensors: the file is too short for the 8-byte header length");
+  Status st = source->Read(0, 8, first);
+  if (!st) return st;
+  uint64_t need = 0;
+  if (!(st = SafetensorsHeaderLength(first, 8, source->Size(), &need))) return st;
+  if (!TryAllocate((size_t)need)) return Status::Error("safetensors: out of memory for the header");
+  out->resize((size_t)need);
+  return source->Read(0, need, out->data());
+}
+
+LazyAttentionFile::~LazyAttentionFile() {
+  for (const auto& j : jobs_)
+    if (j->state == JobState::Reading) source_->CancelRead(j->ticket);
+}
+
 Status LazyAttentionFile::Open(std::unique_ptr<ByteSource> source, const uint8_t* prefix, size_t n) {
   SafetensorsHeader header;
   Status st = ParseSafetensorsHeader(prefix, n, source->Size(), &header);
@@ -375,6 +393,13 @@ bool LazyAttentionFile::PopResult(LazyResult* out) {
   *out = std::move(results_.front());
   results_.pop_front();
   return true;
+}
+
+bool LazyAttentionFile::Busy() const {
+  if (!results_.empty()) return true;
+  for (const auto& j : jobs_)
+    if (j->state != JobState::Reading) return true;
+  return false;
 }
 
 uint64_t LazyAttentionFile::LoadingBytes() const {
@@ -467,6 +492,9 @@ void LazyAttentionFile::Pump(double budget_ms) {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   };
   const bool async = source_->Asynchronous();
+  uint64_t ended = 0;
+  Status how;
+  while (async && source_->TakeCompletion(&ended, &how)) CompleteRead(ended, how);
   if (async) {  // keep a few reads under way, oldest requests first
     int in_flight = 0;
     for (const auto& j : jobs_) in_flight += j->state == JobState::Reading;

@@ -115,6 +115,10 @@ struct LazyResult {
 // thread-safe: one owner (the UI thread) submits, pumps and pops.
 class LazyAttentionFile {
  public:
+  LazyAttentionFile() = default;
+  LazyAttentionFile(const LazyAttentionFile&) = delete;
+  LazyAttentionFile& operator=(const LazyAttentionFile&) = delete;
+  ~LazyAttentionFile();  // cancels the reads under way (an asynchronous source must not write into freed memory)
   // prefix: the file's first bytes, at least the whole header (SafetensorsHeaderLength).
   Status Open(std::unique_ptr<ByteSource> source, const uint8_t* prefix, size_t n);
   const LazyAttentionIndex& index() const { return index_; }  // what the file holds
@@ -129,10 +133,11 @@ class LazyAttentionFile {
   void CompleteRead(uint64_t ticket, const Status& st);
   bool PopResult(LazyResult* out);  // a finished request, oldest first
 
-  size_t Pending() const { return jobs_.size(); }                             // requests not finished
-  uint64_t BytesRead() const { return bytes_read_; }                          // file bytes read so far
-  uint64_t Reads() const { return reads_; }                                   // reads started so far
-  uint64_t LoadingBytes() const;                                              // memory held by requests in progress
+  size_t Pending() const { return jobs_.size(); }     // requests not finished
+  bool Busy() const;                                  // work for Pump to do (not only reads under way that end later)
+  uint64_t BytesRead() const { return bytes_read_; }  // file bytes read so far
+  uint64_t Reads() const { return reads_; }           // reads started so far
+  uint64_t LoadingBytes() const;                      // memory held by requests in progress
   void SetMaxInFlight(int reads) { max_in_flight_ = reads < 1 ? 1 : reads; }  // asynchronous reads at once
 
  private:
@@ -165,6 +170,9 @@ class LazyAttentionFile {
   uint64_t bytes_read_ = 0, reads_ = 0;
   int max_in_flight_ = 4;
 };
+
+// The header bytes of a safetensors file from a synchronous source: its 8-byte length, then 8 + N.
+Status ReadLazyPrefix(ByteSource* source, std::vector<uint8_t>* out);
 
 // ---------------------------------------------------------------------------
 // Writing

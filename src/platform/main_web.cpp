@@ -104,6 +104,13 @@ EM_JS(int, attnviz_js_take_wake, (), {
   return w ? 1 : 0;
 });
 
+// True once after attnviz-lazy.js asked for one frame to show the progress of a file being read.
+EM_JS(int, attnviz_js_take_progress_frame, (), {
+  var w = Module["attnvizProgressFrame"];
+  Module["attnvizProgressFrame"] = false;
+  return w ? 1 : 0;
+});
+
 // An event for the page's listeners (viewer.on(type, fn)).
 EM_JS(void, attnviz_js_emit, (const char* type, const char* json), {
   if (Module["onAttnvizEvent"]) Module["onAttnvizEvent"](UTF8ToString(type), JSON.parse(UTF8ToString(json)));
@@ -129,7 +136,10 @@ bool ShouldDraw(WebLoop& L, const float sz[4]) {
   for (int i = 0; i < 4; ++i) woke = woke || sz[i] != L.last_size[i];
   for (int i = 0; i < 4; ++i) L.last_size[i] = sz[i];
   if (woke) L.quiet_frames = 0;
-  return L.quiet_frames++ < 6;  // a few more frames let ImGui settle hover and animations
+  if (L.quiet_frames < 6) return ++L.quiet_frames, true;  // a few more frames let ImGui settle hover and animations
+  // While a file is read, one frame now and then shows its progress: a software renderer would
+  // otherwise spend the reading's time drawing.
+  return attnviz_js_take_progress_frame() != 0;
 }
 
 // Emscripten's GLFW reports sizes and the cursor in canvas (device) pixels; the UI works in CSS
