@@ -90,7 +90,7 @@ export function serve(dir, port, { cors = false, headers = {}, ranges = true } =
         res.end();
         return;
       }
-      const stream = fs.createReadStream(file, { start, end });
+      const stream = fs.createReadStream(file, { start, end, highWaterMark: 1 << 20 });
       stream.on('error', () => res.destroy());
       res.on('close', () => stream.destroy());
       stream.pipe(res);

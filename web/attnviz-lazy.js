@@ -26,8 +26,9 @@
 
   const nameOf = (url) => decodeURIComponent(String(url).split(/[?#]/)[0].split('/').pop() || 'download');
 
-  // The last stream's figures, for benchmarks: pieces fed and the longest time one took.
-  const stats = { pieces: 0, longest_feed_ms: 0 };
+  // Figures for benchmarks: the last stream's pieces and the longest feed; the biggest lazy read and
+  // how long it took to arrive; how long the last decoding between frames took.
+  const stats = { pieces: 0, longest_feed_ms: 0, biggest_read_bytes: 0, biggest_read_ms: 0, last_work_ms: 0 };
 
   // Streams the bytes that read(n) gives (a Uint8Array, or null at the end) into the viewer's loader.
   async function stream(ctx, name, total, read, stop) {
@@ -133,15 +134,34 @@
   function makeReader(ctx, name, range) {
     const M = ctx.Module, id = nextReader++;
     const r = { id, closed: false, cancelled: new Set(), reads: 0, bytes: 0 };
+    // Decoding runs between frames, ~8 ms at a time, as soon as a read ends (frames may be slow).
+    let working = false;
+    const work = async () => {
+      if (working) return;
+      working = true;
+      const t0 = performance.now();
+      try {
+        while (!r.closed && M._attnviz_lazy_work(8)) await yieldToBrowser();
+        stats.last_work_ms = performance.now() - t0;
+      } finally {
+        working = false;
+        ctx.wake();
+      }
+    };
     const done = (ticket, err) => {
       if (r.closed) return;
       M.ccall('attnviz_lazy_done', null, ['number', 'number', 'string'], [id, ticket, err]);
-      ctx.wake();
+      work();  // decodes between frames, then wakes the viewer to draw it
     };
     r.read = (ticket, offset, size, dst) => {
       r.reads++;
+      const t0 = performance.now();
       range(offset, size).then((bytes) => {
         if (r.closed || r.cancelled.delete(ticket)) return;  // the viewer no longer holds dst
+        if (size >= stats.biggest_read_bytes) {
+          stats.biggest_read_bytes = size;
+          stats.biggest_read_ms = performance.now() - t0;
+        }
         if (bytes.length !== size) {
           done(ticket, `the response ended after ${bytes.length} of ${size} bytes`);
           return;
@@ -230,8 +250,7 @@
     if (!total) throw fail('the server answered the Range request without the file\'s size (Content-Range: bytes a-b/size)');
     const version = first.headers.get('ETag') || first.headers.get('Last-Modified') || '';
     const head = new Uint8Array(await first.arrayBuffer());
-    const range = async (offset, size) => {
-      if (offset === 0 && size <= head.length) return head.subarray(0, size);
+    const one = async (offset, size) => {
       const bytes = `bytes ${offset}-${offset + size - 1}`;
       let res;
       try {
@@ -249,6 +268,19 @@
       } catch (e) {
         throw new Error(`reading ${bytes} failed: the response was cut short (${e.message})`);
       }
+    };
+    // A whole head (tens of MB) comes as a few Range requests at once: one response stream is the
+    // bottleneck on a loaded machine.
+    const range = async (offset, size) => {
+      if (offset === 0 && size <= head.length) return head.subarray(0, size);
+      const parts = Math.min(4, Math.ceil(size / (8 << 20)));
+      if (parts <= 1) return one(offset, size);
+      const step = Math.ceil(size / parts);
+      const pieces = await Promise.all(Array.from({ length: parts }, (_, i) =>
+        one(offset + i * step, Math.min(step, size - i * step))));
+      const out = new Uint8Array(size);
+      pieces.forEach((p, i) => out.set(p, i * step));
+      return out;
     };
     return openLazy(ctx, name, total, range);
   }

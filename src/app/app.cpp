@@ -146,7 +146,7 @@ bool App::PopDownload(std::string* name, std::string* mime, std::vector<unsigned
 
 bool App::NeedsFrames() const {
   const AppState* s = s_.get();
-  if (s->timeline.playing || !s->downloads.empty() || LazyBusy(s)) return true;
+  if (s->timeline.playing || !s->downloads.empty()) return true;
   for (const auto& v : s->views)
     if (v->Animating(s)) return true;
   return false;
@@ -179,6 +179,7 @@ void App::Frame() {
   s->timeline.Advance(dt);
   for (auto& v : s->views) v->Advance(s, dt);
   DrawMainWindow(s);
+  RequestLazyMaps(s);  // the heads and overviews the views drew: kept, or asked for now
   DrawLoadProgress(s);
   DrawHelpWindow(s);
   QueueEvents(s);
@@ -244,6 +245,10 @@ Status App::OpenLazy(const std::string& name, std::unique_ptr<ByteSource> source
   const Status st = OpenLazyAttention(s_.get(), name, std::move(source), prefix, n);
   if (!st) s_->Notify(st.message, true);
   return st;
+}
+
+bool App::WorkLazy(double budget_ms) {
+  return WorkLazyMaps(s_.get(), budget_ms);
 }
 
 bool App::LoadCancelRequested() const {

@@ -54,6 +54,9 @@ class App {
   // document once read (sets moved). LoadCancelRequested: the user pressed Cancel.
   void ShowLoadProgress(const std::string& name, uint64_t received, uint64_t total);  // total 0: hide it
   bool LoadCancelRequested() const;
+  // Between frames: decodes and installs lazily read heads for about budget_ms (the browser calls it
+  // when a read ends, so a head is in memory without waiting for slow frames). True while busy.
+  bool WorkLazy(double budget_ms);
   Status OpenDocument(const std::string& name, AttentionDocument* doc);
   // A safetensors file read lazily, head by head (docs/FORMATS.md): from a synchronous source (mmap)
   // prefix may be null; an asynchronous one (the browser's reads) comes with the file's header.

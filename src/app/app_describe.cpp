@@ -67,6 +67,7 @@ void WriteShared(AppState* s, JsonWriter* w) {
   w->Number(s->current_map);
   DescribeFileLoads(s, w);
   DescribeLazy(s, w);
+  DescribeLazyCurrent(s, w);
   w->Key("colormap");
   w->String(ColormapName(s->style.colormap));
   w->Key("scale");

@@ -288,19 +288,31 @@ void LazyMaps::RequestOverviews() {
   }
 }
 
-void LazyMaps::Pump(AppState* s, double budget_ms) {
-  std::vector<Example*> examples(sets_.size(), nullptr);  // each set's example (by pointer: this frame only)
+std::vector<Example*> LazyMaps::SetExamples(AppState* s) {
+  std::vector<Example*> examples(sets_.size(), nullptr);  // each set's example (by pointer: for now only)
   for (Example& ex : s->examples)
     if (ex.lazy.get() == this && ex.lazy_set >= 0 && ex.lazy_set < (int)sets_.size())
       examples[(size_t)ex.lazy_set] = &ex;
+  return examples;
+}
+
+void LazyMaps::Request(AppState* s) {
+  std::vector<Example*> examples = SetExamples(s);
   ++frame_;
-  Requests(s, examples);  // last frame's wants: kept from eviction, or asked for
-  file_.Pump(budget_ms);
+  Requests(s, examples);  // this frame's wants: kept from eviction, or asked for now
+  file_.Pump(0);          // reads start at once
   Results(s, examples);
   wants_.clear();
   overview_wants_.clear();
+}
+
+bool LazyMaps::Work(AppState* s, double budget_ms) {
+  std::vector<Example*> examples = SetExamples(s);
+  file_.Pump(budget_ms);
+  Results(s, examples);
   max_resident_ = std::max(max_resident_, resident_);
   max_memory_ = std::max(max_memory_, resident_ + file_.LoadingBytes());
+  return file_.Busy();
 }
 
 void LazyMaps::Describe(JsonWriter* w, int heads, int bands) const {
@@ -357,25 +369,38 @@ const AttentionMap* LazyOverview(AppState* s, int map) {
   return ex.lazy->Overview(ex.lazy_set, map);
 }
 
+namespace {
+
+std::vector<LazyMaps*> OpenFiles(AppState* s) {
+  std::vector<LazyMaps*> files;
+  for (Example& ex : s->examples)
+    if (ex.lazy && std::find(files.begin(), files.end(), ex.lazy.get()) == files.end()) files.push_back(ex.lazy.get());
+  return files;
+}
+
+}  // namespace
+
 void PumpLazyMaps(AppState* s) {
+  // A few ms a frame; more when frames are slow anyway (software WebGL), a quarter of the last one.
+  const double budget_ms = std::clamp(250.0 * (double)ImGui::GetIO().DeltaTime, 4.0, 50.0);
+  (void)WorkLazyMaps(s, budget_ms);
+}
+
+void RequestLazyMaps(AppState* s) {
   Example& cur = s->Current();
   // Views other than the grid and the heatmap (which say what they draw) need the whole map.
   if (cur.lazy && !s->ActiveView().DrawsLazyMaps()) {
     const AttentionMap& m = s->CurrentMap();
     cur.lazy->WantRows(cur.lazy_set, (int)(&m - cur.maps.data()), 0, m.Rows());
   }
-  std::vector<LazyMaps*> files;
-  for (Example& ex : s->examples)
-    if (ex.lazy && std::find(files.begin(), files.end(), ex.lazy.get()) == files.end()) files.push_back(ex.lazy.get());
-  // A few ms a frame; more when frames are slow anyway (software WebGL), a quarter of the last one.
-  const double budget_ms = std::clamp(250.0 * (double)ImGui::GetIO().DeltaTime, 4.0, 50.0);
-  for (LazyMaps* f : files) f->Pump(s, budget_ms / (double)files.size());
+  for (LazyMaps* f : OpenFiles(s)) f->Request(s);
 }
 
-bool LazyBusy(const AppState* s) {
-  for (const Example& ex : s->examples)
-    if (ex.lazy && ex.lazy->file().Busy()) return true;
-  return false;
+bool WorkLazyMaps(AppState* s, double budget_ms) {
+  const std::vector<LazyMaps*> files = OpenFiles(s);
+  bool busy = false;
+  for (LazyMaps* f : files) busy = f->Work(s, budget_ms / (double)files.size()) || busy;
+  return busy;
 }
 
 bool LazyWaiting(AppState* s) {
@@ -398,6 +423,25 @@ void DescribeLazy(AppState* s, JsonWriter* w) {
     }
   }
   ex.lazy->Describe(w, heads, bands);
+}
+
+void DescribeLazyCurrent(AppState* s, JsonWriter* w) {
+  // The current map's rows in memory now (describe().heatmaps says what the last frame drew).
+  const AttentionMap& m = s->CurrentMap();
+  w->Key("lazy_current");
+  if (!s->Current().lazy) {
+    w->Null();
+    return;
+  }
+  w->BeginObject();
+  w->Key("map");
+  w->Number(s->current_map);
+  w->Key("held");
+  w->BeginArray(true);
+  w->Number(m.row_offset);
+  w->Number(m.row_offset + (double)m.weights.rows());
+  w->EndArray();
+  w->EndObject();
 }
 
 }  // namespace attnviz

@@ -6,12 +6,13 @@
 //   (OpenLazyAttention in app_files.h: a safetensors file -> one example per set, maps without weights)
 //   LazyWantRows         a view draws rows of a map this frame (all of them, or a zoomed-in band)
 //   LazyOverview         a view draws a map's overview this frame (null until it is read)
-//   PumpLazyMaps         once a frame, before the views: results in, requests out, a few ms of reading
+//   PumpLazyMaps         once a frame, before the views: a few ms of reading and decoding, results in
+//   RequestLazyMaps      once a frame, after the views: what they drew is kept, what is missing asked for
 //   SetLazyCacheBudget   the memory heads and overviews may take (the `cache` command)
 //   DescribeLazy         describe()'s "lazy"
 //
-// Wants are collected while the views draw frame N and acted on at the start of frame N + 1: what
-// frame N drew is what the cache keeps, everything else may go.
+// Wants are collected while the views draw a frame and acted on right after it: what the frame drew
+// is what the cache keeps until the next frame's requests, everything else may go.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -42,7 +43,8 @@ class LazyMaps {
 
   void WantRows(int set, int map, int row0, int row1);       // rows [row0, row1) of a map, this frame
   const AttentionMap* Overview(int set, int map);            // its overview if in memory (and wanted), else null
-  void Pump(AppState* s, double budget_ms);                  // see PumpLazyMaps
+  void Request(AppState* s);                                 // see RequestLazyMaps
+  bool Work(AppState* s, double budget_ms);                  // reads and results only (between frames); true if busy
   void Describe(JsonWriter* w, int heads, int bands) const;  // heads, bands: what the examples hold
   int MapIndex(int set, int layer, int head) const;          // maps[] index of a layer's head
 
@@ -74,6 +76,7 @@ class LazyMaps {
     bool full = false;             // a whole head read for its overview
   };
 
+  std::vector<Example*> SetExamples(AppState* s);  // each set's example, by pointer (valid until examples change)
   void Results(AppState* s, std::vector<Example*>& examples);
   void Requests(AppState* s, std::vector<Example*>& examples);  // rows the views drew, then overviews
   void RequestOverviews();
@@ -96,9 +99,13 @@ class LazyMaps {
 
 void LazyWantRows(AppState* s, const AttentionMap& map, int row0, int row1);  // of the current example
 const AttentionMap* LazyOverview(AppState* s, int map);                       // of the current example
-void PumpLazyMaps(AppState* s);                 // every open lazy file, a few ms of reading in all
+void PumpLazyMaps(AppState* s);     // every open lazy file, a few ms of reading in all
+void RequestLazyMaps(AppState* s);  // after the views drew: requests for what they want, reads started
+// Between frames (the browser calls it when a read ends): decoding and installing only, for about
+// budget_ms; what the views want is left for the next frame. True while there is more to do.
+bool WorkLazyMaps(AppState* s, double budget_ms);
 bool LazyWaiting(AppState* s);                  // the current example is lazy and its current map is not all in memory
-bool LazyBusy(const AppState* s);               // reads to decode or to start: frames must keep coming
 void DescribeLazy(AppState* s, JsonWriter* w);  // "lazy": the current example's file, or null
+void DescribeLazyCurrent(AppState* s, JsonWriter* w);  // "lazy_current": {map, held rows} of the current map, or null
 
 }  // namespace attnviz

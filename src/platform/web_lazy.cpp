@@ -86,4 +86,10 @@ EMSCRIPTEN_KEEPALIVE void attnviz_lazy_done(int source, double ticket, const cha
   it->second->Done((uint64_t)ticket, error && *error ? attnviz::Status::Error(error) : attnviz::Status::Ok());
 }
 
+// Decodes and installs what finished reading, for about budget_ms, between frames. 1 while there is more.
+EMSCRIPTEN_KEEPALIVE int attnviz_lazy_work(double budget_ms) {
+  attnviz::App* app = attnviz::WebApp();
+  return app && app->WorkLazy(budget_ms) ? 1 : 0;
+}
+
 }  // extern "C"
