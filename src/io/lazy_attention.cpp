@@ -3,6 +3,7 @@
 #include "io/lazy_attention.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 

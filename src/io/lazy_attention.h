@@ -17,7 +17,6 @@
 // A plain safetensors file with one float tensor "attention" [layers, heads, n_q, n_k] (or 3-D,
 // 2-D) opens too, with tokens from __metadata__ "tokens" / "query_tokens" / "key_tokens" (JSON) or indices.
 #pragma once
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <deque>

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstring>
 #include <random>
 #include <string>
 
@@ -16,6 +17,7 @@
 #include "io/file_util.h"
 #include "io/json.h"
 #include "io/lazy_attention.h"
+#include "io/safetensors.h"
 
 using namespace attnviz;
 
@@ -110,6 +112,33 @@ TEST(LazyApp, TheGridReadsOverviewsOnly) {
   EXPECT_EQ(Lazy(d, "overviews"), 16);
   EXPECT_EQ(Lazy(d, "bytes_read"), 16.0 * 128 * 128 * 2);
   EXPECT_LE(Lazy(d, "reads"), 4);  // one read per layer's run of heads
+  std::remove(path.c_str());
+}
+
+TEST(LazyApp, WithoutStoredOverviewsTheGridPoolsEachHeadOnce) {
+  // A plain 'attention' tensor [2, 2, 300, 300] F32: no overviews in the file.
+  std::vector<uint8_t> bytes;
+  std::vector<uint64_t> begins;
+  uint64_t size = 0;
+  ASSERT_TRUE(SafetensorsHeaderBytes({{"attention", StDType::F32, {2, 2, 300, 300}}}, {}, &bytes, &begins, &size).ok);
+  bytes.resize(size, 0);
+  for (int head = 0; head < 4; ++head)  // head k: row r puts all its weight on column (r + 7k) % 300
+    for (int r = 0; r < 300; ++r) {
+      const float one = 1.0f;
+      std::memcpy(
+          bytes.data() + begins[0] + 4 * ((size_t)head * 90000 + (size_t)r * 300 + (size_t)(r + 7 * head) % 300), &one,
+          4);
+    }
+  const std::string path = TempPath("plain");
+  ASSERT_TRUE(WriteFileBytes(path, bytes.data(), bytes.size()).ok);
+  HeadlessApp t;
+  ASSERT_TRUE(t.Open(path).ok);
+  t.Frames(30);
+  const JsonValue d = t.Describe();
+  EXPECT_EQ(Lazy(d, "overviews"), 4);
+  EXPECT_EQ(Lazy(d, "heads"), 0);                         // read to pool them, not kept
+  EXPECT_EQ(Lazy(d, "bytes_read"), 4.0 * 300 * 300 * 4);  // each head once
+  EXPECT_EQ(d.Find("grid")->Find("overviews_shown")->number, 4);
   std::remove(path.c_str());
 }
 

@@ -264,7 +264,7 @@ void GridView::DrawThumbnails(AppState* s, int heads, int grid_rows) {
   GridViewState& g = state;
   Example& ex = s->Current();
   const int n = (int)ex.maps.size();
-  ImGui::BeginChild("grid_scroll", ImVec2(0, 0), false);
+  ImGui::BeginChild("grid_scroll", ImVec2(0, 0), false, ImGuiWindowFlags_HorizontalScrollbar);  // 32 heads may be wider
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const float line_h = ImGui::GetTextLineHeight(), gap = 8.0f, cap_h = line_h + 4;
   const bool layer_order = g.sort == GridSort::Layer;
@@ -311,7 +311,12 @@ void GridView::DrawThumbnails(AppState* s, int heads, int grid_rows) {
     } else {  // not computed yet (or the head is not in memory)
       int layer, head;
       ex.LayerHeadOf(i, &layer, &head);
-      std::snprintf(buf, sizeof(buf), layer_order ? "..." : "L%dH%d ...", layer, head);
+      // A lazily read head not in memory has none to come: the layer and head say enough.
+      const char* pending = ex.lazy ? "" : " ...";
+      if (layer_order)
+        std::snprintf(buf, sizeof(buf), "%s", pending + (*pending ? 1 : 0));
+      else
+        std::snprintf(buf, sizeof(buf), "L%dH%d%s", layer, head, pending);
     }
     dl->PushClipRect(ImVec2(cell0.x, cell0.y + cell), ImVec2(cell0.x + cell, cell0.y + cell + cap_h), true);
     dl->AddText(ImVec2(cell0.x, cell0.y + cell + 2), i == hovered ? IM_COL32(255, 196, 0, 255) : text_col, buf);
