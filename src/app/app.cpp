@@ -262,7 +262,11 @@ Status App::OpenDocument(const std::string& name, AttentionDocument* doc) {
 }
 
 Status App::Command(const std::string& command) {
-  return RunCommand(s_.get(), command);
+  const Status st = RunCommand(s_.get(), command);
+  // A command (the embed API's setMap, `map K`) may have changed a lazily read map between frames:
+  // its rows are asked for now, not after the next frame (which a slow renderer may take long to draw).
+  if (s_->Current().lazy && s_->ActiveView().WantLazyMaps(s_.get())) RequestLazyMaps(s_.get());
+  return st;
 }
 
 const std::string& App::DescribeJson() {

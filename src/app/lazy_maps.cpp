@@ -5,7 +5,6 @@
 #include <cstring>
 
 #include "app/app_state.h"
-#include "imgui.h"
 #include "io/json.h"
 #include "io/utf8.h"
 
@@ -300,7 +299,9 @@ void LazyMaps::Request(AppState* s) {
   std::vector<Example*> examples = SetExamples(s);
   ++frame_;
   Requests(s, examples);  // this frame's wants: kept from eviction, or asked for now
-  file_.Pump(0);          // reads start at once
+  // Asynchronous reads start at once; synchronous ones are read at the next frame (PumpLazyMaps),
+  // so a burst of commands between frames reads only what is wanted last.
+  if (file_.source()->Asynchronous()) file_.Pump(0);
   Results(s, examples);
   wants_.clear();
   overview_wants_.clear();
@@ -381,9 +382,9 @@ std::vector<LazyMaps*> OpenFiles(AppState* s) {
 }  // namespace
 
 void PumpLazyMaps(AppState* s) {
-  // A few ms a frame; more when frames are slow anyway (software WebGL), a quarter of the last one.
-  const double budget_ms = std::clamp(250.0 * (double)ImGui::GetIO().DeltaTime, 4.0, 50.0);
-  (void)WorkLazyMaps(s, budget_ms);
+  // 4 ms a frame: the browser decodes between frames too (WorkLazyMaps, as reads end), so a frame
+  // stays short however slow the renderer is.
+  (void)WorkLazyMaps(s, 4.0);
 }
 
 void RequestLazyMaps(AppState* s) {

@@ -102,6 +102,12 @@ void WantLazyRows(AppState* s, const AttentionMap& map, HeatmapViewState* w) {
   LazyWantRows(s, map, r0, r1);
 }
 
+bool HeatmapView::WantLazyMaps(AppState* s) {
+  if (!s->Current().lazy) return false;
+  WantLazyRows(s, s->CurrentMap(), &widget);
+  return true;
+}
+
 void HeatmapView::DrawDecoding(AppState* s) {
   Timeline& tl = s->timeline;
   const AttentionMap& map = s->CurrentMap();

@@ -21,6 +21,7 @@ class HeatmapView : public ViewModule {
   bool RunCommand(AppState* s, const CommandArgs& c, Status* result) override;  // zoom FACTOR [ROW [COL]]
   void OnExampleChanged(AppState*) override { widget = HeatmapViewState{}; }
   bool DrawsLazyMaps() const override { return true; }  // asks for the rows in view, the overview meanwhile
+  bool WantLazyMaps(AppState* s) override;
   void ReleaseTextures(AppState* s) override;
 
   HeatmapViewState widget;  // zoom, pan, textures, hover of the big heatmap
