@@ -87,6 +87,7 @@ bench: configure-native configure-web
 	@echo "== UI frame CPU time, native (xvfb)"; bash scripts/ui_bench.sh
 	cmake --build --preset web --target attnviz attnviz_web_files -j $(JOBS)
 	@echo "== UI frame CPU time, browser (WASM, headless Chromium)"; node bench/ui_browser_bench.mjs
+	@echo "== web bundle size and first frame (headless Chromium)"; node bench/bundle_bench.mjs
 	cmake --build --preset native --target attnviz_load_bench -j $(JOBS)
 	@echo "== big files: a 151 MB .npy opened natively, whole-file vs streamed"
 	@test -f $(BIG_NPY) || ./build/native/bench/attnviz_load_bench --make $(BIG_NPY)

@@ -1,9 +1,10 @@
-# attnviz_add_test(NAME SOURCES src... [LIBS lib...] [ARGS arg...] [NO_WASM])
+# attnviz_add_test(NAME SOURCES src... [LIBS lib...] [ARGS arg...] [WASM_ARGS arg...] [NO_WASM])
+# (WASM_ARGS: extra arguments for the WASM twin only.)
 # One GoogleTest executable per area. The native build runs it directly; the web build
 # compiles the same sources to WASM (SIMD128, node, NODERAWFS so tests read files), and
 # the native ctest also runs that .js under node, so `ctest` in build/native covers both.
 function(attnviz_add_test name)
-  cmake_parse_arguments(T "NO_WASM" "" "SOURCES;LIBS;ARGS" ${ARGN})
+  cmake_parse_arguments(T "NO_WASM" "" "SOURCES;LIBS;ARGS;WASM_ARGS" ${ARGN})
   if(EMSCRIPTEN AND T_NO_WASM)
     return()
   endif()
@@ -14,11 +15,12 @@ function(attnviz_add_test name)
   if(EMSCRIPTEN)
     set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/tests" SUFFIX ".js")
     target_link_options(${name} PRIVATE -sENVIRONMENT=node -sNODERAWFS=1 -sALLOW_MEMORY_GROWTH=1 -sEXIT_RUNTIME=1)
-    add_test(NAME ${name} COMMAND node --no-experimental-fetch "${CMAKE_BINARY_DIR}/tests/${name}.js" ${T_ARGS})
+    add_test(NAME ${name} COMMAND node --no-experimental-fetch "${CMAKE_BINARY_DIR}/tests/${name}.js" ${T_ARGS} ${T_WASM_ARGS})
   else()
     add_test(NAME ${name} COMMAND ${name} ${T_ARGS})
     if(NOT T_NO_WASM)
-      add_test(NAME ${name}_wasm COMMAND node --no-experimental-fetch "${ATTNVIZ_WEB_DIR}/tests/${name}.js" ${T_ARGS})
+      add_test(NAME ${name}_wasm COMMAND node --no-experimental-fetch "${ATTNVIZ_WEB_DIR}/tests/${name}.js" ${T_ARGS}
+               ${T_WASM_ARGS})
       set_tests_properties(${name}_wasm PROPERTIES LABELS wasm)
     endif()
   endif()

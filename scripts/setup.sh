@@ -13,7 +13,7 @@ APT_PKGS=(
   build-essential cmake ninja-build pkg-config dpkg-dev
   emscripten nodejs npm
   libeigen3-dev libglfw3-dev libgles-dev libgtest-dev googletest zlib1g-dev
-  chromium python3-numpy fonts-dejavu-core xvfb xauth
+  chromium python3-numpy fonts-dejavu-core fonttools xvfb xauth
   clang-format clang-14 libclang-rt-14-dev  # format-check; ASan/UBSan and libFuzzer builds
   python3-torch python3-pytest python3-nbconvert python3-ipykernel python3-pip  # python/ and its tests
 )

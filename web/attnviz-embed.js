@@ -130,6 +130,32 @@
     }
   }
 
+  // One compiled WebAssembly.Module per page, whatever the number of viewers: each viewer only
+  // instantiates it (its own memory). Emscripten calls this as Module.instantiateWasm(imports,
+  // receive) with `this` = the viewer's Module; a Module given wasmBinary (the Python package's
+  // self-contained HTML) compiles those bytes instead of fetching.
+  const compiled = {};  // url -> Promise<WebAssembly.Module>
+  function compileWasm(url) {
+    if (!compiled[url]) {
+      const fetched = () => fetch(url).then((r) => {
+        if (!r.ok) throw new Error(`could not load ${url}: HTTP ${r.status}`);
+        return r.arrayBuffer();
+      }).then((buf) => WebAssembly.compile(buf));
+      compiled[url] = WebAssembly.compileStreaming
+        ? WebAssembly.compileStreaming(fetch(url)).catch((e) => (/MIME|mime|Content-Type/.test(String(e)) ? fetched() : Promise.reject(e)))
+        : fetched();
+    }
+    return compiled[url];
+  }
+  function sharedInstantiate(onFail) {
+    return function (imports, receive) {
+      const mod = this;
+      const module = mod.wasmBinary ? WebAssembly.compile(mod.wasmBinary) : compileWasm(mod.locateFile('attnviz.wasm', ''));
+      module.then((m) => WebAssembly.instantiate(m, imports).then((instance) => receive(instance, m))).catch(onFail);
+      return {};  // the exports arrive through receive()
+    };
+  }
+
   // JSON text of data given as arrays (the attention file's JSON schema; Float32Arrays allowed).
   function dataToJson(data) {
     return JSON.stringify(data, (key, value) => (ArrayBuffer.isView(value) ? Array.from(value) : value));
@@ -153,6 +179,12 @@
       return Promise.reject(new Error('attnviz: attnviz.js not loaded'));
     }
     installKeyGuard();
+
+    // Theme: 'light' or 'dark', or 'auto' (the default), which follows prefers-color-scheme.
+    const schemeQuery = global.matchMedia ? global.matchMedia('(prefers-color-scheme: light)') : null;
+    const autoTheme = options.theme !== 'light' && options.theme !== 'dark';
+    const themeNow = () => (autoTheme ? (schemeQuery && schemeQuery.matches ? 'light' : 'dark') : options.theme);
+    element.classList.toggle('attnviz-light', themeNow() === 'light');
 
     const canvas = document.createElement('canvas');
     canvas.className = 'attnviz-canvas';
@@ -186,14 +218,17 @@
     const loading = overlay(element, 'attnviz-loading',
       '<div class="attnviz-spinner"></div><div>Loading attnviz&hellip;</div>');
 
-    let firstFrame;
+    let firstFrame, wasmFailed;
     const firstFramePromise = new Promise((resolve) => { firstFrame = resolve; });
-    return global.createAttnviz({
+    const wasmFailure = new Promise((resolve, reject) => { wasmFailed = reject; });
+    return Promise.race([wasmFailure, global.createAttnviz({
       canvas: canvas,
       attnvizOptions: {
         example: options.example || '', view: options.view || '', embed: !!options.embed, views: options.views || [],
+        theme: themeNow(), controls: options.controls !== false,
       },
       locateFile: (path) => (options.base || BASE) + path,
+      instantiateWasm: sharedInstantiate((e) => wasmFailed(e)),
       onFirstFrame: () => { loading.remove(); firstFrame(); },
       onAttnvizEvent: emit,
       onAbort: (what) => console.warn('attnviz: aborted: ' + what),
@@ -203,7 +238,7 @@
       },
       print: (t) => console.log(t),
       printErr: (t) => console.warn(t),
-    }).then((mod) => {
+    })]).then((mod) => {
       Module = mod;
       return firstFramePromise.then(() => makeViewer());
     }, (e) => {
@@ -296,6 +331,11 @@
         setColormap: setter('colormap'),
         setScale: setter('scale'),
         setRange: setter('range'),
+        setTheme: (t) => {
+          const err = run('theme ' + t);
+          if (err) throw new Error(err);
+          element.classList.toggle('attnviz-light', t === 'light');
+        },
         seek: setter('step'),
         play: () => run('play'),
         pause: () => run('pause'),
@@ -325,6 +365,12 @@
         element.classList.remove('attnviz-drop');
         for (const f of e.dataTransfer.files) viewer.openFile(f).catch((err) => console.warn('attnviz: ' + err.message));
       });
+      if (autoTheme && schemeQuery) {  // the reader switches their system theme: follow it
+        listen(schemeQuery, 'change', () => {
+          element.classList.toggle('attnviz-light', themeNow() === 'light');
+          run('theme ' + themeNow());
+        });
+      }
       // Commands from the options (e.g. the page's URL: ?range=p99&step=3) run once the data is in.
       const runCommands = () => {
         for (const c of options.commands || []) {
@@ -353,7 +399,7 @@
       el.attnvizViewer = mount(el, {
         src: d.attnvizSrc || '', example: d.attnvizExample || '', view: d.view || '',
         views: d.views ? d.views.split(',').map((v) => v.trim()) : [], embed: !('full' in d),
-        commands: commands.concat('autoplay' in d ? ['play'] : []),
+        commands: commands.concat('autoplay' in d ? ['play'] : []), controls: d.controls !== 'false',
       });
       el.attnvizViewer.catch((e) => console.warn('attnviz: ' + e.message));
     }

@@ -38,6 +38,9 @@ export interface MountOptions {
   data?: AttentionData;
   src?: string;
   commands?: string[];
+  theme?: 'light' | 'dark' | 'auto';
+  controls?: boolean;
+  maxMemory?: number | string;
   base?: string;
 }
 
@@ -64,6 +67,7 @@ export interface Viewer {
   setColormap(name: 'greys' | 'viridis' | 'magma' | 'diverging'): void;
   setScale(scale: 'global' | 'row' | 'log'): void;
   setRange(range: RangeMode | string): void;
+  setTheme(theme: 'light' | 'dark'): void;
   seek(step: number): void;
   play(): string;
   pause(): string;

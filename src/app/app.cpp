@@ -47,7 +47,7 @@ void DrawMainWindow(AppState* s) {
                                  (s->config.embed ? 0 : ImGuiWindowFlags_MenuBar);
   ImGui::Begin("attnviz", nullptr, flags);
   if (!s->config.embed) DrawMenuBar(s);
-  const float status_h = ImGui::GetFrameHeightWithSpacing() + 4;
+  const float status_h = s->config.controls ? ImGui::GetFrameHeightWithSpacing() + 4 : 0.0f;
   const float sidebar_w = s->config.embed ? 0.0f : std::min(300.0f, io.DisplaySize.x * 0.28f);
   if (sidebar_w > 0) {
     ImGui::BeginChild("sidebar", ImVec2(sidebar_w, -status_h), true);
@@ -56,13 +56,13 @@ void DrawMainWindow(AppState* s) {
     ImGui::SameLine();
   }
   ImGui::BeginChild("main", ImVec2(0, -status_h), false);
-  DrawViewTabs(s);
+  if (s->config.controls) DrawViewTabs(s);
   if (LazyWaiting(s) && !s->ActiveView().DrawsLazyMaps())
     ImGui::TextDisabled("reading %s from %s ...", s->CurrentMap().name.c_str(), s->Current().title.c_str());
   else
     s->ActiveView().Draw(s);
   ImGui::EndChild();
-  DrawStatusBar(s);
+  if (s->config.controls) DrawStatusBar(s);
   ImGui::End();
 }
 
@@ -92,7 +92,10 @@ Status App::Init(const AppConfig& config) {
   AppState* s = s_.get();
   s->config = config;
   ImGui::GetIO().IniFilename = nullptr;  // no imgui.ini next to the page or the binary
-  ApplyStyle();
+  s->light_theme = config.theme == "light";
+  if (!config.theme.empty() && config.theme != "light" && config.theme != "dark")
+    return Status::Error("unknown theme '" + config.theme + "' (light, dark)");
+  ApplyStyle(s->light_theme);
   s->dpi_scale = std::max(0.5f, config.dpi_scale);
   BuildFonts(s->dpi_scale);
   if (!config.headless) {
@@ -142,6 +145,25 @@ bool App::PopDownload(std::string* name, std::string* mime, std::vector<unsigned
   *bytes = std::move(d.bytes);
   s_->downloads.erase(s_->downloads.begin());
   return true;
+}
+
+bool App::PopOpenUrlRequest(std::string* url) {
+  if (s_->open_url_request.empty()) return false;
+  *url = std::move(s_->open_url_request);
+  s_->open_url_request.clear();
+  return true;
+}
+
+bool App::PopFetchRequest(std::string* url) {
+  auto& q = s_->models.fetch_requests;
+  if (q.empty()) return false;
+  *url = std::move(q.front());
+  q.erase(q.begin());
+  return true;
+}
+
+void App::DeliverFetch(const std::string& url, const unsigned char* data, size_t size, const std::string& error) {
+  if (!s_->models.Deliver(url, data, size, error)) s_->Notify("fetched " + url + ", which nothing asked for", true);
 }
 
 bool App::NeedsFrames() const {

@@ -26,6 +26,8 @@ struct AppConfig {
   bool embed = false;              // embedded in a lesson page: no menu bar, a compact toolbar
   std::vector<std::string> views;  // the views this viewer offers, in tab order (empty: all); one view: no tab bar
   float dpi_scale = 1.0f;          // framebuffer pixels per UI pixel (devicePixelRatio on the web)
+  bool controls = true;            // false: a bare figure (no tabs, toolbars, timeline or status bar)
+  std::string theme;               // "light" or "dark" ("" = dark)
   bool headless = false;           // no GL: views run and lay out, nothing is uploaded or drawn (smoke tests)
 };
 
@@ -71,6 +73,11 @@ class App {
   // A file the user asked to save (SVG, JSON); the platform writes it or starts a download.
   bool PopDownload(std::string* name, std::string* mime, std::vector<unsigned char>* bytes);
   bool PopOpenDialogRequest();
+  bool PopOpenUrlRequest(std::string* url);
+  // Files the app needs fetched (the web build's model files, "models/<file>"), and their arrival.
+  bool PopFetchRequest(std::string* url);
+  void DeliverFetch(const std::string& url, const unsigned char* data, size_t size,
+                    const std::string& error);  // a page the user asked for (relative to the app's folder)
   bool NeedsFrames() const;  // something animates (playback, training): keep drawing even without input
   // Events for the embed API, oldest first: "step" {"step": k} when the timeline's step changes,
   // "hover" {"row": r, "col": c} (or -1s) when the hovered cell of the view's heatmap changes.

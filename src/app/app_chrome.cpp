@@ -6,6 +6,7 @@
 
 #include "app/app_files.h"
 #include "app/app_state.h"
+#include "app/help_tip.h"
 #include "embedded_font.h"
 #include "imgui.h"
 
@@ -13,21 +14,11 @@ namespace attnviz {
 namespace {
 
 // Latin-1 + Latin Extended-A, General Punctuation, super/subscripts, arrows, math operators, Greek, Cyrillic.
+// Keep in step with the subset of the embedded font (CMakeLists.txt, pyftsubset --unicodes).
 const ImWchar kGlyphRanges[] = {0x0020, 0x017F, 0x0370, 0x03FF, 0x0400, 0x04FF, 0x2000, 0x206F, 0x2070,
                                 0x209F, 0x2190, 0x21FF, 0x2200, 0x22FF, 0x25A0, 0x25FF, 0};
 
 const ImVec4 kErrorColour(1.0f, 0.45f, 0.4f, 1);
-
-void HelpMarker(const char* text) {
-  ImGui::SameLine();
-  ImGui::TextDisabled("(?)");
-  if (!ImGui::IsItemHovered()) return;
-  ImGui::BeginTooltip();
-  ImGui::PushTextWrapPos(ImGui::GetFontSize() * 30);
-  ImGui::TextUnformatted(text);
-  ImGui::PopTextWrapPos();
-  ImGui::EndTooltip();
-}
 
 // A user action that can fail: the failure goes to the status bar.
 void Report(AppState* s, const Status& st) {
@@ -195,8 +186,11 @@ bool KeyPressed(ImGuiKey key, bool repeat = true) {
 
 }  // namespace
 
-void ApplyStyle() {
-  ImGui::StyleColorsDark();
+void ApplyStyle(bool light) {
+  if (light)
+    ImGui::StyleColorsLight();
+  else
+    ImGui::StyleColorsDark();
   ImGuiStyle& st = ImGui::GetStyle();
   st.WindowRounding = 0;
   st.FrameRounding = 3;
@@ -204,8 +198,8 @@ void ApplyStyle() {
   st.TabRounding = 3;
   st.WindowBorderSize = 0;
   st.ItemSpacing = ImVec2(8, 6);
-  st.Colors[ImGuiCol_WindowBg] = ImVec4(0.10f, 0.10f, 0.12f, 1.0f);
-  st.Colors[ImGuiCol_ChildBg] = ImVec4(0.12f, 0.12f, 0.14f, 1.0f);
+  st.Colors[ImGuiCol_WindowBg] = light ? ImVec4(0.97f, 0.97f, 0.96f, 1.0f) : ImVec4(0.10f, 0.10f, 0.12f, 1.0f);
+  st.Colors[ImGuiCol_ChildBg] = light ? ImVec4(0.93f, 0.93f, 0.92f, 1.0f) : ImVec4(0.12f, 0.12f, 0.14f, 1.0f);
 }
 
 void BuildFonts(float dpi_scale) {
@@ -282,6 +276,8 @@ void DrawMenuBar(AppState* s) {
   }
   if (ImGui::BeginMenu("Help")) {
     if (ImGui::MenuItem("Keyboard and mouse", "?")) s->show_help = true;
+    if (ImGui::MenuItem("Tutorial: attention, step by step")) s->open_url_request = "tutorial/index.html";
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("A lesson with a live viewer at each step (opens a new tab)");
     ImGui::EndMenu();
   }
   ImGui::TextDisabled("  attnviz: attention, made visible");

@@ -6,7 +6,7 @@ namespace attnviz {
 
 struct AppState;
 
-void ApplyStyle();                  // the dark theme
+void ApplyStyle(bool light);        // the dark theme, or the light one
 void BuildFonts(float dpi_scale);   // the embedded UI font, rasterised at the DPI scale
 void HandleShortcuts(AppState* s);  // Space, arrows, Home/End, 1..N, ?, Ctrl+O, Ctrl+S
 void DrawMenuBar(AppState* s);      // File, Examples, View, Help (not in embeds)

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "app/app_chrome.h"
 #include "app/app_files.h"
 #include "app/app_state.h"
 #include "app/lazy_maps.h"
@@ -121,6 +122,24 @@ Status CmdRenormalize(AppState* s, const CommandArgs& c) {
   return Refilter(s, before);
 }
 
+Status CmdTheme(AppState* s, const CommandArgs& c) {
+  if (c.rest != "light" && c.rest != "dark") return Status::Error("theme light|dark");
+  s->light_theme = c.rest == "light";
+  ApplyStyle(s->light_theme);
+  return Status::Ok();
+}
+
+// layer-head L H: the map of layer L, head H (files whose layers differ in head count too).
+Status CmdLayerHead(AppState* s, const CommandArgs& c) {
+  int l, h;
+  const Example& ex = s->Current();
+  if (!c.Int(0, &l) || !c.Int(1, &h) || l < 0 || h < 0 || l >= ex.layers || h >= ex.heads)
+    return Status::Error("layer-head L H, with L < " + std::to_string(ex.layers) + " and H < " +
+                         std::to_string(ex.heads));
+  s->current_map = ex.MapOf(l, h);
+  return Status::Ok();
+}
+
 Status CmdColormap(AppState* s, const CommandArgs& c) {
   if (!ParseColormap(c.rest.c_str(), &s->style.colormap))
     return Status::Error("unknown colormap '" + c.rest + "' (greys, viridis, magma, diverging)");
@@ -220,6 +239,8 @@ const AppCommand kAppCommands[] = {
     {"play", "play", CmdPlay},
     {"pause", "pause", CmdPause},
     {"map", "map INDEX", CmdMap},
+    {"layer-head", "layer-head L H", CmdLayerHead},
+    {"theme", "theme light|dark", CmdTheme},
     {"save-svg", "save-svg", CmdSaveSvg},
     {"save-json", "save-json", CmdSaveJson},
     {"save-csv", "save-csv", CmdSaveCsv},

@@ -38,6 +38,8 @@ void WriteShared(AppState* s, JsonWriter* w) {
   w->String(s->Current().id);
   w->Key("view");
   w->String(ViewInfoAt(s->view).name);
+  w->Key("theme");
+  w->String(s->light_theme ? "light" : "dark");
   w->Key("views");  // the views this viewer offers, in tab order
   w->BeginArray(true);
   for (int v : s->offered) w->String(ViewInfoAt(v).name);

@@ -57,16 +57,19 @@ struct AppState {
   int tab_view = -1;                               // the view the tab bar shows (differs for one frame after a switch)
   std::vector<int> offered;  // the views this viewer offers (registry indices, tab order; AppConfig::views)
 
-  std::string message;                     // last error or notice, shown in the status bar
-  bool message_is_error = false;           // message is an error (red)
-  double message_time = 0;                 // ImGui time when it was set
-  FrameStats frame;                        // CPU time readout
-  float dpi_scale = 1.0f;                  // framebuffer pixels per UI pixel
-  bool show_help = false;                  // the help window is open
+  std::string message;            // last error or notice, shown in the status bar
+  bool message_is_error = false;  // message is an error (red)
+  double message_time = 0;        // ImGui time when it was set
+  FrameStats frame;               // CPU time readout
+  float dpi_scale = 1.0f;
+  bool light_theme = false;  // the light ImGui theme (AppConfig::theme, the "theme" command)                  //
+                             // framebuffer pixels per UI pixel
+  bool show_help = false;    // the help window is open
   std::vector<PendingDownload> downloads;  // files the platform should save (SVG, JSON)
   std::vector<AppEvent> events;            // for the embed API (App::PopEvent), at most 64 kept
   int last_step = -1;                      // timeline step at the end of the last frame
   int last_hover[2] = {-1, -1};            // hovered cell at the end of the last frame
+  std::string open_url_request;            // a page the platform should open (Help > Tutorial)
   bool open_dialog_requested = false;      // the platform should show a file picker
   FileLoad load;                           // a file being read in pieces (progress, cancel)
 

@@ -474,6 +474,7 @@ bool HeatmapWidget(const char* id, const AttentionMap& map, const HeatmapStyle& 
   const HeatmapStyle style = ResolveStyle(user_style, have || !want_under ? map : *st->underlay);
   st->geom.vmin = style.vmin;
   st->geom.vmax = style.vmax;
+  st->geom.colormap = style.colormap;
   ImGui::PushID(id);
   const int rows = map.Rows(), cols = map.Cols();
   st->geom.valid = false;
@@ -561,6 +562,8 @@ void DescribeHeatmap(JsonWriter* w, const char* id, const HeatmapGeometry& g, co
     w->Key("underlay");
     w->Bool(g.underlay);
   }
+  w->Key("colormap");
+  w->String(ColormapName(g.colormap));
   if (map && map->Complete() && map->weights.size() <= 4096) {  // small maps only: tests invert pixels against them
     w->Key("weights");
     w->BeginArray(true);
@@ -575,6 +578,7 @@ bool HeatmapThumbnail(const char* id, const AttentionMap& map, const HeatmapStyl
   const HeatmapStyle style = ResolveStyle(user_style, map);
   st->geom.vmin = style.vmin;
   st->geom.vmax = style.vmax;
+  st->geom.colormap = style.colormap;
   ImGui::PushID(id);
   const int rows = (int)map.weights.rows(), cols = (int)map.weights.cols();
   const ImVec2 p = ImGui::GetCursorScreenPos();

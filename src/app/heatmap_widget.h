@@ -44,14 +44,15 @@ struct HeatmapStyle {
 };
 
 struct HeatmapGeometry {
-  float rect[4] = {0, 0, 0, 0};  // x0, y0, x1, y1 of the matrix area, in ImGui (CSS) pixels
-  float view[4] = {0, 0, 0, 0};  // col0, row0, col1, row1 shown
-  int rows = 0, cols = 0;        // matrix shape
-  int rows_shown = 0;            // rows drawn (decoding animation)
-  int held0 = 0, held1 = 0;      // rows in memory [held0, held1) (a lazily read map's band; else all)
-  bool underlay = false;         // an overview stood in for rows not in memory
-  float vmin = 0, vmax = 1;      // the resolved colour range it was drawn with
-  bool valid = false;            // drawn this frame
+  float rect[4] = {0, 0, 0, 0};         // x0, y0, x1, y1 of the matrix area, in ImGui (CSS) pixels
+  float view[4] = {0, 0, 0, 0};         // col0, row0, col1, row1 shown
+  int rows = 0, cols = 0;               // matrix shape
+  int rows_shown = 0;                   // rows drawn (decoding animation)
+  int held0 = 0, held1 = 0;             // rows in memory [held0, held1) (a lazily read map's band; else all)
+  bool underlay = false;                // an overview stood in for rows not in memory
+  float vmin = 0, vmax = 1;             // the resolved colour range it was drawn with
+  Colormap colormap = Colormap::Greys;  // and its colormap
+  bool valid = false;                   // drawn this frame
 };
 
 struct HeatmapViewState {
@@ -96,7 +97,8 @@ struct HeatmapEnv {
 bool HeatmapWidget(const char* id, const AttentionMap& map, const HeatmapStyle& style, HeatmapViewState* st,
                    const HeatmapEnv& env, const ImVec2& size);
 
-// Appends {id, rect, view, rows, cols, rows_shown, weights (maps up to 4096 cells)} to an open
+// Appends {id, rect, view, rows, cols, rows_shown, vmin, vmax, colormap, weights (maps up to 4096
+// cells; map may be null)} to an open
 // JSON array, when g was drawn this frame (describe()'s "heatmaps").
 void DescribeHeatmap(JsonWriter* w, const char* id, const HeatmapGeometry& g, const AttentionMap* map);
 

@@ -2,22 +2,42 @@
 
 #include <algorithm>
 #include <cstring>
+#include <sstream>
+#include <utility>
 
 #include "embedded_models.h"
 
 namespace attnviz {
 namespace {
 
-const char* KindLabel(const std::string& file) {
-  if (file.find("bahdanau") != std::string::npos) return "Bahdanau (additive)";
-  if (file.find("luong") != std::string::npos) return "Luong (general)";
-  if (file.find("transformer") != std::string::npos) return "Transformer (2+2 layers)";
-  return "model";
+std::string KindLabel(const std::string& file) {
+  std::string kind = "model";
+  if (file.find("bahdanau") != std::string::npos) kind = "Bahdanau (additive)";
+  if (file.find("luong") != std::string::npos) kind = "Luong (general)";
+  if (file.find("transformer") != std::string::npos) kind = "Transformer (2+2 layers)";
+  return file.find("es-en") != std::string::npos ? kind + ", Spanish \xe2\x86\x92 English" : kind;
+}
+
+bool IsTranslationModel(const std::string& file) {  // the Translate view's models (not the dates one)
+  return file.find(".bin") != std::string::npos &&
+         (file.find("en-fr") != std::string::npos || file.find("es-en") != std::string::npos);
 }
 
 int KindRank(const std::string& file) {  // Bahdanau first: it is the model of the translation figures
   if (file.find("bahdanau") != std::string::npos) return 0;
   return file.find("luong") != std::string::npos ? 1 : 2;
+}
+
+// The model files of the web build: "name size" lines of the embedded models.index.
+std::vector<std::pair<std::string, size_t>> RemoteModels() {
+  std::vector<std::pair<std::string, size_t>> out;
+  const EmbeddedFile* index = attnviz_embedded_models_find("models.index");
+  if (!index) return out;
+  std::istringstream in(std::string((const char*)index->data, index->size));
+  std::string name;
+  size_t size = 0;
+  while (in >> name >> size) out.push_back({name, size});
+  return out;
 }
 
 }  // namespace
@@ -27,13 +47,21 @@ void ModelLibrary::ListEmbedded() {
   const EmbeddedFile* files = attnviz_embedded_models_files(&n);
   std::vector<std::string> names;
   for (size_t i = 0; i < n; ++i)
-    if (std::strstr(files[i].name, ".bin") && std::strstr(files[i].name, "en-fr")) names.push_back(files[i].name);
-  std::sort(names.begin(), names.end(),
-            [](const std::string& a, const std::string& b) { return KindRank(a) < KindRank(b); });
+    if (IsTranslationModel(files[i].name)) names.push_back(files[i].name);
+  const auto remote = RemoteModels();
+  for (const auto& r : remote)
+    if (IsTranslationModel(r.first)) names.push_back(r.first);
+  // En -> Fr first, Bahdanau first: the model of the translation figures opens the page.
+  std::stable_sort(names.begin(), names.end(), [](const std::string& a, const std::string& b) {
+    const bool ea = a.find("es-en") != std::string::npos, eb = b.find("es-en") != std::string::npos;
+    return ea != eb ? eb : KindRank(a) < KindRank(b);
+  });
   for (const std::string& name : names) {
     ModelSlot s;
     s.file = name;
     s.label = std::string(KindLabel(name)) + ", pretrained";
+    for (const auto& r : remote)
+      if (r.first == name) s.remote_bytes = std::max<size_t>(1, r.second);
     slots.push_back(std::move(s));
   }
 }
@@ -48,6 +76,11 @@ Status ModelLibrary::EnsureLoaded(ModelSlot* s) {
   if (s->loaded) return Status::Ok();
   if (!s->error.empty()) return Status::Error(s->error);
   if (s->file.empty()) return Status::Error("the trained model has no weights yet");
+  if (s->remote_bytes > 0) {
+    if (!s->fetching) fetch_requests.push_back("models/" + s->file);
+    s->fetching = true;
+    return Status::Error("loading the model (" + std::to_string((s->remote_bytes + 1023) / 1024) + " KB)");
+  }
   const EmbeddedFile* f = attnviz_embedded_models_find(s->file.c_str());
   if (!f) {
     s->error = "model " + s->file + " is not embedded in this build";
@@ -60,6 +93,23 @@ Status ModelLibrary::EnsureLoaded(ModelSlot* s) {
   }
   s->loaded = true;
   return Status::Ok();
+}
+
+bool ModelLibrary::Deliver(const std::string& url, const uint8_t* data, size_t size, const std::string& error) {
+  for (ModelSlot& s : slots) {
+    if (!s.fetching || url.size() < s.file.size() ||
+        url.compare(url.size() - s.file.size(), s.file.size(), s.file) != 0)
+      continue;
+    s.fetching = false;
+    Status st = error.empty() ? seq2seq::LoadModel(data, size, &s.model) : Status::Error(error);
+    if (st) {
+      s.loaded = true;
+    } else {
+      s.error = "could not load " + s.file + ": " + st.message;
+    }
+    return true;
+  }
+  return false;
 }
 
 void ModelLibrary::PublishTrained(const seq2seq::Model& model, const std::string& label) {

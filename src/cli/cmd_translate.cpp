@@ -2,6 +2,8 @@
 //
 //   attnviz-cli translate --model models/bahdanau-en-fr.bin "the european economic area"
 //   attnviz-cli translate --model models/transformer-en-fr.bin --heads --out probe.json "syria sees the cat"
+//   attnviz-cli translate --figure c          (Bahdanau et al. 2015, Figure 3(c), with models/bahdanau-en-fr.bin)
+//   attnviz-cli translate --model models/luong-en-fr.bin --figure all   (one JSON line per figure)
 //
 // --out writes the attention file through io (SaveAttentionJson, docs/FORMATS.md): the same
 // format and the same float printing as the viewer's own saves, so the weights read back exactly.
@@ -12,6 +14,7 @@
 
 #include "cli/cli_args.h"
 #include "cli/commands.h"
+#include "core/seq2seq/figures.h"
 #include "core/seq2seq/metrics.h"
 #include "core/seq2seq/translate.h"
 #include "io/attention_file.h"
@@ -26,7 +29,7 @@ using attnviz::JsonWriter;
 using attnviz::Status;
 
 struct TranslateArgs {
-  std::string model_path, sentence, out_path;
+  std::string model_path, sentence, out_path, figure;
   int beam = 1, heldout = 0, seed = 1;
   bool heads = false;
 };
@@ -63,8 +66,11 @@ AttentionFile ToAttentionFile(const Translation& t, bool heads) {
   if (!heads || total_heads <= 1) return f;
   for (size_t l = 0; l < t.layer_heads.size(); ++l) {
     AttentionFile::Layer layer{t.layer_names[l], {}};
-    for (size_t h = 0; h < t.layer_heads[l].size(); ++h)
-      layer.heads.push_back({"head " + std::to_string(h + 1), t.layer_heads[l][h]});
+    for (size_t h = 0; h < t.layer_heads[l].size(); ++h) {
+      const bool supervised = static_cast<int>(l) == t.supervised_layer && static_cast<int>(h) == t.supervised_head;
+      layer.heads.push_back(
+          {"head " + std::to_string(h + 1) + (supervised ? " (supervised)" : ""), t.layer_heads[l][h]});
+    }
     f.layers.push_back(std::move(layer));
   }
   return f;
@@ -89,7 +95,7 @@ std::string Pad(const std::string& s, int width) {
   return s + std::string(std::max(0, width - Width(s)), ' ');
 }
 
-void PrintMatrix(const Translation& t) {
+void PrintMatrix(const Translation& t, const Mat& attention) {
   const std::vector<std::string> rows = RowLabels(t);
   int label = 4;
   for (const std::string& r : rows) label = std::max(label, Width(r));
@@ -98,13 +104,13 @@ void PrintMatrix(const Translation& t) {
   std::printf("%s", Pad("", label + 1).c_str());
   for (const std::string& s : t.source_tokens) std::printf(" %s", Pad(s, col).c_str());
   std::printf("\n");
-  for (int r = 0; r < t.attention.rows(); ++r) {
+  for (int r = 0; r < attention.rows(); ++r) {
     std::printf("%s", Pad(rows[r], label + 1).c_str());
     int best = 0;
-    t.attention.row(r).maxCoeff(&best);
-    for (int c = 0; c < t.attention.cols(); ++c) {
+    attention.row(r).maxCoeff(&best);
+    for (int c = 0; c < attention.cols(); ++c) {
       char cell[32];
-      std::snprintf(cell, sizeof cell, "%s%.2f", c == best ? "*" : " ", static_cast<double>(t.attention(r, c)));
+      std::snprintf(cell, sizeof cell, "%s%.2f", c == best ? "*" : " ", static_cast<double>(attention(r, c)));
       std::printf(" %s", Pad(cell, col).c_str());
     }
     std::printf("\n");
@@ -125,7 +131,7 @@ void WarnUnknownWords(const Model& model, const Translation& t) {
 // forced-decoding attention for the mean and for every layer and head.
 struct HeldoutScores {
   SequenceCounts seq;
-  AlignmentCounts mean, mean_threshold;
+  AlignmentCounts mean, mean_threshold, supervised;
   std::vector<std::vector<AlignmentCounts>> per_head;  // [layer][head]
   std::vector<std::string> layer_names;                // [layer]
 };
@@ -138,6 +144,7 @@ Status ScorePair(const Model& model, const SentencePair& p, const TranslateOptio
   s->seq.Add(decoded.target_ids, model.target_vocab.Encode(p.target));
   s->mean.Add(ScoreAlignment(forced.attention, p, AlignMode::ArgMax));
   s->mean_threshold.Add(ScoreAlignment(forced.attention, p, AlignMode::Threshold, 0.3f));
+  s->supervised.Add(ScoreAlignment(AlignmentMatrix(forced), p, AlignMode::ArgMax));
   s->per_head.resize(forced.layer_heads.size());
   s->layer_names = forced.layer_names;
   for (size_t l = 0; l < forced.layer_heads.size(); ++l) {
@@ -149,7 +156,8 @@ Status ScorePair(const Model& model, const SentencePair& p, const TranslateOptio
 }
 
 // One JSON line: model, task, sentences, beam, exact_match, token_accuracy, aer, aer_threshold,
-// heads [{layer, head, aer}] (rates with 4 decimals).
+// heads [{layer, head, aer}], supervised ({layer, head, aer} of the supervised head, or null)
+// (rates with 4 decimals).
 std::string ScoresJson(const Model& model, int beam, const HeldoutScores& s) {
   JsonWriter w;
   auto rate = [&w](const char* key, double v) {
@@ -182,6 +190,18 @@ std::string ScoresJson(const Model& model, int beam, const HeldoutScores& s) {
       w.EndObject();
     }
   w.EndArray();
+  w.Key("supervised");
+  if (HasSupervisedHead(model.config)) {
+    w.BeginObject();
+    w.Key("layer");
+    w.String("decoder layer " + std::to_string(model.config.align_layer + 1));
+    w.Key("head");
+    w.Number(model.config.align_head + 1);
+    rate("aer", s.supervised.Aer());
+    w.EndObject();
+  } else {
+    w.Null();
+  }
   w.EndObject();
   return w.str();
 }
@@ -201,24 +221,77 @@ int Evaluate(const Model& model, int n, int seed, int beam) {
   return attnviz::kExitOk;
 }
 
-// Prints the translation and its attention matrix; with --out also writes the attention file.
-int TranslateSentence(const Model& model, const TranslateArgs& a) {
+// Prints the translation and its attention matrix (and the supervised head's, if the model has
+// one); with --out also writes the attention file.
+int TranslateSentence(const Model& model, const TranslateArgs& a, const std::string& sentence, Translation* out) {
   TranslateOptions options;
   options.beam_size = a.beam;
-  Translation t;
-  Status st = Translate(model, a.sentence, options, &t);
+  Translation& t = *out;
+  Status st = Translate(model, sentence, options, &t);
   if (!st) return Fail(st.message);
   WarnUnknownWords(model, t);
   std::printf("%s\n\n", Join(t.target_tokens).c_str());
-  PrintMatrix(t);
+  PrintMatrix(t, t.attention);
+  if (!SupervisedHeadName(t).empty()) {
+    std::printf("\n%s:\n", SupervisedHeadName(t).c_str());
+    PrintMatrix(t, AlignmentMatrix(t));
+  }
   if (!a.out_path.empty() && !(st = SaveAttention(t, a.heads, a.out_path))) return Fail(st.message);
+  return attnviz::kExitOk;
+}
+
+// --figure all: one JSON line per figure of the model's task:
+// {figure, task, exact, output, reference, aer, aer_mean} (aer: the supervised head, else the mean).
+int ScoreAllFigures(const Model& model, int beam) {
+  for (const FigureSentence& f : FigureSentences()) {
+    if (f.task != model.config.task) continue;
+    FigureResult sc;
+    if (Status st = EvaluateFigure(model, f, &sc, beam); !st) return Fail(st.message);
+    JsonWriter w;
+    w.BeginObject();
+    w.Key("figure");
+    w.String(f.id);
+    w.Key("task");
+    w.String(TaskName(f.task));
+    w.Key("exact");
+    w.Bool(sc.exact);
+    w.Key("output");
+    w.String(Join(sc.decoded.target_tokens));
+    w.Key("reference");
+    w.String(Join(f.gold.target));
+    w.Key("aer");
+    w.NumberFixed(sc.aer, 4);
+    w.Key("aer_mean");
+    w.NumberFixed(sc.aer_mean, 4);
+    w.EndObject();
+    std::printf("%s\n", w.str().c_str());
+  }
+  return attnviz::kExitOk;
+}
+
+// --figure ID: the same output as translating the figure's sentence, then (on stderr) where it
+// comes from, its reference and how the translation and the alignment compare with them.
+int TranslateFigure(const Model& model, const TranslateArgs& a, const FigureSentence& f) {
+  FigureResult sc;
+  if (Status st = EvaluateFigure(model, f, &sc, a.beam); !st) return Fail(st.message);
+  Translation t;
+  if (int rc = TranslateSentence(model, a, f.text, &t); rc != attnviz::kExitOk) return rc;
+  std::fprintf(stderr,
+               "figure %s: %s\n  source:    %s\n  reference: %s\n  %s; AER %.1f%% against the hand-made gold%s\n",
+               f.id.c_str(), f.citation.c_str(), f.text.c_str(), f.reference.c_str(),
+               sc.exact ? "exact match" : "NOT the reference", 100.0 * sc.aer,
+               SupervisedHeadName(t).empty() ? "" : (" (" + SupervisedHeadName(t) + ")").c_str());
   return attnviz::kExitOk;
 }
 
 int RunTranslate(int argc, char** argv) {
   TranslateArgs a;
   attnviz::ArgParser args("translate", "translate a sentence with a seq2seq model and print the alignment");
-  args.String("--model", &a.model_path, "FILE", "model file written by `attnviz-cli train --out`", true);
+  args.String("--model", &a.model_path, "FILE",
+              "model file written by `attnviz-cli train --out` (with --figure: default models/bahdanau-TASK.bin)");
+  args.String("--figure", &a.figure, "ID",
+              "translate a figure's sentence: a, b, c, d (Bahdanau et al. 2015, Figure 3), es1..es4 (TensorFlow "
+              "tutorial); all: one JSON line of scores per figure of the model's task");
   args.Int("--beam", &a.beam, "K", "beam size (default 1: greedy)");
   args.String("--out", &a.out_path, "FILE", "also write the attention as an attnviz JSON file");
   args.Flag("--heads", &a.heads, "Transformer: also write every decoder layer's heads to --out");
@@ -226,11 +299,20 @@ int RunTranslate(int argc, char** argv) {
   args.Int("--seed", &a.seed, "S", "with --heldout: the corpus seed the model was trained with (default 1)");
   args.Positional("sentence", &a.sentence, "the sentence to translate (quote it)", false);
   if (int rc = args.Parse(argc, argv); rc >= 0) return rc;
+  const FigureSentence* figure = nullptr;
+  if (args.Seen("--figure") && a.figure != "all" && !(figure = FindFigure(a.figure)))
+    return args.UsageError("unknown --figure '" + a.figure + "' (a, b, c, d, es1, es2, es3, es4 or all)");
+  if (a.model_path.empty()) {
+    if (!figure) return args.UsageError("--model FILE is required (it may be left out with --figure ID)");
+    a.model_path = std::string("models/bahdanau-") + TaskName(figure->task) + ".bin";
+  }
   Model model;
   if (Status st = LoadModelFile(a.model_path, &model); !st) return Fail(st.message);
   if (a.heldout > 0) return Evaluate(model, a.heldout, a.seed, a.beam);
-  if (!args.Seen("sentence")) return args.UsageError("give a sentence to translate (or --heldout N)");
-  return TranslateSentence(model, a);
+  if (args.Seen("--figure")) return figure ? TranslateFigure(model, a, *figure) : ScoreAllFigures(model, a.beam);
+  if (!args.Seen("sentence")) return args.UsageError("give a sentence to translate (or --heldout N, --figure ID)");
+  Translation t;
+  return TranslateSentence(model, a, a.sentence, &t);
 }
 
 }  // namespace

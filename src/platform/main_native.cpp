@@ -159,6 +159,10 @@ void SaveDownloads(attnviz::App& app) {
     if (f && std::fclose(f) != 0) std::fprintf(stderr, "attnviz: cannot close %s\n", name.c_str());
     std::fprintf(stderr, ok ? "attnviz: wrote %s\n" : "attnviz: cannot write %s\n", name.c_str());
   }
+  std::string url;
+  if (app.PopOpenUrlRequest(&url))
+    std::fprintf(stderr, "attnviz: %s is part of the web app: `make run` serves it at http://127.0.0.1:8000/%s\n",
+                 url.c_str(), url.c_str());
   if (app.PopOpenDialogRequest())
     std::fprintf(stderr, "attnviz: drop an attention file (JSON or NPZ) onto the window to open it\n");
 }

@@ -20,12 +20,12 @@
 
 // The JavaScript below is not C++: the formatter would break it ("!==" into "!= =").
 // clang-format off
-// Options the page passed to createAttnviz({attnvizOptions: {...}}), as "example\nview\nembed\nviews"
-// (views comma-separated).
+// Options the page passed to createAttnviz({attnvizOptions: {...}}), as
+// "example\nview\nembed\nviews\ntheme\ncontrols" (views comma-separated).
 EM_JS(char*, attnviz_js_options, (), {
   var o = Module["attnvizOptions"] || {};
   var s = String(o.example || "") + "\n" + String(o.view || "") + "\n" + (o.embed ? "1" : "0") + "\n" +
-          (o.views || []).join(",");
+          (o.views || []).join(",") + "\n" + String(o.theme || "") + "\n" + (o.controls === false ? "0" : "1");
   var n = lengthBytesUTF8(s) + 1;
   var p = _malloc(n);
   stringToUTF8(s, p, n);
@@ -111,6 +111,31 @@ EM_JS(int, attnviz_js_take_progress_frame, (), {
   return w ? 1 : 0;
 });
 
+// Opens a page of the app's folder in a new tab (Help > Tutorial).
+EM_JS(void, attnviz_js_open_url, (const char* url), {
+  window.open(new URL(UTF8ToString(url), document.baseURI).href, "_blank", "noopener");
+});
+
+// Fetches a file the app needs (a model), relative to attnviz.wasm, and hands it to attnviz_fetched.
+EM_JS(void, attnviz_js_fetch, (const char* url), {
+  var u = UTF8ToString(url);
+  var full = Module["locateFile"] ? Module["locateFile"](u, "") : u;
+  var done = function(p, n, err) {
+    ccall("attnviz_fetched", null, ["string", "number", "number", "string"], [u, p, n, err]);
+    Module["attnvizWake"] = true;
+  };
+  fetch(full).then(function(r) {
+    if (!r.ok) throw new Error("HTTP " + r.status + " for " + full);
+    return r.arrayBuffer();
+  }).then(function(buf) {
+    var b = new Uint8Array(buf);
+    var p = _malloc(Math.max(1, b.length));
+    HEAPU8.set(b, p);
+    done(p, b.length, "");
+    _free(p);
+  }).catch(function(e) { done(0, 0, String((e && e.message) || e)); });
+});
+
 // An event for the page's listeners (viewer.on(type, fn)).
 EM_JS(void, attnviz_js_emit, (const char* type, const char* json), {
   if (Module["onAttnvizEvent"]) Module["onAttnvizEvent"](UTF8ToString(type), JSON.parse(UTF8ToString(json)));
@@ -164,6 +189,9 @@ void HandOver(WebLoop& L) {
   while (L.app.PopDownload(&name, &mime, &bytes))
     attnviz_js_download(name.c_str(), mime.c_str(), bytes.data(), (int)bytes.size());
   if (L.app.PopOpenDialogRequest()) attnviz_js_open_dialog();
+  std::string url;
+  if (L.app.PopOpenUrlRequest(&url)) attnviz_js_open_url(url.c_str());
+  while (L.app.PopFetchRequest(&url)) attnviz_js_fetch(url.c_str());
   std::string type, json;
   while (L.app.PopEvent(&type, &json)) attnviz_js_emit(type.c_str(), json.c_str());
 }
@@ -245,11 +273,16 @@ int main() {
   config.view = o.substr(a + 1, b - a - 1);
   const size_t c = o.find('\n', b + 1);
   config.embed = o.substr(b + 1, c - b - 1) == "1";
-  for (size_t p = c + 1; c != std::string::npos && p <= o.size();) {  // views: comma-separated names
-    const size_t q = std::min(o.find(',', p), o.size());
-    if (q > p) config.views.push_back(o.substr(p, q - p));
+  const size_t d = c == std::string::npos ? c : o.find('\n', c + 1);
+  const std::string views = c == std::string::npos ? "" : o.substr(c + 1, d == std::string::npos ? d : d - c - 1);
+  for (size_t p = 0; p < views.size();) {  // views: comma-separated names
+    const size_t q = std::min(views.find(',', p), views.size());
+    if (q > p) config.views.push_back(views.substr(p, q - p));
     p = q + 1;
   }
+  const size_t e = d == std::string::npos ? d : o.find('\n', d + 1);
+  if (d != std::string::npos) config.theme = o.substr(d + 1, e == std::string::npos ? e : e - d - 1);
+  if (e != std::string::npos) config.controls = o.substr(e + 1) != "0";
   config.dpi_scale = sz[2] / sz[0];
   const attnviz::Status st = g_loop->app.Init(config);
   if (!st) {

@@ -79,6 +79,12 @@ EMSCRIPTEN_KEEPALIVE void attnviz_set_memory_budget(double bytes) {
   attnviz::SetDefaultMemoryBudget(bytes > 0 ? (uint64_t)bytes : 0);
 }
 
+// A file the app asked for (attnviz_js_fetch) has arrived, or failed with error.
+EMSCRIPTEN_KEEPALIVE void attnviz_fetched(const char* url, const unsigned char* data, int size, const char* error) {
+  attnviz::App* app = attnviz::WebApp();
+  if (app && url) app->DeliverFetch(url, data, size > 0 ? (size_t)size : 0, error ? error : "");
+}
+
 // CPU milliseconds of the last App::Frame().
 EMSCRIPTEN_KEEPALIVE float attnviz_frame_cpu_ms() {
   attnviz::App* app = attnviz::WebApp();

@@ -536,3 +536,30 @@ TEST(AppFiles, TextFromFilesIsShownSafely) {
   EXPECT_EQ(Get(d, "source_tokens").items[1].string, "\\x1b]0;pwned\\x07") << "escapes shown, not run";
   EXPECT_EQ(Get(d, "source_tokens").items[2].string, "\\u202eexe.txt") << "no right-to-left override";
 }
+
+TEST(AppViews, TranslateFiguresPlayWithTheirGoldAlignment) {
+  HeadlessApp t;
+  t.Run("figure a");
+  t.Frames(400);  // the whole sentence, word by word
+  JsonValue d = t.Describe();
+  EXPECT_EQ(Get(d, "translate.figure").string, "a");
+  EXPECT_TRUE(Get(d, "translate.figure_exact").boolean) << Get(d, "translate.output").string;
+  EXPECT_NE(Get(d, "translate.output")
+                .string.find("zone \xc3\xa9"
+                             "conomique europ\xc3\xa9"
+                             "enne a \xc3\xa9t\xc3\xa9 sign\xc3\xa9"),
+            std::string::npos);
+  const JsonValue* h = Heatmap(d, "translation");
+  const JsonValue* g = Heatmap(d, "gold");
+  ASSERT_NE(h, nullptr);
+  ASSERT_NE(g, nullptr) << "the gold alignment is drawn beside the model's";
+  EXPECT_EQ(Num(*h, "cols"), Num(*g, "cols"));
+  t.Run("figure es1");
+  t.Frames(2);
+  d = t.Describe();
+  EXPECT_NE(Get(d, "translate.output").string.find("cold"), std::string::npos) << "an es-en model translates es1";
+  t.Run("translate the european economic area");
+  t.Frames(1);
+  EXPECT_EQ(Get(t.Describe(), "translate.figure").string, "") << "typing another sentence leaves the figure";
+  EXPECT_FALSE(t.app.Command("figure z").ok);
+}

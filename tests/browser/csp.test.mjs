@@ -10,7 +10,7 @@ const NO_WASM = "default-src 'self'; script-src 'self'; style-src 'self'";
 
 async function openPage(browser, csp, page) {
   const server = await serve(APP_DIR, 0, { headers: { 'Content-Security-Policy': csp } });
-  const p = await (await browser.newContext({ viewport: { width: 1000, height: 700 } })).newPage();
+  const p = await (await browser.newContext({ viewport: { width: 1000, height: 700 }, colorScheme: 'dark' })).newPage();
   const messages = [];
   p.on('console', (m) => messages.push(`${m.type()}: ${m.text()}`));
   p.on('pageerror', (e) => messages.push(`pageerror: ${e}`));

@@ -24,7 +24,7 @@ async function main() {
       '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic', '--ignore-gpu-blocklist'],
   });
   try {
-    const page = await (await browser.newContext({ viewport: { width: 900, height: 900 } })).newPage();
+    const page = await (await browser.newContext({ viewport: { width: 900, height: 900 }, colorScheme: 'dark' })).newPage();
     const errors = [];
     page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
     await page.goto(`http://127.0.0.1:${server.address().port}/declarative.html`);
@@ -32,6 +32,7 @@ async function main() {
     await page.evaluate(async () => {
       window.__d1 = await document.getElementById('d1').attnvizViewer;
       window.__d2 = await document.getElementById('d2').attnvizViewer;
+      window.__d3 = await document.getElementById('d3').attnvizViewer;
     });
     await page.waitForFunction(() => window.__d1.describe().example === 'file:fig.json', null, { timeout: 30000 });
     await frames(page, 6);
@@ -46,6 +47,14 @@ async function main() {
     check('data-attnviz-example + data-views="steps": one view, no others', d2.example === 'seed002' &&
       d2.view === 'steps' && JSON.stringify(d2.views) === '["steps"]', JSON.stringify([d2.view, d2.views]));
     check('data-autoplay plays', d2.timeline.playing === true || d2.timeline.step === d2.timeline.count);
+    // controls=false: the heatmap fills the box, with no toolbar above it.
+    const d3 = await page.evaluate(() => window.__d3.describe());
+    const h3 = d3.heatmaps.find((x) => x.id === 'main');
+    check('data-controls="false": a bare figure (the heatmap starts at the top)', h3 && h3.rect[1] < 40,
+      h3 && `top at ${h3.rect[1].toFixed(0)} px`);
+    const h2 = (await page.evaluate(() => window.__d1.describe())).heatmaps.find((x) => x.id === 'main');
+    check('with controls the heatmap sits below the toolbar', h2.rect[1] > h3.rect[1] + 20,
+      `${h2.rect[1].toFixed(0)} vs ${h3.rect[1].toFixed(0)} px`);
     check('no console errors', errors.length === 0, errors.slice(0, 3).join(' | '));
   } finally {
     await browser.close();

@@ -30,10 +30,12 @@ async function main() {
     args: ['--no-sandbox', '--use-angle=swiftshader', '--enable-unsafe-swiftshader', '--disable-background-networking',
       '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic', '--ignore-gpu-blocklist'],
   });
-  const page = await (await browser.newContext({ viewport: { width: 900, height: 700 } })).newPage();
+  const page = await (await browser.newContext({ viewport: { width: 900, height: 700 }, colorScheme: 'dark' })).newPage();
   const errors = [];
   page.on('console', (m) => { if (m.type() === 'error' || /WebGL contexts/.test(m.text())) errors.push(m.text()); });
   page.on('pageerror', (e) => errors.push(String(e)));
+  let wasmFetches = 0;
+  page.on('request', (r) => { if (r.url().endsWith('attnviz.wasm')) wasmFetches++; });
   try {
     await page.goto(`http://127.0.0.1:${server.address().port}/embed-api.html`);
     await page.waitForFunction(() => window.viewers !== undefined, null, { timeout: 60000 });
@@ -44,6 +46,7 @@ async function main() {
       JSON.stringify(d1.views));
     check('a view it does not offer is refused', /does not offer/.test(await page.evaluate(() => window.viewers[0].command('view grid'))));
     check('the second viewer offers every view', d2.views.length === 7);
+    check('two viewers share one download and compile of attnviz.wasm', wasmFetches === 1, `${wasmFetches} fetches`);
 
     // load() from arrays (a Float32Array row too), then the pixels match the weights.
     await page.evaluate((w) => window.viewers[0].load({ source_tokens: ['the', 'cat', 'sat'],

@@ -29,7 +29,8 @@ export async function openApp(query = '', { width = 1280, height = 800, dpr = 1,
     args: ['--no-sandbox', '--use-angle=swiftshader', '--enable-unsafe-swiftshader', '--disable-background-networking',
       '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic', '--ignore-gpu-blocklist', ...extraArgs],
   });
-  const context = await browser.newContext({ viewport: { width, height }, deviceScaleFactor: dpr });
+  // The viewer follows prefers-color-scheme; the tests (and the screenshots in docs/) use dark.
+  const context = await browser.newContext({ viewport: { width, height }, deviceScaleFactor: dpr, colorScheme: 'dark' });
   const page = await context.newPage();
   const errors = [];
   page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });

@@ -51,13 +51,42 @@ async function main() {
     const s2 = await screenshot(page, 'translate-unknown.png');
     if (process.env.ATTNVIZ_DOCS_DIR) fs.copyFileSync(s2.file, path.join(process.env.ATTNVIZ_DOCS_DIR, 'view-translate-unknown.png'));
 
+    // Figure 3(a) of Bahdanau et al.: played word by word, then the final matrix pixel-checked, with the gold beside it.
+    check('figure a', (await cmd(page, 'figure a')) === '');
+    await page.waitForFunction(() => {
+      const t = window.attnviz.describe().translate;
+      return t.figure === 'a' && t.figure_exact !== undefined && t.emitted >= t.output.split(' ').length;
+    }, null, { timeout: 60000 });
+    await cmd(page, 'numbers off');
+    await cmd(page, 'pause');
+    await frames(page, 4);
+    d = await describe(page);
+    check('figure (a) is translated as the paper prints it', d.translate.figure_exact === true, d.translate.output);
+    const fa = d.heatmaps.find((x) => x.id === 'translation');
+    const shotA = await screenshot(page, 'figure-a.png');
+    checkHeatmapPixels('figure (a) alignment', d, fa, shotA.png);
+    const gold = d.heatmaps.find((x) => x.id === 'gold');
+    check('the gold alignment is drawn beside it', !!gold && gold.cols === fa.cols);
+    // The reversed "zone économique européenne" block: économique <- economic, européenne <- european.
+    const src = 'the agreement on the european economic area was signed in august 1992 .'.split(' ');
+    const tgt = d.translate.output.split(' ');
+    const wa = (r, c) => fa.weights[r * fa.cols + c];
+    const row = (word) => tgt.indexOf(word), col = (word) => src.indexOf(word);
+    check('économique attends to economic', wa(row('économique'), col('economic')) > 0.4,
+      String(wa(row('économique'), col('economic'))));
+    check('européenne attends to european', wa(row('européenne'), col('european')) > 0.4,
+      String(wa(row('européenne'), col('european'))));
+    await cmd(page, 'numbers on');
+
     // Train: a fresh model learns while the page draws.
+    // 40 ms of training per frame: SwiftShader frames are slow, and a loaded 2-core CI machine slower.
+    check('train budget', (await cmd(page, 'train budget 40')) === '');
     check('train start', (await cmd(page, 'train start')) === '');
     await cmd(page, 'view train');
     const t0 = Date.now();
     const frameCount = () => page.evaluate(() => window.attnviz.describe().frame);
     const f0 = await frameCount();
-    await page.waitForFunction(() => (window.attnviz.describe().train.batches || 0) >= 60, null, { timeout: 120000 });
+    await page.waitForFunction(() => (window.attnviz.describe().train.batches || 0) >= 60, null, { timeout: 240000 });
     const secs = (Date.now() - t0) / 1000;
     const f1 = await frameCount();
     d = await describe(page);

@@ -8,3 +8,5 @@ attnviz_add_node_test(browser_src "${CMAKE_SOURCE_DIR}/tests/browser/src.test.mj
 attnviz_add_node_test(browser_embed_api "${CMAKE_SOURCE_DIR}/tests/browser/embed_api.test.mjs")
 attnviz_add_node_test(browser_csp "${CMAKE_SOURCE_DIR}/tests/browser/csp.test.mjs")
 attnviz_add_node_test(browser_declarative "${CMAKE_SOURCE_DIR}/tests/browser/declarative.test.mjs")
+attnviz_add_node_test(browser_deeplink "${CMAKE_SOURCE_DIR}/tests/browser/deeplink.test.mjs")
+attnviz_add_node_test(browser_tutorial "${CMAKE_SOURCE_DIR}/tests/browser/tutorial.test.mjs")

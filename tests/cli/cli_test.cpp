@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "core/seq2seq/figures.h"
 #include "core/seq2seq/translate.h"
 #include "io/attention_file.h"
 #include "io/file_util.h"
@@ -303,7 +304,8 @@ TEST(Cli, TranslateHeadsWritesEveryDecoderLayer) {
     EXPECT_EQ(f.layers[l + 1].name, t.layer_names[l]);
     ASSERT_EQ(f.layers[l + 1].heads.size(), t.layer_heads[l].size());
     for (size_t h = 0; h < t.layer_heads[l].size(); ++h) {
-      EXPECT_EQ(f.layers[l + 1].heads[h].name, "head " + std::to_string(h + 1));
+      const bool supervised = static_cast<int>(l) == t.supervised_layer && static_cast<int>(h) == t.supervised_head;
+      EXPECT_EQ(f.layers[l + 1].heads[h].name, "head " + std::to_string(h + 1) + (supervised ? " (supervised)" : ""));
       err = std::max(err, ExpectSameWeights(f.layers[l + 1].heads[h].weights, t.layer_heads[l][h],
                                             t.layer_names[l] + " head " + std::to_string(h + 1)));
     }
@@ -321,7 +323,12 @@ TEST(Cli, TranslateHeldoutAndTrainPrintJsonLines) {
   Status st = ParseJson(r.out, &scores);
   ASSERT_TRUE(st.ok) << st.message << "\n" << r.out;
   EXPECT_EQ(Keys(scores), (std::vector<std::string>{"model", "task", "sentences", "beam", "exact_match",
-                                                    "token_accuracy", "aer", "aer_threshold", "heads"}));
+                                                    "token_accuracy", "aer", "aer_threshold", "heads", "supervised"}));
+  const JsonValue* supervised = scores.Find("supervised");
+  ASSERT_NE(supervised, nullptr);
+  EXPECT_EQ(Keys(*supervised), (std::vector<std::string>{"layer", "head", "aer"}));
+  EXPECT_EQ(supervised->Find("layer")->string, "decoder layer 2");
+  EXPECT_EQ(supervised->Find("head")->number, 1);
   EXPECT_EQ(scores.Find("model")->string, "transformer");
   EXPECT_EQ(scores.Find("task")->string, "en-fr");
   EXPECT_EQ(scores.Find("sentences")->number, 3);
@@ -359,4 +366,47 @@ TEST(Cli, TranslateHeldoutAndTrainPrintJsonLines) {
   }
   EXPECT_EQ(lines, 2) << r.out;
   EXPECT_NE(r.out.find("\"exact_match\":0.0000,"), std::string::npos) << "fixed 4 decimals, as before: " << r.out;
+}
+
+// --figure ID prints exactly what translating the figure's sentence prints, then (stderr) the
+// source, the reference and the scores; --figure all prints one JSON line per figure of the task.
+TEST(Cli, TranslateFigures) {
+  const std::string model = ModelPath("bahdanau-en-fr.bin");
+  const seq2seq::FigureSentence* c = seq2seq::FindFigure("c");
+  ASSERT_NE(c, nullptr);
+  const RunResult figure = Cli("translate --model '" + model + "' --figure c");
+  ASSERT_EQ(figure.exit_code, 0) << figure.err;
+  const std::string quoted = "'" + c->text + "'";
+  const RunResult typed = Cli("translate --model '" + model + "' " + quoted);
+  ASSERT_EQ(typed.exit_code, 0) << typed.err;
+  EXPECT_EQ(figure.out, typed.out) << "the same output as translating the sentence";
+  EXPECT_EQ(figure.out.find(seq2seq::Join(c->gold.target) + "\n\n"), 0u) << figure.out;
+  EXPECT_NE(figure.err.find("Bahdanau"), std::string::npos) << figure.err;
+  EXPECT_NE(figure.err.find("exact match"), std::string::npos) << figure.err;
+
+  RunResult r = Cli("translate --model '" + model + "' --figure all");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  int lines = 0;
+  size_t start = 0;
+  for (size_t end; (end = r.out.find('\n', start)) != std::string::npos; start = end + 1, ++lines) {
+    JsonValue v;
+    ASSERT_TRUE(ParseJson(r.out.substr(start, end - start), &v).ok) << r.out;
+    EXPECT_EQ(Keys(v), (std::vector<std::string>{"figure", "task", "exact", "output", "reference", "aer", "aer_mean"}));
+    EXPECT_EQ(v.Find("figure")->string, std::string(1, static_cast<char>('a' + lines)));
+    EXPECT_TRUE(v.Find("exact")->boolean) << r.out;
+    EXPECT_LE(v.Find("aer")->number, 0.25) << r.out;
+  }
+  EXPECT_EQ(lines, 4) << "the en-fr model has figures a..d";
+
+  r = Cli("translate --model '" + ModelPath("bahdanau-es-en.bin") + "' --figure es3");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.find("are they still at home ?\n\n"), 0u) << r.out;
+  r = Cli("translate --model '" + model + "' --figure es1");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("es-en"), std::string::npos) << r.err;
+  r = Cli("translate --figure z");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("unknown --figure 'z'"), std::string::npos) << r.err;
+  r = Cli("translate 'the cat'");
+  EXPECT_EQ(r.exit_code, 2) << "--model is required without --figure";
 }

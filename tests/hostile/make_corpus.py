@@ -197,6 +197,17 @@ def small_cases():
                      "weights": [[1, 0, 0], [0, 1, 0], [0, 0, 1]]}).encode(),
          exit=0, stdout="\\x1b]0;pwned\\x07\\x1b[2J", forbid=["\x1b", "\x07", "\u202e"], ext=".json",
          note="tokens holding ESC]0;...BEL ESC[2J are printed escaped, not run")
+    # -- attention sets (format version 2) and BertViz data --------------------------------------
+    many = {"version": 2, "sets": [{"tokens": ["a"], "weights": [[1]]}] * 2000}
+    case("v2_2000_sets", json.dumps(many, separators=(",", ":")).encode(), ext=".json", expect="too many sets",
+         note="more sets than the limit")
+    case("v2_bad_kind", b'{"version": 2, "sets": [{"tokens": ["a"], "kind": "sideways", "weights": [[1]]}]}',
+         ext=".json", expect="causal", note="a set kind that does not exist: the message lists self, causal, cross")
+    case("v2_weights_5d", b'{"version": 2, "sets": [{"tokens": ["a"], "weights": [[[[[1]]]]]}]}', ext=".json",
+         expect="must be nested", note="weights nested deeper than [layers][heads][n_q][n_k]")
+    case("bertviz_text_lie", b'{"attention": [{"name": "Cross", "attn": [[[[0.5, 0.5]]]], "left_text": ["x", "y"],'
+         b' "right_text": ["a", "b"]}]}', ext=".json", expect="set 'Cross'",
+         note="BertViz data whose left_text does not match its rows: the message names the set")
     case("weight_1e300", b'{"tokens": ["a", "b"], "weights": [[1e300, 0], [0, 1]]}', expect="float32 range",
          ext=".json", note="a finite weight too large for float32")
     case("inspect_attention_invalid", valid_attention_npz(attention=[0.5, 0.5, -1.0, 2.0]),

@@ -1,4 +1,5 @@
 """python3 -m attnviz serve | html | inspect, run as a user runs them."""
+import gzip
 import os
 import re
 import subprocess
@@ -93,7 +94,9 @@ def test_html_and_inspect(tmp_path, rng, app_dir):
     proc = run_module("html", src, "-o", str(tmp_path / "a.html"), "--app", str(app_dir))
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, err
-    assert (tmp_path / "a.html").stat().st_size > 1_000_000  # the app is inside
+    # The app is inside: the wasm, gzipped and base64-encoded (4/3), is most of the file.
+    wasm_gz = len(gzip.compress((app_dir / "attnviz.wasm").read_bytes()))
+    assert (tmp_path / "a.html").stat().st_size > wasm_gz * 4 // 3
     proc = run_module("inspect", src)
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == 0, err

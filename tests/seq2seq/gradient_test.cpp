@@ -45,18 +45,40 @@ Batch TinyBatch(const Model& m) {
   return b;
 }
 
-double Loss(const Model& m, const Batch& b) {
+// Gold links for the supervised head: one or two sure links per target word, some words unaligned.
+void AddTinyLinks(Batch* b) {
+  Rng rng(11);
+  b->links.assign(b->size, {});
+  for (int i = 0; i < b->size; ++i)
+    for (int t = 0; t < static_cast<int>(b->target[i].size()); ++t) {
+      const int n_s = static_cast<int>(b->source[i].size());
+      if (t == 1) continue;  // an unaligned word (like punctuation)
+      b->links[i].push_back({t, rng.Uniform(n_s), true});
+      if (t == 0 && n_s > 1) b->links[i].push_back({t, (b->links[i].back().source + 1) % n_s, true});
+      b->links[i].push_back({t, rng.Uniform(n_s), false});  // possible links are not supervised
+    }
+}
+
+double Loss(const Model& m, const Batch& b, Real align_weight) {
   Tape tape;
-  return tape.Value(ForwardTeacherForced(m, &tape, b))(0, 0);
+  return tape.Value(ForwardTeacherForced(m, &tape, b, nullptr, static_cast<float>(align_weight)))(0, 0);
 }
 
 // Returns the largest relative error over every parameter tensor (2 random directions each).
-double CheckGradients(ModelConfig config, const char* label) {
+// align_weight > 0: the Transformer's supervised head adds its alignment loss (gold links in the batch).
+double CheckGradients(ModelConfig config, const char* label, Real align_weight = 0) {
   Model m = TinyModel(config);
-  const Batch batch = TinyBatch(m);
+  Batch batch = TinyBatch(m);
+  if (align_weight > 0) AddTinyLinks(&batch);
   Tape tape;
   for (Parameter& p : m.params) p.grad = Mat::Zero(p.value.rows(), p.value.cols());
-  tape.Backward(ForwardTeacherForced(m, &tape, batch));
+  const Tape::Id loss = ForwardTeacherForced(m, &tape, batch, nullptr, static_cast<float>(align_weight));
+  if (align_weight > 0) {
+    Tape plain;
+    const double without = plain.Value(ForwardTeacherForced(m, &plain, batch))(0, 0);
+    EXPECT_GT(tape.Value(loss)(0, 0), without + 1e-6) << "the alignment term adds to the loss";
+  }
+  tape.Backward(loss);
   Rng rng(17);
   double worst = 0;
   std::string worst_name;
@@ -64,9 +86,9 @@ double CheckGradients(ModelConfig config, const char* label) {
   auto check = [&](Parameter& p, const Mat& dir, const char* what) {
     const Mat saved = p.value;
     p.value = saved + eps * dir;
-    const double plus = Loss(m, batch);
+    const double plus = Loss(m, batch, align_weight);
     p.value = saved - eps * dir;
-    const double minus = Loss(m, batch);
+    const double minus = Loss(m, batch, align_weight);
     p.value = saved;
     const double numeric = (plus - minus) / (2.0 * eps);
     const double analytic = (p.grad.array() * dir.array()).sum();
@@ -110,7 +132,17 @@ TEST(Seq2SeqGradients, LuongDot) {
 }
 
 TEST(Seq2SeqGradients, Transformer) {
-  CheckGradients(DefaultConfig(ModelKind::Transformer, Task::EnFr), "transformer");
+  ModelConfig c = DefaultConfig(ModelKind::Transformer, Task::EnFr);
+  c.align_layer = c.align_head = -1;
+  CheckGradients(c, "transformer");
+}
+
+TEST(Seq2SeqGradients, TransformerWithSupervisedHead) {
+  ModelConfig c = DefaultConfig(ModelKind::Transformer, Task::EnFr);
+  c.align_layer = 1, c.align_head = 1;  // the tiny model has 2 heads; supervise the second of layer 2
+  CheckGradients(c, "transformer + alignment", 0.7);
+  c.align_layer = 0, c.align_head = 0;  // and the first of layer 1 (the gradient then reaches layer 2 less directly)
+  CheckGradients(c, "transformer + alignment (layer 1)", 0.7);
 }
 
 }  // namespace

@@ -263,42 +263,6 @@ void CompareView::Draw(AppState* s) {
   DrawSummary(panels);
 }
 
-namespace {
-
-void WritePanel(JsonWriter* w, const char* id, const HeatmapGeometry& g, const char* colormap, float vmin, float vmax,
-                const AttentionMap* weights) {
-  w->BeginObject();
-  w->Key("id");
-  w->String(id);
-  w->Key("rect");
-  w->BeginArray(true);
-  for (float x : g.rect) w->NumberF(x);
-  w->EndArray();
-  w->Key("view");
-  w->BeginArray(true);
-  for (float x : g.view) w->NumberF(x);
-  w->EndArray();
-  w->Key("rows");
-  w->Number(g.rows);
-  w->Key("cols");
-  w->Number(g.cols);
-  w->Key("colormap");
-  w->String(colormap);
-  w->Key("vmin");
-  w->NumberF(vmin);
-  w->Key("vmax");
-  w->NumberF(vmax);
-  if (weights && weights->weights.size() <= 4096) {
-    w->Key("weights");
-    w->BeginArray(true);
-    for (Eigen::Index k = 0; k < weights->weights.size(); ++k) w->NumberF(weights->weights.data()[k]);
-    w->EndArray();
-  }
-  w->EndObject();
-}
-
-}  // namespace
-
 void CompareView::Describe(AppState* s, JsonWriter* w) {
   const CompareViewState& cv = state;
   const bool scores = cv.mode == CompareMode::ScoreFunctions;
@@ -333,14 +297,8 @@ void CompareView::Describe(AppState* s, JsonWriter* w) {
   w->BeginArray();
   const char* ids[3] = {"compare_left", "compare_right", "compare_diff"};
   const bool shown = &s->ActiveView() == this;
-  for (int i = 0; i < 3 && shown; ++i) {
-    if (!cv.panels[i].geom.valid) continue;
-    if (i == 2)
-      WritePanel(w, ids[i], cv.panels[i].geom, "diverging", -cv.diff_range, cv.diff_range, &cv.result[2]);
-    else
-      WritePanel(w, ids[i], cv.panels[i].geom, ColormapName(s->style.colormap), cv.panels[i].geom.vmin,
-                 cv.panels[i].geom.vmax, nullptr);
-  }
+  for (int i = 0; i < 3 && shown; ++i)  // only the difference's weights: the sides are the example's maps
+    DescribeHeatmap(w, ids[i], cv.panels[i].geom, i == 2 ? &cv.result[2] : nullptr);
   w->EndArray();
 }
 

@@ -208,6 +208,24 @@ void GridView::ReleaseTextures(AppState* s) {
   for (HeatmapViewState& t : state.thumbs) s->ReleaseTextures(&t);
 }
 
+namespace {
+
+// The sort order and the grid's size.
+void DrawToolbar(GridViewState* g, int heads, int grid_rows) {
+  int sort = (int)g->sort;
+  const char* sorts[] = {"layer order", "entropy (low first)", "max weight (high first)", "first token (high first)",
+                         "diagonality (high first)"};
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 13);
+  if (ImGui::Combo("sort by", &sort, sorts, IM_ARRAYSIZE(sorts))) g->sort = (GridSort)sort;
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("Order the heads by a statistic, e.g. low entropy (focused heads) first");
+  ImGui::SameLine();
+  ImGui::TextDisabled("%d layer%s x %d head%s; click a map to open it", grid_rows, grid_rows == 1 ? "" : "s", heads,
+                      heads == 1 ? "" : "s");
+}
+
+}  // namespace
+
 void GridView::Draw(AppState* s) {
   GridViewState& g = state;
   Example& ex = s->Current();
@@ -220,19 +238,11 @@ void GridView::Draw(AppState* s) {
   }
   if ((int)g.thumbs.size() < n) g.thumbs.resize((size_t)n);
   UpdateStats(ex, &g);
-  int sort = (int)g.sort;
-  const char* sorts[] = {"layer order", "entropy (low first)", "max weight (high first)", "first token (high first)",
-                         "diagonality (high first)"};
-  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 13);
-  if (ImGui::Combo("sort by", &sort, sorts, IM_ARRAYSIZE(sorts))) g.sort = (GridSort)sort;
-  if (ImGui::IsItemHovered())
-    ImGui::SetTooltip("Order the heads by a statistic, e.g. low entropy (focused heads) first");
-  UpdateOrder(&g);
   const int heads = std::max(1, std::min(ex.heads, n));
   const int grid_rows = (n + heads - 1) / heads;
-  ImGui::SameLine();
-  ImGui::TextDisabled("%d layer%s x %d head%s; click a map to open it", grid_rows, grid_rows == 1 ? "" : "s", heads,
-                      heads == 1 ? "" : "s");
+  if (s->config.controls) DrawToolbar(&g, heads, grid_rows);
+  UpdateOrder(&g);
+  LowContrastNote(&s->style, ex.maps[(size_t)std::clamp(s->current_map, 0, n - 1)]);
   if (n == 1)
     DrawSingle(s);
   else

@@ -42,7 +42,7 @@ void HeatmapView::Draw(AppState* s) {
     DrawDecoding(s);
     return;
   }
-  if (n_maps >= 2) DrawFramesToggle(s, n_maps);
+  if (n_maps >= 2 && s->config.controls) DrawFramesToggle(s, n_maps);
   if (n_maps >= 2 && s->timeline.mode == TimelineMode::Frames)
     DrawFrames(s);
   else
@@ -56,7 +56,7 @@ void HeatmapView::DrawFrames(AppState* s) {
   if (tl.count != n_maps) tl.Reset(TimelineMode::Frames, n_maps);
   // The sidebar's layer/head sliders or the "map" command moved current_map: follow it.
   if (!tl.playing && s->current_map != tl.Step()) tl.position = (float)std::clamp(s->current_map, 0, n_maps - 1);
-  DrawTimelineControls(&tl, "frame");
+  if (s->config.controls) DrawTimelineControls(&tl, "frame");
   const int f = std::clamp(tl.Step(), 0, n_maps - 1);
   s->current_map = f;
   const AttentionMap& a = ex.maps[(size_t)f];
@@ -116,7 +116,7 @@ void HeatmapView::DrawDecoding(AppState* s) {
     WantLazyRows(s, map, &widget);
   else
     widget.underlay = nullptr;
-  DrawTimelineControls(&tl, "decoded");
+  if (s->config.controls) DrawTimelineControls(&tl, "decoded");
   LowContrastNote(&s->style, map);
   widget.rows_shown = tl.Step();
   widget.current_row = (tl.Step() < tl.count || tl.playing) ? tl.Step() - 1 : -1;

@@ -317,9 +317,9 @@ void LinesView::Draw(AppState* s) {
   const int rows = (int)map.weights.rows(), cols = (int)map.weights.cols();
   Timeline& tl = s->timeline;
   if (tl.mode != TimelineMode::Decoding || tl.count != rows) tl.Reset(TimelineMode::Decoding, rows);
-  DrawTimelineControls(&tl, "decoded");
+  if (s->config.controls) DrawTimelineControls(&tl, "decoded");
   ls.rows_shown = std::clamp(tl.Step(), 0, rows);
-  DrawToolbar(&ls, rows, cols);
+  if (s->config.controls) DrawToolbar(&ls, rows, cols);
   ls.drawn = 0;
   ls.hovered_source = ls.hovered_target = -1;
   ls.rect_valid = false;

@@ -5,8 +5,10 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
 #include "app/app_state.h"
+#include "app/help_tip.h"
 #include "imgui.h"
 #include "io/json.h"
 
@@ -15,15 +17,6 @@ namespace {
 
 using seq2seq::ModelKind;
 using seq2seq::Task;
-
-void HelpTip(const char* text) {
-  if (!ImGui::IsItemHovered()) return;
-  ImGui::BeginTooltip();
-  ImGui::PushTextWrapPos(ImGui::GetFontSize() * 28);
-  ImGui::TextUnformatted(text);
-  ImGui::PopTextWrapPos();
-  ImGui::EndTooltip();
-}
 
 void UpdateProbeFrames(TrainViewState* tp) {
   const auto& probes = tp->trainer->probes();
@@ -113,7 +106,7 @@ void TrainView::DrawControls(AppState* s) {
   TrainViewState& tp = state;
   const float font = ImGui::GetFontSize();
   const char* kinds[] = {"Bahdanau (BiGRU + additive)", "Luong (GRU + general)", "Transformer (2+2 layers)"};
-  const char* tasks[] = {"English \xe2\x86\x92 French", "dates \xe2\x86\x92 ISO"};
+  const char* tasks[] = {"English \xe2\x86\x92 French", "dates \xe2\x86\x92 ISO", "Spanish \xe2\x86\x92 English"};
   ImGui::SetNextItemWidth(font * 14);
   ImGui::Combo("model", &tp.kind, kinds, IM_ARRAYSIZE(kinds));
   HelpTip("The architecture to train: its attention is what the probe below shows.");
@@ -281,13 +274,19 @@ bool TrainView::RunCommand(AppState* s, const CommandArgs& c, Status* result) {
       tp.running = true;
     else
       *result = Status::Error("nothing to resume: start training first");
+  } else if (arg.compare(0, 7, "budget ") == 0) {  // train budget MS: training time per frame
+    const float ms = std::strtof(arg.c_str() + 7, nullptr);
+    if (ms >= 1 && ms <= 100)
+      tp.budget_ms = ms;
+    else
+      *result = Status::Error("train budget: 1 to 100 ms per frame");
   } else {
     for (int k = 0; k < 3; ++k)
       if (arg == seq2seq::ModelKindName((ModelKind)k)) {
         tp.kind = k;
         return true;
       }
-    *result = Status::Error("train: start, pause, resume, bahdanau, luong or transformer");
+    *result = Status::Error("train: start, pause, resume, budget MS, bahdanau, luong or transformer");
   }
   return true;
 }

@@ -41,7 +41,7 @@ class TrainView : public ViewModule {
   }
   void Describe(AppState* s, JsonWriter* w) override;
   void DescribeHeatmaps(AppState* s, JsonWriter* w) override;
-  // train start|pause|resume|bahdanau|luong|transformer
+  // train start|pause|resume|budget MS|bahdanau|luong|transformer
   bool RunCommand(AppState* s, const CommandArgs& c, Status* result) override;
   void Advance(AppState* s, float dt) override;  // one training slice, and the probe replay
   void ReleaseTextures(AppState* s) override;

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "app/app_state.h"
+#include "app/help_tip.h"
 #include "imgui.h"
 #include "io/json.h"
 
@@ -22,7 +23,9 @@ void BuildTranslateMap(TranslateViewState* t) {
   target.push_back("</s>");
   m.source_tokens = std::move(source);
   m.target_tokens = std::move(target);
-  const MatrixRM* w = &r.attention;
+  // -1: the alignment matrix (the supervised head of a Transformer trained with one, else the
+  // mean); -2: the mean over layers and heads; else one layer/head.
+  const MatrixRM* w = t->layer_head == -2 ? &r.attention : &seq2seq::AlignmentMatrix(r);
   const int heads = r.layer_heads.empty() ? 0 : (int)r.layer_heads[0].size();
   if (t->layer_head >= 0 && heads > 0) {
     const int l = t->layer_head / heads, h = t->layer_head % heads;
@@ -31,7 +34,10 @@ void BuildTranslateMap(TranslateViewState* t) {
   }
   m.weights = *w;
   m.has_steps = false;
-  m.name = t->layer_head < 0 ? "mean over layers and heads" : "layer/head " + std::to_string(t->layer_head);
+  const std::string supervised = seq2seq::SupervisedHeadName(r);
+  m.name = t->layer_head >= 0
+               ? "layer/head " + std::to_string(t->layer_head)
+               : (t->layer_head == -1 && !supervised.empty() ? supervised : "mean over layers and heads");
   m.version++;
 }
 
@@ -43,18 +49,12 @@ void ReplaceWord(TranslateViewState* t, int pos, const std::string& word) {
   std::snprintf(t->input, sizeof(t->input), "%s", seq2seq::Join(toks).c_str());
 }
 
-void HelpTip(const char* text) {
-  if (!ImGui::IsItemHovered()) return;
-  ImGui::BeginTooltip();
-  ImGui::PushTextWrapPos(ImGui::GetFontSize() * 28);
-  ImGui::TextUnformatted(text);
-  ImGui::PopTextWrapPos();
-  ImGui::EndTooltip();
-}
-
-std::string HeadLabel(int i, int heads) {
-  if (i < 0) return "mean of all heads";
-  return "layer " + std::to_string(i / heads + 1) + ", head " + std::to_string(i % heads + 1);
+std::string HeadLabel(const seq2seq::Translation& r, int i, int heads) {
+  if (i == -2) return "mean of all heads";
+  if (i == -1) return r.supervised_layer >= 0 ? "supervised head" : "mean of all heads";
+  const bool sup = i / heads == r.supervised_layer && i % heads == r.supervised_head;
+  return "layer " + std::to_string(i / heads + 1) + ", head " + std::to_string(i % heads + 1) +
+         (sup ? " (supervised)" : "");
 }
 
 // Layer / head choice for multi-head models; returns true when it changed.
@@ -66,12 +66,15 @@ bool DrawHeadChoice(TranslateViewState* t) {
   ImGui::SameLine(ImGui::GetContentRegionAvail().x - font * 12);
   ImGui::SetNextItemWidth(font * 12);
   bool changed = false;
-  if (ImGui::BeginCombo("##lh", HeadLabel(t->layer_head, heads).c_str())) {
-    for (int i = -1; i < layers * heads; ++i)
-      if (ImGui::Selectable(HeadLabel(i, heads).c_str(), i == t->layer_head)) t->layer_head = i, changed = true;
+  const seq2seq::Translation& r = t->result;
+  if (ImGui::BeginCombo("##lh", HeadLabel(r, t->layer_head, heads).c_str())) {
+    for (int i = r.supervised_layer >= 0 ? -2 : -1; i < layers * heads; ++i)
+      if (ImGui::Selectable(HeadLabel(r, i, heads).c_str(), i == t->layer_head)) t->layer_head = i, changed = true;
     ImGui::EndCombo();
   }
-  HelpTip("The mean over every layer and head, or one cross-attention head of the Transformer.");
+  HelpTip(
+      "The Transformer's supervised head (trained on gold alignments, Garg et al. 2019), the mean over every "
+      "layer and head, or one cross-attention head.");
   return changed;
 }
 
@@ -94,6 +97,12 @@ Status TranslateView::Translate(AppState* s) {
   t.suggestions.clear();
   ModelSlot* slot = s->models.Chosen();
   Status st = slot ? s->models.EnsureLoaded(slot) : Status::Error("no model: train one in the Train tab");
+  if (!st && slot && slot->fetching) {  // the web build fetches the model first: translate when it arrives
+    t.loading = st.message;
+    t.retry_when_loaded = true;
+    return Status::Ok();
+  }
+  t.loading.clear();
   if (st) st = seq2seq::Translate(slot->model, t.input, seq2seq::TranslateOptions(), &t.result);
   if (!st) {
     t.error = st.message;
@@ -103,6 +112,9 @@ Status TranslateView::Translate(AppState* s) {
     t.suggestions.push_back(slot->model.source_vocab.Suggest(t.result.source_tokens[(size_t)pos], 3, 3));
   t.has_result = true;
   BuildTranslateMap(&t);
+  const seq2seq::FigureSentence* fig = seq2seq::FindFigure(t.figure);
+  if (fig && fig->text != t.input) t.figure.clear();  // the user typed another sentence
+  ScoreFigure(s);
   s->ReleaseTextures(&t.widget);
   t.widget = HeatmapViewState{};
   t.timeline.Reset(TimelineMode::Decoding, (int)t.map.weights.rows());
@@ -112,7 +124,75 @@ Status TranslateView::Translate(AppState* s) {
   return Status::Ok();
 }
 
+void TranslateView::DrawFigurePicker(AppState* s) {
+  const float font = ImGui::GetFontSize();
+  ImGui::SetNextItemWidth(font * 6);
+  if (ImGui::BeginCombo("##figures", "Figures", ImGuiComboFlags_HeightLarge)) {
+    for (const seq2seq::FigureSentence& f : seq2seq::FigureSentences()) {
+      if (!ImGui::Selectable(f.label.c_str(), f.id == state.figure)) continue;
+      const Status st = PlayFigure(s, f.id);
+      if (!st) s->Notify(st.message, true);
+    }
+    ImGui::EndCombo();
+  }
+  HelpTip(
+      "The sentences of the translation figures people know: Figure 3 of Bahdanau, Cho and Bengio (2015) "
+      "and the Spanish examples of TensorFlow's attention tutorial, with hand-made gold alignments.");
+  ImGui::SameLine();
+}
+
+Status TranslateView::PlayFigure(AppState* s, const std::string& id) {
+  const seq2seq::FigureSentence* f = seq2seq::FindFigure(id);
+  if (!f) return Status::Error("unknown figure '" + id + "' (a, b, c, d, es1, es2, es3, es4)");
+  const bool es = f->task == seq2seq::Task::EsEn;
+  ModelLibrary& lib = s->models;
+  const ModelSlot* cur = lib.Chosen();
+  const bool cur_es = cur && cur->file.find("es-en") != std::string::npos;
+  if (!cur || cur_es != es || cur->file.empty()) {  // a pretrained model of the figure's task
+    int pick = -1;
+    for (int i = 0; i < (int)lib.slots.size() && pick < 0; ++i)
+      if (!lib.slots[(size_t)i].file.empty() && (lib.slots[(size_t)i].file.find("es-en") != std::string::npos) == es)
+        pick = i;
+    if (pick < 0) return Status::Error("no model translates " + std::string(seq2seq::TaskName(f->task)));
+    lib.slot = pick;
+    state.layer_head = -1;
+  }
+  std::snprintf(state.input, sizeof(state.input), "%s", f->text.c_str());
+  state.figure = id;
+  state.auto_translate = false;
+  return Translate(s);
+}
+
+// The figure's gold alignment as a map with the decoded rows (sure links 1, possible 0.5), and the
+// model's verdict: exact translation?, AER of its alignment.
+void TranslateView::ScoreFigure(AppState* s) {
+  TranslateViewState& t = state;
+  t.figure_scored = false;
+  const seq2seq::FigureSentence* f = seq2seq::FindFigure(t.figure);
+  const ModelSlot* slot = s->models.Chosen();
+  if (!f || !slot || !slot->loaded) return;
+  seq2seq::FigureResult r;
+  if (!seq2seq::EvaluateFigure(slot->model, *f, &r)) return;
+  t.figure_scored = true;
+  t.figure_exact = r.exact;
+  t.figure_aer = r.aer;
+  std::vector<std::string> rows = f->gold.target;
+  rows.push_back("</s>");
+  t.gold.name = "gold alignment";
+  t.gold.source_tokens = t.map.source_tokens;
+  t.gold.target_tokens = rows;
+  t.gold.weights = MatrixRM::Zero((Eigen::Index)rows.size(), (Eigen::Index)f->gold.source.size());
+  for (const seq2seq::Link& l : f->gold.links)
+    t.gold.weights(l.target, l.source) = std::max(t.gold.weights(l.target, l.source), l.sure ? 1.0f : 0.5f);
+  t.gold.weights((Eigen::Index)rows.size() - 1, (Eigen::Index)f->gold.source.size() - 1) =
+      1.0f;  // </s> on the last token
+  t.gold.version++;
+  s->ReleaseTextures(&t.gold_widget);
+  t.gold_widget = HeatmapViewState{};
+}
+
 void TranslateView::DrawInputBar(AppState* s) {
+  DrawFigurePicker(s);
   const float font = ImGui::GetFontSize();
   ModelLibrary& lib = s->models;
   ImGui::SetNextItemWidth(font * 19);
@@ -185,6 +265,10 @@ void TranslateView::Draw(AppState* s) {
     (void)Translate(s);  // a failure is shown below
   }
   DrawInputBar(s);
+  if (!t.loading.empty()) {
+    ImGui::TextDisabled("%s\xe2\x80\xa6", t.loading.c_str());
+    return;
+  }
   if (!t.error.empty()) {
     ImGui::TextColored(kErrorColour, "%s", t.error.c_str());
     return;
@@ -195,8 +279,42 @@ void TranslateView::Draw(AppState* s) {
   DrawTimelineControls(&t.timeline, "emitted");
   t.widget.rows_shown = t.timeline.Step();
   t.widget.current_row = t.timeline.Step() < t.timeline.count || t.timeline.playing ? t.timeline.Step() - 1 : -1;
+  DrawHeatmaps(s);
+}
+
+void TranslateView::DrawHeatmaps(AppState* s) {
+  TranslateViewState& t = state;
+  const seq2seq::FigureSentence* f = seq2seq::FindFigure(t.figure);
   const ImVec2 avail = ImGui::GetContentRegionAvail();
-  HeatmapWidget("translation", t.map, s->style, &t.widget, s->env, ImVec2(avail.x, std::max(50.0f, avail.y)));
+  if (!f || !t.figure_scored) {
+    HeatmapWidget("translation", t.map, s->style, &t.widget, s->env, ImVec2(avail.x, std::max(50.0f, avail.y)));
+    return;
+  }
+  const bool done = t.timeline.Step() >= t.timeline.count && !t.timeline.playing;
+  ImGui::TextDisabled("%s", f->citation.c_str());
+  ImGui::TextDisabled("reference: %s", f->reference.c_str());
+  if (done) {
+    ImGui::SameLine();
+    ImGui::TextColored(t.figure_exact ? ImVec4(0.6f, 0.9f, 0.6f, 1) : ImVec4(1.0f, 0.75f, 0.3f, 1), "%s, AER %.1f%%",
+                       t.figure_exact ? "exact" : "differs from the reference", 100.0 * t.figure_aer);
+    HelpTip("Alignment error rate of the model's alignment (its argmax per word) against the hand-made gold links.");
+  }
+  const float w = (ImGui::GetContentRegionAvail().x - 12) * 0.5f, h = std::max(50.0f, ImGui::GetContentRegionAvail().y);
+  HeatmapWidget("translation", t.map, s->style, &t.widget, s->env, ImVec2(w, h));
+  ImGui::SameLine(0, 12);
+  HeatmapStyle gold = s->style;
+  gold.range = RangeMode::Fixed, gold.vmin = 0, gold.vmax = 1, gold.scale = ScaleMode::Global;
+  t.gold_widget.rows_shown = 1 << 30;
+  HeatmapWidget("gold", t.gold, gold, &t.gold_widget, s->env, ImVec2(w, h));
+}
+
+void TranslateView::Advance(AppState* s, float dt) {
+  state.timeline.Advance(dt);
+  if (!state.retry_when_loaded) return;
+  const ModelSlot* slot = s->models.Chosen();
+  if (slot && slot->fetching) return;
+  state.retry_when_loaded = false;
+  (void)Translate(s);  // a failure is shown in the view
 }
 
 void TranslateView::Describe(AppState* s, JsonWriter* w) {
@@ -207,6 +325,8 @@ void TranslateView::Describe(AppState* s, JsonWriter* w) {
   w->Bool(t.has_result);
   w->Key("error");
   w->String(t.error);
+  w->Key("loading");
+  w->String(t.loading);
   w->Key("emitted");
   w->Number(t.timeline.Step());
   std::string output;
@@ -218,10 +338,19 @@ void TranslateView::Describe(AppState* s, JsonWriter* w) {
   w->String(t.shown_words);
   w->Key("unknown");
   w->Number((double)t.result.unknown_positions.size());
+  w->Key("figure");
+  w->String(t.figure);
+  if (t.figure_scored) {
+    w->Key("figure_exact");
+    w->Bool(t.figure_exact);
+    w->Key("figure_aer");
+    w->Number(t.figure_aer);
+  }
 }
 
 void TranslateView::DescribeHeatmaps(AppState*, JsonWriter* w) {
   DescribeHeatmap(w, "translation", state.widget.geom, &state.map);
+  if (state.figure_scored) DescribeHeatmap(w, "gold", state.gold_widget.geom, &state.gold);
 }
 
 bool TranslateView::RunCommand(AppState* s, const CommandArgs& c, Status* result) {
@@ -229,6 +358,10 @@ bool TranslateView::RunCommand(AppState* s, const CommandArgs& c, Status* result
     if (!c.rest.empty()) std::snprintf(state.input, sizeof(state.input), "%s", c.rest.c_str());
     state.auto_translate = false;
     *result = Translate(s);
+    return true;
+  }
+  if (c.verb == "figure") {
+    *result = PlayFigure(s, c.rest);
     return true;
   }
   if (c.verb == "model") {

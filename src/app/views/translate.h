@@ -9,6 +9,7 @@
 #include "app/heatmap_widget.h"
 #include "app/timeline.h"
 #include "app/view_module.h"
+#include "core/seq2seq/figures.h"
 #include "core/seq2seq/translate.h"
 
 namespace attnviz {
@@ -19,12 +20,20 @@ struct TranslateViewState {
   bool has_result = false;                                    // result is valid
   std::string error;                                          // why the last translation failed
   std::vector<std::vector<seq2seq::Suggestion>> suggestions;  // per unknown source position
-  int layer_head = -1;         // -1: mean over layers and heads; else layer * heads + head
-  AttentionMap map;            // what the heatmap shows (rows = emitted words)
-  HeatmapViewState widget;     // heatmap widget state
-  Timeline timeline;           // the decoding animation
-  bool auto_translate = true;  // translate once at start so the page opens on a figure
-  std::string shown_words;     // the translation as drawn last frame (emitted words only)
+  int layer_head = -1;             // -1: mean over layers and heads; else layer * heads + head
+  AttentionMap map;                // what the heatmap shows (rows = emitted words)
+  HeatmapViewState widget;         // heatmap widget state
+  Timeline timeline;               // the decoding animation
+  bool auto_translate = true;      // translate once at start so the page opens on a figure
+  std::string shown_words;         // the translation as drawn last frame (emitted words only)
+  std::string loading;             // "loading the model (320 KB)" while its file is fetched (web build)
+  bool retry_when_loaded = false;  // translate as soon as the model has arrived
+  std::string figure;              // the figure sentence being shown ("a".."d", "es1".."es4"), "" none
+  AttentionMap gold;               // its hand-made gold alignment (sure 1, possible 0.5), rows as decoded
+  HeatmapViewState gold_widget;    // the gold heatmap beside the model's
+  bool figure_scored = false;      // figure_exact / figure_aer hold the model's result
+  bool figure_exact = false;       // the model's translation equals the figure's reference
+  double figure_aer = 0;           // AER of the model's alignment against the gold
 };
 
 class TranslateView : public ViewModule {
@@ -37,9 +46,9 @@ class TranslateView : public ViewModule {
   }
   void Describe(AppState* s, JsonWriter* w) override;
   void DescribeHeatmaps(AppState* s, JsonWriter* w) override;
-  // translate SENTENCE | model INDEX
+  // translate SENTENCE | model INDEX | figure a|b|c|d|es1..es4
   bool RunCommand(AppState* s, const CommandArgs& c, Status* result) override;
-  void Advance(AppState*, float dt) override { state.timeline.Advance(dt); }
+  void Advance(AppState* s, float dt) override;  // the animation; translates once a fetched model arrives
   void ReleaseTextures(AppState* s) override;
   const char* SidebarAbout() const override;
 
@@ -50,6 +59,10 @@ class TranslateView : public ViewModule {
   void DrawInputBar(AppState* s);
   bool DrawUnknownWords(AppState* s);  // true when a suggestion was taken (translated again)
   void DrawOutputLine();
+  Status PlayFigure(AppState* s, const std::string& id);  // types the figure's sentence with a model of its task
+  void ScoreFigure(AppState* s);                          // gold map and verdict after a figure's translation
+  void DrawFigurePicker(AppState* s);
+  void DrawHeatmaps(AppState* s);  // the model's alignment, and the gold beside it
 };
 
 }  // namespace attnviz

@@ -55,9 +55,15 @@ struct ModelConfig {
   int ff = 128;                                  // Transformer: feed-forward width
   int enc_layers = 2;                            // Transformer: encoder layers
   int dec_layers = 2;                            // Transformer: decoder layers
+  // Transformer: the cross-attention head trained to follow the gold alignment (Garg et al. 2019,
+  // "Jointly Learning to Align and Translate with Transformer Models"); -1, -1: none.
+  int align_layer = -1;  // decoder layer (0-based)
+  int align_head = -1;   // head within that layer (0-based)
 };
-ModelConfig DefaultConfig(ModelKind kind, Task task);  // the sizes used by the pretrained models
+ModelConfig DefaultConfig(ModelKind kind, Task task);  // the sizes used by the pretrained models (the Transformer
+                                                       // supervises decoder layer 2, head 1)
 Status ValidateConfig(const ModelConfig& c);           // sizes in range, heads divide d_model, ...
+bool HasSupervisedHead(const ModelConfig& c);          // a Transformer with align_layer / align_head set
 
 // ---------------------------------------------------------------------------
 // Model
@@ -87,8 +93,9 @@ struct Batch {
   int size = 0;                          // B
   std::vector<std::vector<int>> source;  // B sentences of source ids (no BOS/EOS)
   std::vector<std::vector<int>> target;  // B sentences of target ids (no BOS/EOS); may be empty for decoding
+  std::vector<std::vector<Link>> links;  // B gold alignments (empty: none; only a supervised head uses them)
 };
-Batch BuildBatch(const Model& m, const std::vector<const SentencePair*>& pairs);  // tokens -> ids
+Batch BuildBatch(const Model& m, const std::vector<const SentencePair*>& pairs);  // tokens -> ids, links
 
 // Attention of a batch: attention[b] is [n_target_b + 1, n_source_b] (the last row is EOS),
 // averaged over layers and heads for the Transformer.
@@ -96,7 +103,12 @@ using BatchAttention = std::vector<Mat>;
 
 // Records the teacher-forced loss of batch on tape (mean cross entropy per target token, EOS
 // included) and returns its node; call tape->Backward(id) for gradients. attention: optional.
-Tape::Id ForwardTeacherForced(const Model& m, Tape* tape, const Batch& batch, BatchAttention* attention = nullptr);
+// align_weight > 0 with a supervised head (HasSupervisedHead) and batch.links adds
+// align_weight x the head's alignment loss: the mean over gold-aligned target words of the cross
+// entropy between the head's attention row and the gold distribution (uniform over the word's
+// sure links), as in Garg et al. (2019).
+Tape::Id ForwardTeacherForced(const Model& m, Tape* tape, const Batch& batch, BatchAttention* attention = nullptr,
+                              float align_weight = 0.0f);
 
 // Greedy decoding of batch.source; out[b] = predicted ids without EOS (at most max_len).
 void GreedyDecodeBatch(const Model& m, Tape* tape, const Batch& batch, int max_len, std::vector<std::vector<int>>* out);
@@ -132,7 +144,7 @@ void StepDecoder(const Model& m, const EncodedSource& enc, DecoderState* state, 
 // half = true stores weights as IEEE float16 (half the size; inference is unaffected in practice).
 Status SaveModel(const Model& m, std::vector<uint8_t>* out, bool half = false);  // serialize
 Status LoadModel(const uint8_t* data, size_t size, Model* out);  // validate + deserialize (never crashes)
-constexpr uint32_t kModelFormatVersion = 1;                      // bumped on layout changes
+constexpr uint32_t kModelFormatVersion = 2;  // bumped on layout changes (2: the supervised head; 1 still loads)
 
 }  // namespace seq2seq
 }  // namespace attnviz

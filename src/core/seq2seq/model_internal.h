@@ -13,7 +13,8 @@ int ArgMax(const Mat& logits, int row);                       // index of the ro
 void LogSoftmaxRow(const Mat& logits, int row, RowVec* out);  // stable log-softmax of one row
 
 // Transformer counterparts of ForwardTeacherForced / GreedyDecodeBatch / EncodeSource / StepDecoder.
-Tape::Id TransformerTeacherForced(const Model& m, Tape* tape, const Batch& batch, BatchAttention* attention);
+Tape::Id TransformerTeacherForced(const Model& m, Tape* tape, const Batch& batch, BatchAttention* attention,
+                                  float align_weight);
 void TransformerGreedy(const Model& m, Tape* tape, const Batch& batch, int max_len, std::vector<std::vector<int>>* out);
 Mat TransformerEncode(const Model& m, const std::vector<int>& source_ids, Tape* tape);  // memory [n_s, d_model]
 void TransformerStep(const Model& m, const EncodedSource& enc, const DecoderState& state, Tape* tape,

@@ -1,7 +1,9 @@
 // attnviz seq2seq: translation models that learn alignment. Include this one header.
 //
 // Index
-//   corpus.h     Task (en-fr, dates), SentencePair with gold links, GenerateCorpus(), ProbePair()
+//   corpus.h     Task (en-fr, dates, es-en), SentencePair with gold links, GenerateCorpus(), ProbePair()
+//   figures.h    FigureSentences(): Bahdanau et al.'s Figure 3 and the TensorFlow tutorial's sentences,
+//                with hand-made gold alignments; held out of every corpus
 //   vocab.h      Vocab (ids, unknown words, Suggest()), Tokenize(), EditDistance()
 //   model.h      ModelKind (Bahdanau, Luong, Transformer), ModelConfig, Model, InitModel(),
 //                SaveModel() / LoadModel() (validated binary)
@@ -32,6 +34,7 @@
 // touches files or the screen.
 #pragma once
 #include "core/seq2seq/corpus.h"
+#include "core/seq2seq/figures.h"
 #include "core/seq2seq/metrics.h"
 #include "core/seq2seq/model.h"
 #include "core/seq2seq/trainer.h"

@@ -1,7 +1,7 @@
 // attnviz seq2seq: model files (see model.h, "Serialization").
 //
 // Layout (little-endian):
-//   "AVS2" | u32 version | 12 x i32 config | vocab(source) | vocab(target) | u32 n_params |
+//   "AVS2" | u32 version | 14 x i32 config (version 1: the first 12) | vocab(source) | vocab(target) | u32 n_params |
 //   n_params x { u16 name_len, name, u32 rows, u32 cols, u8 dtype (0 f32, 1 f16), data } | u32 fnv1a(all before)
 //   vocab: u32 count, count x { u16 len, bytes }
 #include <cmath>
@@ -161,7 +161,8 @@ Status SaveModel(const Model& m, std::vector<uint8_t>* out, bool half) {
   w.U32(kModelFormatVersion);
   const ModelConfig& c = m.config;
   for (int v : {static_cast<int>(c.kind), static_cast<int>(c.task), c.emb, c.enc_hidden, c.dec_hidden, c.attn,
-                static_cast<int>(c.luong_score), c.d_model, c.heads, c.ff, c.enc_layers, c.dec_layers})
+                static_cast<int>(c.luong_score), c.d_model, c.heads, c.ff, c.enc_layers, c.dec_layers, c.align_layer,
+                c.align_head})
     w.U32(static_cast<uint32_t>(v));
   WriteVocab(&w, m.source_vocab);
   WriteVocab(&w, m.target_vocab);
@@ -189,13 +190,13 @@ Status LoadModel(const uint8_t* data, size_t size, Model* out) {
   if (std::memcmp(data, kMagic, 4) != 0) return Status::Error("model file: bad magic (not an attnviz seq2seq model)");
   Reader r(data + 4, size - 4);
   const uint32_t version = r.U32();
-  if (version != kModelFormatVersion)
+  if (version != 1 && version != kModelFormatVersion)
     return Status::Error("model file: unsupported version " + std::to_string(version));
   uint32_t stored;
   std::memcpy(&stored, data + size - 4, 4);  // the writer is little-endian, as are x86 and WASM
   if (Fnv1a(data, size - 4) != stored) return Status::Error("model file: checksum mismatch (truncated or corrupt)");
-  int cfg[12];
-  for (int& v : cfg) v = static_cast<int>(r.U32());
+  int cfg[14] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, -1, -1};  // version 1 has no supervised head
+  for (int i = 0; i < (version == 1 ? 12 : 14); ++i) cfg[i] = static_cast<int>(r.U32());
   if (!r.ok()) return Status::Error("model file: truncated header");
   ModelConfig c;
   c.kind = static_cast<ModelKind>(cfg[0]);
@@ -203,6 +204,7 @@ Status LoadModel(const uint8_t* data, size_t size, Model* out) {
   c.emb = cfg[2], c.enc_hidden = cfg[3], c.dec_hidden = cfg[4], c.attn = cfg[5];
   c.luong_score = static_cast<LuongScore>(cfg[6]);
   c.d_model = cfg[7], c.heads = cfg[8], c.ff = cfg[9], c.enc_layers = cfg[10], c.dec_layers = cfg[11];
+  c.align_layer = cfg[12], c.align_head = cfg[13];
   Status st = ValidateConfig(c);
   if (!st) return Status::Error("model file: " + st.message);
   Vocab src, tgt;

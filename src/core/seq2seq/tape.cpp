@@ -1,6 +1,7 @@
 // attnviz seq2seq: forward and backward of every tape operation (see tape.h).
 #include "core/seq2seq/tape.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -11,6 +12,8 @@ namespace {
 inline Real Sigmoid(Real x) {
   return 1.0f / (1.0f + std::exp(-x));
 }
+// log P is taken of max(P, this): an attention weight that underflowed to 0 gives a large but finite loss.
+constexpr Real kTinyProbability = static_cast<Real>(1e-30);
 }  // namespace
 
 void Tape::Clear() {
@@ -330,6 +333,22 @@ Tape::Id Tape::CrossEntropy(Id logits, const std::vector<int>& targets) {
   return id;
 }
 
+Tape::Id Tape::AttentionSupervision(Id attention, const std::vector<AttentionTarget>& targets, Real weight) {
+  const Id id = NewNode(Op::AttentionSupervision);
+  Node& n = nodes_[id];
+  n.a = attention;
+  n.targets = targets;
+  n.saved.resize(1, 1);
+  n.saved(0, 0) = weight;
+  const Mat& P = nodes_[attention].saved;
+  double total = 0.0;
+  for (const AttentionTarget& t : targets)
+    total -= static_cast<double>(t.p) * std::log(std::max(P(t.row, t.col), kTinyProbability));
+  n.value.resize(1, 1);
+  n.value(0, 0) = static_cast<Real>(weight * total);
+  return id;
+}
+
 // ---------------------------------------------------------------------------
 // backward
 // ---------------------------------------------------------------------------
@@ -337,6 +356,7 @@ void Tape::Backward(Id loss) {
   for (int i = 0; i <= loss; ++i) {
     Node& n = nodes_[i];
     if (n.op != Op::Param) n.grad.setZero(n.value.rows(), n.value.cols());
+    n.has_extra = false;
     if (n.param && (n.param->grad.rows() != n.param->value.rows() || n.param->grad.cols() != n.param->value.cols()))
       n.param->grad = Mat::Zero(n.param->value.rows(), n.param->value.cols());
   }
@@ -501,6 +521,7 @@ void Tape::BackwardNode(Node& n) {
           const auto dO = dY.block(b * nq, h * dh, nq, dh);
           dV.block(b * nk, h * dh, nk, dh).noalias() += P.transpose() * dO;
           dP.noalias() = dO * V.block(b * nk, h * dh, nk, dh).transpose();
+          if (n.has_extra) dP += n.saved2.middleRows((b * heads + h) * nq, nq);  // from AttentionSupervision
           // softmax backward: dS = P * (dP - rowsum(dP * P)), then the 1/sqrt(d_h) scale
           for (int i = 0; i < nq; ++i) {
             const Real dot = dP.row(i).dot(P.row(i));
@@ -509,6 +530,18 @@ void Tape::BackwardNode(Node& n) {
           dQ.block(b * nq, h * dh, nq, dh).noalias() += dP * K.block(b * nk, h * dh, nk, dh);
           dK.block(b * nk, h * dh, nk, dh).noalias() += dP.transpose() * Q.block(b * nq, h * dh, nq, dh);
         }
+      break;
+    }
+    case Op::AttentionSupervision: {
+      // d(-w p log P)/dP = -w p / P; the attention node's softmax backward turns it into w (P - p).
+      Node& att = nodes_[n.a];
+      if (!att.has_extra) {
+        att.saved2.setZero(att.saved.rows(), att.saved.cols());
+        att.has_extra = true;
+      }
+      const Real g = dY(0, 0) * n.saved(0, 0);
+      for (const AttentionTarget& t : n.targets)
+        att.saved2(t.row, t.col) -= g * t.p / std::max(att.saved(t.row, t.col), kTinyProbability);
       break;
     }
     case Op::CrossEntropy: {

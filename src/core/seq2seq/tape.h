@@ -6,7 +6,8 @@
 //   - Operations     generic (MatMul, AddBias, Add, Tanh, Relu, concat/slice/stack, Gather)
 //                    and fused sequence-model kernels, each with a hand-written backward:
 //                    Gru (masked GRU cell), AdditiveScores (Bahdanau), DotScores (Luong),
-//                    MaskedSoftmax, Context, LayerNorm, MultiHeadAttention, CrossEntropy
+//                    MaskedSoftmax, Context, LayerNorm, MultiHeadAttention, CrossEntropy,
+//                    AttentionSupervision (a loss on attention probabilities)
 //
 // Layouts: RNN encoder outputs are time-major, row t * B + b for time t and batch row b;
 // Transformer activations are batch-major, row b * n + i. Every matrix is row-major float.
@@ -31,6 +32,13 @@ using Real = float;
 #endif
 using Mat = Eigen::Matrix<Real, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;  // == MatrixRM for float
 using RowVec = Eigen::Matrix<Real, 1, Eigen::Dynamic>;                             // one row
+
+// One entry of a gold attention distribution: probabilities row `row`, column `col` should be p.
+struct AttentionTarget {
+  int row = 0;  // row of MultiHeadAttention's probabilities, (b * heads + h) * n_q + i
+  int col = 0;  // key position
+  Real p = 0;   // gold probability (each supervised row's entries sum to 1)
+};
 
 struct Parameter {
   std::string name;  // e.g. "enc.fwd.W_x"; unique inside a model
@@ -89,6 +97,10 @@ class Tape {
   Id MultiHeadAttention(Id q, Id k, Id v, int batch, int heads, const std::vector<int>& key_lengths, bool causal);
   // Mean cross entropy of softmax(logits [n, V]) against targets [n] (target < 0: row ignored) -> [1, 1]
   Id CrossEntropy(Id logits, const std::vector<int>& targets);
+  // Alignment loss on a MultiHeadAttention node's probabilities P: -weight * sum over targets of
+  // p * log P[row, col] -> [1, 1]. The gradient reaches the scores as weight * (P - p) on each
+  // supervised row (the softmax backward of the attention node applies it).
+  Id AttentionSupervision(Id attention, const std::vector<AttentionTarget>& targets, Real weight);
 
  private:
   enum class Op {
@@ -111,6 +123,7 @@ class Tape {
     LayerNorm,
     MultiHeadAttention,
     CrossEntropy,
+    AttentionSupervision,
   };
   struct Node {
     Op op = Op::Constant;
@@ -120,6 +133,9 @@ class Tape {
     std::vector<int> ints;       // op-specific (row ids, lengths, targets, input ids, row mask)
     Mat value, grad;             // forward value, gradient (unused for Param: see Parameter)
     Mat saved, saved2;           // op-specific forward intermediates for backward
+    // MultiHeadAttention: saved2 holds dLoss/dP from AttentionSupervision (valid when has_extra)
+    bool has_extra = false;
+    std::vector<AttentionTarget> targets;  // AttentionSupervision
   };
   Id NewNode(Op op);
   Mat& G(Id id);  // gradient buffer (the Parameter's for Param nodes)

@@ -56,10 +56,15 @@ TrainerConfig DefaultTrainerConfig(ModelKind kind, Task task, uint64_t seed) {
   c.model = DefaultConfig(kind, task);
   c.task = task;
   c.seed = seed;
+  if (task == Task::EnFr) c.n_train = 10000;  // the grammar of the figures has ~400 words and sentences of up to 18
+  if (task != Task::Dates) c.decay_batches = 300;
+  if (task != Task::Dates && kind != ModelKind::Transformer) c.learning_rate = 3e-3f;
   if (kind == ModelKind::Transformer) {
     c.learning_rate = 2e-3f;
     c.warmup_batches = 200;
     c.beta2 = 0.98f;
+    if (task != Task::Dates) c.decay_batches = 1000;
+    c.align_weight = 1.0f;  // DefaultConfig supervises decoder layer 2, head 1
   }
   return c;
 }
@@ -145,7 +150,7 @@ void Trainer::TrainUnit() {
   for (size_t i = 0; i < n; ++i) pairs.push_back(&corpus_.train[order_[cursor_ + i]]);
   cursor_ += n;
   const Batch batch = BuildBatch(model_, pairs);
-  const Tape::Id loss = ForwardTeacherForced(model_, &tape_, batch);
+  const Tape::Id loss = ForwardTeacherForced(model_, &tape_, batch, nullptr, config_.align_weight);
   tape_.Backward(loss);  // accumulates into Parameter::grad
   batch_loss_sum_ += tape_.Value(loss)(0, 0);
   ++micro_in_batch_;
@@ -170,7 +175,10 @@ void Trainer::ApplyUpdate() {
   ++adam_t_;
   const float b1 = 0.9f, b2 = config_.beta2, eps = 1e-8f;
   const float warm = std::min(1.0f, static_cast<float>(adam_t_) / std::max(1, config_.warmup_batches));
-  const float lr = config_.learning_rate * warm;
+  const float decay = config_.decay_batches > 0 && adam_t_ > config_.decay_batches
+                          ? std::sqrt(static_cast<float>(config_.decay_batches) / static_cast<float>(adam_t_))
+                          : 1.0f;
+  const float lr = config_.learning_rate * warm * decay;
   const float c1 = 1.0f - std::pow(b1, static_cast<float>(adam_t_));
   const float c2 = 1.0f - std::pow(b2, static_cast<float>(adam_t_));
   if (std::isfinite(norm)) {

@@ -35,16 +35,19 @@ struct TrainerConfig {
                                  // The browser uses small micro-batches so one unit fits in a frame.
   float learning_rate = 6e-3f;   // Adam step size after warm-up
   int warmup_batches = 100;      // linear warm-up of the learning rate
+  int decay_batches = 0;         // > 0: after this many updates the rate decays as sqrt(decay_batches / update)
   float beta2 = 0.999f;          // Adam second-moment decay
   float clip_norm = 5.0f;        // global gradient norm clip (<= 0: off)
   int eval_chunk = 50;           // held-out sentences per evaluation unit (the browser: ~8)
   float align_threshold = 0.3f;  // AlignMode::Threshold cut-off
+  float align_weight = 0.0f;     // weight of the supervised head's alignment loss (model.align_layer / align_head)
 };
 TrainerConfig DefaultTrainerConfig(ModelKind kind, Task task, uint64_t seed);  // settings of the pretrained models
 
 struct EpochStats {
   int epoch = 0;              // 1-based
-  double loss = 0;            // mean training loss over the epoch's batches (per target token)
+  double loss = 0;            // mean training loss over the epoch's batches (per target token; with a
+                              // supervised head, plus align_weight x its alignment loss)
   double heldout_loss = 0;    // mean teacher-forced loss on the held-out set
   double exact_match = 0;     // held-out, greedy decoding, [0, 1]
   double token_accuracy = 0;  // held-out, greedy decoding, [0, 1]

@@ -20,6 +20,12 @@ RowVec MeanRow(const std::vector<Mat>& layers) {
   return mean / static_cast<float>(std::max(1, count));
 }
 
+// Fills what a Translation says about the model: layer names, the supervised head.
+void DescribeModel(const Model& m, Translation* t) {
+  t->supervised_layer = HasSupervisedHead(m.config) ? m.config.align_layer : -1;
+  t->supervised_head = HasSupervisedHead(m.config) ? m.config.align_head : -1;
+}
+
 std::vector<std::string> LayerNames(const Model& m) {
   if (m.config.kind != ModelKind::Transformer) return {"cross-attention"};
   std::vector<std::string> names;
@@ -65,6 +71,7 @@ Status TranslateTokens(const Model& m, const std::vector<std::string>& source_to
   t.source_tokens = source_tokens;
   t.unknown_positions = m.source_vocab.UnknownPositions(source_tokens);
   t.layer_names = LayerNames(m);
+  DescribeModel(m, &t);
   Tape tape;
   EncodedSource enc;
   Status st = EncodeSource(m, m.source_vocab.Encode(source_tokens), &tape, &enc);
@@ -136,6 +143,7 @@ Status ForceDecode(const Model& m, const std::vector<std::string>& source_tokens
   t.source_tokens = source_tokens;
   t.unknown_positions = m.source_vocab.UnknownPositions(source_tokens);
   t.layer_names = LayerNames(m);
+  DescribeModel(m, &t);
   Tape tape;
   EncodedSource enc;
   Status st = EncodeSource(m, m.source_vocab.Encode(source_tokens), &tape, &enc);
@@ -156,6 +164,19 @@ Status ForceDecode(const Model& m, const std::vector<std::string>& source_tokens
   return Status::Ok();
 }
 
+const Mat& AlignmentMatrix(const Translation& t) {
+  const int l = t.supervised_layer, h = t.supervised_head;
+  if (l >= 0 && h >= 0 && l < static_cast<int>(t.layer_heads.size()) && h < static_cast<int>(t.layer_heads[l].size()))
+    return t.layer_heads[l][h];
+  return t.attention;
+}
+
+std::string SupervisedHeadName(const Translation& t) {
+  if (t.supervised_layer < 0 || t.supervised_head < 0) return "";
+  return "decoder layer " + std::to_string(t.supervised_layer + 1) + ", head " + std::to_string(t.supervised_head + 1) +
+         " (supervised)";
+}
+
 Status Translate(const Model& m, const std::string& sentence, const TranslateOptions& options, Translation* out) {
   return TranslateTokens(m, Tokenize(sentence), options, out);
 }
@@ -168,6 +189,7 @@ Status IncrementalDecoder::Start(const Model& m, const std::string& sentence, in
   if (partial_.source_tokens.empty()) return Status::Error("translate: the sentence is empty");
   partial_.unknown_positions = m.source_vocab.UnknownPositions(partial_.source_tokens);
   partial_.layer_names = LayerNames(m);
+  DescribeModel(m, &partial_);
   Status st = EncodeSource(m, m.source_vocab.Encode(partial_.source_tokens), &tape_, &enc_);
   if (!st) return st;
   state_ = InitialDecoderState(m, enc_);

@@ -36,7 +36,15 @@ struct Translation {
   std::vector<std::string> layer_names;       // "cross-attention" (RNN) or "decoder layer 1", ...
   float log_prob = 0;                         // sum of the chosen words' log-probabilities (EOS included)
   bool finished = false;                      // EOS was produced (false: cut at max_length)
+  int supervised_layer = -1;  // layer_heads[supervised_layer][supervised_head] was trained on gold alignments
+  int supervised_head = -1;   // (Transformer with ModelConfig::align_layer / align_head); -1: none
 };
+
+// The matrix that shows the model's word alignment: the supervised head if the model has one,
+// otherwise the mean attention. [n_target + 1, n_source].
+const Mat& AlignmentMatrix(const Translation& t);
+// "decoder layer 2, head 1 (supervised)" for the supervised head; "" if there is none.
+std::string SupervisedHeadName(const Translation& t);
 
 // Tokenizes sentence (Tokenize()), maps unknown words to <unk> (reported in unknown_positions)
 // and decodes. Errors: empty sentence, beam_size < 1.

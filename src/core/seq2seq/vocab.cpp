@@ -2,6 +2,7 @@
 #include "core/seq2seq/vocab.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace attnviz {
 namespace seq2seq {
@@ -30,6 +31,17 @@ std::vector<uint32_t> CodePoints(const std::string& s) {
   }
   return out;
 }
+// True if the letters at s[i...] end an English contraction ('s, 't, 're, 've, 'll, 'd, 'm) rather
+// than start the word after a French elision (l'école, qu'il, n'a).
+bool EnglishContraction(const std::string& s, size_t i) {
+  size_t j = i;
+  while (j < s.size() && s[j] >= 'a' && s[j] <= 'z') ++j;
+  const bool word_ends = j == s.size() || !(static_cast<unsigned char>(s[j]) >= 0x80);
+  const std::string suffix = s.substr(i, j - i);
+  return word_ends && (suffix == "s" || suffix == "t" || suffix == "re" || suffix == "ve" || suffix == "ll" ||
+                       suffix == "d" || suffix == "m");
+}
+
 }  // namespace
 
 Vocab::Vocab() {
@@ -113,16 +125,27 @@ std::vector<std::string> Tokenize(const std::string& sentence) {
     if (!cur.empty()) out.push_back(cur);
     cur.clear();
   };
+  auto starts = [&](size_t i, const char* seq) { return s.compare(i, std::strlen(seq), seq) == 0; };
   for (size_t i = 0; i < s.size(); ++i) {
     const char c = s[i];
     if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
       flush();
-    } else if (c == ',' || c == '.' || c == ';' || c == ':' || c == '!' || c == '?' || c == '/') {
+    } else if (c == ',' || c == '.' || c == ';' || c == ':' || c == '!' || c == '?' || c == '/' || c == '"') {
       flush();
       out.push_back(std::string(1, c));
-    } else if (c == '\'') {
-      cur.push_back(c);
+    } else if (starts(i, "\xe2\x80\x9c") || starts(i, "\xe2\x80\x9d")) {  // curly double quotes -> "
       flush();
+      out.push_back("\"");
+      i += 2;
+    } else if (starts(i, "\xc2\xbf") || starts(i, "\xc2\xa1") || starts(i, "\xc2\xab") ||
+               starts(i, "\xc2\xbb")) {  // inverted ? and !, guillemets
+      flush();
+      out.push_back(s.substr(i, 2));
+      i += 1;
+    } else if (c == '\'' || starts(i, "\xe2\x80\x99")) {  // ' or the typographic apostrophe
+      if (c != '\'') i += 2;
+      cur.push_back('\'');
+      if (!EnglishContraction(s, i + 1)) flush();  // "l'" "école", but "it's", "let's", "can't"
     } else {
       cur.push_back(c);
     }

@@ -57,7 +57,8 @@ class Vocab {
 // Tokenization and distance
 // ---------------------------------------------------------------------------
 // Lowercases ASCII and the common Latin-1 capitals (É -> é ...), splits on spaces and
-// detaches , . ; : ! ? / and a French elision ("l'école" -> "l'" "école").
+// detaches , . ; : ! ? / " ¿ ¡ « » (curly quotes become ") and a French elision
+// ("l'école" and "l’école" -> "l'" "école"), but keeps English contractions ("it's", "can't").
 std::vector<std::string> Tokenize(const std::string& sentence);
 std::string Join(const std::vector<std::string>& tokens);      // tokens separated by single spaces
 int EditDistance(const std::string& a, const std::string& b);  // Levenshtein over UTF-8 code points
