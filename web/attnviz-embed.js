@@ -260,7 +260,8 @@
     });
 
     function makeViewer() {
-      // maxMemory: the readers' memory budget, bytes or "512M" / "2G" (default 1 GiB).
+      // maxMemory: the readers' memory budget and the cache of lazily read heads, bytes or "512M" / "2G"
+      // (defaults: 1 GiB, and 256 MiB of heads).
       if (options.maxMemory) {
         const m = /^(\d+(?:\.\d+)?)\s*([KMG]?)i?B?$/i.exec(String(options.maxMemory));
         const unit = m ? { '': 1, K: 1024, M: 1048576, G: 1073741824 }[m[2].toUpperCase()] : 0;

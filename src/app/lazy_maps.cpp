@@ -53,6 +53,10 @@ int LazyMaps::MapIndex(int set, int layer, int head) const {
   return sets_[(size_t)set].layer_first[(size_t)layer] + head;
 }
 
+bool LazyMaps::Reading(int set, int map) const {
+  return sets_[(size_t)set].maps[(size_t)map].ticket != 0;
+}
+
 void LazyMaps::WantRows(int set, int map, int row0, int row1) {
   wants_.push_back({set, map, row0, row1});
 }
@@ -406,6 +410,11 @@ bool WorkLazyMaps(AppState* s, double budget_ms) {
 
 bool LazyWaiting(AppState* s) {
   return s->Current().lazy && !s->CurrentMap().Complete();
+}
+
+bool LazyReading(AppState* s, int map) {
+  Example& ex = s->Current();
+  return ex.lazy && map >= 0 && map < (int)ex.maps.size() && ex.lazy->Reading(ex.lazy_set, map);
 }
 
 void DescribeLazy(AppState* s, JsonWriter* w) {

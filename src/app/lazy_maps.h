@@ -47,6 +47,7 @@ class LazyMaps {
   bool Work(AppState* s, double budget_ms);                  // reads and results only (between frames); true if busy
   void Describe(JsonWriter* w, int heads, int bands) const;  // heads, bands: what the examples hold
   int MapIndex(int set, int layer, int head) const;          // maps[] index of a layer's head
+  bool Reading(int set, int map) const;                      // rows of the map are being read
 
  private:
   struct MapState {
@@ -105,6 +106,7 @@ void RequestLazyMaps(AppState* s);  // after the views drew: requests for what t
 // budget_ms; what the views want is left for the next frame. True while there is more to do.
 bool WorkLazyMaps(AppState* s, double budget_ms);
 bool LazyWaiting(AppState* s);                  // the current example is lazy and its current map is not all in memory
+bool LazyReading(AppState* s, int map);         // rows of a map of the current example are being read
 void DescribeLazy(AppState* s, JsonWriter* w);  // "lazy": the current example's file, or null
 void DescribeLazyCurrent(AppState* s, JsonWriter* w);  // "lazy_current": {map, held rows} of the current map, or null
 

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "app/app.h"
+#include "app/lazy_maps.h"
 #include "io/memory_budget.h"
 
 extern "C" {
@@ -74,9 +75,11 @@ EMSCRIPTEN_KEEPALIVE void attnviz_show_error(const char* message) {
   if (app && message) app->ShowError(message);
 }
 
-// The memory budget of every reader (the embed option maxMemory), in bytes; 0 restores 1 GiB.
+// The memory budget of every reader and of the heads of lazily read files (the embed option
+// maxMemory), in bytes; 0 restores the defaults (1 GiB; a 256 MiB cache of heads).
 EMSCRIPTEN_KEEPALIVE void attnviz_set_memory_budget(double bytes) {
   attnviz::SetDefaultMemoryBudget(bytes > 0 ? (uint64_t)bytes : 0);
+  attnviz::SetLazyCacheBudget(bytes > 0 ? (uint64_t)bytes : 0);
 }
 
 // A file the app asked for (attnviz_js_fetch) has arrived, or failed with error.

@@ -165,6 +165,19 @@ async function main() {
     check('a response cut short gives a message', /small\.safetensors: reading bytes \d+-\d+ failed/.test(d.message), d.message);
     e = await page.evaluate((u) => window.attnviz.openUrl(u).then(() => 'opened', (x) => x.message), url('bad.safetensors'));
     check('a truncated file is refused with the reason', /beyond the end of the file|truncated/.test(e), e);
+    // The embed option maxMemory also sets the cache of lazily read heads, of that viewer only.
+    const budgets = await page.evaluate(async (u) => {
+      const el = document.createElement('div');
+      document.body.appendChild(el);
+      const v = await AttnViz.mount(el, { embed: true, maxMemory: '3M' });
+      await v.openUrl(u);
+      const own = v.describe().lazy.budget;
+      v.destroy();
+      el.remove();
+      return { own, page: window.attnviz.describe().lazy.budget };
+    }, url('small.safetensors'));
+    check('maxMemory sets the lazy head cache budget (its viewer only)',
+      budgets.own === 3 * 2 ** 20 && budgets.page === 256 * 2 ** 20, JSON.stringify(budgets));
     check('the viewer still runs commands', (await command(page, 'view grid')) === '');
     const unexpected = errors.filter((x) => !/Failed to load resource|ERR_|network/.test(x));
     check('no other console errors', unexpected.length === 0, unexpected.slice(0, 3).join(' | '));
