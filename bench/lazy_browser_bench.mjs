@@ -3,7 +3,8 @@
 // overviews are written, the rest is a hole) served from 127.0.0.1 with HTTP Range requests by
 // scripts/serve.mjs, opened in headless Chromium. Prints
 //   open to first frame        openUrl() until the grid has drawn (placeholders or overviews)
-//   switch to unvisited heads  `map K` until the head is in memory and drawn (held 0..4096, no underlay)
+//   switch to unvisited heads  `map K` until the first frame that draws the new head (its overview),
+//                              until the head is in memory, and until it is drawn (held 0..4096, no underlay)
 //   a zoomed-in band           rows in view of another unvisited head (zoom 64)
 //   grid scrolling             the App::Frame CPU time and the frame gaps while the wheel scrolls the
 //                              1024-head grid and overviews stream in
@@ -48,9 +49,10 @@ async function main() {
       const v = window.attnviz, M = v.module, out = {};
       let heap = M.HEAPU8.length;
       const frame = () => new Promise((res) => requestAnimationFrame(res));
+      let polls = 0;  // frames waited for by the last until()
       const until = async (f, limit = 60000) => {
         const t0 = performance.now();
-        for (;;) {
+        for (polls = 0; ; polls++) {
           const d = v.describe();
           heap = Math.max(heap, M.HEAPU8.length);
           if (f(d)) return d;
@@ -70,10 +72,20 @@ async function main() {
       v.command('view heatmap');
       out.switch_ms = [];
       out.memory_ms = [];
+      out.first_useful_ms = [];
+      out.first_useful_frames = [];
+      out.first_useful_cpu = [];
       for (const [l, h] of visit.slice(0, 2)) {
         const m = l * H + h;
         t0 = performance.now();
         v.command(`map ${m}`);
+        // The first frame that draws the new head: its overview standing in (or its rows already).
+        // (describe() tells what the last frame drew: one frame at least after the command.)
+        await until((d) => polls > 0 && d.map === m && d.heatmaps[0] && (d.heatmaps[0].underlay ||
+          (d.heatmaps[0].held && d.heatmaps[0].held[1] > d.heatmaps[0].held[0])));
+        out.first_useful_ms.push(performance.now() - t0);
+        out.first_useful_frames.push(polls);
+        out.first_useful_cpu.push(v.frameCpuMs());
         await until((d) => d.lazy_current.map === m && d.lazy_current.held[1] === 4096);
         out.memory_ms.push(performance.now() - t0);  // read and decoded
         await until((d) => d.map === m && d.heatmaps[0] && d.heatmaps[0].held && d.heatmaps[0].held[1] === 4096 &&
@@ -99,8 +111,11 @@ async function main() {
     }, { url, visit: VISIT, H });
     console.log(`lazy browser open_ms=${r.open_ms.toFixed(0)} first_frame_ms=${r.first_frame_ms.toFixed(0)} ` +
       `visible_overviews_ms=${r.overviews_ms.toFixed(0)} (target: first frame <= 2000)`);
+    console.log(`lazy browser switch_to_unvisited_head first_frame_of_new_head_ms=` +
+      `${r.first_useful_ms.map((x) => x.toFixed(0)).join(',')} frames_waited=${r.first_useful_frames.join(',')} ` +
+      `that_frame_cpu_ms=${r.first_useful_cpu.map((x) => x.toFixed(1)).join(',')} (its overview stands in; target: <= 300)`);
     console.log(`lazy browser switch_to_unvisited_head in_memory_ms=${r.memory_ms.map((x) => x.toFixed(0)).join(',')} ` +
-      `drawn_ms=${r.switch_ms.map((x) => x.toFixed(0)).join(',')} of which range_request_ms=${r.fetch_ms.toFixed(0)} ` +
+      `drawn_ms=${r.switch_ms.map((x) => x.toFixed(0)).join(',')} biggest_read_ms=${r.fetch_ms.toFixed(0)} ` +
       `decode_ms=${r.work_ms.toFixed(0)} (target: <= 300)`);
     console.log(`lazy browser zoomed_in_band rows=${r.band_rows} in_memory_ms=${r.band_memory_ms.toFixed(0)} ` +
       `drawn_ms=${r.band_ms.toFixed(0)}`);

@@ -269,19 +269,10 @@
         throw new Error(`reading ${bytes} failed: the response was cut short (${e.message})`);
       }
     };
-    // A whole head (tens of MB) comes as a few Range requests at once: one response stream is the
-    // bottleneck on a loaded machine.
-    const range = async (offset, size) => {
-      if (offset === 0 && size <= head.length) return head.subarray(0, size);
-      const parts = Math.min(4, Math.ceil(size / (8 << 20)));
-      if (parts <= 1) return one(offset, size);
-      const step = Math.ceil(size / parts);
-      const pieces = await Promise.all(Array.from({ length: parts }, (_, i) =>
-        one(offset + i * step, Math.min(step, size - i * step))));
-      const out = new Uint8Array(size);
-      pieces.forEach((p, i) => out.set(p, i * step));
-      return out;
-    };
+    // One Range request per read: the viewer asks for a whole head (tens of MB) in 4 MiB parts, a
+    // few at a time, and decodes the parts in while the rest arrive (LazyAttentionFile::kPartBytes).
+    const range = (offset, size) => (offset === 0 && size <= head.length ? Promise.resolve(head.subarray(0, size))
+      : one(offset, size));
     return openLazy(ctx, name, total, range);
   }
 

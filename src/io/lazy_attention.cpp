@@ -318,9 +318,26 @@ Status ReadLazyPrefix(ByteSource* source, std::vector<uint8_t>* out) {
   return source->Read(0, need, out->data());
 }
 
+namespace {
+
+// Cancels a job's parts that are under way (their bytes must not land in freed memory).
+template <typename JobT>
+void CancelParts(ByteSource* source, const JobT& job) {
+  for (size_t i = 0; i < job.part_tickets.size(); ++i)
+    if (job.part_tickets[i] && !job.part_done[i]) source->CancelRead(job.part_tickets[i]);
+}
+
+}  // namespace
+
+int LazyAttentionFile::Job::InFlight() const {
+  int n = 0;
+  for (int i = 0; i < parts_started; ++i) n += !part_done[(size_t)i];
+  return n;
+}
+
 LazyAttentionFile::~LazyAttentionFile() {
   for (const auto& j : jobs_)
-    if (j->state == JobState::Reading) source_->CancelRead(j->ticket);
+    if (j->state == JobState::Reading) CancelParts(source_.get(), *j);
 }
 
 Status LazyAttentionFile::Open(std::unique_ptr<ByteSource> source, const uint8_t* prefix, size_t n) {
@@ -374,7 +391,7 @@ Status LazyAttentionFile::Prepare(Job* job) {
 void LazyAttentionFile::Cancel(uint64_t ticket) {
   for (auto it = jobs_.begin(); it != jobs_.end(); ++it) {
     if ((*it)->ticket != ticket) continue;
-    if ((*it)->state == JobState::Reading) source_->CancelRead(ticket);
+    if ((*it)->state == JobState::Reading) CancelParts(source_.get(), **it);
     jobs_.erase(it);
     return;
   }
@@ -400,7 +417,7 @@ bool LazyAttentionFile::PopResult(LazyResult* out) {
 bool LazyAttentionFile::Busy() const {
   if (!results_.empty()) return true;
   for (const auto& j : jobs_)
-    if (j->state != JobState::Reading) return true;
+    if (j->state != JobState::Reading || j->ready > j->done) return true;  // to start, or to decode
   return false;
 }
 
@@ -410,20 +427,39 @@ uint64_t LazyAttentionFile::LoadingBytes() const {
   return b;
 }
 
+LazyAttentionFile::Job* LazyAttentionFile::FindPart(uint64_t ticket, int* part) {
+  for (const auto& j : jobs_) {
+    if (j->state != JobState::Reading) continue;
+    for (int i = 0; i < j->parts_started; ++i)
+      if (j->part_tickets[(size_t)i] == ticket && !j->part_done[(size_t)i]) return *part = i, j.get();
+  }
+  return nullptr;
+}
+
 void LazyAttentionFile::CompleteRead(uint64_t ticket, const Status& st) {
-  for (auto it = jobs_.begin(); it != jobs_.end(); ++it) {
-    Job* job = it->get();
-    if (job->ticket != ticket || job->state != JobState::Reading) continue;
-    if (!st) {
-      std::unique_ptr<Job> done = std::move(*it);
+  int part = 0;
+  Job* job = FindPart(ticket, &part);
+  if (!job) return;  // cancelled, or its job failed already
+  if (!st) {         // the request fails with the part's reason; its other parts are not waited for
+    job->part_done[(size_t)part] = 1;
+    CancelParts(source_.get(), *job);
+    for (auto it = jobs_.begin(); it != jobs_.end(); ++it) {
+      if (it->get() != job) continue;
+      std::unique_ptr<Job> failed = std::move(*it);
       jobs_.erase(it);
-      Finish(std::move(done), st);
+      Finish(std::move(failed), st);
       return;
     }
-    bytes_read_ += job->range.size;
-    job->state = JobState::Decoding;
     return;
   }
+  job->part_done[(size_t)part] = 1;
+  const uint64_t begin = (uint64_t)part * kPartBytes;
+  bytes_read_ += std::min(kPartBytes, job->range.size - begin);
+  const int parts = job->Parts();
+  while (job->parts_in < parts && job->part_done[(size_t)job->parts_in]) ++job->parts_in;
+  const uint64_t in_bytes = std::min(job->range.size, (uint64_t)job->parts_in * kPartBytes);
+  job->ready = std::min(job->rows * job->cols, (int64_t)(in_bytes / (uint64_t)StDTypeSize(job->dtype)));
+  if (job->parts_in == parts) job->state = JobState::Decoding;
 }
 
 // Decodes n elements of src into the job's output at `done`; weights that are not finite or are
@@ -481,13 +517,25 @@ Status LazyAttentionFile::AllocateOut(Job* job) {
   return Status::Ok();
 }
 
-Status LazyAttentionFile::StartRead(Job* job) {
-  if (!TryAllocate((size_t)job->range.size))
-    return Status::Error("out of memory for a read of " + std::to_string(job->range.size) + " bytes");
-  job->staging.resize((size_t)job->range.size);
-  job->state = JobState::Reading;
-  ++reads_;
-  source_->StartRead(job->ticket, job->range.offset, job->range.size, job->staging.data());
+Status LazyAttentionFile::StartParts(Job* job, int* in_flight) {
+  const int parts = job->Parts();
+  if (job->state == JobState::Queued) {
+    if (!TryAllocate((size_t)job->range.size))
+      return Status::Error("out of memory for a read of " + std::to_string(job->range.size) + " bytes");
+    job->staging.resize((size_t)job->range.size);
+    job->part_tickets.assign((size_t)parts, 0);
+    job->part_done.assign((size_t)parts, 0);
+    job->state = JobState::Reading;
+    ++reads_;
+  }
+  while (*in_flight < max_in_flight_ && job->parts_started < parts) {
+    const int i = job->parts_started++;
+    const uint64_t begin = (uint64_t)i * kPartBytes, size = std::min(kPartBytes, job->range.size - begin);
+    const uint64_t ticket = i == 0 ? job->ticket : next_ticket_++;
+    job->part_tickets[(size_t)i] = ticket;
+    ++*in_flight;
+    source_->StartRead(ticket, job->range.offset + begin, size, job->staging.data() + begin);
+  }
   return Status::Ok();
 }
 
@@ -497,8 +545,9 @@ Status LazyAttentionFile::Step(Job* job) {
   const size_t item = (size_t)StDTypeSize(job->dtype);
   Status st = AllocateOut(job);
   if (!st) return st;
-  const int64_t n = std::min(kPiece, total - job->done);
-  if (source_->Asynchronous()) {  // the read is in staging: decode a piece
+  const int64_t n = std::min(kPiece, (source_->Asynchronous() ? job->ready : total) - job->done);
+  if (n <= 0) return Status::Ok();  // the next part is not in yet
+  if (source_->Asynchronous()) {    // the bytes are in staging: decode a piece
     st = DecodePiece(job, job->staging.data() + (size_t)job->done * item, n);
     if (job->done == total) std::vector<uint8_t>().swap(job->staging);
     return st;
@@ -528,25 +577,29 @@ void LazyAttentionFile::Pump(double budget_ms) {
   while (async && source_->TakeCompletion(&ended, &how)) CompleteRead(ended, how);
   if (async) {  // keep a few reads under way, oldest requests first
     int in_flight = 0;
-    for (const auto& j : jobs_) in_flight += j->state == JobState::Reading;
-    for (auto it = jobs_.begin(); it != jobs_.end() && in_flight < max_in_flight_;) {
-      if ((*it)->state != JobState::Queued) {
-        ++it;
-        continue;
+    for (const auto& j : jobs_) in_flight += j->state == JobState::Reading ? j->InFlight() : 0;
+    // Requests of one part (overviews, bands) first, so a whole head's parts do not hold them back.
+    for (int pass = 0; pass < 2; ++pass) {
+      for (auto it = jobs_.begin(); it != jobs_.end() && in_flight < max_in_flight_;) {
+        Job* job = it->get();
+        if (job->state == JobState::Decoding || (pass == 0 && job->Parts() > 1)) {
+          ++it;
+          continue;
+        }
+        const Status st = StartParts(job, &in_flight);
+        if (st) {
+          ++it;
+          continue;
+        }
+        std::unique_ptr<Job> failed = std::move(*it);
+        it = jobs_.erase(it);
+        Finish(std::move(failed), st);
       }
-      const Status st = StartRead(it->get());
-      if (st) {
-        ++in_flight, ++it;
-        continue;
-      }
-      std::unique_ptr<Job> failed = std::move(*it);
-      it = jobs_.erase(it);
-      Finish(std::move(failed), st);
     }
   }
   for (bool first = true; first || elapsed_ms() < budget_ms; first = false) {  // at least one piece
     auto it = jobs_.begin();
-    while (it != jobs_.end() && async && (*it)->state != JobState::Decoding) ++it;
+    while (it != jobs_.end() && async && (*it)->ready <= (*it)->done) ++it;
     if (it == jobs_.end()) break;
     const Status st = Step(it->get());
     if (!st || (*it)->done == (*it)->rows * (*it)->cols) {
