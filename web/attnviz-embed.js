@@ -156,6 +156,24 @@
     };
   }
 
+  // Until the returned function is called, every listener added to document or window is also
+  // recorded in cleanups (as a function that removes it).
+  function captureListeners(cleanups) {
+    const targets = [document, global];
+    const own = targets.map((t) => Object.prototype.hasOwnProperty.call(t, 'addEventListener'));
+    const originals = targets.map((t) => t.addEventListener);
+    targets.forEach((t, i) => {
+      t.addEventListener = function (type, fn, opts) {
+        cleanups.push(() => t.removeEventListener(type, fn, opts));
+        return originals[i].call(t, type, fn, opts);
+      };
+    });
+    return () => targets.forEach((t, i) => {
+      if (own[i]) t.addEventListener = originals[i];
+      else delete t.addEventListener;
+    });
+  }
+
   // JSON text of data given as arrays (the attention file's JSON schema; Float32Arrays allowed).
   function dataToJson(data) {
     return JSON.stringify(data, (key, value) => (ArrayBuffer.isView(value) ? Array.from(value) : value));
@@ -207,7 +225,10 @@
     // Over an embedded viewer without focus, the wheel scrolls the page (Ctrl/Cmd + wheel zooms).
     listen(canvas, 'wheel', (e) => {
       if (options.embed && document.activeElement !== canvas && !e.ctrlKey && !e.metaKey) e.stopImmediatePropagation();
-      else wake();
+      else {
+        if (Module) Module.attnvizWheelMode = e.deltaMode;  // pixels, lines or pages (see main_web.cpp)
+        wake();
+      }
     }, { capture: true });
     for (const type of ['pointermove', 'pointerdown', 'pointerup', 'pointerleave', 'keydown', 'keyup', 'focus', 'blur'])
       listen(canvas, type, wake);
@@ -218,6 +239,7 @@
     const loading = overlay(element, 'attnviz-loading',
       '<div class="attnviz-spinner"></div><div>Loading attnviz&hellip;</div>');
 
+    let restoreCapture = null;
     let firstFrame, wasmFailed;
     const firstFramePromise = new Promise((resolve) => { firstFrame = resolve; });
     const wasmFailure = new Promise((resolve, reject) => { wasmFailed = reject; });
@@ -229,6 +251,11 @@
       },
       locateFile: (path) => (options.base || BASE) + path,
       instantiateWasm: sharedInstantiate((e) => wasmFailed(e)),
+      // Emscripten's runtime adds listeners to document and window while main() runs (pointer-lock
+      // and fullscreen handlers of its Browser object that nothing removes). Record what is added
+      // between preRun and postRun (synchronous, so only this viewer's) and remove it in destroy().
+      preRun: [() => { restoreCapture = captureListeners(cleanups); }],
+      postRun: [() => { if (restoreCapture) restoreCapture(); restoreCapture = null; }],
       onFirstFrame: () => { loading.remove(); firstFrame(); },
       onAttnvizEvent: emit,
       onAbort: (what) => console.warn('attnviz: aborted: ' + what),
@@ -346,6 +373,8 @@
         // Frees the GL context, the WASM instance and every listener; the element is left empty.
         destroy: () => {
           Module._attnviz_destroy();
+          if (Module.attnvizTrainWorker) Module.attnvizTrainWorker.terminate();  // live training, if any
+          Module.attnvizTrainWorker = null;
           const gl = canvas.getContext('webgl2');
           const lose = gl && gl.getExtension('WEBGL_lose_context');
           if (lose) lose.loseContext();

@@ -8,10 +8,12 @@
 // App::Frame() and nothing here knows whether it runs natively or in a browser.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "app/train_runner.h"
 #include "core/status.h"
 
 namespace attnviz {
@@ -29,6 +31,9 @@ struct AppConfig {
   bool controls = true;            // false: a bare figure (no tabs, toolbars, timeline or status bar)
   std::string theme;               // "light" or "dark" ("" = dark)
   bool headless = false;           // no GL: views run and lay out, nothing is uploaded or drawn (smoke tests)
+  // Makes the runner for live training (the browser: a Web Worker); empty = a thread where there
+  // are threads, else the UI's frames (app/train_runner.h).
+  std::function<std::unique_ptr<TrainRunner>()> train_runner;
 };
 
 class App {

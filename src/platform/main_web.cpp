@@ -8,6 +8,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,14 @@ EM_JS(void, attnviz_js_sync_canvas, (float* out), {
 });
 
 // True while this instance's canvas has the keyboard focus (a full page is always focused).
+// Emscripten 3.1.6's GLFW passes the DOM wheel delta as is (pixels, lines or pages; down is
+// positive), where GLFW means notches with up positive. The embed's wheel listener records the
+// event's deltaMode; this returns the factor to GLFW notches (a 100 px or 3-line notch is 1).
+EM_JS(float, attnviz_js_wheel_scale, (), {
+  var mode = Module["attnvizWheelMode"] || 0;
+  return mode === 1 ? -1 / 3 : mode === 2 ? -1 : -1 / 100;
+});
+
 EM_JS(int, attnviz_js_has_focus, (), {
   var o = Module["attnvizOptions"] || {};
   if (!o.embed) return 1;
@@ -140,9 +149,62 @@ EM_JS(void, attnviz_js_fetch, (const char* url), {
 EM_JS(void, attnviz_js_emit, (const char* type, const char* json), {
   if (Module["onAttnvizEvent"]) Module["onAttnvizEvent"](UTF8ToString(type), JSON.parse(UTF8ToString(json)));
 });
+// Live training in a Web Worker (web/attnviz-train-worker.js): sends a command, starting the
+// worker on first use. Each start is a new run; reports of an older run still in flight are
+// dropped. What comes back goes to attnviz_train_deliver / attnviz_train_failed (below).
+EM_JS(void, attnviz_js_train_send, (const char* text), {
+  var t = UTF8ToString(text);
+  var type = JSON.parse(t).type;
+  if (type === "stop" && !Module["attnvizTrainWorker"]) return;
+  if (type === "start") Module["attnvizTrainRun"] = (Module["attnvizTrainRun"] || 0) + 1;
+  var w = Module["attnvizTrainWorker"];
+  var fail = function(msg) {
+    Module.ccall("attnviz_train_failed", null, ["string"], [msg]);
+    Module["attnvizWake"] = true;
+  };
+  if (!w) {
+    try {
+      var url = Module["locateFile"] ? Module["locateFile"]("attnviz-train-worker.js", "") : "attnviz-train-worker.js";
+      w = Module["attnvizTrainWorker"] = new Worker(url);
+    } catch (e) {
+      fail("Web Workers are not available here: " + ((e && e.message) || e));
+      return;
+    }
+    w.onerror = function(e) {
+      e.preventDefault();
+      fail("the training worker failed: " + ((e && e.message) || "it could not be loaded"));
+    };
+    w.onmessage = function(e) {
+      var m = e.data || {};
+      if (!Module["asm"] || m.run !== Module["attnvizTrainRun"]) return;  // destroyed, or an older run
+      if (m.error) { fail(m.error); return; }
+      var model = m.model || new Uint8Array(0);
+      var p = model.length ? _malloc(model.length) : 0;
+      if (model.length && !p) { fail("not enough memory for the trained model"); return; }
+      if (p) HEAPU8.set(model, p);
+      Module.ccall("attnviz_train_deliver", null, ["string", "number", "number"], [m.report, p, model.length]);
+      if (p) _free(p);
+      Module["attnvizWake"] = true;
+    };
+  }
+  w.postMessage({ run: Module["attnvizTrainRun"] || 0, text: t });
+  if (type === "stop") { w.terminate(); Module["attnvizTrainWorker"] = null; }
+});
 // clang-format on
 
 namespace {
+
+// The live training run's page end (app/train_runner.h); the worker's reports arrive through
+// attnviz_train_deliver.
+class WorkerRunner : public attnviz::ReportRunner {
+ public:
+  WorkerRunner() : ReportRunner([](const std::string& m) { attnviz_js_train_send(m.c_str()); }) { live = this; }
+  ~WorkerRunner() override {
+    if (live == this) live = nullptr;
+  }
+  static WorkerRunner* live;  // the runner the reports are for (one per page instance)
+};
+WorkerRunner* WorkerRunner::live = nullptr;
 
 struct WebLoop {
   GLFWwindow* window = nullptr;
@@ -242,6 +304,20 @@ extern "C" EMSCRIPTEN_KEEPALIVE void attnviz_destroy() {
   glfwTerminate();
 }
 
+// The wheel in GLFW's units (see attnviz_js_wheel_scale), handed on to ImGui's GLFW backend.
+extern "C" EMSCRIPTEN_KEEPALIVE void attnviz_train_deliver(const char* report, const uint8_t* model, int size) {
+  if (WorkerRunner::live && report) WorkerRunner::live->Deliver(report, std::strlen(report), model, (size_t)size);
+}
+
+extern "C" EMSCRIPTEN_KEEPALIVE void attnviz_train_failed(const char* message) {
+  if (WorkerRunner::live) WorkerRunner::live->Fail(message ? message : "the training worker failed");
+}
+
+static void WheelToNotches(GLFWwindow* window, double dx, double dy) {
+  const double k = attnviz_js_wheel_scale();
+  ImGui_ImplGlfw_ScrollCallback(window, dx * k, dy * k);
+}
+
 int main() {
   if (!glfwInit()) {
     attnviz_js_fatal("cannot initialise GLFW");
@@ -262,6 +338,7 @@ int main() {
   IMGUI_CHECKVERSION();
   ImGui::CreateContext();
   ImGui_ImplGlfw_InitForOpenGL(g_loop->window, true);
+  glfwSetScrollCallback(g_loop->window, WheelToNotches);  // replaces ImGui's, which it then calls
   ImGui_ImplOpenGL3_Init("#version 300 es");
 
   attnviz::AppConfig config;
@@ -284,6 +361,7 @@ int main() {
   if (d != std::string::npos) config.theme = o.substr(d + 1, e == std::string::npos ? e : e - d - 1);
   if (e != std::string::npos) config.controls = o.substr(e + 1) != "0";
   config.dpi_scale = sz[2] / sz[0];
+  config.train_runner = [] { return std::unique_ptr<attnviz::TrainRunner>(new WorkerRunner); };
   const attnviz::Status st = g_loop->app.Init(config);
   if (!st) {
     attnviz_js_fatal(st.message.c_str());

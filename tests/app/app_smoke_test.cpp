@@ -3,10 +3,12 @@
 // heatmap rows, lines, thumbnails, the numbers in the steps table, the translation, training.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "app/app.h"
 #include "app/view_module.h"
@@ -232,21 +234,65 @@ TEST(AppViews, TranslateShowsTheWordsItEmitted) {
   EXPECT_FALSE(t.app.Command("model 99").ok);
 }
 
-TEST(AppViews, TrainRunsBatchesAndDrawsCurvesAndTheProbe) {
+// Frames until the described value at `path` passes `ok`, for up to `seconds` of wall time.
+template <class Ok>
+JsonValue FramesUntil(HeadlessApp* t, const char* path, Ok ok, double seconds) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  for (;;) {
+    t->Frames(1);
+    JsonValue d = t->Describe();
+    if (ok(Get(d, path)) || std::chrono::steady_clock::now() > end) return d;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
+TEST(AppViews, TrainRunsOnAThreadAndDrawsCurvesAndTheProbe) {
   HeadlessApp t;
   t.Run("train start");
   t.Run("view train");
-  t.Frames(60);
-  const JsonValue d = t.Describe();
+  JsonValue d = FramesUntil(
+      &t, "train.batches", [](const JsonValue& v) { return v.number >= 20; }, 60);
+  EXPECT_EQ(Get(d, "train.where").string, "thread");
   EXPECT_TRUE(Get(d, "train.running").boolean);
-  EXPECT_GT(Num(d, "train.batches"), 0);
+  EXPECT_GE(Num(d, "train.batches"), 20);
   EXPECT_TRUE(std::isfinite(Num(d, "train.loss")));
   EXPECT_EQ(Num(d, "train.curves_drawn"), 3);
   const JsonValue* probe = Heatmap(d, "probe");
   ASSERT_NE(probe, nullptr) << "the probe's epoch-0 alignment is drawn from the start";
   EXPECT_GT(Num(*probe, "rows"), 0);
+  // Frames do not wait for training: 30 frames take far less than 30 training steps of 20 ms.
+  const auto f0 = std::chrono::steady_clock::now();
+  t.Frames(30);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - f0).count(), 0.6);
+  // Pause stops the thread within a step: the batch count then stays put.
   t.Run("train pause");
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  t.Frames(1);
+  const double paused = Num(t.Describe(), "train.batches");
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  t.Frames(1);
+  EXPECT_EQ(Num(t.Describe(), "train.batches"), paused);
+  t.Run("train resume");
+  d = FramesUntil(
+      &t, "train.batches", [&](const JsonValue& v) { return v.number > paused; }, 30);
+  EXPECT_GT(Num(d, "train.batches"), paused);
+  t.Run("train start");  // a restart joins the old thread and begins again
+  d = FramesUntil(
+      &t, "train.batches", [](const JsonValue& v) { return v.number > 0; }, 30);
+  EXPECT_GT(Num(d, "train.batches"), 0);
   EXPECT_FALSE(t.app.Command("train sideways").ok);
+  EXPECT_FALSE(t.app.Command("train where moon").ok);
+}
+
+TEST(AppViews, TrainInFramesWhenAsked) {
+  HeadlessApp t;
+  t.Run("train where frames");
+  t.Run("train start");
+  t.Run("view train");
+  t.Frames(40);
+  const JsonValue d = t.Describe();
+  EXPECT_EQ(Get(d, "train.where").string, "frames");
+  EXPECT_GT(Num(d, "train.batches"), 0);
 }
 
 TEST(AppViews, EachAppHasItsOwnViewState) {

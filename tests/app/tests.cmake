@@ -5,3 +5,5 @@ if(NOT EMSCRIPTEN)
   add_test(NAME native_app_xvfb COMMAND bash "${CMAKE_SOURCE_DIR}/tests/app/native_run.sh" "$<TARGET_FILE:attnviz>"
            "${CMAKE_SOURCE_DIR}/build/test-artifacts" WORKING_DIRECTORY "${CMAKE_SOURCE_DIR}")
 endif()
+# Live training off the UI thread: worker reports and the thread runner equal the trainer (native and WASM).
+attnviz_add_test(train_runner_tests SOURCES "${CMAKE_SOURCE_DIR}/tests/app/train_runner_test.cpp" LIBS attnviz_app)

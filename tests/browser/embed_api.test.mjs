@@ -21,6 +21,24 @@ function site() {
   return dir;
 }
 
+// Resident memory (bytes) of this test's renderer processes, read from /proc: the descendants of the
+// browser launched with MARKER (other tests may run browsers at the same time).
+const MARKER = `--attnviz-test=${process.pid}`;
+function rendererRss() {
+  const procs = new Map();
+  for (const pid of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+      procs.set(pid, { cmd: fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8'), ppid: /PPid:\s+(\d+)/.exec(status)[1],
+        rss: Number((/VmRSS:\s+(\d+) kB/.exec(status) || [0, 0])[1]) * 1024 });
+    } catch { /* the process ended */ }
+  }
+  const ours = (pid) => { for (let p = pid, i = 0; p && p !== '0' && i < 16; p = procs.get(p)?.ppid, ++i) if (procs.get(p)?.cmd.includes(MARKER)) return true; return false; };
+  let total = 0;
+  for (const [pid, p] of procs) if (p.cmd.includes('--type=renderer') && ours(pid)) total += p.rss;
+  return total;
+}
+
 const frameOf = (page, i) => page.evaluate((k) => window.viewers[k].describe().frame, i);
 
 async function main() {
@@ -28,7 +46,7 @@ async function main() {
   const browser = await chromium.launch({
     executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
     args: ['--no-sandbox', '--use-angle=swiftshader', '--enable-unsafe-swiftshader', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic', '--ignore-gpu-blocklist'],
+      '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic', '--ignore-gpu-blocklist', MARKER],
   });
   const page = await (await browser.newContext({ viewport: { width: 900, height: 700 }, colorScheme: 'dark' })).newPage();
   const errors = [];
@@ -93,6 +111,35 @@ async function main() {
     await page.waitForTimeout(300);
     check('the wheel over an unfocused viewer scrolls the page', (await page.evaluate(() => window.scrollY)) > y0);
 
+    // 640x360, the size the docs suggest: the steps view shows its table; with the viewer focused,
+    // the wheel scrolls the panel under the pointer (not the page, not a zoom).
+    await page.evaluate(() => { window.viewers[0].command('example seed002'); window.viewers[0].command('view steps'); });
+    await page.evaluate(() => { window.viewers[0].canvas.scrollIntoView(); window.viewers[0].canvas.focus(); });
+    await frames(page, 6);
+    let st = await page.evaluate(() => window.viewers[0].describe().steps);
+    check('640x360: the steps view shows its score table', st.table_visible === true, JSON.stringify({ t: st.table_visible }));
+    const p1 = await page.evaluate(() => { const r = window.viewers[0].canvas.getBoundingClientRect(); return [r.x + 320, r.y + 260]; });
+    await page.mouse.move(p1[0], p1[1]);
+    const pageY = await page.evaluate(() => window.scrollY);
+    await page.mouse.wheel(0, 200);
+    await frames(page, 6);
+    st = await page.evaluate(() => window.viewers[0].describe().steps);
+    check('focused viewer: the wheel scrolls the panel under it', st.scroll_y > 0, `scroll_y ${st.scroll_y}`);
+    check('...and not the page', (await page.evaluate(() => window.scrollY)) === pageY);
+
+    // One wheel notch up over the focused viewer's heatmap zooms in by one step (not by 100).
+    await page.evaluate(() => window.viewers[0].command('view heatmap'));
+    await frames(page, 4);
+    const hm0 = (await page.evaluate(() => window.viewers[0].describe())).heatmaps.find((x) => x.id === 'main');
+    const cvs = await page.evaluate(() => { const r = window.viewers[0].canvas.getBoundingClientRect(); return [r.x, r.y]; });
+    await page.mouse.move(cvs[0] + (hm0.rect[0] + hm0.rect[2]) / 2, cvs[1] + (hm0.rect[1] + hm0.rect[3]) / 2);
+    await page.mouse.wheel(0, -100);
+    await frames(page, 4);
+    const hm1 = (await page.evaluate(() => window.viewers[0].describe())).heatmaps.find((x) => x.id === 'main');
+    const span = (h) => h.view[2] - h.view[0];
+    check('a wheel notch up zooms in by one step', span(hm1) < span(hm0) && span(hm1) > span(hm0) / 1.5,
+      `columns in view ${span(hm0).toFixed(2)} -> ${span(hm1).toFixed(2)}`);
+
     // An idle viewer draws nothing.
     await page.mouse.move(5, 5);
     await page.waitForTimeout(800);
@@ -104,18 +151,37 @@ async function main() {
     await page.waitForTimeout(500);
     check('playing wakes it', (await frameOf(page, 1)) > f1[1]);
 
-    // destroy() and mount again, 20 times: contexts and listeners are freed (Chromium keeps ~16 WebGL contexts).
-    const cycles = await page.evaluate(async () => {
-      window.viewers[1].destroy();
-      let n = 0;
-      for (let i = 0; i < 20; ++i) {
+    // destroy() and mount again, 50 times: contexts, listeners and WASM memory are freed (Chromium keeps
+    // ~16 WebGL contexts). Each instance owns at least 16 MB of WASM memory, so a leak shows as
+    // hundreds of MB of renderer memory; weak references to every instance's memory must all clear.
+    await page.evaluate(() => { window.viewers[1].destroy(); window.memRefs = []; });
+    const cycle = (n) => page.evaluate(async (k) => {
+      let ok = 0;
+      for (let i = 0; i < k; ++i) {
         const v = await AttnViz.mount('#v2', { example: 'seed004', embed: true });
-        if (v.describe().example === 'seed004') n++;
+        if (v.describe().example === 'seed004') ok++;
+        window.memRefs.push(new WeakRef(v.module.HEAPU8.buffer));
         v.destroy();
       }
-      return { n, canvases: document.querySelectorAll('#v2 canvas').length };
-    });
-    check('20 mount/destroy cycles', cycles.n === 20 && cycles.canvases === 0, JSON.stringify(cycles));
+      return ok;
+    }, n);
+    const cdp = await page.context().newCDPSession(page);
+    const gc = async () => { for (let i = 0; i < 3; ++i) await cdp.send('HeapProfiler.collectGarbage'); };
+    let mounted = await cycle(10);
+    await gc();
+    const rss0 = rendererRss();
+    mounted += await cycle(40);
+    await gc();
+    await page.waitForTimeout(200);
+    await gc();
+    const rss1 = rendererRss();
+    const live = await page.evaluate(() => window.memRefs.filter((r) => r.deref() !== undefined).length);
+    const canvases = await page.evaluate(() => document.querySelectorAll('#v2 canvas').length);
+    check('50 mount/destroy cycles', mounted === 50 && canvases === 0, `${mounted} mounted, ${canvases} canvases left`);
+    check('every destroyed viewer\'s WASM memory is collected', live === 0, `${live} of 50 still reachable`);
+    const grew = (rss1 - rss0) / 1048576;
+    check('renderer memory flat over the last 40 cycles (< 48 MB growth)', rss0 > 0 && grew < 48,
+      `renderer RSS ${(rss0 / 1048576).toFixed(0)} -> ${(rss1 / 1048576).toFixed(0)} MB`);
     const last = await page.evaluate(async () => {
       window.viewers[1] = await AttnViz.mount('#v2', { example: 'seed004', embed: true });
       return window.viewers[1].describe().example;

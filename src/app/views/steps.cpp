@@ -105,6 +105,15 @@ void SameLineIfFits(int cols) {
   if (right <= limit) ImGui::SameLine(0, gap);
 }
 
+// Puts the next control on this line when an item of width `item_w` labelled `label` fits, else
+// wraps it to the next line (narrow embeds, 640 px wide).
+void SameLineOrWrap(float item_w, const char* label) {
+  const ImGuiStyle& st = ImGui::GetStyle();
+  const float label_w = label ? ImGui::CalcTextSize(label, nullptr, true).x + st.ItemInnerSpacing.x : 0.0f;
+  const float right = ImGui::GetItemRectMax().x + st.ItemSpacing.x + item_w + label_w;
+  if (right <= ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x) ImGui::SameLine();
+}
+
 bool EditMatrix(const char* id, const char* title, MatrixRM* m, const std::vector<std::string>* labels) {
   return EditMatrix(id, title, m->data(), (int)m->rows(), (int)m->cols(), labels);
 }
@@ -201,36 +210,38 @@ bool DrawControls(AppState* s, AttentionInputs& in, StepsViewState* sv) {
     }
     ImGui::EndCombo();
   }
-  ImGui::SameLine();
   int score = (int)in.params.score;
+  SameLineOrWrap(ImGui::GetFontSize() * 10, "score");
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 10);
   if (ImGui::Combo("score", &score, kScoreLabels, IM_ARRAYSIZE(kScoreLabels))) {
     in.params.score = (ScoreFunction)score;
     EnsureScoreParams(&in.params, in.q, in.k);
     changed = true;
   }
-  ImGui::SameLine();
+  SameLineOrWrap(ImGui::GetFontSize() * 8, "temperature T");
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);
   changed |=
       ImGui::SliderFloat("temperature T", &in.params.temperature, 0.05f, 20.0f, "%.3g", ImGuiSliderFlags_Logarithmic);
   if (in.params.score == ScoreFunction::Cosine) {
-    ImGui::SameLine();
+    SameLineOrWrap(ImGui::GetFontSize() * 7, "cosine \xcf\x84");
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 7);
     changed |= ImGui::SliderFloat("cosine \xcf\x84", &in.params.cosine_temperature, 0.01f, 2.0f, "%.3g",
                                   ImGuiSliderFlags_Logarithmic);
   }
-  ImGui::SameLine();
+  SameLineOrWrap(ImGui::GetFrameHeight(), "causal mask");
   changed |= ImGui::Checkbox("causal mask", &in.params.mask.causal);
-  ImGui::SameLine();
+  SameLineOrWrap(ImGui::CalcTextSize("reset inputs").x + 2 * ImGui::GetStyle().FramePadding.x, nullptr);
   if (ImGui::Button("reset inputs")) ResetInputs(s, sv);
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("Back to the example's original q, k, v and parameters");
   return changed;
 }
 
 // q, k, v and the score function's parameters, editable. Returns true when one was edited.
+// In a short box (an embed of 360 px) they start folded, so the computation table shows first.
 bool DrawInputs(AttentionInputs& in) {
-  if (!ImGui::CollapsingHeader("Inputs (drag a number, or double-click to type one)", ImGuiTreeNodeFlags_DefaultOpen))
-    return false;
+  const bool roomy = ImGui::GetContentRegionAvail().y > ImGui::GetTextLineHeightWithSpacing() * 24;
+  ImGui::SetNextItemOpen(roomy, ImGuiCond_Once);
+  if (!ImGui::CollapsingHeader("Inputs (drag a number, or double-click to type one)")) return false;
   bool changed = EditMatrix("q", "queries q  [n_q, d]", &in.q, &in.query_labels);
   SameLineIfFits((int)in.k.cols());
   changed |= EditMatrix("k", "keys k  [n_k, d]", &in.k, &in.key_labels);
@@ -298,6 +309,7 @@ void DrawKeyRow(const AttentionMap& m, const AttentionInputs& in, int r, int j, 
 void DrawComputationTable(const AttentionMap& m, const AttentionInputs& in, int r, StepsViewState* sv) {
   const int n_k = (int)in.k.rows(), d_v = (int)in.v.cols();
   const ImGuiTableFlags tf = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit;
+  sv->table_visible = ImGui::IsRectVisible(ImVec2(1, ImGui::GetTextLineHeightWithSpacing() * 2));
   if (!ImGui::BeginTable("computation", 8, tf)) return;
   SetupTableColumns(in.params.score);
   int best = 0;
@@ -368,6 +380,7 @@ void WriteFloats(JsonWriter* w, const char* key, const std::vector<float>& v) {
 void StepsView::Draw(AppState* s) {
   StepsViewState& sv = state;
   sv.shown_row = -1;
+  sv.table_visible = false;
   sv.shown_scores.clear();
   sv.shown_weights.clear();
   DrawPresets(s);
@@ -399,6 +412,7 @@ void StepsView::Draw(AppState* s) {
     DrawRowSteps(m, in, &sv);
     if (in.q.rows() > 1) DrawAllRows(s, m, in, &sv);
   }
+  sv.scroll_y = ImGui::GetScrollY();
   ImGui::EndChild();
 }
 
@@ -416,6 +430,10 @@ void StepsView::Describe(AppState* s, JsonWriter* w) {
   // What the table showed last frame (empty when the view was not drawn).
   w->Key("shown_row");
   w->Number(sv.shown_row);
+  w->Key("table_visible");
+  w->Bool(sv.table_visible);
+  w->Key("scroll_y");
+  w->NumberF(sv.scroll_y);
   WriteFloats(w, "shown_scores", sv.shown_scores);
   WriteFloats(w, "shown_weights", sv.shown_weights);
   const AttentionMap& m = ex.maps[0];

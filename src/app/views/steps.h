@@ -11,11 +11,14 @@
 namespace attnviz {
 
 struct StepsViewState {
-  int row = 0;                       // selected query row
-  std::string error;                 // last RecomputeExample error, shown in red
-  std::vector<float> context;        // [d_v] context vector of the row, last frame
-  int recomputes = 0;                // RecomputeExample calls made by edits
-  int shown_row = -1;                // row whose table was drawn last frame, -1 none
+  int row = 0;                 // selected query row
+  std::string error;           // last RecomputeExample error, shown in red
+  std::vector<float> context;  // [d_v] context vector of the row, last frame
+  int recomputes = 0;          // RecomputeExample calls made by edits
+  int shown_row = -1;          // row whose table was drawn last frame, -1 none
+  bool table_visible = false;
+  float scroll_y = 0.0f;  // how far the panel below the controls is scrolled        // the table's header and first row
+                          // were on screen last frame
   std::vector<float> shown_scores;   // [n_k] raw scores the table showed
   std::vector<float> shown_weights;  // [n_k] weights the table showed
 };

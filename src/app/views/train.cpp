@@ -19,7 +19,7 @@ using seq2seq::ModelKind;
 using seq2seq::Task;
 
 void UpdateProbeFrames(TrainViewState* tp) {
-  const auto& probes = tp->trainer->probes();
+  const auto& probes = tp->runner->progress().probes;
   if (probes.empty()) return;
   const int n = (int)probes.size();
   const float pos = std::clamp(tp->probe_position, 0.0f, (float)(n - 1));
@@ -58,21 +58,35 @@ void TrainView::ReleaseTextures(AppState* s) {
   s->ReleaseTextures(&state.widget);
 }
 
+// The runner for state.where: a thread natively and a Web Worker in the browser by default
+// (AppConfig::train_runner), training in the UI's frames when asked or when neither is there.
+namespace {
+std::unique_ptr<TrainRunner> MakeRunner(AppState* s, const std::string& where) {
+  std::unique_ptr<TrainRunner> r;
+  if (where != "frames" && s->config.train_runner) r = s->config.train_runner();
+  if (!r && where != "frames") r = MakeThreadRunner();
+  if (!r) r = MakeFrameRunner();
+  return r;
+}
+}  // namespace
+
 Status TrainView::Start(AppState* s) {
   TrainViewState& tp = state;
   tp.error.clear();
-  auto trainer = std::make_unique<seq2seq::Trainer>();
+  tp.note.clear();
   seq2seq::TrainerConfig cfg = seq2seq::DefaultTrainerConfig((ModelKind)tp.kind, (Task)tp.task, (uint64_t)tp.seed);
-  // Small units of work so one frame's slice stays near its budget (~10 ms in WASM): gradients
+  // Small units of work so one slice stays near its budget (~10 ms in WASM): gradients
   // accumulate over micro-batches of 4 into the same 32-sentence Adam step as the CLI.
   cfg.micro_batch = 4;
   cfg.eval_chunk = 8;
-  const Status st = trainer->Init(cfg);
+  std::unique_ptr<TrainRunner> runner = MakeRunner(s, tp.where);
+  tp.runner.reset();  // stops the old run first (joins its thread, ends its worker's run)
+  const Status st = runner->Start(cfg);
   if (!st) {
     tp.error = st.message;
     return st;
   }
-  tp.trainer = std::move(trainer);
+  tp.runner = std::move(runner);
   tp.running = true;
   tp.follow_latest = true;
   tp.probe_position = 0;
@@ -85,21 +99,33 @@ Status TrainView::Start(AppState* s) {
 
 void TrainView::Advance(AppState* s, float dt) {
   TrainViewState& tp = state;
-  if (tp.probe_playing && tp.trainer && !tp.trainer->probes().empty()) {
-    const float last = (float)tp.trainer->probes().size() - 1;
+  if (tp.probe_playing && tp.runner && !progress().probes.empty()) {
+    const float last = (float)progress().probes.size() - 1;
     tp.probe_position += dt * 2.0f;
     if (tp.probe_position >= last) tp.probe_position = last, tp.probe_playing = false;
   }
-  if (!tp.trainer || !tp.running) return;
-  const int epochs_before = tp.trainer->epoch();
+  if (!tp.runner) return;
+  // A worker that could not start before its first report: train here instead, and say why.
+  if (!tp.runner->error().empty() && progress().batches == 0 && tp.where.empty() &&
+      std::string(tp.runner->where()) != "frames") {
+    const std::string why = tp.runner->error();
+    tp.where = "frames";
+    const bool was_running = tp.running;
+    if (Start(s))
+      tp.note =
+          "Training in this page's frames: the " + std::string("background worker could not start (") + why + ").";
+    tp.where.clear();
+    if (!was_running) tp.runner->SetRunning(false), tp.running = false;
+    return;
+  }
   const auto t0 = std::chrono::steady_clock::now();
-  tp.trainer->Step(tp.budget_ms);
+  seq2seq::Model model;
+  const bool epoch = tp.runner->Poll(tp.running ? tp.budget_ms : 0.0f, &model);
   s->frame.train_ms = std::chrono::duration<float, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  if (tp.trainer->epoch() == epochs_before) return;
+  if (!epoch) return;
   // A new epoch: the Translate view can use the model as it is now.
-  s->models.PublishTrained(tp.trainer->model(), std::string("trained here: ") +
-                                                    seq2seq::ModelKindName((ModelKind)tp.kind) + ", epoch " +
-                                                    std::to_string(tp.trainer->epoch()));
+  s->models.PublishTrained(model, std::string("trained here: ") + seq2seq::ModelKindName((ModelKind)tp.kind) +
+                                      ", epoch " + std::to_string(progress().epoch));
 }
 
 void TrainView::DrawControls(AppState* s) {
@@ -120,31 +146,41 @@ void TrainView::DrawControls(AppState* s) {
       "The corpus, the initial weights and the batch order all derive from the seed: the same seed gives the same "
       "run.");
   ImGui::SameLine();
-  if (ImGui::Button(tp.trainer ? "Restart" : "Train")) (void)Start(s);  // a failure is shown below
-  HelpTip("Builds a fresh model with random weights and trains it here, in this tab, a few milliseconds per frame.");
-  if (tp.trainer) {
+  if (ImGui::Button(tp.runner ? "Restart" : "Train")) (void)Start(s);  // a failure is shown below
+  HelpTip(
+      "Builds a fresh model with random weights and trains it here, in the background (a thread, or a Web Worker in "
+      "the browser), so the page stays smooth.");
+  if (tp.runner) {
     ImGui::SameLine();
-    if (ImGui::Button(tp.running ? "Pause" : "Resume")) tp.running = !tp.running;
+    if (ImGui::Button(tp.running ? "Pause" : "Resume")) {
+      tp.running = !tp.running;
+      tp.runner->SetRunning(tp.running);
+    }
   }
-  ImGui::SameLine();
-  ImGui::SetNextItemWidth(font * 7);
-  ImGui::SliderFloat("##budget", &tp.budget_ms, 2.0f, 30.0f, "%.0f ms/frame");
-  HelpTip("Training time per frame: more is faster training, less keeps the page smoother.");
+  if (tp.runner && std::string(tp.runner->where()) == "frames") {
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(font * 7);
+    ImGui::SliderFloat("##budget", &tp.budget_ms, 2.0f, 30.0f, "%.0f ms/frame");
+    HelpTip("Training time per frame: more is faster training, less keeps the page smoother.");
+  }
+  if (!tp.note.empty()) ImGui::TextDisabled("%s", tp.note.c_str());
+  if (tp.runner && !tp.runner->error().empty())
+    ImGui::TextColored(ImVec4(1.0f, 0.45f, 0.4f, 1), "%s", tp.runner->error().c_str());
   if (!tp.error.empty()) ImGui::TextColored(ImVec4(1.0f, 0.45f, 0.4f, 1), "%s", tp.error.c_str());
 }
 
 // Progress, then the loss per batch, AER and exact match per epoch.
 void TrainView::DrawCurves() {
   TrainViewState& tp = state;
-  seq2seq::Trainer& tr = *tp.trainer;
+  const TrainProgress& tr = progress();
   const float font = ImGui::GetFontSize();
-  char text[96];
-  std::snprintf(text, sizeof(text), "epoch %d  %s %.0f%%  |  %.1f s  |  %lld batches", tr.epoch() + 1,
-                tr.evaluating() ? "evaluating" : "training", tr.progress() * 100, tr.seconds(),
-                (long long)tr.batches());
-  ImGui::ProgressBar((float)tr.progress(), ImVec2(-1, 0), text);
-  const auto& hist = tr.history();
-  tp.plot_loss.assign(tr.batch_losses().begin(), tr.batch_losses().end());
+  char text[128];
+  std::snprintf(text, sizeof(text), "epoch %d  %s %.0f%%  |  %.1f s  |  %lld batches  |  in a %s", tr.epoch + 1,
+                tr.evaluating ? "evaluating" : "training", tr.progress * 100, tr.seconds, (long long)tr.batches,
+                tp.runner->where());
+  ImGui::ProgressBar((float)tr.progress, ImVec2(-1, 0), text);
+  const auto& hist = tr.history;
+  tp.plot_loss.assign(tr.batch_losses.begin(), tr.batch_losses.end());
   tp.plot_aer.clear();
   tp.plot_em.clear();
   for (const auto& e : hist) {
@@ -152,7 +188,7 @@ void TrainView::DrawCurves() {
     tp.plot_em.push_back((float)e.exact_match);
   }
   const ImVec2 size((ImGui::GetContentRegionAvail().x - 16) / 3, font * 5);
-  std::snprintf(text, sizeof(text), "loss %.3f", tr.last_loss());
+  std::snprintf(text, sizeof(text), "loss %.3f", tr.last_loss);
   ImGui::PlotLines("##loss", tp.plot_loss.data(), (int)tp.plot_loss.size(), 0, text, 0.0f, FLT_MAX, size);
   HelpTip("Training loss (cross-entropy per target word) of every batch.");
   ImGui::SameLine();
@@ -177,7 +213,7 @@ void TrainView::DrawCurves() {
 // The probe sentence's alignment by epoch, with a scrubber and a replay from epoch 0.
 void TrainView::DrawProbe(AppState* s) {
   TrainViewState& tp = state;
-  const int n = (int)tp.trainer->probes().size();
+  const int n = (int)progress().probes.size();
   if (n == 0) return;
   if (tp.follow_latest && !tp.probe_playing) tp.probe_position = (float)(n - 1);
   if (ImGui::Button(tp.probe_playing ? "Pause##probe" : "Replay##probe")) {
@@ -197,21 +233,25 @@ void TrainView::DrawProbe(AppState* s) {
   ImGui::SameLine();
   ImGui::Checkbox("latest", &tp.follow_latest);
   UpdateProbeFrames(&tp);
-  const auto& probe = tp.trainer->probes()[(size_t)tp.probe_epoch];
+  const auto& probe = progress().probes[(size_t)tp.probe_epoch];
   std::string decoded;
   for (const auto& w : probe.decoded_tokens) decoded += w + " ";
   ImGui::Text("probe: %s", decoded.empty() ? "(nothing yet)" : decoded.c_str());
   ImGui::SameLine();
   ImGui::TextDisabled("(probe AER %.0f%%)", probe.aer * 100);
   const ImVec2 avail = ImGui::GetContentRegionAvail();
-  HeatmapWidget("probe", tp.probe_a, s->style, &tp.widget, s->env, ImVec2(avail.x, std::max(50.0f, avail.y)));
+  // Weights on [0, 1] here whatever the range setting: epoch 0's uniform weights are the grey blur
+  // that sharpens (an automatic range would draw them white).
+  HeatmapStyle style = s->style;
+  if (style.scale == ScaleMode::Global) style.range = RangeMode::Fixed, style.vmin = 0.0f, style.vmax = 1.0f;
+  HeatmapWidget("probe", tp.probe_a, style, &tp.widget, s->env, ImVec2(avail.x, std::max(50.0f, avail.y)));
 }
 
 void TrainView::Draw(AppState* s) {
   state.curves_drawn = 0;
   state.widget.geom.valid = false;
   DrawControls(s);
-  if (!state.trainer) {
+  if (!state.runner) {
     ImGui::TextWrapped(
         "Press Train to watch a fresh model learn to align: its attention starts as a grey blur and "
         "sharpens into the alignment of the translation figures within a minute or two.");
@@ -229,17 +269,23 @@ void TrainView::Describe(AppState*, JsonWriter* w) {
   w->String(tp.error);
   w->Key("curves_drawn");
   w->Number(tp.curves_drawn);
-  if (!tp.trainer) return;
-  const seq2seq::Trainer& tr = *tp.trainer;
-  const auto& h = tr.history();
-  const auto& bl = tr.batch_losses();
+  if (!tp.runner) return;
+  const TrainProgress& tr = tp.runner->progress();
+  w->Key("where");
+  w->String(tp.runner->where());
+  w->Key("runner_error");
+  w->String(tp.runner->error());
+  w->Key("note");
+  w->String(tp.note);
+  const auto& h = tr.history;
+  const auto& bl = tr.batch_losses;
   const size_t k = std::min<size_t>(10, bl.size());
   w->Key("epoch");
-  w->Number(tr.epoch());
+  w->Number(tr.epoch);
   w->Key("batches");
-  w->Number((double)tr.batches());
+  w->Number((double)tr.batches);
   w->Key("loss");  // null when the loss diverged (NaN): see io/json.h
-  w->NumberF(tr.last_loss());
+  w->NumberF(tr.last_loss);
   w->Key("loss_first");
   w->Number(MeanLoss(bl, 0, k));
   w->Key("loss_recent");
@@ -249,11 +295,11 @@ void TrainView::Describe(AppState*, JsonWriter* w) {
   w->Key("exact_match");
   w->Number(h.empty() ? 0.0 : h.back().exact_match);
   w->Key("probes");
-  w->Number((double)tr.probes().size());
+  w->Number((double)tr.probes.size());
   w->Key("probe_epoch");
   w->Number(tp.probe_epoch);
   w->Key("seconds");
-  w->Number(tr.seconds());
+  w->Number(tr.seconds);
 }
 
 void TrainView::DescribeHeatmaps(AppState*, JsonWriter* w) {
@@ -269,11 +315,20 @@ bool TrainView::RunCommand(AppState* s, const CommandArgs& c, Status* result) {
     *result = Start(s);
   } else if (arg == "pause") {
     tp.running = false;
+    if (tp.runner) tp.runner->SetRunning(false);
   } else if (arg == "resume") {
-    if (tp.trainer)
+    if (tp.runner) {
       tp.running = true;
-    else
+      tp.runner->SetRunning(true);
+    } else {
       *result = Status::Error("nothing to resume: start training first");
+    }
+  } else if (arg.compare(0, 6, "where ") == 0) {  // where the next run trains
+    const std::string w = arg.substr(6);
+    if (w == "frames" || w == "auto")
+      tp.where = w == "frames" ? "frames" : "";
+    else
+      *result = Status::Error("train where: frames (in the UI's frames) or auto (a thread or a Web Worker)");
   } else if (arg.compare(0, 7, "budget ") == 0) {  // train budget MS: training time per frame
     const float ms = std::strtof(arg.c_str() + 7, nullptr);
     if (ms >= 1 && ms <= 100)
@@ -286,7 +341,8 @@ bool TrainView::RunCommand(AppState* s, const CommandArgs& c, Status* result) {
         tp.kind = k;
         return true;
       }
-    *result = Status::Error("train: start, pause, resume, budget MS, bahdanau, luong or transformer");
+    *result =
+        Status::Error("train: start, pause, resume, budget MS, where frames|auto, bahdanau, luong or transformer");
   }
   return true;
 }

@@ -8,6 +8,7 @@
 
 #include "app/examples.h"
 #include "app/heatmap_widget.h"
+#include "app/train_runner.h"
 #include "app/view_module.h"
 #include "core/seq2seq/trainer.h"
 
@@ -17,9 +18,11 @@ struct TrainViewState {
   int kind = 0;                                     // seq2seq::ModelKind
   int task = 0;                                     // seq2seq::Task
   int seed = 1;                                     // corpus, weights and shuffling seed
-  float budget_ms = 12.0f;                          // training time per frame (keeps the UI >= 50 fps)
-  bool running = false;                             // training advances every frame
-  std::unique_ptr<seq2seq::Trainer> trainer;        // the model being trained (null before Start)
+  float budget_ms = 12.0f;                          // training time per frame, when it runs in frames
+  bool running = false;                             // training advances
+  std::string where;                                // "" = the default (a thread, a worker), or "frames"
+  std::unique_ptr<TrainRunner> runner;              // the run (null before Start)
+  std::string note;                                 // e.g. why it fell back to training in frames
   std::string error;                                // why Init failed
   int probe_epoch = 0;                              // probe snapshot shown (scrubber)
   bool follow_latest = true;                        // the scrubber follows the newest epoch
@@ -41,7 +44,7 @@ class TrainView : public ViewModule {
   }
   void Describe(AppState* s, JsonWriter* w) override;
   void DescribeHeatmaps(AppState* s, JsonWriter* w) override;
-  // train start|pause|resume|budget MS|bahdanau|luong|transformer
+  // train start|pause|resume|budget MS|where frames|auto|bahdanau|luong|transformer
   bool RunCommand(AppState* s, const CommandArgs& c, Status* result) override;
   void Advance(AppState* s, float dt) override;  // one training slice, and the probe replay
   void ReleaseTextures(AppState* s) override;
@@ -51,6 +54,7 @@ class TrainView : public ViewModule {
 
  private:
   Status Start(AppState* s);  // a fresh model with random weights
+  const TrainProgress& progress() const { return state.runner->progress(); }
   void DrawControls(AppState* s);
   void DrawCurves();
   void DrawProbe(AppState* s);
