@@ -75,7 +75,8 @@ cli: configure-native
 	cmake --build --preset native --target attnviz-cli -j $(JOBS)
 	@echo "built build/native/attnviz-cli"
 
-# Benchmarks: attention kernels, training to target, and UI frame time; native and WASM.
+# Benchmarks: attention kernels, training to target, UI frame time, big files; native and WASM.
+BIG_NPY ?= /tmp/attnviz_bench_151mb.npy
 bench: configure-native configure-web
 	cmake --build --preset native --target attnviz_bench attnviz_train_bench attnviz -j $(JOBS)
 	cmake --build --preset web --target attnviz_bench attnviz_train_bench -j $(JOBS)
@@ -88,6 +89,13 @@ bench: configure-native configure-web
 	cmake --build --preset web --target attnviz attnviz_web_files -j $(JOBS)
 	@echo "== UI frame CPU time, browser (WASM, headless Chromium)"; node bench/ui_browser_bench.mjs
 	@echo "== web bundle size and first frame (headless Chromium)"; node bench/bundle_bench.mjs
+	cmake --build --preset native --target attnviz_load_bench -j $(JOBS)
+	@echo "== big files: a 151 MB .npy opened natively, whole-file vs streamed"
+	@test -f $(BIG_NPY) || ./build/native/bench/attnviz_load_bench --make $(BIG_NPY)
+	./build/native/bench/attnviz_load_bench --mode old $(BIG_NPY)
+	./build/native/bench/attnviz_load_bench --mode stream $(BIG_NPY)
+	@echo "== big files: the same in headless Chromium"; node bench/load_browser_bench.mjs $(BIG_NPY)
+	@echo "== LLM-sized: a 32 GiB safetensors file read lazily in headless Chromium"; node bench/lazy_browser_bench.mjs
 
 clean:
 	rm -rf build

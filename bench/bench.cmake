@@ -16,3 +16,12 @@ foreach(bench attnviz_bench attnviz_train_bench)
     target_link_options(${bench} PRIVATE -sENVIRONMENT=node -sALLOW_MEMORY_GROWTH=1)
   endif()
 endforeach()
+
+# attnviz_load_bench (native): a 151 MB .npy opened by a headless App, whole-file vs streamed
+# (docs/PERFORMANCE.md, "Big files"); bench/load_browser_bench.mjs does the same in Chromium.
+if(NOT EMSCRIPTEN)
+  add_executable(attnviz_load_bench bench/load_bench.cpp)
+  target_link_libraries(attnviz_load_bench PRIVATE attnviz_app)
+  target_compile_options(attnviz_load_bench PRIVATE ${ATTNVIZ_WARNINGS})
+  set_target_properties(attnviz_load_bench PROPERTIES RUNTIME_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/bench")
+endif()

@@ -3,8 +3,9 @@
 //   const viewer = await AttnViz.mount(element, { example: 'seed002', view: 'heatmap', embed: true });
 //   viewer.command('step 2');      // run an app command; resolves to '' or an error message
 //   viewer.describe();             // what is on screen, as an object (tokens, heatmap geometry, ...)
-//   viewer.openFile(file);         // open a File/Blob (attention JSON or NPZ); rejects with the reason
+//   viewer.openFile(file);         // open a File/Blob (JSON, NPZ, NPY, safetensors); rejects with the reason
 //   viewer.openUrl(url);           // fetch and open a file (http(s), CORS), with a progress bar
+//                                  // (big files stream in pieces; safetensors read lazily: attnviz-lazy.js)
 //   AttnViz.mount(element, { src: 'https://.../attention.npz' })  // open a URL once started
 //   AttnViz.mount(element, { commands: ['range p99', 'step 3'] })  // commands run once the data is in
 //   AttnViz.mount(element, { views: ['heatmap', 'steps'], data: {tokens: [...], weights: [[...]]} })
@@ -70,6 +71,23 @@
     let at = 0;
     for (const c of chunks) { bytes.set(c, at); at += c.length; }
     return bytes;
+  }
+
+  // attnviz-lazy.js (next to this file) reads files and URLs in pieces and safetensors lazily; it is
+  // loaded on first use. A page without it (an inlined copy, an older deployment) reads files whole.
+  let lazyScript = null;
+  function lazyHelper(base) {
+    if (global.AttnVizLazy) return Promise.resolve(global.AttnVizLazy);
+    if (!lazyScript) {
+      lazyScript = new Promise((resolve) => {
+        const s = document.createElement('script');
+        s.src = (base || BASE) + 'attnviz-lazy.js';
+        s.onload = () => resolve(global.AttnVizLazy || null);
+        s.onerror = () => resolve(null);
+        document.head.appendChild(s);
+      });
+    }
+    return lazyScript;
   }
 
   // A progress bar over the viewer while a URL loads.
@@ -269,7 +287,8 @@
     });
 
     function makeViewer() {
-      // maxMemory: the readers' memory budget, bytes or "512M" / "2G" (default 1 GiB).
+      // maxMemory: the readers' memory budget and the cache of lazily read heads, bytes or "512M" / "2G"
+      // (defaults: 1 GiB, and 256 MiB of heads).
       if (options.maxMemory) {
         const m = /^(\d+(?:\.\d+)?)\s*([KMG]?)i?B?$/i.exec(String(options.maxMemory));
         const unit = m ? { '': 1, K: 1024, M: 1048576, G: 1073741824 }[m[2].toUpperCase()] : 0;
@@ -297,7 +316,16 @@
         Module._free(p);
         if (err) throw new Error(err);
       }
+      // What attnviz-lazy.js needs of this viewer.
+      const ctx = { Module: Module, wake: wake, openBytes: openBytes, progressOverlay: progressOverlay, element: element };
       function openUrl(url) {
+        return lazyHelper(options.base).then((h) => (h ? h.openUrl(ctx, url) : openUrlWhole(url))).catch((e) => {
+          Module.ccall('attnviz_show_error', null, ['string'], [e.message]);
+          wake();
+          throw e;
+        });
+      }
+      function openUrlWhole(url) {
         const progress = progressOverlay(element, url);
         return fetchBytes(url, progress.set).then((bytes) => {
           progress.remove();
@@ -305,8 +333,6 @@
           return openBytes(name, bytes);
         }, (e) => {
           progress.remove();
-          Module.ccall('attnviz_show_error', null, ['string'], [e.message]);
-          wake();
           throw e;
         });
       }
@@ -320,7 +346,8 @@
         command: run,
         describe: () => JSON.parse(describe()),
         frameCpuMs: () => Module._attnviz_frame_cpu_ms(),
-        openFile: (file) => opened(file.arrayBuffer().then((buf) => openBytes(file.name || 'file', new Uint8Array(buf)))),
+        openFile: (file) => opened(lazyHelper(options.base).then((h) => (h ? h.openFile(ctx, file)
+          : file.arrayBuffer().then((buf) => openBytes(file.name || 'file', new Uint8Array(buf)))))),
         openUrl: (url) => opened(openUrl(url)),
         // load(url) fetches; load({sets | weights, tokens | source_tokens + target_tokens, ...}) takes
         // the attention file's JSON schema with plain arrays or Float32Arrays.

@@ -2,6 +2,7 @@
 
     import attnviz
     attnviz.save("attention.npz", weights, tokens=tokens)       # [layers, heads, n, n]
+    attnviz.save("model.safetensors", outputs.attentions, tokens=tokens)  # big: read lazily, head by head
     attnviz.show(attnviz.from_hf(outputs, tokens=tokens))       # transformers, in Jupyter
     with torch.no_grad(), attnviz.capture(model) as cap:        # any nn.MultiheadAttention
         model(src, tgt)
@@ -15,6 +16,7 @@ from ._hf import from_hf
 from ._html import find_app, html_fragment, show, to_html
 from ._io import decode, encode, load, save
 from ._model import AttentionFile, AttentionSet, AttentionWarning, detect_tokenizer
+from ._safetensors import SafetensorsWriter
 
 
 def capture(model, modules=None):
@@ -28,5 +30,6 @@ def capture(model, modules=None):
 
 
 __version__ = "0.1.0"
-__all__ = ["AttentionFile", "AttentionSet", "AttentionWarning", "capture", "decode", "detect_tokenizer", "encode",
-           "find_app", "from_bertviz", "from_hf", "html_fragment", "load", "save", "show", "to_html"]
+__all__ = ["AttentionFile", "AttentionSet", "AttentionWarning", "SafetensorsWriter", "capture", "decode",
+           "detect_tokenizer", "encode", "find_app", "from_bertviz", "from_hf", "html_fragment", "load", "save", "show",
+           "to_html"]

@@ -57,6 +57,9 @@ def _app_parts(app: Path) -> Dict[str, str]:
         _cache[key] = {
             "js": _script_text((app / "attnviz.js").read_text(encoding="utf-8")),
             "embed": _script_text((app / "attnviz-embed.js").read_text(encoding="utf-8")),
+            # Reads files in pieces and safetensors lazily; inlined so the page requests nothing.
+            "lazy": _script_text((app / "attnviz-lazy.js").read_text(encoding="utf-8"))
+            if (app / "attnviz-lazy.js").is_file() else "",
             "css": (app / "attnviz.css").read_text(encoding="utf-8").replace("</", "<\\/"),
             "wasm_gz_b64": base64.b64encode(gzip.compress(wasm, compresslevel=6, mtime=0)).decode("ascii"),
             "favicon": base64.b64encode(favicon.read_bytes()).decode("ascii") if favicon.is_file() else "",
@@ -105,6 +108,7 @@ def _fragment(doc_bytes: bytes, name: str, app: Path, *, height: str, width: str
         f"{parts['js']}\n"
         "    ;return createAttnviz;\n"
         "  })();\n"
+        f"{parts['lazy']}\n"
         f"{parts['embed']}\n"
         f"{_BOOT_JS}"
         "})();\n"

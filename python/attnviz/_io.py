@@ -35,11 +35,19 @@ def save(path: PathLike, data: Any, *, version: int = 2, format: Optional[str] =
 
     data: an AttentionFile, AttentionSet, list of sets, capture, or an array of weights (then
     kwargs such as tokens=, query_tokens=, key_tokens=, name=, kind= describe it).
+    format "safetensors" (or a .safetensors path): the layout the viewer reads lazily, head by head,
+    for big models; data may also be a list of per-layer weights (transformers' outputs.attentions),
+    written one layer at a time; dtype="f16" (default), "bf16" or "f32". See SafetensorsWriter.
     version: 2 (sets, kinds, tokenizer) or 1 (one set; what older viewers read).
     Returns the path written.
     """
     path = os.fspath(path)
-    body = encode(data, format=format or _format_from_name(path), version=version, compressed=compressed, **kwargs)
+    format = format or _format_from_name(path)
+    if format == "safetensors":  # streamed layer by layer (attnviz._safetensors)
+        from ._safetensors import save_safetensors
+
+        return save_safetensors(path, data, **kwargs)
+    body = encode(data, format=format, version=version, compressed=compressed, **kwargs)
     with open(path, "wb") as f:
         f.write(body)
     return path
@@ -66,10 +74,10 @@ def encode(data: Any, format: str = "json", version: int = 2, compressed: bool =
 
 def _format_from_name(path: str) -> str:
     ext = os.path.splitext(path)[1].lower()
-    if ext in (".json", ".npz"):
+    if ext in (".json", ".npz", ".safetensors"):
         return ext[1:]
     raise ValueError(f"{path}: cannot tell the format from the extension '{ext}'; "
-                     "use .json or .npz, or pass format='json' / format='npz'")
+                     "use .json, .npz or .safetensors, or pass format='json' / 'npz' / 'safetensors'")
 
 
 def _v1_meta(doc: AttentionFile) -> Dict[str, Any]:
@@ -240,6 +248,10 @@ def decode(data: bytes) -> AttentionFile:
         raise ValueError("attention: the file is empty")
     if data[:6] == b"\x93NUMPY" or data[:2] == b"PK":
         return _read_npz(data)
+    from ._safetensors import decode_safetensors, is_safetensors
+
+    if is_safetensors(data[:16], len(data)):
+        return decode_safetensors(data)
     try:
         text = data.decode("utf-8-sig")  # an optional BOM is dropped
     except UnicodeDecodeError as e:

@@ -3,6 +3,9 @@
 GET /            a page that mounts the viewer and opens data/NAME
 GET /data/NAME   the attention file (as the viewer reads it, see `version`)
 GET /...         the app's files (attnviz.js, attnviz.wasm, attnviz-embed.js, attnviz.css, ...)
+
+HTTP Range requests (bytes=a-b, a-, -n) are answered with 206: a safetensors FILE is served from
+disk, never read whole, and the viewer reads the heads it shows (docs/PERFORMANCE.md, "Big files").
 """
 from __future__ import annotations
 
@@ -10,6 +13,7 @@ import html
 import http.server
 import json
 import os
+import re
 import sys
 import threading
 import urllib.parse
@@ -18,11 +22,13 @@ from typing import Any, Optional, Tuple
 
 from . import _io
 from ._html import find_app
+from ._safetensors import is_safetensors, read_safetensors_header
 
 TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8",
          ".mjs": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8", ".wasm": "application/wasm",
          ".json": "application/json; charset=utf-8", ".svg": "image/svg+xml", ".png": "image/png",
-         ".npz": "application/octet-stream", ".npy": "application/octet-stream"}
+         ".npz": "application/octet-stream", ".npy": "application/octet-stream",
+         ".safetensors": "application/octet-stream"}
 
 PAGE = """<!doctype html>
 <html lang="en">
@@ -43,10 +49,14 @@ PAGE = """<!doctype html>
   const src = new URLSearchParams(location.search).get('src') || {data_url};
   window.attnvizReady = AttnViz.mount('#app', {{ example: 'seed002' }}).then(async (viewer) => {{
     window.attnviz = viewer;
-    const response = await fetch(src);
-    if (!response.ok) throw new Error('could not fetch ' + src + ': HTTP ' + response.status);
     const name = decodeURIComponent(src.split(/[?#]/)[0].split('/').pop());
-    await viewer.openFile(new File([await response.arrayBuffer()], name));
+    if (/\\.safetensors$/i.test(name)) {{
+      await viewer.openUrl(src);  // read lazily: the heads in view, with Range requests
+    }} else {{
+      const response = await fetch(src);
+      if (!response.ok) throw new Error('could not fetch ' + src + ': HTTP ' + response.status);
+      await viewer.openFile(new File([await response.arrayBuffer()], name));
+    }}
     const d = viewer.describe();
     if (d.message_is_error) throw new Error(d.message);
     document.title = 'attnviz: ' + name;
@@ -59,10 +69,17 @@ PAGE = """<!doctype html>
 """
 
 
-def prepare(path: str, version: str = "auto") -> Tuple[str, bytes]:
-    """(name, bytes) of the file to serve. version: auto (version 1 for one set, else as it is), 1, 2 or raw."""
-    raw = Path(path).read_bytes()
+def prepare(path: str, version: str = "auto") -> Tuple[str, Optional[bytes]]:
+    """(name, bytes) of the file to serve. version: auto (version 1 for one set, else as it is), 1, 2 or raw.
+    A safetensors file gives (name, None): it is served from disk as it is (its header checked here)."""
     name = os.path.basename(path)
+    with open(path, "rb") as f:
+        first = f.read(16)
+        size = os.fstat(f.fileno()).st_size
+    if is_safetensors(first, size):
+        read_safetensors_header(path)
+        return name, None
+    raw = Path(path).read_bytes()
     if version == "raw":
         return name, raw
     doc = _io.load(raw)  # a bad file fails here, with the reason, instead of in the browser
@@ -75,32 +92,89 @@ def prepare(path: str, version: str = "auto") -> Tuple[str, bytes]:
     return f"{stem}.{fmt}", _io.encode(doc, format=fmt, version=int(version))
 
 
+def parse_range(header: Optional[str], size: int) -> Any:
+    """(start, end) inclusive of a single "bytes=a-b" range; None: the whole file; "bad": unsatisfiable."""
+    if not header:
+        return None
+    m = re.match(r"^bytes=(\d*)-(\d*)$", header.strip())
+    if not m or (m.group(1) == "" and m.group(2) == ""):
+        return None if "," in header else "bad"
+    if m.group(1) == "":
+        start, end = max(0, size - int(m.group(2))), size - 1
+    else:
+        start = int(m.group(1))
+        end = size - 1 if m.group(2) == "" else min(int(m.group(2)), size - 1)
+    return "bad" if start >= size or end < start else (start, end)
+
+
 class _Handler(http.server.BaseHTTPRequestHandler):
     server_version = "attnviz"
     app: Path
     page: bytes
     data_name: str
-    data: bytes
+    data: Optional[bytes]
+    data_path: str
     quiet: bool
 
     def do_GET(self) -> None:  # noqa: N802 - http.server's name
+        self._get(body=True)
+
+    def do_HEAD(self) -> None:  # noqa: N802
+        self._get(body=False)
+
+    def _get(self, body: bool) -> None:
         rel = urllib.parse.unquote(urllib.parse.urlsplit(self.path).path)
         if rel in ("/", "/index.html"):
-            return self._send(200, self.page, TYPES[".html"])
+            return self._send(200, self.page, TYPES[".html"], body)
+        ctype = TYPES.get(os.path.splitext(rel)[1], "application/octet-stream")
         if rel == "/data/" + self.data_name:
-            return self._send(200, self.data, TYPES.get(os.path.splitext(rel)[1], "application/octet-stream"))
+            if self.data is None:  # safetensors: from disk, a range at a time
+                return self._send_file(Path(self.data_path), ctype, body)
+            return self._send(200, self.data, ctype, body)
         target = (self.app / rel.lstrip("/")).resolve()
         if self.app not in target.parents or not target.is_file():
-            return self._send(404, f"not found: {rel}".encode(), "text/plain; charset=utf-8")
-        self._send(200, target.read_bytes(), TYPES.get(target.suffix, "application/octet-stream"))
+            return self._send(404, f"not found: {rel}".encode(), "text/plain; charset=utf-8", body)
+        self._send_file(target, TYPES.get(target.suffix, "application/octet-stream"), body)
 
-    def _send(self, status: int, body: bytes, ctype: str) -> None:
+    def _send_file(self, path: Path, ctype: str, body: bool) -> None:
+        st = path.stat()
+        rng = parse_range(self.headers.get("Range"), st.st_size)
+        if rng == "bad":
+            self.send_response(416)
+            self.send_header("Content-Range", f"bytes */{st.st_size}")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        start, end = rng if rng else (0, st.st_size - 1)
+        self.send_response(206 if rng else 200)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(max(0, end - start + 1)))
+        self.send_header("Accept-Ranges", "bytes")
+        self.send_header("ETag", f'"{st.st_size:x}-{int(st.st_mtime * 1000):x}"')
+        self.send_header("Cache-Control", "no-cache")
+        if rng:
+            self.send_header("Content-Range", f"bytes {start}-{end}/{st.st_size}")
+        self.end_headers()
+        if not body:
+            return
+        with open(path, "rb") as f:
+            f.seek(start)
+            left = end - start + 1
+            while left > 0:
+                chunk = f.read(min(left, 1 << 20))
+                if not chunk:
+                    break
+                self.wfile.write(chunk)
+                left -= len(chunk)
+
+    def _send(self, status: int, content: bytes, ctype: str, body: bool = True) -> None:
         self.send_response(status)
         self.send_header("Content-Type", ctype)
-        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Content-Length", str(len(content)))
         self.send_header("Cache-Control", "no-cache")
         self.end_headers()
-        self.wfile.write(body)
+        if body:
+            self.wfile.write(content)
 
     def log_message(self, fmt: str, *args: Any) -> None:
         if not self.quiet:
@@ -114,7 +188,7 @@ def make_server(path: str, *, app_dir: Any = None, port: int = 8000, version: st
     name, data = prepare(path, version)
     quoted = urllib.parse.quote(name)
     handler = type("Handler", (_Handler,), {
-        "app": app, "data_name": name, "data": data, "quiet": quiet,
+        "app": app, "data_name": name, "data": data, "data_path": os.path.abspath(path), "quiet": quiet,
         "page": PAGE.format(title=html.escape(name), data_url=json.dumps("data/" + quoted)).encode("utf-8")})
     return http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
 

@@ -8,6 +8,7 @@
 #include "app/app_commands.h"
 #include "app/app_files.h"
 #include "app/app_state.h"
+#include "app/lazy_maps.h"
 #include "imgui.h"
 
 namespace attnviz {
@@ -56,7 +57,10 @@ void DrawMainWindow(AppState* s) {
   }
   ImGui::BeginChild("main", ImVec2(0, -status_h), false);
   if (s->config.controls) DrawViewTabs(s);
-  s->ActiveView().Draw(s);
+  if (LazyWaiting(s) && !s->ActiveView().DrawsLazyMaps())
+    ImGui::TextDisabled("reading %s from %s ...", s->CurrentMap().name.c_str(), s->Current().title.c_str());
+  else
+    s->ActiveView().Draw(s);
   ImGui::EndChild();
   if (s->config.controls) DrawStatusBar(s);
   ImGui::End();
@@ -101,6 +105,7 @@ Status App::Init(const AppConfig& config) {
   s->draw_pool.reserve(1024);
   s->env.renderer = config.headless ? nullptr : &s->renderer;
   s->env.pool = &s->draw_pool;
+  s->env.upload_budget = &s->upload_budget;
   for (int i = 0; i < ViewCount(); ++i) s->views.push_back(ViewInfoAt(i).create());
   Status offered = ChooseOfferedViews(s);
   if (!offered) return offered;
@@ -189,11 +194,15 @@ void App::Frame() {
   const auto t0 = std::chrono::steady_clock::now();
   const float dt = ImGui::GetIO().DeltaTime;
   s->draw_pool.clear();
+  s->upload_budget = int64_t(16) << 20;  // ~16 MB of textures a frame; one bigger map still goes at once
   s->frame.train_ms = 0;
   HandleShortcuts(s);
+  PumpLazyMaps(s);  // lazily read heads: last frame's wants in, a few ms of reading
   s->timeline.Advance(dt);
   for (auto& v : s->views) v->Advance(s, dt);
   DrawMainWindow(s);
+  RequestLazyMaps(s);  // the heads and overviews the views drew: kept, or asked for now
+  DrawLoadProgress(s);
   DrawHelpWindow(s);
   QueueEvents(s);
   const auto t1 = std::chrono::steady_clock::now();
@@ -215,8 +224,71 @@ void App::ShowError(const std::string& message) {
   s_->Notify(message, true);
 }
 
+Status App::BeginLoad(const std::string& name, uint64_t total_bytes) {
+  const Status st = BeginFileLoad(s_.get(), name, total_bytes);
+  if (!st) s_->Notify(st.message, true);
+  return st;
+}
+
+Status App::FeedLoad(const unsigned char* data, size_t size) {
+  const Status st = FeedFileLoad(s_.get(), data, size);
+  if (!st) s_->Notify(st.message, true);
+  return st;
+}
+
+Status App::FinishLoad() {
+  const Status st = FinishFileLoad(s_.get());
+  if (!st) s_->Notify(st.message, true);
+  return st;
+}
+
+void App::AbortLoad(const std::string& message) {
+  s_->load = FileLoad();
+  s_->Notify(message, true);
+}
+
+void App::ShowLoadProgress(const std::string& name, uint64_t received, uint64_t total) {
+  FileLoad& L = s_->load;
+  if (L.in_app) return;  // a load fed here has its own progress
+  if (total == 0) {
+    L = FileLoad();
+    return;
+  }
+  if (!L.active || L.name != name) {
+    L = FileLoad();
+    L.name = name;
+    L.active = true;
+  }
+  L.received = received;
+  L.total = total;
+}
+
+Status App::OpenLazy(const std::string& name, std::unique_ptr<ByteSource> source, const uint8_t* prefix, size_t n) {
+  const Status st = OpenLazyAttention(s_.get(), name, std::move(source), prefix, n);
+  if (!st) s_->Notify(st.message, true);
+  return st;
+}
+
+bool App::WorkLazy(double budget_ms) {
+  return WorkLazyMaps(s_.get(), budget_ms);
+}
+
+bool App::LoadCancelRequested() const {
+  return s_->load.cancel;
+}
+
+Status App::OpenDocument(const std::string& name, AttentionDocument* doc) {
+  const Status st = OpenAttentionDocument(s_.get(), name, doc);
+  if (!st) s_->Notify(st.message, true);
+  return st;
+}
+
 Status App::Command(const std::string& command) {
-  return RunCommand(s_.get(), command);
+  const Status st = RunCommand(s_.get(), command);
+  // A command (the embed API's setMap, `map K`) may have changed a lazily read map between frames:
+  // its rows are asked for now, not after the next frame (which a slow renderer may take long to draw).
+  if (s_->Current().lazy && s_->ActiveView().WantLazyMaps(s_.get())) RequestLazyMaps(s_.get());
+  return st;
 }
 
 const std::string& App::DescribeJson() {

@@ -7,6 +7,7 @@
 // The platform files (src/platform/) own the windows and the main loops; they call
 // App::Frame() and nothing here knows whether it runs natively or in a browser.
 #pragma once
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -18,6 +19,8 @@
 namespace attnviz {
 
 struct AppState;
+struct AttentionDocument;
+class ByteSource;
 
 struct AppConfig {
   std::string example;             // id of the example to open first ("" = the translation figure)
@@ -48,6 +51,24 @@ class App {
   void OpenFileBytes(const std::string& name, const unsigned char* data, size_t size);
   Status OpenFile(const std::string& name, const unsigned char* data, size_t size);
   void ShowError(const std::string& message);  // a platform error (e.g. an unreadable file) in the status bar
+  // A file read in pieces while frames keep coming (the browser): a progress window with a Cancel
+  // button shows until FinishLoad. FeedLoad fails with the reader's message, or "cancelled: ...".
+  Status BeginLoad(const std::string& name, uint64_t total_bytes);
+  Status FeedLoad(const unsigned char* data, size_t size);
+  Status FinishLoad();
+  void AbortLoad(const std::string& message);  // the reading failed (network, file): the message shows
+  // A file read elsewhere (the native loader thread): its progress in the same window, and the
+  // document once read (sets moved). LoadCancelRequested: the user pressed Cancel.
+  void ShowLoadProgress(const std::string& name, uint64_t received, uint64_t total);  // total 0: hide it
+  bool LoadCancelRequested() const;
+  // Between frames: decodes and installs lazily read heads for about budget_ms (the browser calls it
+  // when a read ends, so a head is in memory without waiting for slow frames). True while busy.
+  bool WorkLazy(double budget_ms);
+  Status OpenDocument(const std::string& name, AttentionDocument* doc);
+  // A safetensors file read lazily, head by head (docs/FORMATS.md): from a synchronous source (mmap)
+  // prefix may be null; an asynchronous one (the browser's reads) comes with the file's header.
+  Status OpenLazy(const std::string& name, std::unique_ptr<ByteSource> source, const uint8_t* prefix = nullptr,
+                  size_t n = 0);
   // Machine-readable description of what is on screen, for browser tests and the embed API (JSON).
   const std::string& DescribeJson();
   // Runs a command from the embed API or a test: "example seed002", "view lines", "step 3", ...

@@ -7,6 +7,7 @@
 #include "app/app_files.h"
 #include "app/app_state.h"
 #include "app/help_tip.h"
+#include "app/lazy_maps.h"
 #include "embedded_font.h"
 #include "imgui.h"
 
@@ -176,7 +177,16 @@ void DrawMatrixInfo(AppState* s) {
   }
   const AttentionMap& m = s->CurrentMap();
   ImGui::TextDisabled("MATRIX");
-  ImGui::Text("%d x %d  (target x source)", (int)m.weights.rows(), (int)m.weights.cols());
+  ImGui::Text("%d x %d  (target x source)", m.Rows(), m.Cols());
+  if (!m.Complete()) {  // a lazily read map: which of its rows are in memory, and whether more are coming
+    const int held = (int)m.weights.rows();
+    const bool reading = LazyReading(s, s->current_map);
+    if (held == 0)
+      ImGui::TextDisabled(reading ? "loading..." : "not in memory (read when a view draws it)");
+    else
+      ImGui::TextDisabled("rows %d-%d in memory%s", m.row_offset, m.row_offset + held - 1,
+                          reading ? ", loading..." : "");
+  }
   if (!m.name.empty()) ImGui::Text("%s", m.name.c_str());
 }
 

@@ -9,6 +9,8 @@
 #include "app/app_chrome.h"
 #include "app/app_files.h"
 #include "app/app_state.h"
+#include "app/lazy_maps.h"
+#include "io/memory_budget.h"
 
 namespace attnviz {
 
@@ -54,6 +56,14 @@ bool CommandArgs::Float(size_t i, float* out) const {
 }
 
 namespace {
+
+// cache SIZE: the memory budget of lazily read heads and overviews (app/lazy_maps.h).
+Status CmdCache(AppState*, const CommandArgs& c) {
+  uint64_t bytes = 0;
+  if (!ParseByteSize(c.Word(0), &bytes)) return Status::Error("cache needs a size such as 512M or 2G");
+  SetLazyCacheBudget(bytes);
+  return Status::Ok();
+}
 
 Status CmdExample(AppState* s, const CommandArgs& c) {
   return SelectExampleById(s, c.rest);
@@ -235,6 +245,7 @@ const AppCommand kAppCommands[] = {
     {"save-json", "save-json", CmdSaveJson},
     {"save-csv", "save-csv", CmdSaveCsv},
     {"save-npy", "save-npy", CmdSaveNpy},
+    {"cache", "cache SIZE (e.g. 512M): memory for the heads of lazily read files", CmdCache},
 };
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include "app/app_commands.h"
 #include "app/app_files.h"
 #include "app/app_state.h"
+#include "app/lazy_maps.h"
 #include "imgui.h"
 #include "io/json.h"
 
@@ -66,6 +67,9 @@ void WriteShared(AppState* s, JsonWriter* w) {
   w->EndArray();
   w->Key("map");
   w->Number(s->current_map);
+  DescribeFileLoads(s, w);
+  DescribeLazy(s, w);
+  DescribeLazyCurrent(s, w);
   w->Key("colormap");
   w->String(ColormapName(s->style.colormap));
   w->Key("scale");

@@ -6,9 +6,14 @@
 #include <cstdlib>
 
 #include "app/app_state.h"
+#include "app/lazy_maps.h"
+#include "imgui.h"
 #include "io/attention_file.h"
 #include "io/attention_sets.h"
 #include "io/csv.h"
+#include "io/json.h"
+#include "io/lazy_attention.h"
+#include "io/memory_budget.h"
 #include "io/ndarray.h"
 #include "io/npy.h"
 #include "io/svg.h"
@@ -187,6 +192,11 @@ Status OpenAttentionFile(AppState* s, const std::string& name, const unsigned ch
   AttentionDocument doc;
   const Status st = LoadAttentionDocument(data, size, &doc);
   if (!st) return Status::Error("could not open " + Shorten(name) + ": " + st.message);
+  return OpenAttentionDocument(s, name, &doc);
+}
+
+Status OpenAttentionDocument(AppState* s, const std::string& name, AttentionDocument* document) {
+  AttentionDocument& doc = *document;
   const int previous = ForgetOldFiles(s, name);
   const size_t first_new = s->examples.size(), n_sets = doc.sets.size(), first = FirstSet(doc);
   const bool plays = n_sets > 1 && doc.sets[first].kind == AttentionKind::Cross;
@@ -209,6 +219,193 @@ Status OpenAttentionFile(AppState* s, const std::string& name, const unsigned ch
   s->Notify("opened " + Shorten(name) + sets + (doc.warnings.empty() ? "" : ", with warnings (see the sidebar)"),
             false);
   return Status::Ok();
+}
+
+// ---- lazily read files (safetensors) -------------------------------------------------------------
+
+namespace {
+
+// One set of a lazily read file as an example: maps of the right shape without weights.
+Example ExampleFromLazySet(const std::string& name, const std::shared_ptr<LazyMaps>& lazy, int s,
+                           const TokenizerInfo& tokenizer) {
+  const LazyAttentionIndex& ix = lazy->index();
+  const LazySet& set = ix.sets[(size_t)s];
+  const size_t n_sets = ix.sets.size();
+  Example ex;
+  ex.file = name;
+  ex.set_name = n_sets > 1 ? set.name : "";
+  ex.kind = AttentionKindName(set.kind);
+  ex.special_tokens = tokenizer.special_tokens;
+  ex.id = "file:" + name + (n_sets > 1 ? "#" + set.name : "");
+  ex.title = Shorten(name) + (n_sets > 1 ? ": " + Shorten(set.name) : "");
+  for (size_t p = ex.title.find("##"); p != std::string::npos; p = ex.title.find("##", p + 2))
+    ex.title.replace(p, 2, "# #");
+  ex.lazy = lazy;
+  ex.lazy_set = s;
+  ex.layers = (int)set.layers.size();
+  ex.heads = set.MaxHeads();
+  bool uniform = true;
+  for (const LazyLayer& l : set.layers) uniform = uniform && l.heads == set.layers[0].heads;
+  const TokenList source(DisplayTokens(set.key_tokens, tokenizer));
+  const TokenList target(DisplayTokens(set.query_tokens, tokenizer));
+  for (const LazyLayer& layer : set.layers) {
+    if (!uniform) ex.layer_first_map.push_back((int)ex.maps.size());
+    const std::string layer_name = Shorten(layer.name);
+    for (int h = 0; h < layer.heads; ++h) {
+      AttentionMap m;
+      m.name = layer_name + " / " +
+               Shorten(h < (int)set.head_names.size() ? set.head_names[(size_t)h] : "head " + std::to_string(h));
+      m.source_tokens = source;
+      m.target_tokens = target;
+      m.lazy_rows = (int)set.n_q;
+      m.lazy_cols = (int)set.n_k;
+      m.version = 1;
+      ex.maps.push_back(std::move(m));
+    }
+  }
+  ex.description = std::to_string(ex.layers) + " layer(s) x " + std::to_string(ex.heads) + " head(s), " +
+                   std::to_string(set.n_q) + " x " + std::to_string(set.n_k) + " tokens, read lazily from " +
+                   Shorten(name) + " (" + FormatByteSize(ix.header.file_size) +
+                   "): heads are read when you look at them, within the cache budget (" +
+                   FormatByteSize(LazyCacheBudget()) + "; the cache command sets it).";
+  if (n_sets > 1)
+    ex.description += " Attention set '" + Shorten(set.name) + "' (" + AttentionKindName(set.kind) + ") of " +
+                      std::to_string(n_sets) + ".";
+  return ex;
+}
+
+}  // namespace
+
+Status OpenLazyAttention(AppState* s, const std::string& name, std::unique_ptr<ByteSource> source,
+                         const uint8_t* prefix, size_t n) {
+  std::vector<uint8_t> own;
+  if (!prefix) {  // a synchronous source: read the header through it
+    const Status st = ReadLazyPrefix(source.get(), &own);
+    if (!st) return Status::Error("could not open " + Shorten(name) + ": " + st.message);
+    prefix = own.data();
+    n = own.size();
+  }
+  auto lazy = std::make_shared<LazyMaps>();
+  const Status st = lazy->Open(name, std::move(source), prefix, n);
+  if (!st) return Status::Error("could not open " + Shorten(name) + ": " + st.message);
+  const LazyAttentionIndex& ix = lazy->index();
+  const int previous = ForgetOldFiles(s, name);
+  const size_t first_new = s->examples.size();
+  for (int i = 0; i < (int)ix.sets.size(); ++i) s->examples.push_back(ExampleFromLazySet(name, lazy, i, ix.tokenizer));
+  AppendWarnings(ix.warnings, &s->examples[first_new].description);
+  size_t first = 0;  // a cross set first, as for eager files
+  for (size_t i = 0; i < ix.sets.size() && ix.sets.size() > 1; ++i)
+    if (ix.sets[i].kind == AttentionKind::Cross) {
+      first = i;
+      break;
+    }
+  const Status selected = SelectExample(s, (int)(first_new + first));
+  if (!selected) {
+    s->examples.resize(first_new);
+    (void)SelectExample(s, std::min(previous, (int)s->examples.size() - 1));
+    return Status::Error("could not open " + Shorten(name) + ": " + selected.message);
+  }
+  (void)SelectView(s, s->Current().maps.size() > 1 ? "grid" : "heatmap");
+  s->Notify(
+      "opened " + Shorten(name) + " (" + FormatByteSize(ix.header.file_size) + "): heads are read as you look at them",
+      false);
+  return Status::Ok();
+}
+
+// ---- files read in pieces: progress, cancel ----------------------------------------------------
+
+Status BeginFileLoad(AppState* s, const std::string& name, uint64_t total) {
+  FileLoad& L = s->load;
+  L = FileLoad();
+  L.name = name;
+  L.total = total;
+  L.active = true;
+  L.in_app = true;
+  const Status st = L.loader.Begin(total);
+  if (!st) {
+    L = FileLoad();
+    return Status::Error("could not open " + Shorten(name) + ": " + st.message);
+  }
+  return Status::Ok();
+}
+
+Status FeedFileLoad(AppState* s, const unsigned char* data, size_t n) {
+  FileLoad& L = s->load;
+  if (!L.active || !L.in_app) return Status::Error("no file is being loaded");
+  if (L.cancel) {
+    const std::string name = L.name;
+    L = FileLoad();
+    return Status::Error("cancelled: " + Shorten(name) + " was not opened");
+  }
+  const Status st = L.loader.Feed(data, n);
+  L.received = L.loader.received();
+  if (!st) {
+    const std::string name = L.name;
+    L = FileLoad();
+    return Status::Error("could not open " + Shorten(name) + ": " + st.message);
+  }
+  return Status::Ok();
+}
+
+Status FinishFileLoad(AppState* s) {
+  FileLoad& L = s->load;
+  if (!L.active || !L.in_app) return Status::Error("no file is being loaded");
+  AttentionDocument doc;
+  const std::string name = L.name;
+  const Status st = L.cancel ? Status::Error("cancelled") : L.loader.Finish(&doc);
+  L = FileLoad();
+  if (!st)
+    return Status::Error((st.message == "cancelled" ? "cancelled: " : "could not open ") + Shorten(name) +
+                         (st.message == "cancelled" ? " was not opened" : ": " + st.message));
+  return OpenAttentionDocument(s, name, &doc);
+}
+
+void DescribeFileLoads(AppState* s, JsonWriter* w) {
+  const FileLoad& L = s->load;
+  w->Key("loading");
+  if (!L.active) {
+    w->Null();
+    return;
+  }
+  w->BeginObject();
+  w->Key("name");
+  w->String(L.name);
+  w->Key("received");
+  w->Number((double)L.received);
+  w->Key("total");
+  w->Number((double)L.total);
+  w->Key("cancel");
+  w->Bool(L.cancel);
+  w->Key("cancel_rect");
+  w->BeginArray(true);
+  for (float x : L.cancel_rect) w->NumberF(x);
+  w->EndArray();
+  w->EndObject();
+}
+
+void DrawLoadProgress(AppState* s) {
+  FileLoad& L = s->load;
+  if (!L.active) return;
+  const ImVec2 display = ImGui::GetIO().DisplaySize;
+  const float w = std::min(460.0f, display.x - 40.0f);
+  ImGui::SetNextWindowPos(ImVec2(display.x * 0.5f, display.y * 0.5f), ImGuiCond_Always, ImVec2(0.5f, 0.5f));
+  ImGui::SetNextWindowSize(ImVec2(w, 0));
+  ImGui::Begin("##loading", nullptr,
+               ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoSavedSettings);
+  ImGui::Text("Loading %s", Shorten(L.name, 48).c_str());
+  const float f = L.total ? (float)((double)L.received / (double)L.total) : 0.0f;
+  char text[64];
+  std::snprintf(text, sizeof(text), "%.0f%%  (%.1f of %.1f MB)", 100.0f * f, (double)L.received / 1048576.0,
+                (double)L.total / 1048576.0);
+  ImGui::ProgressBar(f, ImVec2(-1, 0), text);
+  if (L.cancel) {
+    ImGui::TextDisabled("cancelling...");
+  } else {
+    if (ImGui::Button("Cancel")) L.cancel = true;
+    const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
+    L.cancel_rect[0] = a.x, L.cancel_rect[1] = a.y, L.cancel_rect[2] = b.x, L.cancel_rect[3] = b.y;
+  }
+  ImGui::End();
 }
 
 std::vector<int> SiblingSets(AppState* s) {
@@ -236,7 +433,14 @@ Status SelectSet(AppState* s, const std::string& which) {
   return Status::Error("unknown attention set '" + which + "' (" + names + ")");
 }
 
+// Exports need the whole map in memory (a lazily read head may be on its way, or only a band of it).
+Status NeedWholeMap(AppState* s) {
+  if (s->CurrentMap().Complete()) return Status::Ok();
+  return Status::Error(s->CurrentMap().name + " is not all in memory yet; wait for it, or zoom out");
+}
+
 Status QueueSvgDownload(AppState* s) {
+  if (Status st = NeedWholeMap(s); !st) return st;
   const AttentionMap& m = s->CurrentMap();
   SvgHeatmapOptions opt;
   const HeatmapStyle style = ResolveStyle(s->style, m);
@@ -252,6 +456,9 @@ Status QueueSvgDownload(AppState* s) {
 
 Status QueueJsonDownload(AppState* s) {
   const Example& ex = s->Current();
+  if (ex.lazy)
+    return Status::Error(
+        "a lazily read file is not saved as JSON (it may not fit in memory); save-npy saves the map shown");
   AttentionFile file;
   file.source_tokens = ex.maps[0].source_tokens.vec();
   file.target_tokens = ex.maps[0].target_tokens.vec();
@@ -274,6 +481,7 @@ std::string MapFileStem(AppState* s) {
 }
 
 Status QueueCsvDownload(AppState* s) {
+  if (Status st = NeedWholeMap(s); !st) return st;
   const AttentionMap& m = s->CurrentMap();
   const std::string csv = MatrixCsv(m.weights, m.source_tokens.vec(), m.target_tokens.vec());
   QueueDownload(s, DownloadName(MapFileStem(s), ".csv"), "text/csv", csv);
@@ -281,6 +489,7 @@ Status QueueCsvDownload(AppState* s) {
 }
 
 Status QueueNpyDownload(AppState* s) {
+  if (Status st = NeedWholeMap(s); !st) return st;
   std::vector<uint8_t> bytes;
   const Status st = WriteNpy(FromMatrix(s->CurrentMap().weights), &bytes);
   if (!st) return st;

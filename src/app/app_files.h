@@ -2,27 +2,59 @@
 // queues a download that the platform layer saves (native) or hands to the browser (web).
 #pragma once
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "core/status.h"
+#include "io/attention_loader.h"
+#include "io/byte_source.h"
 
 namespace attnviz {
 
 struct AppState;
+class JsonWriter;
+
+// A file being read in pieces (docs/PERFORMANCE.md, "Big files"): the browser feeds it to the app
+// (BeginFileLoad/FeedFileLoad/FinishFileLoad), the native loader thread only reports progress. The
+// progress window shows while `active`; its Cancel button sets `cancel`.
+struct FileLoad {
+  std::string name;           // shown in the progress window
+  uint64_t received = 0;      // bytes read so far
+  uint64_t total = 0;         // the file's size (0: unknown)
+  bool active = false;        // the progress window shows
+  bool in_app = false;        // parsed here, piece by piece (else elsewhere: the native loader thread)
+  bool cancel = false;        // the user pressed Cancel
+  float cancel_rect[4] = {};  // where the Cancel button was drawn (x0, y0, x1, y1 in CSS pixels), for describe()
+  AttentionLoader loader;     // in_app: the parser the pieces go to
+};
 
 // Opens an attention file (JSON or NPZ, version 1 or 2, or BertViz data; docs/FORMATS.md): one new
 // example per attention set. It shows a cross-attention set first, playing its rows as the decoder
 // emits them; else the grid for several maps. On failure the open example stays and the error is returned.
 Status OpenAttentionFile(AppState* s, const std::string& name, const unsigned char* data, size_t size);
+// The same for a document already read (the loader thread, or FinishFileLoad); its sets are moved.
+Status OpenAttentionDocument(AppState* s, const std::string& name, AttentionDocument* doc);
+// A safetensors file read lazily (docs/FORMATS.md): heads come into memory as the views draw them
+// (app/lazy_maps.h). prefix: the file's header when the source is asynchronous (the browser's reads),
+// else null (read through the source).
+Status OpenLazyAttention(AppState* s, const std::string& name, std::unique_ptr<ByteSource> source,
+                         const uint8_t* prefix, size_t n);
+Status BeginFileLoad(AppState* s, const std::string& name, uint64_t total);  // replaces a load under way
+// The next bytes; fails with the reader's message, or "cancelled: ..." after the user pressed Cancel.
+Status FeedFileLoad(AppState* s, const unsigned char* data, size_t n);
+Status FinishFileLoad(AppState* s);  // every byte is in: opens the document
+void DrawLoadProgress(AppState* s);
+// describe()'s "loading": {name, received, total, cancel} while a load is active, else null.
+void DescribeFileLoads(AppState* s,
+                       JsonWriter* w);  // the progress window with its Cancel button, while a load is active
 // The other attention sets of the current example's file (indices into examples, in file order),
 // empty when the file had one set.
 std::vector<int> SiblingSets(AppState* s);
 Status SelectSet(AppState* s, const std::string& which);  // by set name or index among its siblings
 Status QueueSvgDownload(AppState* s);                     // the current map as a standalone SVG heatmap
-Status QueueJsonDownload(AppState* s);
-Status QueueCsvDownload(AppState* s);  // the current map as CSV, tokens as the header row and column
-Status QueueNpyDownload(AppState* s);  // the current map as a float32 .npy [n_q, n_k]                    // the current
-                                       // example as an attnviz attention JSON file
+Status QueueJsonDownload(AppState* s);                    // the current example as an attnviz attention JSON file
+Status QueueCsvDownload(AppState* s);                     // the current map as CSV, tokens as the header row and column
+Status QueueNpyDownload(AppState* s);                     // the current map as a float32 .npy [n_q, n_k]
 
 }  // namespace attnviz

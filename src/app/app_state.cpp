@@ -31,6 +31,7 @@ void AppState::ReleaseTextures(HeatmapViewState* v) {
   if (!env.renderer) return;  // headless: nothing was uploaded
   renderer.Release(&v->tex);
   renderer.Release(&v->tex_next);
+  renderer.Release(&v->tex_under);
 }
 
 namespace {
@@ -39,7 +40,7 @@ namespace {
 void RefreshViews(AppState* s) {
   for (auto& v : s->views) v->ReleaseTextures(s);
   s->current_map = std::clamp(s->current_map, 0, (int)s->Current().maps.size() - 1);
-  s->timeline.Reset(TimelineMode::Decoding, (int)s->CurrentMap().weights.rows());
+  s->timeline.Reset(TimelineMode::Decoding, s->CurrentMap().Rows());
   for (auto& v : s->views) v->OnExampleChanged(s);
 }
 
@@ -47,6 +48,10 @@ void RefreshViews(AppState* s) {
 
 Status RefilterCurrent(AppState* s) {
   Example& ex = s->Current();
+  if (ex.lazy) {  // its heads are read on demand: nothing to filter them from
+    s->filter = TokenFilter{};
+    return Status::Error("tokens cannot be hidden in a lazily read file (" + ex.title + ")");
+  }
   if (ex.has_inputs) {
     s->filter = TokenFilter{};
     return Status::Error("tokens can be hidden in opened files and examples without q, k, v, not in " + ex.title);
@@ -65,10 +70,10 @@ Status SelectExample(AppState* s, int index) {
   for (auto& v : s->views) v->ReleaseTextures(s);
   s->current = index;
   s->current_map = 0;
-  s->timeline.Reset(TimelineMode::Decoding, (int)s->CurrentMap().weights.rows());
+  s->timeline.Reset(TimelineMode::Decoding, s->CurrentMap().Rows());
   for (auto& v : s->views) v->OnExampleChanged(s);
   Example& ex = s->Current();
-  if (!ex.has_inputs && (s->filter.Active() || !ex.original_maps.empty())) {
+  if (!ex.has_inputs && !ex.lazy && (s->filter.Active() || !ex.original_maps.empty())) {
     const Status st = ApplyTokenFilter(&ex, s->filter);  // the hidden tokens carry over to the next example
     if (!st) s->Notify(st.message + " in " + ex.title + ": showing every token", true);
     if (!st) (void)ApplyTokenFilter(&ex, TokenFilter{});

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "app/app.h"
+#include "app/app_files.h"
 #include "app/examples.h"
 #include "app/heatmap_widget.h"
 #include "app/model_library.h"
@@ -41,6 +42,7 @@ struct AppState {
   HeatmapRenderer renderer;
   std::vector<HeatmapCallbackData> draw_pool;  // reserved once in Init
   HeatmapEnv env;                              // renderer + pool, handed to every heatmap widget
+  int64_t upload_budget = 0;                   // texture bytes still to upload this frame (HeatmapEnv)
 
   std::vector<Example> examples;  // built-in and opened files
   int current = 0;                // index into examples
@@ -69,6 +71,7 @@ struct AppState {
   int last_hover[2] = {-1, -1};            // hovered cell at the end of the last frame
   std::string open_url_request;            // a page the platform should open (Help > Tutorial)
   bool open_dialog_requested = false;      // the platform should show a file picker
+  FileLoad load;                           // a file being read in pieces (progress, cancel)
 
   Example& Current() { return examples[(size_t)current]; }   // the example shown
   const AttentionMap& CurrentMap();                          // its map current_map (clamped)

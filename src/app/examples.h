@@ -13,6 +13,8 @@
 
 namespace attnviz {
 
+class LazyMaps;  // app/lazy_maps.h
+
 // A list of token labels shared by every map that uses it: the maps of a 32 x 32-head file hold
 // one copy of the tokens, not 1024. Read like a vector; assign a vector to replace it.
 class TokenList {
@@ -37,6 +39,7 @@ class TokenList {
 // Statistics of a map's weights for the colour range, computed once per map version.
 struct MapRangeStats {
   uint64_t version = ~0ull;  // map version they belong to (~0: not computed)
+  bool full = false;         // percentiles and histogram computed too (else only max: the auto range)
   float max = 0;             // largest weight
   float p99 = 0, p999 = 0;   // 99th and 99.9th percentiles (of a sample of up to 2^20 weights)
   uint32_t hist[64] = {};    // weights in 64 equal bins over [0, max]
@@ -52,6 +55,15 @@ struct AttentionMap {
   AttentionSteps steps;               // raw/scaled/masked/exp/row sums, when has_steps
   uint64_t version = 0;               // bumped whenever weights change (texture re-upload)
   mutable MapRangeStats range_stats;  // colour range statistics (heatmap_widget.cpp), a cache
+  // Lazily read files (app/lazy_maps.h): the map is lazy_rows x lazy_cols, and `weights` holds its
+  // rows [row_offset, row_offset + weights.rows()): all of them, a band a zoomed-in view asked for,
+  // or none (not in memory yet).
+  int lazy_rows = 0, lazy_cols = 0;  // the whole map's shape; 0 for an ordinary map (weights is all of it)
+  int row_offset = 0;                // the first row held in weights
+
+  int Rows() const { return lazy_rows ? lazy_rows : (int)weights.rows(); }                          // n_q
+  int Cols() const { return lazy_rows ? lazy_cols : (int)weights.cols(); }                          // n_k
+  bool Complete() const { return !lazy_rows || (row_offset == 0 && weights.rows() == lazy_rows); }  // all rows held
 };
 
 // The inputs of a small single-head computation, editable in the step-by-step view.
@@ -87,6 +99,10 @@ struct Example {
   int MapOf(int layer, int head) const;                    // the map of a layer and head, clamped
   // Big examples are built on first use, not at start: builder fills maps (and layers/heads).
   Status (*builder)(Example* ex) = nullptr;
+  // A lazily read file (safetensors): its heads come into `maps` on demand, under a memory budget;
+  // shared by the examples of the file's sets. lazy_set is this example's set in it.
+  std::shared_ptr<LazyMaps> lazy;
+  int lazy_set = 0;
 };
 
 // Builds a lazy example if it has not been built yet (no-op otherwise).

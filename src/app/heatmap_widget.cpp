@@ -32,15 +32,30 @@ void HeatmapDrawCallback(const ImDrawList*, const ImDrawCmd* cmd) {
 }
 
 // Uploads the map once per version. A failed upload is not retried until the map changes; the
-// error is kept for the widget to show.
-void EnsureTexture(const HeatmapEnv& env, const AttentionMap& map, HeatmapTexture* tex, const void** owner,
+// error is kept for the widget to show. False when the frame's upload budget is spent: the widget
+// draws a placeholder and the upload happens in a later frame (a grid of 144 maps fills in over a
+// few frames instead of stalling one).
+bool EnsureTexture(const HeatmapEnv& env, const AttentionMap& map, HeatmapTexture* tex, const void** owner,
                    uint64_t* version, std::string* error) {
-  if (!env.renderer) return;  // headless
-  if (*owner == &map && *version == map.version) return;
+  if (!env.renderer) return true;  // headless
+  if (*owner == &map && *version == map.version) return true;
+  if (env.upload_budget && *env.upload_budget <= 0) return false;
   const Status st = env.renderer->Upload(tex, map.weights.data(), (int)map.weights.rows(), (int)map.weights.cols());
+  if (env.upload_budget) *env.upload_budget -= (int64_t)map.weights.size() * 4;
   *error = st ? "" : st.message;
   *owner = &map;
   *version = map.version;
+  return true;
+}
+
+// A map that is not on the GPU yet (or not in memory: a lazily read head): a dim box.
+void DrawPlaceholder(const ImVec2& p0, const ImVec2& p1, const char* text) {
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  dl->AddRectFilled(p0, p1, IM_COL32(40, 40, 46, 255));
+  if (!text || !*text) return;
+  const ImVec2 ts = ImGui::CalcTextSize(text);
+  if (ts.x + 4 > p1.x - p0.x || ts.y + 4 > p1.y - p0.y) return;
+  dl->AddText(ImVec2((p0.x + p1.x - ts.x) * 0.5f, (p0.y + p1.y - ts.y) * 0.5f), IM_COL32(140, 140, 150, 255), text);
 }
 
 void EnsureLabelExtents(const AttentionMap& map, HeatmapViewState* st) {
@@ -96,15 +111,21 @@ bool ParseRangeMode(const std::string& s, RangeMode* out) {
 namespace {
 
 // Max, percentiles (from a strided sample of at most 2^20 weights) and a 64-bin histogram over
-// [0, max]: one pass, once per map version. Non-finite weights are skipped.
-const MapRangeStats& RangeStats(const AttentionMap& map) {
+// [0, max], once per map version; non-finite weights are skipped. The auto range needs only the max
+// (a pass a grid of 144 maps can afford in one frame); the percentiles and the histogram are
+// computed when a range mode or the low-contrast note asks for them (`full`).
+const MapRangeStats& RangeStats(const AttentionMap& map, bool full) {
   MapRangeStats& st = map.range_stats;
-  if (st.version == map.version) return st;
+  if (st.version == map.version && (st.full || !full)) return st;
   st = MapRangeStats{};
   const float* w = map.weights.data();
   const int64_t n = (int64_t)map.weights.size();
-  for (int64_t i = 0; i < n; ++i)
-    if (std::isfinite(w[i])) st.max = std::max(st.max, w[i]);
+  float top = 0.0f;
+  for (int64_t i = 0; i < n; ++i) top = w[i] > top && w[i] <= 3.4028234663852886e38f ? w[i] : top;  // NaN, inf skipped
+  st.max = top;
+  st.version = map.version;
+  if (!full) return st;
+  st.full = true;
   const int64_t stride = std::max<int64_t>(1, n >> 20);
   std::vector<float> sample;
   sample.reserve((size_t)(n / stride + 1));
@@ -132,7 +153,7 @@ const MapRangeStats& RangeStats(const AttentionMap& map) {
 HeatmapStyle ResolveStyle(const HeatmapStyle& style, const AttentionMap& map) {
   HeatmapStyle r = style;
   if (style.range == RangeMode::Fixed || style.scale == ScaleMode::PerRow) return r;
-  const MapRangeStats& st = RangeStats(map);
+  const MapRangeStats& st = RangeStats(map, style.range == RangeMode::P99 || style.range == RangeMode::P999);
   float top = style.range == RangeMode::P99 ? st.p99 : (style.range == RangeMode::P999 ? st.p999 : st.max);
   if (!(top > 0)) top = st.max > 0 ? st.max : 1.0f;  // all zeros, or a percentile of 0
   r.vmax = top;
@@ -145,7 +166,7 @@ HeatmapStyle ResolveStyle(const HeatmapStyle& style, const AttentionMap& map) {
 
 float LowContrastFraction(const HeatmapStyle& resolved, const AttentionMap& map) {
   if (resolved.scale != ScaleMode::Global) return 0.0f;
-  const MapRangeStats& st = RangeStats(map);
+  const MapRangeStats& st = RangeStats(map, true);
   if (st.count == 0 || !(st.max > 0)) return 0.0f;
   const float threshold = resolved.vmin + 0.05f * (resolved.vmax - resolved.vmin);
   int64_t below = 0;
@@ -282,14 +303,13 @@ void HandleZoomPan(const HeatmapLayout& L, int rows, int cols, HeatmapViewState*
   }
 }
 
-// Queues the shader draw of the cells and records the geometry for describe().
-void QueueCells(const HeatmapEnv& env, const HeatmapStyle& style, const HeatmapLayout& L, int rows, int cols,
-                HeatmapViewState* st) {
+// Queues the shader draws of the cells and records the geometry for describe(). A lazily read map
+// may hold only a band of rows (or none): its overview (the underlay) is drawn under the whole area
+// first, then the rows in memory over it at full resolution.
+void QueueCells(const HeatmapEnv& env, const HeatmapStyle& style, const HeatmapLayout& L, const AttentionMap& map,
+                bool draw_map, bool draw_underlay, HeatmapViewState* st) {
+  const int rows = map.Rows(), cols = map.Cols();
   HeatmapDraw draw;
-  draw.tex = &st->tex;
-  draw.tex_b = st->next ? &st->tex_next : nullptr;
-  draw.frame_mix = st->frame_mix;
-  for (int i = 0; i < 4; ++i) draw.view[i] = L.view[i];
   draw.vmin = style.vmin;
   draw.vmax = style.vmax;
   draw.scale = style.scale;
@@ -297,7 +317,35 @@ void QueueCells(const HeatmapEnv& env, const HeatmapStyle& style, const HeatmapL
   draw.rows_shown = std::clamp(st->rows_shown, 0, rows);
   if (!style.show_grid) draw.grid_rgba[3] = 0.0f;
   const float rect[4] = {L.m0.x, L.m0.y, L.m1.x, L.m1.y};
-  AddHeatmapDrawCallback(env, draw, rect);
+  if (draw_underlay) {  // the overview [R, C] stretched over the map's [rows, cols]
+    HeatmapDraw under = draw;
+    const float R = (float)st->underlay->weights.rows(), C = (float)st->underlay->weights.cols();
+    under.tex = &st->tex_under;
+    under.view[0] = L.view[0] * C / (float)cols;
+    under.view[1] = L.view[1] * R / (float)rows;
+    under.view[2] = L.view[2] * C / (float)cols;
+    under.view[3] = L.view[3] * R / (float)rows;
+    under.rows_shown = 1 << 30;
+    under.grid_rgba[3] = 0.0f;
+    AddHeatmapDrawCallback(env, under, rect);
+  }
+  const int held0 = map.row_offset, held1 = map.row_offset + (int)map.weights.rows();
+  if (draw_map) {  // the rows in memory that are in view
+    const float v0 = std::max(L.view[1], (float)held0), v1 = std::min(L.view[3], (float)held1);
+    if (v1 > v0) {
+      draw.tex = &st->tex;
+      draw.tex_b = st->next ? &st->tex_next : nullptr;
+      draw.frame_mix = st->frame_mix;
+      draw.view[0] = L.view[0];
+      draw.view[1] = v0 - (float)held0;
+      draw.view[2] = L.view[2];
+      draw.view[3] = v1 - (float)held0;
+      draw.rows_shown = std::clamp(st->rows_shown - held0, 0, held1 - held0);
+      const float band[4] = {L.m0.x, L.m0.y + (v0 - L.view[1]) * L.cell_y, L.m1.x,
+                             L.m0.y + (v1 - L.view[1]) * L.cell_y};
+      AddHeatmapDrawCallback(env, draw, band);
+    }
+  }
   st->geom.valid = true;
   for (int i = 0; i < 4; ++i) {
     st->geom.rect[i] = rect[i];
@@ -305,7 +353,10 @@ void QueueCells(const HeatmapEnv& env, const HeatmapStyle& style, const HeatmapL
   }
   st->geom.rows = rows;
   st->geom.cols = cols;
-  st->geom.rows_shown = draw.rows_shown;
+  st->geom.rows_shown = std::clamp(st->rows_shown, 0, rows);
+  st->geom.held0 = draw_map ? held0 : 0;
+  st->geom.held1 = draw_map ? held1 : 0;
+  st->geom.underlay = draw_underlay;
 }
 
 void UpdateHover(const HeatmapLayout& L, int rows, int cols, HeatmapViewState* st) {
@@ -321,10 +372,11 @@ void DrawCellNumbers(ImDrawList* dl, const AttentionMap& map, const HeatmapStyle
                      int rows_shown) {
   if (!style.show_numbers || L.cell_x < 30.0f || L.cell_y < ImGui::GetTextLineHeight() + 2) return;
   char buf[32];
-  for (int r = L.r_begin; r < std::min(L.r_end, rows_shown); ++r) {
-    const float row_max = map.weights.row(r).maxCoeff();
+  const int held0 = map.row_offset, held1 = map.row_offset + (int)map.weights.rows();  // rows in memory
+  for (int r = std::max(L.r_begin, held0); r < std::min({L.r_end, rows_shown, held1}); ++r) {
+    const float row_max = map.weights.row(r - held0).maxCoeff();
     for (int c = L.c_begin; c < L.c_end; ++c) {
-      const float w = map.weights(r, c);
+      const float w = map.weights(r - held0, c);
       uint8_t rgb[3];
       ColormapSample(style.colormap, HeatmapT(style, w, row_max), rgb);
       std::snprintf(buf, sizeof(buf), L.cell_x >= 44.0f ? "%.3f" : "%.2f", w);
@@ -382,15 +434,21 @@ void DrawAxisLabels(ImDrawList* dl, const AttentionMap& map, const HeatmapLayout
 
 // Both tokens, the weight, its rank in the row and the cell's arithmetic.
 void CellTooltip(const AttentionMap& map, int r, int c) {
-  const int rows = (int)map.weights.rows(), cols = (int)map.weights.cols();
-  const float w = map.weights(r, c);
-  int rank = 1;
-  for (int j = 0; j < cols; ++j) rank += map.weights(r, j) > w ? 1 : 0;
+  const int rows = map.Rows(), cols = map.Cols();
   char b1[32], b2[32];
   ImGui::BeginTooltip();
   ImGui::Text("%s  \xe2\x86\x92  %s", TokenOr(map.target_tokens, r, b1, sizeof(b1)),
               TokenOr(map.source_tokens, c, b2, sizeof(b2)));
   ImGui::Separator();
+  const int held = r - map.row_offset;
+  if (held < 0 || held >= (int)map.weights.rows()) {  // a lazily read map: this row is not in memory
+    ImGui::TextDisabled("row %d is being read (the colours are its overview's)", r);
+    ImGui::EndTooltip();
+    return;
+  }
+  const float w = map.weights(held, c);
+  int rank = 1;
+  for (int j = 0; j < cols; ++j) rank += map.weights(held, j) > w ? 1 : 0;
   ImGui::Text("weight  %.6f", w);
   ImGui::Text("rank    %d of %d in its row", rank, cols);
   if (map.has_steps && map.steps.raw_scores.rows() == rows && map.steps.raw_scores.cols() == cols) {
@@ -410,12 +468,15 @@ void CellTooltip(const AttentionMap& map, int r, int c) {
 
 bool HeatmapWidget(const char* id, const AttentionMap& map, const HeatmapStyle& user_style, HeatmapViewState* st,
                    const HeatmapEnv& env, const ImVec2& size) {
-  const HeatmapStyle style = ResolveStyle(user_style, map);
+  // A lazily read map without rows in memory is coloured by its overview's range meanwhile.
+  const bool have = map.weights.size() > 0;
+  const bool want_under = st->underlay && st->underlay->weights.size() > 0 && !map.Complete();
+  const HeatmapStyle style = ResolveStyle(user_style, have || !want_under ? map : *st->underlay);
   st->geom.vmin = style.vmin;
   st->geom.vmax = style.vmax;
   st->geom.colormap = style.colormap;
   ImGui::PushID(id);
-  const int rows = (int)map.weights.rows(), cols = (int)map.weights.cols();
+  const int rows = map.Rows(), cols = map.Cols();
   st->geom.valid = false;
   st->hover_row = st->hover_col = -1;
   if (rows == 0 || cols == 0) {
@@ -423,9 +484,22 @@ bool HeatmapWidget(const char* id, const AttentionMap& map, const HeatmapStyle& 
     ImGui::PopID();
     return false;
   }
-  EnsureTexture(env, map, &st->tex, &st->tex_owner, &st->tex_version, &st->upload_error);
+  bool ready = true;
+  if (have) ready = EnsureTexture(env, map, &st->tex, &st->tex_owner, &st->tex_version, &st->upload_error);
   if (st->next)
-    EnsureTexture(env, *st->next, &st->tex_next, &st->tex_next_owner, &st->tex_next_version, &st->upload_error);
+    ready =
+        EnsureTexture(env, *st->next, &st->tex_next, &st->tex_next_owner, &st->tex_next_version, &st->upload_error) &&
+        ready;
+  const bool under = want_under && EnsureTexture(env, *st->underlay, &st->tex_under, &st->tex_under_owner,
+                                                 &st->tex_under_version, &st->upload_error);
+  if ((have && !ready) ||
+      (!have && !under)) {  // nothing to draw yet: this frame's uploads are spent, or rows on their way
+    const ImVec2 p = ImGui::GetCursorScreenPos();
+    DrawPlaceholder(p, ImVec2(p.x + size.x, p.y + size.y), have ? "..." : "reading...");
+    ImGui::Dummy(size);
+    ImGui::PopID();
+    return false;
+  }
   if (!st->upload_error.empty()) {
     ImGui::TextColored(ImVec4(1.0f, 0.45f, 0.4f, 1), "cannot draw this map: %s", st->upload_error.c_str());
     ImGui::PopID();
@@ -439,7 +513,7 @@ bool HeatmapWidget(const char* id, const AttentionMap& map, const HeatmapStyle& 
   ImGui::InvisibleButton("##heatmap", size, ImGuiButtonFlags_MouseButtonLeft | ImGuiButtonFlags_MouseButtonMiddle);
   HandleZoomPan(L, rows, cols, st);
   L = ComputeLayout(rows, cols, style.show_labels, *st, origin, size);  // after this frame's zoom and pan
-  QueueCells(env, style, L, rows, cols, st);
+  QueueCells(env, style, L, map, have, under, st);
   UpdateHover(L, rows, cols, st);
   const int hl_row = st->hover_row >= 0 ? st->hover_row : st->highlight_row;
   const int hl_col = st->hover_row >= 0 ? st->hover_col : st->highlight_col;
@@ -479,9 +553,18 @@ void DescribeHeatmap(JsonWriter* w, const char* id, const HeatmapGeometry& g, co
   w->NumberF(g.vmin);
   w->Key("vmax");
   w->NumberF(g.vmax);
+  if (map && map->lazy_rows) {  // a lazily read map: the rows in memory, and whether its overview stood in
+    w->Key("held");
+    w->BeginArray(true);
+    w->Number(g.held0);
+    w->Number(g.held1);
+    w->EndArray();
+    w->Key("underlay");
+    w->Bool(g.underlay);
+  }
   w->Key("colormap");
   w->String(ColormapName(g.colormap));
-  if (map && map->weights.size() <= 4096) {  // small maps only: tests invert pixels against them
+  if (map && map->Complete() && map->weights.size() <= 4096) {  // small maps only: tests invert pixels against them
     w->Key("weights");
     w->BeginArray(true);
     for (Eigen::Index i = 0; i < map->weights.size(); ++i) w->NumberF(map->weights.data()[i]);
@@ -500,10 +583,12 @@ bool HeatmapThumbnail(const char* id, const AttentionMap& map, const HeatmapStyl
   const int rows = (int)map.weights.rows(), cols = (int)map.weights.cols();
   const ImVec2 p = ImGui::GetCursorScreenPos();
   const bool clicked = ImGui::InvisibleButton("##thumb", size);
-  if (rows > 0 && cols > 0) EnsureTexture(env, map, &st->tex, &st->tex_owner, &st->tex_version, &st->upload_error);
+  const bool ready =
+      rows > 0 && cols > 0 && EnsureTexture(env, map, &st->tex, &st->tex_owner, &st->tex_version, &st->upload_error);
   if (!st->upload_error.empty() && ImGui::IsItemHovered())
     ImGui::SetTooltip("cannot draw: %s", st->upload_error.c_str());
-  if (rows > 0 && cols > 0 && st->upload_error.empty()) {
+  if (!ready) DrawPlaceholder(p, ImVec2(p.x + size.x, p.y + size.y), rows > 0 ? "" : "...");
+  if (ready && st->upload_error.empty()) {
     HeatmapDraw draw;
     draw.tex = &st->tex;
     draw.view[2] = (float)cols;

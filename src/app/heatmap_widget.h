@@ -48,21 +48,27 @@ struct HeatmapGeometry {
   float view[4] = {0, 0, 0, 0};         // col0, row0, col1, row1 shown
   int rows = 0, cols = 0;               // matrix shape
   int rows_shown = 0;                   // rows drawn (decoding animation)
+  int held0 = 0, held1 = 0;             // rows in memory [held0, held1) (a lazily read map's band; else all)
+  bool underlay = false;                // an overview stood in for rows not in memory
   float vmin = 0, vmax = 1;             // the resolved colour range it was drawn with
   Colormap colormap = Colormap::Greys;  // and its colormap
   bool valid = false;                   // drawn this frame
 };
 
 struct HeatmapViewState {
-  float zoom = 1.0f;                                           // >= 1; 1 shows the whole matrix
-  float pan_col = 0, pan_row = 0;                              // top-left visible cell when zoomed
-  int rows_shown = 1 << 30;                                    // decoding animation: rows >= this are not yet emitted
-  int current_row = -1;                                        // row to outline (the word being emitted), -1 none
-  float frame_mix = 0.0f;                                      // interpolation towards `next` (frames animation)
-  const AttentionMap* next = nullptr;                          // optional next frame for interpolation
-  HeatmapTexture tex, tex_next;                                // GPU copies of the map (and the next frame)
+  float zoom = 1.0f;                   // >= 1; 1 shows the whole matrix
+  float pan_col = 0, pan_row = 0;      // top-left visible cell when zoomed
+  int rows_shown = 1 << 30;            // decoding animation: rows >= this are not yet emitted
+  int current_row = -1;                // row to outline (the word being emitted), -1 none
+  float frame_mix = 0.0f;              // interpolation towards `next` (frames animation)
+  const AttentionMap* next = nullptr;  // optional next frame for interpolation
+  // A coarse stand-in drawn where a lazily read map has no rows in memory (its max-pooled overview).
+  const AttentionMap* underlay = nullptr;
+  HeatmapTexture tex, tex_next, tex_under;                     // GPU copies of the map, the next frame, the underlay
   const void *tex_owner = nullptr, *tex_next_owner = nullptr;  // which map the textures hold
-  uint64_t tex_version = ~0ull, tex_next_version = ~0ull;      // which version they hold
+  const void* tex_under_owner = nullptr;
+  uint64_t tex_version = ~0ull, tex_next_version = ~0ull;  // which version they hold
+  uint64_t tex_under_version = ~0ull;
   std::string upload_error;                    // why the last upload failed (e.g. larger than the GPU's textures)
   int hover_row = -1, hover_col = -1;          // cell under the mouse, -1 none
   int highlight_row = -1, highlight_col = -1;  // externally requested highlight (e.g. from the lines view)
@@ -82,6 +88,9 @@ struct HeatmapCallbackData {
 struct HeatmapEnv {
   HeatmapRenderer* renderer = nullptr;               // shared GL renderer
   std::vector<HeatmapCallbackData>* pool = nullptr;  // reserved once; cleared each frame, never grows
+  // Bytes of texture uploads left this frame (reset by App::Frame); a widget whose map needs an upload
+  // when none is left shows a placeholder and uploads in a later frame. Null: no limit.
+  int64_t* upload_budget = nullptr;
 };
 
 // Draws map into a size.x * size.y box at the cursor. Returns true while a cell is hovered.

@@ -64,6 +64,12 @@ class ViewModule {
   // Text the sidebar shows instead of the example picker and matrix info, for views that do not
   // show the current example (Translate, Train); nullptr keeps the picker.
   virtual const char* SidebarAbout() const { return nullptr; }
+  // Draws maps of a lazily read file whose rows are not all in memory (placeholders, overviews,
+  // bands) and says which rows it draws (app/lazy_maps.h). Other views wait for the whole map.
+  virtual bool DrawsLazyMaps() const { return false; }
+  // Says now which rows of lazily read maps it will draw (a command changed the map between frames),
+  // so the reads start before the next frame. False when it has nothing to say.
+  virtual bool WantLazyMaps(AppState*) { return false; }
 };
 
 // ---------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 // attnviz-cli inspect: what is in a file: the arrays of an .npz/.npy (name, dtype, shape,
-// range) and, when it reads as an attention file, its layers / heads / tokens.
+// range) and, when it reads as an attention file, its layers / heads / tokens. A safetensors file is
+// described from its header alone (tensors, sets, shapes, dtypes): its weights are never read.
 // Everything that came from the file is printed through Printable (no terminal escapes run).
 #include <algorithm>
 #include <cmath>
@@ -11,7 +12,9 @@
 #include "cli/cli_limits.h"
 #include "cli/commands.h"
 #include "io/attention_file.h"
+#include "io/byte_source.h"
 #include "io/file_util.h"
+#include "io/lazy_attention.h"
 #include "io/npy.h"
 #include "io/npz.h"
 #include "io/utf8.h"
@@ -133,17 +136,90 @@ void PrintAttentionFile(const AttentionFile& f) {
   for (const std::string& w : f.warnings) std::printf("  warning: %s\n", Printable(w).c_str());
 }
 
+void PrintLazySet(const LazySet& set) {
+  int heads = 0;
+  for (const LazyLayer& l : set.layers) heads += l.heads;
+  std::printf("set \"%s\" (%s): %zu layer%s, %d head%s in total, n_q=%lld (target) x n_k=%lld (source)%s\n",
+              PrintableName(set.name).c_str(), AttentionKindName(set.kind), set.layers.size(),
+              set.layers.size() == 1 ? "" : "s", heads, heads == 1 ? "" : "s", (long long)set.n_q, (long long)set.n_k,
+              set.self_attention ? ", self-attention" : "");
+  if (set.self_attention) {
+    PrintTokens("tokens", set.key_tokens);
+  } else {
+    PrintTokens("source tokens", set.key_tokens);
+    PrintTokens("target tokens", set.query_tokens);
+  }
+  for (size_t l = 0; l < set.layers.size(); ++l)
+    std::printf("  layer %zu \"%s\": %d head%s, %s\n", l, PrintableName(set.layers[l].name).c_str(),
+                set.layers[l].heads, set.layers[l].heads == 1 ? "" : "s", StDTypeName(set.layers[l].dtype));
+  if (set.overview_rows)
+    std::printf("  overviews: %d x %d per head (max-pooled)\n", set.overview_rows, set.overview_cols);
+  else
+    std::printf("  overviews: none stored (the viewer reads each head whole to make one)\n");
+}
+
+// "1.5 GiB", "12.0 MiB", "900 bytes": sizes at a glance (FormatByteSize gives exact ones).
+std::string ApproxSize(uint64_t bytes) {
+  const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
+  double v = (double)bytes;
+  int u = 0;
+  while (v >= 1024 && u < 4) v /= 1024, ++u;
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), u ? "%.1f %s" : "%.0f %s", v, units[u]);
+  return buf;
+}
+
+// A safetensors file: its header only (the file may be tens of GB).
+int InspectSafetensors(const std::string& path, std::unique_ptr<ByteSource> source) {
+  std::vector<uint8_t> prefix;
+  Status st = ReadLazyPrefix(source.get(), &prefix);
+  SafetensorsHeader header;
+  if (st) st = ParseSafetensorsHeader(prefix.data(), prefix.size(), source->Size(), &header);
+  if (!st) return Fail(path + ": " + st.message);
+  std::printf("%s: safetensors, %s, %zu tensor%s (header %s; the weights are not read)\n", Printable(path).c_str(),
+              ApproxSize(header.file_size).c_str(), header.tensors.size(), header.tensors.size() == 1 ? "" : "s",
+              ApproxSize(header.data_start).c_str());
+  for (size_t i = 0; i < header.tensors.size() && i < 64; ++i) {
+    const SafetensorsTensor& t = header.tensors[i];
+    std::string shape = "(";
+    for (size_t d = 0; d < t.shape.size(); ++d) shape += (d ? ", " : "") + std::to_string(t.shape[d]);
+    shape += t.shape.size() == 1 ? ",)" : ")";
+    std::printf("  %-20s %-8s %-22s %s\n", PrintableName(t.name).c_str(), StDTypeName(t.dtype), shape.c_str(),
+                ApproxSize(t.end - t.begin).c_str());
+  }
+  if (header.tensors.size() > 64) std::printf("  ... %zu more\n", header.tensors.size() - 64);
+  LazyAttentionIndex index;
+  st = ReadLazyAttentionIndex(std::move(header), &index);
+  if (!st) return Fail(path + ": not an attention file: " + st.message);
+  std::printf("attention (%s layout): %zu set%s\n", index.attnviz_layout ? "attnviz" : "plain", index.sets.size(),
+              index.sets.size() == 1 ? "" : "s");
+  for (const LazySet& set : index.sets) PrintLazySet(set);
+  if (index.meta.IsObject()) std::printf("  meta: %s\n", Printable(SerializeJson(index.meta)).c_str());
+  for (const std::string& w : index.warnings) std::printf("  warning: %s\n", Printable(w).c_str());
+  return kExitOk;
+}
+
 int RunInspect(int argc, char** argv) {
   std::string path;
   CliLimits limits;
   ArgParser args("inspect",
                  "Prints the arrays (name, dtype, shape, min/max/mean) of an .npz or .npy file, and the\n"
-                 "layers / heads / tokens of an attention file (JSON or NPZ, see docs/FORMATS.md).\n"
+                 "layers / heads / tokens of an attention file (JSON or NPZ, see docs/FORMATS.md). A\n"
+                 "safetensors file is described from its header: tensors, sets, shapes, dtypes (no weights read).\n"
                  "Exit 1 when the file cannot be read, or holds an 'attention' array that is not valid.");
-  args.Positional("FILE", &path, ".npz, .npy or attention .json");
+  args.Positional("FILE", &path, ".npz, .npy, .safetensors or attention .json");
   DeclareLimitFlags(&args, &limits);
   if (int rc = args.Parse(argc, argv); rc >= 0) return rc;
   if (int rc = ApplyLimitFlags(args, limits); rc >= 0) return rc;
+  std::unique_ptr<ByteSource> source;  // a safetensors file is not read whole (other formats are, below)
+  uint8_t first[16] = {};
+  // A length, then '{' at byte 8, is a safetensors file (its header then says what is wrong, e.g. a
+  // length beyond a truncated file); JSON, NPY and NPZ start otherwise.
+  if (OpenFileSource(path, &source) && source->Size() >= 16 && source->Read(0, 16, first) &&
+      (LooksLikeSafetensors(first, sizeof(first), source->Size()) ||
+       (first[8] == '{' && first[0] != '{' && first[0] != '[' && first[0] != 0x93 && first[0] != 'P')))
+    return InspectSafetensors(path, std::move(source));
+  source.reset();
   std::vector<uint8_t> bytes;
   Status st = ReadFileBytes(path, &bytes);
   if (!st) return Fail(st.message);

@@ -9,6 +9,7 @@
 #include "io/memory_budget.h"
 #include "io/npy.h"
 #include "io/npz.h"
+#include "io/safetensors.h"
 #include "io/utf8.h"
 
 namespace attnviz {
@@ -201,6 +202,13 @@ Status FromAttentionArray(const NdArray& a, const char* array_name, const Attent
       if (!TryAllocate((size_t)(nq * nk) * sizeof(float)))
         return Status::Error(std::string("attention: not enough memory for '") + array_name + "' " + a.ShapeString());
       head.weights.resize((Eigen::Index)nq, (Eigen::Index)nk);
+      const uint8_t* src = a.data.data() + flat * a.itemsize;
+      if (a.dtype == DType::Float32 || a.dtype == DType::Float16) {  // the common cases: no per-element switch
+        DecodeFloats(a.dtype == DType::Float32 ? StDType::F32 : StDType::F16, src, (size_t)(nq * nk),
+                     head.weights.data());
+        flat += nq * nk;
+        continue;
+      }
       for (int64_t i = 0; i < nq * nk; ++i) {
         const double x = a.GetDouble(flat++);
         if (std::isfinite(x) && std::fabs(x) > 3.4028234663852886e38)
@@ -418,7 +426,7 @@ Status ValidateAttentionFile(AttentionFile* f, const AttentionFileLimits& limits
       if (t.size() > limits.max_token_bytes)
         return Status::Error("attention: a token is longer than " + std::to_string(limits.max_token_bytes) + " bytes");
   int64_t total = 0;
-  int warned = 0, unwarned = 0;  // heads with rows not summing to 1: warned individually, and past the cap
+  RowSumWarnings row_sums;
   for (size_t l = 0; l < f->layers.size(); ++l) {
     AttentionFile::Layer& layer = f->layers[l];
     Status named = CheckName(layer.name, "layer", limits);
@@ -438,45 +446,79 @@ Status ValidateAttentionFile(AttentionFile* f, const AttentionFileLimits& limits
       total += (int64_t)w.size();
       if (total > limits.max_values)
         return Status::Error("attention: more than " + std::to_string(limits.max_values) + " weights in total");
-      int bad_rows = 0;
-      double worst = 0;
-      for (Eigen::Index i = 0; i < w.rows(); ++i) {
-        double sum = 0;
-        for (Eigen::Index j = 0; j < w.cols(); ++j) {
-          float& x = w(i, j);
-          if (!std::isfinite(x))
-            return Status::Error("attention: " + where + " has a non-finite weight at row " + std::to_string(i) +
-                                 ", column " + std::to_string(j));
-          if (x < 0) {
-            if (x < -limits.negative_tolerance) {
-              char b[32];
-              std::snprintf(b, sizeof(b), "%g", (double)x);
-              return Status::Error("attention: " + where + " has a negative weight " + b + " at row " +
-                                   std::to_string(i) + ", column " + std::to_string(j) +
-                                   " (attention weights are probabilities)");
-            }
-            x = 0.0f;
-          }
-          sum += x;
-        }
-        if (sum != 0.0 && std::fabs(sum - 1.0) > limits.row_sum_tolerance) {
-          ++bad_rows;
-          worst = std::max(worst, std::fabs(sum - 1.0));
-        }
-      }
-      if (bad_rows && warned >= limits.max_row_sum_warnings) ++unwarned;
-      if (bad_rows && warned++ < limits.max_row_sum_warnings) {
-        char b[64];
-        std::snprintf(b, sizeof(b), "%g", worst);
-        f->warnings.push_back(where + ": " + std::to_string(bad_rows) + " of " + std::to_string(w.rows()) +
-                              " rows do not sum to 1 (largest |sum - 1| = " + b + ")");
-      }
+      const Status st = CheckHeadWeights(where, &w, limits, &row_sums);
+      if (!st) return st;
     }
   }
-  if (unwarned)
-    f->warnings.push_back("... and " + std::to_string(unwarned) + " more heads with rows that do not sum to 1");
+  row_sums.Finish(&f->warnings);
   return Status::Ok();
 }
+
+namespace attention_file_detail {
+
+Status CheckHeadWeights(const std::string& where, MatrixRM* weights, const AttentionFileLimits& limits,
+                        RowSumWarnings* row_sums) {
+  MatrixRM& w = *weights;
+  int bad_rows = 0;
+  double worst = 0;
+  const Eigen::Index cols = w.cols();
+  for (Eigen::Index i = 0; i < w.rows(); ++i) {
+    float* row = w.data() + i * cols;
+    double sum = 0;
+    bool clean = true;  // the usual case: every weight finite and >= 0, checked without branches
+    for (Eigen::Index j = 0; j < cols; ++j) {
+      clean &= row[j] >= 0.0f && row[j] <= 3.4028234663852886e38f;
+      sum += row[j];
+    }
+    if (!clean) {
+      sum = 0;
+      for (Eigen::Index j = 0; j < cols; ++j) {
+        float& x = row[j];
+        if (!std::isfinite(x))
+          return Status::Error("attention: " + where + " has a non-finite weight at row " + std::to_string(i) +
+                               ", column " + std::to_string(j));
+        if (x < 0) {
+          if (x < -limits.negative_tolerance) {
+            char b[32];
+            std::snprintf(b, sizeof(b), "%g", (double)x);
+            return Status::Error("attention: " + where + " has a negative weight " + b + " at row " +
+                                 std::to_string(i) + ", column " + std::to_string(j) +
+                                 " (attention weights are probabilities)");
+          }
+          x = 0.0f;
+        }
+        sum += x;
+      }
+    }
+    if (sum != 0.0 && std::fabs(sum - 1.0) > limits.row_sum_tolerance) {
+      ++bad_rows;
+      worst = std::max(worst, std::fabs(sum - 1.0));
+    }
+  }
+  if (bad_rows) row_sums->Add(where, bad_rows, (int64_t)w.rows(), worst, limits);
+  return Status::Ok();
+}
+
+void RowSumWarnings::Add(const std::string& where, int bad_rows, int64_t rows, double worst,
+                         const AttentionFileLimits& limits) {
+  if (warned >= limits.max_row_sum_warnings) {
+    ++unwarned;
+    return;
+  }
+  ++warned;
+  char b[64];
+  std::snprintf(b, sizeof(b), "%g", worst);
+  warnings.push_back(where + ": " + std::to_string(bad_rows) + " of " + std::to_string(rows) +
+                     " rows do not sum to 1 (largest |sum - 1| = " + b + ")");
+}
+
+void RowSumWarnings::Finish(std::vector<std::string>* out) {
+  for (std::string& w : warnings) out->push_back(std::move(w));
+  warnings.clear();
+  if (unwarned) out->push_back("... and " + std::to_string(unwarned) + " more heads with rows that do not sum to 1");
+}
+
+}  // namespace attention_file_detail
 
 std::string SaveAttentionJson(const AttentionFile& f, int indent) {
   JsonWriter w(indent);

@@ -30,6 +30,22 @@ Status ParseAttentionJsonValue(const JsonValue& root, AttentionFile* out,
 Status ParseAttentionNpzArrays(const NpzFile& z, AttentionFile* out,
                                const AttentionFileLimits& limits);  // version 1 arrays
 
+// "where: weight 1e+39 at row r, column c is beyond the float32 range (weights are probabilities)"
+Status BeyondFloat32(double x, const std::string& where, int64_t row, int64_t col);
+// "layer 0 ('name') head 1 ('name')" for messages, names shortened and made printable.
+std::string Where(const AttentionFile& f, size_t layer, size_t head);
+// Warnings about rows that do not sum to 1: one per head up to the limit, then a count.
+struct RowSumWarnings {
+  std::vector<std::string> warnings;  // the heads warned about
+  int warned = 0, unwarned = 0;       // heads warned about, heads past the limit
+  void Add(const std::string& where, int bad_rows, int64_t rows, double worst, const AttentionFileLimits& limits);
+  void Finish(std::vector<std::string>* out);  // appends the warnings and the count of the rest
+};
+// One head's weights: finite, not negative (noise within the tolerance clamped to 0), rows summing to 1
+// (a warning). `where` names the head in messages.
+Status CheckHeadWeights(const std::string& where, MatrixRM* weights, const AttentionFileLimits& limits,
+                        RowSumWarnings* row_sums);
+
 // attention_sets.cpp
 bool IsAttentionDocumentJson(const JsonValue& root);  // version 2 ("sets") or BertViz data
 // The first set of a version-2 / BertViz document as a version-1 file, with a warning naming the others.

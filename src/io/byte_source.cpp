@@ -56,6 +56,10 @@ class FileSource : public ByteSource {
       std::memcpy(dst, (const uint8_t*)map_ + offset, (size_t)size);
       return Status::Ok();
     }
+    // 32-bit builds (WASM under node): Emscripten's file system drops the high bits of 64-bit offsets.
+    if (sizeof(size_t) < 8 && offset + size > (uint64_t(1) << 31))
+      return Status::Error("'" + path_ + "': this build reads files up to 2 GiB (read at byte " +
+                           std::to_string(offset) + "); use the native build, or open it in the browser");
     while (size > 0) {
       const size_t chunk = (size_t)std::min<uint64_t>(size, uint64_t(1) << 30);
       const ssize_t n = pread(fd_, dst, chunk, (off_t)offset);

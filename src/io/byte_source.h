@@ -6,8 +6,9 @@
 //
 // A lazy reader never holds the whole file: it asks for the ranges it needs. Synchronous sources
 // (memory, mmap) answer Read() at once. Asynchronous ones (the browser's HTTP Range requests and
-// File.slice(), src/platform) return from StartRead() at once and report the end of the read later
-// through the owner's completion call (LazyAttentionFile::CompleteRead) with the same ticket.
+// File.slice(), src/platform) return from StartRead() at once and report the end of the read later,
+// through the owner's completion call (LazyAttentionFile::CompleteRead) or TakeCompletion, with the
+// same ticket.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -33,6 +34,12 @@ class ByteSource {
     (void)ticket, (void)offset, (void)size, (void)dst;
   }
   virtual void CancelRead(uint64_t ticket) { (void)ticket; }  // the owner no longer wants it (dst may go)
+  // A read that ended since the last call (its ticket and how), for owners that poll: the browser's
+  // reads end in JavaScript callbacks that queue here (src/platform). False when none did.
+  virtual bool TakeCompletion(uint64_t* ticket, Status* st) {
+    (void)ticket, (void)st;
+    return false;
+  }
 };
 
 // Bytes in memory (a copy, or a view of bytes the caller keeps alive).

@@ -3,11 +3,13 @@
 #include "io/lazy_attention.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 
 #include "io/attention_file_detail.h"
 #include "io/json.h"
+#include "io/ndarray.h"
 #include "io/utf8.h"
 
 namespace attnviz {
@@ -303,6 +305,41 @@ void MaxPoolOverview(const float* head, int64_t rows, int64_t cols, int out_rows
 // LazyAttentionFile
 // ---------------------------------------------------------------------------
 
+Status ReadLazyPrefix(ByteSource* source, std::vector<uint8_t>* out) {
+  if (source->Asynchronous()) return Status::Error("ReadLazyPrefix needs a synchronous source");
+  uint8_t first[8];
+  if (source->Size() < 8) return Status::Error("safetensors: the file is too short for the 8-byte header length");
+  Status st = source->Read(0, 8, first);
+  if (!st) return st;
+  uint64_t need = 0;
+  if (!(st = SafetensorsHeaderLength(first, 8, source->Size(), &need))) return st;
+  if (!TryAllocate((size_t)need)) return Status::Error("safetensors: out of memory for the header");
+  out->resize((size_t)need);
+  return source->Read(0, need, out->data());
+}
+
+namespace {
+
+// Cancels a job's parts that are under way (their bytes must not land in freed memory).
+template <typename JobT>
+void CancelParts(ByteSource* source, const JobT& job) {
+  for (size_t i = 0; i < job.part_tickets.size(); ++i)
+    if (job.part_tickets[i] && !job.part_done[i]) source->CancelRead(job.part_tickets[i]);
+}
+
+}  // namespace
+
+int LazyAttentionFile::Job::InFlight() const {
+  int n = 0;
+  for (int i = 0; i < parts_started; ++i) n += !part_done[(size_t)i];
+  return n;
+}
+
+LazyAttentionFile::~LazyAttentionFile() {
+  for (const auto& j : jobs_)
+    if (j->state == JobState::Reading) CancelParts(source_.get(), *j);
+}
+
 Status LazyAttentionFile::Open(std::unique_ptr<ByteSource> source, const uint8_t* prefix, size_t n) {
   SafetensorsHeader header;
   Status st = ParseSafetensorsHeader(prefix, n, source->Size(), &header);
@@ -354,7 +391,7 @@ Status LazyAttentionFile::Prepare(Job* job) {
 void LazyAttentionFile::Cancel(uint64_t ticket) {
   for (auto it = jobs_.begin(); it != jobs_.end(); ++it) {
     if ((*it)->ticket != ticket) continue;
-    if ((*it)->state == JobState::Reading) source_->CancelRead(ticket);
+    if ((*it)->state == JobState::Reading) CancelParts(source_.get(), **it);
     jobs_.erase(it);
     return;
   }
@@ -377,38 +414,93 @@ bool LazyAttentionFile::PopResult(LazyResult* out) {
   return true;
 }
 
+bool LazyAttentionFile::Busy() const {
+  if (!results_.empty()) return true;
+  for (const auto& j : jobs_)
+    if (j->state != JobState::Reading || j->ready > j->done) return true;  // to start, or to decode
+  return false;
+}
+
 uint64_t LazyAttentionFile::LoadingBytes() const {
   uint64_t b = 0;
   for (const auto& j : jobs_) b += j->staging.capacity() + (uint64_t)j->out.size() * sizeof(float);
   return b;
 }
 
+LazyAttentionFile::Job* LazyAttentionFile::FindPart(uint64_t ticket, int* part) {
+  for (const auto& j : jobs_) {
+    if (j->state != JobState::Reading) continue;
+    for (int i = 0; i < j->parts_started; ++i)
+      if (j->part_tickets[(size_t)i] == ticket && !j->part_done[(size_t)i]) return *part = i, j.get();
+  }
+  return nullptr;
+}
+
 void LazyAttentionFile::CompleteRead(uint64_t ticket, const Status& st) {
-  for (auto it = jobs_.begin(); it != jobs_.end(); ++it) {
-    Job* job = it->get();
-    if (job->ticket != ticket || job->state != JobState::Reading) continue;
-    if (!st) {
-      std::unique_ptr<Job> done = std::move(*it);
+  int part = 0;
+  Job* job = FindPart(ticket, &part);
+  if (!job) return;  // cancelled, or its job failed already
+  if (!st) {         // the request fails with the part's reason; its other parts are not waited for
+    job->part_done[(size_t)part] = 1;
+    CancelParts(source_.get(), *job);
+    for (auto it = jobs_.begin(); it != jobs_.end(); ++it) {
+      if (it->get() != job) continue;
+      std::unique_ptr<Job> failed = std::move(*it);
       jobs_.erase(it);
-      Finish(std::move(done), st);
+      Finish(std::move(failed), st);
       return;
     }
-    bytes_read_ += job->range.size;
-    job->state = JobState::Decoding;
     return;
   }
+  job->part_done[(size_t)part] = 1;
+  const uint64_t begin = (uint64_t)part * kPartBytes;
+  bytes_read_ += std::min(kPartBytes, job->range.size - begin);
+  const int parts = job->Parts();
+  while (job->parts_in < parts && job->part_done[(size_t)job->parts_in]) ++job->parts_in;
+  const uint64_t in_bytes = std::min(job->range.size, (uint64_t)job->parts_in * kPartBytes);
+  job->ready = std::min(job->rows * job->cols, (int64_t)(in_bytes / (uint64_t)StDTypeSize(job->dtype)));
+  if (job->parts_in == parts) job->state = JobState::Decoding;
 }
 
 // Decodes n elements of src into the job's output at `done`; weights that are not finite or are
 // negative become 0 and are counted.
+namespace {
+
+// Every F16 value as the weight the viewer shows: NaN, infinities and negative numbers (a weight is a
+// probability) become 0. 256 KiB, built once: one load per weight instead of a conversion with branches.
+const float* HalfWeights() {
+  static std::vector<float> table = [] {
+    std::vector<float> t(65536);
+    for (uint32_t h = 0; h < 65536; ++h) {
+      const float f = HalfToFloat((uint16_t)h);
+      t[h] = f >= 0.0f && f <= 3.4e38f ? f : 0.0f;
+    }
+    return t;
+  }();
+  return table.data();
+}
+
+}  // namespace
+
 Status LazyAttentionFile::DecodePiece(Job* job, const uint8_t* src, int64_t n) {
   float* dst = job->out.data() + job->done;
-  if (!DecodeFloats(job->dtype, src, (size_t)n, dst)) return Status::Error("not a float tensor");
   int64_t fixed = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    if (!(dst[i] >= 0.0f) || dst[i] > 3.4e38f) {  // NaN, negative, +inf
-      dst[i] = 0.0f;
-      ++fixed;
+  if (job->dtype == StDType::F16) {  // the common case, in one pass
+    const float* table = HalfWeights();
+    for (int64_t i = 0; i < n; ++i) {
+      uint16_t h;
+      std::memcpy(&h, src + 2 * i, 2);
+      dst[i] = table[h];
+      // NaN or infinity (exponent all ones), or a negative number other than -0.
+      fixed += ((h & 0x7c00) == 0x7c00) | ((h >> 15) & ((h & 0x7fff) != 0));
+    }
+  } else {
+    if (!DecodeFloats(job->dtype, src, (size_t)n, dst)) return Status::Error("not a float tensor");
+    for (int64_t i = 0; i < n; ++i) {
+      if (!(dst[i] >= 0.0f) || dst[i] > 3.4e38f) {  // NaN, negative, +inf
+        dst[i] = 0.0f;
+        ++fixed;
+      }
     }
   }
   job->fixed += fixed;
@@ -425,13 +517,25 @@ Status LazyAttentionFile::AllocateOut(Job* job) {
   return Status::Ok();
 }
 
-Status LazyAttentionFile::StartRead(Job* job) {
-  if (!TryAllocate((size_t)job->range.size))
-    return Status::Error("out of memory for a read of " + std::to_string(job->range.size) + " bytes");
-  job->staging.resize((size_t)job->range.size);
-  job->state = JobState::Reading;
-  ++reads_;
-  source_->StartRead(job->ticket, job->range.offset, job->range.size, job->staging.data());
+Status LazyAttentionFile::StartParts(Job* job, int* in_flight) {
+  const int parts = job->Parts();
+  if (job->state == JobState::Queued) {
+    if (!TryAllocate((size_t)job->range.size))
+      return Status::Error("out of memory for a read of " + std::to_string(job->range.size) + " bytes");
+    job->staging.resize((size_t)job->range.size);
+    job->part_tickets.assign((size_t)parts, 0);
+    job->part_done.assign((size_t)parts, 0);
+    job->state = JobState::Reading;
+    ++reads_;
+  }
+  while (*in_flight < max_in_flight_ && job->parts_started < parts) {
+    const int i = job->parts_started++;
+    const uint64_t begin = (uint64_t)i * kPartBytes, size = std::min(kPartBytes, job->range.size - begin);
+    const uint64_t ticket = i == 0 ? job->ticket : next_ticket_++;
+    job->part_tickets[(size_t)i] = ticket;
+    ++*in_flight;
+    source_->StartRead(ticket, job->range.offset + begin, size, job->staging.data() + begin);
+  }
   return Status::Ok();
 }
 
@@ -441,8 +545,9 @@ Status LazyAttentionFile::Step(Job* job) {
   const size_t item = (size_t)StDTypeSize(job->dtype);
   Status st = AllocateOut(job);
   if (!st) return st;
-  const int64_t n = std::min(kPiece, total - job->done);
-  if (source_->Asynchronous()) {  // the read is in staging: decode a piece
+  const int64_t n = std::min(kPiece, (source_->Asynchronous() ? job->ready : total) - job->done);
+  if (n <= 0) return Status::Ok();  // the next part is not in yet
+  if (source_->Asynchronous()) {    // the bytes are in staging: decode a piece
     st = DecodePiece(job, job->staging.data() + (size_t)job->done * item, n);
     if (job->done == total) std::vector<uint8_t>().swap(job->staging);
     return st;
@@ -467,27 +572,34 @@ void LazyAttentionFile::Pump(double budget_ms) {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   };
   const bool async = source_->Asynchronous();
+  uint64_t ended = 0;
+  Status how;
+  while (async && source_->TakeCompletion(&ended, &how)) CompleteRead(ended, how);
   if (async) {  // keep a few reads under way, oldest requests first
     int in_flight = 0;
-    for (const auto& j : jobs_) in_flight += j->state == JobState::Reading;
-    for (auto it = jobs_.begin(); it != jobs_.end() && in_flight < max_in_flight_;) {
-      if ((*it)->state != JobState::Queued) {
-        ++it;
-        continue;
+    for (const auto& j : jobs_) in_flight += j->state == JobState::Reading ? j->InFlight() : 0;
+    // Requests of one part (overviews, bands) first, so a whole head's parts do not hold them back.
+    for (int pass = 0; pass < 2; ++pass) {
+      for (auto it = jobs_.begin(); it != jobs_.end() && in_flight < max_in_flight_;) {
+        Job* job = it->get();
+        if (job->state == JobState::Decoding || (pass == 0 && job->Parts() > 1)) {
+          ++it;
+          continue;
+        }
+        const Status st = StartParts(job, &in_flight);
+        if (st) {
+          ++it;
+          continue;
+        }
+        std::unique_ptr<Job> failed = std::move(*it);
+        it = jobs_.erase(it);
+        Finish(std::move(failed), st);
       }
-      const Status st = StartRead(it->get());
-      if (st) {
-        ++in_flight, ++it;
-        continue;
-      }
-      std::unique_ptr<Job> failed = std::move(*it);
-      it = jobs_.erase(it);
-      Finish(std::move(failed), st);
     }
   }
   for (bool first = true; first || elapsed_ms() < budget_ms; first = false) {  // at least one piece
     auto it = jobs_.begin();
-    while (it != jobs_.end() && async && (*it)->state != JobState::Decoding) ++it;
+    while (it != jobs_.end() && async && (*it)->ready <= (*it)->done) ++it;
     if (it == jobs_.end()) break;
     const Status st = Step(it->get());
     if (!st || (*it)->done == (*it)->rows * (*it)->cols) {

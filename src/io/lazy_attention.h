@@ -17,7 +17,7 @@
 // A plain safetensors file with one float tensor "attention" [layers, heads, n_q, n_k] (or 3-D,
 // 2-D) opens too, with tokens from __metadata__ "tokens" / "query_tokens" / "key_tokens" (JSON) or indices.
 #pragma once
-#include <chrono>
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -115,6 +115,10 @@ struct LazyResult {
 // thread-safe: one owner (the UI thread) submits, pumps and pops.
 class LazyAttentionFile {
  public:
+  LazyAttentionFile() = default;
+  LazyAttentionFile(const LazyAttentionFile&) = delete;
+  LazyAttentionFile& operator=(const LazyAttentionFile&) = delete;
+  ~LazyAttentionFile();  // cancels the reads under way (an asynchronous source must not write into freed memory)
   // prefix: the file's first bytes, at least the whole header (SafetensorsHeaderLength).
   Status Open(std::unique_ptr<ByteSource> source, const uint8_t* prefix, size_t n);
   const LazyAttentionIndex& index() const { return index_; }  // what the file holds
@@ -129,11 +133,15 @@ class LazyAttentionFile {
   void CompleteRead(uint64_t ticket, const Status& st);
   bool PopResult(LazyResult* out);  // a finished request, oldest first
 
-  size_t Pending() const { return jobs_.size(); }                             // requests not finished
-  uint64_t BytesRead() const { return bytes_read_; }                          // file bytes read so far
-  uint64_t Reads() const { return reads_; }                                   // reads started so far
-  uint64_t LoadingBytes() const;                                              // memory held by requests in progress
+  size_t Pending() const { return jobs_.size(); }     // requests not finished
+  bool Busy() const;                                  // work for Pump to do (not only reads under way that end later)
+  uint64_t BytesRead() const { return bytes_read_; }  // file bytes read so far
+  uint64_t Reads() const { return reads_; }           // reads started so far
+  uint64_t LoadingBytes() const;                      // memory held by requests in progress
   void SetMaxInFlight(int reads) { max_in_flight_ = reads < 1 ? 1 : reads; }  // asynchronous reads at once
+  // Asynchronous reads bigger than this come in parts of this size, started in order a few at a
+  // time, and the parts in are decoded while the rest arrive (a 4096^2 F16 head: 8 parts).
+  static constexpr uint64_t kPartBytes = uint64_t(4) << 20;
 
  private:
   enum class JobState { Queued, Reading, Decoding };
@@ -148,11 +156,19 @@ class LazyAttentionFile {
     MatrixRM out;                  // the result, filled piece by piece
     int64_t done = 0;              // elements decoded into out
     int64_t fixed = 0;             // elements set to 0
+    // Asynchronous parts (kPartBytes each; part 0's read ticket is the job's own).
+    std::vector<uint64_t> part_tickets;   // [parts] the source's ticket once started, else 0
+    std::vector<char> part_done;          // [parts] its bytes are in staging
+    int parts_started = 0, parts_in = 0;  // parts started so far; parts in, from the first on
+    int64_t ready = 0;                    // elements whose bytes are in staging (a prefix)
+    int Parts() const { return (int)std::max<uint64_t>(1, (range.size + kPartBytes - 1) / kPartBytes); }
+    int InFlight() const;  // parts started and not in
   };
   void Finish(std::unique_ptr<Job> job, Status st);  // moves a job to the results
   Status Prepare(Job* job);                          // the range and shape of a request
   Status AllocateOut(Job* job);                      // the result's matrix, once
-  Status StartRead(Job* job);                        // asynchronous: staging + StartRead
+  Status StartParts(Job* job, int* in_flight);       // asynchronous: staging, then parts while reads are free
+  Job* FindPart(uint64_t ticket, int* part);         // the job reading part `ticket`
   Status Step(Job* job);                             // one piece: read (synchronous) and decode
   Status DecodePiece(Job* job, const uint8_t* src, int64_t n);
 
@@ -165,6 +181,9 @@ class LazyAttentionFile {
   uint64_t bytes_read_ = 0, reads_ = 0;
   int max_in_flight_ = 4;
 };
+
+// The header bytes of a safetensors file from a synchronous source: its 8-byte length, then 8 + N.
+Status ReadLazyPrefix(ByteSource* source, std::vector<uint8_t>* out);
 
 // ---------------------------------------------------------------------------
 // Writing

@@ -400,7 +400,7 @@ void FortranToC(const std::vector<int64_t>& full_shape, int64_t itemsize, std::v
 
 }  // namespace
 
-Status ParseNpy(const uint8_t* data, size_t size, NdArray* out, MemoryBudget* budget) {
+Status ParseNpyHeader(const uint8_t* data, size_t size, NpyHeader* out) {
   if (size < 10 || std::memcmp(data, kMagic, 6) != 0)
     return Status::Error("npy: not a .npy file (missing \\x93NUMPY magic)");
   const int major = data[6], minor = data[7];
@@ -420,24 +420,41 @@ Status ParseNpy(const uint8_t* data, size_t size, NdArray* out, MemoryBudget* bu
   if (header_start + header_len > size) return Status::Error("npy: truncated file (header)");
   const std::string header((const char*)data + header_start, header_len);
 
+  NpyHeader h;
   std::string descr;
-  bool fortran = false;
-  std::vector<int64_t> shape;
-  Status st = ParseHeader(header, &descr, &fortran, &shape);
+  Status st = ParseHeader(header, &descr, &h.fortran_order, &h.shape);
   if (!st) return st;
-  DType dtype;
-  int64_t itemsize;
-  bool swap;
   std::string err;
-  if (!ParseDescr(descr, &dtype, &itemsize, &swap, &err)) return Status::Error("npy: " + err);
-
+  if (!ParseDescr(descr, &h.dtype, &h.itemsize, &h.byte_swap, &err)) return Status::Error("npy: " + err);
   int64_t numel = 1;
-  for (int64_t d : shape) {
+  for (int64_t d : h.shape) {
     if (d > kMaxArrayElements) return Status::Error("npy: dimension " + std::to_string(d) + " is too large");
     numel *= d;
     if (numel > kMaxArrayElements) return Status::Error("npy: shape has more than 2^31 elements; refusing to load");
   }
-  const size_t available = size - header_start - header_len;
+  h.numel = numel;
+  h.data_offset = header_start + header_len;
+  *out = std::move(h);
+  return Status::Ok();
+}
+
+bool NpyHeaderComplete(const uint8_t* data, size_t size) {
+  if (size < 12 || std::memcmp(data, kMagic, 6) != 0) return size >= 12;
+  const size_t len =
+      data[6] == 1 ? (size_t)data[8] | ((size_t)data[9] << 8)
+                   : (size_t)data[8] | ((size_t)data[9] << 8) | ((size_t)data[10] << 16) | ((size_t)data[11] << 24);
+  return len > kMaxHeaderLen || size >= (data[6] == 1 ? 10 : 12) + len;
+}
+
+Status ParseNpy(const uint8_t* data, size_t size, NdArray* out, MemoryBudget* budget) {
+  NpyHeader h;
+  Status st = ParseNpyHeader(data, size, &h);
+  if (!st) return st;
+  const std::vector<int64_t>& shape = h.shape;
+  const DType dtype = h.dtype;
+  const int64_t itemsize = h.itemsize, numel = h.numel;
+  const bool swap = h.byte_swap, fortran = h.fortran_order;
+  const size_t available = size - h.data_offset;
   const uint64_t need = (uint64_t)numel * (uint64_t)itemsize;
   if (need > available)
     return Status::Error("npy: truncated data: shape " + std::to_string(numel) + " elements x " +
@@ -455,7 +472,7 @@ Status ParseNpy(const uint8_t* data, size_t size, NdArray* out, MemoryBudget* bu
   a.itemsize = itemsize;
   const std::string what = "npy: an array of shape " + a.ShapeString() + " (" + DTypeName(dtype) + ")";
   if (!(st = CheckedResize(&a.data, (size_t)need, budget, what))) return st;
-  if (need) std::memcpy(a.data.data(), data + header_start + header_len, (size_t)need);
+  if (need) std::memcpy(a.data.data(), data + h.data_offset, (size_t)need);
   if (swap) ByteSwap(&a.data, dtype == DType::Unicode ? 4 : itemsize);
   if (fortran && OrderMatters(a.shape)) {
     std::vector<uint8_t> scratch;

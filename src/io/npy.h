@@ -24,6 +24,22 @@ namespace attnviz {
 // without one, to a budget of DefaultMemoryBudget().
 Status ParseNpy(const uint8_t* data, size_t size, NdArray* out, MemoryBudget* budget = nullptr);
 
+// The header of a .npy file: what ParseNpy checks before it reads the data. Lets a reader that
+// gets the file in pieces (io/attention_loader.h) put the data straight where it belongs.
+struct NpyHeader {
+  DType dtype = DType::Float32;  // element type
+  int64_t itemsize = 4;          // bytes per element
+  bool byte_swap = false;        // big-endian data ('>')
+  bool fortran_order = false;    // column-major data
+  std::vector<int64_t> shape;    // as declared
+  int64_t numel = 1;             // product of shape (at most 2^31)
+  size_t data_offset = 0;        // where the data starts
+};
+// Parses the magic, version and header dict (the same checks and messages as ParseNpy).
+Status ParseNpyHeader(const uint8_t* data, size_t size, NpyHeader* out);
+// True when data[0 .. size) holds the whole header (or enough to know it is bad).
+bool NpyHeaderComplete(const uint8_t* data, size_t size);
+
 // Serializes `a` as a .npy file (appends nothing else to *out; *out is replaced).
 Status WriteNpy(const NdArray& a, std::vector<uint8_t>* out);
 

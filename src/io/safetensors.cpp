@@ -153,6 +153,13 @@ const std::string* SafetensorsHeader::Meta(const std::string& key) const {
   return nullptr;
 }
 
+bool LooksLikeSafetensors(const uint8_t* prefix, size_t n, uint64_t file_size) {
+  if (n < 9 || file_size < 10 || prefix[8] != '{') return false;
+  uint64_t len = 0;
+  for (int i = 7; i >= 0; --i) len = (len << 8) | prefix[i];
+  return len >= 2 && len <= file_size - 8;
+}
+
 Status SafetensorsHeaderLength(const uint8_t* prefix, size_t n, uint64_t file_size, uint64_t* header_bytes,
                                const SafetensorsLimits& limits) {
   if (file_size < 8 || n < 8)

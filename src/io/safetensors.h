@@ -71,6 +71,10 @@ struct SafetensorsLimits {
 Status SafetensorsHeaderLength(const uint8_t* prefix, size_t n, uint64_t file_size, uint64_t* header_bytes,
                                const SafetensorsLimits& limits = SafetensorsLimits());
 
+// True when the first bytes look like a safetensors file: a little-endian length that fits in the
+// file, then '{' (JSON starts with '{' at byte 0, NPY with \x93NUMPY, NPZ with PK: no overlap).
+bool LooksLikeSafetensors(const uint8_t* prefix, size_t n, uint64_t file_size);
+
 // Parses the header held in prefix[0 .. n) (at least SafetensorsHeaderLength bytes) of a file of
 // file_size bytes and validates every tensor against it: known dtype, shape x dtype size = its byte
 // span, within the file, no overlap, no gap, no trailing bytes, no duplicate names. The JSON tree is

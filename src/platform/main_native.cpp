@@ -6,7 +6,10 @@
 //   --screenshot F write the last frame to F as a binary PPM before quitting
 //   --command CMD  run an app command after start (repeatable), e.g. --command "train start"
 //   --frame-stats  print App::Frame() CPU time statistics (after 30 warm-up frames) at exit
-//   FILE...        attention files to open (JSON, NPZ, BertViz data), as if dropped on the window
+//   --describe F   write describe() (what the last frame drew, as JSON) to F before quitting
+//   --cache SIZE   memory for the heads of lazily read (safetensors) files, e.g. 512M (default 256M)
+//   FILE...        attention files to open (JSON, NPZ, NPY, BertViz data, safetensors), as if dropped
+//                  on the window
 #include <GLFW/glfw3.h>
 
 #include <algorithm>
@@ -17,10 +20,12 @@
 #include <vector>
 
 #include "app/app.h"
+#include "app/lazy_maps.h"
 #include "imgui.h"
 #include "imgui_impl_glfw.h"
 #include "imgui_impl_opengl3.h"
-#include "io/file_util.h"
+#include "io/memory_budget.h"
+#include "platform/native_loader.h"
 #include "render/gl.h"
 
 namespace {
@@ -30,18 +35,11 @@ void GlfwError(int code, const char* text) {
 }
 
 attnviz::App* g_app = nullptr;
+attnviz::NativeFileLoader* g_loader = nullptr;
 
-// Opens a file from disk as if it were dropped on the window; errors go to stderr and the status bar.
-void OpenPath(attnviz::App& app, const char* path) {
-  std::vector<uint8_t> bytes;
-  const attnviz::Status read = attnviz::ReadFileBytes(path, &bytes);
-  const attnviz::Status st = read ? app.OpenFile(path, bytes.data(), bytes.size()) : read;
-  if (!st) std::fprintf(stderr, "attnviz: %s\n", st.message.c_str());
-  if (!read) app.ShowError(read.message);
-}
-
+// Files dropped on the window are read on the loader thread; the window keeps drawing meanwhile.
 void DropCallback(GLFWwindow*, int count, const char** paths) {
-  for (int i = 0; i < count; ++i) OpenPath(*g_app, paths[i]);
+  for (int i = 0; i < count; ++i) g_loader->Open(paths[i]);
 }
 
 bool WritePpm(const char* path, int w, int h) {
@@ -60,6 +58,7 @@ struct Options {
   attnviz::AppConfig config;
   long max_frames = -1;               // quit after this many frames (> 0)
   const char* screenshot = nullptr;   // PPM of the last frame
+  const char* describe = nullptr;     // describe() of the last frame
   std::vector<std::string> commands;  // app commands run after start
   bool frame_stats = false;           // print App::Frame() CPU statistics at exit
   std::vector<const char*> files;     // attention files to open, as if dropped on the window
@@ -67,7 +66,7 @@ struct Options {
 
 const char kUsage[] =
     "usage: attnviz [--example ID] [--view NAME] [--frames N] [--screenshot out.ppm] [--command CMD]... "
-    "[--frame-stats] [FILE...]\n";
+    "[--frame-stats] [--describe out.json] [--cache SIZE] [FILE...]\n";
 
 // Returns 0 when the options were read, else the exit code (2: usage error).
 int ParseOptions(int argc, char** argv, Options* o) {
@@ -75,7 +74,8 @@ int ParseOptions(int argc, char** argv, Options* o) {
     const char* flag = argv[i];
     const bool takes_value = !std::strcmp(flag, "--example") || !std::strcmp(flag, "--view") ||
                              !std::strcmp(flag, "--frames") || !std::strcmp(flag, "--screenshot") ||
-                             !std::strcmp(flag, "--command");
+                             !std::strcmp(flag, "--command") || !std::strcmp(flag, "--describe") ||
+                             !std::strcmp(flag, "--cache");
     if (!std::strcmp(flag, "--frame-stats")) {
       o->frame_stats = true;
       continue;
@@ -101,7 +101,16 @@ int ParseOptions(int argc, char** argv, Options* o) {
       o->max_frames = std::atol(value);
     else if (!std::strcmp(flag, "--screenshot"))
       o->screenshot = value;
-    else
+    else if (!std::strcmp(flag, "--describe"))
+      o->describe = value;
+    else if (!std::strcmp(flag, "--cache")) {
+      uint64_t bytes = 0;
+      if (!attnviz::ParseByteSize(value, &bytes)) {
+        std::fprintf(stderr, "attnviz: --cache %s is not a size such as 512M\n%s", value, kUsage);
+        return 2;
+      }
+      attnviz::SetLazyCacheBudget(bytes);
+    } else
       o->commands.push_back(value);
   }
   return 0;
@@ -158,9 +167,10 @@ void SaveDownloads(attnviz::App& app) {
     std::fprintf(stderr, "attnviz: drop an attention file (JSON or NPZ) onto the window to open it\n");
 }
 
-// One frame: events, DPI, the app, drawing. Returns the framebuffer size drawn.
+// One frame: events, files being loaded, DPI, the app, drawing. Returns the framebuffer size drawn.
 void RunFrame(GLFWwindow* window, attnviz::App& app, int* fb_w, int* fb_h) {
   glfwPollEvents();
+  g_loader->Poll(&app);
   float sx = 1, sy = 1;
   glfwGetWindowContentScale(window, &sx, &sy);
   if (app.SetDpiScale(sx)) {
@@ -198,6 +208,13 @@ void RunLoop(GLFWwindow* window, attnviz::App& app, const Options& o) {
     if (o.max_frames > 0 && frame >= o.max_frames) {
       if (o.screenshot && !WritePpm(o.screenshot, fb_w, fb_h))
         std::fprintf(stderr, "attnviz: cannot write %s\n", o.screenshot);
+      if (o.describe) {
+        FILE* f = std::fopen(o.describe, "wb");
+        const std::string& d = app.DescribeJson();
+        if (!f || std::fwrite(d.data(), 1, d.size(), f) != d.size())
+          std::fprintf(stderr, "attnviz: cannot write %s\n", o.describe);
+        if (f) std::fclose(f);
+      }
       glfwSwapBuffers(window);
       break;
     }
@@ -226,8 +243,11 @@ int main(int argc, char** argv) {
     CloseWindow(window);
     return 1;
   }
+  attnviz::NativeFileLoader loader;
+  g_loader = &loader;
   glfwSetDropCallback(window, DropCallback);
-  for (const char* f : o.files) OpenPath(app, f);
+  for (const char* f : o.files) loader.Open(f);
+  loader.WaitIdle(&app);  // files named on the command line are open before the first frame and the commands
   for (const std::string& c : o.commands) {
     const attnviz::Status cs = app.Command(c);
     if (!cs) std::fprintf(stderr, "attnviz: --command \"%s\": %s\n", c.c_str(), cs.message.c_str());

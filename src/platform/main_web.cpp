@@ -113,6 +113,13 @@ EM_JS(int, attnviz_js_take_wake, (), {
   return w ? 1 : 0;
 });
 
+// True once after attnviz-lazy.js asked for one frame to show the progress of a file being read.
+EM_JS(int, attnviz_js_take_progress_frame, (), {
+  var w = Module["attnvizProgressFrame"];
+  Module["attnvizProgressFrame"] = false;
+  return w ? 1 : 0;
+});
+
 // Opens a page of the app's folder in a new tab (Help > Tutorial).
 EM_JS(void, attnviz_js_open_url, (const char* url), {
   window.open(new URL(UTF8ToString(url), document.baseURI).href, "_blank", "noopener");
@@ -216,7 +223,10 @@ bool ShouldDraw(WebLoop& L, const float sz[4]) {
   for (int i = 0; i < 4; ++i) woke = woke || sz[i] != L.last_size[i];
   for (int i = 0; i < 4; ++i) L.last_size[i] = sz[i];
   if (woke) L.quiet_frames = 0;
-  return L.quiet_frames++ < 6;  // a few more frames let ImGui settle hover and animations
+  if (L.quiet_frames < 6) return ++L.quiet_frames, true;  // a few more frames let ImGui settle hover and animations
+  // While a file is read, one frame now and then shows its progress: a software renderer would
+  // otherwise spend the reading's time drawing.
+  return attnviz_js_take_progress_frame() != 0;
 }
 
 // Emscripten's GLFW reports sizes and the cursor in canvas (device) pixels; the UI works in CSS

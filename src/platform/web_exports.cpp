@@ -6,6 +6,7 @@
 #include <string>
 
 #include "app/app.h"
+#include "app/lazy_maps.h"
 #include "io/memory_budget.h"
 
 extern "C" {
@@ -35,15 +36,50 @@ EMSCRIPTEN_KEEPALIVE const char* attnviz_open_file(const char* name, const unsig
   return result.c_str();
 }
 
+// A file read in pieces by the page (attnviz-lazy.js): begin with its size, feed every byte in order,
+// finish. Each returns "" or why not ("cancelled: ..." once the user pressed Cancel in the progress
+// window); frames keep coming between the calls.
+EMSCRIPTEN_KEEPALIVE const char* attnviz_load_begin(const char* name, double total) {
+  static std::string result;
+  attnviz::App* app = attnviz::WebApp();
+  if (!app) return "app not started";
+  result = app->BeginLoad(name ? name : "file", total > 0 ? (uint64_t)total : 0).message;
+  return result.c_str();
+}
+
+EMSCRIPTEN_KEEPALIVE const char* attnviz_load_feed(const unsigned char* data, int size) {
+  static std::string result;
+  attnviz::App* app = attnviz::WebApp();
+  if (!app) return "app not started";
+  result = app->FeedLoad(data, size > 0 ? (size_t)size : 0).message;
+  return result.c_str();
+}
+
+EMSCRIPTEN_KEEPALIVE const char* attnviz_load_finish() {
+  static std::string result;
+  attnviz::App* app = attnviz::WebApp();
+  if (!app) return "app not started";
+  result = app->FinishLoad().message;
+  return result.c_str();
+}
+
+// The page could not read the rest of the file (network, file system): ends the load with the message.
+EMSCRIPTEN_KEEPALIVE void attnviz_load_abort(const char* message) {
+  attnviz::App* app = attnviz::WebApp();
+  if (app) app->AbortLoad(message ? message : "the file could not be read");
+}
+
 // Shows a message from the page (e.g. a failed fetch of ?src=) in the status bar.
 EMSCRIPTEN_KEEPALIVE void attnviz_show_error(const char* message) {
   attnviz::App* app = attnviz::WebApp();
   if (app && message) app->ShowError(message);
 }
 
-// The memory budget of every reader (the embed option maxMemory), in bytes; 0 restores 1 GiB.
+// The memory budget of every reader and of the heads of lazily read files (the embed option
+// maxMemory), in bytes; 0 restores the defaults (1 GiB; a 256 MiB cache of heads).
 EMSCRIPTEN_KEEPALIVE void attnviz_set_memory_budget(double bytes) {
   attnviz::SetDefaultMemoryBudget(bytes > 0 ? (uint64_t)bytes : 0);
+  attnviz::SetLazyCacheBudget(bytes > 0 ? (uint64_t)bytes : 0);
 }
 
 // A file the app asked for (attnviz_js_fetch) has arrived, or failed with error.

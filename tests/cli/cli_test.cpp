@@ -1,5 +1,6 @@
 // attnviz-cli end to end: runs the real binary (ATTNVIZ_CLI_PATH) on fixtures written by
 // tests/cli/make_cli_fixtures.py and compares its .npz output with numpy's float64 reference.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -14,6 +15,7 @@
 #include "io/attention_file.h"
 #include "io/file_util.h"
 #include "io/json.h"
+#include "io/lazy_attention.h"
 #include "io/npz.h"
 
 using namespace attnviz;
@@ -266,6 +268,55 @@ TEST(Cli, InspectAndRender) {
   EXPECT_NE(r.out.find("mean of heads, 3x5"), std::string::npos) << r.out;
   std::remove(out.c_str());
   std::remove(svg.c_str());
+}
+
+TEST(Cli, InspectReadsASafetensorsHeaderOnly) {
+  const std::string att = std::string(ATTNVIZ_SOURCE_DIR) + "/tests/io/data/attention_lhqk.npz";
+  const std::string st = TempPath("lhqk.safetensors");
+  RunResult r = Cli("convert '" + att + "' '" + st + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = Cli("inspect '" + st + "'");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("safetensors, "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("attention.0.1        F16      (3, 4, 5)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("2 layers, 6 heads in total, n_q=4 (target) x n_k=5 (source)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("layer 1 \"enc.1\": 3 heads, F16"), std::string::npos) << r.out;
+  std::remove(st.c_str());
+
+  // 32 layers x 32 heads x 4096 x 4096 F16 (32 GiB) with only its header written: a hole of zeros
+  // that would take minutes to read; inspect answers from the header.
+  AttentionDocument shape;
+  AttentionSet set;
+  set.name = "llm";
+  for (int i = 0; i < 4096; ++i) set.data.source_tokens.push_back("t" + std::to_string(i));
+  set.data.target_tokens = set.data.source_tokens;
+  set.data.self_attention = true;
+  for (int l = 0; l < 32; ++l) {
+    AttentionFile::Layer layer{"layer " + std::to_string(l), {}};
+    for (int h = 0; h < 32; ++h) layer.heads.push_back({"head " + std::to_string(h), MatrixRM()});
+    set.data.layers.push_back(std::move(layer));
+  }
+  shape.sets.push_back(std::move(set));
+  LazyWritePlan plan;
+  ASSERT_TRUE(PlanLazyAttention(shape, StDType::F16, &plan).ok);
+  const std::string big = TempPath("sparse.safetensors");
+  const int fd = open(big.c_str(), O_CREAT | O_TRUNC | O_RDWR, 0644);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(write(fd, plan.header.data(), plan.header.size()), (ssize_t)plan.header.size());
+  ASSERT_EQ(ftruncate(fd, (off_t)plan.file_size), 0);
+  close(fd);
+  r = Cli("inspect --max-memory 64M '" + big + "'");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("safetensors, 32"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("32 layers, 1024 heads in total, n_q=4096 (target) x n_k=4096 (source)"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("overviews: 256 x 256 per head"), std::string::npos) << r.out;
+  // Cut inside its header: the reason, exit 1.
+  ASSERT_EQ(truncate(big.c_str(), 1000), 0);
+  r = Cli("inspect '" + big + "'");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("truncated"), std::string::npos) << r.err;
+  std::remove(big.c_str());
 }
 
 TEST(Cli, TranslateWritesItsAttentionFileThroughIo) {

@@ -184,6 +184,34 @@ def case(name, data, cmd="inspect", exit=1, expect=None, stdout=None, forbid=Non
     CASES.append((c, data))
 
 
+def safetensors(tensors, data, metadata=None, length=None):
+    """A safetensors file: tensors = {name: (dtype, shape, [begin, end])} in that order, then data.
+    length: the 8-byte header length to write instead of the true one (a lie)."""
+    h = {k: {"dtype": d, "shape": sh, "data_offsets": off} for k, (d, sh, off) in tensors.items()}
+    if metadata is not None:
+        h["__metadata__"] = metadata
+    text = json.dumps(h, separators=(",", ":")).encode()
+    text += b" " * ((8 - len(text) % 8) % 8)
+    return struct.pack("<Q", len(text) if length is None else length) + text + data
+
+
+def st_attention(layers=2, heads=2, n=4, lies=None):
+    """The attnviz layout, F16, no overviews: attention.0.l [heads, n, n], one-hot rows; lies: a
+    function that may change the tensors' header entries before writing."""
+    tokens = [f"t{i}" for i in range(n)]
+    sets = json.dumps([{"name": "attention", "kind": "self", "tokens": tokens}])
+    tensors, at, data = {}, 0, b""
+    head = b"".join(struct.pack("<%de" % n, *[1.0 if c == r else 0.0 for c in range(n)]) for r in range(n))
+    for l in range(layers):
+        size = heads * len(head)
+        tensors[f"attention.0.{l}"] = ("F16", [heads, n, n], [at, at + size])
+        data += head * heads
+        at += size
+    if lies:
+        lies(tensors)
+    return safetensors(tensors, data, {"format": "attnviz", "version": "2", "sets": sets})
+
+
 def valid_attention_npz(extra=None, attention=None):
     ms = [Member("attention.npy", npy("<f4", [1, 1, 2, 2], f32(attention or [0.5, 0.5, 1.0, 0.0]))),
           Member("tokens.npy", tokens_npy(["a", "b"]))]
@@ -326,6 +354,30 @@ def small_cases():
              Member("C:\\evil\\x.npy", good)]
     case("zip_path_names", zip_bytes(paths), exit=0, stdout="../../../tmp/attnviz_pwned",
          open_expect="no 'attention' array", note="member names with .. and absolute paths are names only")
+
+    # -- safetensors (read lazily: inspect reads the header only; the viewer opens it lazily) ----
+    case("st_header_beyond_file", st_attention()[:60], ext=".safetensors", expect="but the file has 52 after the length",
+         note="a safetensors header length beyond the end of the file (a truncated download)")
+    case("st_header_length_huge", struct.pack("<Q", 1 << 40) + b"{}" + b" " * 6, ext=".safetensors",
+         expect="over the limit of 100 MiB", note="a header length of 1 TiB in a 16-byte file: refused before allocating")
+    case("st_offsets_beyond_file",
+         st_attention(lies=lambda t: t.update({"attention.0.1": ("F16", [2, 4, 4], [10 ** 12, 10 ** 12 + 64])})),
+         ext=".safetensors", expect="ends at data byte 1000000000064", note="a tensor's data_offsets far beyond the file")
+    case("st_overlapping_tensors",
+         st_attention(lies=lambda t: t.update({"attention.0.1": ("F16", [2, 4, 4], [32, 96])})),
+         ext=".safetensors", expect="overlap", note="two tensors sharing bytes")
+    case("st_shape_lie",
+         st_attention(lies=lambda t: t.update({"attention.0.0": ("F16", [2, 4, 8], [0, 64])})),
+         ext=".safetensors", expect="attention.0.0", note="shape x dtype says 128 bytes, the offsets hold 64")
+    case("st_dtype_lie",
+         st_attention(lies=lambda t: t.update({"attention.0.0": ("F32", [2, 4, 4], [0, 64])})),
+         ext=".safetensors", expect="attention.0.0", note="dtype F32 where the bytes are F16: the span disagrees")
+    case("st_unknown_dtype",
+         st_attention(lies=lambda t: t.update({"attention.0.0": ("Q4_K", [2, 4, 4], [0, 64])})),
+         ext=".safetensors", expect="unknown dtype 'Q4_K'", note="a dtype safetensors does not define")
+    case("st_no_attention", safetensors({"embeddings": ("F32", [2, 2], [0, 16])}, b"\0" * 16), ext=".safetensors",
+         expect="not an attention file", open_expect="attention",
+         note="a model's weights, not attention: inspect lists the tensor and says why it is no attention file")
 
     # -- attend: the arrays name the limits ----------------------------------------------------
     qkv = [Member(n + ".npy", npy("<f4", [4, 2], f32([1, 0] * 4))) for n in ("query", "key", "value")]

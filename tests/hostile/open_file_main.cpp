@@ -1,16 +1,19 @@
 // attnviz_open_file: the viewer's open path for the hostile corpus (tests/hostile/run_corpus.py).
 // A headless App (no window, no GL, as tests/app) opens each FILE as a dropped file would be
-// (App::OpenFileBytes -> OpenAttentionFile) and draws a few frames; prints "opened NAME" or
+// (App::OpenFileBytes -> OpenAttentionFile; a safetensors file lazily, App::OpenLazy over its bytes in
+// memory, as the browser's File.slice() reads it) and draws a few frames; prints "opened NAME" or
 // "error: MESSAGE" and exits 1 if any file failed. Built natively and for WASM (node, NODERAWFS).
 //   attnviz_open_file [--max-memory SIZE] [--frames N] FILE...
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "app/app.h"
 #include "imgui.h"
+#include "io/byte_source.h"
 #include "io/file_util.h"
 #include "io/json.h"
 #include "io/memory_budget.h"
@@ -71,7 +74,15 @@ int main(int argc, char** argv) {
     const attnviz::Status st = attnviz::ReadFileBytes(path, &bytes);
     std::string message;
     if (st) {
-      app.OpenFileBytes(path, bytes.data(), bytes.size());
+      // A length, then '{' at byte 8: safetensors (attnviz-lazy.js sniffs it so too, by its first bytes).
+      const bool lazy = bytes.size() >= 16 && bytes[8] == '{' && bytes[0] != '{' && bytes[0] != '[';
+      if (lazy) {
+        const uint8_t* prefix = bytes.data();  // stays valid: the source owns the bytes from here
+        const size_t n = bytes.size();
+        (void)app.OpenLazy(path, std::make_unique<attnviz::MemorySource>(std::move(bytes)), prefix, n);
+      } else {
+        app.OpenFileBytes(path, bytes.data(), bytes.size());
+      }
       std::vector<uint8_t>().swap(bytes);
       Frames(&app, frames);
     }

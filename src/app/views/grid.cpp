@@ -1,11 +1,13 @@
 #include "app/views/grid.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <numeric>
 
 #include "app/app_state.h"
+#include "app/lazy_maps.h"
 #include "imgui.h"
 #include "io/json.h"
 
@@ -40,16 +42,28 @@ bool ParseGridSort(const std::string& name, GridSort* out) {
 
 namespace {
 
-// Stats are recomputed only for maps whose version changed.
+// Stats are recomputed only for maps whose version changed, for a few ms a frame (a file of 144
+// heads of 512 x 512 takes ~0.5 s in WASM): the rest show as pending until a later frame. The time is
+// a quarter of the last frame's, at least 4 ms and at most 50 ms, so a slow renderer (software WebGL,
+// a few frames a second) does not take minutes to fill the grid in. Maps without weights (lazily
+// read heads not in memory) have none.
 void UpdateStats(const Example& ex, GridViewState* g) {
+  const double budget_ms = std::clamp(250.0 * (double)ImGui::GetIO().DeltaTime, 4.0, 50.0);
   const size_t n = ex.maps.size();
   if (g->stats.size() != n) {  // OnExampleChanged cleared them
     g->stats.assign(n, HeadStats{});
     g->stats_ok.assign(n, 0);
     g->stats_version.assign(n, ~0ull);
   }
+  const auto start = std::chrono::steady_clock::now();
+  g->stats_pending = 0;
   for (size_t i = 0; i < n; ++i) {
     if (g->stats_version[i] == ex.maps[i].version) continue;
+    if (ex.maps[i].weights.size() == 0 || !ex.maps[i].Complete() ||
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count() > budget_ms) {
+      ++g->stats_pending;
+      continue;
+    }
     g->stats_ok[i] = ComputeHeadStats(ex.maps[i].weights, &g->stats[i]) ? 1 : 0;
     g->stats_version[i] = ex.maps[i].version;
   }
@@ -89,6 +103,13 @@ void StatsTooltip(const Example& ex, int i, const GridViewState& g) {
   if (!ex.maps[i].name.empty()) ImGui::Text("%s", ex.maps[i].name.c_str());
   ImGui::TextDisabled("layer %d, head %d  (map %d)", layer, head, i);
   ImGui::Separator();
+  if (!ex.maps[i].Complete() || g.stats_version[(size_t)i] != ex.maps[i].version) {  // a lazily read head, or pending
+    ImGui::TextDisabled(ex.lazy ? "the head is not in memory: the thumbnail is its overview (the largest weight\n"
+                                  "of each block); its statistics come once it is read (click to open it)"
+                                : "statistics are being computed");
+    ImGui::EndTooltip();
+    return;
+  }
   if (!g.stats_ok[(size_t)i])
     ImGui::TextColored(ImVec4(1.0f, 0.45f, 0.4f, 1), "no statistics: the weights are empty or not finite");
   ImGui::Text("entropy      %.3f nats  (%.0f%% of uniform)", h.entropy, 100.0f * h.entropy_normalized);
@@ -210,6 +231,7 @@ void GridView::Draw(AppState* s) {
   Example& ex = s->Current();
   const int n = (int)ex.maps.size();
   g.drawn = 0;
+  g.overviews_shown = 0;
   if (n == 0) {
     ImGui::TextDisabled("(no maps)");
     return;
@@ -235,7 +257,9 @@ void GridView::DrawSingle(AppState* s) {
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float side = std::clamp(std::min(avail.x * 0.45f, avail.y - 8.0f), 48.0f, 360.0f);
   g.thumbs[0].geom.valid = false;
-  if (HeatmapThumbnail("thumb0", ex.maps[0], s->style, &g.thumbs[0], s->env, ImVec2(side, side))) OpenMap(s, &g, 0);
+  const AttentionMap* overview = ex.lazy ? LazyOverview(s, 0) : nullptr;
+  const AttentionMap& shown = overview ? *overview : ex.maps[0];
+  if (HeatmapThumbnail("thumb0", shown, s->style, &g.thumbs[0], s->env, ImVec2(side, side))) OpenMap(s, &g, 0);
   if (ImGui::IsItemHovered()) StatsTooltip(ex, 0, g);
   g.drawn = g.thumbs[0].geom.valid ? 1 : 0;
   ImGui::SameLine();
@@ -250,7 +274,7 @@ void GridView::DrawThumbnails(AppState* s, int heads, int grid_rows) {
   GridViewState& g = state;
   Example& ex = s->Current();
   const int n = (int)ex.maps.size();
-  ImGui::BeginChild("grid_scroll", ImVec2(0, 0), false);
+  ImGui::BeginChild("grid_scroll", ImVec2(0, 0), false, ImGuiWindowFlags_HorizontalScrollbar);  // 32 heads may be wider
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const float line_h = ImGui::GetTextLineHeight(), gap = 8.0f, cap_h = line_h + 4;
   const bool layer_order = g.sort == GridSort::Layer;
@@ -274,19 +298,36 @@ void GridView::DrawThumbnails(AppState* s, int heads, int grid_rows) {
                        origin.y + head_h + (p / heads) * (cell + cap_h + gap));
     if (!ImGui::IsRectVisible(cell0, ImVec2(cell0.x + cell, cell0.y + cell + cap_h))) continue;
     // Keep the matrix's aspect inside the square cell.
-    const float rows = (float)std::max<Eigen::Index>(1, m.weights.rows()),
-                cols = (float)std::max<Eigen::Index>(1, m.weights.cols());
+    const float rows = (float)std::max(1, m.Rows()), cols = (float)std::max(1, m.Cols());
     const float tw = rows > cols ? cell * cols / rows : cell, th = rows > cols ? cell : cell * rows / cols;
     ImGui::SetCursorScreenPos(ImVec2(cell0.x + (cell - tw) * 0.5f, cell0.y + (cell - th) * 0.5f));
     ImGui::PushID(i);
-    if (HeatmapThumbnail("thumb", m, s->style, &tv, s->env, ImVec2(tw, th))) OpenMap(s, &g, i);
+    // A lazily read file's heads show their overviews (a placeholder until it is read).
+    const AttentionMap* shown = &m;
+    if (ex.lazy) {
+      const AttentionMap* o = LazyOverview(s, i);
+      shown = o ? o : &m;
+      g.overviews_shown += o != nullptr;
+    }
+    if (HeatmapThumbnail("thumb", *shown, s->style, &tv, s->env, ImVec2(tw, th))) OpenMap(s, &g, i);
     if (ImGui::IsItemHovered()) hovered = i;
     ImGui::PopID();
     g.drawn += tv.geom.valid ? 1 : 0;
     if (i == s->current_map)
       dl->AddRect(ImVec2(cell0.x - 3, cell0.y - 3), ImVec2(cell0.x + cell + 3, cell0.y + cell + 3),
                   IM_COL32(80, 200, 255, 255), 0, 0, 1.5f);
-    Caption(buf, sizeof(buf), ex, i, g.stats[(size_t)i], g.sort, !layer_order);
+    if (g.stats_version[(size_t)i] == m.version) {
+      Caption(buf, sizeof(buf), ex, i, g.stats[(size_t)i], g.sort, !layer_order);
+    } else {  // not computed yet (or the head is not in memory)
+      int layer, head;
+      ex.LayerHeadOf(i, &layer, &head);
+      // A lazily read head not in memory has none to come: the layer and head say enough.
+      const char* pending = ex.lazy ? "" : " ...";
+      if (layer_order)
+        std::snprintf(buf, sizeof(buf), "%s", pending + (*pending ? 1 : 0));
+      else
+        std::snprintf(buf, sizeof(buf), "L%dH%d%s", layer, head, pending);
+    }
     dl->PushClipRect(ImVec2(cell0.x, cell0.y + cell), ImVec2(cell0.x + cell, cell0.y + cell + cap_h), true);
     dl->AddText(ImVec2(cell0.x, cell0.y + cell + 2), i == hovered ? IM_COL32(255, 196, 0, 255) : text_col, buf);
     dl->PopClipRect();
@@ -305,6 +346,10 @@ void GridView::Describe(AppState*, JsonWriter* w) {
   w->Number(g.clicked);
   w->Key("drawn");
   w->Number(g.drawn);
+  w->Key("stats_pending");
+  w->Number(g.stats_pending);
+  w->Key("overviews_shown");  // thumbnails drawn from a lazily read file's overviews
+  w->Number(g.overviews_shown);
   w->Key("order");
   w->BeginArray(true);
   for (int i : g.order) w->Number(i);

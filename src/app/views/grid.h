@@ -25,6 +25,8 @@ struct GridViewState {
   std::vector<HeatmapViewState> thumbs;  // [n_maps] thumbnail widgets (textures)
   int clicked = -1;                      // map opened by the last click, -1 none
   int drawn = 0;                         // thumbnails drawn last frame
+  int overviews_shown = 0;               // of them, drawn from a lazily read file's overviews
+  int stats_pending = 0;                 // maps whose statistics are not computed yet (a few ms per frame)
 };
 
 class GridView : public ViewModule {
@@ -34,6 +36,7 @@ class GridView : public ViewModule {
   void DescribeHeatmaps(AppState* s, JsonWriter* w) override;
   bool RunCommand(AppState* s, const CommandArgs& c, Status* result) override;  // grid-sort KEY
   void OnExampleChanged(AppState* s) override;
+  bool DrawsLazyMaps() const override { return true; }
   void ReleaseTextures(AppState* s) override;
 
   GridViewState state;  // sort, order, statistics, thumbnails

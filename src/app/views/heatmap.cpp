@@ -1,8 +1,11 @@
 #include "app/views/heatmap.h"
 
 #include <algorithm>
+#include <cmath>
 
+#include "app/app_commands.h"
 #include "app/app_state.h"
+#include "app/lazy_maps.h"
 #include "imgui.h"
 #include "io/json.h"
 
@@ -18,7 +21,7 @@ void DrawFramesToggle(AppState* s, int n_maps) {
       tl.Reset(TimelineMode::Frames, n_maps);
       tl.position = (float)std::clamp(s->current_map, 0, n_maps - 1);
     } else {
-      tl.Reset(TimelineMode::Decoding, (int)s->CurrentMap().weights.rows());
+      tl.Reset(TimelineMode::Decoding, s->CurrentMap().Rows());
     }
   }
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("Play the example's maps (layer x head order) as an animation");
@@ -34,6 +37,11 @@ ImVec2 FillSize() {
 
 void HeatmapView::Draw(AppState* s) {
   const int n_maps = (int)s->Current().maps.size();
+  if (s->Current().lazy) {  // a lazily read file: one head at a time (playing them all would read them all)
+    if (s->timeline.mode == TimelineMode::Frames) s->timeline.Reset(TimelineMode::Decoding, s->CurrentMap().Rows());
+    DrawDecoding(s);
+    return;
+  }
   if (n_maps >= 2 && s->config.controls) DrawFramesToggle(s, n_maps);
   if (n_maps >= 2 && s->timeline.mode == TimelineMode::Frames)
     DrawFrames(s);
@@ -75,11 +83,39 @@ void HideOnRightClick(AppState* s, const AttentionMap& map, const HeatmapViewSta
 
 }  // namespace
 
+// A lazily read map: the rows in view are asked for (all of them at full zoom-out; a band of the
+// rows in view, with half a screen above and below, when zoomed in) and its overview stands in
+// until they are in memory.
+void WantLazyRows(AppState* s, const AttentionMap& map, HeatmapViewState* w) {
+  const int rows = map.Rows();
+  w->underlay = LazyOverview(s, s->current_map);
+  const float visible = (float)rows / std::max(1.0f, w->zoom);
+  int r0 = 0, r1 = rows;
+  if (w->zoom > 1.01f && visible * 2.0f < 0.6f * (float)rows) {
+    r0 = std::max(0, (int)std::floor(w->pan_row - visible * 0.5f));
+    r1 = std::min(rows, (int)std::ceil(w->pan_row + visible * 1.5f));
+  }
+  // Rows already in memory that cover the view are kept; a band is not re-read for a small pan.
+  const int held0 = map.row_offset, held1 = map.row_offset + (int)map.weights.rows();
+  const int v0 = std::max(0, (int)std::floor(w->pan_row)), v1 = std::min(rows, (int)std::ceil(w->pan_row + visible));
+  if (map.weights.size() && held0 <= v0 && v1 <= held1) r0 = held0, r1 = held1;
+  LazyWantRows(s, map, r0, r1);
+}
+
+bool HeatmapView::WantLazyMaps(AppState* s) {
+  if (!s->Current().lazy) return false;
+  WantLazyRows(s, s->CurrentMap(), &widget);
+  return true;
+}
+
 void HeatmapView::DrawDecoding(AppState* s) {
   Timeline& tl = s->timeline;
   const AttentionMap& map = s->CurrentMap();
-  if (tl.mode != TimelineMode::Decoding || tl.count != (int)map.weights.rows())
-    tl.Reset(TimelineMode::Decoding, (int)map.weights.rows());
+  if (tl.mode != TimelineMode::Decoding || tl.count != map.Rows()) tl.Reset(TimelineMode::Decoding, map.Rows());
+  if (s->Current().lazy)
+    WantLazyRows(s, map, &widget);
+  else
+    widget.underlay = nullptr;
   if (s->config.controls) DrawTimelineControls(&tl, "decoded");
   LowContrastNote(&s->style, map);
   widget.rows_shown = tl.Step();
@@ -114,6 +150,26 @@ void HeatmapView::DescribeHeatmaps(AppState* s, JsonWriter* w) {
   const Example& ex = s->Current();
   const int f = std::clamp(s->current_map, 0, (int)ex.maps.size() - 1);
   DescribeHeatmap(w, "main", widget.geom, &ex.maps[(size_t)f]);
+}
+
+// zoom FACTOR [ROW [COL]]: the view FACTOR times closer (1 = the whole map), centred on a cell (the
+// wheel and a drag do the same). A lazily read map then reads only the rows in view.
+bool HeatmapView::RunCommand(AppState* s, const CommandArgs& c, Status* result) {
+  if (c.verb != "zoom") return false;
+  float z = 1;
+  int row = -1, col = -1;
+  const AttentionMap& m = s->CurrentMap();
+  if (!c.Float(0, &z) || !(z >= 1) || (c.words.size() > 1 && !c.Int(1, &row)) ||
+      (c.words.size() > 2 && !c.Int(2, &col))) {
+    *result = Status::Error("zoom needs a factor >= 1, then optionally a row and a column to centre on");
+    return true;
+  }
+  widget.zoom = z;
+  const float vis_r = (float)m.Rows() / z, vis_c = (float)m.Cols() / z;
+  widget.pan_row = std::clamp((row < 0 ? m.Rows() * 0.5f : row + 0.5f) - vis_r * 0.5f, 0.0f, m.Rows() - vis_r);
+  widget.pan_col = std::clamp((col < 0 ? m.Cols() * 0.5f : col + 0.5f) - vis_c * 0.5f, 0.0f, m.Cols() - vis_c);
+  *result = Status::Ok();
+  return true;
 }
 
 void HeatmapView::ReleaseTextures(AppState* s) {

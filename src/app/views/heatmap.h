@@ -18,7 +18,10 @@ class HeatmapView : public ViewModule {
   }
   void Describe(AppState* s, JsonWriter* w) override;
   void DescribeHeatmaps(AppState* s, JsonWriter* w) override;
+  bool RunCommand(AppState* s, const CommandArgs& c, Status* result) override;  // zoom FACTOR [ROW [COL]]
   void OnExampleChanged(AppState*) override { widget = HeatmapViewState{}; }
+  bool DrawsLazyMaps() const override { return true; }  // asks for the rows in view, the overview meanwhile
+  bool WantLazyMaps(AppState* s) override;
   void ReleaseTextures(AppState* s) override;
 
   HeatmapViewState widget;  // zoom, pan, textures, hover of the big heatmap

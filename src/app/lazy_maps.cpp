@@ -1,0 +1,457 @@
+#include "app/lazy_maps.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+
+#include "app/app_state.h"
+#include "io/json.h"
+#include "io/utf8.h"
+
+namespace attnviz {
+
+namespace {
+
+std::atomic<uint64_t> g_cache_budget{kDefaultLazyCacheBytes};
+
+uint64_t Bytes(const MatrixRM& m) {
+  return (uint64_t)m.size() * sizeof(float);
+}
+
+}  // namespace
+
+uint64_t LazyCacheBudget() {
+  return g_cache_budget.load(std::memory_order_relaxed);
+}
+
+void SetLazyCacheBudget(uint64_t bytes) {
+  g_cache_budget.store(bytes ? bytes : kDefaultLazyCacheBytes, std::memory_order_relaxed);
+}
+
+LazyMaps::~LazyMaps() = default;  // the file cancels the reads under way (LazyAttentionFile's destructor)
+
+Status LazyMaps::Open(const std::string& name, std::unique_ptr<ByteSource> source, const uint8_t* prefix, size_t n) {
+  name_ = name;
+  const Status st = file_.Open(std::move(source), prefix, n);
+  if (!st) return st;
+  for (const LazySet& set : file_.index().sets) {
+    SetState ss;
+    int at = 0;
+    for (const LazyLayer& l : set.layers) {
+      ss.layer_first.push_back(at);
+      at += l.heads;
+    }
+    ss.maps.resize((size_t)at);
+    ss.overviews.resize((size_t)at);
+    for (OverviewState& o : ss.overviews) o.map.version = 1;
+    sets_.push_back(std::move(ss));
+  }
+  return Status::Ok();
+}
+
+int LazyMaps::MapIndex(int set, int layer, int head) const {
+  return sets_[(size_t)set].layer_first[(size_t)layer] + head;
+}
+
+bool LazyMaps::Reading(int set, int map) const {
+  return sets_[(size_t)set].maps[(size_t)map].ticket != 0;
+}
+
+void LazyMaps::WantRows(int set, int map, int row0, int row1) {
+  wants_.push_back({set, map, row0, row1});
+}
+
+const AttentionMap* LazyMaps::Overview(int set, int map) {
+  overview_wants_.push_back({set, map});
+  const OverviewState& o = sets_[(size_t)set].overviews[(size_t)map];
+  return o.map.weights.size() ? &o.map : nullptr;
+}
+
+bool LazyMaps::MakeRoom(uint64_t bytes, std::vector<Example*>& examples) {
+  const uint64_t budget = LazyCacheBudget();
+  while (resident_ + bytes > budget) {
+    // The least recently drawn head, band or overview that this frame does not draw.
+    uint64_t oldest = frame_;
+    int kind = -1;
+    size_t set = 0, index = 0;
+    for (size_t s = 0; s < sets_.size(); ++s) {
+      Example* ex = examples[s];
+      for (size_t i = 0; i < sets_[s].maps.size(); ++i) {
+        if (ex && ex->maps[i].weights.size() && sets_[s].maps[i].last_used < oldest)
+          oldest = sets_[s].maps[i].last_used, kind = 0, set = s, index = i;
+        if (sets_[s].overviews[i].map.weights.size() && sets_[s].overviews[i].last_used < oldest)
+          oldest = sets_[s].overviews[i].last_used, kind = 1, set = s, index = i;
+      }
+    }
+    if (kind < 0) return false;
+    if (kind == 0) {
+      AttentionMap& m = examples[set]->maps[index];
+      resident_ -= Bytes(m.weights);
+      m.weights.resize(0, 0);
+      m.row_offset = 0;
+      ++m.version;
+    } else {
+      AttentionMap& m = sets_[set].overviews[index].map;
+      resident_ -= Bytes(m.weights);
+      m.weights.resize(0, 0);
+      ++m.version;
+    }
+    ++evictions_;
+  }
+  return true;
+}
+
+void LazyMaps::Install(int set, int map, LazyResult* r, std::vector<Example*>& examples) {
+  Example* ex = examples[(size_t)set];
+  if (!ex) return;  // the set's example is gone
+  AttentionMap& m = ex->maps[(size_t)map];
+  resident_ -= Bytes(m.weights);  // a band replaced by more rows
+  m.weights.resize(0, 0);
+  if (!MakeRoom(Bytes(r->weights), examples)) {
+    ++m.version;
+    r->status = Status::Error(PrintableText(m.name, 80) + " needs " + FormatByteSize(Bytes(r->weights)) +
+                              ", more than the cache budget of " + FormatByteSize(LazyCacheBudget()) +
+                              " holds; zoom in to read only the rows in view, or raise it: cache 1G");
+    return;
+  }
+  m.weights = std::move(r->weights);
+  m.row_offset = (int)r->request.row0;
+  ++m.version;
+  resident_ += Bytes(m.weights);
+  sets_[(size_t)set].maps[(size_t)map].last_used = frame_;
+  ++installs_;
+}
+
+void LazyMaps::InstallOverview(int set, int map, MatrixRM weights) {
+  OverviewState& o = sets_[(size_t)set].overviews[(size_t)map];
+  resident_ -= Bytes(o.map.weights);
+  o.map.weights = std::move(weights);
+  ++o.map.version;
+  resident_ += Bytes(o.map.weights);
+  o.ticket = 0;
+}
+
+void LazyMaps::Failed(AppState* s, const Status& st) {
+  if (st.message == last_error_) return;  // said once, not every frame
+  last_error_ = st.message;
+  s->Notify(PrintableText(name_, 60) + ": " + st.message, true);
+}
+
+void LazyMaps::Results(AppState* s, std::vector<Example*>& examples) {
+  LazyResult r;
+  while (file_.PopResult(&r)) {
+    const int set = r.request.set;
+    const auto ov = overview_reads_.find(r.ticket);
+    if (ov != overview_reads_.end()) {  // overviews of a run of heads, or a whole head read for one
+      const OverviewRead read = ov->second;
+      overview_reads_.erase(ov);
+      const LazySet& ls = file_.index().sets[(size_t)set];
+      SetState& ss = sets_[(size_t)set];
+      if (!r.status) {
+        for (int h = read.head0; h < read.head1; ++h) {
+          const int i = MapIndex(set, read.layer, h);
+          ss.overviews[(size_t)i].ticket = 0;
+          ss.maps[(size_t)i].overview_ticket = 0;
+          ss.maps[(size_t)i].failed_frame = frame_;
+        }
+        Failed(s, r.status);
+        continue;
+      }
+      const int R = read.full ? OverviewSide(ls.n_q) : ls.overview_rows;
+      const int C = read.full ? OverviewSide(ls.n_k) : ls.overview_cols;
+      for (int h = read.head0; h < read.head1; ++h) {
+        const int i = MapIndex(set, read.layer, h);
+        MatrixRM o((Eigen::Index)R, (Eigen::Index)C);
+        if (read.full) {
+          MaxPoolOverview(r.weights.data(), r.weights.rows(), r.weights.cols(), R, C, o.data());
+          ss.maps[(size_t)i].overview_ticket = 0;
+        } else {
+          std::memcpy(o.data(), r.weights.data() + (size_t)(h - read.head0) * R * C, (size_t)R * C * sizeof(float));
+        }
+        if (MakeRoom(Bytes(o), examples)) {
+          InstallOverview(set, i, std::move(o));
+        } else {  // not asked again for a while: the budget cannot hold what is in view
+          ss.maps[(size_t)i].failed_frame = frame_;
+          Failed(s, Status::Error("the cache budget of " + FormatByteSize(LazyCacheBudget()) +
+                                  " cannot hold the overviews in view; raise it: cache 1G"));
+        }
+        ss.overviews[(size_t)i].ticket = 0;
+        ss.overviews[(size_t)i].last_used = frame_;
+      }
+      continue;
+    }
+    // Rows of a head.
+    const int layer = r.request.layer, head = r.request.head;
+    const int i = MapIndex(set, layer, head);
+    MapState& ms = sets_[(size_t)set].maps[(size_t)i];
+    if (ms.ticket != r.ticket) continue;  // superseded
+    ms.ticket = 0;
+    if (r.status) Install(set, i, &r, examples);
+    if (!r.status) {
+      ms.failed_frame = frame_;
+      ms.failed0 = r.request.row0;
+      ms.failed1 = r.request.row1;
+      Failed(s, r.status);
+    } else if (r.fixed) {
+      s->Notify(std::to_string(r.fixed) + " weights of layer " + std::to_string(layer) + " head " +
+                    std::to_string(head) + " were NaN, infinite or negative; shown as 0",
+                true);
+    }
+  }
+}
+
+void LazyMaps::Requests(AppState*, std::vector<Example*>& examples) {
+  // Rows the views drew: in memory (kept), being read, or asked for now.
+  std::vector<uint64_t> wanted;
+  for (const Want& w : wants_) {
+    Example* ex = examples[(size_t)w.set];
+    if (!ex) continue;
+    const AttentionMap& m = ex->maps[(size_t)w.map];
+    MapState& ms = sets_[(size_t)w.set].maps[(size_t)w.map];
+    const int64_t have0 = m.row_offset, have1 = m.row_offset + (int64_t)m.weights.rows();
+    if (m.weights.size() && have0 <= w.row0 && w.row1 <= have1) {
+      ms.last_used = frame_;
+      continue;
+    }
+    // A read under way that covers the rows is waited for, unless it is far bigger than what is in
+    // view now (a whole head asked for before the view zoomed in): then the band goes first.
+    if (ms.ticket && ms.row0 <= w.row0 && w.row1 <= ms.row1 && (ms.row1 - ms.row0) <= 4 * (w.row1 - w.row0)) {
+      wanted.push_back(ms.ticket);
+      continue;
+    }
+    // Not every frame after a failure (other rows, e.g. a band once zoomed in, may be asked at once).
+    if (ms.failed_frame && frame_ - ms.failed_frame < 120 && ms.failed0 == w.row0 && ms.failed1 == w.row1) continue;
+    if (ms.ticket) file_.Cancel(ms.ticket);
+    const LazySet& ls = file_.index().sets[(size_t)w.set];
+    int layer = 0;
+    while (layer + 1 < (int)ls.layers.size() && sets_[(size_t)w.set].layer_first[(size_t)layer + 1] <= w.map) ++layer;
+    LazyRequest r;
+    r.set = w.set;
+    r.layer = layer;
+    r.head = w.map - sets_[(size_t)w.set].layer_first[(size_t)layer];
+    r.row0 = w.row0;
+    r.row1 = w.row1;
+    ms.ticket = file_.Submit(r);
+    ms.row0 = w.row0;
+    ms.row1 = w.row1;
+    ms.last_used = frame_;
+    wanted.push_back(ms.ticket);
+  }
+  // Rows no view draws any more are not read (a head clicked past quickly).
+  for (SetState& ss : sets_) {
+    for (MapState& ms : ss.maps) {
+      if (!ms.ticket || std::find(wanted.begin(), wanted.end(), ms.ticket) != wanted.end()) continue;
+      file_.Cancel(ms.ticket);
+      ms.ticket = 0;
+    }
+  }
+  RequestOverviews();
+}
+
+// Overviews: in memory (kept), or read a layer's run of missing heads at once.
+void LazyMaps::RequestOverviews() {
+  std::sort(overview_wants_.begin(), overview_wants_.end());
+  overview_wants_.erase(std::unique(overview_wants_.begin(), overview_wants_.end()), overview_wants_.end());
+  int whole_heads_in_flight = 0;
+  for (const auto& kv : overview_reads_) whole_heads_in_flight += kv.second.full;
+  for (size_t k = 0; k < overview_wants_.size(); ++k) {
+    const int set = overview_wants_[k].first, map = overview_wants_[k].second;
+    SetState& ss = sets_[(size_t)set];
+    OverviewState& o = ss.overviews[(size_t)map];
+    o.last_used = frame_;
+    MapState& ms = ss.maps[(size_t)map];
+    if (o.map.weights.size() || o.ticket || ms.overview_ticket) continue;
+    if (ms.failed_frame && frame_ - ms.failed_frame < 120) continue;
+    const LazySet& ls = file_.index().sets[(size_t)set];
+    int layer = 0;
+    while (layer + 1 < (int)ls.layers.size() && ss.layer_first[(size_t)layer + 1] <= map) ++layer;
+    const int head = map - ss.layer_first[(size_t)layer];
+    if (!ls.overview_rows) {  // the file stores none: read the whole head (one at a time) and pool it
+      if (whole_heads_in_flight > 0) continue;
+      LazyRequest r;
+      r.set = set, r.layer = layer, r.head = head, r.row0 = 0, r.row1 = ls.n_q;
+      ms.overview_ticket = file_.Submit(r);
+      overview_reads_[ms.overview_ticket] = {set, layer, head, head + 1, true};
+      ++whole_heads_in_flight;
+      continue;
+    }
+    int end = head + 1;  // the run of wanted, missing heads of this layer that follow
+    while (k + 1 < overview_wants_.size() && overview_wants_[k + 1].first == set &&
+           overview_wants_[k + 1].second == map + (end - head) && end < ls.layers[(size_t)layer].heads) {
+      const OverviewState& next = ss.overviews[(size_t)(map + (end - head))];
+      if (next.map.weights.size() || next.ticket) break;
+      ss.overviews[(size_t)(map + (end - head))].last_used = frame_;
+      ++end, ++k;
+    }
+    LazyRequest r;
+    r.set = set, r.layer = layer, r.head = head, r.head_end = end, r.overview = true;
+    const uint64_t t = file_.Submit(r);
+    overview_reads_[t] = {set, layer, head, end, false};
+    for (int h = head; h < end; ++h) ss.overviews[(size_t)(ss.layer_first[(size_t)layer] + h)].ticket = t;
+  }
+}
+
+std::vector<Example*> LazyMaps::SetExamples(AppState* s) {
+  std::vector<Example*> examples(sets_.size(), nullptr);  // each set's example (by pointer: for now only)
+  for (Example& ex : s->examples)
+    if (ex.lazy.get() == this && ex.lazy_set >= 0 && ex.lazy_set < (int)sets_.size())
+      examples[(size_t)ex.lazy_set] = &ex;
+  return examples;
+}
+
+void LazyMaps::Request(AppState* s) {
+  std::vector<Example*> examples = SetExamples(s);
+  ++frame_;
+  Requests(s, examples);  // this frame's wants: kept from eviction, or asked for now
+  // Asynchronous reads start at once; synchronous ones are read at the next frame (PumpLazyMaps),
+  // so a burst of commands between frames reads only what is wanted last.
+  if (file_.source()->Asynchronous()) file_.Pump(0);
+  Results(s, examples);
+  wants_.clear();
+  overview_wants_.clear();
+}
+
+bool LazyMaps::Work(AppState* s, double budget_ms) {
+  std::vector<Example*> examples = SetExamples(s);
+  file_.Pump(budget_ms);
+  Results(s, examples);
+  max_resident_ = std::max(max_resident_, resident_);
+  max_memory_ = std::max(max_memory_, resident_ + file_.LoadingBytes());
+  return file_.Busy();
+}
+
+void LazyMaps::Describe(JsonWriter* w, int heads, int bands) const {
+  int overviews = 0;
+  for (const SetState& ss : sets_)
+    for (const OverviewState& o : ss.overviews) overviews += o.map.weights.size() > 0;
+  w->BeginObject();
+  w->Key("name");
+  w->String(name_);
+  w->Key("budget");
+  w->Number((double)LazyCacheBudget());
+  w->Key("resident_bytes");
+  w->Number((double)resident_);
+  w->Key("max_resident_bytes");
+  w->Number((double)max_resident_);
+  w->Key("max_memory_bytes");  // resident + reads in flight, the most seen
+  w->Number((double)max_memory_);
+  w->Key("loading_bytes");
+  w->Number((double)file_.LoadingBytes());
+  w->Key("pending");
+  w->Number((double)file_.Pending());
+  w->Key("reads");
+  w->Number((double)file_.Reads());
+  w->Key("bytes_read");
+  w->Number((double)file_.BytesRead());
+  w->Key("installs");
+  w->Number((double)installs_);
+  w->Key("evictions");
+  w->Number((double)evictions_);
+  w->Key("overviews");
+  w->Number(overviews);
+  w->Key("heads");  // whole heads in memory
+  w->Number(heads);
+  w->Key("bands");
+  w->Number(bands);
+  w->Key("error");
+  w->String(last_error_);
+  w->EndObject();
+}
+
+// ---- the app's side ------------------------------------------------------------------------------
+
+void LazyWantRows(AppState* s, const AttentionMap& map, int row0, int row1) {
+  Example& ex = s->Current();
+  if (!ex.lazy) return;
+  const int i = (int)(&map - ex.maps.data());
+  if (i < 0 || i >= (int)ex.maps.size()) return;
+  ex.lazy->WantRows(ex.lazy_set, i, row0, row1);
+}
+
+const AttentionMap* LazyOverview(AppState* s, int map) {
+  Example& ex = s->Current();
+  if (!ex.lazy || map < 0 || map >= (int)ex.maps.size()) return nullptr;
+  return ex.lazy->Overview(ex.lazy_set, map);
+}
+
+namespace {
+
+std::vector<LazyMaps*> OpenFiles(AppState* s) {
+  std::vector<LazyMaps*> files;
+  for (Example& ex : s->examples)
+    if (ex.lazy && std::find(files.begin(), files.end(), ex.lazy.get()) == files.end()) files.push_back(ex.lazy.get());
+  return files;
+}
+
+}  // namespace
+
+void PumpLazyMaps(AppState* s) {
+  // 4 ms a frame: the browser decodes between frames too (WorkLazyMaps, as reads end), so a frame
+  // stays short however slow the renderer is.
+  (void)WorkLazyMaps(s, 4.0);
+}
+
+void RequestLazyMaps(AppState* s) {
+  Example& cur = s->Current();
+  // Views other than the grid and the heatmap (which say what they draw) need the whole map.
+  if (cur.lazy && !s->ActiveView().DrawsLazyMaps()) {
+    const AttentionMap& m = s->CurrentMap();
+    cur.lazy->WantRows(cur.lazy_set, (int)(&m - cur.maps.data()), 0, m.Rows());
+  }
+  for (LazyMaps* f : OpenFiles(s)) f->Request(s);
+}
+
+bool WorkLazyMaps(AppState* s, double budget_ms) {
+  const std::vector<LazyMaps*> files = OpenFiles(s);
+  bool busy = false;
+  for (LazyMaps* f : files) busy = f->Work(s, budget_ms / (double)files.size()) || busy;
+  return busy;
+}
+
+bool LazyWaiting(AppState* s) {
+  return s->Current().lazy && !s->CurrentMap().Complete();
+}
+
+bool LazyReading(AppState* s, int map) {
+  Example& ex = s->Current();
+  return ex.lazy && map >= 0 && map < (int)ex.maps.size() && ex.lazy->Reading(ex.lazy_set, map);
+}
+
+void DescribeLazy(AppState* s, JsonWriter* w) {
+  w->Key("lazy");
+  Example& ex = s->Current();
+  if (!ex.lazy) {
+    w->Null();
+    return;
+  }
+  int heads = 0, bands = 0;  // of every set of the file
+  for (const Example& e : s->examples) {
+    if (e.lazy != ex.lazy) continue;
+    for (const AttentionMap& m : e.maps) {
+      heads += m.weights.size() && m.Complete();
+      bands += m.weights.size() && !m.Complete();
+    }
+  }
+  ex.lazy->Describe(w, heads, bands);
+}
+
+void DescribeLazyCurrent(AppState* s, JsonWriter* w) {
+  // The current map's rows in memory now (describe().heatmaps says what the last frame drew).
+  const AttentionMap& m = s->CurrentMap();
+  w->Key("lazy_current");
+  if (!s->Current().lazy) {
+    w->Null();
+    return;
+  }
+  w->BeginObject();
+  w->Key("map");
+  w->Number(s->current_map);
+  w->Key("held");
+  w->BeginArray(true);
+  w->Number(m.row_offset);
+  w->Number(m.row_offset + (double)m.weights.rows());
+  w->EndArray();
+  w->EndObject();
+}
+
+}  // namespace attnviz

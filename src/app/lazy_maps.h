@@ -1,0 +1,113 @@
+// attnviz app: the maps of a lazily read file (io/lazy_attention.h, docs/PERFORMANCE.md "Big files").
+// Its heads come into memory when a view draws them and leave, least recently used first, when the
+// cache budget needs the room; the grid draws each head's max-pooled overview instead.
+//
+//   LazyMaps             one open file: the reads in flight, what is in memory, the budget
+//   (OpenLazyAttention in app_files.h: a safetensors file -> one example per set, maps without weights)
+//   LazyWantRows         a view draws rows of a map this frame (all of them, or a zoomed-in band)
+//   LazyOverview         a view draws a map's overview this frame (null until it is read)
+//   PumpLazyMaps         once a frame, before the views: a few ms of reading and decoding, results in
+//   RequestLazyMaps      once a frame, after the views: what they drew is kept, what is missing asked for
+//   SetLazyCacheBudget   the memory heads and overviews may take (the `cache` command)
+//   DescribeLazy         describe()'s "lazy"
+//
+// Wants are collected while the views draw a frame and acted on right after it: what the frame drew
+// is what the cache keeps until the next frame's requests, everything else may go.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "app/examples.h"
+#include "io/lazy_attention.h"
+
+namespace attnviz {
+
+struct AppState;
+class JsonWriter;
+
+constexpr uint64_t kDefaultLazyCacheBytes = uint64_t(256) << 20;  // heads + overviews in memory
+uint64_t LazyCacheBudget();
+void SetLazyCacheBudget(uint64_t bytes);  // 0 restores the default
+
+class LazyMaps {
+ public:
+  ~LazyMaps();
+  // The file's first bytes (at least its header) and where the rest comes from.
+  Status Open(const std::string& name, std::unique_ptr<ByteSource> source, const uint8_t* prefix, size_t n);
+  const LazyAttentionIndex& index() const { return file_.index(); }
+  LazyAttentionFile& file() { return file_; }  // the asynchronous source's completions go here
+  const std::string& name() const { return name_; }
+
+  void WantRows(int set, int map, int row0, int row1);       // rows [row0, row1) of a map, this frame
+  const AttentionMap* Overview(int set, int map);            // its overview if in memory (and wanted), else null
+  void Request(AppState* s);                                 // see RequestLazyMaps
+  bool Work(AppState* s, double budget_ms);                  // reads and results only (between frames); true if busy
+  void Describe(JsonWriter* w, int heads, int bands) const;  // heads, bands: what the examples hold
+  int MapIndex(int set, int layer, int head) const;          // maps[] index of a layer's head
+  bool Reading(int set, int map) const;                      // rows of the map are being read
+
+ private:
+  struct MapState {
+    uint64_t ticket = 0;         // rows being read, 0 none
+    int64_t row0 = 0, row1 = 0;  // which rows
+    uint64_t last_used = 0;      // frame it was last drawn
+    uint64_t failed_frame = 0;   // a read of rows [failed0, failed1) failed then: not asked again for a while
+    int64_t failed0 = 0, failed1 = 0;
+    uint64_t overview_ticket = 0;  // a whole head read to make its overview (files without overviews)
+  };
+  struct OverviewState {
+    AttentionMap map;     // [R, C] weights; empty while not in memory
+    uint64_t ticket = 0;  // being read (a layer's run of heads), 0 none
+    uint64_t last_used = 0;
+  };
+  struct SetState {
+    std::vector<MapState> maps;            // [maps]
+    std::vector<OverviewState> overviews;  // [maps]
+    std::vector<int> layer_first;          // [layers] index of each layer's head 0
+  };
+  struct Want {
+    int set, map;
+    int64_t row0, row1;
+  };
+  struct OverviewRead {
+    int set, layer, head0, head1;  // heads [head0, head1) of a layer, or the whole head (full)
+    bool full = false;             // a whole head read for its overview
+  };
+
+  std::vector<Example*> SetExamples(AppState* s);  // each set's example, by pointer (valid until examples change)
+  void Results(AppState* s, std::vector<Example*>& examples);
+  void Requests(AppState* s, std::vector<Example*>& examples);  // rows the views drew, then overviews
+  void RequestOverviews();
+  bool MakeRoom(uint64_t bytes, std::vector<Example*>& examples);  // evicts what this frame did not draw
+  void Install(int set, int map, LazyResult* r, std::vector<Example*>& examples);
+  void InstallOverview(int set, int map, MatrixRM weights);
+  void Failed(AppState* s, const Status& st);
+
+  std::string name_;
+  LazyAttentionFile file_;
+  std::vector<SetState> sets_;
+  std::vector<Want> wants_;
+  std::vector<std::pair<int, int>> overview_wants_;  // (set, map)
+  std::unordered_map<uint64_t, OverviewRead> overview_reads_;
+  uint64_t frame_ = 1;
+  uint64_t resident_ = 0, max_resident_ = 0, max_memory_ = 0;  // bytes of weights and overviews held
+  uint64_t evictions_ = 0, installs_ = 0;
+  std::string last_error_;
+};
+
+void LazyWantRows(AppState* s, const AttentionMap& map, int row0, int row1);  // of the current example
+const AttentionMap* LazyOverview(AppState* s, int map);                       // of the current example
+void PumpLazyMaps(AppState* s);     // every open lazy file, a few ms of reading in all
+void RequestLazyMaps(AppState* s);  // after the views drew: requests for what they want, reads started
+// Between frames (the browser calls it when a read ends): decoding and installing only, for about
+// budget_ms; what the views want is left for the next frame. True while there is more to do.
+bool WorkLazyMaps(AppState* s, double budget_ms);
+bool LazyWaiting(AppState* s);                  // the current example is lazy and its current map is not all in memory
+bool LazyReading(AppState* s, int map);         // rows of a map of the current example are being read
+void DescribeLazy(AppState* s, JsonWriter* w);  // "lazy": the current example's file, or null
+void DescribeLazyCurrent(AppState* s, JsonWriter* w);  // "lazy_current": {map, held rows} of the current map, or null
+
+}  // namespace attnviz

@@ -1,0 +1,153 @@
+// attnviz-cli convert: an attention file from one format into another (docs/FORMATS.md), mainly into
+// the lazily read safetensors layout for big models (docs/PERFORMANCE.md, "Big files"):
+//   attnviz-cli convert IN OUT [--dtype f16|bf16|f32] [--max-memory SIZE]
+// IN: attention JSON (v1, v2, BertViz), NPZ, NPY or safetensors; OUT by its extension: .safetensors
+// (every set, max-pooled overviews, heads streamed to disk), .json (version 2) or .npz (one set).
+// A .npy input is decoded straight into its matrices (io/attention_loader.h); a safetensors input
+// is read head by head and must fit in the memory budget.
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "cli/cli_args.h"
+#include "cli/cli_limits.h"
+#include "cli/commands.h"
+#include "io/attention_loader.h"
+#include "io/attention_sets.h"
+#include "io/byte_source.h"
+#include "io/file_util.h"
+#include "io/lazy_attention.h"
+
+namespace attnviz {
+namespace {
+
+int Fail(const std::string& message) {
+  std::fprintf(stderr, "attnviz-cli convert: %s\n", Printable(message).c_str());
+  return kExitError;
+}
+
+bool EndsWith(const std::string& s, const char* suffix) {
+  const std::string x(suffix);
+  return s.size() >= x.size() && s.compare(s.size() - x.size(), x.size(), x) == 0;
+}
+
+// Every head of a safetensors file into a document (within the memory budget).
+Status ReadLazy(std::unique_ptr<ByteSource> source, AttentionDocument* doc) {
+  std::vector<uint8_t> prefix;
+  Status st = ReadLazyPrefix(source.get(), &prefix);
+  if (!st) return st;
+  LazyAttentionFile f;
+  if (!(st = f.Open(std::move(source), prefix.data(), prefix.size()))) return st;
+  MemoryBudget budget;
+  const LazyAttentionIndex& ix = f.index();
+  doc->version = 2;
+  doc->tokenizer = ix.tokenizer;
+  doc->meta = ix.meta;
+  doc->warnings = ix.warnings;
+  for (size_t s = 0; s < ix.sets.size(); ++s) {
+    const LazySet& ls = ix.sets[s];
+    AttentionSet set;
+    set.name = ls.name;
+    set.kind = ls.kind;
+    set.data.target_tokens = ls.query_tokens;
+    set.data.source_tokens = ls.key_tokens;
+    set.data.self_attention = ls.self_attention;
+    for (size_t l = 0; l < ls.layers.size(); ++l) {
+      AttentionFile::Layer layer{ls.layers[l].name, {}};
+      for (int h = 0; h < ls.layers[l].heads; ++h) {
+        if (!(st = budget.Charge((uint64_t)(ls.n_q * ls.n_k) * 4, "convert: the weights of every head"))) return st;
+        LazyRequest r;
+        r.set = (int)s, r.layer = (int)l, r.head = h, r.row0 = 0, r.row1 = ls.n_q;
+        f.Submit(r);
+        LazyResult res;
+        while (!f.PopResult(&res)) f.Pump(1000);
+        if (!res.status) return res.status;
+        if (res.fixed)
+          doc->warnings.push_back("layer " + std::to_string(l) + " head " + std::to_string(h) + ": " +
+                                  std::to_string(res.fixed) + " NaN, infinite or negative weights written as 0");
+        const std::string name = h < (int)ls.head_names.size() ? ls.head_names[(size_t)h] : "head " + std::to_string(h);
+        layer.heads.push_back({name, std::move(res.weights)});
+      }
+      set.data.layers.push_back(std::move(layer));
+    }
+    doc->sets.push_back(std::move(set));
+  }
+  return Status::Ok();
+}
+
+// Any other attention file, read in pieces (a .npy straight into its matrices).
+Status ReadEager(const std::string& path, AttentionDocument* doc) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return Status::Error("cannot open '" + path + "'");
+  std::fseek(f, 0, SEEK_END);
+  const long size = std::ftell(f);
+  std::fseek(f, 0, SEEK_SET);
+  AttentionLoader loader;
+  Status st = loader.Begin(size > 0 ? (uint64_t)size : 0);
+  std::vector<uint8_t> piece(size_t(8) << 20);
+  size_t n;
+  while (st && (n = std::fread(piece.data(), 1, piece.size(), f)) > 0) st = loader.Feed(piece.data(), n);
+  std::fclose(f);
+  return st ? loader.Finish(doc) : st;
+}
+
+int RunConvert(int argc, char** argv) {
+  std::string in, out, dtype_name = "f16";
+  CliLimits limits;
+  ArgParser args("convert",
+                 "an attention file into another format: .safetensors (read lazily by the viewer: big models), "
+                 ".json (version 2) or .npz (one set)");
+  args.Positional("IN", &in, "attention JSON, NPZ, NPY or safetensors");
+  args.Positional("OUT", &out, "the file to write: .safetensors, .json or .npz");
+  args.String("--dtype", &dtype_name, "f16|bf16|f32", "weights in the safetensors file (default f16)");
+  DeclareLimitFlags(&args, &limits);
+  if (int rc = args.Parse(argc, argv); rc >= 0) return rc;
+  if (int rc = ApplyLimitFlags(args, limits); rc >= 0) return rc;
+  StDType dtype;
+  if (dtype_name == "f16")
+    dtype = StDType::F16;
+  else if (dtype_name == "bf16")
+    dtype = StDType::BF16;
+  else if (dtype_name == "f32")
+    dtype = StDType::F32;
+  else
+    return args.UsageError("--dtype must be f16, bf16 or f32");
+  const bool to_st = EndsWith(out, ".safetensors"), to_json = EndsWith(out, ".json"), to_npz = EndsWith(out, ".npz");
+  if (!to_st && !to_json && !to_npz) return args.UsageError("OUT must end in .safetensors, .json or .npz");
+
+  std::unique_ptr<ByteSource> source;
+  Status st = OpenFileSource(in, &source);
+  if (!st) return Fail(st.message);
+  uint8_t first[16] = {};
+  const bool lazy =
+      source->Size() >= 16 && source->Read(0, 16, first) && LooksLikeSafetensors(first, sizeof(first), source->Size());
+  AttentionDocument doc;
+  st = lazy ? ReadLazy(std::move(source), &doc) : ReadEager(in, &doc);
+  if (!st) return Fail(in + ": " + st.message);
+  for (const std::string& w : doc.warnings) std::fprintf(stderr, "warning: %s\n", Printable(w).c_str());
+
+  if (to_st) {
+    st = WriteLazyAttention(doc, dtype, out);
+  } else if (to_json) {
+    st = WriteFileString(out, SaveAttentionDocumentJson(doc) + "\n");
+  } else {
+    if (doc.sets.size() != 1)
+      return Fail("an .npz holds one attention set; this file has " + std::to_string(doc.sets.size()));
+    std::vector<uint8_t> bytes;
+    AttentionFile& f = doc.sets[0].data;
+    f.meta = doc.meta;
+    if ((st = SaveAttentionNpz(f, true, &bytes))) st = WriteFileBytes(out, bytes.data(), bytes.size());
+  }
+  if (!st) return Fail(out + ": " + st.message);
+  int heads = 0;
+  for (const AttentionSet& s : doc.sets)
+    for (const AttentionFile::Layer& l : s.data.layers) heads += (int)l.heads.size();
+  std::printf("wrote %s: %zu set(s), %d head(s)\n", Printable(out).c_str(), doc.sets.size(), heads);
+  return kExitOk;
+}
+
+}  // namespace
+}  // namespace attnviz
+
+ATTNVIZ_CLI_COMMAND(convert, "an attention file into another format (.safetensors for big models, .json, .npz)",
+                    attnviz::RunConvert)

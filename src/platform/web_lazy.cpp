@@ -1,0 +1,95 @@
+// Lazily read files in the browser (docs/PERFORMANCE.md, "Big files"): a ByteSource whose reads are
+// HTTP Range requests or File.slice() calls made by web/attnviz-lazy.js. StartRead asks the page for a
+// range; the page writes the bytes into the WASM heap at dst (unless the read was cancelled or the
+// source closed meanwhile) and reports through attnviz_lazy_done; LazyAttentionFile::Pump collects
+// the completions (TakeCompletion).
+#include <emscripten.h>
+
+#include <deque>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "app/app.h"
+#include "io/byte_source.h"
+#include "platform/web_exports.h"
+
+// clang-format off
+// The page's reader `source` (Module.attnvizReaders[source], attnviz-lazy.js).
+EM_JS(void, attnviz_js_read, (int source, double ticket, double offset, double size, unsigned char* dst), {
+  Module["attnvizRead"](source, ticket, offset, size, dst);
+});
+EM_JS(void, attnviz_js_cancel, (int source, double ticket), {
+  Module["attnvizCancel"](source, ticket);
+});
+EM_JS(void, attnviz_js_close, (int source), {
+  Module["attnvizClose"](source);
+});
+// clang-format on
+
+namespace {
+
+class JsSource;
+std::map<int, JsSource*> g_sources;  // the page's readers by id, while their file is open
+
+class JsSource : public attnviz::ByteSource {
+ public:
+  JsSource(int id, uint64_t size) : id_(id), size_(size) { g_sources[id] = this; }
+  ~JsSource() override {
+    g_sources.erase(id_);
+    attnviz_js_close(id_);  // reads still under way must not write into memory freed now
+  }
+  uint64_t Size() const override { return size_; }
+  bool Asynchronous() const override { return true; }
+  attnviz::Status Read(uint64_t, uint64_t, uint8_t*) override {
+    return attnviz::Status::Error("the browser reads this file asynchronously");
+  }
+  void StartRead(uint64_t ticket, uint64_t offset, uint64_t size, uint8_t* dst) override {
+    attnviz_js_read(id_, (double)ticket, (double)offset, (double)size, dst);
+  }
+  void CancelRead(uint64_t ticket) override { attnviz_js_cancel(id_, (double)ticket); }
+  bool TakeCompletion(uint64_t* ticket, attnviz::Status* st) override {
+    if (done_.empty()) return false;
+    *ticket = done_.front().first;
+    *st = std::move(done_.front().second);
+    done_.pop_front();
+    return true;
+  }
+  void Done(uint64_t ticket, attnviz::Status st) { done_.emplace_back(ticket, std::move(st)); }
+
+ private:
+  int id_;
+  uint64_t size_;
+  std::deque<std::pair<uint64_t, attnviz::Status>> done_;
+};
+
+}  // namespace
+
+extern "C" {
+
+// Opens a safetensors file the page reads for the viewer: its reader `source` (attnviz-lazy.js), its
+// size, and its first bytes (at least the header). Returns "" or why not.
+EMSCRIPTEN_KEEPALIVE const char* attnviz_lazy_open(const char* name, int source, double size,
+                                                   const unsigned char* prefix, int n) {
+  static std::string result;
+  attnviz::App* app = attnviz::WebApp();
+  if (!app) return "app not started";
+  std::unique_ptr<attnviz::ByteSource> src(new JsSource(source, size > 0 ? (uint64_t)size : 0));
+  result = app->OpenLazy(name ? name : "file", std::move(src), prefix, n > 0 ? (size_t)n : 0).message;
+  return result.c_str();
+}
+
+// A read of reader `source` ended: error "" when its bytes are in place, else why not.
+EMSCRIPTEN_KEEPALIVE void attnviz_lazy_done(int source, double ticket, const char* error) {
+  const auto it = g_sources.find(source);
+  if (it == g_sources.end()) return;  // its file was closed meanwhile
+  it->second->Done((uint64_t)ticket, error && *error ? attnviz::Status::Error(error) : attnviz::Status::Ok());
+}
+
+// Decodes and installs what finished reading, for about budget_ms, between frames. 1 while there is more.
+EMSCRIPTEN_KEEPALIVE int attnviz_lazy_work(double budget_ms) {
+  attnviz::App* app = attnviz::WebApp();
+  return app && app->WorkLazy(budget_ms) ? 1 : 0;
+}
+
+}  // extern "C"

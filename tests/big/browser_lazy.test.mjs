@@ -1,0 +1,193 @@
+// Lazily read safetensors in the browser (docs/PERFORMANCE.md, "Big files"): over HTTP Range
+// requests and through File.slice(), the grid reads only overviews and a visited head's pixels
+// match its weights; a sparse 32 x 32 x 4096 x 4096 file (32 GiB, a few MB on disk) opens, a
+// zoomed-in view reads only the rows in view, and WASM memory stays under 512 MB; a server without
+// Range support, a file changed on the server, a response cut short and a bad header give messages.
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { openApp, frames, screenshot, check, summary, checkHeatmapPixels } from '../browser/lib.mjs';
+import { serve } from '../../scripts/serve.mjs';
+import { write, testHead, fromHalf, toHalf } from './safetensors.mjs';
+
+const describe = (page) => page.evaluate(() => window.attnviz.describe());
+const command = (page, c) => page.evaluate((x) => window.attnviz.command(x), c);
+
+// Waits until f(describe()) holds, waking the viewer (an idle viewer draws no frames).
+async function until(page, f, what, timeout = 30000) {
+  const t0 = Date.now();
+  for (;;) {
+    const d = await describe(page);
+    if (f(d)) return d;
+    if (Date.now() - t0 > timeout) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(d.lazy)} ${d.message}`);
+    await page.evaluate(() => window.attnviz.command('numbers off'));
+    await frames(page, 1);
+  }
+}
+
+// Checks the heatmap's cells against a head's F16 weights (rows held only).
+async function pixelsMatch(page, name, weights, shot) {
+  const d = await describe(page);
+  const h = d.heatmaps.find((x) => x.id === 'main');
+  const [r0, r1] = h.held;
+  const [c0v, r0v, c1v, r1v] = h.view;
+  const rows = [Math.max(r0, Math.ceil(r0v)), Math.min(r1, Math.floor(r1v))];
+  const cols = [Math.ceil(c0v), Math.floor(c1v)];
+  // A sub-map of the cells fully in view, as checkHeatmapPixels expects (weights row-major).
+  const sub = { ...h, rows: rows[1] - rows[0], cols: cols[1] - cols[0], rows_shown: rows[1] - rows[0], weights: [] };
+  const cw = (h.rect[2] - h.rect[0]) / (c1v - c0v), ch = (h.rect[3] - h.rect[1]) / (r1v - r0v);
+  sub.rect = [h.rect[0] + (cols[0] - c0v) * cw, h.rect[1] + (rows[0] - r0v) * ch, 0, 0];
+  sub.rect[2] = sub.rect[0] + sub.cols * cw;
+  sub.rect[3] = sub.rect[1] + sub.rows * ch;
+  sub.view = [0, 0, sub.cols, sub.rows];
+  for (let r = rows[0]; r < rows[1]; r++)
+    for (let c = cols[0]; c < cols[1]; c++) sub.weights.push(fromHalf(toHalf(weights(r, c))));
+  check(`${name}: the rows of the head are in memory`, h.held[1] > h.held[0], JSON.stringify(h.held));
+  return checkHeatmapPixels(name, d, sub, (await screenshot(page, shot)).png);
+}
+
+// A data server whose Range answers can be cut short (Content-Length says more than is sent).
+function cuttingServer(file) {
+  const server = http.createServer((req, res) => {
+    const size = fs.statSync(file).size;
+    const m = /bytes=(\d+)-(\d+)/.exec(req.headers.range || '');
+    const cors = { 'Access-Control-Allow-Origin': '*', 'Access-Control-Allow-Headers': 'Range',
+      'Access-Control-Expose-Headers': 'Content-Range, Content-Length, ETag' };
+    if (req.method === 'OPTIONS') return res.writeHead(204, cors).end();
+    if (!m) return res.writeHead(200, { ...cors, 'Content-Length': String(size) }).end(fs.readFileSync(file));
+    const a = Number(m[1]), b = Math.min(Number(m[2]), size - 1);
+    const bytes = fs.readFileSync(file).subarray(a, b + 1);
+    res.writeHead(206, { ...cors, 'Content-Range': `bytes ${a}-${b}/${size}`, 'Content-Length': String(bytes.length) });
+    if (a === 0) return res.end(bytes);  // the header arrives whole
+    res.write(bytes.subarray(0, bytes.length >> 1));
+    setTimeout(() => res.socket.destroy(), 50);
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
+}
+
+async function main() {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'attnviz-lazy-'));
+  const n = 24, tokens = Array.from({ length: n }, (_, i) => `t${i}`);
+  const small = path.join(dir, 'small.safetensors');
+  write(small, [{ name: 'attention', kind: 'self', tokens, layers: 3, heads: 4 }], (s, l, h) => testHead(n, n, l, h));
+  // 32 x 32 x 4096 x 4096 F16: layer 7 head 19 is one-hot, row r at column (r * 3) % 4096; the rest holes.
+  const N = 4096, big = path.join(dir, 'llm.safetensors');
+  const bigTokens = Array.from({ length: N }, (_, i) => `w${i}`);
+  const oneHot = (r, c) => (c === (r * 3) % N ? 1 : 0);
+  const plan = write(big, [{ name: 'llm', kind: 'self', tokens: bigTokens, layers: 32, heads: 32 }], (s, l, h) => {
+    if (l !== 7 || h !== 19) return null;
+    const w = new Float32Array(N * N);
+    for (let r = 0; r < N; r++) w[r * N + (r * 3) % N] = 1;
+    return w;
+  });
+  const onDisk = fs.statSync(big).blocks * 512;
+  check('the 32 GiB file is sparse', plan.size > 32 * 2 ** 30 && onDisk < 200 * 2 ** 20,
+    `${(plan.size / 2 ** 30).toFixed(1)} GiB, ${(onDisk / 2 ** 20).toFixed(0)} MiB on disk`);
+  fs.copyFileSync(small, path.join(dir, 'changing.safetensors'));
+  fs.writeFileSync(path.join(dir, 'bad.safetensors'), fs.readFileSync(small).subarray(0, 2000));
+  const data = await serve(dir, 0, { cors: true });
+  const noRanges = await serve(dir, 0, { cors: true, ranges: false });
+  const cutting = await cuttingServer(small);
+  const url = (name, s = data) => `http://127.0.0.1:${s.address().port}/${name}`;
+  const app = await openApp('?example=seed004&view=heatmap');
+  const { page, errors } = app;
+  try {
+    // HTTP Range requests: the grid shows overviews, a head shows its weights.
+    await page.evaluate((u) => window.attnviz.openUrl(u), url('small.safetensors'));
+    let d = await until(page, (x) => x.grid && x.grid.overviews_shown === 12, 'the overviews (Range)');
+    check('Range: the grid draws every overview and reads no head', d.view === 'grid' && d.lazy.heads === 0 &&
+      d.lazy.bytes_read === 12 * n * n * 2, `${d.lazy.heads} heads, ${d.lazy.bytes_read} bytes`);
+    await screenshot(page, 'lazy-range-grid.png');
+    await command(page, 'map 9');
+    await command(page, 'view heatmap');
+    await until(page, (x) => x.heatmaps[0] && x.heatmaps[0].held && x.heatmaps[0].held[1] === n && !x.heatmaps[0].underlay,
+      'head 9 (Range)');
+    const head9 = testHead(n, n, 2, 1);
+    await pixelsMatch(page, 'Range: layer 2 head 1', (r, c) => head9[r * n + c], 'lazy-range-head.png');
+
+    // File.slice(): the same file picked or dropped.
+    await page.evaluate(async (u) => {
+      const blob = await (await fetch(u)).blob();
+      await window.attnviz.openFile(new File([blob], 'picked.safetensors'));
+    }, url('small.safetensors'));
+    d = await until(page, (x) => x.example === 'file:picked.safetensors' && x.grid && x.grid.overviews_shown === 12,
+      'the overviews (File.slice)');
+    check('File.slice: the grid draws from overviews only', d.lazy.heads === 0, `${d.lazy.heads} heads`);
+    await command(page, 'map 5');
+    await command(page, 'view heatmap');
+    await until(page, (x) => x.heatmaps[0] && x.heatmaps[0].held && x.heatmaps[0].held[1] === n, 'head 5 (File.slice)');
+    const head5 = testHead(n, n, 1, 1);
+    await pixelsMatch(page, 'File.slice: layer 1 head 1', (r, c) => head5[r * n + c], 'lazy-slice-head.png');
+
+    // 32 GiB over Range requests: opens on the header; a zoomed-in view reads the rows in view only.
+    const t0 = Date.now();
+    await page.evaluate((u) => window.attnviz.openUrl(u), url('llm.safetensors'));
+    d = await until(page, (x) => x.example === 'file:llm.safetensors' && x.grid && x.grid.drawn > 0, 'the 32 GiB grid');
+    check('the 32 GiB file opens on its header', Date.now() - t0 < 15000 && d.lazy.bytes_read < 64 * 2 ** 20,
+      `${Date.now() - t0} ms to the grid, ${(d.lazy.bytes_read / 2 ** 20).toFixed(1)} MiB read`);
+    await command(page, 'view heatmap');
+    await command(page, `map ${7 * 32 + 19}`);
+    await command(page, 'zoom 256 2000 1000');  // 16 x 16 cells around row 2000
+    d = await until(page, (x) => x.heatmaps[0] && x.heatmaps[0].held && x.heatmaps[0].held[0] <= 1992 &&
+      x.heatmaps[0].held[1] >= 2008, 'the band around row 2000');
+    const band = d.heatmaps[0].held[1] - d.heatmaps[0].held[0];
+    check('the zoomed-in view reads only the rows in view (and half a screen around)', band <= 64 && d.lazy.heads === 0,
+      `${band} rows held, ${d.lazy.heads} whole heads`);
+    await command(page, 'zoom 256 1000 3000');  // a one-hot cell in view: row 1000 -> column 3000
+    await until(page, (x) => x.heatmaps[0].held[0] <= 992 && x.heatmaps[0].held[1] >= 1008, 'the band around row 1000');
+    await pixelsMatch(page, '32 GiB: layer 7 head 19, rows around 1000', oneHot, 'lazy-llm-band.png');
+    const heap = await page.evaluate(() => window.attnviz.module.HEAPU8.length);
+    check('WASM memory stays under 512 MB', heap < 512 * 2 ** 20, `${(heap / 2 ** 20).toFixed(0)} MB`);
+
+    // A server without Range support: a small file is downloaded whole, a big one is refused.
+    let e = await page.evaluate((u) => window.attnviz.openUrl(u).then(() => 'opened', (x) => x.message),
+      url('small.safetensors', noRanges));
+    check('no Range support: a small file is downloaded whole and opens', e === 'opened', e);
+    e = await page.evaluate((u) => window.attnviz.openUrl(u).then(() => 'opened', (x) => x.message),
+      url('llm.safetensors', noRanges));
+    check('no Range support: a 32 GiB file is refused with a clear message', /Range requests/.test(e), e);
+
+    // A file changed on the server while open.
+    await page.evaluate((u) => window.attnviz.openUrl(u), url('changing.safetensors'));
+    await until(page, (x) => x.example === 'file:changing.safetensors', 'the changing file');
+    fs.appendFileSync(path.join(dir, 'changing.safetensors'), Buffer.alloc(100));
+    await command(page, 'map 11');
+    await command(page, 'view heatmap');
+    d = await until(page, (x) => x.message_is_error, 'the changed-file message');
+    check('a file changed on the server says so', /changed since it was opened/.test(d.message), d.message);
+
+    // A response cut short mid-way, and a header that promises more than the file holds.
+    await page.evaluate((u) => window.attnviz.openUrl(u), url('small.safetensors', cutting));
+    await command(page, 'map 2');
+    await command(page, 'view heatmap');
+    d = await until(page, (x) => x.message_is_error && x.example.includes('small'), 'the cut-short message');
+    check('a response cut short gives a message', /small\.safetensors: reading bytes \d+-\d+ failed/.test(d.message), d.message);
+    e = await page.evaluate((u) => window.attnviz.openUrl(u).then(() => 'opened', (x) => x.message), url('bad.safetensors'));
+    check('a truncated file is refused with the reason', /beyond the end of the file|truncated/.test(e), e);
+    // The embed option maxMemory also sets the cache of lazily read heads, of that viewer only.
+    const budgets = await page.evaluate(async (u) => {
+      const el = document.createElement('div');
+      document.body.appendChild(el);
+      const v = await AttnViz.mount(el, { embed: true, maxMemory: '3M' });
+      await v.openUrl(u);
+      const own = v.describe().lazy.budget;
+      v.destroy();
+      el.remove();
+      return { own, page: window.attnviz.describe().lazy.budget };
+    }, url('small.safetensors'));
+    check('maxMemory sets the lazy head cache budget (its viewer only)',
+      budgets.own === 3 * 2 ** 20 && budgets.page === 256 * 2 ** 20, JSON.stringify(budgets));
+    check('the viewer still runs commands', (await command(page, 'view grid')) === '');
+    const unexpected = errors.filter((x) => !/Failed to load resource|ERR_|network/.test(x));
+    check('no other console errors', unexpected.length === 0, unexpected.slice(0, 3).join(' | '));
+  } finally {
+    await app.close();
+    data.close();
+    noRanges.close();
+    cutting.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main().then(() => process.exit(summary()), (e) => { console.error(e); summary(); process.exit(1); });

@@ -1,0 +1,274 @@
+// Lazily read files in the app (app/lazy_maps.h), headless (no GL): a safetensors file opened
+// through a file source (mmap); the grid reads overviews only; visited heads stay within the cache
+// budget (least recently drawn first out); a zoomed-in view reads only the rows in view; a head over
+// the budget, a file changed while open and bad files give messages; other views wait for the head.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+
+#include "app/app.h"
+#include "app/lazy_maps.h"
+#include "imgui.h"
+#include "io/byte_source.h"
+#include "io/file_util.h"
+#include "io/json.h"
+#include "io/lazy_attention.h"
+#include "io/safetensors.h"
+
+using namespace attnviz;
+
+namespace {
+
+std::string TempPath(const std::string& name) {
+  return testing::TempDir() + "attnviz_lazy_app_" + name + ".safetensors";
+}
+
+// layers x heads heads of n x n softmax rows, F16, with overviews.
+void WriteModel(const std::string& path, int layers, int heads, int n) {
+  std::mt19937 rng(4);
+  std::uniform_real_distribution<float> u(0.0f, 3.0f);
+  AttentionDocument doc;
+  AttentionSet set;
+  set.name = "model";
+  for (int i = 0; i < n; ++i) set.data.source_tokens.push_back("t" + std::to_string(i));
+  set.data.target_tokens = set.data.source_tokens;
+  set.data.self_attention = true;
+  for (int l = 0; l < layers; ++l) {
+    AttentionFile::Layer layer{"layer " + std::to_string(l), {}};
+    for (int h = 0; h < heads; ++h) {
+      MatrixRM w(n, n);
+      for (int r = 0; r < n; ++r) {
+        float sum = 0;
+        for (int c = 0; c < n; ++c) sum += w(r, c) = std::exp(u(rng));
+        w.row(r) /= sum;
+      }
+      layer.heads.push_back({"head " + std::to_string(h), w});
+    }
+    set.data.layers.push_back(layer);
+  }
+  doc.sets.push_back(set);
+  ASSERT_TRUE(WriteLazyAttention(doc, StDType::F16, path).ok);
+}
+
+struct HeadlessApp {
+  HeadlessApp() {
+    ImGui::CreateContext();
+    ImGui::GetIO().DisplaySize = ImVec2(1280, 800);
+    ImGui::GetIO().DeltaTime = 1.0f / 60.0f;
+    AppConfig cfg;
+    cfg.headless = true;
+    EXPECT_TRUE(app.Init(cfg).ok);
+  }
+  ~HeadlessApp() {
+    app.Shutdown();
+    ImGui::DestroyContext();
+  }
+  void Frames(int n) {
+    for (int i = 0; i < n; ++i) {
+      unsigned char* px;
+      int w, h;
+      ImGui::GetIO().Fonts->GetTexDataAsRGBA32(&px, &w, &h);
+      ImGui::NewFrame();
+      app.Frame();
+      ImGui::Render();
+    }
+  }
+  JsonValue Describe() {
+    JsonValue d;
+    EXPECT_TRUE(ParseJson(app.DescribeJson(), &d).ok);
+    return d;
+  }
+  Status Open(const std::string& path) {
+    std::unique_ptr<ByteSource> src;
+    const Status st = OpenFileSource(path, &src);
+    return st ? app.OpenLazy(path, std::move(src)) : st;
+  }
+  App app;
+};
+
+double Lazy(const JsonValue& d, const char* key) {
+  const JsonValue* lazy = d.Find("lazy");
+  if (!lazy || !lazy->Find(key)) {
+    ADD_FAILURE() << "describe().lazy." << key << " missing";
+    return -1;
+  }
+  return lazy->Find(key)->number;
+}
+
+TEST(LazyApp, TheGridReadsOverviewsOnly) {
+  const std::string path = TempPath("grid");
+  WriteModel(path, 4, 4, 128);
+  HeadlessApp t;
+  ASSERT_TRUE(t.Open(path).ok);
+  t.Frames(6);
+  JsonValue d = t.Describe();
+  EXPECT_EQ(d.Find("view")->string, "grid");
+  EXPECT_EQ(d.Find("grid")->Find("overviews_shown")->number, 16);
+  EXPECT_EQ(Lazy(d, "heads"), 0);
+  EXPECT_EQ(Lazy(d, "overviews"), 16);
+  EXPECT_EQ(Lazy(d, "bytes_read"), 16.0 * 128 * 128 * 2);
+  EXPECT_LE(Lazy(d, "reads"), 4);  // one read per layer's run of heads
+  std::remove(path.c_str());
+}
+
+TEST(LazyApp, WithoutStoredOverviewsTheGridPoolsEachHeadOnce) {
+  // A plain 'attention' tensor [2, 2, 300, 300] F32: no overviews in the file.
+  std::vector<uint8_t> bytes;
+  std::vector<uint64_t> begins;
+  uint64_t size = 0;
+  ASSERT_TRUE(SafetensorsHeaderBytes({{"attention", StDType::F32, {2, 2, 300, 300}}}, {}, &bytes, &begins, &size).ok);
+  bytes.resize(size, 0);
+  for (int head = 0; head < 4; ++head)  // head k: row r puts all its weight on column (r + 7k) % 300
+    for (int r = 0; r < 300; ++r) {
+      const float one = 1.0f;
+      std::memcpy(
+          bytes.data() + begins[0] + 4 * ((size_t)head * 90000 + (size_t)r * 300 + (size_t)(r + 7 * head) % 300), &one,
+          4);
+    }
+  const std::string path = TempPath("plain");
+  ASSERT_TRUE(WriteFileBytes(path, bytes.data(), bytes.size()).ok);
+  HeadlessApp t;
+  ASSERT_TRUE(t.Open(path).ok);
+  t.Frames(30);
+  const JsonValue d = t.Describe();
+  EXPECT_EQ(Lazy(d, "overviews"), 4);
+  EXPECT_EQ(Lazy(d, "heads"), 0);                         // read to pool them, not kept
+  EXPECT_EQ(Lazy(d, "bytes_read"), 4.0 * 300 * 300 * 4);  // each head once
+  EXPECT_EQ(d.Find("grid")->Find("overviews_shown")->number, 4);
+  std::remove(path.c_str());
+}
+
+TEST(LazyApp, HeadsStayWithinTheCacheBudget) {
+  const std::string path = TempPath("budget");
+  WriteModel(path, 4, 4, 128);  // a head is 64 KiB in memory, an overview 64 KiB
+  SetLazyCacheBudget(300 << 10);
+  HeadlessApp t;
+  ASSERT_TRUE(t.Open(path).ok);
+  ASSERT_TRUE(t.app.Command("view heatmap").ok);
+  for (int m = 0; m < 16; ++m) {
+    ASSERT_TRUE(t.app.Command("map " + std::to_string(m)).ok);
+    t.Frames(4);
+    const JsonValue d = t.Describe();
+    const JsonValue* h = d.Find("heatmaps")->items.data();
+    ASSERT_NE(h, nullptr);
+    EXPECT_EQ(h->Find("held")->numbers, (std::vector<double>{0, 128})) << "map " << m;
+    EXPECT_LE(Lazy(d, "resident_bytes"), 300 << 10);
+  }
+  JsonValue d = t.Describe();
+  EXPECT_LE(Lazy(d, "max_resident_bytes"), 300 << 10);
+  EXPECT_GT(Lazy(d, "evictions"), 10);
+  EXPECT_EQ(Lazy(d, "installs"), 16);
+  // The last head visited is still in memory: visiting it again reads nothing.
+  const double read = Lazy(d, "bytes_read");
+  ASSERT_TRUE(t.app.Command("map 14").ok);
+  t.Frames(4);
+  d = t.Describe();
+  EXPECT_EQ(Lazy(d, "bytes_read"), read);
+  SetLazyCacheBudget(0);
+  std::remove(path.c_str());
+}
+
+TEST(LazyApp, AZoomedInViewReadsOnlyTheRowsInView) {
+  const std::string path = TempPath("zoom");
+  WriteModel(path, 1, 2, 512);
+  HeadlessApp t;
+  ASSERT_TRUE(t.Open(path).ok);
+  ASSERT_TRUE(t.app.Command("view heatmap").ok);
+  ASSERT_TRUE(t.app.Command("map 1").ok);
+  ASSERT_TRUE(t.app.Command("zoom 16 300 100").ok);  // 32 rows in view around row 300
+  t.Frames(6);
+  JsonValue d = t.Describe();
+  const JsonValue& h = d.Find("heatmaps")->items[0];
+  const std::vector<double> held = h.Find("held")->numbers;
+  ASSERT_EQ(held.size(), 2u);
+  EXPECT_LE(held[0], 284);
+  EXPECT_GE(held[1], 316);
+  EXPECT_LE(held[1] - held[0], 96);  // the rows in view and half a screen either side, not 512
+  EXPECT_EQ(Lazy(d, "heads"), 0);
+  EXPECT_EQ(Lazy(d, "bands"), 1);
+  EXPECT_LE(Lazy(d, "bytes_read"), 2.0 * 256 * 256 * 2 + 96.0 * 512 * 2);  // overviews + the band
+  // Zoomed out: the whole head.
+  ASSERT_TRUE(t.app.Command("zoom 1").ok);
+  t.Frames(6);
+  d = t.Describe();
+  EXPECT_EQ(d.Find("heatmaps")->items[0].Find("held")->numbers, (std::vector<double>{0, 512}));
+  EXPECT_EQ(Lazy(d, "heads"), 1);
+  std::remove(path.c_str());
+}
+
+TEST(LazyApp, AHeadOverTheBudgetSaysSoAndTheViewZoomsIn) {
+  const std::string path = TempPath("over");
+  WriteModel(path, 1, 1, 512);  // a head is 1 MiB in memory
+  SetLazyCacheBudget(600 << 10);
+  HeadlessApp t;
+  ASSERT_TRUE(t.Open(path).ok);
+  ASSERT_TRUE(t.app.Command("view heatmap").ok);
+  t.Frames(6);
+  JsonValue d = t.Describe();
+  EXPECT_TRUE(d.Find("message_is_error")->boolean);
+  EXPECT_NE(d.Find("message")->string.find("cache budget"), std::string::npos) << d.Find("message")->string;
+  EXPECT_NE(d.Find("message")->string.find("zoom in"), std::string::npos);
+  EXPECT_TRUE(d.Find("heatmaps")->items[0].Find("underlay")->boolean);  // its overview stands in
+  ASSERT_TRUE(t.app.Command("zoom 8 100").ok);
+  t.Frames(6);
+  d = t.Describe();
+  EXPECT_EQ(Lazy(d, "bands"), 1);
+  EXPECT_LE(Lazy(d, "max_resident_bytes"), 600 << 10);
+  SetLazyCacheBudget(0);
+  std::remove(path.c_str());
+}
+
+TEST(LazyApp, OtherViewsWaitForTheWholeHeadAndExportsNeedIt) {
+  const std::string path = TempPath("views");
+  WriteModel(path, 2, 2, 64);
+  HeadlessApp t;
+  ASSERT_TRUE(t.Open(path).ok);
+  ASSERT_TRUE(t.app.Command("map 3").ok);
+  EXPECT_FALSE(t.app.Command("save-csv").ok);  // not in memory yet
+  EXPECT_FALSE(t.app.Command("save-json").ok);
+  EXPECT_FALSE(t.app.Command("hide special").ok);
+  ASSERT_TRUE(t.app.Command("view lines").ok);
+  t.Frames(4);
+  JsonValue d = t.Describe();
+  EXPECT_EQ(Lazy(d, "heads"), 1);
+  EXPECT_TRUE(d.Find("lines")->Find("drawn")->number > 0);
+  EXPECT_TRUE(t.app.Command("save-npy").ok);
+  std::remove(path.c_str());
+}
+
+TEST(LazyApp, AChangedFileAndBadFilesGiveMessages) {
+  const std::string path = TempPath("changed");
+  WriteModel(path, 2, 2, 64);
+  std::vector<uint8_t> bytes;
+  ASSERT_TRUE(ReadFileBytes(path, &bytes).ok);
+  HeadlessApp t;
+  ASSERT_TRUE(t.Open(path).ok);
+  t.Frames(3);
+  ASSERT_EQ(truncate(path.c_str(), 1000), 0);
+  ASSERT_TRUE(t.app.Command("view heatmap").ok);
+  t.Frames(4);
+  JsonValue d = t.Describe();
+  EXPECT_TRUE(d.Find("message_is_error")->boolean);
+  EXPECT_NE(d.Find("message")->string.find("changed since it was opened"), std::string::npos)
+      << d.Find("message")->string;
+  const std::string before = d.Find("example")->string;
+  // A header that promises more than the file holds, and one that is not JSON.
+  const std::string bad = TempPath("bad");
+  size_t header = 8;
+  for (int i = 7; i >= 0; --i) header += (size_t)bytes[(size_t)i] << (8 * i);
+  ASSERT_TRUE(WriteFileBytes(bad, bytes.data(), header + 100).ok);  // the data cut short
+  EXPECT_NE(t.Open(bad).message.find("beyond the end of the file"), std::string::npos) << t.Open(bad).message;
+  bytes[8] = '{', bytes[9] = ']';
+  ASSERT_TRUE(WriteFileBytes(bad, bytes.data(), header + 100).ok);
+  EXPECT_NE(t.Open(bad).message.find("safetensors: header"), std::string::npos);
+  t.Frames(2);
+  EXPECT_EQ(t.Describe().Find("example")->string, before);
+  std::remove(bad.c_str());
+  std::remove(path.c_str());
+}
+
+}  // namespace

@@ -1,0 +1,121 @@
+// Test files in the attnviz safetensors layout (docs/FORMATS.md), written from node: the header, the
+// overviews and the heads a test visits; a sparse file leaves every other byte a hole (ftruncate),
+// so a 32 x 32 x 4096 x 4096 model (32 GiB) costs a few MB of disk.
+import fs from 'node:fs';
+
+// IEEE half bits of a float, round to nearest even (as FloatToHalf in src/io/safetensors.cpp).
+const f32 = new Float32Array(1), u32 = new Uint32Array(f32.buffer);
+export function toHalf(x) {
+  f32[0] = x;
+  const b = u32[0], sign = (b >>> 16) & 0x8000, a = b & 0x7fffffff;
+  if (a > 0x7f800000) return sign | 0x7e00 | ((a >>> 13) & 0x3ff);
+  if (a >= 0x477ff000) return sign | 0x7c00;
+  if (a >= 0x38800000) return sign | (((a + 0xfff + ((a >>> 13) & 1)) - 0x38000000) >>> 13);
+  const v = Math.abs(f32[0]) * 16777216, fl = Math.floor(v), d = v - fl;  // a subnormal half: round half to even
+  return sign | (d > 0.5 || (d === 0.5 && fl % 2) ? fl + 1 : fl);
+}
+export function fromHalf(h) {
+  const s = h & 0x8000 ? -1 : 1, e = (h >> 10) & 31, m = h & 1023;
+  if (e === 0) return s * m * 2 ** -24;
+  if (e === 31) return m ? NaN : s * Infinity;
+  return s * (1 + m / 1024) * 2 ** (e - 15);
+}
+
+// Largest weight of each block (io/lazy_attention.h MaxPoolOverview): head [rows, cols] -> [R, C].
+export function maxPool(head, rows, cols, R, C) {
+  const out = new Float32Array(R * C);
+  for (let r = 0; r < R; r++)
+    for (let i = Math.floor(r * rows / R); i < Math.floor((r + 1) * rows / R); i++)
+      for (let c = 0; c < C; c++)
+        for (let j = Math.floor(c * cols / C); j < Math.floor((c + 1) * cols / C); j++)
+          out[r * C + c] = Math.max(out[r * C + c], head[i * cols + j]);
+  return out;
+}
+
+// The layout of sets [{name, kind, tokens | query_tokens + key_tokens, layers, heads}] (F16, with
+// overviews): {header, size, attention[s][l], overview[s][l], R[s], C[s]} (absolute offsets).
+export function plan(sets, meta = {}) {
+  const tensors = [], layout = { attention: [], overview: [], R: [], C: [], nq: [], nk: [] };
+  sets.forEach((s, i) => {
+    const nq = (s.tokens || s.query_tokens).length, nk = (s.tokens || s.key_tokens).length;
+    layout.nq.push(nq); layout.nk.push(nk);
+    layout.R.push(Math.min(nq, 256)); layout.C.push(Math.min(nk, 256));
+    for (let l = 0; l < s.layers; l++) tensors.push([`overview.${i}.${l}`, [s.heads, layout.R[i], layout.C[i]]]);
+  });
+  sets.forEach((s, i) => {
+    for (let l = 0; l < s.layers; l++) tensors.push([`attention.${i}.${l}`, [s.heads, layout.nq[i], layout.nk[i]]]);
+  });
+  const header = {
+    __metadata__: {
+      format: 'attnviz', version: '2', ...meta,
+      sets: JSON.stringify(sets.map((s) => {
+        const { heads, ...rest } = s;
+        return rest;
+      })),
+    },
+  };
+  let at = 0;
+  const offsets = {};
+  for (const [name, shape] of tensors) {
+    const bytes = shape.reduce((a, b) => a * b, 2);
+    header[name] = { dtype: 'F16', shape, data_offsets: [at, at + bytes] };
+    offsets[name] = at;
+    at += bytes;
+  }
+  let text = JSON.stringify(header);
+  text += ' '.repeat((8 - (text.length % 8)) % 8);
+  const head = Buffer.alloc(8 + Buffer.byteLength(text));
+  head.writeBigUInt64LE(BigInt(Buffer.byteLength(text)), 0);
+  head.write(text, 8);
+  const start = head.length;
+  sets.forEach((s, i) => {
+    layout.attention.push([]); layout.overview.push([]);
+    for (let l = 0; l < s.layers; l++) {
+      layout.attention[i].push(start + offsets[`attention.${i}.${l}`]);
+      layout.overview[i].push(start + offsets[`overview.${i}.${l}`]);
+    }
+  });
+  layout.header = head;
+  layout.size = start + at;
+  return layout;
+}
+
+function halves(values) {
+  const b = Buffer.alloc(values.length * 2);
+  for (let i = 0; i < values.length; i++) b.writeUInt16LE(toHalf(values[i]), 2 * i);
+  return b;
+}
+
+// Writes the file: heads(s, l, h) gives a head's Float32Array [n_q * n_k], or null to leave it a hole
+// (its overview too). Every head a test draws must be given; the rest may be holes (sparse).
+export function write(path, sets, heads, meta = {}) {
+  const p = plan(sets, meta);
+  const fd = fs.openSync(path, 'w');
+  fs.writeSync(fd, p.header, 0, p.header.length, 0);
+  sets.forEach((s, i) => {
+    const nq = p.nq[i], nk = p.nk[i], R = p.R[i], C = p.C[i];
+    for (let l = 0; l < s.layers; l++) {
+      for (let h = 0; h < s.heads; h++) {
+        const w = heads(i, l, h);
+        if (!w) continue;
+        fs.writeSync(fd, halves(maxPool(w, nq, nk, R, C)), 0, R * C * 2, p.overview[i][l] + h * R * C * 2);
+        const bytes = halves(w);
+        fs.writeSync(fd, bytes, 0, bytes.length, p.attention[i][l] + h * nq * nk * 2);
+      }
+    }
+  });
+  fs.ftruncateSync(fd, p.size);
+  fs.closeSync(fd);
+  return p;
+}
+
+// A head whose rows are softmax-like and differ per (layer, head): easy to tell apart in pixels.
+export function testHead(nq, nk, l, h) {
+  const w = new Float32Array(nq * nk);
+  for (let r = 0; r < nq; r++) {
+    let sum = 0;
+    for (let c = 0; c < nk; c++) sum += w[r * nk + c] = Math.exp(2.5 * Math.sin(0.7 * r + 1.3 * c + l * 0.9 + h * 1.7));
+    for (let c = 0; c < nk; c++) w[r * nk + c] /= sum;
+  }
+  return w;
+}

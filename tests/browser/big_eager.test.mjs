@@ -1,0 +1,124 @@
+// Big eager files (docs/PERFORMANCE.md, "Big files"): a .npy opened with viewer.openFile streams
+// through File.slice() into the viewer and draws its weights; a slow URL shows the app's progress
+// window while frames keep coming, and its Cancel button ends the load; a response cut short and a
+// connection dropped mid-way give clear messages and the viewer keeps working.
+import http from 'node:http';
+import { openApp, frames, screenshot, check, summary, checkHeatmapPixels } from './lib.mjs';
+
+// A float32 .npy [L, H, n, n] of softmax-like rows, as np.save writes it (header padded to 64).
+function npy(L, H, n, seed) {
+  const header0 = `{'descr': '<f4', 'fortran_order': False, 'shape': (${L}, ${H}, ${n}, ${n}), }`;
+  const pad = 64 - ((10 + header0.length + 1) % 64);
+  const header = header0 + ' '.repeat(pad % 64) + '\n';
+  const out = Buffer.alloc(10 + header.length + L * H * n * n * 4);
+  Buffer.from([0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59, 1, 0]).copy(out, 0);
+  out.writeUInt16LE(header.length, 8);
+  out.write(header, 10, 'latin1');
+  const w = new Float32Array(L * H * n * n);
+  let x = seed;
+  for (let r = 0; r < L * H * n; r++) {
+    let sum = 0;
+    for (let c = 0; c < n; c++) {
+      x = (x * 1103515245 + 12345) % 2147483648;
+      sum += w[r * n + c] = Math.exp(3 * x / 2147483648);
+    }
+    for (let c = 0; c < n; c++) w[r * n + c] /= sum;
+  }
+  Buffer.from(w.buffer).copy(out, 10 + header.length);
+  return { bytes: out, weights: w };
+}
+
+// Serves /slow.npy slowly (64 KiB every 40 ms), /cut.npy cut short, /drop.npy dropped mid-way.
+function dataServer(big) {
+  const server = http.createServer((req, res) => {
+    const headers = { 'Access-Control-Allow-Origin': '*', 'Content-Type': 'application/octet-stream',
+      'Content-Length': String(big.length) };
+    if (req.url === '/slow.npy') {
+      res.writeHead(200, headers);
+      let at = 0;
+      const timer = setInterval(() => {
+        if (res.destroyed || at >= big.length) { clearInterval(timer); res.end(); return; }
+        res.write(big.subarray(at, at + 65536));
+        at += 65536;
+      }, 40);
+      req.on('close', () => clearInterval(timer));
+    } else if (req.url === '/cut.npy' || req.url === '/drop.npy') {
+      res.writeHead(200, headers);
+      res.write(big.subarray(0, big.length >> 1));
+      setTimeout(() => (req.url === '/cut.npy' ? res.end() : res.socket.destroy()), 100);
+    } else {
+      res.writeHead(404, { 'Access-Control-Allow-Origin': '*' }).end();
+    }
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
+}
+
+async function main() {
+  const small = npy(2, 3, 8, 7);
+  const big = npy(4, 4, 256, 3);  // 4 MiB: a few hundred slow pieces
+  const server = await dataServer(big.bytes);
+  const base = `http://127.0.0.1:${server.address().port}`;
+  const app = await openApp('?example=seed004&view=heatmap');
+  const { page, errors } = app;
+  try {
+    // openFile streams the file through File.slice().
+    const r = await page.evaluate(async (b64) => {
+      const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+      await window.attnviz.openFile(new File([bytes], 'small.npy'));
+      return { d: window.attnviz.describe(), pieces: window.AttnVizLazy.stats.pieces };
+    }, small.bytes.toString('base64'));
+    check('openFile streams a .npy into the viewer', r.d.example === 'file:small.npy' && r.pieces >= 1,
+      `${r.d.example}, ${r.pieces} pieces`);
+    check('its 2 x 3 heads are there', r.d.grid.stats.length === 6 || r.d.view === 'grid', `${r.d.view}`);
+    await page.evaluate(() => {
+      window.attnviz.command('map 4');
+      window.attnviz.command('view heatmap');
+      window.attnviz.command('numbers off');
+    });
+    await frames(page, 4);
+    let d = await page.evaluate(() => window.attnviz.describe());
+    const h = d.heatmaps.find((x) => x.id === 'main');
+    const want = small.weights.slice(4 * 64, 5 * 64);
+    const maxErr = Math.max(...want.map((w, i) => Math.abs(Math.fround(h.weights[i]) - w)));
+    check('map 4 holds the file\'s weights', maxErr === 0, `largest error ${maxErr}`);
+    const shot = await screenshot(page, 'big-eager-small.png');
+    checkHeatmapPixels('streamed .npy', d, h, shot.png);
+
+    // A slow URL: the progress window shows and frames keep coming; Cancel ends the load.
+    const slow = page.evaluate((u) => window.attnviz.openUrl(u).then(() => 'opened', (e) => e.message), `${base}/slow.npy`);
+    await page.waitForFunction(() => { const l = window.attnviz.describe().loading; return l && l.received > 200000; },
+      null, { timeout: 30000 });
+    const f0 = await page.evaluate(() => window.attnviz.describe().frame);
+    await page.waitForTimeout(600);
+    d = await page.evaluate(() => window.attnviz.describe());
+    check('the progress shows bytes read of the total', d.loading && d.loading.total === big.bytes.length &&
+      d.loading.received > 0 && d.loading.received < d.loading.total, JSON.stringify(d.loading));
+    check('frames keep coming while it loads', d.frame - f0 >= 3, `${d.frame - f0} frames in 0.6 s`);
+    const loadingShot = await screenshot(page, 'big-eager-progress.png');
+    const [x0, y0, x1, y1] = d.loading.cancel_rect;
+    check('the progress window has a Cancel button', x1 > x0 && y1 > y0 && loadingShot.png.width > 0, `${d.loading.cancel_rect}`);
+    await page.mouse.click((x0 + x1) / 2, (y0 + y1) / 2);
+    const cancelled = await slow;
+    check('Cancel ends the load with a message', /^cancelled/.test(cancelled), cancelled);
+    d = await page.evaluate(() => window.attnviz.describe());
+    check('after Cancel the open file stays and the progress is gone', d.example === 'file:small.npy' && d.loading === null,
+      `${d.example} ${JSON.stringify(d.loading)}`);
+
+    // Cut short, and dropped mid-way: clear messages, the viewer keeps working.
+    for (const [what, file] of [['a response cut short', 'cut.npy'], ['a connection dropped mid-way', 'drop.npy']]) {
+      const e = await page.evaluate((u) => window.attnviz.openUrl(u).then(() => 'opened', (x) => x.message), `${base}/${file}`);
+      check(`${what} gives a clear message`, /could not open|ended after/.test(e) && e.includes(file), e);
+      d = await page.evaluate(() => window.attnviz.describe());
+      check(`${what}: the status bar says so and nothing is left loading`, d.message_is_error && d.loading === null,
+        d.message);
+    }
+    check('the viewer still runs commands', (await page.evaluate(() => window.attnviz.command('view grid'))) === '');
+    const unexpected = errors.filter((e) => !/Failed to load resource|ERR_CONTENT_LENGTH_MISMATCH|ERR_EMPTY|network/.test(e));
+    check('no other console errors', unexpected.length === 0, unexpected.slice(0, 3).join(' | '));
+  } finally {
+    await app.close();
+    server.close();
+  }
+}
+
+main().then(() => process.exit(summary()), (e) => { console.error(e); summary(); process.exit(1); });

@@ -1,0 +1,155 @@
+"""The safetensors writer (attnviz.SafetensorsWriter, save(format="safetensors")) and Range serving:
+what Python writes, attnviz-cli reads (and the other way round), values F16-rounded, overviews
+max-pooled, layers streamed one at a time, PyTorch's attention exported, HTTP Range answered."""
+import http.client
+import json
+import struct
+import subprocess
+import threading
+
+import numpy as np
+import pytest
+
+import attnviz
+from attnviz import _safetensors, _serve
+from conftest import softmax_attention
+
+
+def header_of(path):
+    with open(path, "rb") as f:
+        n = struct.unpack("<Q", f.read(8))[0]
+        return json.loads(f.read(n)), 8 + n
+
+
+def test_writer_round_trips_two_sets(tmp_path, rng):
+    enc = softmax_attention(rng, (2, 3, 5, 5))
+    dec = [softmax_attention(rng, (2, 4, 5)), softmax_attention(rng, (3, 4, 5))]  # layers differ in heads
+    path = tmp_path / "two.safetensors"
+    with attnviz.SafetensorsWriter(path, sets=[
+            dict(name="encoder", tokens=list("abcde"), layers=2, heads=3, layer_names=["e0", "e1"]),
+            dict(name="cross", query_tokens=["w", "x", "y", "z"], key_tokens=list("abcde"), layers=2, heads=[2, 3])],
+            tokenizer={"special_tokens": ["e"]}, meta={"model": "tiny"}) as w:
+        for l in range(2):
+            w.write_layer(l, dec[l], set=1)  # any order
+            w.write_layer(l, enc[l], set=0)
+    doc = attnviz.load(path)
+    assert [s.name for s in doc.sets] == ["encoder", "cross"]
+    assert doc.sets[1].kind == "cross" and doc.sets[0].layer_names == ["e0", "e1"]
+    assert doc.meta == {"model": "tiny"} and doc.tokenizer["special_tokens"] == ["e"]
+    np.testing.assert_array_equal(doc.sets[0].weights, enc.astype(np.float16).astype(np.float32))
+    np.testing.assert_array_equal(doc.sets[1].layers[1], dec[1].astype(np.float16).astype(np.float32))
+    header, start = header_of(path)
+    assert header["__metadata__"]["format"] == "attnviz" and header["__metadata__"]["version"] == "2"
+    assert header["overview.1.1"]["shape"] == [3, 4, 5]
+    assert start % 8 == 0
+
+
+def test_overviews_are_max_pooled(tmp_path, rng):
+    w = softmax_attention(rng, (1, 2, 300, 600))
+    path = tmp_path / "pool.safetensors"
+    attnviz.save(path, w, dtype="f32")
+    header, start = header_of(path)
+    t = header["overview.0.0"]
+    assert t["shape"] == [2, 256, 256]
+    raw = np.fromfile(path, dtype="<f4", count=2 * 256 * 256, offset=start + t["data_offsets"][0]).reshape(2, 256, 256)
+    want = np.zeros((2, 256, 256), np.float32)
+    for r in range(256):
+        for c in range(256):
+            want[:, r, c] = w[0, :, r * 300 // 256:(r + 1) * 300 // 256, c * 600 // 256:(c + 1) * 600 // 256].max(axis=(1, 2))
+    np.testing.assert_array_equal(raw, want)
+
+
+def test_bf16_rounds_like_torch(tmp_path, rng):
+    import torch
+    x = rng.random(1000).astype(np.float32)
+    x[::97] = np.nan
+    ours = np.frombuffer(_safetensors.encode(x, "bf16"), dtype="<u2")
+    theirs = torch.from_numpy(x).bfloat16().view(torch.int16).numpy().view(np.uint16)
+    finite = ~np.isnan(x)
+    np.testing.assert_array_equal(ours[finite], theirs[finite])
+    assert np.isnan((ours[~finite].astype(np.uint32) << 16).view(np.float32)).all()
+
+
+def test_layers_stream_from_torch_outputs(tmp_path, rng, cli):
+    import torch
+    # transformers' outputs.attentions: one [batch=1, heads, n, n] tensor per layer.
+    layers = tuple(torch.from_numpy(softmax_attention(rng, (1, 4, 6, 6))) for _ in range(3))
+    path = tmp_path / "hf.safetensors"
+    attnviz.save(path, layers, tokens=["[CLS]", "the", "cat", "sat", ".", "[SEP]"])
+    out = tmp_path / "hf.json"
+    r = subprocess.run([cli, "convert", str(path), str(out)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    doc = attnviz.load(out)
+    assert doc.sets[0].tokens[0] == "[CLS]" and doc.sets[0].n_layers == 3
+    np.testing.assert_allclose(doc.sets[0].layers[2], layers[2][0].numpy().astype(np.float16).astype(np.float32),
+                               rtol=0, atol=1e-7)
+
+
+def test_pytorch_attention_exports_to_the_lazy_format(tmp_path, rng):
+    import torch
+    torch.manual_seed(0)
+    model = torch.nn.TransformerEncoder(torch.nn.TransformerEncoderLayer(16, 2, 32, batch_first=True), 2)
+    model.eval()
+    with torch.no_grad(), attnviz.capture(model) as cap:
+        model(torch.randn(1, 7, 16))
+    doc = cap.attention(tokens=[f"w{i}" for i in range(7)])
+    path = tmp_path / "captured.safetensors"
+    attnviz.save(path, doc)
+    back = attnviz.load(path)
+    assert back.sets[0].n_layers == 2 and back.sets[0].heads_per_layer == [2, 2]
+    np.testing.assert_array_equal(back.sets[0].weights, doc.sets[0].weights.astype(np.float16).astype(np.float32))
+
+
+def test_cli_convert_writes_what_python_reads(tmp_path, rng, cli):
+    w = softmax_attention(rng, (2, 3, 9, 9))
+    src = tmp_path / "in.npz"
+    attnviz.save(src, w, tokens=[f"t{i}" for i in range(9)], version=1)
+    out = tmp_path / "out.safetensors"
+    r = subprocess.run([cli, "convert", str(src), str(out), "--dtype", "bf16"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "wrote" in r.stdout
+    doc = attnviz.load(out)
+    np.testing.assert_allclose(doc.sets[0].weights, w, rtol=2 ** -8, atol=0)
+    assert doc.sets[0].tokens == [f"t{i}" for i in range(9)]
+    r = subprocess.run([cli, "convert", str(src), str(tmp_path / "x.txt")], capture_output=True, text=True)
+    assert r.returncode == 2 and ".safetensors, .json or .npz" in r.stderr
+
+
+def test_missing_layers_and_bad_shapes_are_refused(tmp_path, rng):
+    path = tmp_path / "half.safetensors"
+    with pytest.raises(ValueError, match="not every layer was written"):
+        with attnviz.SafetensorsWriter(path, tokens=list("abc"), layers=2, heads=1) as w:
+            w.write_layer(0, softmax_attention(rng, (1, 3, 3)))
+    assert not path.exists()
+    with pytest.raises(ValueError, match=r"expected \[1, 3, 3\]"):
+        with attnviz.SafetensorsWriter(path, tokens=list("abc"), layers=1, heads=1) as w:
+            w.write_layer(0, softmax_attention(rng, (2, 3, 3)))
+    assert not path.exists()
+
+
+def test_serve_answers_range_requests(tmp_path, rng, app_dir):
+    path = tmp_path / "big.safetensors"
+    attnviz.save(path, softmax_attention(rng, (2, 2, 40, 40)), tokens=[str(i) for i in range(40)])
+    data = path.read_bytes()
+    server = _serve.make_server(str(path), app_dir=app_dir, port=0, quiet=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        def get(headers, method="GET"):
+            c = http.client.HTTPConnection("127.0.0.1", server.server_address[1], timeout=10)
+            c.request(method, "/data/big.safetensors", headers=headers)
+            r = c.getresponse()
+            return r.status, dict(r.getheaders()), r.read()
+
+        status, h, body = get({"Range": "bytes=8-99"})
+        assert status == 206 and body == data[8:100] and h["Content-Range"] == f"bytes 8-99/{len(data)}"
+        status, h, body = get({"Range": "bytes=-16"})
+        assert status == 206 and body == data[-16:]
+        status, h, body = get({})
+        assert status == 200 and body == data and h["Accept-Ranges"] == "bytes"
+        status, h, body = get({"Range": f"bytes={len(data)}-"})
+        assert status == 416 and h["Content-Range"] == f"bytes */{len(data)}"
+        status, h, body = get({}, "HEAD")
+        assert status == 200 and body == b"" and int(h["Content-Length"]) == len(data)
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -1,0 +1,329 @@
+// attnviz: reading big files into a viewer (docs/PERFORMANCE.md, "Big files"). attnviz-embed.js
+// loads this file when a viewer first opens a file or a URL; a page may also include it itself.
+//
+//   AttnVizLazy.openFile(ctx, file)  a File/Blob: attention JSON/NPZ/NPY streamed into the viewer's
+//                                    loader in 4 MiB pieces (File.slice); a safetensors file lazily:
+//                                    the viewer reads the ranges it needs with File.slice()
+//   AttnVizLazy.openUrl(ctx, url)    the same over HTTP: the response body streamed as it arrives
+//                                    (Content-Length known); a .safetensors URL lazily, with HTTP Range
+//                                    requests (a server without them: a whole download up to 512 MiB)
+//
+// ctx = { Module, wake, openBytes, progressOverlay, element }: what the viewer lends.
+// While a file streams, frames keep coming (a piece at a time, at most ~8 ms per frame), the app
+// shows a progress window, and its Cancel button ends the load ("cancelled: ...").
+(function (global) {
+  'use strict';
+
+  const PIECE = 4 << 20;  // bytes handed to the loader per call: a few ms of copying and decoding
+
+  // Gives the browser a turn (input, a frame if one is due) without waiting for a frame: a task, not
+  // requestAnimationFrame, so a slow renderer (software WebGL) does not slow the reading down.
+  const yieldToBrowser = () => new Promise((resolve) => {
+    const ch = new MessageChannel();
+    ch.port1.onmessage = () => resolve();
+    ch.port2.postMessage(0);
+  });
+
+  const nameOf = (url) => decodeURIComponent(String(url).split(/[?#]/)[0].split('/').pop() || 'download');
+
+  // Figures for benchmarks: the last stream's pieces and the longest feed; the biggest lazy read and
+  // how long it took to arrive; how long the last decoding between frames took.
+  const stats = { pieces: 0, longest_feed_ms: 0, biggest_read_bytes: 0, biggest_read_ms: 0, last_work_ms: 0 };
+
+  // Streams the bytes that read(n) gives (a Uint8Array, or null at the end) into the viewer's loader.
+  async function stream(ctx, name, total, read, stop) {
+    const M = ctx.Module;
+    const call = (fn, types, args) => M.ccall(fn, 'string', types, args);
+    const abort = (message) => { M.ccall('attnviz_load_abort', null, ['string'], [message]); ctx.wake(); };
+    stats.pieces = 0;
+    stats.longest_feed_ms = 0;
+    let err = call('attnviz_load_begin', ['string', 'number'], [name, total]);
+    ctx.wake();
+    if (err) throw new Error(err);
+    const buf = M._malloc(PIECE);
+    if (!buf) {
+      abort(`could not open ${name}: not enough memory`);
+      throw new Error(`could not open ${name}: not enough memory`);
+    }
+    let frameStart = performance.now(), woke = 0;
+    // The progress window is redrawn ~10 times a second, not every frame: a slow renderer (software
+    // WebGL) would otherwise spend more time drawing it than the file takes to read.
+    const progress = () => {
+      const now = performance.now();
+      if (now - woke > 100) {
+        woke = now;
+        ctx.Module.attnvizProgressFrame = true;
+      }
+    };
+    try {
+      for (;;) {
+        let chunk;
+        try {
+          chunk = await read(PIECE);
+        } catch (e) {
+          const message = `could not open ${name}: ${e.message}`;
+          abort(message);
+          throw new Error(message);
+        }
+        if (!chunk) break;
+        for (let at = 0; at < chunk.length; at += PIECE) {
+          const part = chunk.subarray(at, Math.min(chunk.length, at + PIECE));
+          M.HEAPU8.set(part, buf);  // HEAPU8 is looked up each time: the heap may have grown
+          const t = performance.now();
+          err = call('attnviz_load_feed', ['number', 'number'], [buf, part.length]);
+          stats.longest_feed_ms = Math.max(stats.longest_feed_ms, performance.now() - t);
+          stats.pieces++;
+          progress();
+          if (err) {
+            if (stop) stop();
+            throw new Error(err);
+          }
+          if (performance.now() - frameStart > 8) {  // at most ~8 ms of work at a time
+            await yieldToBrowser();
+            frameStart = performance.now();
+          }
+        }
+      }
+      err = call('attnviz_load_finish', [], []);
+      ctx.wake();
+      if (err) throw new Error(err);
+    } finally {
+      M._free(buf);
+    }
+  }
+
+  // ---- lazily read safetensors ------------------------------------------------------------------
+  // The viewer asks for byte ranges (attnviz_js_read); they come from File.slice() or HTTP Range
+  // requests, are written into the WASM heap where it asked, and reported with attnviz_lazy_done.
+  const FULL_DOWNLOAD_LIMIT = 512 << 20;  // a server without Range support: download files up to this whole
+  let nextReader = 1;
+
+  // True when the first bytes look like a safetensors file (LooksLikeSafetensors in io/safetensors.h).
+  function looksLikeSafetensors(b, size) {
+    if (b.length < 9 || size < 10 || b[8] !== 0x7b) return false;
+    let n = 0;
+    for (let i = 7; i >= 0; i--) n = n * 256 + b[i];
+    return n >= 2 && n <= size - 8;
+  }
+  function headerLength(b) {
+    let n = 0;
+    for (let i = 7; i >= 0; i--) n = n * 256 + b[i];
+    return 8 + n;
+  }
+
+  function installReaders(ctx) {
+    const M = ctx.Module;
+    if (M.attnvizReaders) return;
+    M.attnvizReaders = {};
+    M.attnvizRead = (id, ticket, offset, size, dst) => {
+      const r = M.attnvizReaders[id];
+      if (r) r.read(ticket, offset, size, dst);
+    };
+    M.attnvizCancel = (id, ticket) => {
+      const r = M.attnvizReaders[id];
+      if (r) r.cancelled.add(ticket);
+    };
+    M.attnvizClose = (id) => {
+      const r = M.attnvizReaders[id];
+      if (r) r.closed = true;
+      delete M.attnvizReaders[id];
+    };
+  }
+
+  // A reader: range(offset, size) -> Promise<Uint8Array>; reads start when the viewer asks.
+  function makeReader(ctx, name, range) {
+    const M = ctx.Module, id = nextReader++;
+    const r = { id, closed: false, cancelled: new Set(), reads: 0, bytes: 0 };
+    // Decoding runs between frames, ~8 ms at a time, as soon as a read ends (frames may be slow).
+    let working = false;
+    const work = async () => {
+      if (working) return;
+      working = true;
+      const t0 = performance.now();
+      try {
+        while (!r.closed && M._attnviz_lazy_work(8)) await yieldToBrowser();
+        stats.last_work_ms = performance.now() - t0;
+      } finally {
+        working = false;
+        ctx.wake();
+      }
+    };
+    const done = (ticket, err) => {
+      if (r.closed) return;
+      M.ccall('attnviz_lazy_done', null, ['number', 'number', 'string'], [id, ticket, err]);
+      work();  // decodes between frames, then wakes the viewer to draw it
+    };
+    r.read = (ticket, offset, size, dst) => {
+      r.reads++;
+      const t0 = performance.now();
+      range(offset, size).then((bytes) => {
+        if (r.closed || r.cancelled.delete(ticket)) return;  // the viewer no longer holds dst
+        if (size >= stats.biggest_read_bytes) {
+          stats.biggest_read_bytes = size;
+          stats.biggest_read_ms = performance.now() - t0;
+        }
+        if (bytes.length !== size) {
+          done(ticket, `the response ended after ${bytes.length} of ${size} bytes`);
+          return;
+        }
+        M.HEAPU8.set(bytes, dst);
+        r.bytes += size;
+        done(ticket, '');
+      }, (e) => {
+        if (r.closed || r.cancelled.delete(ticket)) return;
+        done(ticket, e.message);
+      });
+    };
+    M.attnvizReaders[id] = r;
+    return r;
+  }
+
+  // Opens a reader's file in the viewer from its first bytes (the header).
+  async function openLazy(ctx, name, size, range) {
+    installReaders(ctx);
+    let prefix = await range(0, Math.min(size, 65536));
+    const need = headerLength(prefix);
+    if (need > prefix.length && need <= size) prefix = await range(0, need);
+    const M = ctx.Module, reader = makeReader(ctx, name, range);
+    const p = M._malloc(Math.max(1, prefix.length));
+    M.HEAPU8.set(prefix, p);
+    const err = M.ccall('attnviz_lazy_open', 'string', ['string', 'number', 'number', 'number', 'number'],
+      [name, reader.id, size, p, prefix.length]);
+    M._free(p);
+    ctx.wake();
+    if (err) throw new Error(err);
+    return reader;
+  }
+
+  function fileRange(file) {
+    return (offset, size) => file.slice(offset, offset + size).arrayBuffer().then((b) => new Uint8Array(b), () => {
+      throw new Error('the file cannot be read any more (changed or removed since it was opened?)');
+    });
+  }
+
+  function openFile(ctx, file) {
+    const name = file.name || 'file';
+    return file.slice(0, 16).arrayBuffer().then((b) => {
+      if (looksLikeSafetensors(new Uint8Array(b), file.size)) return openLazy(ctx, name, file.size, fileRange(file));
+      let at = 0;
+      return stream(ctx, name, file.size, async (n) => {
+        if (at >= file.size) return null;
+        const bytes = new Uint8Array(await file.slice(at, Math.min(file.size, at + n)).arrayBuffer());
+        if (!bytes.length) throw new Error('the file became shorter while it was read');
+        at += bytes.length;
+        return bytes;
+      });
+    });
+  }
+
+  // HTTP Range requests; the file must keep the size (and ETag / Last-Modified) it had when opened.
+  async function openUrlLazy(ctx, url) {
+    const name = nameOf(url);
+    const fail = (what) => new Error(`could not open ${url}: ${what}`);
+    let first;
+    try {
+      first = await fetch(url, { mode: 'cors', headers: { Range: 'bytes=0-65535' } });
+    } catch (e) {
+      throw fail('the network failed or the server does not allow this page to read it (CORS: it must send ' +
+        'Access-Control-Allow-Origin, and allow the Range header)');
+    }
+    if (!first.ok) throw fail(`HTTP ${first.status} ${first.statusText}`.trim());
+    if (first.status !== 206) {  // no Range support: the whole file, if it is small enough
+      const total = Number(first.headers.get('Content-Length')) || 0;
+      if (!total || total > FULL_DOWNLOAD_LIMIT) {
+        if (first.body) first.body.cancel().catch(() => {});
+        throw fail('the server does not answer HTTP Range requests, and the file is ' +
+          (total ? `${(total / 1073741824).toFixed(1)} GiB` : 'of unknown size') +
+          `, too big to download whole (over ${FULL_DOWNLOAD_LIMIT >> 20} MiB). Serve it with scripts/serve.mjs, ` +
+          '`python3 -m attnviz serve`, or any server that answers Range requests.');
+      }
+      const progress = ctx.progressOverlay(ctx.element, url);
+      let bytes;
+      try {
+        bytes = new Uint8Array(await first.arrayBuffer());
+      } finally {
+        progress.remove();
+      }
+      return openLazy(ctx, name, bytes.length, (offset, size) => Promise.resolve(bytes.subarray(offset, offset + size)));
+    }
+    const total = Number((/\/(\d+)\s*$/.exec(first.headers.get('Content-Range') || '') || [])[1]);
+    if (!total) throw fail('the server answered the Range request without the file\'s size (Content-Range: bytes a-b/size)');
+    const version = first.headers.get('ETag') || first.headers.get('Last-Modified') || '';
+    const head = new Uint8Array(await first.arrayBuffer());
+    const one = async (offset, size) => {
+      const bytes = `bytes ${offset}-${offset + size - 1}`;
+      let res;
+      try {
+        res = await fetch(url, { mode: 'cors', headers: { Range: `bytes=${offset}-${offset + size - 1}` } });
+      } catch (e) {
+        throw new Error(`reading ${bytes} failed: the network failed (${e.message})`);
+      }
+      if (res.status !== 206) throw new Error(`reading ${bytes}: HTTP ${res.status} to a Range request`);
+      const now = Number((/\/(\d+)\s*$/.exec(res.headers.get('Content-Range') || '') || [])[1]);
+      const v = res.headers.get('ETag') || res.headers.get('Last-Modified') || '';
+      if (now !== total || v !== version)
+        throw new Error(`the file on the server changed since it was opened (${now} bytes, was ${total}); open it again`);
+      try {
+        return new Uint8Array(await res.arrayBuffer());
+      } catch (e) {
+        throw new Error(`reading ${bytes} failed: the response was cut short (${e.message})`);
+      }
+    };
+    // One Range request per read: the viewer asks for a whole head (tens of MB) in 4 MiB parts, a
+    // few at a time, and decodes the parts in while the rest arrive (LazyAttentionFile::kPartBytes).
+    const range = (offset, size) => (offset === 0 && size <= head.length ? Promise.resolve(head.subarray(0, size))
+      : one(offset, size));
+    return openLazy(ctx, name, total, range);
+  }
+
+  async function openUrl(ctx, url) {
+    if (/\.safetensors$/i.test(String(url).split(/[?#]/)[0])) return openUrlLazy(ctx, url);
+    const name = nameOf(url);
+    let response;
+    try {
+      response = await fetch(url, { mode: 'cors' });
+    } catch (e) {
+      throw new Error(`could not fetch ${url}: the network failed or the server does not allow this page ` +
+        `to read it (CORS: it must send Access-Control-Allow-Origin)`);
+    }
+    if (!response.ok) throw new Error(`could not fetch ${url}: HTTP ${response.status} ${response.statusText}`.trim());
+    const total = Number(response.headers.get('Content-Length')) || 0;
+    const encoding = response.headers.get('Content-Encoding');
+    if (!total || (encoding && encoding !== 'identity') || !response.body || !response.body.getReader) {
+      // Size unknown (chunked or compressed): the whole body first, with a progress bar, as before.
+      const progress = ctx.progressOverlay(ctx.element, url);
+      try {
+        const chunks = [];
+        let received = 0;
+        if (response.body && response.body.getReader) {
+          const r = response.body.getReader();
+          for (;;) {
+            const { done, value } = await r.read();
+            if (done) break;
+            chunks.push(value);
+            received += value.length;
+            progress.set(total ? Math.min(1, received / total) : -1, received);
+          }
+        } else {
+          chunks.push(new Uint8Array(await response.arrayBuffer()));
+          received = chunks[0].length;
+        }
+        const bytes = new Uint8Array(received);
+        let at = 0;
+        for (const c of chunks) { bytes.set(c, at); at += c.length; }
+        progress.remove();
+        return ctx.openBytes(name, bytes);
+      } catch (e) {
+        progress.remove();
+        throw e;
+      }
+    }
+    const reader = response.body.getReader();
+    return stream(ctx, name, total, async () => {
+      const { done, value } = await reader.read();
+      return done ? null : value;
+    }, () => reader.cancel().catch(() => {}));
+  }
+
+  global.AttnVizLazy = { openFile: openFile, openUrl: openUrl, stream: stream, stats: stats };
+})(typeof window !== 'undefined' ? window : globalThis);
