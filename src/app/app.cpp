@@ -101,6 +101,7 @@ Status App::Init(const AppConfig& config) {
   s->draw_pool.reserve(1024);
   s->env.renderer = config.headless ? nullptr : &s->renderer;
   s->env.pool = &s->draw_pool;
+  s->labels.Init(config.headless ? nullptr : config.labels);
   for (int i = 0; i < ViewCount(); ++i) s->views.push_back(ViewInfoAt(i).create());
   Status offered = ChooseOfferedViews(s);
   if (!offered) return offered;
@@ -116,6 +117,7 @@ Status App::Init(const AppConfig& config) {
 void App::Shutdown() {
   AppState* s = s_.get();
   for (auto& v : s->views) v->ReleaseTextures(s);
+  s->labels.Shutdown();
   if (!s->config.headless) s->renderer.Shutdown();
 }
 
@@ -163,7 +165,7 @@ void App::DeliverFetch(const std::string& url, const unsigned char* data, size_t
 
 bool App::NeedsFrames() const {
   const AppState* s = s_.get();
-  if (s->timeline.playing || !s->downloads.empty()) return true;
+  if (s->timeline.playing || !s->downloads.empty() || s->labels.Pending()) return true;
   for (const auto& v : s->views)
     if (v->Animating(s)) return true;
   return false;
@@ -190,6 +192,10 @@ void App::Frame() {
   const float dt = ImGui::GetIO().DeltaTime;
   s->draw_pool.clear();
   s->frame.train_ms = 0;
+  s->labels.BeginFrame();
+  s->env.labels.cache = s->labels.Available() ? &s->labels : nullptr;
+  s->env.labels.dpi_scale = s->dpi_scale;
+  s->env.labels.markers = s->show_markers;
   HandleShortcuts(s);
   s->timeline.Advance(dt);
   for (auto& v : s->views) v->Advance(s, dt);

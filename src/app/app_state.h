@@ -13,6 +13,7 @@
 #include "app/timeline.h"
 #include "app/token_filter.h"
 #include "app/view_module.h"
+#include "render/label_cache.h"
 
 namespace attnviz {
 
@@ -41,6 +42,8 @@ struct AppState {
   HeatmapRenderer renderer;
   std::vector<HeatmapCallbackData> draw_pool;  // reserved once in Init
   HeatmapEnv env;                              // renderer + pool, handed to every heatmap widget
+  LabelCache labels;                           // token labels the UI font cannot draw, as textures
+  bool show_markers = true;                    // tokenizer markers as dim marks (the "markers" command)
 
   std::vector<Example> examples;  // built-in and opened files
   int current = 0;                // index into examples

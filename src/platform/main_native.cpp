@@ -5,6 +5,7 @@
 //   --frames N     quit after N frames (smoke runs under xvfb)
 //   --screenshot F write the last frame to F as a binary PPM before quitting
 //   --command CMD  run an app command after start (repeatable), e.g. --command "train start"
+//   --describe F   write describe() of the last frame to F as JSON (label boxes, heatmap geometry)
 //   --frame-stats  print App::Frame() CPU time statistics (after 30 warm-up frames) at exit
 //   FILE...        attention files to open (JSON, NPZ, BertViz data), as if dropped on the window
 #include <GLFW/glfw3.h>
@@ -21,6 +22,7 @@
 #include "imgui_impl_glfw.h"
 #include "imgui_impl_opengl3.h"
 #include "io/file_util.h"
+#include "platform/label_raster.h"
 #include "render/gl.h"
 
 namespace {
@@ -60,6 +62,7 @@ struct Options {
   attnviz::AppConfig config;
   long max_frames = -1;               // quit after this many frames (> 0)
   const char* screenshot = nullptr;   // PPM of the last frame
+  const char* describe = nullptr;     // describe() JSON of the last frame
   std::vector<std::string> commands;  // app commands run after start
   bool frame_stats = false;           // print App::Frame() CPU statistics at exit
   std::vector<const char*> files;     // attention files to open, as if dropped on the window
@@ -67,7 +70,7 @@ struct Options {
 
 const char kUsage[] =
     "usage: attnviz [--example ID] [--view NAME] [--frames N] [--screenshot out.ppm] [--command CMD]... "
-    "[--frame-stats] [FILE...]\n";
+    "[--describe out.json] [--frame-stats] [FILE...]\n";
 
 // Returns 0 when the options were read, else the exit code (2: usage error).
 int ParseOptions(int argc, char** argv, Options* o) {
@@ -75,7 +78,7 @@ int ParseOptions(int argc, char** argv, Options* o) {
     const char* flag = argv[i];
     const bool takes_value = !std::strcmp(flag, "--example") || !std::strcmp(flag, "--view") ||
                              !std::strcmp(flag, "--frames") || !std::strcmp(flag, "--screenshot") ||
-                             !std::strcmp(flag, "--command");
+                             !std::strcmp(flag, "--command") || !std::strcmp(flag, "--describe");
     if (!std::strcmp(flag, "--frame-stats")) {
       o->frame_stats = true;
       continue;
@@ -101,6 +104,8 @@ int ParseOptions(int argc, char** argv, Options* o) {
       o->max_frames = std::atol(value);
     else if (!std::strcmp(flag, "--screenshot"))
       o->screenshot = value;
+    else if (!std::strcmp(flag, "--describe"))
+      o->describe = value;
     else
       o->commands.push_back(value);
   }
@@ -188,6 +193,13 @@ void PrintFrameStats(std::vector<float> v) {
               v[v.size() / 2], v[(size_t)(v.size() * 0.95)], v.back());
 }
 
+bool WriteText(const char* path, const std::string& text) {
+  FILE* f = std::fopen(path, "wb");
+  if (!f) return false;
+  const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  return std::fclose(f) == 0 && ok;
+}
+
 // Frames until the window closes or --frames is reached; the last one optionally as a PPM.
 void RunLoop(GLFWwindow* window, attnviz::App& app, const Options& o) {
   std::vector<float> frame_ms;
@@ -198,6 +210,8 @@ void RunLoop(GLFWwindow* window, attnviz::App& app, const Options& o) {
     if (o.max_frames > 0 && frame >= o.max_frames) {
       if (o.screenshot && !WritePpm(o.screenshot, fb_w, fb_h))
         std::fprintf(stderr, "attnviz: cannot write %s\n", o.screenshot);
+      if (o.describe && !WriteText(o.describe, app.DescribeJson()))
+        std::fprintf(stderr, "attnviz: cannot write %s\n", o.describe);
       glfwSwapBuffers(window);
       break;
     }
@@ -217,6 +231,9 @@ int main(int argc, char** argv) {
   float sx = 1, sy = 1;
   glfwGetWindowContentScale(window, &sx, &sy);
   o.config.dpi_scale = sx;
+  const std::unique_ptr<attnviz::LabelRasterizer> labels = attnviz::MakeLabelRasterizer();
+  if (!labels) std::fprintf(stderr, "attnviz: no fonts from fontconfig: labels use the UI font only\n");
+  o.config.labels = labels.get();
   attnviz::App app;
   g_app = &app;
   const attnviz::Status st = app.Init(o.config);

@@ -5,3 +5,8 @@ if(NOT EMSCRIPTEN)
   add_test(NAME native_app_xvfb COMMAND bash "${CMAKE_SOURCE_DIR}/tests/app/native_run.sh" "$<TARGET_FILE:attnviz>"
            "${CMAKE_SOURCE_DIR}/build/test-artifacts" WORKING_DIRECTORY "${CMAKE_SOURCE_DIR}")
 endif()
+if(NOT EMSCRIPTEN)
+  # Token labels in nine scripts, natively (fontconfig + FreeType + HarfBuzz) under Xvfb: pixels per label box.
+  add_test(NAME native_labels_xvfb COMMAND bash "${CMAKE_SOURCE_DIR}/tests/app/native_labels.sh" "$<TARGET_FILE:attnviz>"
+           "${CMAKE_SOURCE_DIR}/build/test-artifacts" WORKING_DIRECTORY "${CMAKE_SOURCE_DIR}")
+endif()
