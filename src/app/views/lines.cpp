@@ -271,7 +271,14 @@ void DrawTargetTokens(ImDrawList* dl, const AttentionMap& map, const LinesFrame&
 }
 
 // The hovered token's strongest partner.
-void TokenTooltip(const AttentionMap& map, const LinesFrame& F, const LinesViewState& ls) {
+// "caption token" on one line, the token drawn as a label (any script).
+void CaptionedToken(const LabelEnv& labels, const char* caption, const char* token) {
+  ImGui::TextUnformatted(caption);
+  ImGui::SameLine();
+  LabelItem(labels, token, ImGui::GetColorU32(ImGuiCol_Text));
+}
+
+void TokenTooltip(const AttentionMap& map, const LinesFrame& F, const LinesViewState& ls, const LabelEnv& labels) {
   if (ls.hovered_source < 0 && ls.hovered_target < 0) return;
   const MatrixRM& w = map.weights;
   char b1[32], b2[32];
@@ -281,13 +288,15 @@ void TokenTooltip(const AttentionMap& map, const LinesFrame& F, const LinesViewS
   if (ls.hovered_source >= 0) {
     for (int r = 0; r < F.rows_shown; ++r)
       if (w(r, ls.hovered_source) > best_w) best_w = w(r, ls.hovered_source), best = r;
-    ImGui::Text("source  %s", Token(map.source_tokens, ls.hovered_source, b1, sizeof(b1)));
-    if (best >= 0) ImGui::Text("strongest: %s  (%.4f)", Token(map.target_tokens, best, b2, sizeof(b2)), best_w);
+    CaptionedToken(labels, "source ", Token(map.source_tokens, ls.hovered_source, b1, sizeof(b1)));
+    if (best >= 0) CaptionedToken(labels, "strongest:", Token(map.target_tokens, best, b2, sizeof(b2)));
+    if (best >= 0) ImGui::Text("weight  %.4f", best_w);
   } else {
     for (int c = 0; c < (int)w.cols(); ++c)
       if (w(ls.hovered_target, c) > best_w) best_w = w(ls.hovered_target, c), best = c;
-    ImGui::Text("target  %s", Token(map.target_tokens, ls.hovered_target, b1, sizeof(b1)));
-    if (best >= 0) ImGui::Text("strongest: %s  (%.4f)", Token(map.source_tokens, best, b2, sizeof(b2)), best_w);
+    CaptionedToken(labels, "target ", Token(map.target_tokens, ls.hovered_target, b1, sizeof(b1)));
+    if (best >= 0) CaptionedToken(labels, "strongest:", Token(map.source_tokens, best, b2, sizeof(b2)));
+    if (best >= 0) ImGui::Text("weight  %.4f", best_w);
   }
   ImGui::Text("%d lines >= %.3f", ls.drawn, F.threshold);
   ImGui::EndTooltip();
@@ -350,7 +359,7 @@ void LinesView::Draw(AppState* s) {
   DrawTargetTokens(dl, map, F, ls, s->env.labels);
   DrawCaptions(dl, F, ls);
   dl->PopClipRect();
-  TokenTooltip(map, F, ls);
+  TokenTooltip(map, F, ls, s->env.labels);
   ImGui::EndChild();
 }
 
