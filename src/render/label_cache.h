@@ -54,7 +54,7 @@ struct LabelCacheStats {
 class LabelCache {
  public:
   // rasterizer may be null (headless): Get then always returns null. No GL calls when null.
-  void Init(LabelRasterizer* rasterizer, size_t max_bytes = 24u << 20, int max_entries = 4096, int per_frame = 48);
+  void Init(LabelRasterizer* rasterizer, size_t max_bytes = 24u << 20, int max_entries = 4096, int per_frame = 24);
   void Shutdown();    // frees every texture
   void BeginFrame();  // once per frame, before any Get: resets the per-frame budget
   // The label, rasterised on first use (within this frame's budget: otherwise null, and Pending()

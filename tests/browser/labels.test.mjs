@@ -51,6 +51,25 @@ async function main() {
     const boxes = heatmapLabels(run.desc);
     check('column labels are rotated in a narrow window', boxes.filter((b) => b.axis === 1).every((b) => b.vertical));
     check('no label failed to rasterise', run.desc.label_cache.failed === 0, `failed=${run.desc.label_cache.failed}`);
+    // Once rasterised, labels cost a texture lookup per frame (frame time printed for the record).
+    await frames(page, 130);
+    const steady = await describe(page);
+    check('labels already rasterised are not rasterised again', steady.label_cache.rasterised === run.desc.label_cache.rasterised,
+      `${steady.label_cache.rasterised} rasterised; mean App::Frame ${steady.frame_cpu_ms.toFixed(2)} ms over the last 120 frames`);
+
+    // The same file with ASCII tokens (ImGui's font only), for the frame time's ratio.
+    const ascii = readData('multiscript.json');
+    ascii.source_tokens = ascii.target_tokens = ascii.source_tokens.map((_, i) => `tok${i}`);
+    await load(page, ascii);
+    await cmd(page, 'view heatmap');
+    await frames(page, 130);
+    const asciiMs = (await describe(page)).frame_cpu_ms;
+    check('frame time: nine scripts vs ASCII labels', asciiMs > 0,
+      `${steady.frame_cpu_ms.toFixed(2)} vs ${asciiMs.toFixed(2)} ms, ratio ${(steady.frame_cpu_ms / asciiMs).toFixed(2)}`);
+    await load(page, readData('multiscript.json'));
+    await cmd(page, 'view heatmap');
+    await settle(page);
+    run.desc = await describe(page);
 
     // markers off: the "·" of "▁東京" goes, so its row label gets narrower; labels none: no boxes.
     const width = (d) => { const b = heatmapLabels(d).find((x) => x.axis === 0 && x.index === 0); return b ? b.box[2] - b.box[0] : 0; };
@@ -65,6 +84,18 @@ async function main() {
     check('labels none draws no labels', heatmapLabels(await describe(page)).length === 0);
     check('labels bogus is refused', (await cmd(page, 'labels bogus')) !== '');
     await cmd(page, 'labels auto');
+
+    // Hostile tokens: 300 stacked combining marks, 1300 CJK characters (the reader's limit is 4096 bytes), a bidi override. The viewer
+    // cuts tokens at 64 characters and escapes overrides; the labels stay a bounded size.
+    const hostile = ['a' + '\u0301'.repeat(300), '\u6771'.repeat(1300), '\u202eevil', 'x'];
+    const hw = hostile.map((_, i) => hostile.map((__, j) => (i === j ? 1 : 0)));
+    check('hostile tokens open', (await load(page, { source_tokens: hostile, target_tokens: hostile, weights: hw })) === '');
+    await cmd(page, 'view heatmap');
+    await settle(page);
+    const hd = await describe(page);
+    const tall = heatmapLabels(hd).map((b) => Math.max(b.box[2] - b.box[0], b.box[3] - b.box[1]));
+    check('hostile tokens: bounded labels, none failed', hd.label_cache.failed === 0 && Math.max(...tall) < 1200 &&
+      hd.source_tokens[2].startsWith('\\u202e'), `largest label ${Math.max(...tall).toFixed(0)} px, ${hd.source_tokens[2]}`);
 
     // A 600-token file of distinct CJK tokens: auto thins the labels so they do not overlap.
     const n = 600, toks = Array.from({ length: n }, (_, i) => String.fromCodePoint(0x4E00 + i) + String.fromCodePoint(0x4E00 + n + i));
