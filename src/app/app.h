@@ -19,14 +19,15 @@ struct AppState;
 class LabelRasterizer;
 
 struct AppConfig {
-  std::string example;                // id of the example to open first ("" = the translation figure)
-  std::string view;                   // view to open first: a registry name (heatmap, lines, grid, ...)
-  bool embed = false;                 // embedded in a lesson page: no menu bar, a compact toolbar
-  std::vector<std::string> views;     // the views this viewer offers, in tab order (empty: all); one view: no tab bar
-  float dpi_scale = 1.0f;             // framebuffer pixels per UI pixel (devicePixelRatio on the web)
-  bool controls = true;               // false: a bare figure (no tabs, toolbars, timeline or status bar)
-  std::string theme;                  // "light" or "dark" ("" = dark)
-  bool headless = false;              // no GL: views run and lay out, nothing is uploaded or drawn (smoke tests)
+  std::string example;             // id of the example to open first ("" = the translation figure)
+  std::string view;                // view to open first: a registry name (heatmap, lines, grid, ...)
+  bool embed = false;              // embedded in a lesson page: no menu bar, a compact toolbar
+  std::vector<std::string> views;  // the views this viewer offers, in tab order (empty: all); one view: no tab bar
+  float dpi_scale = 1.0f;          // framebuffer pixels per UI pixel (devicePixelRatio on the web)
+  bool controls = true;            // false: a bare figure (no tabs, toolbars, timeline or status bar)
+  std::string theme;               // "light" or "dark" ("" = dark)
+  bool headless = false;           // no GL: views run and lay out, nothing is uploaded or drawn (smoke tests)
+
   LabelRasterizer* labels = nullptr;  // the platform's label back end (owned by it); null: the UI font only
 };
 
