@@ -14,6 +14,8 @@ APT_PKGS=(
   emscripten nodejs npm
   libeigen3-dev libglfw3-dev libgles-dev libgtest-dev googletest zlib1g-dev
   chromium python3-numpy fonts-dejavu-core fonttools xvfb xauth
+  fonts-noto-core fonts-noto-cjk fonts-noto-color-emoji  # token labels in any script (browser and native)
+  libfontconfig-dev libfreetype-dev libharfbuzz-dev       # the desktop app's label rasteriser
   clang-format clang-14 libclang-rt-14-dev  # format-check; ASan/UBSan and libFuzzer builds
   python3-torch python3-pytest python3-nbconvert python3-ipykernel python3-pip  # python/ and its tests
 )

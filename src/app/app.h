@@ -21,6 +21,7 @@ namespace attnviz {
 struct AppState;
 struct AttentionDocument;
 class ByteSource;
+class LabelRasterizer;
 
 struct AppConfig {
   std::string example;             // id of the example to open first ("" = the translation figure)
@@ -34,6 +35,8 @@ struct AppConfig {
   // Makes the runner for live training: a thread natively, a Web Worker in the browser; empty =
   // training in the UI's frames (app/train_runner.h).
   std::function<std::unique_ptr<TrainRunner>()> train_runner;
+
+  LabelRasterizer* labels = nullptr;  // the platform's label back end (owned by it); null: the UI font only
 };
 
 class App {

@@ -133,8 +133,14 @@ void DrawStyleControls(AppState* s) {
   ImGui::Checkbox("numbers", &s->style.show_numbers);
   ImGui::SameLine();
   ImGui::Checkbox("grid", &s->style.show_grid);
-  ImGui::SameLine();
-  ImGui::Checkbox("labels", &s->style.show_labels);
+  int labels = (int)s->style.labels;
+  const char* label_modes[] = {"labels: auto (thinned)", "labels: all", "labels: none"};
+  ImGui::SetNextItemWidth(-1);
+  if (ImGui::Combo("##labels", &labels, label_modes, IM_ARRAYSIZE(label_modes))) s->style.labels = (LabelMode)labels;
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip(
+        "auto: every k-th token label, so that none overlap (hovered ones always show).\n"
+        "all: every label, even overlapping. none: no token labels.");
   DrawColourBar(s);
   ImGui::Separator();
 }
@@ -282,6 +288,11 @@ void DrawMenuBar(AppState* s) {
       if (!IsOffered(s, i)) continue;
       if (ImGui::MenuItem(ViewInfoAt(i).label, i < 9 ? key : nullptr, s->view == i)) s->view = i;
     }
+    ImGui::Separator();
+    if (ImGui::MenuItem("Tokenizer markers", nullptr, s->show_markers)) s->show_markers = !s->show_markers;
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip(
+          "A dim \xc2\xb7 for a word start (\xe2\x96\x81, \xc4\xa0) and \xe2\x80\x90 for a continuation (##)");
     ImGui::EndMenu();
   }
   if (ImGui::BeginMenu("Help")) {

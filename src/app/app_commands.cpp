@@ -191,6 +191,17 @@ Status CmdNumbers(AppState* s, const CommandArgs& c) {
   return Status::Ok();
 }
 
+Status CmdMarkers(AppState* s, const CommandArgs& c) {
+  if (c.rest != "on" && c.rest != "off") return Status::Error("markers on|off");
+  s->show_markers = c.rest == "on";
+  return Status::Ok();
+}
+
+Status CmdLabels(AppState* s, const CommandArgs& c) {
+  if (!ParseLabelMode(c.rest, &s->style.labels)) return Status::Error("labels all|auto|none");
+  return Status::Ok();
+}
+
 Status CmdRange(AppState* s, const CommandArgs& c) {
   if (c.words.size() == 1) {  // range auto|fixed|p99|p99.9
     if (ParseRangeMode(c.Word(0), &s->style.range)) return Status::Ok();
@@ -235,6 +246,8 @@ const AppCommand kAppCommands[] = {
     {"scale", "scale global|row|log", CmdScale},
     {"range", "range auto|fixed|p99|p99.9 or range MIN MAX", CmdRange},
     {"numbers", "numbers on|off", CmdNumbers},
+    {"labels", "labels all|auto|none", CmdLabels},
+    {"markers", "markers on|off", CmdMarkers},
     {"step", "step K", CmdStep},
     {"play", "play", CmdPlay},
     {"pause", "pause", CmdPause},

@@ -31,6 +31,31 @@ void WriteTokens(JsonWriter* w, const char* key, const std::vector<std::string>&
   w->EndArray();
 }
 
+// Token labels: the mode, the markers toggle, who rasterises labels the UI font lacks (canvas,
+// freetype, none) and the label cache's counters.
+void WriteLabels(AppState* s, JsonWriter* w) {
+  w->Key("labels");  // token labels: all|auto|none
+  w->String(LabelModeName(s->style.labels));
+  w->Key("markers");  // tokenizer markers drawn as dim marks
+  w->Bool(s->show_markers);
+  w->Key("label_backend");  // who rasterises labels the UI font lacks: canvas, freetype, none
+  w->String(s->labels.BackendName());
+  const LabelCacheStats ls = s->labels.Stats();
+  w->Key("label_cache");
+  w->BeginObject();
+  w->Key("entries");
+  w->Number(ls.entries);
+  w->Key("bytes");
+  w->Number((double)ls.bytes);
+  w->Key("rasterised");
+  w->Number(ls.rasterised);
+  w->Key("evicted");
+  w->Number(ls.evicted);
+  w->Key("failed");
+  w->Number(ls.failed);
+  w->EndObject();
+}
+
 void WriteShared(AppState* s, JsonWriter* w) {
   w->Key("frame");
   w->Number(ImGui::GetFrameCount());
@@ -84,6 +109,7 @@ void WriteShared(AppState* s, JsonWriter* w) {
   w->NumberF(resolved.vmax);
   w->Key("low_contrast");
   w->NumberF(LowContrastFraction(resolved, s->CurrentMap()));
+  WriteLabels(s, w);
   w->Key("dpi_scale");
   w->NumberF(s->dpi_scale);
   w->Key("frame_cpu_ms");

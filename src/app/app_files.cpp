@@ -68,11 +68,13 @@ std::string Description(const std::string& name, const AttentionSet& set, const 
 }
 
 // Tokens as the viewer shows them: a tokenizer's word-start marker ("▁" in SentencePiece, "Ġ" in
-// GPT-2's BPE; the first is not even in the UI font) becomes a subtle "·". The file keeps them.
+// GPT-2's BPE) becomes a leading "·", which the labels draw as a dim mark or leave out (the
+// "markers" command, app/labels.h). "▁" is taken as the marker even when the file does not name
+// one (it is no letter of any script); "Ġ" only when named. The file keeps them.
 std::vector<std::string> DisplayTokens(std::vector<std::string> tokens, const TokenizerInfo& t) {
+  const std::string marker = t.space_marker.empty() ? std::string("\xe2\x96\x81") : t.space_marker;
   for (std::string& tok : tokens) {
-    if (!t.space_marker.empty() && tok.compare(0, t.space_marker.size(), t.space_marker) == 0)
-      tok = "\xc2\xb7" + tok.substr(t.space_marker.size());
+    if (tok.compare(0, marker.size(), marker) == 0) tok = "\xc2\xb7" + tok.substr(marker.size());
     tok = DisplayText(tok, 64);
   }
   return tokens;

@@ -14,6 +14,7 @@
 #include "app/timeline.h"
 #include "app/token_filter.h"
 #include "app/view_module.h"
+#include "render/label_cache.h"
 
 namespace attnviz {
 
@@ -43,6 +44,8 @@ struct AppState {
   std::vector<HeatmapCallbackData> draw_pool;  // reserved once in Init
   HeatmapEnv env;                              // renderer + pool, handed to every heatmap widget
   int64_t upload_budget = 0;                   // texture bytes still to upload this frame (HeatmapEnv)
+  LabelCache labels;                           // token labels the UI font cannot draw, as textures
+  bool show_markers = true;                    // tokenizer markers as dim marks (the "markers" command)
 
   std::vector<Example> examples;  // built-in and opened files
   int current = 0;                // index into examples

@@ -5,6 +5,7 @@
 //   --frames N     quit after N frames (smoke runs under xvfb)
 //   --screenshot F write the last frame to F as a binary PPM before quitting
 //   --command CMD  run an app command after start (repeatable), e.g. --command "train start"
+//   --describe F   write describe() of the last frame to F as JSON (label boxes, heatmap geometry)
 //   --frame-stats  print App::Frame() CPU time statistics (after 30 warm-up frames) at exit
 //   --describe F   write describe() (what the last frame drew, as JSON) to F before quitting
 //   --cache SIZE   memory for the heads of lazily read (safetensors) files, e.g. 512M (default 256M)
@@ -26,6 +27,8 @@
 #include "imgui_impl_opengl3.h"
 #include "io/memory_budget.h"
 #include "platform/native_loader.h"
+#include "io/file_util.h"
+#include "platform/label_raster.h"
 #include "render/gl.h"
 
 namespace {
@@ -58,7 +61,7 @@ struct Options {
   attnviz::AppConfig config;
   long max_frames = -1;               // quit after this many frames (> 0)
   const char* screenshot = nullptr;   // PPM of the last frame
-  const char* describe = nullptr;     // describe() of the last frame
+  const char* describe = nullptr;     // describe() JSON of the last frame
   std::vector<std::string> commands;  // app commands run after start
   bool frame_stats = false;           // print App::Frame() CPU statistics at exit
   std::vector<const char*> files;     // attention files to open, as if dropped on the window
@@ -198,6 +201,13 @@ void PrintFrameStats(std::vector<float> v) {
               v[v.size() / 2], v[(size_t)(v.size() * 0.95)], v.back());
 }
 
+bool WriteText(const char* path, const std::string& text) {
+  FILE* f = std::fopen(path, "wb");
+  if (!f) return false;
+  const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  return std::fclose(f) == 0 && ok;
+}
+
 // Frames until the window closes or --frames is reached; the last one optionally as a PPM.
 void RunLoop(GLFWwindow* window, attnviz::App& app, const Options& o) {
   std::vector<float> frame_ms;
@@ -208,13 +218,8 @@ void RunLoop(GLFWwindow* window, attnviz::App& app, const Options& o) {
     if (o.max_frames > 0 && frame >= o.max_frames) {
       if (o.screenshot && !WritePpm(o.screenshot, fb_w, fb_h))
         std::fprintf(stderr, "attnviz: cannot write %s\n", o.screenshot);
-      if (o.describe) {
-        FILE* f = std::fopen(o.describe, "wb");
-        const std::string& d = app.DescribeJson();
-        if (!f || std::fwrite(d.data(), 1, d.size(), f) != d.size())
-          std::fprintf(stderr, "attnviz: cannot write %s\n", o.describe);
-        if (f) std::fclose(f);
-      }
+      if (o.describe && !WriteText(o.describe, app.DescribeJson()))
+        std::fprintf(stderr, "attnviz: cannot write %s\n", o.describe);
       glfwSwapBuffers(window);
       break;
     }
@@ -234,6 +239,9 @@ int main(int argc, char** argv) {
   float sx = 1, sy = 1;
   glfwGetWindowContentScale(window, &sx, &sy);
   o.config.dpi_scale = sx;
+  const std::unique_ptr<attnviz::LabelRasterizer> labels = attnviz::MakeLabelRasterizer();
+  if (!labels) std::fprintf(stderr, "attnviz: no fonts from fontconfig: labels use the UI font only\n");
+  o.config.labels = labels.get();
   attnviz::App app;
   g_app = &app;
   o.config.train_runner = attnviz::MakeThreadRunner;  // live training on its own thread

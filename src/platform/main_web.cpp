@@ -16,6 +16,7 @@
 #include "imgui.h"
 #include "imgui_impl_glfw.h"
 #include "imgui_impl_opengl3.h"
+#include "platform/label_raster.h"
 #include "platform/web_exports.h"
 #include "render/gl.h"
 
@@ -208,6 +209,7 @@ WorkerRunner* WorkerRunner::live = nullptr;
 
 struct WebLoop {
   GLFWwindow* window = nullptr;
+  std::unique_ptr<attnviz::LabelRasterizer> labels = attnviz::MakeLabelRasterizer();  // outlives app
   attnviz::App app;
   long frame = 0;
   int quiet_frames = 0;               // frames drawn since the last input or animation
@@ -362,6 +364,7 @@ int main() {
   if (e != std::string::npos) config.controls = o.substr(e + 1) != "0";
   config.dpi_scale = sz[2] / sz[0];
   config.train_runner = [] { return std::unique_ptr<attnviz::TrainRunner>(new WorkerRunner); };
+  config.labels = g_loop->labels.get();
   const attnviz::Status st = g_loop->app.Init(config);
   if (!st) {
     attnviz_js_fatal(st.message.c_str());

@@ -611,3 +611,41 @@ TEST(AppViews, TranslateFiguresPlayWithTheirGoldAlignment) {
   EXPECT_EQ(Get(t.Describe(), "translate.figure").string, "") << "typing another sentence leaves the figure";
   EXPECT_FALSE(t.app.Command("figure z").ok);
 }
+
+TEST(AppLabels, ModesMarkersAndBoxes) {
+  HeadlessApp t;
+  const std::string f = R"({"source_tokens":["\u2581the","##ing","\u6771\u4eac","x"],"target_tokens":["a","b"],
+      "weights":[[0.25,0.25,0.25,0.25],[0.1,0.2,0.3,0.4]]})";
+  t.app.OpenFileBytes("labels.json", reinterpret_cast<const unsigned char*>(f.data()), f.size());
+  t.Run("view heatmap");
+  t.Frames(2);
+  JsonValue d = t.Describe();
+  EXPECT_EQ(Get(d, "labels").string, "auto");
+  EXPECT_TRUE(Get(d, "markers").boolean);
+  EXPECT_EQ(Get(d, "label_backend").string, "none") << "headless: no rasteriser";
+  EXPECT_EQ(Get(d, "source_tokens").items[0].string, "\xc2\xb7the") << "U+2581 is a word start without a tokenizer";
+  const JsonValue* h = Heatmap(d, "main");
+  ASSERT_NE(h, nullptr);
+  const JsonValue& boxes = Get(*h, "labels.boxes");
+  EXPECT_EQ(boxes.ArraySize(), 6u) << "2 row labels and 4 column labels";
+  auto width = [&](const JsonValue& hm, int axis, int index) {
+    for (const JsonValue& b : Get(hm, "labels.boxes").items)
+      if (b.numbers.size() == 7 && b.numbers[0] == axis && b.numbers[1] == index)
+        return b.numbers[6] > 0.5 ? b.numbers[5] - b.numbers[3] : b.numbers[4] - b.numbers[2];
+    return -1.0;
+  };
+  const double with_mark = width(*h, 1, 0);
+  EXPECT_GT(with_mark, 0);
+  t.Run("markers off");
+  t.Frames(1);
+  d = t.Describe();
+  EXPECT_FALSE(Get(d, "markers").boolean);
+  EXPECT_LT(width(*Heatmap(d, "main"), 1, 0), with_mark - 1) << "the dim '\xc2\xb7' is left out";
+  t.Run("labels none");
+  t.Frames(1);
+  d = t.Describe();
+  EXPECT_EQ(Get(d, "labels").string, "none");
+  EXPECT_EQ(Get(*Heatmap(d, "main"), "labels.boxes").ArraySize(), 0u);
+  EXPECT_FALSE(t.app.Command("labels some").ok);
+  EXPECT_FALSE(t.app.Command("markers maybe").ok);
+}

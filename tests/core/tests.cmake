@@ -2,6 +2,6 @@
 # Reference data: tests/reference/make_reference.py -> tests/reference/data/attention_cases.txt
 attnviz_add_test(core_tests
   SOURCES tests/core/attention_test.cpp tests/core/kernels_test.cpp tests/core/head_stats_test.cpp
-          tests/core/colormap_test.cpp
+          tests/core/colormap_test.cpp tests/core/label_layout_test.cpp
   LIBS attnviz_core)
 target_include_directories(core_tests PRIVATE ${CMAKE_SOURCE_DIR}/tests/core)
