@@ -12,7 +12,7 @@ export DEBIAN_FRONTEND=noninteractive
 APT_PKGS=(
   build-essential cmake ninja-build pkg-config dpkg-dev
   emscripten nodejs npm
-  libeigen3-dev libglfw3-dev libgles-dev libgtest-dev googletest zlib1g-dev
+  libeigen3-dev libglfw3-dev libgles-dev libpng-dev libgif-dev libgtest-dev googletest zlib1g-dev
   chromium python3-numpy fonts-dejavu-core fonttools xvfb xauth
   clang-format clang-14 libclang-rt-14-dev  # format-check; ASan/UBSan and libFuzzer builds
   python3-torch python3-pytest python3-nbconvert python3-ipykernel python3-pip  # python/ and its tests
