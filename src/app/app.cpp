@@ -56,6 +56,7 @@ void DrawMainWindow(AppState* s) {
   }
   ImGui::BeginChild("main", ImVec2(0, -status_h), false);
   if (s->config.controls) DrawViewTabs(s);
+  RecordViewRect(s);
   s->ActiveView().Draw(s);
   ImGui::EndChild();
   if (s->config.controls) DrawStatusBar(s);
@@ -163,7 +164,7 @@ void App::DeliverFetch(const std::string& url, const unsigned char* data, size_t
 
 bool App::NeedsFrames() const {
   const AppState* s = s_.get();
-  if (s->timeline.playing || !s->downloads.empty()) return true;
+  if (s->timeline.playing || !s->downloads.empty() || !s->exports.captures.empty()) return true;
   for (const auto& v : s->views)
     if (v->Animating(s)) return true;
   return false;

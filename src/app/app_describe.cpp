@@ -96,6 +96,8 @@ void WriteShared(AppState* s, JsonWriter* w) {
   w->Number(s->timeline.count);
   w->Key("playing");
   w->Bool(s->timeline.playing);
+  w->Key("mode");
+  w->String(s->timeline.mode == TimelineMode::Decoding ? "decoding" : "frames");
   w->EndObject();
   const AttentionMap& m = s->CurrentMap();
   WriteTokens(w, "source_tokens", m.source_tokens.vec());

@@ -237,6 +237,12 @@ Status SelectSet(AppState* s, const std::string& which) {
 }
 
 Status QueueSvgDownload(AppState* s) {
+  std::string view_svg;
+  Status view_status;
+  if (s->ActiveView().ExportSvg(s, &view_svg, &view_status)) {  // the lines view draws its own
+    if (view_status) QueueDownload(s, DownloadName(s->Current().id, "-lines.svg"), "image/svg+xml", view_svg);
+    return view_status;
+  }
   const AttentionMap& m = s->CurrentMap();
   SvgHeatmapOptions opt;
   const HeatmapStyle style = ResolveStyle(s->style, m);

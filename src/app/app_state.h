@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "app/app.h"
+#include "app/app_export.h"
 #include "app/examples.h"
 #include "app/heatmap_widget.h"
 #include "app/model_library.h"
@@ -69,6 +70,7 @@ struct AppState {
   int last_hover[2] = {-1, -1};            // hovered cell at the end of the last frame
   std::string open_url_request;            // a page the platform should open (Help > Tutorial)
   bool open_dialog_requested = false;      // the platform should show a file picker
+  ExportState exports;                     // PNG captures waiting for the platform, the view's area
 
   Example& Current() { return examples[(size_t)current]; }   // the example shown
   const AttentionMap& CurrentMap();                          // its map current_map (clamped)

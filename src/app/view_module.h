@@ -64,6 +64,9 @@ class ViewModule {
   // Text the sidebar shows instead of the example picker and matrix info, for views that do not
   // show the current example (Translate, Train); nullptr keeps the picker.
   virtual const char* SidebarAbout() const { return nullptr; }
+  // File > Save as SVG: a view that draws something else than the heatmap (lines) writes its own
+  // SVG into *svg and returns true (*error set on failure); false = the map's heatmap SVG.
+  virtual bool ExportSvg(AppState*, std::string* /*svg*/, Status* /*error*/) { return false; }
 };
 
 // ---------------------------------------------------------------------------
