@@ -104,6 +104,7 @@ Example ExampleFromSet(const std::string& name, AttentionSet&& set, size_t n_set
       m.source_tokens = source;
       m.target_tokens = target;
       m.weights = std::move(head.weights);
+      m.q = std::move(head.q), m.k = std::move(head.k);
       m.version = 1;
       ex.maps.push_back(std::move(m));
     }
@@ -266,7 +267,8 @@ Status QueueJsonDownload(AppState* s) {
     ex.LayerHeadOf(i, &l, &h);
     while ((int)file.layers.size() <= l) file.layers.push_back({"layer " + std::to_string(file.layers.size()), {}});
     const AttentionMap& m = ex.maps[(size_t)i];
-    file.layers[(size_t)l].heads.push_back({m.name.empty() ? "head " + std::to_string(h) : m.name, m.weights});
+    file.layers[(size_t)l].heads.push_back(
+        {m.name.empty() ? "head " + std::to_string(h) : m.name, m.weights, m.q, m.k});
   }
   const std::string json = SaveAttentionJson(file);
   QueueDownload(s, DownloadName(ex.id, ".json"), "application/json", json);
