@@ -35,7 +35,7 @@ function gifInfo(b) {
 }
 
 // WebM (EBML) walk: master elements are entered (their sizes may be "unknown" in a recording),
-// others skipped. Returns the video size and each SimpleBlock's time in ms.
+// others skipped. Returns the video size and each (Simple)Block's time in ms.
 function webmInfo(b) {
   const u = Uint8Array.from(b);
   const MASTERS = new Set([0x18538067, 0x1f43b675, 0x1654ae6b, 0xae, 0xe0, 0xa0, 0x1549a966]);
@@ -60,7 +60,7 @@ function webmInfo(b) {
     else if (id === 0x2ad7b1) scale = uint(size);
     else if (id === 0xb0) out.width = uint(size);
     else if (id === 0xba) out.height = uint(size);
-    else if (id === 0xa3) {
+    else if (id === 0xa3 || id === 0xa1) {  // SimpleBlock, or Block inside a BlockGroup
       const save = p;
       vint(false);  // track number
       const rel = (u[p] << 8 | u[p + 1]) << 16 >> 16;
