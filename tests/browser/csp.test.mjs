@@ -29,6 +29,10 @@ async function main() {
     await p.waitForFunction(() => window.attnviz !== undefined, null, { timeout: 60000 });
     const d = await p.evaluate(() => window.attnviz.describe());
     check('strict CSP: the page runs and draws', d.example === 'seed002' && d.heatmaps.length === 1);
+    // The exports load an ES module and gifenc, and use no eval or workers.
+    const sizes = await p.evaluate(async () => [(await window.attnviz.exportPng({ scale: 2 })).size,
+      (await window.attnviz.exportGif({ stepMs: 100 })).size]);
+    check('strict CSP: PNG and GIF exports work', sizes[0] > 1000 && sizes[1] > 1000, String(sizes));
     const violations = messages.filter((m) => /Content Security Policy|Refused to/.test(m));
     check('strict CSP: no violations', violations.length === 0, violations.slice(0, 2).join(' | '));
     server.close();

@@ -155,6 +155,18 @@ async function main() {
     const svg = fs.readFileSync(svgFile, 'utf8');
     check('save-svg in the lines view writes the lines', /-lines\.svg$/.test((await dl).suggestedFilename()) &&
       (svg.match(/<line /g) || []).length > 10 && svg.includes('chat'), `${(svg.match(/<line /g) || []).length} lines`);
+    // The steps view shows a file's own q and k as the product per dimension.
+    const qk = { version: 2, sets: [{ name: 'enc', query_tokens: ['a', 'b'], key_tokens: ['x', 'y', 'z'],
+      layers: [{ heads: [{ name: 'h0', weights: [[0.5, 0.25, 0.25], [0.2, 0.3, 0.5]],
+        q: [[1, 0, 2, 0.3], [0.5, -1, 0, 1]], k: [[1, 1, 1, 0], [0, 2, -1, 1], [3, 0, 0.5, 0]] }] }] }] };
+    await page.setViewportSize({ width: 900, height: 400 });
+    await page.evaluate((f) => window.attnviz.load(f, 'qk.json'), qk);
+    await page.evaluate(() => window.attnviz.command('view steps'));
+    await frames(page, 6);
+    const st = await page.evaluate(() => window.attnviz.describe().steps.qk);
+    check('steps: q ∘ k of the file\'s own q and k, summing to q·k', st.source === 'file' && st.dims === 4 &&
+      [3, -1.7, 4].every((v, j) => Math.abs(st.sums[j] - v) < 1e-5), JSON.stringify(st.sums));
+    await screenshot(page, 'steps-neuron-file.png');
     check('no console errors', errors.length === 0, errors.join(' | '));
   } finally {
     await app.close();

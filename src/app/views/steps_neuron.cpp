@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "core/colormap.h"
 #include "imgui.h"
@@ -13,9 +14,11 @@ namespace {
 
 constexpr int kMaxDimsDrawn = 256;  // wider vectors draw their first 256 dimensions (the sums use all)
 
-ImU32 ProductColor(float v, float max_abs) {
+// Cell colour (and, in *text, a contrasting colour for its number).
+ImU32 ProductColor(float v, float max_abs, ImU32* text) {
   uint8_t rgb[3];
   ColormapSample(Colormap::Diverging, 0.5f + 0.5f * (max_abs > 0 ? v / max_abs : 0.0f), rgb);
+  *text = ContrastingTextColor(rgb);
   return IM_COL32(rgb[0], rgb[1], rgb[2], 255);
 }
 
@@ -27,7 +30,13 @@ void DrawProductCells(const MatrixRM& q, const MatrixRM& k, int r, int j, float 
   const float h = ImGui::GetTextLineHeight();
   for (int c = 0; c < drawn; ++c) {
     const ImVec2 a(p.x + c * cell, p.y), b(p.x + (c + 1) * cell - (cell >= 6 ? 1.0f : 0.0f), p.y + h);
-    dl->AddRectFilled(a, b, ProductColor(q(r, c) * k(j, c), max_abs));
+    ImU32 text = 0;
+    dl->AddRectFilled(a, b, ProductColor(q(r, c) * k(j, c), max_abs, &text));
+    if (cell < 44) continue;  // wide cells print their product
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.3g", q(r, c) * k(j, c));
+    const float tw = ImGui::CalcTextSize(buf).x;
+    if (tw < cell - 4) dl->AddText(ImVec2(a.x + (cell - tw) * 0.5f, a.y), text, buf);
   }
   ImGui::InvisibleButton("cells", ImVec2(std::max(1.0f, drawn * cell), h));
   if (ImGui::IsItemHovered()) {
@@ -54,7 +63,7 @@ void DrawQueryKeyProduct(const MatrixRM& q, const MatrixRM& k, int r, const std:
   ImGui::Text(
       "q \xe2\x88\x98 k per dimension (the neuron view): each cell is q_d \xc3\x97 k_d, blue < 0 < red; "
       "the cells of a line sum to q\xc2\xb7k");
-  const float cell = std::clamp(360.0f / (float)std::min(d, kMaxDimsDrawn), 3.0f, 18.0f);
+  const float cell = std::clamp(360.0f / (float)std::min(d, kMaxDimsDrawn), 3.0f, 56.0f);
   const float label_w = ImGui::GetFontSize() * 7;
   if (d > kMaxDimsDrawn)
     ImGui::TextDisabled("(the first %d of %d dimensions are drawn; the sums use all)", kMaxDimsDrawn, d);
