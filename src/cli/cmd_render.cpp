@@ -19,6 +19,8 @@
 namespace attnviz {
 namespace {
 
+constexpr double kMaxGifBytes = 512.0 * 1024 * 1024;  // RGBA of every frame, before encoding
+
 int Fail(const std::string& message) {
   std::fprintf(stderr, "attnviz-cli render: %s\n", Printable(message).c_str());
   return kExitError;
@@ -148,6 +150,10 @@ Status WriteRaster(const MatrixRM& w, const AttentionFile& f, const RenderOption
   } else {
     std::vector<RgbaImage> frames((size_t)w.rows());
     for (int k = 0; k < (int)w.rows(); ++k) {
+      if (k == 1 && (double)frames[0].rgba.size() * (double)w.rows() > kMaxGifBytes)  // all frames stay in memory
+        return Status::Error("the GIF would be " + std::to_string(w.rows()) + " frames of " +
+                             std::to_string(frames[0].width) + " x " + std::to_string(frames[0].height) +
+                             " px, over 512 MiB of pixels: lower --dpi or --cell, or render a PNG");
       fo.rows_shown = k + 1, fo.current_row = k;
       if (!(st = RenderHeatmapFigure(w, f.source_tokens, f.target_tokens, fo, &font, &frames[(size_t)k], &L)))
         return st;
