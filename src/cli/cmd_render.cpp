@@ -27,7 +27,8 @@ int Fail(const std::string& message) {
 }
 
 struct RenderOptions {
-  std::string format;  // "svg", "png" or "gif": --svg, else the extension of --out
+  std::string format;     // "svg", "png" or "gif": --svg, else the extension of --out
+  std::string font_path;  // --font: a TrueType/OpenType file instead of the embedded UI font
   std::string file, in_path, out_path, svg_path, colormap = "greys", title, set, scale = "auto", labels = "auto";
   int layer = 0, head = 0, max_cells = 1 << 20, decimals = 2, step_ms = 700;
   float cell = 24.0f, vmax = NAN, dpi = 96.0f;
@@ -55,6 +56,8 @@ void DeclareFlags(ArgParser* args, RenderOptions* o) {
   args->Float("--vmax", &o->vmax, "V", "SVG: value drawn at the top of the colormap (default: by --scale)");
   args->Int("--step-ms", &o->step_ms, "MS", "GIF: how long each decoding step is shown (default 700)");
   args->String("--title", &o->title, "TEXT", "caption above the heatmap");
+  args->String("--font", &o->font_path, "FILE.ttf",
+               "PNG/GIF label font (default: the embedded DejaVu Sans subset; e.g. a Noto font for CJK tokens)");
   args->Flag("--no-colorbar", &o->no_colorbar, "leave out the colour bar");
   args->Int("--max-cells", &o->max_cells, "N", "refuse maps with more cells (default 1048576)");
   DeclareLimitFlags(args, &o->limits);
@@ -135,9 +138,14 @@ Status WriteRaster(const MatrixRM& w, const AttentionFile& f, const RenderOption
   fo.scale_factor = o.dpi / 96.0f, fo.cell_px = o.cell, fo.decimals = o.decimals, fo.values = o.values;
   fo.colorbar = !o.no_colorbar, fo.title = o.title;
   const EmbeddedFile* ttf = attnviz_embedded_font_find("DejaVuSans.ttf");
+  std::vector<uint8_t> font_bytes;  // --font, kept alive while the font is used
+  Status st;
+  if (!o.font_path.empty() && !(st = ReadFileBytes(o.font_path, &font_bytes))) return st;
   FigureFont font;
-  Status st = font.Init(ttf ? ttf->data : nullptr, ttf ? ttf->size : 0);
-  if (!st) return st;
+  st = font_bytes.empty() ? font.Init(ttf ? ttf->data : nullptr, ttf ? ttf->size : 0)
+                          : font.Init(font_bytes.data(), font_bytes.size());
+  if (!st)
+    return Status::Error((o.font_path.empty() ? std::string("the embedded font") : o.font_path) + ": " + st.message);
   std::vector<uint8_t> bytes;
   HeatmapFigureLayout L;
   if (!gif) {

@@ -233,6 +233,7 @@ TEST(CliRender, BadArgumentsFailClearly) {
       {"render '" + kFile + "' --out '" + out + ".svg' --scale log", 1, "PNG and GIF figures only"},
       {"render /nonexistent/in.json --out '" + out + "'", 1, "/nonexistent/in.json"},
       {"render --out '" + out + "'", 2, "give the attention FILE"},
+      {"render '" + kFile + "' --out '" + out + "' --font '" + kFile + "'", 1, "not a TrueType font"},
       {"render '" + kFile + "' --out '" + out + ".gif' --dpi 384 --cell 100", 1, "over 512 MiB of pixels"},
   };
   for (const Case& c : cases) {
