@@ -12,7 +12,7 @@ export DEBIAN_FRONTEND=noninteractive
 APT_PKGS=(
   build-essential cmake ninja-build pkg-config dpkg-dev
   emscripten nodejs npm
-  libeigen3-dev libglfw3-dev libgles-dev libgtest-dev googletest zlib1g-dev
+  libeigen3-dev libglfw3-dev libgles-dev libpng-dev libgif-dev libgtest-dev googletest zlib1g-dev
   chromium python3-numpy fonts-dejavu-core fonttools xvfb xauth
   fonts-noto-core fonts-noto-cjk fonts-noto-color-emoji  # token labels in any script (browser and native)
   libfontconfig-dev libfreetype-dev libharfbuzz-dev       # the desktop app's label rasteriser
@@ -77,7 +77,7 @@ fetch_source imgui imgui "imgui-*"
 fetch_source zlib zlib "zlib-*"
 
 # npm dev dependencies, pinned by package-lock.json.
-if [ -f "$ROOT/package-lock.json" ] && [ ! -d "$ROOT/node_modules/playwright-core" ]; then
+if [ -f "$ROOT/package-lock.json" ] && { [ ! -d "$ROOT/node_modules/playwright-core" ] || [ ! -d "$ROOT/node_modules/gifenc" ]; }; then
   echo "[setup] npm ci"
   (cd "$ROOT" && npm ci --no-audit --no-fund)
 fi

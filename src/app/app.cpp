@@ -57,6 +57,7 @@ void DrawMainWindow(AppState* s) {
   }
   ImGui::BeginChild("main", ImVec2(0, -status_h), false);
   if (s->config.controls) DrawViewTabs(s);
+  RecordViewRect(s);
   if (LazyWaiting(s) && !s->ActiveView().DrawsLazyMaps())
     ImGui::TextDisabled("reading %s from %s ...", s->CurrentMap().name.c_str(), s->Current().title.c_str());
   else
@@ -170,7 +171,7 @@ void App::DeliverFetch(const std::string& url, const unsigned char* data, size_t
 
 bool App::NeedsFrames() const {
   const AppState* s = s_.get();
-  if (s->timeline.playing || !s->downloads.empty() || s->labels.Pending()) return true;
+  if (s->timeline.playing || !s->downloads.empty() || s->labels.Pending() || !s->exports.captures.empty()) return true;
   for (const auto& v : s->views)
     if (v->Animating(s)) return true;
   return false;

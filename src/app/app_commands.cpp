@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "app/app_chrome.h"
+#include "app/app_export.h"
 #include "app/app_files.h"
 #include "app/app_state.h"
 #include "app/lazy_maps.h"
@@ -266,6 +267,7 @@ const AppCommand kAppCommands[] = {
 std::string CommandUsage() {
   std::string out;
   for (const AppCommand& c : kAppCommands) out += std::string(c.usage) + "\n";
+  out += ExportCommandUsage();
   return out;
 }
 
@@ -275,6 +277,7 @@ Status RunCommand(AppState* s, const std::string& line) {
   for (const AppCommand& cmd : kAppCommands)
     if (c.verb == cmd.verb) return cmd.run(s, c);
   Status result;
+  if (RunExportCommand(s, c, &result)) return result;
   for (auto& v : s->views)
     if (v->RunCommand(s, c, &result)) return result;
   return Status::Error("unknown command '" + c.verb + "'");

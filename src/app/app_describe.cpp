@@ -126,7 +126,13 @@ void WriteShared(AppState* s, JsonWriter* w) {
   w->Number(s->timeline.count);
   w->Key("playing");
   w->Bool(s->timeline.playing);
+  w->Key("mode");
+  w->String(s->timeline.mode == TimelineMode::Decoding ? "decoding" : "frames");
   w->EndObject();
+  w->Key("view_rect");  // the active view's area (CSS px): what a PNG export shows
+  w->BeginArray();
+  for (float v : s->exports.view_rect) w->NumberF(v);
+  w->EndArray();
   const AttentionMap& m = s->CurrentMap();
   WriteTokens(w, "source_tokens", m.source_tokens.vec());
   WriteTokens(w, "target_tokens", m.target_tokens.vec());

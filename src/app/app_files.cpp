@@ -111,6 +111,7 @@ Example ExampleFromSet(const std::string& name, AttentionSet&& set, size_t n_set
       m.source_tokens = source;
       m.target_tokens = target;
       m.weights = std::move(head.weights);
+      m.q = std::move(head.q), m.k = std::move(head.k);
       m.version = 1;
       ex.maps.push_back(std::move(m));
     }
@@ -443,6 +444,12 @@ Status NeedWholeMap(AppState* s) {
 
 Status QueueSvgDownload(AppState* s) {
   if (Status st = NeedWholeMap(s); !st) return st;
+  std::string view_svg;
+  Status view_status;
+  if (s->ActiveView().ExportSvg(s, &view_svg, &view_status)) {  // the lines view draws its own
+    if (view_status) QueueDownload(s, DownloadName(s->Current().id, "-lines.svg"), "image/svg+xml", view_svg);
+    return view_status;
+  }
   const AttentionMap& m = s->CurrentMap();
   SvgHeatmapOptions opt;
   const HeatmapStyle style = ResolveStyle(s->style, m);
@@ -469,7 +476,8 @@ Status QueueJsonDownload(AppState* s) {
     ex.LayerHeadOf(i, &l, &h);
     while ((int)file.layers.size() <= l) file.layers.push_back({"layer " + std::to_string(file.layers.size()), {}});
     const AttentionMap& m = ex.maps[(size_t)i];
-    file.layers[(size_t)l].heads.push_back({m.name.empty() ? "head " + std::to_string(h) : m.name, m.weights});
+    file.layers[(size_t)l].heads.push_back(
+        {m.name.empty() ? "head " + std::to_string(h) : m.name, m.weights, m.q, m.k});
   }
   const std::string json = SaveAttentionJson(file);
   QueueDownload(s, DownloadName(ex.id, ".json"), "application/json", json);

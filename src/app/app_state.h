@@ -8,6 +8,7 @@
 
 #include "app/app.h"
 #include "app/app_files.h"
+#include "app/app_export.h"
 #include "app/examples.h"
 #include "app/heatmap_widget.h"
 #include "app/model_library.h"
@@ -75,6 +76,7 @@ struct AppState {
   std::string open_url_request;            // a page the platform should open (Help > Tutorial)
   bool open_dialog_requested = false;      // the platform should show a file picker
   FileLoad load;                           // a file being read in pieces (progress, cancel)
+  ExportState exports;                     // PNG captures waiting for the platform, the view's area
 
   Example& Current() { return examples[(size_t)current]; }   // the example shown
   const AttentionMap& CurrentMap();                          // its map current_map (clamped)

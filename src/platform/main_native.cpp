@@ -22,6 +22,7 @@
 
 #include "app/app.h"
 #include "app/lazy_maps.h"
+#include "figure/png_codec.h"
 #include "imgui.h"
 #include "imgui_impl_glfw.h"
 #include "imgui_impl_opengl3.h"
@@ -30,6 +31,7 @@
 #include "io/file_util.h"
 #include "platform/label_raster.h"
 #include "render/gl.h"
+#include "render/offscreen.h"
 
 namespace {
 
@@ -192,6 +194,63 @@ void RunFrame(GLFWwindow* window, attnviz::App& app, int* fb_w, int* fb_h) {
   ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
 }
 
+// One PNG export (App::PeekCapture): the frame is drawn again into an offscreen framebuffer at
+// `scale` x the window's resolution, with fonts rasterised at that scale, then read back,
+// cropped to the view, encoded by libpng and written to the working directory.
+attnviz::Status CaptureFrame(GLFWwindow* window, attnviz::App& app, float scale, const float rect_ui[4],
+                             const std::string& name, attnviz::OffscreenTarget* target) {
+  float sx = 1, sy = 1;
+  glfwGetWindowContentScale(window, &sx, &sy);
+  if (app.SetDpiScale(sx * scale)) {
+    ImGui_ImplOpenGL3_DestroyFontsTexture();
+    ImGui_ImplOpenGL3_CreateFontsTexture();
+  }
+  ImGui_ImplOpenGL3_NewFrame();
+  ImGui_ImplGlfw_NewFrame();
+  ImGuiIO& io = ImGui::GetIO();
+  io.DisplayFramebufferScale = ImVec2(io.DisplayFramebufferScale.x * scale, io.DisplayFramebufferScale.y * scale);
+  ImGui::NewFrame();
+  app.Frame();
+  ImGui::Render();
+  const int w = (int)(io.DisplaySize.x * io.DisplayFramebufferScale.x);
+  const int h = (int)(io.DisplaySize.y * io.DisplayFramebufferScale.y);
+  attnviz::Status st = target->Begin(w, h);
+  std::vector<uint8_t> rgba;
+  int cw = 0, ch = 0;
+  if (st) {
+    glViewport(0, 0, w, h);
+    glClearColor(0.1f, 0.1f, 0.12f, 1.0f);
+    glClear(GL_COLOR_BUFFER_BIT);
+    ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+    const float fx = io.DisplayFramebufferScale.x, fy = io.DisplayFramebufferScale.y;
+    const int rect[4] = {(int)(rect_ui[0] * fx), (int)(rect_ui[1] * fy), (int)(rect_ui[2] * fx + 0.999f),
+                         (int)(rect_ui[3] * fy + 0.999f)};
+    st = attnviz::ReadFramebufferRect(w, h, rect, &rgba, &cw, &ch);
+    target->End();
+  }
+  std::vector<uint8_t> png;
+  if (st) st = attnviz::EncodePngRgba(rgba.data(), cw, ch, 96.0f * scale, &png);
+  if (st) st = attnviz::WriteFileBytes(name, png.data(), png.size());
+  if (app.SetDpiScale(sx)) {
+    ImGui_ImplOpenGL3_DestroyFontsTexture();
+    ImGui_ImplOpenGL3_CreateFontsTexture();
+  }
+  if (st) std::fprintf(stderr, "attnviz: wrote %s (%dx%d px)\n", name.c_str(), cw, ch);
+  return st;
+}
+
+void RunCaptures(GLFWwindow* window, attnviz::App& app) {
+  static attnviz::OffscreenTarget target;
+  float scale = 1, rect[4];
+  int id = 0;
+  std::string name;
+  while (app.PeekCapture(&scale, &id, &name, rect)) {
+    const attnviz::Status st = CaptureFrame(window, app, scale, rect, name, &target);
+    if (!st) std::fprintf(stderr, "attnviz: %s\n", st.message.c_str());
+    app.PopCapture(st.ok, st.message);
+  }
+}
+
 void PrintFrameStats(std::vector<float> v) {
   if (v.empty()) return;
   std::sort(v.begin(), v.end());
@@ -225,6 +284,7 @@ void RunLoop(GLFWwindow* window, attnviz::App& app, const Options& o) {
     }
     glfwSwapBuffers(window);
     SaveDownloads(app);
+    RunCaptures(window, app);
   }
   if (o.frame_stats) PrintFrameStats(std::move(frame_ms));
 }

@@ -649,3 +649,74 @@ TEST(AppLabels, ModesMarkersAndBoxes) {
   EXPECT_FALSE(t.app.Command("labels some").ok);
   EXPECT_FALSE(t.app.Command("markers maybe").ok);
 }
+
+TEST(AppViews, StepsShowTheQueryKeyProductPerDimension) {
+  HeadlessApp t;
+  t.Run("example seed002");
+  t.Run("view steps");
+  t.Frames(3);
+  const JsonValue d = t.Describe();
+  EXPECT_EQ(Get(d, "steps.qk.source").string, "inputs");
+  const int dims = (int)Num(d, "steps.qk.dims");
+  const std::vector<double>& sums = Get(d, "steps.qk.sums").numbers;
+  const std::vector<double>& products = Get(d, "steps.qk.products").numbers;
+  const std::vector<double>& scores = Get(d, "steps.shown_scores").numbers;
+  ASSERT_EQ(sums.size(), 4u);
+  ASSERT_EQ(products.size(), 4u * (size_t)dims);
+  for (size_t j = 0; j < 4; ++j) {
+    double acc = 0;
+    for (int c = 0; c < dims; ++c) acc += products[j * (size_t)dims + (size_t)c];
+    EXPECT_NEAR(acc, sums[j], 1e-3) << "the cells of key " << j << " sum to its Σ";
+    EXPECT_NEAR(sums[j], scores[j], 1e-3) << "with the dot score, Σ q ∘ k is the table's score";
+  }
+}
+
+TEST(AppViews, StepsUseAFilesOwnQueriesAndKeys) {
+  HeadlessApp t;
+  // q [2, 3], k [3, 3]; weights are the softmax of q.k / sqrt(3) (rounded).
+  const std::string f = R"({"version":2,"sets":[{"name":"enc","query_tokens":["a","b"],"key_tokens":["x","y","z"],
+      "layers":[{"heads":[{"name":"h0","weights":[[0.5,0.25,0.25],[0.2,0.3,0.5]],
+                           "q":[[1,0,2],[0.5,-1,0]],"k":[[1,1,1],[0,2,-1],[3,0,0.5]]}]}]}]})";
+  ASSERT_TRUE(t.app.OpenFile("qk.json", reinterpret_cast<const unsigned char*>(f.data()), f.size()).ok);
+  t.Run("view steps");
+  t.Frames(2);
+  const JsonValue d = t.Describe();
+  EXPECT_EQ(Get(d, "steps.qk.source").string, "file");
+  EXPECT_EQ(Num(d, "steps.qk.dims"), 3);
+  const double want[3] = {1 + 0 + 2, 0 + 0 - 2, 3 + 0 + 1};  // q_0 . k_j
+  const std::vector<double>& sums = Get(d, "steps.qk.sums").numbers;
+  const std::vector<double>& scores = Get(d, "steps.qk.scores").numbers;
+  ASSERT_EQ(sums.size(), 3u);
+  ASSERT_EQ(scores.size(), 3u);
+  for (int j = 0; j < 3; ++j) {
+    EXPECT_NEAR(sums[(size_t)j], want[j], 1e-6);
+    EXPECT_NEAR(scores[(size_t)j], want[j] / std::sqrt(3.0), 1e-5);
+  }
+  // q and k must match the tokens: a k with the wrong row count is refused with the shapes.
+  const std::string bad = R"({"version":2,"sets":[{"query_tokens":["a"],"key_tokens":["x","y"],
+      "layers":[{"heads":[{"weights":[[0.5,0.5]],"q":[[1,2]],"k":[[1,2]]}]}]}]})";
+  const attnviz::Status st = t.app.OpenFile("bad.json", reinterpret_cast<const unsigned char*>(bad.data()), bad.size());
+  EXPECT_FALSE(st.ok);
+  EXPECT_NE(st.message.find("expected [1, d] and [2, d]"), std::string::npos) << st.message;
+}
+
+TEST(AppFiles, TheLinesViewSavesItsOwnSvgAndPngNeedsAScreen) {
+  HeadlessApp t;
+  t.Run("example translation");
+  t.Run("view lines");
+  t.Frames(2);
+  t.Run("save-svg");
+  std::string name, mime;
+  std::vector<unsigned char> bytes;
+  ASSERT_TRUE(t.app.PopDownload(&name, &mime, &bytes));
+  const std::string svg(bytes.begin(), bytes.end());
+  EXPECT_NE(name.find("-lines.svg"), std::string::npos) << name;
+  EXPECT_NE(svg.find("<line "), std::string::npos);
+  EXPECT_NE(svg.find("</svg>"), std::string::npos);
+  const attnviz::Status png = t.app.Command("save-png 2");
+  EXPECT_FALSE(png.ok);
+  EXPECT_NE(png.message.find("headless"), std::string::npos) << png.message;
+  EXPECT_NE(t.app.Command("save-png 7").message.find("between 1 and 4"), std::string::npos);
+  EXPECT_NE(t.app.Command("save-gif").message.find("attnviz-cli render"), std::string::npos)
+      << "natively the animation comes from the CLI";
+}

@@ -36,6 +36,10 @@ async function main() {
     await p.evaluate(() => window.attnviz.command('view heatmap'));
     await p.waitForFunction(() => window.attnviz.describe().label_cache.rasterised >= 20, null, { timeout: 20000 });
     check('strict CSP: labels in nine scripts are rasterised on a canvas', true);
+    // The exports load an ES module and gifenc, and use no eval or workers.
+    const sizes = await p.evaluate(async () => [(await window.attnviz.exportPng({ scale: 2 })).size,
+      (await window.attnviz.exportGif({ stepMs: 100 })).size]);
+    check('strict CSP: PNG and GIF exports work', sizes[0] > 1000 && sizes[1] > 1000, String(sizes));
     const violations = messages.filter((m) => /Content Security Policy|Refused to/.test(m));
     check('strict CSP: no violations', violations.length === 0, violations.slice(0, 2).join(' | '));
     server.close();
