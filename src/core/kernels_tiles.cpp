@@ -1,0 +1,181 @@
+// attnviz core: the register-tile registry, the start-up probe that picks a variant, and the
+// SIMD mul+add peak. See kernels.h (Tile variants).
+//
+// Probe: every variant computes the same 60 x 64 x 128 product (B packed for its panel width),
+// round-robin, until each has run >= 6 times and >= ~6 ms have passed in all; the fastest
+// single run of each variant decides. Round-robin matters under V8, which compiles a WASM
+// function first with its baseline compiler and swaps in optimized code later: every variant
+// gets the same chance to be tiered up before its best run is taken.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <vector>
+
+#include "core/kernels_internal.h"
+
+#ifdef __wasm_simd128__
+#include <wasm_simd128.h>
+#endif
+
+namespace attnviz {
+namespace kernels {
+namespace {
+
+constexpr int kMaxVariants = 32;
+volatile float g_peak_sink = 0.0f;  // keeps the peak loop's result observable
+
+struct Registry {
+  TileVariant variants[kMaxVariants];
+  int count = 0;
+  TileProbe probe;
+  std::atomic<int> selected{-1};  // the probe's pick, or a forced index
+  bool probed = false;
+  std::mutex mutex;
+};
+
+Registry& TheRegistry() {
+  static Registry* r = [] {
+    Registry* reg = new Registry;  // never destroyed: kernels may run during static destruction
+    reg->count += AppendTileVariantsWasm(reg->variants + reg->count, kMaxVariants - reg->count);
+    reg->count += AppendTileVariantsSse2(reg->variants + reg->count, kMaxVariants - reg->count);
+    reg->count += AppendTileVariantsAvx2(reg->variants + reg->count, kMaxVariants - reg->count);
+    reg->count += AppendTileVariantsAvx512(reg->variants + reg->count, kMaxVariants - reg->count);
+    return reg;
+  }();
+  return *r;
+}
+
+using Clock = std::chrono::steady_clock;
+
+// Packs B [k, n] (row-major) into panels of `panel` columns, zero-padded.
+void PackForProbe(const std::vector<float>& b, int k, int n, int panel, std::vector<float>* out) {
+  const int n_panels = (n + panel - 1) / panel;
+  out->assign((size_t)n_panels * panel * k, 0.0f);
+  for (int p = 0; p < n_panels; ++p)
+    for (int kk = 0; kk < k; ++kk)
+      for (int jj = 0; jj < panel && p * panel + jj < n; ++jj)
+        (*out)[((size_t)p * k + kk) * panel + jj] = b[(size_t)kk * n + p * panel + jj];
+}
+
+void RunProbe(Registry* reg) {
+  constexpr int m = 60, n = 64, k = 128;  // 60 rows: a multiple of every tile height offered
+  std::vector<float> a((size_t)m * k), b((size_t)k * n), c((size_t)m * n);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = (float)((i * 37) % 17) * 0.0625f - 0.5f;
+  for (size_t i = 0; i < b.size(); ++i) b[i] = (float)((i * 53) % 19) * 0.0625f - 0.5f;
+  std::vector<std::vector<float>> packed(reg->count);
+  for (int v = 0; v < reg->count; ++v) PackForProbe(b, k, n, reg->variants[v].panel, &packed[v]);
+  std::vector<double> best(reg->count, 1e30);
+  const auto start = Clock::now();
+  double elapsed = 0.0;
+  for (int round = 0; round < 200 && (round < 6 || elapsed < 0.006); ++round) {
+    for (int v = 0; v < reg->count; ++v) {
+      const auto t0 = Clock::now();
+      reg->variants[v].fn(m, n, k, 1.0f, a.data(), k, packed[v].data(), c.data(), n, 0);
+      best[v] = std::min(best[v], std::chrono::duration<double>(Clock::now() - t0).count());
+    }
+    elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+  }
+  TileProbe probe;
+  for (int v = 0; v < reg->count && v < 32; ++v) {
+    probe.gflops[v] = 2.0 * m * n * k / std::max(best[v], 1e-9) * 1e-9;
+    if (probe.selected < 0 || probe.gflops[v] > probe.gflops[probe.selected]) probe.selected = v;
+  }
+  probe.probe_ms = elapsed * 1e3;
+  reg->probe = probe;
+  reg->probed = true;
+}
+
+}  // namespace
+
+int TileVariantCount() {
+  return TheRegistry().count;
+}
+
+const TileVariant& TileVariantAt(int i) {
+  Registry& reg = TheRegistry();
+  return reg.variants[std::clamp(i, 0, reg.count - 1)];
+}
+
+int RegisterTileVariant(const TileVariant& v) {
+  Registry& reg = TheRegistry();
+  std::lock_guard<std::mutex> lock(reg.mutex);
+  if (reg.count >= kMaxVariants || !v.fn || v.mr <= 0 || v.panel <= 0) return -1;
+  reg.variants[reg.count] = v;
+  return reg.count++;
+}
+
+const TileProbe& ProbeTiles() {
+  Registry& reg = TheRegistry();
+  std::lock_guard<std::mutex> lock(reg.mutex);
+  RunProbe(&reg);
+  reg.selected.store(reg.probe.selected);
+  return reg.probe;
+}
+
+const TileVariant& SelectedTile() {
+  Registry& reg = TheRegistry();
+  int s = reg.selected.load(std::memory_order_acquire);
+  if (s < 0) {
+    std::lock_guard<std::mutex> lock(reg.mutex);
+    if (!reg.probed) RunProbe(&reg);
+    s = reg.selected.load();
+    if (s < 0) {
+      s = reg.probe.selected;
+      reg.selected.store(s);
+    }
+  }
+  return reg.variants[s];
+}
+
+void ForceTile(int i) {
+  Registry& reg = TheRegistry();
+  std::lock_guard<std::mutex> lock(reg.mutex);
+  if (i >= 0 && i < reg.count) {
+    reg.selected.store(i);
+  } else {
+    if (!reg.probed) RunProbe(&reg);
+    reg.selected.store(reg.probe.selected);
+  }
+}
+
+// 12 independent chains acc = acc * m + c (one mul and one add per lane each): enough chains
+// to cover the mul + add latency, no memory traffic. 2 FLOPs per lane per chain step.
+double MulAddPeakGflops(double seconds) {
+#ifdef __wasm_simd128__
+  using V = v128_t;
+  constexpr int kLanesPeak = 4;
+  const V m = wasm_f32x4_splat(0.999f), c = wasm_f32x4_splat(0.001f);
+  auto step = [&](V x) { return wasm_f32x4_add(wasm_f32x4_mul(x, m), c); };
+  V acc[12];
+  for (int i = 0; i < 12; ++i) acc[i] = wasm_f32x4_splat(1.0f + 0.01f * i);
+#else
+  typedef float V __attribute__((vector_size(16)));
+  constexpr int kLanesPeak = 4;
+  const V m = V{} + 0.999f, c = V{} + 0.001f;
+  auto step = [&](V x) { return x * m + c; };
+  V acc[12];
+  for (int i = 0; i < 12; ++i) acc[i] = V{} + (1.0f + 0.01f * i);
+#endif
+  constexpr int kInner = 4096;
+  double best = 1e30, total = 0.0;
+  for (int rep = 0; rep < 1000 && (rep < 8 || total < seconds); ++rep) {
+    const auto t0 = Clock::now();
+    for (int it = 0; it < kInner; ++it)
+      for (int i = 0; i < 12; ++i) acc[i] = step(acc[i]);
+    const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+    best = std::min(best, s);
+    total += s;
+  }
+  float sink = 0.0f;
+  for (int i = 0; i < 12; ++i) {
+    float lanes[kLanesPeak];
+    __builtin_memcpy(lanes, &acc[i], sizeof lanes);
+    sink += lanes[0];
+  }
+  g_peak_sink = g_peak_sink + sink;
+  return 2.0 * kLanesPeak * 12.0 * kInner / best * 1e-9;
+}
+
+}  // namespace kernels
+}  // namespace attnviz
