@@ -78,9 +78,11 @@ cli: configure-native
 # Benchmarks: attention kernels, training to target, and UI frame time; native and WASM.
 bench: configure-native configure-web
 	cmake --build --preset native --target attnviz_bench attnviz_train_bench attnviz -j $(JOBS)
-	cmake --build --preset web --target attnviz_bench attnviz_train_bench -j $(JOBS)
+	cmake --build --preset web --target attnviz_bench attnviz_train_bench attnviz_bench_module -j $(JOBS)
 	@echo "== attention kernels, native"; ./build/native/bench/attnviz_bench
 	@echo "== attention kernels, wasm (node)"; node --no-experimental-fetch build/web/bench/attnviz_bench.js
+	@echo "== attention kernels vs onnxruntime-web and tfjs-wasm (node, relaxed SIMD on as in Chromium)"; \
+	  node --no-experimental-fetch --experimental-wasm-relaxed-simd bench/peers/run.mjs build/web/bench/attnviz_bench_module.js
 	@echo "== training to target, native"; ./build/native/bench/attnviz_train_bench bahdanau
 	@echo "== training to target, wasm (node)"; node --no-experimental-fetch build/web/bench/attnviz_train_bench.js bahdanau
 	@echo "== UI frame CPU time, native (xvfb)"; bash scripts/ui_bench.sh

@@ -6,6 +6,7 @@
 #include "app/app_commands.h"
 #include "app/app_files.h"
 #include "app/app_state.h"
+#include "core/kernels.h"
 #include "imgui.h"
 #include "io/json.h"
 
@@ -127,6 +128,14 @@ void DescribeState(AppState* s, std::string* out) {
     s->views[(size_t)i]->Describe(s, &w);
     w.EndObject();
   }
+  w.Key("kernel");  // the GEMM register tile the start-up probe picked on this machine
+  w.BeginObject();
+  const kernels::TileVariant& tile = kernels::SelectedTile();
+  w.Key("tile");
+  w.String(tile.tile);
+  w.Key("isa");
+  w.String(tile.isa);
+  w.EndObject();
   WriteLut(s, &w);
   w.EndObject();
   *out = w.str();

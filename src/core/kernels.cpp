@@ -15,6 +15,8 @@
 #include <cstring>
 #include <limits>
 
+#include "core/kernels_exp.h"
+
 #ifdef __wasm_simd128__
 #include <wasm_simd128.h>
 #endif
@@ -23,27 +25,11 @@ namespace attnviz {
 namespace kernels {
 namespace {
 
+using namespace exp_constants;  // NOLINT: the exp's constants, shared with the AVX twins
+
 constexpr int kLanes = 4;  // softmax and exp vectors: SIMD128, or SSE2 natively (every x86-64 CPU)
 constexpr int KC = 256;    // k-block: a B panel is KC * P * 4 bytes (8 KB for P = 8, 32 KB for P = 32)
 constexpr int kMC = 64;    // row block of A kept hot in L2 while all panels pass (rounded down to a multiple of MR)
-
-// Lower clamp: at x = -88, n = round(x log2e) = -127 and the exponent field of 2^n is 0, so
-// the result is exactly +0 with no select; every x <= -87.68 (n = -127), -inf included, gives 0.
-constexpr float kExpLo = -88.0f;
-constexpr float kExpHi = 88.0f;  // clamp: keeps 2^n inside the float exponent range
-constexpr float kLog2e = 1.44269504088896341f;
-constexpr float kLn2Hi = 0.693359375f;      // ln2 split (Cody-Waite): exact in 9 bits
-constexpr float kLn2Lo = -2.12194440e-4f;   // ln2 - kLn2Hi
-constexpr float kRoundMagic = 12582912.0f;  // 1.5 * 2^23: (x + M) - M rounds to nearest even
-// e^r ~ 1 + r + r^2 * P(r), |r| <= ln2/2, P of degree 4: a relative-error weighted
-// least-squares fit on Chebyshev nodes (the numpy snippet is in docs/PERFORMANCE.md).
-// Polynomial error 3.8e-9 in exact arithmetic, so the float32 evaluation (~1e-7) dominates;
-// one term shorter than Cephes expf for the same accuracy.
-constexpr float kP1 = 1.375138876e-03f;
-constexpr float kP2 = 8.368922397e-03f;
-constexpr float kP3 = 4.166953266e-02f;
-constexpr float kP4 = 1.666651815e-01f;
-constexpr float kP5 = 4.999998808e-01f;
 
 void Pack(bool trans_b, int n, int k0, int kc, const float* b, int ldb, float* packed, int nr) {
   const int n_panels = (n + nr - 1) / nr;
@@ -136,70 +122,9 @@ inline float HorizontalSum(Vec v) {
   return wasm_f32x4_extract_lane(v, 0);
 }
 
-#else  // native: GCC/Clang vector extensions (SSE2 baseline: 4 lanes; 8 lanes when built with AVX)
-
-typedef float VN __attribute__((vector_size(kLanes * 4)));
-typedef float VNu __attribute__((vector_size(kLanes * 4), aligned(4)));  // unaligned loads
-typedef uint32_t VU __attribute__((vector_size(kLanes * 4)));
-
-using Vec = VN;
-inline Vec VLoad(const float* p) {
-  return *reinterpret_cast<const VNu*>(p);
-}
-inline void VStore(float* p, Vec v) {
-  *reinterpret_cast<VNu*>(p) = v;
-}
-inline Vec VSplat(float x) {
-  return x + VN{};
-}
-inline Vec VAdd(Vec a, Vec b) {
-  return a + b;
-}
-inline Vec VSub(Vec a, Vec b) {
-  return a - b;
-}
-inline Vec VMul(Vec a, Vec b) {
-  return a * b;
-}
-inline Vec VMax(Vec a, Vec b) {
-  return a > b ? a : b;
-}
-
-struct ExpConstants {};  // native: the compiler hoists vector constants itself
-inline ExpConstants LoadExpConstants() {
-  return {};
-}
-
-// Same algorithm and constants as ExpScalar, kLanes at a time.
-template <bool kNonPositive = false>
-inline Vec ExpV(Vec x, const ExpConstants&) {
-  if (!kNonPositive) x = x > VSplat(kExpHi) ? VSplat(kExpHi) : x;
-  x = x < VSplat(kExpLo) ? VSplat(kExpLo) : x;  // -inf -> -88 -> exactly 0; NaN stays NaN
-  const Vec t = x * kLog2e + kRoundMagic;       // bits(t) = bits(M) + n
-  const Vec n = t - kRoundMagic;
-  Vec r = x - n * kLn2Hi;
-  r = r - n * kLn2Lo;
-  Vec p = VSplat(kP1);
-  p = p * r + kP2;
-  p = p * r + kP3;
-  p = p * r + kP4;
-  p = p * r + kP5;
-  const Vec y = p * (r * r) + r + 1.0f;
-  const VU bits = ((VU)t + 127u) << 23;  // same-size vector casts reinterpret bits
-  return y * (Vec)bits;
-}
-
-inline float HorizontalMax(Vec v) {
-  float m = v[0];
-  for (int l = 1; l < kLanes; ++l) m = std::max(m, (float)v[l]);
-  return m;
-}
-inline float HorizontalSum(Vec v) {
-  float s = 0.0f;
-  for (int l = 0; l < kLanes; ++l) s += v[l];
-  return s;
-}
-
+#else  // native: GCC vector extensions, SSE2 (4 lanes); AVX2 / AVX-512 twins in kernels_tiles_*.cpp
+#define KT_LANES 4
+#include "core/kernels_vec_native.h"
 #endif
 
 // Packs all of B (every k-block) into panels of nr columns; block k0 starts at k0 * n_panels * nr.
@@ -240,6 +165,8 @@ void GemmFast(int m, int n, int k, float alpha, const float* a, int lda, const f
 }
 
 }  // namespace
+
+#include "core/kernels_softmax_impl.h"  // SoftmaxRowsImpl, on the Vec operations above
 
 const char* KernelIsa() {
 #ifdef __wasm_simd128__
@@ -350,65 +277,9 @@ int SoftmaxRowsRef(float* x, int rows, int cols, int ld, float scale, float* row
 }
 
 int SoftmaxRows(float* x, int rows, int cols, int ld, float scale, float* row_max, float* row_sum) {
-  int fully_masked = 0;
-  const float neg_inf = -std::numeric_limits<float>::infinity();
-  constexpr int W = 2 * kLanes;  // two vectors per step: independent dependency chains
-  const ExpConstants c = LoadExpConstants();
-  for (int i = 0; i < rows; ++i) {
-    float* r = x + (size_t)i * ld;
-    // pass 1: row max (scale > 0, so max(scale * x) = scale * max(x))
-    Vec vm0 = VSplat(neg_inf), vm1 = vm0;
-    int j = 0;
-    for (; j + W <= cols; j += W) {
-      vm0 = VMax(vm0, VLoad(r + j));
-      vm1 = VMax(vm1, VLoad(r + j + kLanes));
-    }
-    float m = HorizontalMax(VMax(vm0, vm1));
-    for (; j < cols; ++j) m = std::max(m, r[j]);
-    m *= scale;
-    if (m == neg_inf) {  // every key masked: zeros, never NaN
-      std::fill(r, r + cols, 0.0f);
-      if (row_max) row_max[i] = 0.0f;
-      if (row_sum) row_sum[i] = 0.0f;
-      ++fully_masked;
-      continue;
-    }
-    // pass 2: e = exp(scale * x - m) <= 1, summed (scale == 1, Attend's case, skips a multiply)
-    const Vec vs = VSplat(scale), vmax = VSplat(m);
-    Vec acc0 = VSplat(0.0f), acc1 = acc0;
-    if (scale == 1.0f) {
-      for (j = 0; j + W <= cols; j += W) {
-        const Vec e0 = ExpV<true>(VSub(VLoad(r + j), vmax), c);
-        const Vec e1 = ExpV<true>(VSub(VLoad(r + j + kLanes), vmax), c);
-        VStore(r + j, e0);
-        VStore(r + j + kLanes, e1);
-        acc0 = VAdd(acc0, e0);
-        acc1 = VAdd(acc1, e1);
-      }
-    } else {
-      for (j = 0; j + W <= cols; j += W) {
-        const Vec e0 = ExpV<true>(VSub(VMul(vs, VLoad(r + j)), vmax), c);
-        const Vec e1 = ExpV<true>(VSub(VMul(vs, VLoad(r + j + kLanes)), vmax), c);
-        VStore(r + j, e0);
-        VStore(r + j + kLanes, e1);
-        acc0 = VAdd(acc0, e0);
-        acc1 = VAdd(acc1, e1);
-      }
-    }
-    float sum = HorizontalSum(VAdd(acc0, acc1));
-    for (; j < cols; ++j) {
-      r[j] = ExpScalar(scale * r[j] - m);
-      sum += r[j];
-    }
-    // pass 3: normalise; sum >= 1 (the max entry gives exp(0) = 1), guarded anyway
-    const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
-    const Vec vinv = VSplat(inv);
-    for (j = 0; j + kLanes <= cols; j += kLanes) VStore(r + j, VMul(VLoad(r + j), vinv));
-    for (; j < cols; ++j) r[j] *= inv;
-    if (row_max) row_max[i] = m;
-    if (row_sum) row_sum[i] = sum;
-  }
-  return fully_masked;
+  const TileVariant& tile = SelectedTile();  // AVX2 / AVX-512 variants bring their own softmax
+  if (tile.softmax) return tile.softmax(x, rows, cols, ld, scale, row_max, row_sum);
+  return SoftmaxRowsImpl(x, rows, cols, ld, scale, row_max, row_sum);
 }
 
 // ---------------------------------------------------------------------------

@@ -42,12 +42,14 @@ int PanelWidth();  // columns per packed B panel of the selected tile variant (8
 // separate WASM module (the relaxed-SIMD one) can implement the same call on shared memory.
 using BlockKernelFn = void (*)(int m, int n, int kc, float alpha, const float* a, int lda, const float* block, float* c,
                                int ldc, int accumulate);
+using SoftmaxFn = int (*)(float* x, int rows, int cols, int ld, float scale, float* row_max, float* row_sum);
 struct TileVariant {
-  const char* tile;  // register tile rows x columns, e.g. "5x8"
-  const char* isa;   // "wasm-simd128", "wasm-relaxed-simd", "sse2", "avx2-fma", "avx512f"
-  int mr;            // rows per register tile
-  int panel;         // packed panel width (columns) the kernel expects
-  BlockKernelFn fn;  // the block kernel
+  const char* tile;             // register tile rows x columns, e.g. "5x8"
+  const char* isa;              // "wasm-simd128", "wasm-relaxed-simd", "sse2", "avx2-fma", "avx512f"
+  int mr;                       // rows per register tile
+  int panel;                    // packed panel width (columns) the kernel expects
+  BlockKernelFn fn;             // the block kernel
+  SoftmaxFn softmax = nullptr;  // SoftmaxRows of the same ISA (AVX2, AVX-512); null: the build's own
 };
 struct TileProbe {
   int selected = -1;       // index into TileVariants() of the fastest variant

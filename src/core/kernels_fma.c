@@ -123,13 +123,13 @@ DEFINE_BLOCK(6, 1, block_6x8)
 DEFINE_BLOCK(3, 2, block_3x16)
 DEFINE_BLOCK(4, 2, block_4x16)
 
-/* The mul+add peak's relaxed twin: 12 chains of acc = relaxed_madd(acc, m, c), iters x 4096
+/* The mul+add peak's relaxed twin: 12 chains of acc = relaxed_madd(acc, m, c), iters x 2048
  * steps; returns a lane so the work is observable. 2 FLOPs per lane per step. */
 EXPORT("madd_peak") float madd_peak(int iters) {
   f32x4 acc[12];
   const f32x4 m = Splat(0.999f), k = Splat(0.001f);
   for (int i = 0; i < 12; ++i) acc[i] = Splat(1.0f + 0.01f * i);
-  for (int it = 0; it < iters * 4096; ++it)
+  for (int it = 0; it < iters * 2048; ++it)
     for (int i = 0; i < 12; ++i) acc[i] = __builtin_wasm_relaxed_madd_f32x4(acc[i], m, k);
   f32x4 s = acc[0];
   for (int i = 1; i < 12; ++i) s += acc[i];

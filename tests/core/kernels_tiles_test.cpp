@@ -1,13 +1,11 @@
 // tests/core: every register-tile variant usable here (SSE2 / AVX2+FMA / AVX-512F natively,
 // SIMD128 and, when the relaxed-SIMD module loaded, FMA in WASM) against the reference GEMM and
 // attention, forced one at a time; and the probe's choice.
-// ATTNVIZ_REQUIRE_ISA=<isa> (set by the ctest that runs node with relaxed SIMD enabled) makes
-// the absence of that ISA's variants a failure, so a glue that silently fell back is caught.
+// --require-isa=<isa> (passed by the ctest that runs node with relaxed SIMD enabled) makes the
+// absence of that ISA's variants a failure, so a glue that silently fell back is caught.
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstdlib>
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -47,14 +45,15 @@ TEST(KernelTiles, ProbeTimesEveryVariantAndPicksOne) {
 }
 
 TEST(KernelTiles, RequiredIsaIsPresent) {
-  const char* want = std::getenv("ATTNVIZ_REQUIRE_ISA");
-  if (!want || !*want) want = "";  // no requirement: the loop below still lists the ISAs
+  std::string want;
+  for (const std::string& arg : ::testing::internal::GetArgvs())
+    if (arg.rfind("--require-isa=", 0) == 0) want = arg.substr(14);
   int found = 0;
-  for (int i = 0; i < k::TileVariantCount(); ++i) found += std::strcmp(k::TileVariantAt(i).isa, want) == 0;
-  if (*want) {
+  for (int i = 0; i < k::TileVariantCount(); ++i) found += want == k::TileVariantAt(i).isa;
+  std::printf("  %d variants, %d of required isa '%s'\n", k::TileVariantCount(), found, want.c_str());
+  if (!want.empty()) {
     EXPECT_GT(found, 0) << "no tile variant with isa " << want << " was registered";
   }
-  std::printf("  %d variants, %d of isa '%s'\n", k::TileVariantCount(), found, want);
 }
 
 // Each variant through the public GEMM and AttentionForward: shapes cross a row block (64), a

@@ -6,3 +6,13 @@ attnviz_add_test(core_tests
           tests/core/colormap_test.cpp
   LIBS attnviz_core)
 target_include_directories(core_tests PRIVATE ${CMAKE_SOURCE_DIR}/tests/core)
+# The relaxed-SIMD (FMA) tile variants: the WASM twin links the web glue that loads them; the
+# native ctest runs that twin once more with relaxed SIMD enabled in node and requires them.
+if(EMSCRIPTEN)
+  target_sources(core_tests PRIVATE $<TARGET_OBJECTS:attnviz_fma_glue>)
+else()
+  add_test(NAME core_tests_wasm_relaxed_simd
+           COMMAND node --no-experimental-fetch --experimental-wasm-relaxed-simd "${ATTNVIZ_WEB_DIR}/tests/core_tests.js"
+                   --gtest_filter=KernelTiles.*:Kernels.* --require-isa=wasm-relaxed-simd)
+  set_tests_properties(core_tests_wasm_relaxed_simd PROPERTIES LABELS wasm)
+endif()
