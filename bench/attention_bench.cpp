@@ -193,7 +193,7 @@ int main() {
   attnviz::kernels::ProbeTiles();  // again on warm code: the pick the timed runs use
   const attnviz::kernels::TileVariant& tile = attnviz::kernels::SelectedTile();
   std::printf("tile probe=warm selected=%s:%s\n", tile.isa, tile.tile);
-  std::printf("peak impl=%s muladd_gflops=%.2f\n", attnviz::kernels::KernelIsa(),
+  std::printf("peak impl=%s muladd_gflops=%.2f\n", std::strcmp(attnviz::kernels::KernelIsa(), "native") ? "wasm-simd128" : "sse2",
               attnviz::kernels::MulAddPeakGflops(0.05));
   std::printf("# attnviz_bench: fast kernels = %s, single thread, median and min of 9 alternating samples\n",
               attnviz::kernels::KernelIsa());

@@ -15,6 +15,7 @@ APT_PKGS=(
   libeigen3-dev libglfw3-dev libgles-dev libgtest-dev googletest zlib1g-dev
   chromium python3-numpy fonts-dejavu-core fonttools xvfb xauth
   clang-format clang-14 libclang-rt-14-dev  # format-check; ASan/UBSan and libFuzzer builds
+  clang-16 lld-16  # the relaxed-SIMD (FMA) kernel module of the web build (src/core/kernels_fma.c)
   python3-torch python3-pytest python3-nbconvert python3-ipykernel python3-pip  # python/ and its tests
 )
 
