@@ -48,17 +48,18 @@ function scalarInitializer(name, value) {
   return [...fieldVarint(2, 1), ...fieldBytes(8, name), ...fieldBytes(9, raw)];
 }
 
-export function attentionModel(heads, n, d, scale) {
+// kTransposed: the graph takes kt [heads, d, n] instead of k (no Transpose node).
+export function attentionModel(heads, n, d, scale, kTransposed = false) {
   const graph = [
     ...fieldBytes(1, node('Mul', ['q', 'scale'], ['qs'])),
-    ...fieldBytes(1, node('Transpose', ['k'], ['kt'], [attrInts('perm', [0, 2, 1])])),
+    ...(kTransposed ? [] : fieldBytes(1, node('Transpose', ['k'], ['kt'], [attrInts('perm', [0, 2, 1])]))),
     ...fieldBytes(1, node('MatMul', ['qs', 'kt'], ['s'])),
     ...fieldBytes(1, node('Softmax', ['s'], ['p'], [attrInt('axis', -1)])),
     ...fieldBytes(1, node('MatMul', ['p', 'v'], ['o'])),
     ...fieldBytes(2, 'attention'),
     ...fieldBytes(5, scalarInitializer('scale', scale)),
     ...fieldBytes(11, valueInfo('q', [heads, n, d])),
-    ...fieldBytes(11, valueInfo('k', [heads, n, d])),
+    ...fieldBytes(11, kTransposed ? valueInfo('kt', [heads, d, n]) : valueInfo('k', [heads, n, d])),
     ...fieldBytes(11, valueInfo('v', [heads, n, d])),
     ...fieldBytes(12, valueInfo('o', [heads, n, d])),
   ];

@@ -5,8 +5,8 @@
 //        build/web/bench/attnviz_bench_module.js [--samples N] [--quick]
 //
 // Protocol, the same for every implementation: a warm-up (every implementation runs every shape
-// until ~0.3 s have passed, so V8 has tiered the hot code up), then >= 9 samples; a sample is
-// `reps` back-to-back calls (reps chosen so a sample takes ~25 ms) and yields the time per call.
+// until ~0.3 s have passed, so V8 has tiered the hot code up), then 15 samples (>= 7); a sample is
+// `reps` back-to-back calls (reps chosen so a sample takes ~6 ms, or one call when longer) and yields the time per call.
 // Within each round the implementations run one after the other in a rotating order, so machine
 // noise hits them alike. Reported: the median and the minimum time per call, as GFLOP/s
 // (FLOPs = 4 n^2 d per head: 2 for Q K^T, 2 for P V; softmax not counted).
@@ -31,8 +31,8 @@ const args = process.argv.slice(2);
 const modulePath = path.resolve(args.find((a) => !a.startsWith('--')) ?? 'build/web/bench/attnviz_bench_module.js');
 const quick = args.includes('--quick');
 const samplesArg = args.indexOf('--samples');
-const SAMPLES = Math.max(7, samplesArg >= 0 ? Number(args[samplesArg + 1]) : 9);
-const SAMPLE_SECONDS = quick ? 0.008 : 0.025;
+const SAMPLES = Math.max(7, samplesArg >= 0 ? Number(args[samplesArg + 1]) : 15);
+const SAMPLE_SECONDS = quick ? 0.004 : 0.006;  // short samples: fewer of them hit by a preemption
 const SHAPES = quick ? [[128, 64, 1], [512, 64, 1]] : [[128, 64, 1], [512, 64, 1], [1024, 64, 1], [2048, 64, 1], [512, 64, 12]];
 
 function median(xs) {
@@ -126,7 +126,9 @@ function tfjsImpl() {
       tensors = [qt, kt, vt];
       let last = null;
       this.call = () => {
-        const o = tf.tidy(() => tf.matMul(tf.softmax(tf.matMul(tf.mul(qt, scale), kt, false, true)), vt));
+        // K^T by an explicit transpose: tfjs-wasm's matMul with transposeB = true measured ~7x
+        // slower here (36 ms against 5 ms for 512 x 64 x 512); the transpose costs n d copies.
+        const o = tf.tidy(() => tf.matMul(tf.softmax(tf.matMul(tf.mul(qt, scale), tf.transpose(kt, [0, 2, 1]))), vt));
         last = o.dataSync();  // forces the result out, as the other two return it
         o.dispose();
       };
