@@ -10,13 +10,15 @@
 // Within each round the implementations run one after the other in a rotating order, so machine
 // noise hits them alike. Reported: the median and the minimum time per call, as GFLOP/s
 // (FLOPs = 4 n^2 d per head: 2 for Q K^T, 2 for P V; softmax not counted).
-// Ratio lines divide the best peer's median time by attnviz's (> 1: attnviz is faster).
+// Ratio lines divide the best peer's median time by attnviz's (> 1: attnviz is faster);
+// ratio_min does the same with minimum times, ratio_cpu with median CPU times (process.cpuUsage:
+// on a loaded machine the wall clock also counts the time the process waited for a core).
 // Lines:
 //   tile probe=<startup|warm> isa=.. tile=.. gflops=.. [selected]
 //   peak impl=wasm-simd128 muladd_gflops=..   (and impl=wasm-relaxed-simd madd_gflops=..)
-//   attention impl=.. n=.. d=.. heads=.. median_gflops=.. best_gflops=.. median_ms=.. min_ms=.. samples=..
-//   ratio impl=wasm-simd128 vs=<best peer> n=.. heads=.. ratio=.. ratio_min=..
-//   peak_fraction impl=.. n=.. heads=.. median=.. best=..
+//   attention impl=.. n=.. d=.. heads=.. median_gflops=.. best_gflops=.. median_ms=.. min_ms=.. cpu_median_gflops=..
+//   ratio impl=wasm-simd128 vs=<best peer> n=.. heads=.. ratio=.. ratio_min=.. ratio_cpu=..
+//   peak_fraction impl=.. n=.. heads=.. peak_gflops=.. median=.. best=.. cpu_median=..
 import { createRequire } from 'module';
 import { readFileSync } from 'fs';
 import path from 'path';
@@ -137,10 +139,15 @@ function tfjsImpl() {
   };
 }
 
+// ms per call: wall clock, and CPU time of this process (user + system), which leaves out the
+// time the process sat preempted on a loaded machine (V8's background threads are idle by then).
 async function timeCalls(impl, reps) {
+  const c0 = process.cpuUsage();
   const t0 = performance.now();
   for (let r = 0; r < reps; ++r) await impl.call();
-  return (performance.now() - t0) / reps;  // ms per call
+  const wall = (performance.now() - t0) / reps;
+  const c = process.cpuUsage(c0);
+  return { wall, cpu: (c.user + c.system) / 1e3 / reps };
 }
 
 async function main() {
@@ -186,14 +193,17 @@ async function main() {
     const reps = {};
     for (const impl of all) {
       await impl.call();
-      const ms = await timeCalls(impl, 2);
+      const ms = (await timeCalls(impl, 2)).wall;
       reps[impl.name] = Math.max(1, Math.round((SAMPLE_SECONDS * 1e3) / Math.max(ms, 1e-3)));
     }
     const times = Object.fromEntries(all.map((i) => [i.name, []]));
+    const cpuTimes = Object.fromEntries(all.map((i) => [i.name, []]));
     for (let s = 0; s < SAMPLES; ++s)
       for (let j = 0; j < all.length; ++j) {
         const impl = all[(s + j) % all.length];  // rotating order
-        times[impl.name].push(await timeCalls(impl, reps[impl.name]));
+        const t = await timeCalls(impl, reps[impl.name]);
+        times[impl.name].push(t.wall);
+        cpuTimes[impl.name].push(t.cpu);
       }
     // agreement with onnxruntime (sanity: every implementation computed the same attention)
     const ref = impls[0].output();
@@ -204,20 +214,25 @@ async function main() {
       let diff = 0;
       for (let i = 0; i < ref.length; ++i) diff = Math.max(diff, Math.abs(out[i] - ref[i]));
       const med = median(times[impl.name]), min = Math.min(...times[impl.name]);
-      stats[impl.name] = { med, min };
+      const cpu = median(cpuTimes[impl.name]);
+      stats[impl.name] = { med, min, cpu };
       const tile = impl.tile ? ` tile=${impl.tile}` : '';
       console.log(`attention impl=${impl.name}${tile} n=${n} d=${d} heads=${heads} median_gflops=${(flops / med * 1e-6).toFixed(2)} ` +
                   `best_gflops=${(flops / min * 1e-6).toFixed(2)} median_ms=${med.toFixed(4)} min_ms=${min.toFixed(4)} ` +
-                  `samples=${SAMPLES} reps=${reps[impl.name]} max_abs_diff_vs_onnxruntime=${diff.toExponential(2)}`);
+                  `cpu_median_gflops=${(flops / cpu * 1e-6).toFixed(2)} samples=${SAMPLES} reps=${reps[impl.name]} ` +
+                  `max_abs_diff_vs_onnxruntime=${diff.toExponential(2)}`);
     }
     const bestPeer = impls.reduce((x, y) => (stats[y.name].med < stats[x.name].med ? y : x));
     for (const impl of ours) {
       const r = stats[bestPeer.name].med / stats[impl.name].med;
       const rmin = Math.min(...impls.map((p) => stats[p.name].min)) / stats[impl.name].min;
-      console.log(`ratio impl=${impl.name} vs=${bestPeer.name} n=${n} heads=${heads} ratio=${r.toFixed(2)} ratio_min=${rmin.toFixed(2)}`);
+      const rcpu = Math.min(...impls.map((p) => stats[p.name].cpu)) / stats[impl.name].cpu;
+      console.log(`ratio impl=${impl.name} vs=${bestPeer.name} n=${n} heads=${heads} ratio=${r.toFixed(2)} ` +
+                  `ratio_min=${rmin.toFixed(2)} ratio_cpu=${rcpu.toFixed(2)}`);
       const pk = impl.name === 'wasm-relaxed-simd' ? fmaPeak : peak;
       console.log(`peak_fraction impl=${impl.name} n=${n} heads=${heads} peak_gflops=${pk.toFixed(2)} ` +
-                  `median=${(flops / stats[impl.name].med * 1e-6 / pk).toFixed(2)} best=${(flops / stats[impl.name].min * 1e-6 / pk).toFixed(2)}`);
+                  `median=${(flops / stats[impl.name].med * 1e-6 / pk).toFixed(2)} best=${(flops / stats[impl.name].min * 1e-6 / pk).toFixed(2)} ` +
+                  `cpu_median=${(flops / stats[impl.name].cpu * 1e-6 / pk).toFixed(2)}`);
     }
   }
 }

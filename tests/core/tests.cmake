@@ -15,4 +15,8 @@ else()
            COMMAND node --no-experimental-fetch --experimental-wasm-relaxed-simd "${ATTNVIZ_WEB_DIR}/tests/core_tests.js"
                    --gtest_filter=KernelTiles.*:Kernels.* --require-isa=wasm-relaxed-simd)
   set_tests_properties(core_tests_wasm_relaxed_simd PROPERTIES LABELS wasm)
+  # the module alone: results, imports, no data segment, no byte written outside C
+  add_test(NAME fma_module COMMAND node --experimental-wasm-relaxed-simd "${CMAKE_SOURCE_DIR}/tests/core/fma_module_test.mjs"
+                                   "${ATTNVIZ_WEB_DIR}/gen/attnviz_fma.wasm")
+  set_tests_properties(fma_module PROPERTIES LABELS wasm)
 endif()
