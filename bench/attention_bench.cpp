@@ -8,7 +8,8 @@
 // FLOPs = 4 * n_q * n_k * d per head (2 for Q K^T, 2 for P V; softmax not counted).
 // Protocol (the same as bench/peers/run.mjs): warm-up, then >= 9 samples of >= ~20 ms each with
 // the implementations alternating sample by sample; gflops and speedups use the median sample,
-// best_gflops the fastest. Natively, eigen-march-native is Eigen built with -march=native
+// best_gflops the fastest, cpu_gflops the median of process CPU time (std::clock; natively it
+// leaves out the time the process waited for a core on a loaded machine). Natively, eigen-march-native is Eigen built with -march=native
 // (bench/eigen_native.cpp): the baseline the native kernels are held to.
 #include <Eigen/Core>
 #include <algorithm>
@@ -16,6 +17,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <functional>
 #include <random>
 #include <vector>
@@ -29,7 +31,8 @@ using attnviz::MatrixRM;
 using Clock = std::chrono::steady_clock;
 
 struct Timing {
-  double median = 0.0, min = 0.0;  // seconds per call
+  double median = 0.0, min = 0.0;  // seconds per call (wall clock)
+  double cpu_median = 0.0;         // seconds per call of process CPU time (std::clock): excludes preemption
 };
 
 // Times each of fns: >= 9 rounds, each fn once per round in a rotating order; a sample is reps
@@ -44,19 +47,23 @@ std::vector<Timing> TimeAlternating(const std::vector<std::function<void()>>& fn
     const double s = std::chrono::duration<double>(Clock::now() - t0).count();
     reps[i] = std::max(1, (int)(0.02 / std::max(s, 1e-7)));
   }
-  std::vector<std::vector<double>> samples(count);
+  std::vector<std::vector<double>> samples(count), cpu(count);
   for (int round = 0; round < 9; ++round)
     for (size_t j = 0; j < count; ++j) {
       const size_t i = (round + j) % count;
+      const std::clock_t c0 = std::clock();
       const auto t0 = Clock::now();
       for (int r = 0; r < reps[i]; ++r) fns[i]();
       samples[i].push_back(std::chrono::duration<double>(Clock::now() - t0).count() / reps[i]);
+      cpu[i].push_back((double)(std::clock() - c0) / CLOCKS_PER_SEC / reps[i]);
     }
   std::vector<Timing> out(count);
   for (size_t i = 0; i < count; ++i) {
     std::sort(samples[i].begin(), samples[i].end());
+    std::sort(cpu[i].begin(), cpu[i].end());
     out[i].median = samples[i][samples[i].size() / 2];
     out[i].min = samples[i][0];
+    out[i].cpu_median = std::max(cpu[i][cpu[i].size() / 2], 1e-9);
   }
   return out;
 }
@@ -117,16 +124,18 @@ void BenchAttention(int n, int d, int heads, std::mt19937* rng) {
   const std::vector<Timing> t = TimeAlternating(fns);
   const attnviz::kernels::TileVariant& tile = attnviz::kernels::SelectedTile();
   auto line = [&](const char* impl, const Timing& ti, const char* extra) {
-    std::printf("attention impl=%s n=%d d=%d heads=%d gflops=%.2f best_gflops=%.2f ns_per_score=%.3f%s\n", impl, n, d,
-                heads, flops / ti.median * 1e-9, flops / ti.min * 1e-9, ti.median / scores * 1e9, extra);
+    std::printf("attention impl=%s n=%d d=%d heads=%d gflops=%.2f best_gflops=%.2f cpu_gflops=%.2f ns_per_score=%.3f%s\n",
+                impl, n, d, heads, flops / ti.median * 1e-9, flops / ti.min * 1e-9, flops / ti.cpu_median * 1e-9,
+                ti.median / scores * 1e9, extra);
   };
-  char extra[160];
+  char extra[200];
   line("eigen-naive", t[0], "");
   std::snprintf(extra, sizeof extra, " tile=%s isa=%s speedup_vs_eigen=%.2f", tile.tile, tile.isa,
                 t[0].median / t[1].median);
   if (t.size() > 2)
-    std::snprintf(extra + std::strlen(extra), sizeof extra - std::strlen(extra), " speedup_vs_eigen_native=%.2f",
-                  t[2].median / t[1].median);
+    std::snprintf(extra + std::strlen(extra), sizeof extra - std::strlen(extra),
+                  " speedup_vs_eigen_native=%.2f cpu_speedup_vs_eigen_native=%.2f", t[2].median / t[1].median,
+                  t[2].cpu_median / t[1].cpu_median);
   if (t.size() > 2) line("eigen-march-native", t[2], "");
   line(attnviz::kernels::KernelIsa(), t[1], extra);
   std::fflush(stdout);
