@@ -21,7 +21,9 @@ namespace kernels {
 // The softmax keeps plain multiply-then-add rounding: fused, scale * x - m would not be exactly 0
 // at the row maximum (the reference rounds scale * x first), and the row sums would drift by
 // ~1e-5. The tile kernels above are compiled before this point and keep their FMAs.
-#if defined(__GNUC__) && !defined(__clang__)
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#elif defined(__GNUC__)
 #pragma GCC optimize("fp-contract=off")
 #endif
 namespace {
