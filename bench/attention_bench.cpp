@@ -125,9 +125,10 @@ void BenchAttention(int n, int d, int heads, std::mt19937* rng) {
   const std::vector<Timing> t = TimeAlternating(fns);
   const attnviz::kernels::TileVariant& tile = attnviz::kernels::SelectedTile();
   auto line = [&](const char* impl, const Timing& ti, const char* extra) {
-    std::printf("attention impl=%s n=%d d=%d heads=%d gflops=%.2f best_gflops=%.2f cpu_gflops=%.2f ns_per_score=%.3f%s\n",
-                impl, n, d, heads, flops / ti.median * 1e-9, flops / ti.min * 1e-9, flops / ti.cpu_median * 1e-9,
-                ti.median / scores * 1e9, extra);
+    std::printf(
+        "attention impl=%s n=%d d=%d heads=%d gflops=%.2f best_gflops=%.2f cpu_gflops=%.2f ns_per_score=%.3f%s\n", impl,
+        n, d, heads, flops / ti.median * 1e-9, flops / ti.min * 1e-9, flops / ti.cpu_median * 1e-9,
+        ti.median / scores * 1e9, extra);
   };
   char extra[200];
   line("eigen-naive", t[0], "");
@@ -204,7 +205,8 @@ int main() {
   const attnviz::kernels::TileVariant& tile = attnviz::kernels::SelectedTile();
   std::printf("tile probe=warm selected=%s:%s\n", tile.isa, tile.tile);
   attnviz::kernels::MulAddPeakGflops(0.05);  // warm-up: under V8 the peak loop must be tiered up too
-  std::printf("peak impl=%s muladd_gflops=%.2f\n", std::strcmp(attnviz::kernels::KernelIsa(), "native") ? "wasm-simd128" : "sse2",
+  std::printf("peak impl=%s muladd_gflops=%.2f\n",
+              std::strcmp(attnviz::kernels::KernelIsa(), "native") ? "wasm-simd128" : "sse2",
               attnviz::kernels::MulAddPeakGflops(0.05));
   std::printf("# attnviz_bench: fast kernels = %s, single thread, median and min of 9 alternating samples\n",
               attnviz::kernels::KernelIsa());

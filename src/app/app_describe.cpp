@@ -135,7 +135,7 @@ void DescribeState(AppState* s, std::string* out) {
   w.String(tile.tile);
   w.Key("isa");
   w.String(tile.isa);
-  w.Key("variants");  // tile variants offered to the probe (10 in a browser with relaxed SIMD)
+  w.Key("variants");  // tile variants offered to the probe (8 in a browser with relaxed SIMD)
   w.Number(kernels::TileVariantCount());
   w.EndObject();
   WriteLut(s, &w);

@@ -8,6 +8,10 @@
  * instantiates it and registers each export as a tile variant (isa "wasm-relaxed-simd"); the
  * start-up probe then races them against the plain SIMD128 variants (kernels_tiles_wasm.cpp).
  *
+ * Three tiles only (4x8, 5x8, 3x16): every loop is fully unrolled, so each export costs 8-17 KB
+ * of the web bundle; 6x8 and 4x16 were the slowest relaxed tiles on the Xeon measured (and 6x8
+ * the slowest SIMD128 tile on the EPYC of issue 14).
+ *
  * Export block_RxC: the BlockKernelFn contract of kernels.h, C [m, n] (+)= alpha * A [m, kc] *
  * Bblock, Bblock = panels of [kc][8] floats; a ROWS x (8 * NP) tile keeps 2 * NP * ROWS
  * accumulators updated by f32x4.relaxed_madd (fused on x86 CPUs with FMA, else mul + add).
@@ -119,9 +123,7 @@ INLINE void Block(const int ROWS, const int NP, int m, int n, int kc, float alph
 
 DEFINE_BLOCK(4, 1, block_4x8)
 DEFINE_BLOCK(5, 1, block_5x8)
-DEFINE_BLOCK(6, 1, block_6x8)
 DEFINE_BLOCK(3, 2, block_3x16)
-DEFINE_BLOCK(4, 2, block_4x16)
 
 /* The mul+add peak's relaxed twin: 12 chains of acc = relaxed_madd(acc, m, c), iters x 2048
  * steps; returns a lane so the work is observable. 2 FLOPs per lane per step. */

@@ -37,14 +37,8 @@ EM_JS(void, attnviz_fma_4x8, (int m, int n, int kc, float alpha, const float* a,
 EM_JS(void, attnviz_fma_5x8, (int m, int n, int kc, float alpha, const float* a, int lda, const float* b, float* c, int ldc, int acc), {
   Module["attnvizFma"]["block_5x8"](m, n, kc, alpha, a, lda, b, c, ldc, acc);
 });
-EM_JS(void, attnviz_fma_6x8, (int m, int n, int kc, float alpha, const float* a, int lda, const float* b, float* c, int ldc, int acc), {
-  Module["attnvizFma"]["block_6x8"](m, n, kc, alpha, a, lda, b, c, ldc, acc);
-});
 EM_JS(void, attnviz_fma_3x16, (int m, int n, int kc, float alpha, const float* a, int lda, const float* b, float* c, int ldc, int acc), {
   Module["attnvizFma"]["block_3x16"](m, n, kc, alpha, a, lda, b, c, ldc, acc);
-});
-EM_JS(void, attnviz_fma_4x16, (int m, int n, int kc, float alpha, const float* a, int lda, const float* b, float* c, int ldc, int acc), {
-  Module["attnvizFma"]["block_4x16"](m, n, kc, alpha, a, lda, b, c, ldc, acc);
 });
 EM_JS(double, attnviz_fma_peak_js, (int iters), {
   const t0 = performance.now();
@@ -63,9 +57,7 @@ struct FmaLoader {
     const char* isa = "wasm-relaxed-simd";
     k::RegisterTileVariant({"4x8", isa, 4, 8, &attnviz_fma_4x8});
     k::RegisterTileVariant({"5x8", isa, 5, 8, &attnviz_fma_5x8});
-    k::RegisterTileVariant({"6x8", isa, 6, 8, &attnviz_fma_6x8});
     k::RegisterTileVariant({"3x16", isa, 3, 8, &attnviz_fma_3x16});
-    k::RegisterTileVariant({"4x16", isa, 4, 8, &attnviz_fma_4x16});
     g_fma_loaded = true;
   }
 };
