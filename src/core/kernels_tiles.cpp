@@ -2,11 +2,12 @@
 // SIMD mul+add peak. See kernels.h (Tile variants).
 //
 // Probe: every variant computes the same 60 x 64 x 128 product (B packed for its panel width),
-// round-robin, until each has run >= 6 times and >= ~6 ms have passed in all; the fastest
-// single run of each variant decides. Round-robin matters under V8, which compiles a WASM
-// function first with its baseline compiler and swaps in optimized code later: every variant
-// gets the same chance to be tiered up before its best run is taken. Still, a probe at start-up
-// sees mostly cold code under V8, so SelectedTile() probes once more after kReprobeAfter uses.
+// round-robin, until each has run >= 6 times and >= ~6 ms have passed in all (the first probe,
+// at the first kernel call: 60 x 32 x 32, >= 2 rounds, ~2 ms); the fastest run of each decides. Round-robin matters
+// under V8, which compiles a WASM function first with its baseline compiler and swaps in optimized code later: every
+// variant gets the same chance to be tiered up before its best run is taken. Still, a probe at start-up sees mostly
+// cold code under V8 (its pick there is close to random, and its time is mostly the first compilation of each variant),
+// so it is kept short and SelectedTile() probes once more, fully, after kReprobeAfter uses.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -62,8 +63,11 @@ void PackForProbe(const std::vector<float>& b, int k, int n, int panel, std::vec
         (*out)[((size_t)p * k + kk) * panel + jj] = b[(size_t)kk * n + p * panel + jj];
 }
 
-void RunProbe(Registry* reg) {
-  constexpr int m = 60, n = 64, k = 128;  // 60 rows: a multiple of every tile height offered
+// quick: the first probe (at the first kernel call), >= 2 rounds and ~2 ms; otherwise >= 6 and ~6 ms.
+void RunProbe(Registry* reg, bool quick = false) {
+  // 60 rows: a multiple of every tile height offered. The quick probe runs a product 8x smaller:
+  // under V8 it times baseline code, ~1 GFLOP/s, and should cost a few ms, not ~80.
+  const int m = 60, n = quick ? 32 : 64, k = quick ? 32 : 128;
   std::vector<float> a((size_t)m * k), b((size_t)k * n), c((size_t)m * n);
   for (size_t i = 0; i < a.size(); ++i) a[i] = (float)((i * 37) % 17) * 0.0625f - 0.5f;
   for (size_t i = 0; i < b.size(); ++i) b[i] = (float)((i * 53) % 19) * 0.0625f - 0.5f;
@@ -72,7 +76,9 @@ void RunProbe(Registry* reg) {
   std::vector<double> best(reg->count, 1e30);
   const auto start = Clock::now();
   double elapsed = 0.0;
-  for (int round = 0; round < 200 && (round < 6 || elapsed < 0.006); ++round) {
+  const int min_rounds = quick ? 2 : 6;
+  const double min_seconds = quick ? 0.002 : 0.006;
+  for (int round = 0; round < 200 && (round < min_rounds || elapsed < min_seconds); ++round) {
     for (int v = 0; v < reg->count; ++v) {
       const auto t0 = Clock::now();
       reg->variants[v].fn(m, n, k, 1.0f, a.data(), k, packed[v].data(), c.data(), n, 0);
@@ -129,7 +135,7 @@ const TileVariant& SelectedTile() {
   int s = reg.selected.load(std::memory_order_acquire);
   if (s < 0) {
     std::lock_guard<std::mutex> lock(reg.mutex);
-    if (!reg.probed) RunProbe(&reg);
+    if (!reg.probed) RunProbe(&reg, /*quick=*/true);
     s = reg.selected.load();
     if (s < 0) {
       s = reg.probe.selected;
@@ -146,7 +152,7 @@ void ForceTile(int i) {
   if (reg.forced.load()) {
     reg.selected.store(i);
   } else {
-    if (!reg.probed) RunProbe(&reg);
+    if (!reg.probed) RunProbe(&reg, /*quick=*/true);
     reg.selected.store(reg.probe.selected);
   }
 }
