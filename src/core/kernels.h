@@ -52,17 +52,17 @@ struct TileVariant {
   SoftmaxFn softmax = nullptr;  // SoftmaxRows of the same ISA (AVX2, AVX-512); null: the build's own
 };
 struct TileProbe {
-  int selected = -1;       // index into TileVariants() of the fastest variant
-  double gflops[32] = {};  // probe throughput per variant (same order as TileVariants())
+  int selected = -1;       // index (TileVariantAt) of the fastest variant
+  double gflops[32] = {};  // probe throughput per variant, by index
   double probe_ms = 0.0;   // wall time of the probe
 };
 int TileVariantCount();                         // variants usable on this CPU (built in + registered)
 const TileVariant& TileVariantAt(int i);        // 0 <= i < TileVariantCount()
 int RegisterTileVariant(const TileVariant& v);  // adds an external variant; returns its index or -1 (full)
 const TileProbe& ProbeTiles();                  // times every variant (a few ms) and selects the fastest
-const TileVariant& SelectedTile();              // the selected variant; runs ProbeTiles() once on first use
-void ForceTile(int i);                          // tests and benchmarks: use variant i (-1: back to the probe's pick)
-double MulAddPeakGflops(double seconds);        // SIMD mul+add peak of this thread (independent chains, no memory)
+const TileVariant& SelectedTile();        // the selected variant: a quick probe on first use, a full one after 200 uses
+void ForceTile(int i);                    // tests and benchmarks: use variant i (-1: back to the probe's pick)
+double MulAddPeakGflops(double seconds);  // SIMD mul+add peak of this thread (independent chains, no memory)
 
 // ---------------------------------------------------------------------------
 // GEMM (row-major). m, n, k >= 0; c may not alias a or b.
