@@ -17,6 +17,7 @@ APT_PKGS=(
   fonts-noto-core fonts-noto-cjk fonts-noto-color-emoji  # token labels in any script (browser and native)
   libfontconfig-dev libfreetype-dev libharfbuzz-dev       # the desktop app's label rasteriser
   clang-format clang-14 libclang-rt-14-dev  # format-check; ASan/UBSan and libFuzzer builds
+  clang-16 lld-16  # the relaxed-SIMD (FMA) kernel module of the web build (src/core/kernels_fma.c)
   python3-torch python3-pytest python3-nbconvert python3-ipykernel python3-pip  # python/ and its tests
 )
 

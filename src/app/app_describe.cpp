@@ -7,6 +7,7 @@
 #include "app/app_files.h"
 #include "app/app_state.h"
 #include "app/lazy_maps.h"
+#include "core/kernels.h"
 #include "imgui.h"
 #include "io/json.h"
 
@@ -163,6 +164,16 @@ void DescribeState(AppState* s, std::string* out) {
     s->views[(size_t)i]->Describe(s, &w);
     w.EndObject();
   }
+  w.Key("kernel");  // the GEMM register tile the start-up probe picked on this machine
+  w.BeginObject();
+  const kernels::TileVariant& tile = kernels::SelectedTile();
+  w.Key("tile");
+  w.String(tile.tile);
+  w.Key("isa");
+  w.String(tile.isa);
+  w.Key("variants");  // tile variants offered to the probe (8 in a browser with relaxed SIMD)
+  w.Number(kernels::TileVariantCount());
+  w.EndObject();
   WriteLut(s, &w);
   w.EndObject();
   *out = w.str();

@@ -12,3 +12,4 @@ attnviz_add_node_test(browser_deeplink "${CMAKE_SOURCE_DIR}/tests/browser/deepli
 attnviz_add_node_test(browser_tutorial "${CMAKE_SOURCE_DIR}/tests/browser/tutorial.test.mjs")
 attnviz_add_node_test(browser_labels "${CMAKE_SOURCE_DIR}/tests/browser/labels.test.mjs")
 attnviz_add_node_test(browser_exports "${CMAKE_SOURCE_DIR}/tests/browser/exports.test.mjs")
+attnviz_add_node_test(browser_kernels "${CMAKE_SOURCE_DIR}/tests/browser/kernels.test.mjs")
