@@ -81,6 +81,7 @@ class LazyMaps {
   void Results(AppState* s, std::vector<Example*>& examples);
   void Requests(AppState* s, std::vector<Example*>& examples);  // rows the views drew, then overviews
   void RequestOverviews();
+  void CancelUnwantedOverviews();                                  // reads of overviews that this frame did not draw
   bool MakeRoom(uint64_t bytes, std::vector<Example*>& examples);  // evicts what this frame did not draw
   void Install(int set, int map, LazyResult* r, std::vector<Example*>& examples);
   void InstallOverview(int set, int map, MatrixRM weights);
