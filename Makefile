@@ -79,11 +79,14 @@ cli: configure-native
 BIG_NPY ?= /tmp/attnviz_bench_151mb.npy
 bench: configure-native configure-web
 	cmake --build --preset native --target attnviz_bench attnviz_train_bench attnviz -j $(JOBS)
-	cmake --build --preset web --target attnviz_bench attnviz_train_bench -j $(JOBS)
+	cmake --build --preset web --target attnviz_bench attnviz_train_bench attnviz_bench_module -j $(JOBS)
 	@echo "== attention kernels, native"; ./build/native/bench/attnviz_bench
 	@echo "== attention kernels, wasm (node)"; node --no-experimental-fetch build/web/bench/attnviz_bench.js
+	@echo "== attention kernels vs onnxruntime-web and tfjs-wasm (node, relaxed SIMD on as in Chromium)"; \
+	  node --no-experimental-fetch --experimental-wasm-relaxed-simd bench/peers/run.mjs build/web/bench/attnviz_bench_module.js
 	@echo "== training to target, native"; ./build/native/bench/attnviz_train_bench bahdanau
 	@echo "== training to target, wasm (node)"; node --no-experimental-fetch build/web/bench/attnviz_train_bench.js bahdanau
+	@echo "== live training in the browser's Web Worker"; cmake --build --preset web --target attnviz attnviz_web_files -j $(JOBS) >/dev/null; node bench/train_browser_bench.mjs bahdanau
 	@echo "== UI frame CPU time, native (xvfb)"; bash scripts/ui_bench.sh
 	cmake --build --preset web --target attnviz attnviz_web_files -j $(JOBS)
 	@echo "== UI frame CPU time, browser (WASM, headless Chromium)"; node bench/ui_browser_bench.mjs

@@ -1,16 +1,25 @@
 // attnviz_bench: single-thread attention throughput, fast kernels vs a naive Eigen port.
 //
 // One line per case:
-//   attention impl=<name> n=<n> d=<d> heads=<h> gflops=<x> ns_per_score=<y> [speedup_vs_eigen=<r>]
+//   tile isa=<isa> tile=<RxC> gflops=<probe> [selected]      (the start-up probe, every variant)
+//   peak impl=<isa> muladd_gflops=<x>                          (SIMD mul+add peak, this process)
+//   attention impl=<name> n=<n> d=<d> heads=<h> gflops=<median> best_gflops=<x> ns_per_score=<y> [speedup_vs_eigen=<r>]
 //   softmax impl=<name> n=<rows> cols=<cols> ns_per_score=<y> [speedup_vs_eigen=<r>]
 // FLOPs = 4 * n_q * n_k * d per head (2 for Q K^T, 2 for P V; softmax not counted).
-// Each timing is the best of several repetitions (at least 5, about 1 s per case and impl):
-// on a shared machine the best run is the one least disturbed by other processes.
+// Protocol (the same as bench/peers/run.mjs): warm-up, then >= 9 samples of >= ~20 ms each with
+// the implementations alternating sample by sample; gflops and speedups use the median sample,
+// best_gflops the fastest, cpu_gflops the median of process CPU time (std::clock; natively it
+// leaves out the time the process waited for a core on a loaded machine; Emscripten's clock()
+// follows the wall clock, so in WASM it equals gflops). Natively, eigen-march-native is Eigen built with -march=native
+// (bench/eigen_native.cpp): the baseline the native kernels are held to.
 #include <Eigen/Core>
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <functional>
 #include <random>
 #include <vector>
 
@@ -22,18 +31,42 @@ namespace {
 using attnviz::MatrixRM;
 using Clock = std::chrono::steady_clock;
 
-// Best wall time in seconds of fn() over repetitions (>= 5 runs and >= ~1 s total).
-template <typename Fn>
-double BestSeconds(Fn&& fn) {
-  double best = 1e30, total = 0.0;
-  for (int rep = 0; rep < 400 && (rep < 5 || total < 1.0); ++rep) {
+struct Timing {
+  double median = 0.0, min = 0.0;  // seconds per call (wall clock)
+  double cpu_median = 0.0;         // seconds per call of process CPU time (std::clock): excludes preemption
+};
+
+// Times each of fns: >= 9 rounds, each fn once per round in a rotating order; a sample is reps
+// back-to-back calls (reps chosen so a sample takes ~20 ms). Returns the median and minimum.
+std::vector<Timing> TimeAlternating(const std::vector<std::function<void()>>& fns) {
+  const size_t count = fns.size();
+  std::vector<int> reps(count);
+  for (size_t i = 0; i < count; ++i) {
+    fns[i]();
     const auto t0 = Clock::now();
-    fn();
+    fns[i]();
     const double s = std::chrono::duration<double>(Clock::now() - t0).count();
-    best = std::min(best, s);
-    total += s;
+    reps[i] = std::max(1, (int)(0.02 / std::max(s, 1e-7)));
   }
-  return best;
+  std::vector<std::vector<double>> samples(count), cpu(count);
+  for (int round = 0; round < 9; ++round)
+    for (size_t j = 0; j < count; ++j) {
+      const size_t i = (round + j) % count;
+      const std::clock_t c0 = std::clock();
+      const auto t0 = Clock::now();
+      for (int r = 0; r < reps[i]; ++r) fns[i]();
+      samples[i].push_back(std::chrono::duration<double>(Clock::now() - t0).count() / reps[i]);
+      cpu[i].push_back((double)(std::clock() - c0) / CLOCKS_PER_SEC / reps[i]);
+    }
+  std::vector<Timing> out(count);
+  for (size_t i = 0; i < count; ++i) {
+    std::sort(samples[i].begin(), samples[i].end());
+    std::sort(cpu[i].begin(), cpu[i].end());
+    out[i].median = samples[i][samples[i].size() / 2];
+    out[i].min = samples[i][0];
+    out[i].cpu_median = std::max(cpu[i][cpu[i].size() / 2], 1e-9);
+  }
+  return out;
 }
 
 MatrixRM RandomMatrix(int rows, int cols, std::mt19937* rng) {
@@ -56,6 +89,10 @@ void EigenAttention(const MatrixRM& q, const MatrixRM& k, const MatrixRM& v, flo
 
 volatile float g_sink = 0.0f;  // keeps results observable
 
+#ifdef ATTNVIZ_BENCH_EIGEN_NATIVE
+extern "C" void EigenNativeAttention(const float* q, const float* k, const float* v, int n, int d, float scale);
+#endif
+
 void BenchAttention(int n, int d, int heads, std::mt19937* rng) {
   std::vector<MatrixRM> q(heads), k(heads), v(heads);
   for (int h = 0; h < heads; ++h) {
@@ -69,21 +106,40 @@ void BenchAttention(int n, int d, int heads, std::mt19937* rng) {
   const double flops = 4.0 * n * (double)n * d * heads;
   const double scores = (double)n * n * heads;
 
-  const double t_eigen = BestSeconds([&] {
+  auto eigen = [&] {
     for (int h = 0; h < heads; ++h) EigenAttention(q[h], k[h], v[h], scale, &s, &o);
     g_sink = g_sink + o(0, 0);
-  });
-  const double t_fast = BestSeconds([&] {
+  };
+  auto fast = [&] {
     for (int h = 0; h < heads; ++h)
       attnviz::kernels::AttentionForward(q[h].data(), k[h].data(), v[h].data(), n, n, d, d, scale, s.data(), o.data(),
                                          &ws);
     g_sink = g_sink + o(0, 0);
+  };
+  std::vector<std::function<void()>> fns = {eigen, fast};
+#ifdef ATTNVIZ_BENCH_EIGEN_NATIVE
+  fns.push_back([&] {
+    for (int h = 0; h < heads; ++h) EigenNativeAttention(q[h].data(), k[h].data(), v[h].data(), n, d, scale);
   });
-  std::printf("attention impl=eigen-naive n=%d d=%d heads=%d gflops=%.2f ns_per_score=%.3f\n", n, d, heads,
-              flops / t_eigen * 1e-9, t_eigen / scores * 1e9);
-  std::printf("attention impl=%s n=%d d=%d heads=%d gflops=%.2f ns_per_score=%.3f speedup_vs_eigen=%.2f\n",
-              attnviz::kernels::KernelIsa(), n, d, heads, flops / t_fast * 1e-9, t_fast / scores * 1e9,
-              t_eigen / t_fast);
+#endif
+  const std::vector<Timing> t = TimeAlternating(fns);
+  const attnviz::kernels::TileVariant& tile = attnviz::kernels::SelectedTile();
+  auto line = [&](const char* impl, const Timing& ti, const char* extra) {
+    std::printf(
+        "attention impl=%s n=%d d=%d heads=%d gflops=%.2f best_gflops=%.2f cpu_gflops=%.2f ns_per_score=%.3f%s\n", impl,
+        n, d, heads, flops / ti.median * 1e-9, flops / ti.min * 1e-9, flops / ti.cpu_median * 1e-9,
+        ti.median / scores * 1e9, extra);
+  };
+  char extra[200];
+  line("eigen-naive", t[0], "");
+  std::snprintf(extra, sizeof extra, " tile=%s isa=%s speedup_vs_eigen=%.2f", tile.tile, tile.isa,
+                t[0].median / t[1].median);
+  if (t.size() > 2)
+    std::snprintf(extra + std::strlen(extra), sizeof extra - std::strlen(extra),
+                  " speedup_vs_eigen_native=%.2f cpu_speedup_vs_eigen_native=%.2f", t[2].median / t[1].median,
+                  t[2].cpu_median / t[1].cpu_median);
+  if (t.size() > 2) line("eigen-march-native", t[2], "");
+  line(attnviz::kernels::KernelIsa(), t[1], extra);
   std::fflush(stdout);
 }
 
@@ -91,24 +147,26 @@ void BenchSoftmax(int rows, int cols, std::mt19937* rng) {
   const MatrixRM x = 8.0f * RandomMatrix(rows, cols, rng);
   MatrixRM s = x;
   const double scores = (double)rows * cols;
-  const double t_eigen = BestSeconds([&] {
-    s = x;
-    for (Eigen::Index i = 0; i < s.rows(); ++i) {
-      auto row = s.row(i).array();
-      row = (row - row.maxCoeff()).exp();
-      row /= row.sum();
-    }
-    g_sink = g_sink + s(0, 0);
-  });
-  const double t_copy = BestSeconds([&] {
-    s = x;
-    g_sink = g_sink + s(0, 0);
-  });
-  const double t_fast = BestSeconds([&] {
-    s = x;
-    attnviz::kernels::SoftmaxRows(s.data(), rows, cols, cols, 1.0f, nullptr, nullptr);
-    g_sink = g_sink + s(0, 0);
-  });
+  const std::vector<Timing> t =
+      TimeAlternating({[&] {
+                         s = x;
+                         for (Eigen::Index i = 0; i < s.rows(); ++i) {
+                           auto row = s.row(i).array();
+                           row = (row - row.maxCoeff()).exp();
+                           row /= row.sum();
+                         }
+                         g_sink = g_sink + s(0, 0);
+                       },
+                       [&] {
+                         s = x;
+                         g_sink = g_sink + s(0, 0);
+                       },
+                       [&] {
+                         s = x;
+                         attnviz::kernels::SoftmaxRows(s.data(), rows, cols, cols, 1.0f, nullptr, nullptr);
+                         g_sink = g_sink + s(0, 0);
+                       }});
+  const double t_eigen = t[0].median, t_copy = t[1].median, t_fast = t[2].median;
   // the copy that restores the input each repetition is subtracted from both
   const double e = std::max(t_eigen - t_copy, 1e-12), f = std::max(t_fast - t_copy, 1e-12);
   std::printf("softmax impl=eigen-naive n=%d cols=%d ns_per_score=%.3f\n", rows, cols, e / scores * 1e9);
@@ -135,8 +193,22 @@ void WarmUp(std::mt19937* rng) {
 
 int main() {
   std::mt19937 rng(1234);
+  const attnviz::kernels::TileProbe& probe = attnviz::kernels::ProbeTiles();  // cold, as at an app's start-up
+  for (int i = 0; i < attnviz::kernels::TileVariantCount(); ++i) {
+    const attnviz::kernels::TileVariant& v = attnviz::kernels::TileVariantAt(i);
+    std::printf("tile probe=startup isa=%s tile=%s gflops=%.2f%s\n", v.isa, v.tile, probe.gflops[i],
+                i == probe.selected ? " selected" : "");
+  }
+  std::printf("tile probe=startup probe_ms=%.2f\n", probe.probe_ms);
   WarmUp(&rng);
-  std::printf("# attnviz_bench: fast kernels = %s, single thread, best of >= 5 runs (~1 s)\n",
+  attnviz::kernels::ProbeTiles();  // again on warm code: the pick the timed runs use
+  const attnviz::kernels::TileVariant& tile = attnviz::kernels::SelectedTile();
+  std::printf("tile probe=warm selected=%s:%s\n", tile.isa, tile.tile);
+  attnviz::kernels::MulAddPeakGflops(0.05);  // warm-up: under V8 the peak loop must be tiered up too
+  std::printf("peak impl=%s muladd_gflops=%.2f\n",
+              std::strcmp(attnviz::kernels::KernelIsa(), "native") ? "wasm-simd128" : "sse2",
+              attnviz::kernels::MulAddPeakGflops(0.05));
+  std::printf("# attnviz_bench: fast kernels = %s, single thread, median and min of 9 alternating samples\n",
               attnviz::kernels::KernelIsa());
   for (int n : {128, 512, 1024, 2048}) BenchAttention(n, 64, 1, &rng);
   BenchAttention(512, 64, 12, &rng);

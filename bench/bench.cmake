@@ -25,3 +25,25 @@ if(NOT EMSCRIPTEN)
   target_compile_options(attnviz_load_bench PRIVATE ${ATTNVIZ_WARNINGS})
   set_target_properties(attnviz_load_bench PROPERTIES RUNTIME_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/bench")
 endif()
+
+# The WASM kernels as a module that bench/peers/run.mjs loads next to onnxruntime-web and tfjs.
+if(EMSCRIPTEN)
+  add_executable(attnviz_bench_module bench/bench_module.cpp $<TARGET_OBJECTS:attnviz_fma_glue>)
+  target_link_libraries(attnviz_bench_module PRIVATE attnviz_core)
+  target_compile_options(attnviz_bench_module PRIVATE ${ATTNVIZ_WARNINGS})
+  set_target_properties(attnviz_bench_module PROPERTIES RUNTIME_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/bench" SUFFIX ".js")
+  target_link_options(attnviz_bench_module PRIVATE -sENVIRONMENT=node -sALLOW_MEMORY_GROWTH=1 -sMODULARIZE=1
+    -sEXPORT_NAME=createAttnvizBench -sEXPORTED_RUNTIME_METHODS=UTF8ToString
+    -sEXPORTED_FUNCTIONS=_malloc,_free,_attnviz_bench_tile_count,_attnviz_bench_tile_name,_attnviz_bench_tile_isa,_attnviz_bench_probe,_attnviz_bench_probe_gflops,_attnviz_bench_probe_ms,_attnviz_bench_force_tile,_attnviz_bench_muladd_peak,_attnviz_bench_fma_peak,_attnviz_bench_attention)
+endif()
+
+# Natively: the Eigen baseline built with -march=native, isolated in a shared library.
+if(NOT EMSCRIPTEN)
+  add_library(attnviz_eigen_native SHARED bench/eigen_native.cpp)
+  target_link_libraries(attnviz_eigen_native PRIVATE Eigen3::Eigen)
+  target_compile_options(attnviz_eigen_native PRIVATE -march=native -fvisibility=hidden -fvisibility-inlines-hidden)
+  target_link_options(attnviz_eigen_native PRIVATE -Wl,-Bsymbolic)
+  set_target_properties(attnviz_eigen_native PROPERTIES LIBRARY_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/bench")
+  target_link_libraries(attnviz_bench PRIVATE attnviz_eigen_native)
+  target_compile_definitions(attnviz_bench PRIVATE ATTNVIZ_BENCH_EIGEN_NATIVE)
+endif()

@@ -12,9 +12,12 @@ export DEBIAN_FRONTEND=noninteractive
 APT_PKGS=(
   build-essential cmake ninja-build pkg-config dpkg-dev
   emscripten nodejs npm
-  libeigen3-dev libglfw3-dev libgles-dev libgtest-dev googletest zlib1g-dev
+  libeigen3-dev libglfw3-dev libgles-dev libpng-dev libgif-dev libgtest-dev googletest zlib1g-dev
   chromium python3-numpy fonts-dejavu-core fonttools xvfb xauth
+  fonts-noto-core fonts-noto-cjk fonts-noto-color-emoji  # token labels in any script (browser and native)
+  libfontconfig-dev libfreetype-dev libharfbuzz-dev       # the desktop app's label rasteriser
   clang-format clang-14 libclang-rt-14-dev  # format-check; ASan/UBSan and libFuzzer builds
+  clang-16 lld-16  # the relaxed-SIMD (FMA) kernel module of the web build (src/core/kernels_fma.c)
   python3-torch python3-pytest python3-nbconvert python3-ipykernel python3-pip  # python/ and its tests
 )
 
@@ -75,7 +78,7 @@ fetch_source imgui imgui "imgui-*"
 fetch_source zlib zlib "zlib-*"
 
 # npm dev dependencies, pinned by package-lock.json.
-if [ -f "$ROOT/package-lock.json" ] && [ ! -d "$ROOT/node_modules/playwright-core" ]; then
+if [ -f "$ROOT/package-lock.json" ] && { [ ! -d "$ROOT/node_modules/playwright-core" ] || [ ! -d "$ROOT/node_modules/gifenc" ]; }; then
   echo "[setup] npm ci"
   (cd "$ROOT" && npm ci --no-audit --no-fund)
 fi

@@ -336,6 +336,8 @@
           throw e;
         });
       }
+      // Exports (PNG, GIF, WebM) live in attnviz-export.js, an ES module loaded on first use.
+      const exporter = () => import((options.base || BASE) + 'attnviz-export.js');
       const setter = (verb) => (value) => {
         const err = run(`${verb} ${value}`);
         if (err) throw new Error(err);
@@ -364,6 +366,10 @@
           if (err) throw new Error(err);
           element.classList.toggle('attnviz-light', t === 'light');
         },
+        // Blobs: the view at 1x-4x as PNG; the animation (each step held stepMs) as GIF or WebM.
+        exportPng: (o) => exporter().then((m) => m.png(viewer, o)),
+        exportGif: (o) => exporter().then((m) => m.gif(viewer, o)),
+        exportWebm: (o) => exporter().then((m) => m.webm(viewer, o)),
         seek: setter('step'),
         play: () => run('play'),
         pause: () => run('pause'),
@@ -387,6 +393,13 @@
           viewer.module = null;
         },
       };
+      // File > Save animation / save-gif / save-webm: the app asks the page to record and download.
+      viewer.on('export', (e) => {
+        const name = `attnviz-${viewer.describe().example}.${e.format}`.replace(/[:/\\ ]/g, '_');
+        const make = e.format === 'gif' ? viewer.exportGif : viewer.exportWebm;
+        make({ stepMs: e.stepMs }).then((blob) => exporter().then((m) => m.download(blob, name)),
+          (err) => Module.ccall('attnviz_show_error', null, ['string'], [`${e.format} export failed: ${err.message}`]));
+      });
       // Drop a file on the viewer to open it.
       listen(element, 'dragover', (e) => { e.preventDefault(); element.classList.add('attnviz-drop'); });
       listen(element, 'dragleave', () => element.classList.remove('attnviz-drop'));

@@ -49,6 +49,8 @@ export interface ViewerEvents {
   hover: { row: number; col: number };
   loaded: { example: string; sets: string[] };
   error: { message: string };
+  /** File > Save animation (or the save-gif / save-webm command): the viewer records and downloads it itself. */
+  export: { format: 'gif' | 'webm'; stepMs: number };
 }
 
 export interface Viewer {
@@ -68,6 +70,12 @@ export interface Viewer {
   setScale(scale: 'global' | 'row' | 'log'): void;
   setRange(range: RangeMode | string): void;
   setTheme(theme: 'light' | 'dark'): void;
+  /** The current view drawn at `scale` (1-4) x the screen's resolution, labels included, as a PNG. */
+  exportPng(options?: { scale?: number }): Promise<Blob>;
+  /** The animation as a looping GIF (npm gifenc): one frame per decoding step, each shown `stepMs` (default 700). */
+  exportGif(options?: { stepMs?: number; scale?: number }): Promise<Blob>;
+  /** The animation as WebM (MediaRecorder): each decoding step held exactly `stepMs` (default 700). */
+  exportWebm(options?: { stepMs?: number; scale?: number }): Promise<Blob>;
   seek(step: number): void;
   play(): string;
   pause(): string;

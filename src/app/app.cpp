@@ -57,6 +57,7 @@ void DrawMainWindow(AppState* s) {
   }
   ImGui::BeginChild("main", ImVec2(0, -status_h), false);
   if (s->config.controls) DrawViewTabs(s);
+  RecordViewRect(s);
   if (LazyWaiting(s) && !s->ActiveView().DrawsLazyMaps())
     ImGui::TextDisabled("reading %s from %s ...", s->CurrentMap().name.c_str(), s->Current().title.c_str());
   else
@@ -106,6 +107,7 @@ Status App::Init(const AppConfig& config) {
   s->env.renderer = config.headless ? nullptr : &s->renderer;
   s->env.pool = &s->draw_pool;
   s->env.upload_budget = &s->upload_budget;
+  s->labels.Init(config.headless ? nullptr : config.labels);
   for (int i = 0; i < ViewCount(); ++i) s->views.push_back(ViewInfoAt(i).create());
   Status offered = ChooseOfferedViews(s);
   if (!offered) return offered;
@@ -121,6 +123,7 @@ Status App::Init(const AppConfig& config) {
 void App::Shutdown() {
   AppState* s = s_.get();
   for (auto& v : s->views) v->ReleaseTextures(s);
+  s->labels.Shutdown();
   if (!s->config.headless) s->renderer.Shutdown();
 }
 
@@ -168,7 +171,7 @@ void App::DeliverFetch(const std::string& url, const unsigned char* data, size_t
 
 bool App::NeedsFrames() const {
   const AppState* s = s_.get();
-  if (s->timeline.playing || !s->downloads.empty()) return true;
+  if (s->timeline.playing || !s->downloads.empty() || s->labels.Pending() || !s->exports.captures.empty()) return true;
   for (const auto& v : s->views)
     if (v->Animating(s)) return true;
   return false;
@@ -196,6 +199,10 @@ void App::Frame() {
   s->draw_pool.clear();
   s->upload_budget = int64_t(16) << 20;  // ~16 MB of textures a frame; one bigger map still goes at once
   s->frame.train_ms = 0;
+  s->labels.BeginFrame();
+  s->env.labels.cache = s->labels.Available() ? &s->labels : nullptr;
+  s->env.labels.dpi_scale = s->dpi_scale;
+  s->env.labels.markers = s->show_markers;
   HandleShortcuts(s);
   PumpLazyMaps(s);  // lazily read heads: last frame's wants in, a few ms of reading
   s->timeline.Advance(dt);

@@ -21,6 +21,7 @@ namespace attnviz {
 struct AppState;
 struct AttentionDocument;
 class ByteSource;
+class LabelRasterizer;
 
 struct AppConfig {
   std::string example;             // id of the example to open first ("" = the translation figure)
@@ -31,9 +32,12 @@ struct AppConfig {
   bool controls = true;            // false: a bare figure (no tabs, toolbars, timeline or status bar)
   std::string theme;               // "light" or "dark" ("" = dark)
   bool headless = false;           // no GL: views run and lay out, nothing is uploaded or drawn (smoke tests)
-  // Makes the runner for live training (the browser: a Web Worker); empty = a thread where there
-  // are threads, else the UI's frames (app/train_runner.h).
+  // Makes the runner for live training: a thread natively, a Web Worker in the browser; empty =
+  // training in the UI's frames (app/train_runner.h).
   std::function<std::unique_ptr<TrainRunner>()> train_runner;
+
+  LabelRasterizer* labels = nullptr;  // the platform's label back end (owned by it); null: the UI font only
+  bool page_exports = false;       // the page encodes GIF and WebM (web build; app_export.h)
 };
 
 class App {
@@ -86,7 +90,13 @@ class App {
   bool NeedsFrames() const;  // something animates (playback, training): keep drawing even without input
   // Events for the embed API, oldest first: "step" {"step": k} when the timeline's step changes,
   // "hover" {"row": r, "col": c} (or -1s) when the hovered cell of the view's heatmap changes.
-  bool PopEvent(std::string* type, std::string* json);  // true once after the user chose File > Open
+  bool PopEvent(std::string* type, std::string* json);
+  // PNG export (app_export.h): a frame the platform should draw at `scale` x its usual resolution
+  // and read back, cropped to view_rect (UI px); then PopCapture. RequestCapture: the embed API's.
+  bool PeekCapture(float* scale, int* id, std::string* name, float view_rect[4]) const;
+  void PopCapture(bool ok, const std::string& error);  // done (ok) or failed (error shown for UI requests)
+  Status RequestCapture(float scale,
+                        int id);  // scale 1..4; id != 0 names the caller  // true once after the user chose File > Open
 
  private:
   std::unique_ptr<AppState> s_;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "app/app_export.h"
 #include "app/app_files.h"
 #include "app/app_state.h"
 #include "app/help_tip.h"
@@ -133,8 +134,14 @@ void DrawStyleControls(AppState* s) {
   ImGui::Checkbox("numbers", &s->style.show_numbers);
   ImGui::SameLine();
   ImGui::Checkbox("grid", &s->style.show_grid);
-  ImGui::SameLine();
-  ImGui::Checkbox("labels", &s->style.show_labels);
+  int labels = (int)s->style.labels;
+  const char* label_modes[] = {"labels: auto (thinned)", "labels: all", "labels: none"};
+  ImGui::SetNextItemWidth(-1);
+  if (ImGui::Combo("##labels", &labels, label_modes, IM_ARRAYSIZE(label_modes))) s->style.labels = (LabelMode)labels;
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip(
+        "auto: every k-th token label, so that none overlap (hovered ones always show).\n"
+        "all: every label, even overlapping. none: no token labels.");
   DrawColourBar(s);
   ImGui::Separator();
 }
@@ -243,7 +250,8 @@ void HandleShortcuts(AppState* s) {
   if (KeyPressed(ImGuiKey_End, false)) s->timeline.End();
   // imgui 1.86 names only A/C/V/X/Y/Z; both platforms use GLFW, whose letter key codes are ASCII.
   if (io.KeyCtrl && ImGui::IsKeyPressed('O', false)) s->open_dialog_requested = true;
-  if (io.KeyCtrl && ImGui::IsKeyPressed('S', false)) Report(s, QueueSvgDownload(s));
+  if (io.KeyCtrl && !io.KeyShift && ImGui::IsKeyPressed('S', false)) Report(s, QueueSvgDownload(s));
+  ExportShortcuts(s);  // Ctrl+Shift+S: PNG
   // imgui 1.86 has no named keys for digits: use the typed characters.
   for (int i = 0; i < io.InputQueueCharacters.Size; ++i) {
     const ImWchar c = io.InputQueueCharacters[i];
@@ -260,13 +268,15 @@ void DrawMenuBar(AppState* s) {
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip("JSON or NPZ exported from your model (docs/FORMATS.md); you can also drop it on the window");
     ImGui::Separator();
-    if (ImGui::MenuItem("Save heatmap as SVG", "Ctrl+S")) Report(s, QueueSvgDownload(s));
+    if (ImGui::MenuItem("Save heatmap (or lines) as SVG", "Ctrl+S")) Report(s, QueueSvgDownload(s));
     if (ImGui::MenuItem("Export attention JSON")) Report(s, QueueJsonDownload(s));
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("Every map of the example, in attnviz's JSON format");
     if (ImGui::MenuItem("Export map as CSV")) Report(s, QueueCsvDownload(s));
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("The map shown, with its tokens as the header row and column");
     if (ImGui::MenuItem("Export map as NPY")) Report(s, QueueNpyDownload(s));
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("The map shown as a float32 numpy array [rows, columns]");
+    ImGui::Separator();
+    DrawExportMenu(s);
     ImGui::EndMenu();
   }
   if (ImGui::BeginMenu("Examples")) {
@@ -282,6 +292,11 @@ void DrawMenuBar(AppState* s) {
       if (!IsOffered(s, i)) continue;
       if (ImGui::MenuItem(ViewInfoAt(i).label, i < 9 ? key : nullptr, s->view == i)) s->view = i;
     }
+    ImGui::Separator();
+    if (ImGui::MenuItem("Tokenizer markers", nullptr, s->show_markers)) s->show_markers = !s->show_markers;
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip(
+          "A dim \xc2\xb7 for a word start (\xe2\x96\x81, \xc4\xa0) and \xe2\x80\x90 for a continuation (##)");
     ImGui::EndMenu();
   }
   if (ImGui::BeginMenu("Help")) {
@@ -367,7 +382,7 @@ void DrawHelpWindow(AppState* s) {
     ImGui::BulletText("Home / End: first / last step");
     for (int k = 0; k < (int)s->offered.size() && k < 9; ++k)
       ImGui::BulletText("%d: %s view", k + 1, ViewInfoAt(s->offered[(size_t)k]).label);
-    ImGui::BulletText("Ctrl+O: open a file; Ctrl+S: save the heatmap as SVG");
+    ImGui::BulletText("Ctrl+O: open a file; Ctrl+S: save the heatmap as SVG; Ctrl+Shift+S: the view as PNG (2x)");
     ImGui::BulletText("? or h: this help");
     ImGui::TextUnformatted("Mouse");
     ImGui::BulletText("Hover a cell: tokens, weight, rank and arithmetic");

@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "app/app_chrome.h"
+#include "app/app_export.h"
 #include "app/app_files.h"
 #include "app/app_state.h"
 #include "app/lazy_maps.h"
@@ -191,6 +192,17 @@ Status CmdNumbers(AppState* s, const CommandArgs& c) {
   return Status::Ok();
 }
 
+Status CmdMarkers(AppState* s, const CommandArgs& c) {
+  if (c.rest != "on" && c.rest != "off") return Status::Error("markers on|off");
+  s->show_markers = c.rest == "on";
+  return Status::Ok();
+}
+
+Status CmdLabels(AppState* s, const CommandArgs& c) {
+  if (!ParseLabelMode(c.rest, &s->style.labels)) return Status::Error("labels all|auto|none");
+  return Status::Ok();
+}
+
 Status CmdRange(AppState* s, const CommandArgs& c) {
   if (c.words.size() == 1) {  // range auto|fixed|p99|p99.9
     if (ParseRangeMode(c.Word(0), &s->style.range)) return Status::Ok();
@@ -235,6 +247,8 @@ const AppCommand kAppCommands[] = {
     {"scale", "scale global|row|log", CmdScale},
     {"range", "range auto|fixed|p99|p99.9 or range MIN MAX", CmdRange},
     {"numbers", "numbers on|off", CmdNumbers},
+    {"labels", "labels all|auto|none", CmdLabels},
+    {"markers", "markers on|off", CmdMarkers},
     {"step", "step K", CmdStep},
     {"play", "play", CmdPlay},
     {"pause", "pause", CmdPause},
@@ -253,6 +267,7 @@ const AppCommand kAppCommands[] = {
 std::string CommandUsage() {
   std::string out;
   for (const AppCommand& c : kAppCommands) out += std::string(c.usage) + "\n";
+  out += ExportCommandUsage();
   return out;
 }
 
@@ -262,6 +277,7 @@ Status RunCommand(AppState* s, const std::string& line) {
   for (const AppCommand& cmd : kAppCommands)
     if (c.verb == cmd.verb) return cmd.run(s, c);
   Status result;
+  if (RunExportCommand(s, c, &result)) return result;
   for (auto& v : s->views)
     if (v->RunCommand(s, c, &result)) return result;
   return Status::Error("unknown command '" + c.verb + "'");

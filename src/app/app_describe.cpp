@@ -7,6 +7,7 @@
 #include "app/app_files.h"
 #include "app/app_state.h"
 #include "app/lazy_maps.h"
+#include "core/kernels.h"
 #include "imgui.h"
 #include "io/json.h"
 
@@ -29,6 +30,31 @@ void WriteTokens(JsonWriter* w, const char* key, const std::vector<std::string>&
   w->BeginArray(true);
   for (size_t i = 0; i < tokens.size() && i < 512; ++i) w->String(tokens[i]);
   w->EndArray();
+}
+
+// Token labels: the mode, the markers toggle, who rasterises labels the UI font lacks (canvas,
+// freetype, none) and the label cache's counters.
+void WriteLabels(AppState* s, JsonWriter* w) {
+  w->Key("labels");  // token labels: all|auto|none
+  w->String(LabelModeName(s->style.labels));
+  w->Key("markers");  // tokenizer markers drawn as dim marks
+  w->Bool(s->show_markers);
+  w->Key("label_backend");  // who rasterises labels the UI font lacks: canvas, freetype, none
+  w->String(s->labels.BackendName());
+  const LabelCacheStats ls = s->labels.Stats();
+  w->Key("label_cache");
+  w->BeginObject();
+  w->Key("entries");
+  w->Number(ls.entries);
+  w->Key("bytes");
+  w->Number((double)ls.bytes);
+  w->Key("rasterised");
+  w->Number(ls.rasterised);
+  w->Key("evicted");
+  w->Number(ls.evicted);
+  w->Key("failed");
+  w->Number(ls.failed);
+  w->EndObject();
 }
 
 void WriteShared(AppState* s, JsonWriter* w) {
@@ -84,6 +110,7 @@ void WriteShared(AppState* s, JsonWriter* w) {
   w->NumberF(resolved.vmax);
   w->Key("low_contrast");
   w->NumberF(LowContrastFraction(resolved, s->CurrentMap()));
+  WriteLabels(s, w);
   w->Key("dpi_scale");
   w->NumberF(s->dpi_scale);
   w->Key("frame_cpu_ms");
@@ -100,7 +127,13 @@ void WriteShared(AppState* s, JsonWriter* w) {
   w->Number(s->timeline.count);
   w->Key("playing");
   w->Bool(s->timeline.playing);
+  w->Key("mode");
+  w->String(s->timeline.mode == TimelineMode::Decoding ? "decoding" : "frames");
   w->EndObject();
+  w->Key("view_rect");  // the active view's area (CSS px): what a PNG export shows
+  w->BeginArray();
+  for (float v : s->exports.view_rect) w->NumberF(v);
+  w->EndArray();
   const AttentionMap& m = s->CurrentMap();
   WriteTokens(w, "source_tokens", m.source_tokens.vec());
   WriteTokens(w, "target_tokens", m.target_tokens.vec());
@@ -131,6 +164,16 @@ void DescribeState(AppState* s, std::string* out) {
     s->views[(size_t)i]->Describe(s, &w);
     w.EndObject();
   }
+  w.Key("kernel");  // the GEMM register tile the start-up probe picked on this machine
+  w.BeginObject();
+  const kernels::TileVariant& tile = kernels::SelectedTile();
+  w.Key("tile");
+  w.String(tile.tile);
+  w.Key("isa");
+  w.String(tile.isa);
+  w.Key("variants");  // tile variants offered to the probe (8 in a browser with relaxed SIMD)
+  w.Number(kernels::TileVariantCount());
+  w.EndObject();
   WriteLut(s, &w);
   w.EndObject();
   *out = w.str();

@@ -68,11 +68,13 @@ std::string Description(const std::string& name, const AttentionSet& set, const 
 }
 
 // Tokens as the viewer shows them: a tokenizer's word-start marker ("▁" in SentencePiece, "Ġ" in
-// GPT-2's BPE; the first is not even in the UI font) becomes a subtle "·". The file keeps them.
+// GPT-2's BPE) becomes a leading "·", which the labels draw as a dim mark or leave out (the
+// "markers" command, app/labels.h). "▁" is taken as the marker even when the file does not name
+// one (it is no letter of any script); "Ġ" only when named. The file keeps them.
 std::vector<std::string> DisplayTokens(std::vector<std::string> tokens, const TokenizerInfo& t) {
+  const std::string marker = t.space_marker.empty() ? std::string("\xe2\x96\x81") : t.space_marker;
   for (std::string& tok : tokens) {
-    if (!t.space_marker.empty() && tok.compare(0, t.space_marker.size(), t.space_marker) == 0)
-      tok = "\xc2\xb7" + tok.substr(t.space_marker.size());
+    if (tok.compare(0, marker.size(), marker) == 0) tok = "\xc2\xb7" + tok.substr(marker.size());
     tok = DisplayText(tok, 64);
   }
   return tokens;
@@ -109,6 +111,7 @@ Example ExampleFromSet(const std::string& name, AttentionSet&& set, size_t n_set
       m.source_tokens = source;
       m.target_tokens = target;
       m.weights = std::move(head.weights);
+      m.q = std::move(head.q), m.k = std::move(head.k);
       m.version = 1;
       ex.maps.push_back(std::move(m));
     }
@@ -441,6 +444,12 @@ Status NeedWholeMap(AppState* s) {
 
 Status QueueSvgDownload(AppState* s) {
   if (Status st = NeedWholeMap(s); !st) return st;
+  std::string view_svg;
+  Status view_status;
+  if (s->ActiveView().ExportSvg(s, &view_svg, &view_status)) {  // the lines view draws its own
+    if (view_status) QueueDownload(s, DownloadName(s->Current().id, "-lines.svg"), "image/svg+xml", view_svg);
+    return view_status;
+  }
   const AttentionMap& m = s->CurrentMap();
   SvgHeatmapOptions opt;
   const HeatmapStyle style = ResolveStyle(s->style, m);
@@ -467,7 +476,8 @@ Status QueueJsonDownload(AppState* s) {
     ex.LayerHeadOf(i, &l, &h);
     while ((int)file.layers.size() <= l) file.layers.push_back({"layer " + std::to_string(file.layers.size()), {}});
     const AttentionMap& m = ex.maps[(size_t)i];
-    file.layers[(size_t)l].heads.push_back({m.name.empty() ? "head " + std::to_string(h) : m.name, m.weights});
+    file.layers[(size_t)l].heads.push_back(
+        {m.name.empty() ? "head " + std::to_string(h) : m.name, m.weights, m.q, m.k});
   }
   const std::string json = SaveAttentionJson(file);
   QueueDownload(s, DownloadName(ex.id, ".json"), "application/json", json);

@@ -8,12 +8,14 @@
 
 #include "app/app.h"
 #include "app/app_files.h"
+#include "app/app_export.h"
 #include "app/examples.h"
 #include "app/heatmap_widget.h"
 #include "app/model_library.h"
 #include "app/timeline.h"
 #include "app/token_filter.h"
 #include "app/view_module.h"
+#include "render/label_cache.h"
 
 namespace attnviz {
 
@@ -43,6 +45,8 @@ struct AppState {
   std::vector<HeatmapCallbackData> draw_pool;  // reserved once in Init
   HeatmapEnv env;                              // renderer + pool, handed to every heatmap widget
   int64_t upload_budget = 0;                   // texture bytes still to upload this frame (HeatmapEnv)
+  LabelCache labels;                           // token labels the UI font cannot draw, as textures
+  bool show_markers = true;                    // tokenizer markers as dim marks (the "markers" command)
 
   std::vector<Example> examples;  // built-in and opened files
   int current = 0;                // index into examples
@@ -72,6 +76,7 @@ struct AppState {
   std::string open_url_request;            // a page the platform should open (Help > Tutorial)
   bool open_dialog_requested = false;      // the platform should show a file picker
   FileLoad load;                           // a file being read in pieces (progress, cancel)
+  ExportState exports;                     // PNG captures waiting for the platform, the view's area
 
   Example& Current() { return examples[(size_t)current]; }   // the example shown
   const AttentionMap& CurrentMap();                          // its map current_map (clamped)

@@ -51,6 +51,7 @@ struct AttentionMap {
   TokenList source_tokens;            // [n_k] column labels, along the top
   TokenList target_tokens;            // [n_q] row labels, down the left
   MatrixRM weights;                   // [n_q, n_k]
+  MatrixRM q, k;                      // optional: the file's queries [n_q, d] and keys [n_k, d] (steps view)
   bool has_steps = false;             // steps holds the arithmetic of every cell
   AttentionSteps steps;               // raw/scaled/masked/exp/row sums, when has_steps
   uint64_t version = 0;               // bumped whenever weights change (texture re-upload)

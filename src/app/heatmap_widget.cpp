@@ -58,14 +58,14 @@ void DrawPlaceholder(const ImVec2& p0, const ImVec2& p1, const char* text) {
   dl->AddText(ImVec2((p0.x + p1.x - ts.x) * 0.5f, (p0.y + p1.y - ts.y) * 0.5f), IM_COL32(140, 140, 150, 255), text);
 }
 
-void EnsureLabelExtents(const AttentionMap& map, HeatmapViewState* st) {
+void EnsureLabelExtents(const AttentionMap& map, const LabelEnv& env, HeatmapViewState* st) {
   if (st->labels_owner == &map && st->labels_version == map.version) return;
   st->max_source_label_w = 0;
   st->max_target_label_w = 0;
   for (const auto& s : map.source_tokens)
-    st->max_source_label_w = std::max(st->max_source_label_w, ImGui::CalcTextSize(s.c_str()).x);
+    st->max_source_label_w = std::max(st->max_source_label_w, LabelLength(env, s));
   for (const auto& s : map.target_tokens)
-    st->max_target_label_w = std::max(st->max_target_label_w, ImGui::CalcTextSize(s.c_str()).x);
+    st->max_target_label_w = std::max(st->max_target_label_w, LabelLength(env, s));
   st->labels_owner = &map;
   st->labels_version = map.version;
 }
@@ -202,20 +202,6 @@ float HeatmapT(const HeatmapStyle& style, float w, float row_max) {
   return std::clamp(t, 0.0f, 1.0f);
 }
 
-void AddTextVertical(void* draw_list, const ImVec2& bottom_left, unsigned int color, const char* text) {
-  ImDrawList* dl = static_cast<ImDrawList*>(draw_list);
-  const int vtx_begin = dl->VtxBuffer.Size;
-  dl->AddText(bottom_left, color, text);
-  // Rotate the glyph quads just added by -90 degrees around bottom_left: (x, y) -> (x0 + (y - y0), y0 - (x - x0)).
-  const float line_h = ImGui::GetTextLineHeight();
-  for (int i = vtx_begin; i < dl->VtxBuffer.Size; ++i) {
-    ImDrawVert& v = dl->VtxBuffer[i];
-    const float dx = v.pos.x - bottom_left.x, dy = v.pos.y - bottom_left.y;
-    v.pos.x = bottom_left.x + dy - line_h;
-    v.pos.y = bottom_left.y - dx;
-  }
-}
-
 bool AddHeatmapDrawCallback(const HeatmapEnv& env, const HeatmapDraw& draw, const float rect[4]) {
   if (!env.renderer || !env.pool || env.pool->size() >= env.pool->capacity())
     return false;  // never reallocate mid-frame
@@ -239,6 +225,7 @@ struct HeatmapLayout {
   float cell_x = 1, cell_y = 1;                        // on-screen size of one cell
   float view[4] = {0, 0, 0, 0};                        // col0, row0, col1, row1 shown
   bool vertical = false;                               // source labels drawn rotated (crowded columns)
+  float max_label_w = 0;                               // widest source label (horizontal thinning)
   int r_begin = 0, r_end = 0, c_begin = 0, c_end = 0;  // visible cell range
   float CellX0(int c) const { return m0.x + (c - view[0]) * cell_x; }
   float CellY0(int r) const { return m0.y + (r - view[1]) * cell_y; }
@@ -260,6 +247,7 @@ HeatmapLayout ComputeLayout(int rows, int cols, bool labels, const HeatmapViewSt
   float avail_h = std::max(10.0f, size.y - (labels ? top_h_horizontal : 0) - kPad);
   float cell = std::min({avail_w / (cols / st.zoom), avail_h / (rows / st.zoom), 96.0f});
   L.vertical = labels && st.max_source_label_w + 4 > cell;
+  L.max_label_w = st.max_source_label_w;
   const float top = labels ? (L.vertical ? top_h_vertical : top_h_horizontal) : 0.0f;
   avail_h = std::max(10.0f, size.y - top - kPad);
   cell = std::min({avail_w / (cols / st.zoom), avail_h / (rows / st.zoom), 96.0f});
@@ -400,45 +388,66 @@ void DrawHighlights(ImDrawList* dl, const HeatmapLayout& L, int rows, int cols, 
                 IM_COL32(80, 200, 255, 255), 0, 0, 2.0f);
 }
 
-// Axis labels: only visible ones, thinned so they never overlap; readable at every zoom.
-void DrawAxisLabels(ImDrawList* dl, const AttentionMap& map, const HeatmapLayout& L, int rows_shown, int hl_row,
-                    int hl_col) {
+// Axis labels: only visible ones, thinned (core/label_layout.h) so that they do not overlap in
+// auto mode; the highlighted row and column are always labelled. Boxes go to the geometry.
+void DrawAxisLabels(ImDrawList* dl, const AttentionMap& map, const HeatmapLayout& L, const HeatmapEnv& env,
+                    LabelMode mode, int rows_shown, int hl_row, int hl_col, HeatmapGeometry* geom) {
   const ImU32 text_col = ImGui::GetColorU32(ImGuiCol_Text);
   const float line_h = ImGui::GetTextLineHeight();
   char buf[32];
-  const int row_stride = std::max(1, (int)std::ceil(line_h / L.cell_y));
+  std::string fallback;
+  auto record = [&](int axis, int index, const ImVec4& box, bool vertical) {
+    if (geom->labels.size() >= 1024) return;
+    HeatmapGeometry::Label l;
+    l.axis = axis;
+    l.index = index;
+    l.box[0] = box.x, l.box[1] = box.y, l.box[2] = box.z, l.box[3] = box.w;
+    l.vertical = vertical;
+    geom->labels.push_back(l);
+  };
+  auto token = [&](const TokenList& tokens, int i) -> const std::string& {
+    if (i >= 0 && i < (int)tokens.size()) return tokens[i];
+    fallback = TokenOr(tokens, i, buf, sizeof(buf));
+    return fallback;
+  };
+  geom->row_stride = LabelStride(mode, L.cell_y, line_h);
   dl->PushClipRect(ImVec2(L.origin.x, L.m0.y), ImVec2(L.m0.x, L.m1.y), true);
   for (int r = L.r_begin; r < std::min(L.r_end, rows_shown); ++r) {
-    if (r % row_stride != 0 && r != hl_row) continue;
-    const char* t = TokenOr(map.target_tokens, r, buf, sizeof(buf));
-    const ImVec2 ts = ImGui::CalcTextSize(t);
-    dl->AddText(ImVec2(L.m0.x - kPad - ts.x, L.CellY0(r) + (L.cell_y - ts.y) * 0.5f),
-                r == hl_row ? kHighlight : text_col, t);
+    if (!LabelShown(r, geom->row_stride, hl_row)) continue;
+    const ImVec2 anchor(L.m0.x - kPad, L.CellY0(r) + L.cell_y * 0.5f);
+    record(0, r,
+           DrawLabel(dl, env.labels, anchor, r == hl_row ? kHighlight : text_col, token(map.target_tokens, r), false,
+                     1.0f),
+           false);
   }
   dl->PopClipRect();
   dl->PushClipRect(ImVec2(L.m0.x, L.origin.y), ImVec2(L.m1.x, L.m0.y), true);
-  const int col_stride = L.vertical ? std::max(1, (int)std::ceil(line_h / L.cell_x)) : 1;
+  // Rotated labels are a line tall across the column; horizontal ones are as wide as the widest label.
+  geom->col_stride = LabelStride(mode, L.cell_x, L.vertical ? line_h : L.max_label_w);
   for (int c = L.c_begin; c < L.c_end; ++c) {
-    if (c % col_stride != 0 && c != hl_col) continue;
-    const char* t = TokenOr(map.source_tokens, c, buf, sizeof(buf));
+    if (!LabelShown(c, geom->col_stride, hl_col)) continue;
     const ImU32 col = c == hl_col ? kHighlight : text_col;
-    if (L.vertical) {
-      AddTextVertical(dl, ImVec2(L.CellX0(c) + (L.cell_x + line_h) * 0.5f, L.m0.y - kPad), col, t);
-    } else {
-      const ImVec2 ts = ImGui::CalcTextSize(t);
-      dl->AddText(ImVec2(L.CellX0(c) + (L.cell_x - ts.x) * 0.5f, L.m0.y - kPad - ts.y), col, t);
-    }
+    const std::string& t = token(map.source_tokens, c);
+    const float cx = L.CellX0(c) + L.cell_x * 0.5f;
+    if (L.vertical)
+      record(1, c, DrawLabel(dl, env.labels, ImVec2(cx, L.m0.y - kPad), col, t, true), true);
+    else
+      record(1, c, DrawLabel(dl, env.labels, ImVec2(cx, L.m0.y - kPad - line_h * 0.5f), col, t, false, 0.5f), false);
   }
   dl->PopClipRect();
 }
 
 // Both tokens, the weight, its rank in the row and the cell's arithmetic.
-void CellTooltip(const AttentionMap& map, int r, int c) {
+void CellTooltip(const AttentionMap& map, const LabelEnv& labels, int r, int c) {
   const int rows = map.Rows(), cols = map.Cols();
   char b1[32], b2[32];
   ImGui::BeginTooltip();
-  ImGui::Text("%s  \xe2\x86\x92  %s", TokenOr(map.target_tokens, r, b1, sizeof(b1)),
-              TokenOr(map.source_tokens, c, b2, sizeof(b2)));
+  const ImU32 text_col = ImGui::GetColorU32(ImGuiCol_Text);
+  LabelItem(labels, TokenOr(map.target_tokens, r, b1, sizeof(b1)), text_col);
+  ImGui::SameLine();
+  ImGui::TextUnformatted(" \xe2\x86\x92 ");
+  ImGui::SameLine();
+  LabelItem(labels, TokenOr(map.source_tokens, c, b2, sizeof(b2)), text_col);
   ImGui::Separator();
   const int held = r - map.row_offset;
   if (held < 0 || held >= (int)map.weights.rows()) {  // a lazily read map: this row is not in memory
@@ -505,14 +514,15 @@ bool HeatmapWidget(const char* id, const AttentionMap& map, const HeatmapStyle& 
     ImGui::PopID();
     return false;
   }
-  EnsureLabelExtents(map, st);
+  EnsureLabelExtents(map, env.labels, st);
+  const bool labels = style.labels != LabelMode::None;
   ClampView(st, rows, cols);
   const ImVec2 origin = ImGui::GetCursorScreenPos();
-  HeatmapLayout L = ComputeLayout(rows, cols, style.show_labels, *st, origin, size);
+  HeatmapLayout L = ComputeLayout(rows, cols, labels, *st, origin, size);
   // The whole box is one item: it takes the wheel, drags and double-clicks.
   ImGui::InvisibleButton("##heatmap", size, ImGuiButtonFlags_MouseButtonLeft | ImGuiButtonFlags_MouseButtonMiddle);
   HandleZoomPan(L, rows, cols, st);
-  L = ComputeLayout(rows, cols, style.show_labels, *st, origin, size);  // after this frame's zoom and pan
+  L = ComputeLayout(rows, cols, labels, *st, origin, size);  // after this frame's zoom and pan
   QueueCells(env, style, L, map, have, under, st);
   UpdateHover(L, rows, cols, st);
   const int hl_row = st->hover_row >= 0 ? st->hover_row : st->highlight_row;
@@ -524,8 +534,10 @@ bool HeatmapWidget(const char* id, const AttentionMap& map, const HeatmapStyle& 
   DrawHighlights(dl, L, rows, cols, hl_row, hl_col, st->current_row);
   dl->PopClipRect();
   dl->AddRect(ImVec2(L.m0.x - 1, L.m0.y - 1), ImVec2(L.m1.x + 1, L.m1.y + 1), IM_COL32(110, 110, 120, 255));
-  if (style.show_labels) DrawAxisLabels(dl, map, L, st->geom.rows_shown, hl_row, hl_col);
-  if (st->hover_row >= 0) CellTooltip(map, st->hover_row, st->hover_col);
+  st->geom.labels.clear();
+  st->geom.row_stride = st->geom.col_stride = 0;
+  if (labels) DrawAxisLabels(dl, map, L, env, style.labels, st->geom.rows_shown, hl_row, hl_col, &st->geom);
+  if (st->hover_row >= 0) CellTooltip(map, env.labels, st->hover_row, st->hover_col);
   ImGui::PopID();
   return st->hover_row >= 0;
 }
@@ -564,6 +576,24 @@ void DescribeHeatmap(JsonWriter* w, const char* id, const HeatmapGeometry& g, co
   }
   w->Key("colormap");
   w->String(ColormapName(g.colormap));
+  w->Key("labels");
+  w->BeginObject();
+  w->Key("row_stride");
+  w->Number(g.row_stride);
+  w->Key("col_stride");
+  w->Number(g.col_stride);
+  w->Key("boxes");  // [axis (0 rows, 1 columns), index, x0, y0, x1, y1, vertical (0/1)]
+  w->BeginArray();
+  for (const HeatmapGeometry::Label& l : g.labels) {
+    w->BeginArray(true);
+    w->Number(l.axis);
+    w->Number(l.index);
+    for (float x : l.box) w->NumberF(x);
+    w->Number(l.vertical ? 1 : 0);
+    w->EndArray();
+  }
+  w->EndArray();
+  w->EndObject();
   if (map && map->Complete() && map->weights.size() <= 4096) {  // small maps only: tests invert pixels against them
     w->Key("weights");
     w->BeginArray(true);

@@ -13,6 +13,8 @@
 #include <vector>
 
 #include "app/examples.h"
+#include "app/labels.h"
+#include "core/label_layout.h"
 #include "render/heatmap_renderer.h"
 
 struct ImVec2;
@@ -40,7 +42,7 @@ struct HeatmapStyle {
   float vmax = 1.0f;                    // fixed range high end
   bool show_numbers = true;             // weights in cells when cells are big enough
   bool show_grid = true;                // thin cell borders when cells are big enough
-  bool show_labels = true;              // token labels on both axes
+  LabelMode labels = LabelMode::Auto;   // token labels on both axes: thinned (auto), all or none
 };
 
 struct HeatmapGeometry {
@@ -53,6 +55,14 @@ struct HeatmapGeometry {
   float vmin = 0, vmax = 1;             // the resolved colour range it was drawn with
   Colormap colormap = Colormap::Greys;  // and its colormap
   bool valid = false;                   // drawn this frame
+  // Token labels drawn this frame: axis 0 = rows (target), 1 = columns (source); box in UI pixels.
+  struct Label {
+    int axis = 0, index = 0;
+    float box[4] = {0, 0, 0, 0};
+    bool vertical = false;
+  };
+  std::vector<Label> labels;           // keeps its capacity between frames
+  int row_stride = 0, col_stride = 0;  // thinning: every k-th label drawn (0 = none)
 };
 
 struct HeatmapViewState {
@@ -87,6 +97,7 @@ struct HeatmapCallbackData {
 
 struct HeatmapEnv {
   HeatmapRenderer* renderer = nullptr;               // shared GL renderer
+  LabelEnv labels;                                   // label textures for scripts the UI font lacks
   std::vector<HeatmapCallbackData>* pool = nullptr;  // reserved once; cleared each frame, never grows
   // Bytes of texture uploads left this frame (reset by App::Frame); a widget whose map needs an upload
   // when none is left shows a placeholder and uploads in a later frame. Null: no limit.
@@ -97,7 +108,8 @@ struct HeatmapEnv {
 bool HeatmapWidget(const char* id, const AttentionMap& map, const HeatmapStyle& style, HeatmapViewState* st,
                    const HeatmapEnv& env, const ImVec2& size);
 
-// Appends {id, rect, view, rows, cols, rows_shown, vmin, vmax, colormap, weights (maps up to 4096
+// Appends {id, rect, view, rows, cols, rows_shown, vmin, vmax, colormap, labels (row_stride,
+// col_stride, boxes: [axis, index, x0, y0, x1, y1, vertical]), weights (maps up to 4096
 // cells; map may be null)} to an open
 // JSON array, when g was drawn this frame (describe()'s "heatmaps").
 void DescribeHeatmap(JsonWriter* w, const char* id, const HeatmapGeometry& g, const AttentionMap* map);
@@ -123,8 +135,5 @@ bool LowContrastNote(HeatmapStyle* style, const AttentionMap& map);
 // Normalised colormap coordinate of a weight under a style (what the shader computes); row_max
 // is used by the per-row scale.
 float HeatmapT(const HeatmapStyle& style, float w, float row_max);
-
-// Adds text rotated 90 degrees counter-clockwise (reads bottom to top), its baseline ending at pos.
-void AddTextVertical(void* draw_list, const ImVec2& bottom_left, unsigned int color, const char* text);
 
 }  // namespace attnviz

@@ -4,9 +4,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
-#if !defined(__EMSCRIPTEN__)
 #include <thread>
-#endif
 
 #include "io/json.h"
 
@@ -43,7 +41,6 @@ class FrameRunner : public TrainRunner {
   bool running_ = false;
 };
 
-#if !defined(__EMSCRIPTEN__)
 // Trains on its own thread in steps of 20 ms; the UI copies what is new once a frame.
 class ThreadRunner : public TrainRunner {
  public:
@@ -124,7 +121,6 @@ class ThreadRunner : public TrainRunner {
   seq2seq::Model epoch_model_;                               // guarded by mutex_
   TrainProgress progress_;                                   // the UI thread's copy
 };
-#endif
 
 }  // namespace
 
@@ -133,11 +129,7 @@ std::unique_ptr<TrainRunner> MakeFrameRunner() {
 }
 
 std::unique_ptr<TrainRunner> MakeThreadRunner() {
-#if defined(__EMSCRIPTEN__)
-  return nullptr;
-#else
   return std::make_unique<ThreadRunner>();
-#endif
 }
 
 std::string TrainStartMessage(const seq2seq::TrainerConfig& c) {

@@ -1,7 +1,8 @@
 // attnviz app: where a live training run runs. The Train view only reads a TrainProgress; one of
 // these fills it:
 //   - the frame runner   trains in slices of the UI frame (budget ms a frame); the fallback
-//   - the thread runner  a std::thread, so the UI never waits for training (the native default)
+//   - the thread runner  a std::thread, so the UI never waits for training (the native app's,
+//                        set by src/platform/main_native.cpp; the browser build has no threads)
 //   - the report runner  training elsewhere sends reports (io/train_report.h) and, at each epoch's
 //                        end, the model's bytes; the browser's Web Worker (src/platform) uses it
 // All are driven from the UI thread: Start, SetRunning, and Poll once a frame.
@@ -32,7 +33,7 @@ class TrainRunner {
 };
 
 std::unique_ptr<TrainRunner> MakeFrameRunner();
-std::unique_ptr<TrainRunner> MakeThreadRunner();  // nullptr where there are no threads (the browser)
+std::unique_ptr<TrainRunner> MakeThreadRunner();  // only where there are threads (not the browser build)
 
 // Training in another process or worker: `send` carries the commands there ({"type":"start",
 // "config":{kind, task, seed}}, {"type":"pause"}, {"type":"resume"}, {"type":"stop"}); what it

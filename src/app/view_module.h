@@ -70,6 +70,9 @@ class ViewModule {
   // Says now which rows of lazily read maps it will draw (a command changed the map between frames),
   // so the reads start before the next frame. False when it has nothing to say.
   virtual bool WantLazyMaps(AppState*) { return false; }
+  // File > Save as SVG: a view that draws something else than the heatmap (lines) writes its own
+  // SVG into *svg and returns true (*error set on failure); false = the map's heatmap SVG.
+  virtual bool ExportSvg(AppState*, std::string* /*svg*/, Status* /*error*/) { return false; }
 };
 
 // ---------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-// attnviz-cli render: one head of an attention file as a standalone SVG heatmap.
+// attnviz-cli render: one head of an attention file as a figure: SVG (streamed), PNG or an
+// animated GIF of the decoding (drawn on the CPU: no GPU, no display).
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -7,12 +8,18 @@
 #include "cli/cli_limits.h"
 #include "cli/commands.h"
 #include "core/colormap.h"
-#include "io/attention_file.h"
+#include "embedded_font.h"
+#include "figure/gif_codec.h"
+#include "figure/heatmap_figure.h"
+#include "figure/png_codec.h"
+#include "io/attention_sets.h"
 #include "io/file_util.h"
 #include "io/svg.h"
 
 namespace attnviz {
 namespace {
+
+constexpr double kMaxGifBytes = 512.0 * 1024 * 1024;  // RGBA of every frame, before encoding
 
 int Fail(const std::string& message) {
   std::fprintf(stderr, "attnviz-cli render: %s\n", Printable(message).c_str());
@@ -20,26 +27,56 @@ int Fail(const std::string& message) {
 }
 
 struct RenderOptions {
-  std::string in_path, svg_path, colormap = "greys", title;
-  int layer = 0, head = 0, max_cells = 1 << 20;
-  float cell = 24.0f, vmax = NAN;
+  std::string format;     // "svg", "png" or "gif": --svg, else the extension of --out
+  std::string font_path;  // --font: a TrueType/OpenType file instead of the embedded UI font
+  std::string file, in_path, out_path, svg_path, colormap = "greys", title, set, scale = "auto", labels = "auto";
+  int layer = 0, head = 0, max_cells = 1 << 20, decimals = 2, step_ms = 700;
+  float cell = 24.0f, vmax = NAN, dpi = 96.0f;
   bool values = false, no_colorbar = false;
   CliLimits limits;
 };
 
 void DeclareFlags(ArgParser* args, RenderOptions* o) {
-  args->String("--in", &o->in_path, "FILE", "attention file (.json, .npz, .npy, or attend output)", true);
-  args->String("--svg", &o->svg_path, "OUT.svg", "where to write the SVG", true);
+  args->Positional("FILE", &o->file, "attention file (.json, .npz, .npy, or attend output)", false);
+  args->String("--in", &o->in_path, "FILE", "the same as FILE");
+  args->String("--out", &o->out_path, "OUT", "fig.png, fig.svg or fig.gif (the extension picks the format)");
+  args->String("--svg", &o->svg_path, "OUT.svg", "the same as --out OUT.svg");
+  args->String("--set", &o->set, "S",
+               "attention set, by name or index (default: the first; a GIF: the first cross set)");
   args->Int("--layer", &o->layer, "L", "layer index (default 0)");
   args->Int("--head", &o->head, "H", "head index (default 0; -1 = mean of the layer's heads)");
   args->String("--colormap", &o->colormap, "NAME", "greys (default) | viridis | magma | diverging");
+  args->String("--scale", &o->scale, "MODE",
+               "colour range: auto (0..max, default) | fixed (0..1) | row | log | p99 | p99.9");
+  args->Float("--dpi", &o->dpi, "N", "PNG/GIF resolution: 96 = 1x (default), 192 = 2x, 384 = 4x");
+  args->String("--labels", &o->labels, "MODE", "token labels: auto (thinned so none overlap, default) | all | none");
+  args->Int("--decimals", &o->decimals, "N", "digits after the point of cell values (default 2; implies --values)");
   args->Flag("--values", &o->values, "print each weight in its cell");
-  args->Float("--cell", &o->cell, "PX", "cell size in px (default 24)");
-  args->Float("--vmax", &o->vmax, "V", "value drawn at the top of the colormap (default: the matrix maximum)");
+  args->Float("--cell", &o->cell, "PX", "cell size in px at 96 dpi (default 24)");
+  args->Float("--vmax", &o->vmax, "V", "SVG: value drawn at the top of the colormap (default: by --scale)");
+  args->Int("--step-ms", &o->step_ms, "MS", "GIF: how long each decoding step is shown (default 700)");
   args->String("--title", &o->title, "TEXT", "caption above the heatmap");
+  args->String("--font", &o->font_path, "FILE.ttf",
+               "PNG/GIF label font (default: the embedded DejaVu Sans subset; e.g. a Noto font for CJK tokens)");
   args->Flag("--no-colorbar", &o->no_colorbar, "leave out the colour bar");
-  args->Int("--max-cells", &o->max_cells, "N", "refuse maps with more cells (default 1048576, ~90 MiB of SVG)");
+  args->Int("--max-cells", &o->max_cells, "N", "refuse maps with more cells (default 1048576)");
   DeclareLimitFlags(args, &o->limits);
+}
+
+// The chosen set of the document: by name, or by index.
+Status PickSet(const AttentionDocument& doc, const RenderOptions& o, bool prefer_cross, const AttentionSet** out) {
+  *out = &doc.sets[0];
+  if (o.set.empty()) {
+    for (const AttentionSet& s : doc.sets)
+      if (prefer_cross && s.kind == AttentionKind::Cross) return *out = &s, Status::Ok();
+    return Status::Ok();
+  }
+  std::string names;
+  for (size_t i = 0; i < doc.sets.size(); ++i) {
+    if (doc.sets[i].name == o.set || std::to_string(i) == o.set) return *out = &doc.sets[i], Status::Ok();
+    names += (i ? ", " : "") + doc.sets[i].name;
+  }
+  return Status::Error("--set '" + o.set + "' is not in the file (its sets: " + names + ")");
 }
 
 // The chosen head's weights, or the mean of the layer's heads in *mean.
@@ -62,60 +99,155 @@ Status PickWeights(const AttentionFile& f, const RenderOptions& o, MatrixRM* mea
   return Status::Ok();
 }
 
-int RunRender(int argc, char** argv) {
-  RenderOptions o;
-  ArgParser args("render",
-                 "Writes one head (or the mean of a layer's heads) of an attention file as an SVG heatmap:\n"
-                 "source tokens along the top, target tokens down the left. The SVG is streamed to OUT.svg.");
-  DeclareFlags(&args, &o);
-  if (int rc = args.Parse(argc, argv); rc >= 0) return rc;
-  if (int rc = ApplyLimitFlags(args, o.limits); rc >= 0) return rc;
-  if (!FindColormap(o.colormap.c_str()))
-    return args.UsageError("unknown --colormap '" + o.colormap + "' (greys, viridis, magma, diverging)");
-  if (!(o.cell >= 2.0f && o.cell <= 512.0f)) return args.UsageError("--cell must be between 2 and 512");
-  if (o.max_cells < 1) return args.UsageError("--max-cells must be >= 1");
-
-  std::vector<uint8_t> bytes;
-  Status st = ReadFileBytes(o.in_path, &bytes);
-  if (!st) return Fail(st.message);
-  AttentionFile f;
-  if (!(st = LoadAttentionFile(bytes.data(), bytes.size(), &f))) return Fail(o.in_path + ": " + st.message);
-  std::vector<uint8_t>().swap(bytes);  // the file's bytes are not needed any more
-  for (const std::string& w : f.warnings)
-    std::fprintf(stderr, "attnviz-cli render: warning: %s\n", Printable(w).c_str());
-  MatrixRM mean;
-  const MatrixRM* w = nullptr;
-  if (!(st = PickWeights(f, o, &mean, &w))) return Fail(st.message);
+Status WriteSvg(const MatrixRM& w, const AttentionFile& f, const RenderOptions& o, size_t* written) {
+  FigureScale scale = FigureScale::Auto;
+  ParseFigureScale(o.scale, &scale);
+  if (scale == FigureScale::Row || scale == FigureScale::Log)
+    return Status::Error("--scale " + o.scale + " is drawn in PNG and GIF figures only (SVG: auto, fixed, p99, p99.9)");
   SvgHeatmapOptions so;
   so.cell_size = o.cell;
   so.vmax = o.vmax;
+  if (std::isnan(o.vmax) && scale != FigureScale::Auto) {  // the range the PNG would use
+    HeatmapFigureOptions fo;
+    fo.scale = scale;
+    HeatmapFigureLayout L;
+    ResolveFigureRange(w, fo, &L);
+    so.vmax = L.vmax;
+  }
   so.show_values = o.values;
   so.colorbar = !o.no_colorbar;
   so.title = o.title;
   so.max_cells = o.max_cells;
   FileSink out;
-  size_t written = 0;
-  if (w->size() > o.max_cells)  // refused before the output file is created
-    return Fail(o.in_path + ": layer " + std::to_string(o.layer) + " is " + std::to_string(w->rows()) + " x " +
-                std::to_string(w->cols()) + " = " + std::to_string(w->size()) + " cells, over --max-cells " +
-                std::to_string(o.max_cells));
-  if (!(st = out.Open(o.svg_path))) return Fail(st.message);
-  st = WriteHeatmapSvg(*w, f.source_tokens, f.target_tokens, o.colormap, so, [&](const char* d, size_t n) {
-    written += n;
+  Status st = out.Open(o.out_path);
+  if (!st) return st;
+  st = WriteHeatmapSvg(w, f.source_tokens, f.target_tokens, o.colormap, so, [&](const char* d, size_t n) {
+    *written += n;
     return out.Write(d, n);
   });
-  if (!st) return Fail(st.message);  // out's destructor removes the partial file
-  if (!(st = out.Close())) return Fail(st.message);
+  if (!st) return st;  // out's destructor removes the partial file
+  return out.Close();
+}
+
+// PNG: one figure. GIF: one frame per decoding step (row), the row being emitted outlined.
+Status WriteRaster(const MatrixRM& w, const AttentionFile& f, const RenderOptions& o, bool gif, size_t* written) {
+  HeatmapFigureOptions fo;
+  ParseColormap(o.colormap.c_str(), &fo.colormap);
+  ParseFigureScale(o.scale, &fo.scale);
+  ParseFigureLabels(o.labels, &fo.labels);
+  fo.scale_factor = o.dpi / 96.0f, fo.cell_px = o.cell, fo.decimals = o.decimals, fo.values = o.values;
+  fo.colorbar = !o.no_colorbar, fo.title = o.title;
+  const EmbeddedFile* ttf = attnviz_embedded_font_find("DejaVuSans.ttf");
+  std::vector<uint8_t> font_bytes;  // --font, kept alive while the font is used
+  Status st;
+  if (!o.font_path.empty() && !(st = ReadFileBytes(o.font_path, &font_bytes))) return st;
+  FigureFont font;
+  st = font_bytes.empty() ? font.Init(ttf ? ttf->data : nullptr, ttf ? ttf->size : 0)
+                          : font.Init(font_bytes.data(), font_bytes.size());
+  if (!st)
+    return Status::Error((o.font_path.empty() ? std::string("the embedded font") : o.font_path) + ": " + st.message);
+  std::vector<uint8_t> bytes;
+  HeatmapFigureLayout L;
+  if (!gif) {
+    RgbaImage img;
+    if (!(st = RenderHeatmapFigure(w, f.source_tokens, f.target_tokens, fo, &font, &img, &L))) return st;
+    if (!(st = EncodePng(img, o.dpi, &bytes))) return st;
+    std::printf(
+        "render: %dx%d px, cells at (%d, %d) of %.3f x %.3f px, range %.9g to %.9g, labels every %d rows, %d cols\n",
+        img.width, img.height, L.x0, L.y0, L.cell_w, L.cell_h, L.vmin, L.vmax, L.label_step_rows, L.label_step_cols);
+  } else {
+    std::vector<RgbaImage> frames((size_t)w.rows());
+    for (int k = 0; k < (int)w.rows(); ++k) {
+      if (k == 1 && (double)frames[0].rgba.size() * (double)w.rows() > kMaxGifBytes)  // all frames stay in memory
+        return Status::Error("the GIF would be " + std::to_string(w.rows()) + " frames of " +
+                             std::to_string(frames[0].width) + " x " + std::to_string(frames[0].height) +
+                             " px, over 512 MiB of pixels: lower --dpi or --cell, or render a PNG");
+      fo.rows_shown = k + 1, fo.current_row = k;
+      if (!(st = RenderHeatmapFigure(w, f.source_tokens, f.target_tokens, fo, &font, &frames[(size_t)k], &L)))
+        return st;
+    }
+    std::vector<int> delays(frames.size(), std::max(2, o.step_ms / 10));
+    delays.back() = std::max(delays.back(), 200);  // the finished map is held two seconds before the loop restarts
+    if (!(st = EncodeGif(frames, delays, &bytes))) return st;
+    std::printf("render: %zu frames of %dx%d px, cells at (%d, %d) of %.3f x %.3f px, range %.9g to %.9g\n",
+                frames.size(), frames[0].width, frames[0].height, L.x0, L.y0, L.cell_w, L.cell_h, L.vmin, L.vmax);
+  }
+  *written = bytes.size();
+  return WriteFileBytes(o.out_path, bytes.data(), bytes.size());
+}
+
+// Flag checks that need no file: a usage error (exit 2) names the flag.
+int CheckFlags(const ArgParser& args, RenderOptions* o) {
+  if (o->file.empty()) o->file = o->in_path;
+  if (o->out_path.empty() && !o->svg_path.empty()) o->out_path = o->svg_path, o->format = "svg";
+  if (o->file.empty()) return args.UsageError("give the attention FILE (or --in FILE)");
+  if (o->out_path.empty()) return args.UsageError("give --out fig.png|fig.svg|fig.gif");
+  if (!FindColormap(o->colormap.c_str()))
+    return args.UsageError("unknown --colormap '" + o->colormap + "' (greys, viridis, magma, diverging)");
+  FigureScale scale;
+  FigureLabels labels;
+  if (!ParseFigureScale(o->scale, &scale))
+    return args.UsageError("unknown --scale '" + o->scale + "' (auto, fixed, row, log, p99, p99.9)");
+  if (!ParseFigureLabels(o->labels, &labels))
+    return args.UsageError("unknown --labels '" + o->labels + "' (all, auto, none)");
+  if (!(o->cell >= 2.0f && o->cell <= 512.0f)) return args.UsageError("--cell must be between 2 and 512");
+  if (!(o->dpi >= 24.0f && o->dpi <= 1536.0f)) return args.UsageError("--dpi must be between 24 and 1536");
+  if (o->decimals < 0 || o->decimals > 8) return args.UsageError("--decimals must be between 0 and 8");
+  if (args.Seen("--decimals")) o->values = true;
+  if (o->step_ms < 20 || o->step_ms > 60000) return args.UsageError("--step-ms must be between 20 and 60000");
+  if (o->max_cells < 1) return args.UsageError("--max-cells must be >= 1");
+  const std::string& p = o->out_path;
+  const std::string ext = p.size() >= 4 ? p.substr(p.size() - 4) : "";
+  if (o->format.empty() && ext != ".svg" && ext != ".png" && ext != ".gif")
+    return args.UsageError("--out '" + p + "' must end in .png, .svg or .gif");
+  if (o->format.empty()) o->format = ext.substr(1);
+  return -1;
+}
+
+int RunRender(int argc, char** argv) {
+  RenderOptions o;
+  ArgParser args("render",
+                 "Draws one head (or the mean of a layer's heads) of an attention file as a figure: source tokens\n"
+                 "along the top, target tokens down the left, a colour bar with numbers. SVG is streamed; PNG and\n"
+                 "GIF are drawn on the CPU (no display needed). A GIF animates the decoding, one frame per row.");
+  DeclareFlags(&args, &o);
+  if (int rc = args.Parse(argc, argv); rc >= 0) return rc;
+  if (int rc = ApplyLimitFlags(args, o.limits); rc >= 0) return rc;
+  if (int rc = CheckFlags(args, &o); rc >= 0) return rc;
+
+  std::vector<uint8_t> bytes;
+  Status st = ReadFileBytes(o.file, &bytes);
+  if (!st) return Fail(st.message);
+  AttentionDocument doc;
+  if (!(st = LoadAttentionDocument(bytes.data(), bytes.size(), &doc))) return Fail(o.file + ": " + st.message);
+  std::vector<uint8_t>().swap(bytes);  // the file's bytes are not needed any more
+  for (const std::string& w : doc.warnings)
+    std::fprintf(stderr, "attnviz-cli render: warning: %s\n", Printable(w).c_str());
+  const AttentionSet* set = nullptr;
+  if (!(st = PickSet(doc, o, o.format == "gif", &set))) return Fail(st.message);
+  const AttentionFile& f = set->data;
+  MatrixRM mean;
+  const MatrixRM* w = nullptr;
+  if (!(st = PickWeights(f, o, &mean, &w))) return Fail(st.message);
+  if (w->size() > o.max_cells)  // refused before the output file is created
+    return Fail(o.file + ": layer " + std::to_string(o.layer) + " is " + std::to_string(w->rows()) + " x " +
+                std::to_string(w->cols()) + " = " + std::to_string(w->size()) + " cells, over --max-cells " +
+                std::to_string(o.max_cells));
+  size_t written = 0;
+  st = o.format == "svg" ? WriteSvg(*w, f, o, &written) : WriteRaster(*w, f, o, o.format == "gif", &written);
+  if (!st) return Fail(st.message);
   const AttentionFile::Layer& L = f.layers[(size_t)o.layer];
   const std::string what =
       o.head >= 0 ? "head " + std::to_string(o.head) + " \"" + PrintableName(L.heads[(size_t)o.head].name) + "\""
                   : std::string("mean of heads");
-  std::printf("render: layer %d \"%s\", %s, %dx%d, %s -> %s (%zu bytes)\n", o.layer, PrintableName(L.name).c_str(),
-              what.c_str(), (int)w->rows(), (int)w->cols(), o.colormap.c_str(), Printable(o.svg_path).c_str(), written);
+  std::printf("render: set \"%s\", layer %d \"%s\", %s, %dx%d, %s -> %s (%zu bytes)\n",
+              PrintableName(set->name).c_str(), o.layer, PrintableName(L.name).c_str(), what.c_str(), (int)w->rows(),
+              (int)w->cols(), o.colormap.c_str(), Printable(o.out_path).c_str(), written);
   return kExitOk;
 }
 
 }  // namespace
 }  // namespace attnviz
 
-ATTNVIZ_CLI_COMMAND(render, "one head of an attention file as a standalone SVG heatmap", attnviz::RunRender)
+ATTNVIZ_CLI_COMMAND(render, "one head of an attention file as a figure: SVG, PNG or an animated GIF",
+                    attnviz::RunRender)

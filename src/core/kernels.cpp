@@ -1,13 +1,12 @@
 // attnviz core: attention kernels. See kernels.h for shapes and contracts.
 //
 // Layout of the fast GEMM (both builds):
-//   B is packed into column panels of NR columns, k-block by k-block: panel p of block k0
-//   holds B[k0 .. k0+kc, p*NR .. p*NR+NR] contiguously ([kc][NR], zero-padded past n), so
-//   the micro-kernel streams it with unit stride and no tail checks. A is read in place
-//   (rows are contiguous). The micro-kernel keeps an MR x NR tile of C in registers:
-//   WASM: 5 x 8 (10 v128 accumulators, B row = 2 v128 loads, A values = load32_splat);
-//   native: the same 5 x 8 tile in GCC vector extensions (SSE2), 5 x 16 when built with AVX.
-//   Loop nest: k-block (KC) -> row block (MC) -> panel (B panel stays in L1) -> 5 rows.
+//   B is packed into column panels of P columns (P = the selected tile variant's panel width),
+//   k-block by k-block: panel p of block k0 holds B[k0 .. k0+kc, p*P .. p*P+P] contiguously
+//   ([kc][P], zero-padded past n), so the micro-kernel streams it with unit stride and no tail
+//   checks. A is read in place (rows are contiguous). A block kernel (kernels_tiles_*.cpp, or the
+//   relaxed-SIMD module in the browser) keeps an MR x (1 or 2 panels) tile of C in registers.
+//   Loop nest: k-block (KC) -> row block (MC, a multiple of MR) -> [block kernel: panel -> rows].
 #include "core/kernels.h"
 
 #include <algorithm>
@@ -15,6 +14,8 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+
+#include "core/kernels_exp.h"
 
 #ifdef __wasm_simd128__
 #include <wasm_simd128.h>
@@ -24,110 +25,32 @@ namespace attnviz {
 namespace kernels {
 namespace {
 
-#if defined(__AVX__) && !defined(__wasm_simd128__)
-constexpr int kLanes = 8;  // floats per vector register
-#else
-constexpr int kLanes = 4;  // SIMD128 / SSE2
-#endif
-constexpr int NR = 2 * kLanes;  // panel width: two vectors per C row
-constexpr int MR = 5;    // rows per register tile: 5 x 8 measured fastest under V8 (4 x 8: ~2x slower, 6 x 8: -10%)
-constexpr int KC = 256;  // k-block: a B panel is KC * NR * 4 bytes (8 KB; 16 KB with AVX)
-constexpr int MC = 64;   // row block of A kept hot in L2 while all panels pass
+using namespace exp_constants;  // NOLINT: the exp's constants, shared with the AVX twins
 
-// Lower clamp: at x = -88, n = round(x log2e) = -127 and the exponent field of 2^n is 0, so
-// the result is exactly +0 with no select; every x <= -87.68 (n = -127), -inf included, gives 0.
-constexpr float kExpLo = -88.0f;
-constexpr float kExpHi = 88.0f;  // clamp: keeps 2^n inside the float exponent range
-constexpr float kLog2e = 1.44269504088896341f;
-constexpr float kLn2Hi = 0.693359375f;      // ln2 split (Cody-Waite): exact in 9 bits
-constexpr float kLn2Lo = -2.12194440e-4f;   // ln2 - kLn2Hi
-constexpr float kRoundMagic = 12582912.0f;  // 1.5 * 2^23: (x + M) - M rounds to nearest even
-// e^r ~ 1 + r + r^2 * P(r), |r| <= ln2/2, P of degree 4: a relative-error weighted
-// least-squares fit on Chebyshev nodes (the numpy snippet is in docs/PERFORMANCE.md).
-// Polynomial error 3.8e-9 in exact arithmetic, so the float32 evaluation (~1e-7) dominates;
-// one term shorter than Cephes expf for the same accuracy.
-constexpr float kP1 = 1.375138876e-03f;
-constexpr float kP2 = 8.368922397e-03f;
-constexpr float kP3 = 4.166953266e-02f;
-constexpr float kP4 = 1.666651815e-01f;
-constexpr float kP5 = 4.999998808e-01f;
+constexpr int kLanes = 4;  // softmax and exp vectors: SIMD128, or SSE2 natively (every x86-64 CPU)
+constexpr int KC = 256;    // k-block: a B panel is KC * P * 4 bytes (8 KB for P = 8, 32 KB for P = 32)
+constexpr int kMC = 64;    // row block of A kept hot in L2 while all panels pass (rounded down to a multiple of MR)
 
-void Pack(bool trans_b, int n, int k0, int kc, const float* b, int ldb, float* packed) {
-  const int n_panels = (n + NR - 1) / NR;
+void Pack(bool trans_b, int n, int k0, int kc, const float* b, int ldb, float* packed, int nr) {
+  const int n_panels = (n + nr - 1) / nr;
   for (int p = 0; p < n_panels; ++p) {
-    float* dst = packed + (size_t)p * kc * NR;
-    for (int jj = 0; jj < NR; ++jj) {
-      const int j = p * NR + jj;
+    float* dst = packed + (size_t)p * kc * nr;
+    for (int jj = 0; jj < nr; ++jj) {
+      const int j = p * nr + jj;
       if (j >= n) {
-        for (int kk = 0; kk < kc; ++kk) dst[kk * NR + jj] = 0.0f;
+        for (int kk = 0; kk < kc; ++kk) dst[kk * nr + jj] = 0.0f;
       } else if (trans_b) {  // B^T[kk][j] = b[j, k0 + kk]: contiguous reads
         const float* src = b + (size_t)j * ldb + k0;
-        for (int kk = 0; kk < kc; ++kk) dst[kk * NR + jj] = src[kk];
+        for (int kk = 0; kk < kc; ++kk) dst[kk * nr + jj] = src[kk];
       } else {
         const float* src = b + (size_t)k0 * ldb + j;
-        for (int kk = 0; kk < kc; ++kk) dst[kk * NR + jj] = src[(size_t)kk * ldb];
+        for (int kk = 0; kk < kc; ++kk) dst[kk * nr + jj] = src[(size_t)kk * ldb];
       }
-    }
-  }
-}
-
-// Writes C[rows, 0..nr_valid) = (accumulate ? C : 0) + alpha * tile, tile [ROWS][NR].
-template <int ROWS>
-inline void StoreTile(const float (&tile)[ROWS][NR], float alpha, bool accumulate, float* c, int ldc, int nr_valid) {
-  for (int r = 0; r < ROWS; ++r) {
-    float* cr = c + (size_t)r * ldc;
-    if (accumulate) {
-      for (int jj = 0; jj < nr_valid; ++jj) cr[jj] += alpha * tile[r][jj];
-    } else {
-      for (int jj = 0; jj < nr_valid; ++jj) cr[jj] = alpha * tile[r][jj];
     }
   }
 }
 
 #ifdef __wasm_simd128__
-// ROWS x 8 tile of C += A[ROWS, kc] * Bpanel[kc, 8]; 2 * ROWS v128 accumulators.
-template <int ROWS>
-void MicroKernel(int kc, const float* a, int lda, const float* bp, float alpha, bool accumulate, float* c, int ldc,
-                 int nr_valid) {
-  v128_t acc0[ROWS], acc1[ROWS];
-  const float* ar[ROWS];
-  for (int r = 0; r < ROWS; ++r) {
-    acc0[r] = wasm_f32x4_splat(0.0f);
-    acc1[r] = wasm_f32x4_splat(0.0f);
-    ar[r] = a + (size_t)r * lda;
-  }
-  for (int p = 0; p < kc; ++p) {
-    const v128_t b0 = wasm_v128_load(bp + p * NR);
-    const v128_t b1 = wasm_v128_load(bp + p * NR + 4);
-    for (int r = 0; r < ROWS; ++r) {
-      const v128_t x = wasm_v128_load32_splat(ar[r] + p);
-      acc0[r] = wasm_f32x4_add(acc0[r], wasm_f32x4_mul(x, b0));
-      acc1[r] = wasm_f32x4_add(acc1[r], wasm_f32x4_mul(x, b1));
-    }
-  }
-  const v128_t va = wasm_f32x4_splat(alpha);
-  if (nr_valid == NR) {
-    for (int r = 0; r < ROWS; ++r) {
-      float* cr = c + (size_t)r * ldc;
-      v128_t o0 = wasm_f32x4_mul(va, acc0[r]);
-      v128_t o1 = wasm_f32x4_mul(va, acc1[r]);
-      if (accumulate) {
-        o0 = wasm_f32x4_add(o0, wasm_v128_load(cr));
-        o1 = wasm_f32x4_add(o1, wasm_v128_load(cr + 4));
-      }
-      wasm_v128_store(cr, o0);
-      wasm_v128_store(cr + 4, o1);
-    }
-    return;
-  }
-  float tile[ROWS][NR];
-  for (int r = 0; r < ROWS; ++r) {
-    wasm_v128_store(&tile[r][0], acc0[r]);
-    wasm_v128_store(&tile[r][4], acc1[r]);
-  }
-  StoreTile<ROWS>(tile, alpha, accumulate, c, ldc, nr_valid);
-}
-
 using Vec = v128_t;
 inline Vec VLoad(const float* p) {
   return wasm_v128_load(p);
@@ -199,129 +122,36 @@ inline float HorizontalSum(Vec v) {
   return wasm_f32x4_extract_lane(v, 0);
 }
 
-#else  // native: GCC/Clang vector extensions (SSE2 baseline: 4 lanes; 8 lanes when built with AVX)
-
-typedef float VN __attribute__((vector_size(kLanes * 4)));
-typedef float VNu __attribute__((vector_size(kLanes * 4), aligned(4)));  // unaligned loads
-typedef uint32_t VU __attribute__((vector_size(kLanes * 4)));
-
-using Vec = VN;
-inline Vec VLoad(const float* p) {
-  return *reinterpret_cast<const VNu*>(p);
-}
-inline void VStore(float* p, Vec v) {
-  *reinterpret_cast<VNu*>(p) = v;
-}
-inline Vec VSplat(float x) {
-  return x + VN{};
-}
-inline Vec VAdd(Vec a, Vec b) {
-  return a + b;
-}
-inline Vec VSub(Vec a, Vec b) {
-  return a - b;
-}
-inline Vec VMul(Vec a, Vec b) {
-  return a * b;
-}
-inline Vec VMax(Vec a, Vec b) {
-  return a > b ? a : b;
-}
-
-struct ExpConstants {};  // native: the compiler hoists vector constants itself
-inline ExpConstants LoadExpConstants() {
-  return {};
-}
-
-// Same algorithm and constants as ExpScalar, kLanes at a time.
-template <bool kNonPositive = false>
-inline Vec ExpV(Vec x, const ExpConstants&) {
-  if (!kNonPositive) x = x > VSplat(kExpHi) ? VSplat(kExpHi) : x;
-  x = x < VSplat(kExpLo) ? VSplat(kExpLo) : x;  // -inf -> -88 -> exactly 0; NaN stays NaN
-  const Vec t = x * kLog2e + kRoundMagic;       // bits(t) = bits(M) + n
-  const Vec n = t - kRoundMagic;
-  Vec r = x - n * kLn2Hi;
-  r = r - n * kLn2Lo;
-  Vec p = VSplat(kP1);
-  p = p * r + kP2;
-  p = p * r + kP3;
-  p = p * r + kP4;
-  p = p * r + kP5;
-  const Vec y = p * (r * r) + r + 1.0f;
-  const VU bits = ((VU)t + 127u) << 23;  // same-size vector casts reinterpret bits
-  return y * (Vec)bits;
-}
-
-inline float HorizontalMax(Vec v) {
-  float m = v[0];
-  for (int l = 1; l < kLanes; ++l) m = std::max(m, (float)v[l]);
-  return m;
-}
-inline float HorizontalSum(Vec v) {
-  float s = 0.0f;
-  for (int l = 0; l < kLanes; ++l) s += v[l];
-  return s;
-}
-
-// ROWS x NR tile of C += A[ROWS, kc] * Bpanel[kc, NR]; 2 * ROWS vector accumulators.
-template <int ROWS>
-void MicroKernel(int kc, const float* a, int lda, const float* bp, float alpha, bool accumulate, float* c, int ldc,
-                 int nr_valid) {
-  VN acc0[ROWS], acc1[ROWS];
-  for (int r = 0; r < ROWS; ++r) acc0[r] = acc1[r] = VN{};
-  for (int p = 0; p < kc; ++p) {
-    const VN b0 = *reinterpret_cast<const VNu*>(bp + p * NR);
-    const VN b1 = *reinterpret_cast<const VNu*>(bp + p * NR + kLanes);
-    for (int r = 0; r < ROWS; ++r) {
-      const float x = a[(size_t)r * lda + p];  // scalar * vector broadcasts (shufps / vbroadcastss)
-      acc0[r] += x * b0;
-      acc1[r] += x * b1;
-    }
-  }
-  float tile[ROWS][NR];
-  for (int r = 0; r < ROWS; ++r) {
-    std::memcpy(&tile[r][0], &acc0[r], sizeof(VN));
-    std::memcpy(&tile[r][kLanes], &acc1[r], sizeof(VN));
-  }
-  StoreTile<ROWS>(tile, alpha, accumulate, c, ldc, nr_valid);
-}
+#else  // native: GCC vector extensions, SSE2 (4 lanes); AVX2 / AVX-512 twins in kernels_tiles_*.cpp
+#define KT_LANES 4
+#include "core/kernels_vec_native.h"
 #endif
 
-// Packs all of B (every k-block) into panels; block k0 starts at k0 * n_panels * NR.
-void PackAll(bool trans_b, int n, int k, const float* b, int ldb, std::vector<float>* buf) {
-  const int n_panels = (n + NR - 1) / NR;
-  const size_t need = (size_t)n_panels * NR * k;
+// Packs all of B (every k-block) into panels of nr columns; block k0 starts at k0 * n_panels * nr.
+void PackAll(bool trans_b, int n, int k, const float* b, int ldb, std::vector<float>* buf, int nr) {
+  const int n_panels = (n + nr - 1) / nr;
+  const size_t need = (size_t)n_panels * nr * k;
   if (buf->size() < need) buf->resize(need);  // grows once, then reused
   for (int k0 = 0; k0 < k; k0 += KC)
-    Pack(trans_b, n, k0, std::min(KC, k - k0), b, ldb, buf->data() + (size_t)k0 * n_panels * NR);
+    Pack(trans_b, n, k0, std::min(KC, k - k0), b, ldb, buf->data() + (size_t)k0 * n_panels * nr, nr);
 }
 
-// C [m, n] = alpha * A [m, k] * B, B already packed by PackAll.
-void GemmPacked(int m, int n, int k, float alpha, const float* a, int lda, const float* packed, float* c, int ldc) {
+// C [m, n] = alpha * A [m, k] * B, B already packed by PackAll for tile.panel.
+void GemmPacked(int m, int n, int k, float alpha, const float* a, int lda, const float* packed, float* c, int ldc,
+                const TileVariant& tile) {
   if (m <= 0 || n <= 0) return;
   if (k <= 0) {
     for (int i = 0; i < m; ++i) std::fill(c + (size_t)i * ldc, c + (size_t)i * ldc + n, 0.0f);
     return;
   }
-  const int n_panels = (n + NR - 1) / NR;
+  const int n_panels = (n + tile.panel - 1) / tile.panel;
+  const int mc = std::max(tile.mr, kMC / tile.mr * tile.mr);
   for (int k0 = 0; k0 < k; k0 += KC) {
     const int kc = std::min(KC, k - k0);
-    const float* block = packed + (size_t)k0 * n_panels * NR;
-    const bool accumulate = k0 > 0;
-    for (int i0 = 0; i0 < m; i0 += MC) {
-      const int i_end = std::min(m, i0 + MC);
-      for (int p = 0; p < n_panels; ++p) {
-        const float* bp = block + (size_t)p * kc * NR;  // stays in L1 across the row block
-        const int nr_valid = std::min(NR, n - p * NR);
-        float* cp = c + p * NR;
-        int i = i0;
-        for (; i + MR <= i_end; i += MR)
-          MicroKernel<MR>(kc, a + (size_t)i * lda + k0, lda, bp, alpha, accumulate, cp + (size_t)i * ldc, ldc,
-                          nr_valid);
-        for (; i < i_end; ++i)
-          MicroKernel<1>(kc, a + (size_t)i * lda + k0, lda, bp, alpha, accumulate, cp + (size_t)i * ldc, ldc, nr_valid);
-      }
-    }
+    const float* block = packed + (size_t)k0 * n_panels * tile.panel;
+    for (int i0 = 0; i0 < m; i0 += mc)
+      tile.fn(std::min(mc, m - i0), n, kc, alpha, a + (size_t)i0 * lda + k0, lda, block, c + (size_t)i0 * ldc, ldc,
+              k0 > 0 ? 1 : 0);
   }
 }
 
@@ -329,22 +159,25 @@ template <bool kTransB>
 void GemmFast(int m, int n, int k, float alpha, const float* a, int lda, const float* b, int ldb, float* c, int ldc,
               Workspace* ws) {
   if (m <= 0 || n <= 0) return;
-  if (k > 0) PackAll(kTransB, n, k, b, ldb, &ws->packed_b);
-  GemmPacked(m, n, k, alpha, a, lda, ws->packed_b.data(), c, ldc);
+  const TileVariant& tile = SelectedTile();
+  if (k > 0) PackAll(kTransB, n, k, b, ldb, &ws->packed_b, tile.panel);
+  GemmPacked(m, n, k, alpha, a, lda, ws->packed_b.data(), c, ldc, tile);
 }
 
 }  // namespace
+
+#include "core/kernels_softmax_impl.h"  // SoftmaxRowsImpl, on the Vec operations above
 
 const char* KernelIsa() {
 #ifdef __wasm_simd128__
   return "wasm-simd128";
 #else
-  return "native-autovec";
+  return "native";
 #endif
 }
 
 int PanelWidth() {
-  return NR;
+  return SelectedTile().panel;
 }
 
 // ---------------------------------------------------------------------------
@@ -444,65 +277,9 @@ int SoftmaxRowsRef(float* x, int rows, int cols, int ld, float scale, float* row
 }
 
 int SoftmaxRows(float* x, int rows, int cols, int ld, float scale, float* row_max, float* row_sum) {
-  int fully_masked = 0;
-  const float neg_inf = -std::numeric_limits<float>::infinity();
-  constexpr int W = 2 * kLanes;  // two vectors per step: independent dependency chains
-  const ExpConstants c = LoadExpConstants();
-  for (int i = 0; i < rows; ++i) {
-    float* r = x + (size_t)i * ld;
-    // pass 1: row max (scale > 0, so max(scale * x) = scale * max(x))
-    Vec vm0 = VSplat(neg_inf), vm1 = vm0;
-    int j = 0;
-    for (; j + W <= cols; j += W) {
-      vm0 = VMax(vm0, VLoad(r + j));
-      vm1 = VMax(vm1, VLoad(r + j + kLanes));
-    }
-    float m = HorizontalMax(VMax(vm0, vm1));
-    for (; j < cols; ++j) m = std::max(m, r[j]);
-    m *= scale;
-    if (m == neg_inf) {  // every key masked: zeros, never NaN
-      std::fill(r, r + cols, 0.0f);
-      if (row_max) row_max[i] = 0.0f;
-      if (row_sum) row_sum[i] = 0.0f;
-      ++fully_masked;
-      continue;
-    }
-    // pass 2: e = exp(scale * x - m) <= 1, summed (scale == 1, Attend's case, skips a multiply)
-    const Vec vs = VSplat(scale), vmax = VSplat(m);
-    Vec acc0 = VSplat(0.0f), acc1 = acc0;
-    if (scale == 1.0f) {
-      for (j = 0; j + W <= cols; j += W) {
-        const Vec e0 = ExpV<true>(VSub(VLoad(r + j), vmax), c);
-        const Vec e1 = ExpV<true>(VSub(VLoad(r + j + kLanes), vmax), c);
-        VStore(r + j, e0);
-        VStore(r + j + kLanes, e1);
-        acc0 = VAdd(acc0, e0);
-        acc1 = VAdd(acc1, e1);
-      }
-    } else {
-      for (j = 0; j + W <= cols; j += W) {
-        const Vec e0 = ExpV<true>(VSub(VMul(vs, VLoad(r + j)), vmax), c);
-        const Vec e1 = ExpV<true>(VSub(VMul(vs, VLoad(r + j + kLanes)), vmax), c);
-        VStore(r + j, e0);
-        VStore(r + j + kLanes, e1);
-        acc0 = VAdd(acc0, e0);
-        acc1 = VAdd(acc1, e1);
-      }
-    }
-    float sum = HorizontalSum(VAdd(acc0, acc1));
-    for (; j < cols; ++j) {
-      r[j] = ExpScalar(scale * r[j] - m);
-      sum += r[j];
-    }
-    // pass 3: normalise; sum >= 1 (the max entry gives exp(0) = 1), guarded anyway
-    const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
-    const Vec vinv = VSplat(inv);
-    for (j = 0; j + kLanes <= cols; j += kLanes) VStore(r + j, VMul(VLoad(r + j), vinv));
-    for (; j < cols; ++j) r[j] *= inv;
-    if (row_max) row_max[i] = m;
-    if (row_sum) row_sum[i] = sum;
-  }
-  return fully_masked;
+  const TileVariant& tile = SelectedTile();  // AVX2 / AVX-512 variants bring their own softmax
+  if (tile.softmax) return tile.softmax(x, rows, cols, ld, scale, row_max, row_sum);
+  return SoftmaxRowsImpl(x, rows, cols, ld, scale, row_max, row_sum);
 }
 
 // ---------------------------------------------------------------------------
@@ -516,17 +293,23 @@ void AttentionForward(const float* q, const float* k, const float* v, int n_q, i
     weights = ws->scores.data();
   }
   // K^T and V are packed once; query rows then go through all three passes in blocks whose
-  // score rows (~128 KB) stay in L2 between the passes instead of streaming n_q x n_k floats
-  // through memory three times.
-  PackAll(true, n_k, d, k, d, &ws->packed_b);       // K^T [d, n_k]
-  PackAll(false, d_v, n_k, v, d_v, &ws->packed_v);  // V [n_k, d_v]
-  const int block = std::max(MR, std::min(256, (32768 / n_k) / MR * MR));
+  // score rows (~128 KB, and at least 64 rows: 512 KB at n_k = 2048) stay in L2 between the
+  // passes instead of streaming n_q x n_k floats through memory three times. (With fewer rows
+  // per block the packed K^T and V, n_k x d floats each, are streamed for too little work:
+  // 16-row blocks at n_k = 2048 ran ~30 % slower in WASM.)
+  const TileVariant& tile = SelectedTile();
+  PackAll(true, n_k, d, k, d, &ws->packed_b, tile.panel);       // K^T [d, n_k]
+  PackAll(false, d_v, n_k, v, d_v, &ws->packed_v, tile.panel);  // V [n_k, d_v]
+  const int mr = tile.mr;
+  const int block = std::max(mr, std::min(256, std::max(64, 32768 / n_k) / mr * mr));
   for (int i0 = 0; i0 < n_q; i0 += block) {
     const int rows = std::min(block, n_q - i0);
     float* s = weights + (size_t)i0 * n_k;
-    GemmPacked(rows, n_k, d, scale, q + (size_t)i0 * d, d, ws->packed_b.data(), s, n_k);  // pass 1: S = scale Q K^T
-    SoftmaxRows(s, rows, n_k, n_k, 1.0f, nullptr, nullptr);                               // pass 2: softmax rows
-    GemmPacked(rows, d_v, n_k, 1.0f, s, n_k, ws->packed_v.data(), out + (size_t)i0 * d_v, d_v);  // pass 3: O = P V
+    GemmPacked(rows, n_k, d, scale, q + (size_t)i0 * d, d, ws->packed_b.data(), s, n_k,
+               tile);                                        // pass 1: S = scale Q K^T
+    SoftmaxRows(s, rows, n_k, n_k, 1.0f, nullptr, nullptr);  // pass 2: softmax rows
+    GemmPacked(rows, d_v, n_k, 1.0f, s, n_k, ws->packed_v.data(), out + (size_t)i0 * d_v, d_v,
+               tile);  // pass 3: O = P V
   }
 }
 

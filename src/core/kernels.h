@@ -2,14 +2,18 @@
 //
 // Index of this header
 //   - Workspace          packed buffers, allocated once and reused (grow only)
+//   - Tile variants      register-tile GEMM block kernels, picked at run time by a short probe
 //   - GEMM               C = alpha * A B (NN) and C = alpha * A B^T (NT), row-major
 //   - Exp                vectorized exp (range-reduced polynomial) and its scalar twin
 //   - Softmax            stable row softmax in place (subtract row max, guard zero sum)
 //   - AttentionForward   fused single-head scaled-dot attention: scores -> softmax -> P V
 //
 // Every fast kernel has a plain reference twin (suffix Ref) that the tests compare it with.
-// The fast kernels are hand-written WASM SIMD128 when __wasm_simd128__ is defined (the web
-// build), and GCC vector-extension loops natively (SSE2 baseline, AVX when the build enables it).
+// The fast GEMM runs through one of several register-tile variants (TileVariant): hand-written
+// WASM SIMD128 in the web build (plus relaxed-SIMD FMA variants that the web glue registers from
+// a separate module), and GCC vector-extension loops natively for SSE2, AVX2+FMA and AVX-512F,
+// the latter two compiled in their own translation units and offered only when the CPU has them.
+// A probe of a few milliseconds times every variant on this machine and keeps the fastest.
 // All matrices are row-major with an explicit leading dimension (ld = row stride in floats).
 #pragma once
 #include <vector>
@@ -26,8 +30,39 @@ struct Workspace {
   std::vector<float> scores;    // [n_q, n_k] scratch for AttentionForward when weights are not kept
 };
 
-const char* KernelIsa();  // "wasm-simd128" or "native-autovec": which fast kernels were compiled
-int PanelWidth();         // columns per packed B panel of the fast GEMM (8 for SIMD128/SSE2, 16 with AVX)
+const char* KernelIsa();  // "wasm-simd128" or "native": the build family of the fast kernels
+int PanelWidth();  // columns per packed B panel of the selected tile variant (8 SIMD128/SSE2, 16 AVX2, 32 AVX-512)
+
+// ---------------------------------------------------------------------------
+// Tile variants
+// ---------------------------------------------------------------------------
+// C [m, n] (+)= alpha * A [m, kc] * Bblock, for one k-block: Bblock holds ceil(n / panel)
+// panels of [kc][panel] floats back to back (zero-padded past n). m <= 64 (one row block).
+// accumulate != 0 adds to C, otherwise C is overwritten. Pointers are plain floats so that a
+// separate WASM module (the relaxed-SIMD one) can implement the same call on shared memory.
+using BlockKernelFn = void (*)(int m, int n, int kc, float alpha, const float* a, int lda, const float* block, float* c,
+                               int ldc, int accumulate);
+using SoftmaxFn = int (*)(float* x, int rows, int cols, int ld, float scale, float* row_max, float* row_sum);
+struct TileVariant {
+  const char* tile;             // register tile rows x columns, e.g. "5x8"
+  const char* isa;              // "wasm-simd128", "wasm-relaxed-simd", "sse2", "avx2-fma", "avx512f"
+  int mr;                       // rows per register tile
+  int panel;                    // packed panel width (columns) the kernel expects
+  BlockKernelFn fn;             // the block kernel
+  SoftmaxFn softmax = nullptr;  // SoftmaxRows of the same ISA (AVX2, AVX-512); null: the build's own
+};
+struct TileProbe {
+  int selected = -1;       // index (TileVariantAt) of the fastest variant
+  double gflops[32] = {};  // probe throughput per variant, by index
+  double probe_ms = 0.0;   // wall time of the probe
+};
+int TileVariantCount();                         // variants usable on this CPU (built in + registered)
+const TileVariant& TileVariantAt(int i);        // 0 <= i < TileVariantCount()
+int RegisterTileVariant(const TileVariant& v);  // adds an external variant; returns its index or -1 (full)
+const TileProbe& ProbeTiles();                  // times every variant (a few ms) and selects the fastest
+const TileVariant& SelectedTile();        // the selected variant: a quick probe on first use, a full one after 200 uses
+void ForceTile(int i);                    // tests and benchmarks: use variant i (-1: back to the probe's pick)
+double MulAddPeakGflops(double seconds);  // SIMD mul+add peak of this thread (independent chains, no memory)
 
 // ---------------------------------------------------------------------------
 // GEMM (row-major). m, n, k >= 0; c may not alias a or b.

@@ -121,7 +121,14 @@ Status JsonHead(const JsonValue& h, const std::string& where, size_t index, int6
   out->name = name && name->type == JsonType::String ? name->string : "head " + std::to_string(index);
   const JsonValue* w = h.Find("weights");
   if (!w) return Status::Error("attention json: " + where + " has no \"weights\"");
-  return JsonMatrix(*w, where, budget, &out->weights);
+  Status st = JsonMatrix(*w, where, budget, &out->weights);
+  // Optional queries and keys (the steps view's q . k product); ValidateAttentionFile checks shapes.
+  const JsonValue *q = h.Find("q"), *k = h.Find("k");
+  if (st && (q || k) && !(q && k))
+    return Status::Error("attention json: " + where + " gives \"q\" without \"k\" or k without q");
+  if (st && q) st = JsonMatrix(*q, where + " \"q\"", budget, &out->q);
+  if (st && k) st = JsonMatrix(*k, where + " \"k\"", budget, &out->k);
+  return st;
 }
 
 // ---- NPZ -------------------------------------------------------------------
@@ -413,6 +420,19 @@ Status LoadAttentionFile(const uint8_t* data, size_t size, AttentionFile* out, c
   return Status::Error("attention: unrecognised file: expected JSON ('{'), NPZ ('PK') or NPY ('\\x93NUMPY')");
 }
 
+// A head's optional q [n_q, d] and k [n_k, d]: both or neither, matching shapes, finite.
+static Status CheckQueriesKeys(const AttentionFile::Head& head, int64_t nq, int64_t nk, const std::string& where) {
+  if (head.q.size() == 0 && head.k.size() == 0) return Status::Ok();
+  if (head.q.rows() != nq || head.k.rows() != nk || head.q.cols() != head.k.cols() || head.q.cols() < 1)
+    return Status::Error("attention: " + where + " has q [" + std::to_string(head.q.rows()) + ", " +
+                         std::to_string(head.q.cols()) + "] and k [" + std::to_string(head.k.rows()) + ", " +
+                         std::to_string(head.k.cols()) + "]; expected [" + std::to_string(nq) + ", d] and [" +
+                         std::to_string(nk) + ", d]");
+  if (!head.q.allFinite() || !head.k.allFinite())
+    return Status::Error("attention: " + where + " has a non-finite value in q or k");
+  return Status::Ok();
+}
+
 Status ValidateAttentionFile(AttentionFile* f, const AttentionFileLimits& limits) {
   if (f->layers.empty()) return Status::Error("attention: the file has no layers");
   if ((int64_t)f->layers.size() > limits.max_layers) return Status::Error("attention: too many layers");
@@ -439,6 +459,7 @@ Status ValidateAttentionFile(AttentionFile* f, const AttentionFileLimits& limits
     for (size_t h = 0; h < layer.heads.size(); ++h) {
       MatrixRM& w = layer.heads[h].weights;
       const std::string where = Where(*f, l, h);
+      if (Status qk = CheckQueriesKeys(layer.heads[h], nq, nk, where); !qk) return qk;
       if (w.rows() != nq || w.cols() != nk)
         return Status::Error("attention: " + where + " has weights [" + std::to_string(w.rows()) + ", " +
                              std::to_string(w.cols()) + "] but there are " + std::to_string(nq) +

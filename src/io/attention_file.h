@@ -35,6 +35,8 @@ struct AttentionFile {
   struct Head {
     std::string name;  // e.g. "head 3"
     MatrixRM weights;  // [n_q, n_k] rows = target tokens, columns = source tokens
+    MatrixRM q = MatrixRM(),
+             k = MatrixRM();  // optional queries [n_q, d] and keys [n_k, d] (JSON "q", "k"); empty when absent
   };
   struct Layer {
     std::string name;         // e.g. "layer 0" or "decoder.3.cross_attn"

@@ -5,6 +5,7 @@
 //   --frames N     quit after N frames (smoke runs under xvfb)
 //   --screenshot F write the last frame to F as a binary PPM before quitting
 //   --command CMD  run an app command after start (repeatable), e.g. --command "train start"
+//   --describe F   write describe() of the last frame to F as JSON (label boxes, heatmap geometry)
 //   --frame-stats  print App::Frame() CPU time statistics (after 30 warm-up frames) at exit
 //   --describe F   write describe() (what the last frame drew, as JSON) to F before quitting
 //   --cache SIZE   memory for the heads of lazily read (safetensors) files, e.g. 512M (default 256M)
@@ -21,12 +22,16 @@
 
 #include "app/app.h"
 #include "app/lazy_maps.h"
+#include "figure/png_codec.h"
 #include "imgui.h"
 #include "imgui_impl_glfw.h"
 #include "imgui_impl_opengl3.h"
 #include "io/memory_budget.h"
 #include "platform/native_loader.h"
+#include "io/file_util.h"
+#include "platform/label_raster.h"
 #include "render/gl.h"
+#include "render/offscreen.h"
 
 namespace {
 
@@ -58,7 +63,7 @@ struct Options {
   attnviz::AppConfig config;
   long max_frames = -1;               // quit after this many frames (> 0)
   const char* screenshot = nullptr;   // PPM of the last frame
-  const char* describe = nullptr;     // describe() of the last frame
+  const char* describe = nullptr;     // describe() JSON of the last frame
   std::vector<std::string> commands;  // app commands run after start
   bool frame_stats = false;           // print App::Frame() CPU statistics at exit
   std::vector<const char*> files;     // attention files to open, as if dropped on the window
@@ -189,6 +194,63 @@ void RunFrame(GLFWwindow* window, attnviz::App& app, int* fb_w, int* fb_h) {
   ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
 }
 
+// One PNG export (App::PeekCapture): the frame is drawn again into an offscreen framebuffer at
+// `scale` x the window's resolution, with fonts rasterised at that scale, then read back,
+// cropped to the view, encoded by libpng and written to the working directory.
+attnviz::Status CaptureFrame(GLFWwindow* window, attnviz::App& app, float scale, const float rect_ui[4],
+                             const std::string& name, attnviz::OffscreenTarget* target) {
+  float sx = 1, sy = 1;
+  glfwGetWindowContentScale(window, &sx, &sy);
+  if (app.SetDpiScale(sx * scale)) {
+    ImGui_ImplOpenGL3_DestroyFontsTexture();
+    ImGui_ImplOpenGL3_CreateFontsTexture();
+  }
+  ImGui_ImplOpenGL3_NewFrame();
+  ImGui_ImplGlfw_NewFrame();
+  ImGuiIO& io = ImGui::GetIO();
+  io.DisplayFramebufferScale = ImVec2(io.DisplayFramebufferScale.x * scale, io.DisplayFramebufferScale.y * scale);
+  ImGui::NewFrame();
+  app.Frame();
+  ImGui::Render();
+  const int w = (int)(io.DisplaySize.x * io.DisplayFramebufferScale.x);
+  const int h = (int)(io.DisplaySize.y * io.DisplayFramebufferScale.y);
+  attnviz::Status st = target->Begin(w, h);
+  std::vector<uint8_t> rgba;
+  int cw = 0, ch = 0;
+  if (st) {
+    glViewport(0, 0, w, h);
+    glClearColor(0.1f, 0.1f, 0.12f, 1.0f);
+    glClear(GL_COLOR_BUFFER_BIT);
+    ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+    const float fx = io.DisplayFramebufferScale.x, fy = io.DisplayFramebufferScale.y;
+    const int rect[4] = {(int)(rect_ui[0] * fx), (int)(rect_ui[1] * fy), (int)(rect_ui[2] * fx + 0.999f),
+                         (int)(rect_ui[3] * fy + 0.999f)};
+    st = attnviz::ReadFramebufferRect(w, h, rect, &rgba, &cw, &ch);
+    target->End();
+  }
+  std::vector<uint8_t> png;
+  if (st) st = attnviz::EncodePngRgba(rgba.data(), cw, ch, 96.0f * scale, &png);
+  if (st) st = attnviz::WriteFileBytes(name, png.data(), png.size());
+  if (app.SetDpiScale(sx)) {
+    ImGui_ImplOpenGL3_DestroyFontsTexture();
+    ImGui_ImplOpenGL3_CreateFontsTexture();
+  }
+  if (st) std::fprintf(stderr, "attnviz: wrote %s (%dx%d px)\n", name.c_str(), cw, ch);
+  return st;
+}
+
+void RunCaptures(GLFWwindow* window, attnviz::App& app) {
+  static attnviz::OffscreenTarget target;
+  float scale = 1, rect[4];
+  int id = 0;
+  std::string name;
+  while (app.PeekCapture(&scale, &id, &name, rect)) {
+    const attnviz::Status st = CaptureFrame(window, app, scale, rect, name, &target);
+    if (!st) std::fprintf(stderr, "attnviz: %s\n", st.message.c_str());
+    app.PopCapture(st.ok, st.message);
+  }
+}
+
 void PrintFrameStats(std::vector<float> v) {
   if (v.empty()) return;
   std::sort(v.begin(), v.end());
@@ -196,6 +258,13 @@ void PrintFrameStats(std::vector<float> v) {
   for (float x : v) sum += x;
   std::printf("frame_cpu_ms frames=%zu mean=%.3f median=%.3f p95=%.3f max=%.3f\n", v.size(), sum / v.size(),
               v[v.size() / 2], v[(size_t)(v.size() * 0.95)], v.back());
+}
+
+bool WriteText(const char* path, const std::string& text) {
+  FILE* f = std::fopen(path, "wb");
+  if (!f) return false;
+  const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  return std::fclose(f) == 0 && ok;
 }
 
 // Frames until the window closes or --frames is reached; the last one optionally as a PPM.
@@ -208,18 +277,14 @@ void RunLoop(GLFWwindow* window, attnviz::App& app, const Options& o) {
     if (o.max_frames > 0 && frame >= o.max_frames) {
       if (o.screenshot && !WritePpm(o.screenshot, fb_w, fb_h))
         std::fprintf(stderr, "attnviz: cannot write %s\n", o.screenshot);
-      if (o.describe) {
-        FILE* f = std::fopen(o.describe, "wb");
-        const std::string& d = app.DescribeJson();
-        if (!f || std::fwrite(d.data(), 1, d.size(), f) != d.size())
-          std::fprintf(stderr, "attnviz: cannot write %s\n", o.describe);
-        if (f) std::fclose(f);
-      }
+      if (o.describe && !WriteText(o.describe, app.DescribeJson()))
+        std::fprintf(stderr, "attnviz: cannot write %s\n", o.describe);
       glfwSwapBuffers(window);
       break;
     }
     glfwSwapBuffers(window);
     SaveDownloads(app);
+    RunCaptures(window, app);
   }
   if (o.frame_stats) PrintFrameStats(std::move(frame_ms));
 }
@@ -234,8 +299,12 @@ int main(int argc, char** argv) {
   float sx = 1, sy = 1;
   glfwGetWindowContentScale(window, &sx, &sy);
   o.config.dpi_scale = sx;
+  const std::unique_ptr<attnviz::LabelRasterizer> labels = attnviz::MakeLabelRasterizer();
+  if (!labels) std::fprintf(stderr, "attnviz: no fonts from fontconfig: labels use the UI font only\n");
+  o.config.labels = labels.get();
   attnviz::App app;
   g_app = &app;
+  o.config.train_runner = attnviz::MakeThreadRunner;  // live training on its own thread
   const attnviz::Status st = app.Init(o.config);
   if (!st) {
     std::fprintf(stderr, "attnviz: %s\n", st.message.c_str());

@@ -16,6 +16,8 @@
 #include "imgui.h"
 #include "imgui_impl_glfw.h"
 #include "imgui_impl_opengl3.h"
+#include "platform/label_raster.h"
+#include "platform/web_capture.h"
 #include "platform/web_exports.h"
 #include "render/gl.h"
 
@@ -33,10 +35,11 @@ EM_JS(char*, attnviz_js_options, (), {
   return p;
 });
 
-// Sizes the canvas backing store to its CSS box * devicePixelRatio. out = {css_w, css_h, fb_w, fb_h}.
-EM_JS(void, attnviz_js_sync_canvas, (float* out), {
+// Sizes the canvas backing store to its CSS box * devicePixelRatio (* scale while a PNG export
+// draws its frame). out = {css_w, css_h, fb_w, fb_h}.
+EM_JS(void, attnviz_js_sync_canvas, (float* out, float scale), {
   var c = Module["canvas"];
-  var dpr = (typeof window !== "undefined" && window.devicePixelRatio) || 1;
+  var dpr = ((typeof window !== "undefined" && window.devicePixelRatio) || 1) * scale;
   var w = Math.max(1, c.clientWidth), h = Math.max(1, c.clientHeight);
   var pw = Math.max(1, Math.round(w * dpr)), ph = Math.max(1, Math.round(h * dpr));
   if (c.width !== pw) c.width = pw;
@@ -208,6 +211,7 @@ WorkerRunner* WorkerRunner::live = nullptr;
 
 struct WebLoop {
   GLFWwindow* window = nullptr;
+  std::unique_ptr<attnviz::LabelRasterizer> labels = attnviz::MakeLabelRasterizer();  // outlives app
   attnviz::App app;
   long frame = 0;
   int quiet_frames = 0;               // frames drawn since the last input or animation
@@ -261,9 +265,12 @@ void HandOver(WebLoop& L) {
 void Frame() {
   WebLoop& L = *g_loop;
   if (L.stopped) return;
-  float sz[4];
-  attnviz_js_sync_canvas(sz);
-  if (!ShouldDraw(L, sz)) return;
+  float sz[4], cap_scale = 1.0f, cap_rect[4];
+  int cap_id = 0;
+  std::string cap_name;
+  const bool capturing = L.app.PeekCapture(&cap_scale, &cap_id, &cap_name, cap_rect);  // a PNG export
+  attnviz_js_sync_canvas(sz, capturing ? cap_scale : 1.0f);
+  if (!ShouldDraw(L, sz) && !capturing) return;
   if (L.app.SetDpiScale(sz[2] / sz[0])) {
     ImGui_ImplOpenGL3_DestroyFontsTexture();
     ImGui_ImplOpenGL3_CreateFontsTexture();
@@ -279,6 +286,7 @@ void Frame() {
   glClearColor(0.1f, 0.1f, 0.12f, 1.0f);
   glClear(GL_COLOR_BUFFER_BIT);
   ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+  if (capturing) attnviz::CaptureWebFrame(L.app, sz, cap_id, cap_name, cap_rect);
   if (++L.frame == 2) attnviz_js_first_frame();
   HandOver(L);
 }
@@ -327,7 +335,7 @@ int main() {
   glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
   glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 0);
   float sz[4];
-  attnviz_js_sync_canvas(sz);
+  attnviz_js_sync_canvas(sz, 1.0f);
   g_loop = new WebLoop;
   g_loop->window = glfwCreateWindow((int)sz[2], (int)sz[3], "attnviz", nullptr, nullptr);
   if (!g_loop->window) {
@@ -362,6 +370,8 @@ int main() {
   if (e != std::string::npos) config.controls = o.substr(e + 1) != "0";
   config.dpi_scale = sz[2] / sz[0];
   config.train_runner = [] { return std::unique_ptr<attnviz::TrainRunner>(new WorkerRunner); };
+  config.labels = g_loop->labels.get();
+  config.page_exports = true;  // GIF and WebM are encoded by attnviz-embed.js
   const attnviz::Status st = g_loop->app.Init(config);
   if (!st) {
     attnviz_js_fatal(st.message.c_str());

@@ -247,7 +247,9 @@ JsonValue FramesUntil(HeadlessApp* t, const char* path, Ok ok, double seconds) {
 }
 
 TEST(AppViews, TrainRunsOnAThreadAndDrawsCurvesAndTheProbe) {
-  HeadlessApp t;
+  attnviz::AppConfig cfg;
+  cfg.train_runner = attnviz::MakeThreadRunner;  // as the desktop app does
+  HeadlessApp t(cfg);
   t.Run("train start");
   t.Run("view train");
   JsonValue d = FramesUntil(
@@ -608,4 +610,113 @@ TEST(AppViews, TranslateFiguresPlayWithTheirGoldAlignment) {
   t.Frames(1);
   EXPECT_EQ(Get(t.Describe(), "translate.figure").string, "") << "typing another sentence leaves the figure";
   EXPECT_FALSE(t.app.Command("figure z").ok);
+}
+
+TEST(AppLabels, ModesMarkersAndBoxes) {
+  HeadlessApp t;
+  const std::string f = R"({"source_tokens":["\u2581the","##ing","\u6771\u4eac","x"],"target_tokens":["a","b"],
+      "weights":[[0.25,0.25,0.25,0.25],[0.1,0.2,0.3,0.4]]})";
+  t.app.OpenFileBytes("labels.json", reinterpret_cast<const unsigned char*>(f.data()), f.size());
+  t.Run("view heatmap");
+  t.Frames(2);
+  JsonValue d = t.Describe();
+  EXPECT_EQ(Get(d, "labels").string, "auto");
+  EXPECT_TRUE(Get(d, "markers").boolean);
+  EXPECT_EQ(Get(d, "label_backend").string, "none") << "headless: no rasteriser";
+  EXPECT_EQ(Get(d, "source_tokens").items[0].string, "\xc2\xb7the") << "U+2581 is a word start without a tokenizer";
+  const JsonValue* h = Heatmap(d, "main");
+  ASSERT_NE(h, nullptr);
+  const JsonValue& boxes = Get(*h, "labels.boxes");
+  EXPECT_EQ(boxes.ArraySize(), 6u) << "2 row labels and 4 column labels";
+  auto width = [&](const JsonValue& hm, int axis, int index) {
+    for (const JsonValue& b : Get(hm, "labels.boxes").items)
+      if (b.numbers.size() == 7 && b.numbers[0] == axis && b.numbers[1] == index)
+        return b.numbers[6] > 0.5 ? b.numbers[5] - b.numbers[3] : b.numbers[4] - b.numbers[2];
+    return -1.0;
+  };
+  const double with_mark = width(*h, 1, 0);
+  EXPECT_GT(with_mark, 0);
+  t.Run("markers off");
+  t.Frames(1);
+  d = t.Describe();
+  EXPECT_FALSE(Get(d, "markers").boolean);
+  EXPECT_LT(width(*Heatmap(d, "main"), 1, 0), with_mark - 1) << "the dim '\xc2\xb7' is left out";
+  t.Run("labels none");
+  t.Frames(1);
+  d = t.Describe();
+  EXPECT_EQ(Get(d, "labels").string, "none");
+  EXPECT_EQ(Get(*Heatmap(d, "main"), "labels.boxes").ArraySize(), 0u);
+  EXPECT_FALSE(t.app.Command("labels some").ok);
+  EXPECT_FALSE(t.app.Command("markers maybe").ok);
+}
+
+TEST(AppViews, StepsShowTheQueryKeyProductPerDimension) {
+  HeadlessApp t;
+  t.Run("example seed002");
+  t.Run("view steps");
+  t.Frames(3);
+  const JsonValue d = t.Describe();
+  EXPECT_EQ(Get(d, "steps.qk.source").string, "inputs");
+  const int dims = (int)Num(d, "steps.qk.dims");
+  const std::vector<double>& sums = Get(d, "steps.qk.sums").numbers;
+  const std::vector<double>& products = Get(d, "steps.qk.products").numbers;
+  const std::vector<double>& scores = Get(d, "steps.shown_scores").numbers;
+  ASSERT_EQ(sums.size(), 4u);
+  ASSERT_EQ(products.size(), 4u * (size_t)dims);
+  for (size_t j = 0; j < 4; ++j) {
+    double acc = 0;
+    for (int c = 0; c < dims; ++c) acc += products[j * (size_t)dims + (size_t)c];
+    EXPECT_NEAR(acc, sums[j], 1e-3) << "the cells of key " << j << " sum to its Σ";
+    EXPECT_NEAR(sums[j], scores[j], 1e-3) << "with the dot score, Σ q ∘ k is the table's score";
+  }
+}
+
+TEST(AppViews, StepsUseAFilesOwnQueriesAndKeys) {
+  HeadlessApp t;
+  // q [2, 3], k [3, 3]; weights are the softmax of q.k / sqrt(3) (rounded).
+  const std::string f = R"({"version":2,"sets":[{"name":"enc","query_tokens":["a","b"],"key_tokens":["x","y","z"],
+      "layers":[{"heads":[{"name":"h0","weights":[[0.5,0.25,0.25],[0.2,0.3,0.5]],
+                           "q":[[1,0,2],[0.5,-1,0]],"k":[[1,1,1],[0,2,-1],[3,0,0.5]]}]}]}]})";
+  ASSERT_TRUE(t.app.OpenFile("qk.json", reinterpret_cast<const unsigned char*>(f.data()), f.size()).ok);
+  t.Run("view steps");
+  t.Frames(2);
+  const JsonValue d = t.Describe();
+  EXPECT_EQ(Get(d, "steps.qk.source").string, "file");
+  EXPECT_EQ(Num(d, "steps.qk.dims"), 3);
+  const double want[3] = {1 + 0 + 2, 0 + 0 - 2, 3 + 0 + 1};  // q_0 . k_j
+  const std::vector<double>& sums = Get(d, "steps.qk.sums").numbers;
+  const std::vector<double>& scores = Get(d, "steps.qk.scores").numbers;
+  ASSERT_EQ(sums.size(), 3u);
+  ASSERT_EQ(scores.size(), 3u);
+  for (int j = 0; j < 3; ++j) {
+    EXPECT_NEAR(sums[(size_t)j], want[j], 1e-6);
+    EXPECT_NEAR(scores[(size_t)j], want[j] / std::sqrt(3.0), 1e-5);
+  }
+  // q and k must match the tokens: a k with the wrong row count is refused with the shapes.
+  const std::string bad = R"({"version":2,"sets":[{"query_tokens":["a"],"key_tokens":["x","y"],
+      "layers":[{"heads":[{"weights":[[0.5,0.5]],"q":[[1,2]],"k":[[1,2]]}]}]}]})";
+  const attnviz::Status st = t.app.OpenFile("bad.json", reinterpret_cast<const unsigned char*>(bad.data()), bad.size());
+  EXPECT_FALSE(st.ok);
+  EXPECT_NE(st.message.find("expected [1, d] and [2, d]"), std::string::npos) << st.message;
+}
+
+TEST(AppFiles, TheLinesViewSavesItsOwnSvgAndPngNeedsAScreen) {
+  HeadlessApp t;
+  t.Run("example translation");
+  t.Run("view lines");
+  t.Frames(2);
+  t.Run("save-svg");
+  std::string name, mime;
+  std::vector<unsigned char> bytes;
+  ASSERT_TRUE(t.app.PopDownload(&name, &mime, &bytes));
+  const std::string svg(bytes.begin(), bytes.end());
+  EXPECT_NE(name.find("-lines.svg"), std::string::npos) << name;
+  EXPECT_NE(svg.find("<line "), std::string::npos);
+  EXPECT_NE(svg.find("</svg>"), std::string::npos);
+  const attnviz::Status png = t.app.Command("save-png 2");
+  EXPECT_FALSE(png.ok);
+  EXPECT_NE(png.message.find("headless"), std::string::npos) << png.message;
+  EXPECT_NE(t.app.Command("save-png 7").message.find("between 1 and 4"), std::string::npos);
+  EXPECT_NE(t.app.Command("save-gif").message.find("attnviz-cli render"), std::string::npos)
+      << "natively the animation comes from the CLI";
 }

@@ -20,5 +20,22 @@ for view in heatmap lines grid steps compare translate train; do
   fi
   rm -f "$ppm"
 done
+# File > Save view as PNG (2x) through the command: drawn offscreen at twice the window's
+# resolution, encoded by libpng, written to the working directory.
+dir=$(mktemp -d)
+if (cd "$dir" && xvfb-run -a -s "-screen 0 1280x800x24" "$APP" --example translation --view heatmap \
+      --command "save-png 2" --frames 10 >/dev/null 2>&1) \
+   && png=$(ls "$dir"/*@2x.png) \
+   && size=$(node -e "
+        const {PNG}=require('pngjs'); const p=PNG.sync.read(require('fs').readFileSync(process.argv[1]));
+        const s=new Set(); for(let i=0;i<p.data.length;i+=4*7) s.add(p.data[i]<<16|p.data[i+1]<<8|p.data[i+2]);
+        if (p.width < 1400 || p.height < 1000 || s.size < 20) process.exit(1);
+        console.log(p.width + 'x' + p.height + ', ' + s.size + ' colours')" "$png"); then
+  echo "ok   native save-png 2 writes the view at 2x ($size)"; pass=$((pass+1))
+  cp "$png" "$OUT/native-export@2x.png"
+else
+  echo "FAIL native save-png 2"; fail=$((fail+1))
+fi
+rm -rf "$dir"
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -7,3 +7,8 @@ if(NOT EMSCRIPTEN)
 endif()
 # Live training off the UI thread: worker reports and the thread runner equal the trainer (native and WASM).
 attnviz_add_test(train_runner_tests SOURCES "${CMAKE_SOURCE_DIR}/tests/app/train_runner_test.cpp" LIBS attnviz_app)
+if(NOT EMSCRIPTEN)
+  # Token labels in nine scripts, natively (fontconfig + FreeType + HarfBuzz) under Xvfb: pixels per label box.
+  add_test(NAME native_labels_xvfb COMMAND bash "${CMAKE_SOURCE_DIR}/tests/app/native_labels.sh" "$<TARGET_FILE:attnviz>"
+           "${CMAKE_SOURCE_DIR}/build/test-artifacts" WORKING_DIRECTORY "${CMAKE_SOURCE_DIR}")
+endif()

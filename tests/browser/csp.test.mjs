@@ -1,6 +1,7 @@
 // Under a strict Content-Security-Policy (no inline script or style, no eval; WebAssembly allowed
 // by 'wasm-unsafe-eval') the main page and the lesson page work with no violation. Without
 // 'wasm-unsafe-eval', the box says why instead of "Loading..." forever.
+import fs from 'node:fs';
 import { chromium } from 'playwright-core';
 import { APP_DIR, check, summary } from './lib.mjs';
 import { serve } from '../../scripts/serve.mjs';
@@ -29,6 +30,16 @@ async function main() {
     await p.waitForFunction(() => window.attnviz !== undefined, null, { timeout: 60000 });
     const d = await p.evaluate(() => window.attnviz.describe());
     check('strict CSP: the page runs and draws', d.example === 'seed002' && d.heatmaps.length === 1);
+    // Labels in other scripts are rasterised on a 2D canvas: no inline style or script either.
+    const data = JSON.parse(fs.readFileSync('tests/data/multiscript.json', 'utf8'));
+    await p.evaluate((x) => window.attnviz.load(x), data);
+    await p.evaluate(() => window.attnviz.command('view heatmap'));
+    await p.waitForFunction(() => window.attnviz.describe().label_cache.rasterised >= 20, null, { timeout: 20000 });
+    check('strict CSP: labels in nine scripts are rasterised on a canvas', true);
+    // The exports load an ES module and gifenc, and use no eval or workers.
+    const sizes = await p.evaluate(async () => [(await window.attnviz.exportPng({ scale: 2 })).size,
+      (await window.attnviz.exportGif({ stepMs: 100 })).size]);
+    check('strict CSP: PNG and GIF exports work', sizes[0] > 1000 && sizes[1] > 1000, String(sizes));
     const violations = messages.filter((m) => /Content Security Policy|Refused to/.test(m));
     check('strict CSP: no violations', violations.length === 0, violations.slice(0, 2).join(' | '));
     server.close();

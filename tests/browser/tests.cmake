@@ -10,3 +10,6 @@ attnviz_add_node_test(browser_csp "${CMAKE_SOURCE_DIR}/tests/browser/csp.test.mj
 attnviz_add_node_test(browser_declarative "${CMAKE_SOURCE_DIR}/tests/browser/declarative.test.mjs")
 attnviz_add_node_test(browser_deeplink "${CMAKE_SOURCE_DIR}/tests/browser/deeplink.test.mjs")
 attnviz_add_node_test(browser_tutorial "${CMAKE_SOURCE_DIR}/tests/browser/tutorial.test.mjs")
+attnviz_add_node_test(browser_labels "${CMAKE_SOURCE_DIR}/tests/browser/labels.test.mjs")
+attnviz_add_node_test(browser_exports "${CMAKE_SOURCE_DIR}/tests/browser/exports.test.mjs")
+attnviz_add_node_test(browser_kernels "${CMAKE_SOURCE_DIR}/tests/browser/kernels.test.mjs")

@@ -13,3 +13,13 @@ if(NOT EMSCRIPTEN)
       COMMAND /usr/bin/python3 "${CMAKE_SOURCE_DIR}/tests/cli/check_with_numpy.py" "$<TARGET_FILE:attnviz-cli>")
   endif()
 endif()
+
+# render: PNG / GIF / SVG figures read back (libpng, giflib) and inverted to the weights.
+if(NOT EMSCRIPTEN)
+  attnviz_add_test(cli_render_tests
+    SOURCES tests/cli/render_test.cpp
+    LIBS attnviz_figure
+    NO_WASM)
+  target_compile_definitions(cli_render_tests PRIVATE ATTNVIZ_CLI_PATH="$<TARGET_FILE:attnviz-cli>")
+  add_dependencies(cli_render_tests attnviz-cli)
+endif()

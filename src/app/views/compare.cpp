@@ -235,7 +235,7 @@ void CompareView::DrawPanels(AppState* s, const AttentionMap* panels[3]) {
 }
 
 // The largest change and where it is.
-void CompareView::DrawSummary(const AttentionMap* panels[3]) {
+void CompareView::DrawSummary(const AttentionMap* panels[3], const LabelEnv& labels) {
   const CompareViewState& cv = state;
   if (!cv.diff_error.empty()) {
     ImGui::TextColored(kErrorColour, "%s", cv.diff_error.c_str());
@@ -243,8 +243,17 @@ void CompareView::DrawSummary(const AttentionMap* panels[3]) {
     const AttentionMap& d = cv.result[2];
     const char* tgt = cv.max_row < (int)d.target_tokens.size() ? d.target_tokens[(size_t)cv.max_row].c_str() : "?";
     const char* src = cv.max_col < (int)d.source_tokens.size() ? d.source_tokens[(size_t)cv.max_col].c_str() : "?";
-    ImGui::Text("largest change %.4f at %s \xe2\x86\x92 %s  (%.4f \xe2\x86\x92 %.4f)", cv.max_abs_diff, tgt, src,
-                panels[0]->weights(cv.max_row, cv.max_col), panels[1]->weights(cv.max_row, cv.max_col));
+    const ImU32 col = ImGui::GetColorU32(ImGuiCol_Text);
+    ImGui::Text("largest change %.4f at", cv.max_abs_diff);
+    ImGui::SameLine();
+    LabelItem(labels, tgt, col);  // tokens in any script
+    ImGui::SameLine();
+    ImGui::TextUnformatted("\xe2\x86\x92");
+    ImGui::SameLine();
+    LabelItem(labels, src, col);
+    ImGui::SameLine();
+    ImGui::Text(" (%.4f \xe2\x86\x92 %.4f)", panels[0]->weights(cv.max_row, cv.max_col),
+                panels[1]->weights(cv.max_row, cv.max_col));
   } else {
     ImGui::TextDisabled("the two maps are identical");
   }
@@ -260,7 +269,7 @@ void CompareView::Draw(AppState* s) {
   if (state.mode == CompareMode::Maps)
     panels[0] = &ex.maps[(size_t)state.map_index[0]], panels[1] = &ex.maps[(size_t)state.map_index[1]];
   DrawPanels(s, panels);
-  DrawSummary(panels);
+  DrawSummary(panels, s->env.labels);
 }
 
 void CompareView::Describe(AppState* s, JsonWriter* w) {

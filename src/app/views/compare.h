@@ -49,7 +49,7 @@ class CompareView : public ViewModule {
   bool DrawControls(AppState* s);  // mode and the two choices; false when there is nothing to compare
   void UpdateResults(AppState* s);
   void DrawPanels(AppState* s, const AttentionMap* panels[3]);
-  void DrawSummary(const AttentionMap* panels[3]);
+  void DrawSummary(const AttentionMap* panels[3], const LabelEnv& labels);
 };
 
 }  // namespace attnviz

@@ -47,13 +47,11 @@ const char* Token(const TokenList& tokens, int i, char* buf, size_t n) {
   return buf;
 }
 
-void EnsureLabelWidths(const AttentionMap& map, LinesViewState* ls) {
+void EnsureLabelWidths(const AttentionMap& map, const LabelEnv& labels, LinesViewState* ls) {
   if (ls->labels_owner == &map && ls->labels_version == map.version) return;
   ls->source_label_w = ls->target_label_w = 0;
-  for (const auto& t : map.source_tokens)
-    ls->source_label_w = std::max(ls->source_label_w, ImGui::CalcTextSize(t.c_str()).x);
-  for (const auto& t : map.target_tokens)
-    ls->target_label_w = std::max(ls->target_label_w, ImGui::CalcTextSize(t.c_str()).x);
+  for (const auto& t : map.source_tokens) ls->source_label_w = std::max(ls->source_label_w, LabelLength(labels, t));
+  for (const auto& t : map.target_tokens) ls->target_label_w = std::max(ls->target_label_w, LabelLength(labels, t));
   ls->labels_owner = &map;
   ls->labels_version = map.version;
 }
@@ -222,7 +220,8 @@ void DrawLineSet(ImDrawList* dl, const AttentionMap& map, const HeatmapStyle& st
 constexpr ImU32 kHighlight = IM_COL32(255, 196, 0, 255);
 
 // Source dots and labels down the left, thinned when crowded; the hovered token and its partners stand out.
-void DrawSourceTokens(ImDrawList* dl, const AttentionMap& map, const LinesFrame& F, const LinesViewState& ls) {
+void DrawSourceTokens(ImDrawList* dl, const AttentionMap& map, const LinesFrame& F, const LinesViewState& ls,
+                      const LabelEnv& labels) {
   const ImU32 text_col = ImGui::GetColorU32(ImGuiCol_Text), dim_col = ImGui::GetColorU32(ImGuiCol_TextDisabled);
   const float line_h = ImGui::GetTextLineHeight(), pad = 8.0f;
   const int cols = F.src.n, only_row = ls.hovered_target;
@@ -240,14 +239,13 @@ void DrawSourceTokens(ImDrawList* dl, const AttentionMap& map, const LinesFrame&
     if (c % F.src.stride != 0 && !is_hl && !partner) continue;
     if (y - last_y < line_h && !is_hl) continue;
     last_y = y;
-    const char* t = Token(map.source_tokens, c, buf, sizeof(buf));
-    const ImVec2 ts = ImGui::CalcTextSize(t);
-    dl->AddText(ImVec2(F.src.x - pad - ts.x, y - ts.y * 0.5f), col, t);
+    DrawLabel(dl, labels, ImVec2(F.src.x - pad, y), col, Token(map.source_tokens, c, buf, sizeof(buf)), false, 1.0f);
   }
 }
 
 // Target dots and labels down the right; rows not yet emitted are dimmed, the current one accented.
-void DrawTargetTokens(ImDrawList* dl, const AttentionMap& map, const LinesFrame& F, const LinesViewState& ls) {
+void DrawTargetTokens(ImDrawList* dl, const AttentionMap& map, const LinesFrame& F, const LinesViewState& ls,
+                      const LabelEnv& labels) {
   const ImU32 text_col = ImGui::GetColorU32(ImGuiCol_Text), dim_col = ImGui::GetColorU32(ImGuiCol_TextDisabled);
   const ImU32 cur = IM_COL32(80, 200, 255, 255);
   const float line_h = ImGui::GetTextLineHeight(), pad = 8.0f;
@@ -268,12 +266,19 @@ void DrawTargetTokens(ImDrawList* dl, const AttentionMap& map, const LinesFrame&
     if (r % F.tgt.stride != 0 && !is_hl && !partner && r != F.current_row) continue;
     if (y - last_y < line_h && !is_hl) continue;
     last_y = y;
-    dl->AddText(ImVec2(F.tgt.x + pad, y - line_h * 0.5f), col, Token(map.target_tokens, r, buf, sizeof(buf)));
+    DrawLabel(dl, labels, ImVec2(F.tgt.x + pad, y), col, Token(map.target_tokens, r, buf, sizeof(buf)), false);
   }
 }
 
 // The hovered token's strongest partner.
-void TokenTooltip(const AttentionMap& map, const LinesFrame& F, const LinesViewState& ls) {
+// "caption token" on one line, the token drawn as a label (any script).
+void CaptionedToken(const LabelEnv& labels, const char* caption, const char* token) {
+  ImGui::TextUnformatted(caption);
+  ImGui::SameLine();
+  LabelItem(labels, token, ImGui::GetColorU32(ImGuiCol_Text));
+}
+
+void TokenTooltip(const AttentionMap& map, const LinesFrame& F, const LinesViewState& ls, const LabelEnv& labels) {
   if (ls.hovered_source < 0 && ls.hovered_target < 0) return;
   const MatrixRM& w = map.weights;
   char b1[32], b2[32];
@@ -283,13 +288,15 @@ void TokenTooltip(const AttentionMap& map, const LinesFrame& F, const LinesViewS
   if (ls.hovered_source >= 0) {
     for (int r = 0; r < F.rows_shown; ++r)
       if (w(r, ls.hovered_source) > best_w) best_w = w(r, ls.hovered_source), best = r;
-    ImGui::Text("source  %s", Token(map.source_tokens, ls.hovered_source, b1, sizeof(b1)));
-    if (best >= 0) ImGui::Text("strongest: %s  (%.4f)", Token(map.target_tokens, best, b2, sizeof(b2)), best_w);
+    CaptionedToken(labels, "source ", Token(map.source_tokens, ls.hovered_source, b1, sizeof(b1)));
+    if (best >= 0) CaptionedToken(labels, "strongest:", Token(map.target_tokens, best, b2, sizeof(b2)));
+    if (best >= 0) ImGui::Text("weight  %.4f", best_w);
   } else {
     for (int c = 0; c < (int)w.cols(); ++c)
       if (w(ls.hovered_target, c) > best_w) best_w = w(ls.hovered_target, c), best = c;
-    ImGui::Text("target  %s", Token(map.target_tokens, ls.hovered_target, b1, sizeof(b1)));
-    if (best >= 0) ImGui::Text("strongest: %s  (%.4f)", Token(map.source_tokens, best, b2, sizeof(b2)), best_w);
+    CaptionedToken(labels, "target ", Token(map.target_tokens, ls.hovered_target, b1, sizeof(b1)));
+    if (best >= 0) CaptionedToken(labels, "strongest:", Token(map.source_tokens, best, b2, sizeof(b2)));
+    if (best >= 0) ImGui::Text("weight  %.4f", best_w);
   }
   ImGui::Text("%d lines >= %.3f", ls.drawn, F.threshold);
   ImGui::EndTooltip();
@@ -327,7 +334,7 @@ void LinesView::Draw(AppState* s) {
     ImGui::TextDisabled("(empty matrix)");
     return;
   }
-  EnsureLabelWidths(map, &ls);
+  EnsureLabelWidths(map, s->env.labels, &ls);
   // The canvas is a child window: its own draw list, so its own 64k-vertex budget.
   ImGui::BeginChild("lines_canvas", ImVec2(0, 0), false,
                     ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
@@ -348,11 +355,11 @@ void LinesView::Draw(AppState* s) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
   dl->PushClipRect(F.origin, ImVec2(F.origin.x + F.size.x, F.origin.y + F.size.y), true);
   DrawLineSet(dl, map, s->style, F, &ls);
-  DrawSourceTokens(dl, map, F, ls);
-  DrawTargetTokens(dl, map, F, ls);
+  DrawSourceTokens(dl, map, F, ls, s->env.labels);
+  DrawTargetTokens(dl, map, F, ls, s->env.labels);
   DrawCaptions(dl, F, ls);
   dl->PopClipRect();
-  TokenTooltip(map, F, ls);
+  TokenTooltip(map, F, ls, s->env.labels);
   ImGui::EndChild();
 }
 

@@ -43,6 +43,7 @@ class LinesView : public ViewModule {
   void Draw(AppState* s) override;
   void Describe(AppState* s, JsonWriter* w) override;
   bool RunCommand(AppState* s, const CommandArgs& c, Status* result) override;  // lines-threshold X
+  bool ExportSvg(AppState* s, std::string* svg, Status* error) override;        // lines_svg.cpp
 
   LinesViewState state;  // what it drew and the cached lines
 };

@@ -353,6 +353,11 @@ void DrawRowSteps(const AttentionMap& m, const AttentionInputs& in, StepsViewSta
   ImGui::Text("context vector c = \xce\xa3 weight_j v_j = %s", buf);
   ImGui::TextDisabled(
       "The highlighted key gets the largest weight; masked keys show \xe2\x88\x92\xe2\x88\x9e and get weight 0.");
+  DrawQueryKeyProduct(in.q, in.k, r, in.key_labels, &st.raw_scores(r, 0), RawHeader(in.params.score), &m.weights(r, 0),
+                      "inputs", &sv->qk);
+  if (in.params.score != ScoreFunction::Dot && in.params.score != ScoreFunction::ScaledDot)
+    ImGui::TextDisabled("With the %s score the score is not q\xc2\xb7k: the cells show what a dot product would give.",
+                        ScoreFunctionName(in.params.score));
 }
 
 bool HasSteps(const AttentionMap& m, const AttentionInputs& in, int r) {
@@ -383,8 +388,10 @@ void StepsView::Draw(AppState* s) {
   sv.table_visible = false;
   sv.shown_scores.clear();
   sv.shown_weights.clear();
+  sv.qk = QueryKeyProductShown();
   DrawPresets(s);
   Example& ex = s->Current();
+  if (!ex.has_inputs && DrawFileQueryKey(s->CurrentMap(), &sv.row, &sv.qk)) return;  // the file's own q and k
   if (!ex.has_inputs) {
     ImGui::Spacing();
     ImGui::TextWrapped(
@@ -436,6 +443,7 @@ void StepsView::Describe(AppState* s, JsonWriter* w) {
   w->NumberF(sv.scroll_y);
   WriteFloats(w, "shown_scores", sv.shown_scores);
   WriteFloats(w, "shown_weights", sv.shown_weights);
+  DescribeQueryKeyProduct(w, sv.qk);
   const AttentionMap& m = ex.maps[0];
   const int r = sv.row;
   if (!ex.has_inputs || !HasSteps(m, ex.inputs, r)) return;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "app/view_module.h"
+#include "app/views/steps_neuron.h"
 
 namespace attnviz {
 
@@ -21,6 +22,7 @@ struct StepsViewState {
                           // were on screen last frame
   std::vector<float> shown_scores;   // [n_k] raw scores the table showed
   std::vector<float> shown_weights;  // [n_k] weights the table showed
+  QueryKeyProductShown qk;           // the q ∘ k product drawn last frame (steps_neuron.h)
 };
 
 class StepsView : public ViewModule {

@@ -58,13 +58,12 @@ void TrainView::ReleaseTextures(AppState* s) {
   s->ReleaseTextures(&state.widget);
 }
 
-// The runner for state.where: a thread natively and a Web Worker in the browser by default
-// (AppConfig::train_runner), training in the UI's frames when asked or when neither is there.
 namespace {
+// The runner for state.where: by default the platform's (AppConfig::train_runner: a thread
+// natively, a Web Worker in the browser), else training in the UI's frames.
 std::unique_ptr<TrainRunner> MakeRunner(AppState* s, const std::string& where) {
   std::unique_ptr<TrainRunner> r;
   if (where != "frames" && s->config.train_runner) r = s->config.train_runner();
-  if (!r && where != "frames") r = MakeThreadRunner();
   if (!r) r = MakeFrameRunner();
   return r;
 }
@@ -75,11 +74,13 @@ Status TrainView::Start(AppState* s) {
   tp.error.clear();
   tp.note.clear();
   seq2seq::TrainerConfig cfg = seq2seq::DefaultTrainerConfig((ModelKind)tp.kind, (Task)tp.task, (uint64_t)tp.seed);
-  // Small units of work so one slice stays near its budget (~10 ms in WASM): gradients
-  // accumulate over micro-batches of 4 into the same 32-sentence Adam step as the CLI.
-  cfg.micro_batch = 4;
-  cfg.eval_chunk = 8;
   std::unique_ptr<TrainRunner> runner = MakeRunner(s, tp.where);
+  if (std::string(runner->where()) == "frames") {
+    // Small units of work so one frame's slice stays near its budget (~10 ms in WASM): gradients
+    // accumulate over micro-batches of 4 into the same 32-sentence Adam step as the CLI.
+    cfg.micro_batch = 4;
+    cfg.eval_chunk = 8;
+  }
   tp.runner.reset();  // stops the old run first (joins its thread, ends its worker's run)
   const Status st = runner->Start(cfg);
   if (!st) {

@@ -1,0 +1,62 @@
+// attnviz_bench_module: the WASM attention kernels as a small module for bench/peers/run.mjs,
+// which times them against onnxruntime-web and tfjs-wasm in one node process, alternating the
+// implementations sample by sample. C exports only; the JS side owns inputs, timing and output.
+#include <cstring>
+
+#include "core/kernels.h"
+
+namespace k = attnviz::kernels;
+
+extern "C" double attnviz_fma_peak_seconds(int iters);  // src/platform/kernels_fma_web.cpp
+
+extern "C" {
+
+int attnviz_bench_tile_count() {
+  return k::TileVariantCount();
+}
+const char* attnviz_bench_tile_name(int i) {
+  return k::TileVariantAt(i).tile;
+}
+const char* attnviz_bench_tile_isa(int i) {
+  return k::TileVariantAt(i).isa;
+}
+static k::TileProbe g_probe;  // the last probe's figures
+
+// Runs the probe again (after warm-up) and returns the selected index.
+int attnviz_bench_probe() {
+  g_probe = k::ProbeTiles();
+  return g_probe.selected;
+}
+double attnviz_bench_probe_gflops(int i) {
+  return i >= 0 && i < 32 ? g_probe.gflops[i] : 0.0;
+}
+double attnviz_bench_probe_ms() {
+  return g_probe.probe_ms;
+}
+void attnviz_bench_force_tile(int i) {
+  k::ForceTile(i);
+}
+double attnviz_bench_muladd_peak(double seconds) {
+  return k::MulAddPeakGflops(seconds);
+}
+// GFLOP/s of the relaxed-madd peak loop (fastest of 300 short calls, as MulAddPeakGflops does),
+// or 0 without relaxed SIMD.
+double attnviz_bench_fma_peak() {
+  double best = 1e30;
+  for (int rep = 0; rep < 300; ++rep) {
+    const double s = attnviz_fma_peak_seconds(1);
+    if (s < 0) return 0.0;
+    if (s < best) best = s;
+  }
+  return 2.0 * 4 * 12 * 2048.0 / best * 1e-9;
+}
+
+// heads x single-head attention: q, k, v [heads, n, d], weights [n, n] scratch, out [heads, n, d].
+void attnviz_bench_attention(const float* q, const float* kk, const float* v, int n, int d, int heads, float scale,
+                             float* weights, float* out) {
+  static k::Workspace ws;  // allocated once, reused by every call
+  const size_t hs = (size_t)n * d;
+  for (int h = 0; h < heads; ++h)
+    k::AttentionForward(q + h * hs, kk + h * hs, v + h * hs, n, n, d, d, scale, weights, out + h * hs, &ws);
+}
+}

@@ -1,0 +1,34 @@
+// Live training in the browser (headless Chromium): the Train tab's run in its Web Worker, from
+// Start until the held-out exact match reaches 95% (or TRAIN_BENCH_MAX_S, default 300 s, passes).
+// Prints the wall time against the worker's own compute time (Trainer::seconds, the single-thread
+// training time) as a ratio measured in the same run, and the UI's frame CPU times meanwhile.
+import { openApp } from '../tests/browser/lib.mjs';
+
+const maxS = Number(process.env.TRAIN_BENCH_MAX_S || 300);
+const kind = process.argv[2] || 'bahdanau';
+const app = await openApp('?view=train');
+try {
+  const { page } = app;
+  await page.evaluate((k) => { window.attnviz.command(`train ${k}`); window.attnviz.command('train start'); }, kind);
+  const t0 = Date.now();
+  await page.evaluate(() => {
+    window.frameMs = [];
+    const tick = () => { window.frameMs.push(window.attnviz.frameCpuMs()); requestAnimationFrame(tick); };
+    tick();
+  });
+  let d;
+  for (;;) {
+    await page.waitForTimeout(250);
+    d = (await page.evaluate(() => window.attnviz.describe())).train;
+    if (d.exact_match >= 0.95 || (Date.now() - t0) / 1000 > maxS) break;
+  }
+  const wall = (Date.now() - t0) / 1000;
+  const ms = (await page.evaluate(() => window.frameMs)).sort((a, b) => a - b);
+  const q = (f) => ms[Math.min(ms.length - 1, Math.floor(ms.length * f))].toFixed(2);
+  console.log(`train_browser model=${kind} where=${d.where} epochs=${d.epoch} exact_match=${d.exact_match.toFixed(3)} ` +
+    `reached=${d.exact_match >= 0.95 ? 'yes' : 'no'} wall_s=${wall.toFixed(1)} compute_s=${d.seconds.toFixed(1)} ` +
+    `wall_over_compute=${(wall / d.seconds).toFixed(3)} target=1.25`);
+  console.log(`train_browser_frames frames=${ms.length} cpu_ms_median=${q(0.5)} p95=${q(0.95)} max=${q(1)} target_max=16`);
+} finally {
+  await app.close();
+}

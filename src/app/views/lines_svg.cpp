@@ -1,0 +1,23 @@
+// attnviz view "lines": File > Save as SVG writes what the view shows (io/svg_lines.h): the same
+// threshold, decoding step, per-target or global opacity and colormap.
+#include "app/app_state.h"
+#include "app/views/lines.h"
+#include "io/svg_lines.h"
+
+namespace attnviz {
+
+bool LinesView::ExportSvg(AppState* s, std::string* svg, Status* error) {
+  const AttentionMap& m = s->CurrentMap();
+  const HeatmapStyle style = ResolveStyle(s->style, m);
+  SvgLinesOptions o;
+  o.colormap = style.colormap;
+  o.threshold = state.effective_threshold;
+  o.row_normalised = state.row_normalised;
+  o.vmin = style.vmin, o.vmax = style.vmax;
+  o.rows_shown = state.rect_valid ? state.rows_shown : (int)m.weights.rows();
+  o.title = s->Current().title + (m.name.empty() ? "" : " - " + m.name);
+  *error = LinesSvgString(m.weights, m.source_tokens.vec(), m.target_tokens.vec(), o, svg);
+  return true;
+}
+
+}  // namespace attnviz

@@ -1,0 +1,29 @@
+// attnviz core: the constants of the vectorized exp (kernels.h, Exp), shared by the translation
+// units that compile it (kernels.cpp for SIMD128 / SSE2, kernels_tiles_avx2/avx512.cpp).
+#pragma once
+
+namespace attnviz {
+namespace kernels {
+namespace exp_constants {
+
+// Lower clamp: at x = -88, n = round(x log2e) = -127 and the exponent field of 2^n is 0, so
+// the result is exactly +0 with no select; every x <= -87.68 (n = -127), -inf included, gives 0.
+constexpr float kExpLo = -88.0f;
+constexpr float kExpHi = 88.0f;  // clamp: keeps 2^n inside the float exponent range
+constexpr float kLog2e = 1.44269504088896341f;
+constexpr float kLn2Hi = 0.693359375f;      // ln2 split (Cody-Waite): exact in 9 bits
+constexpr float kLn2Lo = -2.12194440e-4f;   // ln2 - kLn2Hi
+constexpr float kRoundMagic = 12582912.0f;  // 1.5 * 2^23: (x + M) - M rounds to nearest even
+// e^r ~ 1 + r + r^2 * P(r), |r| <= ln2/2, P of degree 4: a relative-error weighted
+// least-squares fit on Chebyshev nodes (the numpy snippet is in docs/PERFORMANCE.md).
+// Polynomial error 3.8e-9 in exact arithmetic, so the float32 evaluation (~1e-7) dominates;
+// one term shorter than Cephes expf for the same accuracy.
+constexpr float kP1 = 1.375138876e-03f;
+constexpr float kP2 = 8.368922397e-03f;
+constexpr float kP3 = 4.166953266e-02f;
+constexpr float kP4 = 1.666651815e-01f;
+constexpr float kP5 = 4.999998808e-01f;
+
+}  // namespace exp_constants
+}  // namespace kernels
+}  // namespace attnviz

@@ -1,0 +1,70 @@
+// attnviz core: the body of SoftmaxRows (kernels.h) on the vector operations Vec, VLoad, VStore,
+// VSplat, VAdd, VSub, VMul, VMax, ExpV, HorizontalMax/Sum and kLanes that the including
+// translation unit defines (SIMD128 / SSE2 in kernels.cpp; AVX2 and AVX-512 in
+// kernels_tiles_avx2/avx512.cpp). Include inside namespace attnviz::kernels, after them.
+// No library inline function is called (see kernels_vec_native.h).
+namespace {
+
+inline int SoftmaxRowsImpl(float* x, int rows, int cols, int ld, float scale, float* row_max, float* row_sum) {
+  int fully_masked = 0;
+  const float neg_inf = -__builtin_inff();
+  constexpr int W = 2 * kLanes;  // two vectors per step: independent dependency chains
+  const ExpConstants c = LoadExpConstants();
+  for (int i = 0; i < rows; ++i) {
+    float* r = x + (long)i * ld;
+    // pass 1: row max (scale > 0, so max(scale * x) = scale * max(x))
+    Vec vm0 = VSplat(neg_inf), vm1 = vm0;
+    int j = 0;
+    for (; j + W <= cols; j += W) {
+      vm0 = VMax(vm0, VLoad(r + j));
+      vm1 = VMax(vm1, VLoad(r + j + kLanes));
+    }
+    float m = HorizontalMax(VMax(vm0, vm1));
+    for (; j < cols; ++j) m = r[j] > m ? r[j] : m;
+    m *= scale;
+    if (m == neg_inf) {  // every key masked: zeros, never NaN
+      for (j = 0; j < cols; ++j) r[j] = 0.0f;
+      if (row_max) row_max[i] = 0.0f;
+      if (row_sum) row_sum[i] = 0.0f;
+      ++fully_masked;
+      continue;
+    }
+    // pass 2: e = exp(scale * x - m) <= 1, summed (scale == 1, Attend's case, skips a multiply)
+    const Vec vs = VSplat(scale), vmax = VSplat(m);
+    Vec acc0 = VSplat(0.0f), acc1 = acc0;
+    if (scale == 1.0f) {
+      for (j = 0; j + W <= cols; j += W) {
+        const Vec e0 = ExpV<true>(VSub(VLoad(r + j), vmax), c);
+        const Vec e1 = ExpV<true>(VSub(VLoad(r + j + kLanes), vmax), c);
+        VStore(r + j, e0);
+        VStore(r + j + kLanes, e1);
+        acc0 = VAdd(acc0, e0);
+        acc1 = VAdd(acc1, e1);
+      }
+    } else {
+      for (j = 0; j + W <= cols; j += W) {
+        const Vec e0 = ExpV<true>(VSub(VMul(vs, VLoad(r + j)), vmax), c);
+        const Vec e1 = ExpV<true>(VSub(VMul(vs, VLoad(r + j + kLanes)), vmax), c);
+        VStore(r + j, e0);
+        VStore(r + j + kLanes, e1);
+        acc0 = VAdd(acc0, e0);
+        acc1 = VAdd(acc1, e1);
+      }
+    }
+    float sum = HorizontalSum(VAdd(acc0, acc1));
+    for (; j < cols; ++j) {
+      r[j] = ExpScalar(scale * r[j] - m);
+      sum += r[j];
+    }
+    // pass 3: normalise; sum >= 1 (the max entry gives exp(0) = 1), guarded anyway
+    const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
+    const Vec vinv = VSplat(inv);
+    for (j = 0; j + kLanes <= cols; j += kLanes) VStore(r + j, VMul(VLoad(r + j), vinv));
+    for (; j < cols; ++j) r[j] *= inv;
+    if (row_max) row_max[i] = m;
+    if (row_sum) row_sum[i] = sum;
+  }
+  return fully_masked;
+}
+
+}  // namespace

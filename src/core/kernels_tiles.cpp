@@ -1,0 +1,214 @@
+// attnviz core: the register-tile registry, the start-up probe that picks a variant, and the
+// SIMD mul+add peak. See kernels.h (Tile variants).
+//
+// Probe: every variant computes the same 60 x 64 x 128 product (B packed for its panel width),
+// round-robin, until each has run >= 6 times and >= ~6 ms have passed in all (the first probe,
+// at the first kernel call: 60 x 32 x 32, >= 2 rounds, ~2 ms); the fastest run of each decides. Round-robin matters
+// under V8, which compiles a WASM function first with its baseline compiler and swaps in optimized code later: every
+// variant gets the same chance to be tiered up before its best run is taken. Still, a probe at start-up sees mostly
+// cold code under V8 (its pick there is close to random, and its time is mostly the first compilation of each variant),
+// so it is kept short and SelectedTile() probes once more, fully, after kReprobeAfter uses.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <vector>
+
+#include "core/kernels_internal.h"
+
+#ifdef __wasm_simd128__
+#include <wasm_simd128.h>
+#endif
+
+namespace attnviz {
+namespace kernels {
+namespace {
+
+constexpr int kMaxVariants = 32;
+constexpr int kReprobeAfter = 200;  // uses of the kernels before the warm re-probe
+volatile float g_peak_sink = 0.0f;  // keeps the peak loop's result observable
+
+struct Registry {
+  TileVariant variants[kMaxVariants];
+  int count = 0;
+  TileProbe probe;
+  std::atomic<int> selected{-1};  // the probe's pick, or a forced index
+  bool probed = false;
+  std::atomic<bool> forced{false};  // ForceTile(i >= 0) is in effect
+  std::atomic<int> uses{0};         // SelectedTile() calls, for the one warm re-probe
+  std::mutex mutex;
+};
+
+Registry& TheRegistry() {
+  static Registry* r = [] {
+    Registry* reg = new Registry;  // never destroyed: kernels may run during static destruction
+    reg->count += AppendTileVariantsWasm(reg->variants + reg->count, kMaxVariants - reg->count);
+    reg->count += AppendTileVariantsSse2(reg->variants + reg->count, kMaxVariants - reg->count);
+    reg->count += AppendTileVariantsAvx2(reg->variants + reg->count, kMaxVariants - reg->count);
+    reg->count += AppendTileVariantsAvx512(reg->variants + reg->count, kMaxVariants - reg->count);
+    return reg;
+  }();
+  return *r;
+}
+
+using Clock = std::chrono::steady_clock;
+
+// Packs B [k, n] (row-major) into panels of `panel` columns, zero-padded.
+void PackForProbe(const std::vector<float>& b, int k, int n, int panel, std::vector<float>* out) {
+  const int n_panels = (n + panel - 1) / panel;
+  out->assign((size_t)n_panels * panel * k, 0.0f);
+  for (int p = 0; p < n_panels; ++p)
+    for (int kk = 0; kk < k; ++kk)
+      for (int jj = 0; jj < panel && p * panel + jj < n; ++jj)
+        (*out)[((size_t)p * k + kk) * panel + jj] = b[(size_t)kk * n + p * panel + jj];
+}
+
+// quick: the first probe (at the first kernel call), >= 2 rounds and ~2 ms; otherwise >= 6 and ~6 ms.
+void RunProbe(Registry* reg, bool quick = false) {
+  // 60 rows: a multiple of every tile height offered. The quick probe runs a product 8x smaller:
+  // under V8 it times baseline code, ~1 GFLOP/s, and should cost a few ms, not ~80.
+  const int m = 60, n = quick ? 32 : 64, k = quick ? 32 : 128;
+  std::vector<float> a((size_t)m * k), b((size_t)k * n), c((size_t)m * n);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = (float)((i * 37) % 17) * 0.0625f - 0.5f;
+  for (size_t i = 0; i < b.size(); ++i) b[i] = (float)((i * 53) % 19) * 0.0625f - 0.5f;
+  std::vector<std::vector<float>> packed(reg->count);
+  for (int v = 0; v < reg->count; ++v) PackForProbe(b, k, n, reg->variants[v].panel, &packed[v]);
+  std::vector<double> best(reg->count, 1e30);
+  const auto start = Clock::now();
+  double elapsed = 0.0;
+  const int min_rounds = quick ? 2 : 6;
+  const double min_seconds = quick ? 0.002 : 0.006;
+  for (int round = 0; round < 200 && (round < min_rounds || elapsed < min_seconds); ++round) {
+    for (int v = 0; v < reg->count; ++v) {
+      const auto t0 = Clock::now();
+      reg->variants[v].fn(m, n, k, 1.0f, a.data(), k, packed[v].data(), c.data(), n, 0);
+      best[v] = std::min(best[v], std::chrono::duration<double>(Clock::now() - t0).count());
+    }
+    elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+  }
+  TileProbe probe;
+  for (int v = 0; v < reg->count && v < 32; ++v) {
+    probe.gflops[v] = 2.0 * m * n * k / std::max(best[v], 1e-9) * 1e-9;
+    if (probe.selected < 0 || probe.gflops[v] > probe.gflops[probe.selected]) probe.selected = v;
+  }
+  probe.probe_ms = elapsed * 1e3;
+  reg->probe = probe;
+  reg->probed = true;
+}
+
+}  // namespace
+
+int TileVariantCount() {
+  return TheRegistry().count;
+}
+
+const TileVariant& TileVariantAt(int i) {
+  Registry& reg = TheRegistry();
+  return reg.variants[std::clamp(i, 0, reg.count - 1)];
+}
+
+int RegisterTileVariant(const TileVariant& v) {
+  Registry& reg = TheRegistry();
+  std::lock_guard<std::mutex> lock(reg.mutex);
+  if (reg.count >= kMaxVariants || !v.fn || v.mr <= 0 || v.panel <= 0) return -1;
+  reg.variants[reg.count] = v;
+  return reg.count++;
+}
+
+const TileProbe& ProbeTiles() {
+  Registry& reg = TheRegistry();
+  std::lock_guard<std::mutex> lock(reg.mutex);
+  RunProbe(&reg);
+  reg.selected.store(reg.probe.selected);
+  return reg.probe;
+}
+
+const TileVariant& SelectedTile() {
+  Registry& reg = TheRegistry();
+  // The start-up probe may have timed cold code (V8 runs a WASM function in its baseline
+  // compiler until it is hot); once the kernels have been used kReprobeAfter times, probe again.
+  if (reg.uses.fetch_add(1, std::memory_order_relaxed) + 1 == kReprobeAfter && !reg.forced) {
+    std::lock_guard<std::mutex> lock(reg.mutex);
+    RunProbe(&reg);
+    reg.selected.store(reg.probe.selected);
+  }
+  int s = reg.selected.load(std::memory_order_acquire);
+  if (s < 0) {
+    std::lock_guard<std::mutex> lock(reg.mutex);
+    if (!reg.probed) RunProbe(&reg, /*quick=*/true);
+    s = reg.selected.load();
+    if (s < 0) {
+      s = reg.probe.selected;
+      reg.selected.store(s);
+    }
+  }
+  return reg.variants[s];
+}
+
+void ForceTile(int i) {
+  Registry& reg = TheRegistry();
+  std::lock_guard<std::mutex> lock(reg.mutex);
+  reg.forced.store(i >= 0 && i < reg.count);
+  if (reg.forced.load()) {
+    reg.selected.store(i);
+  } else {
+    if (!reg.probed) RunProbe(&reg, /*quick=*/true);
+    reg.selected.store(reg.probe.selected);
+  }
+}
+
+// 12 independent chains acc = acc * m + c (one mul and one add per lane each): enough chains
+// to cover the mul + add latency, no memory traffic. 2 FLOPs per lane per chain step. The loop
+// is its own (never inlined) function, called again and again: V8 has no on-stack replacement
+// for WASM, so a single long call would stay in baseline code for its whole run.
+#ifdef __wasm_simd128__
+using PeakVec = v128_t;
+inline PeakVec PeakSplat(float x) {
+  return wasm_f32x4_splat(x);
+}
+inline PeakVec PeakStep(PeakVec x, PeakVec m, PeakVec c) {
+  return wasm_f32x4_add(wasm_f32x4_mul(x, m), c);
+}
+#else
+typedef float PeakVec __attribute__((vector_size(16)));
+inline PeakVec PeakSplat(float x) {
+  return PeakVec{} + x;
+}
+inline PeakVec PeakStep(PeakVec x, PeakVec m, PeakVec c) {
+  return x * m + c;
+}
+#endif
+constexpr int kPeakSteps = 2048;
+
+__attribute__((noinline)) void MulAddChunk(PeakVec* acc) {
+  const PeakVec m = PeakSplat(0.999f), c = PeakSplat(0.001f);
+  PeakVec a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3], a4 = acc[4], a5 = acc[5];
+  PeakVec a6 = acc[6], a7 = acc[7], a8 = acc[8], a9 = acc[9], a10 = acc[10], a11 = acc[11];
+  for (int it = 0; it < kPeakSteps; ++it) {
+    a0 = PeakStep(a0, m, c), a1 = PeakStep(a1, m, c), a2 = PeakStep(a2, m, c), a3 = PeakStep(a3, m, c);
+    a4 = PeakStep(a4, m, c), a5 = PeakStep(a5, m, c), a6 = PeakStep(a6, m, c), a7 = PeakStep(a7, m, c);
+    a8 = PeakStep(a8, m, c), a9 = PeakStep(a9, m, c), a10 = PeakStep(a10, m, c), a11 = PeakStep(a11, m, c);
+  }
+  acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3, acc[4] = a4, acc[5] = a5;
+  acc[6] = a6, acc[7] = a7, acc[8] = a8, acc[9] = a9, acc[10] = a10, acc[11] = a11;
+}
+
+double MulAddPeakGflops(double seconds) {
+  PeakVec acc[12];
+  for (int i = 0; i < 12; ++i) acc[i] = PeakSplat(1.0f + 0.01f * i);
+  double best = 1e30, total = 0.0;
+  for (int rep = 0; rep < 100000 && (rep < 50 || total < seconds); ++rep) {
+    const auto t0 = Clock::now();
+    MulAddChunk(acc);
+    const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+    best = std::min(best, s);
+    total += s;
+  }
+  float lanes[4];
+  __builtin_memcpy(lanes, &acc[0], sizeof lanes);
+  g_peak_sink = g_peak_sink + lanes[0];
+  return 2.0 * 4 * 12.0 * kPeakSteps / best * 1e-9;
+}
+
+}  // namespace kernels
+}  // namespace attnviz

@@ -1,0 +1,104 @@
+// attnviz core: native register-tile GEMM block kernels in GCC vector extensions, written once
+// and compiled once per ISA. Include this file from exactly one translation unit per ISA, after
+// defining KT_LANES (floats per vector: 4 SSE2, 8 AVX2, 16 AVX-512) and KT_ISA (the isa name);
+// the translation unit's compile flags (-mavx2 -mfma, -mavx512f) pick the instructions.
+//
+// Everything here has internal linkage and calls no inline function of a library header, so
+// no AVX-compiled copy of a shared inline function can be picked by the linker for the SSE2 path.
+//
+// Block kernel (BlockKernelFn in kernels.h): C [m, n] (+)= alpha * A [m, kc] * Bblock, Bblock =
+// panels of [kc][P] floats, P = 2 * KT_LANES. A ROWS x (NP * P) register tile keeps 2 * NP * ROWS
+// vector accumulators; each k step loads 2 * NP vectors of B and broadcasts ROWS values of A.
+#include "core/kernels.h"
+
+namespace attnviz {
+namespace kernels {
+namespace {
+
+typedef float KtVec __attribute__((vector_size(KT_LANES * 4)));
+typedef float KtVecU __attribute__((vector_size(KT_LANES * 4), aligned(4)));  // unaligned access
+constexpr int kKtPanel = 2 * KT_LANES;
+
+inline KtVec KtLoad(const float* p) {
+  return *reinterpret_cast<const KtVecU*>(p);
+}
+inline void KtStore(float* p, KtVec v) {
+  *reinterpret_cast<KtVecU*>(p) = v;
+}
+
+// ROWS x (NP * kKtPanel) tile; panel q of the tile starts at bp + q * pstride.
+template <int ROWS, int NP>
+inline __attribute__((always_inline)) void KtMicro(int kc, const float* a, int lda, const float* bp, int pstride,
+                                                   float alpha, int accumulate, float* c, int ldc, int cols_valid) {
+  constexpr int V = 2 * NP;  // vectors per tile row
+  KtVec acc[ROWS][V];
+  for (int r = 0; r < ROWS; ++r)
+    for (int j = 0; j < V; ++j) acc[r][j] = KtVec{};
+  for (int p = 0; p < kc; ++p) {
+    KtVec b[V];
+    for (int q = 0; q < NP; ++q) {
+      b[2 * q] = KtLoad(bp + q * pstride + p * kKtPanel);
+      b[2 * q + 1] = KtLoad(bp + q * pstride + p * kKtPanel + KT_LANES);
+    }
+    for (int r = 0; r < ROWS; ++r) {
+      const float x = a[r * lda + p];  // scalar * vector: one broadcast per row
+      for (int j = 0; j < V; ++j) acc[r][j] += x * b[j];
+    }
+  }
+  if (cols_valid == NP * kKtPanel) {
+    for (int r = 0; r < ROWS; ++r)
+      for (int j = 0; j < V; ++j) {
+        float* dst = c + r * ldc + j * KT_LANES;
+        KtVec o = alpha * acc[r][j];
+        if (accumulate) o += KtLoad(dst);
+        KtStore(dst, o);
+      }
+    return;
+  }
+  for (int r = 0; r < ROWS; ++r)
+    for (int col = 0; col < cols_valid; ++col) {
+      const float o = alpha * acc[r][col / KT_LANES][col % KT_LANES];
+      float* dst = c + r * ldc + col;
+      *dst = accumulate ? *dst + o : o;
+    }
+}
+
+// One k-block of the GEMM over m rows: pairs (NP = 2) or single panels, row tiles of ROWS, then
+// leftover rows by 4, then one at a time; a panel stays in L1 while the rows pass over it.
+template <int ROWS, int NP>
+void KtBlock(int m, int n, int kc, float alpha, const float* a, int lda, const float* block, float* c, int ldc,
+             int accumulate) {
+  const int n_panels = (n + kKtPanel - 1) / kKtPanel;
+  const int pstride = kc * kKtPanel;
+  int p = 0;
+  for (; p + NP <= n_panels; p += NP) {
+    const float* bp = block + p * pstride;
+    const int left = n - p * kKtPanel;
+    const int valid = left < NP * kKtPanel ? left : NP * kKtPanel;
+    int i = 0;
+    for (; i + ROWS <= m; i += ROWS)
+      KtMicro<ROWS, NP>(kc, a + i * lda, lda, bp, pstride, alpha, accumulate, c + i * ldc + p * kKtPanel, ldc, valid);
+    if (ROWS > 4)
+      for (; i + 4 <= m; i += 4)
+        KtMicro<4, NP>(kc, a + i * lda, lda, bp, pstride, alpha, accumulate, c + i * ldc + p * kKtPanel, ldc, valid);
+    for (; i < m; ++i)
+      KtMicro<1, NP>(kc, a + i * lda, lda, bp, pstride, alpha, accumulate, c + i * ldc + p * kKtPanel, ldc, valid);
+  }
+  for (; p < n_panels; ++p) {  // NP = 2: the odd last panel
+    const float* bp = block + p * pstride;
+    const int left = n - p * kKtPanel;
+    const int valid = left < kKtPanel ? left : kKtPanel;
+    int i = 0;
+    for (; i + ROWS <= m; i += ROWS)
+      KtMicro<ROWS, 1>(kc, a + i * lda, lda, bp, pstride, alpha, accumulate, c + i * ldc + p * kKtPanel, ldc, valid);
+    if (ROWS > 4)
+      for (; i + 4 <= m; i += 4)
+        KtMicro<4, 1>(kc, a + i * lda, lda, bp, pstride, alpha, accumulate, c + i * ldc + p * kKtPanel, ldc, valid);
+    for (; i < m; ++i)
+      KtMicro<1, 1>(kc, a + i * lda, lda, bp, pstride, alpha, accumulate, c + i * ldc + p * kKtPanel, ldc, valid);
+  }
+}
+
+}  // namespace
+}  // namespace kernels
+}  // namespace attnviz

@@ -1,0 +1,79 @@
+// attnviz io: the lines view as SVG (svg_lines.h).
+#include "io/svg_lines.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "io/svg.h"
+#include "io/utf8.h"
+
+namespace attnviz {
+namespace {
+
+std::string Num(float v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.4g", v);
+  return b;
+}
+
+std::string Label(const std::vector<std::string>& tokens, int i) {
+  return i < (int)tokens.size() ? XmlEscape(PrintableText(tokens[(size_t)i], 24)) : std::to_string(i);
+}
+
+}  // namespace
+
+Status LinesSvgString(const MatrixRM& w, const std::vector<std::string>& source_tokens,
+                      const std::vector<std::string>& target_tokens, const SvgLinesOptions& o, std::string* out) {
+  const int n_q = (int)w.rows(), n_k = (int)w.cols();
+  if (n_q < 1 || n_k < 1) return Status::Error("lines SVG: the map is empty");
+  const int shown = std::clamp(o.rows_shown, 0, n_q);
+  int64_t count = 0;
+  for (int r = 0; r < shown; ++r)
+    for (int c = 0; c < n_k; ++c) count += w(r, c) >= o.threshold;
+  if (count > o.max_lines)
+    return Status::Error("lines SVG: " + std::to_string(count) + " lines are over " + std::to_string(o.max_lines) +
+                         " (raise the threshold)");
+  const float label_w = 170.0f, top = 16.0f + (o.title.empty() ? 0.0f : o.font_px * 2.0f);
+  const float xl = 8.0f + label_w, xr = xl + o.gap_px;
+  const float width = xr + label_w + 8.0f, height = top + std::max(n_q, n_k) * o.row_px + 8.0f;
+  std::string& s = *out;
+  s = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + Num(width) +
+      "\" height=\"" + Num(height) + "\" viewBox=\"0 0 " + Num(width) + " " + Num(height) +
+      "\" font-family=\"DejaVu Sans, sans-serif\" font-size=\"" + Num(o.font_px) + "\">\n<rect width=\"100%\" " +
+      "height=\"100%\" fill=\"#ffffff\"/>\n";
+  if (!o.title.empty())
+    s += "<text x=\"8\" y=\"" + Num(8 + o.font_px) + "\" font-weight=\"bold\">" + XmlEscape(o.title) + "</text>\n";
+  auto y_of = [&](int i) { return top + (i + 0.5f) * o.row_px; };
+  s += "<g class=\"lines\" fill=\"none\">\n";
+  for (int r = 0; r < shown; ++r) {
+    float row_max = 0;
+    for (int c = 0; c < n_k; ++c) row_max = std::max(row_max, std::isfinite(w(r, c)) ? w(r, c) : 0.0f);
+    for (int c = 0; c < n_k; ++c) {
+      const float v = w(r, c);
+      if (!(v >= o.threshold)) continue;
+      const float t = o.row_normalised ? (row_max > 0 ? v / row_max : 0.0f)
+                                       : std::clamp((v - o.vmin) / std::max(o.vmax - o.vmin, 1e-12f), 0.0f, 1.0f);
+      uint8_t rgb[3];
+      ColormapSample(o.colormap, t, rgb);
+      char col[8];
+      std::snprintf(col, sizeof col, "#%02x%02x%02x", rgb[0], rgb[1], rgb[2]);
+      s += "<line x1=\"" + Num(xl + 6) + "\" y1=\"" + Num(y_of(c)) + "\" x2=\"" + Num(xr - 6) + "\" y2=\"" +
+           Num(y_of(r)) + "\" stroke=\"" + col + "\" stroke-opacity=\"" + Num(0.15f + 0.85f * t) +
+           "\" stroke-width=\"" + Num(0.5f + 3.0f * t) + "\" data-row=\"" + std::to_string(r) + "\" data-col=\"" +
+           std::to_string(c) + "\" data-weight=\"" + Num(v) + "\"/>\n";
+    }
+  }
+  s += "</g>\n<g class=\"source\" text-anchor=\"end\">\n";
+  for (int c = 0; c < n_k; ++c)
+    s += "<text x=\"" + Num(xl) + "\" y=\"" + Num(y_of(c) + o.font_px * 0.35f) + "\">" + Label(source_tokens, c) +
+         "</text>\n";
+  s += "</g>\n<g class=\"target\">\n";
+  for (int r = 0; r < n_q; ++r)
+    s += "<text x=\"" + Num(xr) + "\" y=\"" + Num(y_of(r) + o.font_px * 0.35f) + "\"" +
+         (r >= shown ? " fill-opacity=\"0.35\"" : "") + ">" + Label(target_tokens, r) + "</text>\n";
+  s += "</g>\n</svg>\n";
+  return Status::Ok();
+}
+
+}  // namespace attnviz
