@@ -442,6 +442,7 @@ bool LazyReading(AppState* s, int map) {
 }
 
 void DescribeLazy(AppState* s, JsonWriter* w) {
+  DescribeLazyCurrent(s, w);
   w->Key("lazy");
   Example& ex = s->Current();
   if (!ex.lazy) {
