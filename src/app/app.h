@@ -37,7 +37,7 @@ struct AppConfig {
   std::function<std::unique_ptr<TrainRunner>()> train_runner;
 
   LabelRasterizer* labels = nullptr;  // the platform's label back end (owned by it); null: the UI font only
-  bool page_exports = false;       // the page encodes GIF and WebM (web build; app_export.h)
+  bool page_exports = false;          // the page encodes GIF and WebM (web build; app_export.h)
 };
 
 class App {

@@ -94,8 +94,7 @@ void WriteShared(AppState* s, JsonWriter* w) {
   w->Key("map");
   w->Number(s->current_map);
   DescribeFileLoads(s, w);
-  DescribeLazy(s, w);
-  DescribeLazyCurrent(s, w);
+  DescribeLazy(s, w);  // and lazy_current
   w->Key("colormap");
   w->String(ColormapName(s->style.colormap));
   w->Key("scale");

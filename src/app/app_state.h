@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "app/app.h"
-#include "app/app_files.h"
 #include "app/app_export.h"
+#include "app/app_files.h"
 #include "app/examples.h"
 #include "app/heatmap_widget.h"
 #include "app/model_library.h"

@@ -289,6 +289,30 @@ void LazyMaps::RequestOverviews() {
     overview_reads_[t] = {set, layer, head, end, false};
     for (int h = head; h < end; ++h) ss.overviews[(size_t)(ss.layer_first[(size_t)layer] + h)].ticket = t;
   }
+  CancelUnwantedOverviews();
+}
+
+// Overview reads of which no head was drawn this frame are not read on (the grid scrolled on, or a
+// view that draws one head took over): they would hold back what is in view now.
+void LazyMaps::CancelUnwantedOverviews() {
+  for (auto it = overview_reads_.begin(); it != overview_reads_.end();) {
+    const OverviewRead& read = it->second;
+    SetState& ss = sets_[(size_t)read.set];
+    bool wanted = false;
+    for (int h = read.head0; h < read.head1 && !wanted; ++h)
+      wanted = ss.overviews[(size_t)MapIndex(read.set, read.layer, h)].last_used == frame_;
+    if (wanted) {
+      ++it;
+      continue;
+    }
+    file_.Cancel(it->first);
+    for (int h = read.head0; h < read.head1; ++h) {
+      const size_t i = (size_t)MapIndex(read.set, read.layer, h);
+      ss.overviews[i].ticket = 0;
+      ss.maps[i].overview_ticket = 0;
+    }
+    it = overview_reads_.erase(it);
+  }
 }
 
 std::vector<Example*> LazyMaps::SetExamples(AppState* s) {
@@ -418,6 +442,7 @@ bool LazyReading(AppState* s, int map) {
 }
 
 void DescribeLazy(AppState* s, JsonWriter* w) {
+  DescribeLazyCurrent(s, w);
   w->Key("lazy");
   Example& ex = s->Current();
   if (!ex.lazy) {

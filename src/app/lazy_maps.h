@@ -81,6 +81,7 @@ class LazyMaps {
   void Results(AppState* s, std::vector<Example*>& examples);
   void Requests(AppState* s, std::vector<Example*>& examples);  // rows the views drew, then overviews
   void RequestOverviews();
+  void CancelUnwantedOverviews();                                  // reads of overviews that this frame did not draw
   bool MakeRoom(uint64_t bytes, std::vector<Example*>& examples);  // evicts what this frame did not draw
   void Install(int set, int map, LazyResult* r, std::vector<Example*>& examples);
   void InstallOverview(int set, int map, MatrixRM weights);
@@ -107,7 +108,7 @@ void RequestLazyMaps(AppState* s);  // after the views drew: requests for what t
 bool WorkLazyMaps(AppState* s, double budget_ms);
 bool LazyWaiting(AppState* s);                  // the current example is lazy and its current map is not all in memory
 bool LazyReading(AppState* s, int map);         // rows of a map of the current example are being read
-void DescribeLazy(AppState* s, JsonWriter* w);  // "lazy": the current example's file, or null
+void DescribeLazy(AppState* s, JsonWriter* w);  // "lazy": the current example's file, or null; and "lazy_current"
 void DescribeLazyCurrent(AppState* s, JsonWriter* w);  // "lazy_current": {map, held rows} of the current map, or null
 
 }  // namespace attnviz

@@ -26,10 +26,10 @@
 #include "imgui.h"
 #include "imgui_impl_glfw.h"
 #include "imgui_impl_opengl3.h"
-#include "io/memory_budget.h"
-#include "platform/native_loader.h"
 #include "io/file_util.h"
+#include "io/memory_budget.h"
 #include "platform/label_raster.h"
+#include "platform/native_loader.h"
 #include "render/gl.h"
 #include "render/offscreen.h"
 

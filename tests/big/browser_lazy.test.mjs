@@ -163,6 +163,17 @@ async function main() {
     await command(page, 'view heatmap');
     d = await until(page, (x) => x.message_is_error && x.example.includes('small'), 'the cut-short message');
     check('a response cut short gives a message', /small\.safetensors: reading bytes \d+-\d+ failed/.test(d.message), d.message);
+    // The server goes away while the file is open (a network error mid-way): the read fails with a message.
+    const vanishing = await serve(dir, 0, { cors: true });
+    await page.evaluate((u) => window.attnviz.openUrl(u), url('llm.safetensors', vanishing));
+    await until(page, (x) => x.example === 'file:llm.safetensors' && x.grid && x.grid.drawn > 0, 'the grid (vanishing server)');
+    vanishing.close();
+    vanishing.closeAllConnections();
+    await command(page, 'view heatmap');
+    await command(page, `map ${20 * 32 + 5}`);
+    d = await until(page, (x) => x.message_is_error && /llm\.safetensors/.test(x.message), 'the network-error message');
+    check('a network error mid-way gives a message', /reading bytes \d+-\d+ failed: the network failed/.test(d.message),
+      d.message);
     e = await page.evaluate((u) => window.attnviz.openUrl(u).then(() => 'opened', (x) => x.message), url('bad.safetensors'));
     check('a truncated file is refused with the reason', /beyond the end of the file|truncated/.test(e), e);
     // The embed option maxMemory also sets the cache of lazily read heads, of that viewer only.

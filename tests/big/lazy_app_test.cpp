@@ -115,6 +115,27 @@ TEST(LazyApp, TheGridReadsOverviewsOnly) {
   std::remove(path.c_str());
 }
 
+TEST(LazyApp, OverviewsNoViewDrawsAnyMoreAreNotRead) {
+  // The grid asks for the overviews of the layers in view; before they are read (a synchronous source reads at the next
+  // frame) the heatmap takes over with one head: only its overview and rows are read.
+  const std::string path = TempPath("switch");
+  WriteModel(path, 8, 8, 128);
+  HeadlessApp t;
+  ASSERT_TRUE(t.Open(path).ok);
+  t.Frames(1);
+  EXPECT_EQ(Lazy(t.Describe(), "bytes_read"), 0);
+  EXPECT_GE(Lazy(t.Describe(), "pending"), 4);  // a run of heads per layer in view
+  ASSERT_TRUE(t.app.Command("view heatmap").ok);
+  ASSERT_TRUE(t.app.Command("map 9").ok);
+  t.Frames(4);
+  const JsonValue d = t.Describe();
+  EXPECT_EQ(Lazy(d, "pending"), 0);
+  EXPECT_EQ(Lazy(d, "overviews"), 1);
+  EXPECT_EQ(Lazy(d, "heads"), 1);
+  EXPECT_EQ(Lazy(d, "bytes_read"), 2.0 * 128 * 128 * 2);  // head 9's overview (128 x 128) and its rows
+  std::remove(path.c_str());
+}
+
 TEST(LazyApp, WithoutStoredOverviewsTheGridPoolsEachHeadOnce) {
   // A plain 'attention' tensor [2, 2, 300, 300] F32: no overviews in the file.
   std::vector<uint8_t> bytes;

@@ -28,7 +28,8 @@ function npy(L, H, n, seed) {
   return { bytes: out, weights: w };
 }
 
-// Serves /slow.npy slowly (64 KiB every 40 ms), /cut.npy cut short, /drop.npy dropped mid-way.
+// Serves /slow.npy slowly (16 KiB every 40 ms: 10 s for its 4 MiB, so Cancel is clicked before the end
+// even on a loaded machine), /cut.npy cut short, /drop.npy dropped mid-way.
 function dataServer(big) {
   const server = http.createServer((req, res) => {
     const headers = { 'Access-Control-Allow-Origin': '*', 'Content-Type': 'application/octet-stream',
@@ -38,8 +39,8 @@ function dataServer(big) {
       let at = 0;
       const timer = setInterval(() => {
         if (res.destroyed || at >= big.length) { clearInterval(timer); res.end(); return; }
-        res.write(big.subarray(at, at + 65536));
-        at += 65536;
+        res.write(big.subarray(at, at + 16384));
+        at += 16384;
       }, 40);
       req.on('close', () => clearInterval(timer));
     } else if (req.url === '/cut.npy' || req.url === '/drop.npy') {
