@@ -62,11 +62,8 @@ Status TrainView::Start(AppState* s) {
   TrainViewState& tp = state;
   tp.error.clear();
   auto trainer = std::make_unique<seq2seq::Trainer>();
-  seq2seq::TrainerConfig cfg = seq2seq::DefaultTrainerConfig((ModelKind)tp.kind, (Task)tp.task, (uint64_t)tp.seed);
-  // Small units of work so one frame's slice stays near its budget (~10 ms in WASM): gradients
-  // accumulate over micro-batches of 4 into the same 32-sentence Adam step as the CLI.
-  cfg.micro_batch = 4;
-  cfg.eval_chunk = 8;
+  // Small units of work so one frame's slice stays near its budget (~10 ms in WASM).
+  const seq2seq::TrainerConfig cfg = seq2seq::LiveTrainerConfig((ModelKind)tp.kind, (Task)tp.task, (uint64_t)tp.seed);
   const Status st = trainer->Init(cfg);
   if (!st) {
     tp.error = st.message;

@@ -69,6 +69,15 @@ TrainerConfig DefaultTrainerConfig(ModelKind kind, Task task, uint64_t seed) {
   return c;
 }
 
+TrainerConfig LiveTrainerConfig(ModelKind kind, Task task, uint64_t seed) {
+  TrainerConfig c = DefaultTrainerConfig(kind, task, seed);
+  // Gradients accumulate over micro-batches of 4 into one Adam step, so the batch size sets the
+  // number of updates, not the cost of a unit of work.
+  c.micro_batch = 4;
+  c.eval_chunk = 8;
+  return c;
+}
+
 Status Trainer::Init(const TrainerConfig& config) {
   if (config.batch_size < 1 || config.n_train < config.batch_size || config.n_heldout < 1 || config.eval_chunk < 1)
     return Status::Error("trainer: need batch_size >= 1, n_train >= batch_size, n_heldout >= 1, eval_chunk >= 1");
