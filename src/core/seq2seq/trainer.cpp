@@ -75,6 +75,13 @@ TrainerConfig LiveTrainerConfig(ModelKind kind, Task task, uint64_t seed) {
   // number of updates, not the cost of a unit of work.
   c.micro_batch = 4;
   c.eval_chunk = 8;
+  if (kind == ModelKind::Bahdanau && task == Task::EnFr) {
+    // Twice the updates per epoch at a higher rate, decaying after the same number of sentences:
+    // held-out exact match 92% after 6 epochs instead of 77.5% (docs/PERFORMANCE.md).
+    c.batch_size = 16;
+    c.learning_rate = 5e-3f;
+    c.decay_batches = 600;
+  }
   return c;
 }
 
