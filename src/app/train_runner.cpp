@@ -149,6 +149,16 @@ std::string TrainStartMessage(const seq2seq::TrainerConfig& c) {
   w.Number(c.n_train);
   w.Key("n_heldout");
   w.Number(c.n_heldout);
+  w.Key("batch_size");
+  w.Number(c.batch_size);
+  w.Key("learning_rate");
+  w.NumberF(c.learning_rate);
+  w.Key("warmup_batches");
+  w.Number(c.warmup_batches);
+  w.Key("decay_batches");
+  w.Number(c.decay_batches);
+  w.Key("align_weight");
+  w.NumberF(c.align_weight);
   w.Key("micro_batch");
   w.Number(c.micro_batch);
   w.Key("eval_chunk");
@@ -169,15 +179,25 @@ Status ParseTrainStart(const std::string& text, seq2seq::TrainerConfig* out) {
     *v = x->number;
     return true;
   };
-  double kind, task, seed, n_train, n_heldout, micro, chunk;
+  double kind, task, seed, n_train, n_heldout, batch, lr, warmup, decay, align, micro, chunk;
   if (!num("kind", 0, 2, &kind) || !num("task", 0, 2, &task) || !num("seed", 0, 9.0e15, &seed) ||
       !num("n_train", 1, 1e6, &n_train) || !num("n_heldout", 1, 1e5, &n_heldout) ||
-      !num("micro_batch", 0, 4096, &micro) || !num("eval_chunk", 1, 4096, &chunk))
+      !num("batch_size", 1, 4096, &batch) || !num("learning_rate", 1e-9, 10, &lr) ||
+      !num("warmup_batches", 0, 1e9, &warmup) || !num("decay_batches", 0, 1e9, &decay) ||
+      !num("align_weight", 0, 1e3, &align) || !num("micro_batch", 0, 4096, &micro) ||
+      !num("eval_chunk", 1, 4096, &chunk))
     return Status::Error(
-        "train start: kind, task, seed, n_train, n_heldout, micro_batch or eval_chunk missing or out of range");
+        "train start: a setting is missing or out of range (kind, task, seed, n_train, n_heldout, "
+        "batch_size, learning_rate, warmup_batches, decay_batches, align_weight, micro_batch, "
+        "eval_chunk)");
   *out = seq2seq::DefaultTrainerConfig((seq2seq::ModelKind)(int)kind, (seq2seq::Task)(int)task, (uint64_t)seed);
   out->n_train = (int)n_train;
   out->n_heldout = (int)n_heldout;
+  out->batch_size = (int)batch;
+  out->learning_rate = (float)lr;
+  out->warmup_batches = (int)warmup;
+  out->decay_batches = (int)decay;
+  out->align_weight = (float)align;
   out->micro_batch = (int)micro;
   out->eval_chunk = (int)chunk;
   return Status::Ok();

@@ -77,7 +77,8 @@ class TrainWorker {
 };
 
 // The start command for a config: {"type":"start","config":{kind, task, seed, n_train, n_heldout,
-// micro_batch, eval_chunk}}; the worker rebuilds the same config (DefaultTrainerConfig + these).
+// batch_size, learning_rate, warmup_batches, decay_batches, align_weight, micro_batch,
+// eval_chunk}}; the worker rebuilds the same config (DefaultTrainerConfig + these).
 std::string TrainStartMessage(const seq2seq::TrainerConfig& config);
 // Its inverse, for the worker.
 Status ParseTrainStart(const std::string& config_json, seq2seq::TrainerConfig* config);

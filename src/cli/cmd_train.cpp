@@ -74,7 +74,8 @@ void DeclareFlags(attnviz::ArgParser* args, TrainArgs* a) {
   args->Int("--warmup", &a->warmup, "N", "updates of linear learning-rate warm-up (default: the model's)");
   args->Int("--decay", &a->decay, "N", "after N updates the learning rate decays as sqrt(N / update); 0: constant");
   args->Float("--align-weight", &a->align_weight, "X",
-              "transformer: weight of the supervised head's alignment loss (default 1; 0: no supervision)");
+              "weight of the alignment loss: the Transformer's supervised head (default 1; 0: none), the RNN "
+              "models' attention (guided alignment; default 0)");
   args->String("--out", &a->out_path, "FILE", "write the trained model here");
   args->Flag("--half", &a->half, "store weights as float16 (half the file size)");
   args->Flag("--checkpoint", &a->checkpoint, "also write --out after every epoch (a stopped run keeps its last epoch)");
@@ -111,6 +112,9 @@ int TrainAndSave(const TrainArgs& a, const TrainerConfig& config) {
   if (HasSupervisedHead(config.model))
     std::fprintf(stderr, "train: decoder layer %d, head %d learns the gold alignment (weight %g)\n",
                  config.model.align_layer + 1, config.model.align_head + 1, static_cast<double>(config.align_weight));
+  else if (config.align_weight > 0 && config.model.kind != ModelKind::Transformer)
+    std::fprintf(stderr, "train: the attention is guided towards the gold alignment (weight %g)\n",
+                 static_cast<double>(config.align_weight));
   double last_epoch_seconds = 0;
   size_t bytes = 0;
   while (trainer.epoch() < a.max_epochs) {

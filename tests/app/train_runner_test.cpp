@@ -16,6 +16,9 @@ seq2seq::TrainerConfig SmallConfig() {
   seq2seq::TrainerConfig c = seq2seq::DefaultTrainerConfig(seq2seq::ModelKind::Luong, seq2seq::Task::Dates, 3);
   c.n_train = 96;
   c.n_heldout = 16;
+  c.batch_size = 16;  // not the defaults: the worker must receive every setting (the run would differ)
+  c.learning_rate = 4e-3f;
+  c.decay_batches = 5;
   c.micro_batch = 8;
   c.eval_chunk = 8;
   return c;

@@ -65,7 +65,8 @@ double Loss(const Model& m, const Batch& b, Real align_weight) {
 }
 
 // Returns the largest relative error over every parameter tensor (2 random directions each).
-// align_weight > 0: the Transformer's supervised head adds its alignment loss (gold links in the batch).
+// align_weight > 0: the alignment loss (gold links in the batch) on the Transformer's supervised head
+// or on the RNN models' attention (guided alignment).
 double CheckGradients(ModelConfig config, const char* label, Real align_weight = 0) {
   Model m = TinyModel(config);
   Batch batch = TinyBatch(m);
@@ -129,6 +130,11 @@ TEST(Seq2SeqGradients, LuongDot) {
   c.luong_score = LuongScore::Dot;
   c.dec_hidden = 8;  // == 2 * enc_hidden of the tiny model
   CheckGradients(c, "luong (dot)");
+}
+
+TEST(Seq2SeqGradients, RnnGuidedAlignment) {
+  CheckGradients(DefaultConfig(ModelKind::Bahdanau, Task::EnFr), "bahdanau + alignment", 0.7);
+  CheckGradients(DefaultConfig(ModelKind::Luong, Task::EnFr), "luong + alignment", 0.7);
 }
 
 TEST(Seq2SeqGradients, Transformer) {

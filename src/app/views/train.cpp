@@ -73,13 +73,15 @@ Status TrainView::Start(AppState* s) {
   TrainViewState& tp = state;
   tp.error.clear();
   tp.note.clear();
-  seq2seq::TrainerConfig cfg = seq2seq::DefaultTrainerConfig((ModelKind)tp.kind, (Task)tp.task, (uint64_t)tp.seed);
+  // The Train tab's settings (LiveTrainerConfig: batch size, learning rate and its decay for live
+  // training, docs/PERFORMANCE.md).
+  seq2seq::TrainerConfig cfg = seq2seq::LiveTrainerConfig((ModelKind)tp.kind, (Task)tp.task, (uint64_t)tp.seed);
   std::unique_ptr<TrainRunner> runner = MakeRunner(s, tp.where);
-  if (std::string(runner->where()) == "frames") {
-    // Small units of work so one frame's slice stays near its budget (~10 ms in WASM): gradients
-    // accumulate over micro-batches of 4 into the same 32-sentence Adam step as the CLI.
-    cfg.micro_batch = 4;
-    cfg.eval_chunk = 8;
+  if (std::string(runner->where()) != "frames") {
+    // Off the UI thread the units of work need not fit in a frame: whole batches, bigger
+    // evaluation chunks (the same updates; the sums differ only in rounding).
+    cfg.micro_batch = 0;
+    cfg.eval_chunk = 50;
   }
   tp.runner.reset();  // stops the old run first (joins its thread, ends its worker's run)
   const Status st = runner->Start(cfg);

@@ -311,7 +311,8 @@ Tape::Id OutputLogits(Tape* tape, const Parameter* W, const Parameter* b, Tape::
   return tape->AddBias(tape->MatMul(features, tape->Param(W)), tape->Param(b));
 }
 
-Tape::Id RnnTeacherForced(const Model& m, Tape* tape, const Batch& batch, BatchAttention* attention) {
+Tape::Id RnnTeacherForced(const Model& m, Tape* tape, const Batch& batch, BatchAttention* attention,
+                          float align_weight) {
   const RnnParams P(m);
   const RnnEncoded e = RnnEncode(m, P, tape, batch.source);
   const int B = e.B;
@@ -339,7 +340,15 @@ Tape::Id RnnTeacherForced(const Model& m, Tape* tape, const Batch& batch, BatchA
       for (int t = 0; t < rows; ++t) (*attention)[b].row(t) = tape->Value(alphas[t]).row(b).head(e.lengths[b]);
     }
   }
-  return tape->CrossEntropy(logits, targets);
+  const Tape::Id loss = tape->CrossEntropy(logits, targets);
+  if (!(align_weight > 0.0f) || batch.links.empty()) return loss;
+  // Guided alignment: the attention of every step, stacked [Tt * B, n_s] (row t * B + b), is pulled
+  // towards the gold links with the loss the Transformer's supervised head uses.
+  int rows = 0;
+  const std::vector<AttentionTarget> gold = internal::GoldAttentionTargets(batch, 1, B, 0, &rows);
+  if (rows == 0) return loss;
+  return tape->Add(loss, tape->AttentionSupervision(tape->StackRows(alphas), gold,
+                                                    static_cast<Real>(align_weight) / static_cast<Real>(rows)));
 }
 
 void RnnGreedy(const Model& m, Tape* tape, const Batch& batch, int max_len, std::vector<std::vector<int>>* out) {
@@ -381,6 +390,27 @@ int ArgMax(const Mat& logits, int row) {
   return best;
 }
 
+std::vector<AttentionTarget> GoldAttentionTargets(const Batch& batch, int batch_stride, int step_stride, int offset,
+                                                  int* rows) {
+  std::vector<AttentionTarget> out;
+  *rows = 0;
+  for (int b = 0; b < batch.size && b < static_cast<int>(batch.links.size()); ++b) {
+    const int n_t = static_cast<int>(batch.target[b].size()), n_s = static_cast<int>(batch.source[b].size());
+    std::vector<int> sure(n_t, 0);
+    auto valid = [&](const Link& l) {
+      return l.sure && l.target >= 0 && l.target < n_t && l.source >= 0 && l.source < n_s;
+    };
+    for (const Link& l : batch.links[b])
+      if (valid(l)) ++sure[l.target];
+    for (int i = 0; i < n_t; ++i) *rows += sure[i] > 0;
+    for (const Link& l : batch.links[b])
+      if (valid(l))
+        out.push_back({b * batch_stride + l.target * step_stride + offset, l.source,
+                       static_cast<Real>(1) / static_cast<Real>(sure[l.target])});
+  }
+  return out;
+}
+
 void LogSoftmaxRow(const Mat& logits, int row, RowVec* out) {
   const Real mx = logits.row(row).maxCoeff();
   const Real lse = mx + std::log((logits.row(row).array() - mx).exp().sum());
@@ -397,7 +427,7 @@ Tape::Id ForwardTeacherForced(const Model& m, Tape* tape, const Batch& batch, Ba
   tape->Clear();
   return m.config.kind == ModelKind::Transformer
              ? internal::TransformerTeacherForced(m, tape, batch, attention, align_weight)
-             : RnnTeacherForced(m, tape, batch, attention);
+             : RnnTeacherForced(m, tape, batch, attention, align_weight);
 }
 
 void GreedyDecodeBatch(const Model& m, Tape* tape, const Batch& batch, int max_len,

@@ -12,6 +12,13 @@ namespace internal {
 int ArgMax(const Mat& logits, int row);                       // index of the row's largest logit
 void LogSoftmaxRow(const Mat& logits, int row, RowVec* out);  // stable log-softmax of one row
 
+// Gold distributions for supervised attention: one entry per sure link, p = 1 / (sure links of its
+// target word), at row b * batch_stride + i * step_stride + offset of the probabilities for batch
+// row b and target word i. Target words without a sure link (punctuation) and the EOS row are not
+// supervised. rows: the number of supervised rows.
+std::vector<AttentionTarget> GoldAttentionTargets(const Batch& batch, int batch_stride, int step_stride, int offset,
+                                                  int* rows);
+
 // Transformer counterparts of ForwardTeacherForced / GreedyDecodeBatch / EncodeSource / StepDecoder.
 Tape::Id TransformerTeacherForced(const Model& m, Tape* tape, const Batch& batch, BatchAttention* attention,
                                   float align_weight);

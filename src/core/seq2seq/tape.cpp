@@ -340,7 +340,10 @@ Tape::Id Tape::AttentionSupervision(Id attention, const std::vector<AttentionTar
   n.targets = targets;
   n.saved.resize(1, 1);
   n.saved(0, 0) = weight;
-  const Mat& P = nodes_[attention].saved;
+  // A MultiHeadAttention node keeps its probabilities in saved; any other node (a MaskedSoftmax,
+  // or a StackRows of them) is the probabilities itself.
+  const Node& att = nodes_[attention];
+  const Mat& P = att.op == Op::MultiHeadAttention ? att.saved : att.value;
   double total = 0.0;
   for (const AttentionTarget& t : targets)
     total -= static_cast<double>(t.p) * std::log(std::max(P(t.row, t.col), kTinyProbability));
@@ -534,12 +537,18 @@ void Tape::BackwardNode(Node& n) {
     }
     case Op::AttentionSupervision: {
       // d(-w p log P)/dP = -w p / P; the attention node's softmax backward turns it into w (P - p).
+      const Real g = dY(0, 0) * n.saved(0, 0);
       Node& att = nodes_[n.a];
+      if (att.op != Op::MultiHeadAttention) {  // probabilities as a value: the gradient flows as usual
+        Mat& dP = G(n.a);
+        for (const AttentionTarget& t : n.targets)
+          dP(t.row, t.col) -= g * t.p / std::max(att.value(t.row, t.col), kTinyProbability);
+        break;
+      }
       if (!att.has_extra) {
         att.saved2.setZero(att.saved.rows(), att.saved.cols());
         att.has_extra = true;
       }
-      const Real g = dY(0, 0) * n.saved(0, 0);
       for (const AttentionTarget& t : n.targets)
         att.saved2(t.row, t.col) -= g * t.p / std::max(att.saved(t.row, t.col), kTinyProbability);
       break;

@@ -35,7 +35,7 @@ using RowVec = Eigen::Matrix<Real, 1, Eigen::Dynamic>;                          
 
 // One entry of a gold attention distribution: probabilities row `row`, column `col` should be p.
 struct AttentionTarget {
-  int row = 0;  // row of MultiHeadAttention's probabilities, (b * heads + h) * n_q + i
+  int row = 0;  // row of the probabilities: MultiHeadAttention (b * heads + h) * n_q + i; RNN steps t * B + b
   int col = 0;  // key position
   Real p = 0;   // gold probability (each supervised row's entries sum to 1)
 };
@@ -97,9 +97,10 @@ class Tape {
   Id MultiHeadAttention(Id q, Id k, Id v, int batch, int heads, const std::vector<int>& key_lengths, bool causal);
   // Mean cross entropy of softmax(logits [n, V]) against targets [n] (target < 0: row ignored) -> [1, 1]
   Id CrossEntropy(Id logits, const std::vector<int>& targets);
-  // Alignment loss on a MultiHeadAttention node's probabilities P: -weight * sum over targets of
-  // p * log P[row, col] -> [1, 1]. The gradient reaches the scores as weight * (P - p) on each
-  // supervised row (the softmax backward of the attention node applies it).
+  // Alignment loss on attention probabilities P: -weight * sum over targets of p * log P[row, col]
+  // -> [1, 1]. P is a MultiHeadAttention node's probabilities (Saved), or the value of any other
+  // node (a MaskedSoftmax, or a StackRows of them: the RNN models). The gradient reaches the scores
+  // as weight * (P - p) on each supervised row (through the softmax's own backward).
   Id AttentionSupervision(Id attention, const std::vector<AttentionTarget>& targets, Real weight);
 
  private:

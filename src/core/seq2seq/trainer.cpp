@@ -69,6 +69,22 @@ TrainerConfig DefaultTrainerConfig(ModelKind kind, Task task, uint64_t seed) {
   return c;
 }
 
+TrainerConfig LiveTrainerConfig(ModelKind kind, Task task, uint64_t seed) {
+  TrainerConfig c = DefaultTrainerConfig(kind, task, seed);
+  // Gradients accumulate over micro-batches of 4 into one Adam step, so the batch size sets the
+  // number of updates, not the cost of a unit of work.
+  c.micro_batch = 4;
+  c.eval_chunk = 8;
+  if (kind == ModelKind::Bahdanau && task == Task::EnFr) {
+    // Twice the updates per epoch at a higher rate, decaying after the same number of sentences:
+    // held-out exact match 92% after 6 epochs instead of 77.5% (docs/PERFORMANCE.md).
+    c.batch_size = 16;
+    c.learning_rate = 5e-3f;
+    c.decay_batches = 600;
+  }
+  return c;
+}
+
 Status Trainer::Init(const TrainerConfig& config) {
   if (config.batch_size < 1 || config.n_train < config.batch_size || config.n_heldout < 1 || config.eval_chunk < 1)
     return Status::Error("trainer: need batch_size >= 1, n_train >= batch_size, n_heldout >= 1, eval_chunk >= 1");

@@ -40,9 +40,14 @@ struct TrainerConfig {
   float clip_norm = 5.0f;        // global gradient norm clip (<= 0: off)
   int eval_chunk = 50;           // held-out sentences per evaluation unit (the browser: ~8)
   float align_threshold = 0.3f;  // AlignMode::Threshold cut-off
-  float align_weight = 0.0f;     // weight of the supervised head's alignment loss (model.align_layer / align_head)
+  float align_weight = 0.0f;     // weight of the alignment loss: the Transformer's supervised head (model.align_layer /
+                                 // align_head), or the RNN models' attention (guided alignment)
 };
 TrainerConfig DefaultTrainerConfig(ModelKind kind, Task task, uint64_t seed);  // settings of the pretrained models
+// Settings for training live in the page (the Train view, bench/train_bench.cpp): small units of
+// work (micro-batches of 4, evaluation chunks of 8) so a frame's slice stays near its budget, and
+// settings that reach the targets in less compute (docs/PERFORMANCE.md).
+TrainerConfig LiveTrainerConfig(ModelKind kind, Task task, uint64_t seed);
 
 struct EpochStats {
   int epoch = 0;              // 1-based

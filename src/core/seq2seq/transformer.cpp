@@ -137,29 +137,6 @@ Tape::Id TfDecode(const Model& m, const TfParams& P, Tape* tape, Tape::Id memory
 
 }  // namespace
 
-namespace {
-
-// Gold distributions for the supervised head: one entry per sure link, p = 1 / (sure links of its
-// target word), at row (b * heads + head) * n + i of the head's probabilities. Target words
-// without a sure link (punctuation) and the EOS row are not supervised. rows: supervised rows.
-std::vector<AttentionTarget> AlignmentTargets(const Batch& batch, int heads, int head, int n, int* rows) {
-  std::vector<AttentionTarget> out;
-  *rows = 0;
-  for (int b = 0; b < batch.size && b < static_cast<int>(batch.links.size()); ++b) {
-    const int n_t = static_cast<int>(batch.target[b].size()), n_s = static_cast<int>(batch.source[b].size());
-    std::vector<int> sure(n_t, 0);
-    for (const Link& l : batch.links[b])
-      if (l.sure && l.target >= 0 && l.target < n_t && l.source >= 0 && l.source < n_s) ++sure[l.target];
-    for (int i = 0; i < n_t; ++i) *rows += sure[i] > 0;
-    for (const Link& l : batch.links[b])
-      if (l.sure && l.target >= 0 && l.target < n_t && l.source >= 0 && l.source < n_s)
-        out.push_back({(b * heads + head) * n + l.target, l.source, 1.0f / static_cast<Real>(sure[l.target])});
-  }
-  return out;
-}
-
-}  // namespace
-
 Tape::Id TransformerTeacherForced(const Model& m, Tape* tape, const Batch& batch, BatchAttention* attention,
                                   float align_weight) {
   const TfParams P(m);
@@ -196,7 +173,9 @@ Tape::Id TransformerTeacherForced(const Model& m, Tape* tape, const Batch& batch
   const Tape::Id loss = tape->CrossEntropy(logits, targets);
   if (!(align_weight > 0.0f) || !HasSupervisedHead(m.config) || batch.links.empty()) return loss;
   int rows = 0;
-  const std::vector<AttentionTarget> gold = AlignmentTargets(batch, m.config.heads, m.config.align_head, n, &rows);
+  // the head's probabilities: row (b * heads + head) * n + i
+  const std::vector<AttentionTarget> gold =
+      GoldAttentionTargets(batch, m.config.heads * n, 1, m.config.align_head * n, &rows);
   if (rows == 0) return loss;
   return tape->Add(loss, tape->AttentionSupervision(cross[m.config.align_layer], gold,
                                                     static_cast<Real>(align_weight) / static_cast<Real>(rows)));
