@@ -314,7 +314,8 @@ TEST(CliRender, LabelsInAnyScriptAreDrawnWithSystemFallbackFonts) {
   for (const char* t : kScriptTokens) {
     const std::string from = std::string("\"") + t + "\"", to = "\"" + WithoutFallback(plain, t) + "\"";
     ASSERT_NE(boxed.find(from), std::string::npos) << t;
-    for (size_t at; (at = boxed.find(from)) != std::string::npos;) boxed.replace(at, from.size(), to);
+    for (size_t at = 0; (at = boxed.find(from, at)) != std::string::npos; at += to.size())
+      boxed.replace(at, from.size(), to);
   }
   const std::string in = TempPath("boxed.json"), a = TempPath("ms.png"), b = TempPath("boxed.png");
   ASSERT_TRUE(WriteFileString(in, boxed).ok);
