@@ -12,6 +12,7 @@
 #include "figure/gif_codec.h"
 #include "figure/heatmap_figure.h"
 #include "figure/png_codec.h"
+#include "figure/system_fallback_fonts.h"
 #include "io/attention_sets.h"
 #include "io/file_util.h"
 #include "io/svg.h"
@@ -146,6 +147,10 @@ Status WriteRaster(const MatrixRM& w, const AttentionFile& f, const RenderOption
                           : font.Init(font_bytes.data(), font_bytes.size());
   if (!st)
     return Status::Error((o.font_path.empty() ? std::string("the embedded font") : o.font_path) + ": " + st.message);
+  std::vector<std::string> texts(f.source_tokens);  // glyphs the font lacks come from system fonts
+  texts.insert(texts.end(), f.target_tokens.begin(), f.target_tokens.end());
+  texts.push_back(o.title);
+  AddSystemFallbacks(&font, texts);
   std::vector<uint8_t> bytes;
   HeatmapFigureLayout L;
   if (!gif) {

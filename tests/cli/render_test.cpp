@@ -5,16 +5,20 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 
 #include "core/colormap.h"
+#include "figure/figure_font.h"
 #include "figure/gif_codec.h"
 #include "figure/png_codec.h"
+#include "figure/system_fallback_fonts.h"
 #include "io/attention_sets.h"
 #include "io/file_util.h"
+#include "io/utf8.h"
 
 using namespace attnviz;
 
@@ -245,3 +249,103 @@ TEST(CliRender, BadArgumentsFailClearly) {
 }
 
 }  // namespace
+
+// ---- labels in any script: glyphs the embedded DejaVu subset lacks come from system fonts ----
+
+namespace {
+
+const std::string kMultiscript = std::string(ATTNVIZ_SOURCE_DIR) + "/tests/data/multiscript.json";
+const char* const kScriptTokens[] = {
+    "\u2581\u6771\u4eac", "\u0412\u043b\u0430\u0434\u0438\u0432\u043e\u0441\u0442\u043e\u043a",
+    "\u0395\u03bb\u03bb\u03ac\u03b4\u03b1", "\ud55c\uad6d\uc5b4", "\u0928\u092e\u0938\u094d\u0924\u0947"};
+constexpr uint32_t kUnmapped = 0x10FFFD;  // private use, plane 16: no font has it
+
+std::vector<uint8_t> UiFontBytes() {
+  std::vector<uint8_t> b;
+  const Status st = ReadFileBytes(ATTNVIZ_UI_FONT_PATH, &b);
+  EXPECT_TRUE(st.ok) << st.message;
+  return b;
+}
+
+// The token with every codepoint the font cannot draw replaced by kUnmapped: what the label
+// looks like without fallback fonts.
+std::string WithoutFallback(const FigureFont& plain, const std::string& token) {
+  std::vector<uint32_t> cps;
+  DecodeUtf8Lossy(token, &cps);
+  std::string out;
+  for (uint32_t cp : cps) AppendUtf8(plain.FaceFor(cp) >= 0 ? cp : kUnmapped, &out);
+  return out;
+}
+
+}  // namespace
+
+TEST(FigureFontFallback, EveryCodepointOfCjkCyrillicGreekHangulDevanagariTokensHasAFace) {
+  const std::vector<uint8_t> ttf = UiFontBytes();
+  FigureFont font;
+  ASSERT_TRUE(font.Init(ttf.data(), ttf.size()).ok);
+  EXPECT_EQ(font.FaceFor(0x6771), -1) << "the embedded subset has no CJK: the test would prove nothing";
+  EXPECT_EQ(font.FaceFor(0xD55C), -1);
+  EXPECT_EQ(font.FaceFor(0x0928), -1);
+  EXPECT_EQ(font.FaceFor(0x0412), 0) << "Cyrillic is in the subset";
+  std::vector<std::string> texts(std::begin(kScriptTokens), std::end(kScriptTokens));
+  EXPECT_GE(AddSystemFallbacks(&font, texts), 1);
+  std::vector<uint32_t> cps;
+  for (const std::string& t : texts) {
+    DecodeUtf8Lossy(t, &cps);
+    for (uint32_t cp : cps) EXPECT_GE(font.FaceFor(cp), 0) << t << ": U+" << std::hex << cp << " has no face";
+  }
+  EXPECT_EQ(font.FaceFor(0x0412), 0) << "the primary font still draws what it has";
+  EXPECT_EQ(font.FaceFor(kUnmapped), -1);
+  // Drawn: CJK ink is not the missing-glyph boxes of two unmapped codepoints.
+  RgbaImage a, b;
+  a.Resize(64, 32, Rgb8{255, 255, 255}), b.Resize(64, 32, Rgb8{255, 255, 255});
+  std::string boxes;
+  AppendUtf8(kUnmapped, &boxes), AppendUtf8(kUnmapped, &boxes);
+  font.Draw(&a, 2, 24, "\u6771\u4eac", 16, Rgb8{0, 0, 0});
+  font.Draw(&b, 2, 24, boxes, 16, Rgb8{0, 0, 0});
+  EXPECT_NE(a.rgba, b.rgba);
+}
+
+TEST(CliRender, LabelsInAnyScriptAreDrawnWithSystemFallbackFonts) {
+  const std::vector<uint8_t> ttf = UiFontBytes();
+  FigureFont plain;
+  ASSERT_TRUE(plain.Init(ttf.data(), ttf.size()).ok);
+  std::string json = Slurp(kMultiscript, false), boxed = json;
+  for (const char* t : kScriptTokens) {
+    const std::string from = std::string("\"") + t + "\"", to = "\"" + WithoutFallback(plain, t) + "\"";
+    ASSERT_NE(boxed.find(from), std::string::npos) << t;
+    for (size_t at = 0; (at = boxed.find(from, at)) != std::string::npos; at += to.size())
+      boxed.replace(at, from.size(), to);
+  }
+  const std::string in = TempPath("boxed.json"), a = TempPath("ms.png"), b = TempPath("boxed.png");
+  ASSERT_TRUE(WriteFileString(in, boxed).ok);
+  const RunResult ra = Cli("render '" + kMultiscript + "' --out '" + a + "' --labels all");
+  const RunResult rb = Cli("render '" + in + "' --out '" + b + "' --labels all");
+  std::remove(in.c_str());
+  ASSERT_EQ(ra.exit_code, 0) << ra.err;
+  ASSERT_EQ(rb.exit_code, 0) << rb.err;
+  const std::string sa = Slurp(a), sb = Slurp(b);
+  RgbaImage ia, ib;
+  ASSERT_TRUE(DecodePng((const uint8_t*)sa.data(), sa.size(), &ia).ok);
+  ASSERT_TRUE(DecodePng((const uint8_t*)sb.data(), sb.size(), &ib).ok);
+  const Layout La = ParseLayout(ra.out), Lb = ParseLayout(rb.out);
+  AttentionDocument doc;
+  std::vector<uint8_t> bytes(json.begin(), json.end());
+  ASSERT_TRUE(LoadAttentionDocument(bytes.data(), bytes.size(), &doc).ok);
+  const std::vector<std::string>& rows = doc.sets[0].data.target_tokens;
+  for (const char* t : kScriptTokens) {
+    if (WithoutFallback(plain, t) == t) continue;  // the embedded font draws it: nothing to fall back
+    const int r = (int)(std::find(rows.begin(), rows.end(), std::string(t)) - rows.begin());
+    ASSERT_LT(r, (int)rows.size()) << t;
+    // The row label, right-aligned against the cells: pixels of the two renders must differ.
+    int differing = 0;
+    const int w = std::min(La.x0, Lb.x0), h = (int)std::min(La.ch, Lb.ch);
+    for (int y = 0; y < h; ++y)
+      for (int x = 1; x <= w; ++x) {
+        const uint8_t* pa = ia.At(La.x0 - x, La.y0 + (int)(r * La.ch) + y);
+        const uint8_t* pb = ib.At(Lb.x0 - x, Lb.y0 + (int)(r * Lb.ch) + y);
+        differing += pa[0] != pb[0] || pa[1] != pb[1] || pa[2] != pb[2];
+      }
+    EXPECT_GT(differing, 20) << t << ": its row label looks like the missing-glyph boxes";
+  }
+}

@@ -20,6 +20,7 @@ if(NOT EMSCRIPTEN)
     SOURCES tests/cli/render_test.cpp
     LIBS attnviz_figure
     NO_WASM)
-  target_compile_definitions(cli_render_tests PRIVATE ATTNVIZ_CLI_PATH="$<TARGET_FILE:attnviz-cli>")
+  target_compile_definitions(cli_render_tests PRIVATE ATTNVIZ_CLI_PATH="$<TARGET_FILE:attnviz-cli>"
+                                                     ATTNVIZ_UI_FONT_PATH="${ATTNVIZ_UI_FONT}")
   add_dependencies(cli_render_tests attnviz-cli)
 endif()
