@@ -207,8 +207,10 @@ void TranslateView::DrawInputBar(AppState* s) {
     ImGui::EndCombo();
   }
   HelpTip(
-      "Which model translates. The pretrained ones were trained by attnviz-cli train (docs/MODELS.md); "
-      "a model you train in the Train tab appears here too.");
+      "Which model translates. The pretrained en-fr and es-en models were trained by attnviz-cli train "
+      "(docs/MODELS.md) with guided alignment: a small extra loss pulls their attention towards hand-made gold "
+      "links, so it is partly taught, not only learned from translating. A model you train in the Train tab "
+      "appears here too.");
   ImGui::SameLine();
   ImGui::SetNextItemWidth(std::max(font * 10, ImGui::GetContentRegionAvail().x - font * 7));
   const bool enter = ImGui::InputTextWithHint("##sentence", "an English sentence, e.g. the european economic area",
