@@ -66,17 +66,7 @@ class ThreadRunner : public TrainRunner {
   }
   bool Poll(float, seq2seq::Model* model) override {
     std::lock_guard<std::mutex> lock(mutex_);
-    progress_.epoch = shared_.epoch;
-    progress_.progress = shared_.progress;
-    progress_.seconds = shared_.seconds;
-    progress_.batches = shared_.batches;
-    progress_.last_loss = shared_.last_loss;
-    progress_.evaluating = shared_.evaluating;
-    progress_.batch_losses.insert(progress_.batch_losses.end(),
-                                  shared_.batch_losses.begin() + (std::ptrdiff_t)progress_.batch_losses.size(),
-                                  shared_.batch_losses.end());
-    if (progress_.history.size() != shared_.history.size()) progress_.history = shared_.history;
-    if (progress_.probes.size() != shared_.probes.size()) progress_.probes = shared_.probes;
+    UpdateTrainProgress(shared_, shared_.batch_losses, shared_.history, shared_.probes, &progress_);
     if (!new_epoch_) return false;
     *model = epoch_model_;
     new_epoch_ = false;

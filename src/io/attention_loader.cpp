@@ -14,48 +14,6 @@ using attention_file_detail::CheckHeadWeights;
 using attention_file_detail::IndexTokens;
 using attention_file_detail::Where;
 
-namespace {
-
-template <typename T>
-T Load(const uint8_t* p) {
-  T v;
-  std::memcpy(&v, p, sizeof(T));
-  return v;
-}
-
-double ElementAsDouble(DType t, const uint8_t* p) {
-  switch (t) {
-    case DType::Bool:
-      return p[0] ? 1.0 : 0.0;
-    case DType::Int8:
-      return (double)(int8_t)p[0];
-    case DType::Int16:
-      return (double)Load<int16_t>(p);
-    case DType::Int32:
-      return (double)Load<int32_t>(p);
-    case DType::Int64:
-      return (double)Load<int64_t>(p);
-    case DType::UInt8:
-      return (double)p[0];
-    case DType::UInt16:
-      return (double)Load<uint16_t>(p);
-    case DType::UInt32:
-      return (double)Load<uint32_t>(p);
-    case DType::UInt64:
-      return (double)Load<uint64_t>(p);
-    case DType::Float16:
-      return (double)HalfToFloat(Load<uint16_t>(p));
-    case DType::Float32:
-      return (double)Load<float>(p);
-    case DType::Float64:
-      return Load<double>(p);
-    default:
-      return 0.0;
-  }
-}
-
-}  // namespace
-
 Status AttentionLoader::Begin(uint64_t total_bytes, const AttentionFileLimits& limits) {
   *this = AttentionLoader();
   limits_ = limits;

@@ -98,8 +98,7 @@ T Load(const uint8_t* p) {
 
 }  // namespace
 
-double NdArray::GetDouble(int64_t i) const {
-  const uint8_t* p = data.data() + i * itemsize;
+double ElementAsDouble(DType dtype, const uint8_t* p) {
   switch (dtype) {
     case DType::Bool:
       return p[0] ? 1.0 : 0.0;
@@ -130,6 +129,10 @@ double NdArray::GetDouble(int64_t i) const {
       return 0.0;
   }
   return 0.0;
+}
+
+double NdArray::GetDouble(int64_t i) const {
+  return ElementAsDouble(dtype, data.data() + i * itemsize);
 }
 
 // The output of a conversion is charged to a fresh default budget and probed with the allocator

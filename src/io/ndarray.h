@@ -98,5 +98,7 @@ int64_t CountNonFinite(const NdArray& a, int64_t* first_index = nullptr);
 
 // IEEE half -> float (handles subnormals, inf, NaN).
 float HalfToFloat(uint16_t h);
+// One element of a numeric dtype at p (unaligned, little-endian) as double; 0 for text dtypes.
+double ElementAsDouble(DType dtype, const uint8_t* p);
 
 }  // namespace attnviz

@@ -193,17 +193,29 @@ std::string EncodeTrainReport(const seq2seq::Trainer& tr, TrainReportCursor* cur
 }
 
 void CopyTrainProgress(const seq2seq::Trainer& tr, TrainProgress* p) {
-  p->epoch = tr.epoch();
-  p->progress = tr.progress();
-  p->seconds = tr.seconds();
-  p->batches = tr.batches();
-  p->last_loss = tr.last_loss();
-  p->evaluating = tr.evaluating();
-  const auto& losses = tr.batch_losses();
-  if (p->batch_losses.size() > losses.size()) p->batch_losses.clear();
+  TrainProgress now;  // the scalars; the vectors are appended to *p below without copying them twice
+  now.epoch = tr.epoch();
+  now.progress = tr.progress();
+  now.seconds = tr.seconds();
+  now.batches = tr.batches();
+  now.last_loss = tr.last_loss();
+  now.evaluating = tr.evaluating();
+  UpdateTrainProgress(now, tr.batch_losses(), tr.history(), tr.probes(), p);
+}
+
+void UpdateTrainProgress(const TrainProgress& scalars, const std::vector<float>& losses,
+                         const std::vector<seq2seq::EpochStats>& history,
+                         const std::vector<seq2seq::ProbeSnapshot>& probes, TrainProgress* p) {
+  p->epoch = scalars.epoch;
+  p->progress = scalars.progress;
+  p->seconds = scalars.seconds;
+  p->batches = scalars.batches;
+  p->last_loss = scalars.last_loss;
+  p->evaluating = scalars.evaluating;
+  if (p->batch_losses.size() > losses.size()) p->batch_losses.clear();  // a new run
   p->batch_losses.insert(p->batch_losses.end(), losses.begin() + (std::ptrdiff_t)p->batch_losses.size(), losses.end());
-  if (p->history.size() != tr.history().size()) p->history = tr.history();
-  if (p->probes.size() != tr.probes().size()) p->probes = tr.probes();
+  if (p->history.size() != history.size()) p->history = history;
+  if (p->probes.size() != probes.size()) p->probes = probes;
 }
 
 Status ApplyTrainReport(const char* json, size_t size, TrainProgress* progress) {

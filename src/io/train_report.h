@@ -46,6 +46,11 @@ struct TrainReportCursor {
 std::string EncodeTrainReport(const seq2seq::Trainer& trainer, TrainReportCursor* cursor);
 // Copies a trainer's state into progress directly (the same result as encoding and applying).
 void CopyTrainProgress(const seq2seq::Trainer& trainer, TrainProgress* progress);
+// Brings *progress up to date: the scalars of `scalars`, the losses, epochs and probes it lacks
+// (entries are only ever appended during a run).
+void UpdateTrainProgress(const TrainProgress& scalars, const std::vector<float>& losses,
+                         const std::vector<seq2seq::EpochStats>& history,
+                         const std::vector<seq2seq::ProbeSnapshot>& probes, TrainProgress* progress);
 // Parses a report and appends it to *progress; on error *progress is unchanged.
 Status ApplyTrainReport(const char* json, size_t size, TrainProgress* progress);
 
