@@ -225,30 +225,40 @@ Status ApplyTrainReport(const char* json, size_t size, TrainProgress* progress) 
   options.max_bytes = size_t(64) << 20;
   if (Status st = ParseJson(json, size, &doc, options); !st) return Status::Error("train report: " + st.message);
   if (!doc.IsObject()) return Status::Error("train report: not a JSON object");
+  // Validate the whole message before touching *progress; then append in place (a long run's
+  // losses and probes are not copied per message).
   Reader r;
-  TrainProgress next = *progress;
-  next.epoch = (int)r.Count(doc, "epoch", 1e6);
-  next.progress = r.Num(doc, "progress");
-  next.seconds = r.Num(doc, "seconds");
-  next.batches = r.Count(doc, "batches", 1e15);
-  next.last_loss = (float)r.Num(doc, "last_loss");
+  TrainProgress scalars;
+  scalars.epoch = (int)r.Count(doc, "epoch", 1e6);
+  scalars.progress = r.Num(doc, "progress");
+  scalars.seconds = r.Num(doc, "seconds");
+  scalars.batches = r.Count(doc, "batches", 1e15);
+  scalars.last_loss = (float)r.Num(doc, "last_loss");
   const JsonValue* ev = doc.Find("evaluating");
-  next.evaluating = ev && ev->type == JsonType::Bool && ev->boolean;
+  scalars.evaluating = ev && ev->type == JsonType::Bool && ev->boolean;
   if ((size_t)r.Count(doc, "losses_from", 1e12) != progress->batch_losses.size() ||
       (size_t)r.Count(doc, "history_from", 1e6) != progress->history.size() ||
       (size_t)r.Count(doc, "probes_from", 1e6) != progress->probes.size()) {
     if (r.error.empty()) r.error = "train report: it does not continue the last one (a message was lost)";
   }
-  if (const JsonValue* a = r.Array(doc, "losses")) {
-    const std::vector<float> v = r.Floats(*a);
-    next.batch_losses.insert(next.batch_losses.end(), v.begin(), v.end());
-  }
+  std::vector<float> losses;
+  std::vector<seq2seq::EpochStats> history;
+  std::vector<seq2seq::ProbeSnapshot> probes;
+  if (const JsonValue* a = r.Array(doc, "losses")) losses = r.Floats(*a);
   if (const JsonValue* a = r.Array(doc, "history"))
-    for (const auto& e : a->items) next.history.push_back(r.Epoch(e));
+    for (const auto& e : a->items) history.push_back(r.Epoch(e));
   if (const JsonValue* a = r.Array(doc, "probes"))
-    for (const auto& p : a->items) next.probes.push_back(r.Probe(p));
+    for (const auto& p : a->items) probes.push_back(r.Probe(p));
   if (!r.error.empty()) return Status::Error(r.error);
-  *progress = std::move(next);
+  progress->epoch = scalars.epoch;
+  progress->progress = scalars.progress;
+  progress->seconds = scalars.seconds;
+  progress->batches = scalars.batches;
+  progress->last_loss = scalars.last_loss;
+  progress->evaluating = scalars.evaluating;
+  progress->batch_losses.insert(progress->batch_losses.end(), losses.begin(), losses.end());
+  for (auto& e : history) progress->history.push_back(std::move(e));
+  for (auto& p : probes) progress->probes.push_back(std::move(p));
   return Status::Ok();
 }
 
