@@ -64,6 +64,7 @@ async function main() {
     check('figure (a) is translated as the paper prints it', d.translate.figure_exact === true, d.translate.output);
     const fa = d.heatmaps.find((x) => x.id === 'translation');
     const shotA = await screenshot(page, 'figure-a.png');
+    if (process.env.ATTNVIZ_DOCS_DIR) fs.copyFileSync(shotA.file, path.join(process.env.ATTNVIZ_DOCS_DIR, 'screenshot.png'));
     checkHeatmapPixels('figure (a) alignment', d, fa, shotA.png);
     const gold = d.heatmaps.find((x) => x.id === 'gold');
     check('the gold alignment is drawn beside it', !!gold && gold.cols === fa.cols);
