@@ -31,22 +31,58 @@ constexpr int kLanes = 4;  // softmax and exp vectors: SIMD128, or SSE2 natively
 constexpr int KC = 256;    // k-block: a B panel is KC * P * 4 bytes (8 KB for P = 8, 32 KB for P = 32)
 constexpr int kMC = 64;    // row block of A kept hot in L2 while all panels pass (rounded down to a multiple of MR)
 
+typedef float Pack4 __attribute__((vector_size(16)));
+typedef float Pack4u __attribute__((vector_size(16), aligned(4)));  // unaligned access
+
+// dst[kk * nr + jj] = src_row_jj[kk] for 4 rows (row stride ld) and kc values: 4 x 4 transposes
+// in registers (SSE2 natively, SIMD128 in WASM), a scalar tail for kc % 4.
+inline void PackTransposed4(const float* src, int ld, int kc, float* dst, int nr) {
+  const float* r0 = src;
+  const float* r1 = src + ld;
+  const float* r2 = src + 2 * (size_t)ld;
+  const float* r3 = src + 3 * (size_t)ld;
+  int kk = 0;
+  for (; kk + 4 <= kc; kk += 4) {
+    const Pack4 a = *reinterpret_cast<const Pack4u*>(r0 + kk), b = *reinterpret_cast<const Pack4u*>(r1 + kk);
+    const Pack4 c = *reinterpret_cast<const Pack4u*>(r2 + kk), d = *reinterpret_cast<const Pack4u*>(r3 + kk);
+    const Pack4 ab_lo = __builtin_shufflevector(a, b, 0, 4, 1, 5), cd_lo = __builtin_shufflevector(c, d, 0, 4, 1, 5);
+    const Pack4 ab_hi = __builtin_shufflevector(a, b, 2, 6, 3, 7), cd_hi = __builtin_shufflevector(c, d, 2, 6, 3, 7);
+    *reinterpret_cast<Pack4u*>(dst + (kk + 0) * nr) = __builtin_shufflevector(ab_lo, cd_lo, 0, 1, 4, 5);
+    *reinterpret_cast<Pack4u*>(dst + (kk + 1) * nr) = __builtin_shufflevector(ab_lo, cd_lo, 2, 3, 6, 7);
+    *reinterpret_cast<Pack4u*>(dst + (kk + 2) * nr) = __builtin_shufflevector(ab_hi, cd_hi, 0, 1, 4, 5);
+    *reinterpret_cast<Pack4u*>(dst + (kk + 3) * nr) = __builtin_shufflevector(ab_hi, cd_hi, 2, 3, 6, 7);
+  }
+  for (; kk < kc; ++kk) {
+    float* o = dst + kk * nr;
+    o[0] = r0[kk], o[1] = r1[kk], o[2] = r2[kk], o[3] = r3[kk];
+  }
+}
+
+// Packs one k-block [k0, k0 + kc) of B (or of B^T when trans_b: b is then [n, ldb] and B^T[kk][j]
+// = b[j, k0 + kk]) into column panels of nr floats, zero-padded past n. Not trans: each panel row
+// is a contiguous copy; trans: 4 x 4 register transposes (contiguous reads and writes both).
 void Pack(bool trans_b, int n, int k0, int kc, const float* b, int ldb, float* packed, int nr) {
   const int n_panels = (n + nr - 1) / nr;
   for (int p = 0; p < n_panels; ++p) {
     float* dst = packed + (size_t)p * kc * nr;
-    for (int jj = 0; jj < nr; ++jj) {
-      const int j = p * nr + jj;
-      if (j >= n) {
-        for (int kk = 0; kk < kc; ++kk) dst[kk * nr + jj] = 0.0f;
-      } else if (trans_b) {  // B^T[kk][j] = b[j, k0 + kk]: contiguous reads
-        const float* src = b + (size_t)j * ldb + k0;
-        for (int kk = 0; kk < kc; ++kk) dst[kk * nr + jj] = src[kk];
-      } else {
-        const float* src = b + (size_t)k0 * ldb + j;
-        for (int kk = 0; kk < kc; ++kk) dst[kk * nr + jj] = src[(size_t)kk * ldb];
+    const int j0 = p * nr, cols = std::min(nr, n - j0);
+    if (!trans_b) {
+      for (int kk = 0; kk < kc; ++kk) {
+        const float* src = b + (size_t)(k0 + kk) * ldb + j0;
+        float* row = dst + (size_t)kk * nr;
+        for (int jj = 0; jj < cols; ++jj) row[jj] = src[jj];
+        for (int jj = cols; jj < nr; ++jj) row[jj] = 0.0f;
       }
+      continue;
     }
+    int jj = 0;
+    for (; jj + 4 <= cols; jj += 4) PackTransposed4(b + (size_t)(j0 + jj) * ldb + k0, ldb, kc, dst + jj, nr);
+    for (; jj < cols; ++jj) {
+      const float* src = b + (size_t)(j0 + jj) * ldb + k0;
+      for (int kk = 0; kk < kc; ++kk) dst[kk * nr + jj] = src[kk];
+    }
+    for (; jj < nr; ++jj)
+      for (int kk = 0; kk < kc; ++kk) dst[kk * nr + jj] = 0.0f;
   }
 }
 

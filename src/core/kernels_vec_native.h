@@ -36,33 +36,59 @@ inline ExpConstants LoadExpConstants() {
   return {};
 }
 
-// Same algorithm and constants as ExpScalar, KT_LANES at a time. (With -mfma GCC fuses the
-// polynomial's multiply-adds; the error stays within kExpMaxRelError, see the tests.)
+// a * b + c: fused in the AVX2 / AVX-512 translation units (compiled with -mfma), whose
+// fp-contract is off for the softmax's scale * x - m; a multiply and an add in the SSE2 build.
+inline Vec VFma(Vec a, Vec b, Vec c) {
+#if KT_LANES == 16 && defined(__AVX512F__)
+  return (Vec)_mm512_fmadd_ps((__m512)a, (__m512)b, (__m512)c);
+#elif KT_LANES == 8 && defined(__FMA__)
+  return (Vec)_mm256_fmadd_ps((__m256)a, (__m256)b, (__m256)c);
+#else
+  return a * b + c;
+#endif
+}
+
+// Same algorithm and constants as ExpScalar, KT_LANES at a time; the range reduction and the
+// polynomial use VFma (fused: the error stays within kExpMaxRelError, see the tests).
 template <bool kNonPositive = false>
 inline Vec ExpV(Vec x, const ExpConstants&) {
   if (!kNonPositive) x = x > VSplat(kExpHi) ? VSplat(kExpHi) : x;
-  x = x < VSplat(kExpLo) ? VSplat(kExpLo) : x;  // -inf -> -88 -> exactly 0; NaN stays NaN
-  const Vec t = x * kLog2e + kRoundMagic;       // bits(t) = bits(M) + n
+  x = x < VSplat(kExpLo) ? VSplat(kExpLo) : x;                 // -inf -> -88 -> exactly 0; NaN stays NaN
+  const Vec t = VFma(x, VSplat(kLog2e), VSplat(kRoundMagic));  // bits(t) = bits(M) + n
   const Vec n = t - kRoundMagic;
-  Vec r = x - n * kLn2Hi;
-  r = r - n * kLn2Lo;
-  Vec p = VSplat(kP1);
-  p = p * r + kP2;
-  p = p * r + kP3;
-  p = p * r + kP4;
-  p = p * r + kP5;
-  const Vec y = p * (r * r) + r + 1.0f;
+  Vec r = VFma(n, VSplat(-kLn2Hi), x);
+  r = VFma(n, VSplat(-kLn2Lo), r);
+  Vec p = VFma(VSplat(kP1), r, VSplat(kP2));
+  p = VFma(p, r, VSplat(kP3));
+  p = VFma(p, r, VSplat(kP4));
+  p = VFma(p, r, VSplat(kP5));
+  const Vec y = VFma(p, r * r, r) + 1.0f;
   const VU bits = ((VU)t + 127u) << 23;  // same-size vector casts reinterpret bits
   return y * (Vec)bits;
 }
 
+// Log-step reductions: log2(KT_LANES) full-width shuffles (every lane ends with the result),
+// not KT_LANES dependent scalar operations per row.
+template <typename Op>
+inline float HorizontalReduce(Vec v, Op op) {
+#if KT_LANES == 16
+  v = op(v, __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7));
+  v = op(v, __builtin_shufflevector(v, v, 4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11));
+  v = op(v, __builtin_shufflevector(v, v, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13));
+  v = op(v, __builtin_shufflevector(v, v, 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14));
+#elif KT_LANES == 8
+  v = op(v, __builtin_shufflevector(v, v, 4, 5, 6, 7, 0, 1, 2, 3));
+  v = op(v, __builtin_shufflevector(v, v, 2, 3, 0, 1, 6, 7, 4, 5));
+  v = op(v, __builtin_shufflevector(v, v, 1, 0, 3, 2, 5, 4, 7, 6));
+#else
+  v = op(v, __builtin_shufflevector(v, v, 2, 3, 0, 1));
+  v = op(v, __builtin_shufflevector(v, v, 1, 0, 3, 2));
+#endif
+  return v[0];
+}
 inline float HorizontalMax(Vec v) {
-  float m = v[0];
-  for (int l = 1; l < KT_LANES; ++l) m = v[l] > m ? (float)v[l] : m;
-  return m;
+  return HorizontalReduce(v, [](Vec a, Vec b) { return a > b ? a : b; });
 }
 inline float HorizontalSum(Vec v) {
-  float s = 0.0f;
-  for (int l = 0; l < KT_LANES; ++l) s += v[l];
-  return s;
+  return HorizontalReduce(v, [](Vec a, Vec b) { return a + b; });
 }
