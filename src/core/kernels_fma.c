@@ -12,6 +12,10 @@
  * of the web bundle; 6x8 and 4x16 were the slowest relaxed tiles on the Xeon measured (and 6x8
  * the slowest SIMD128 tile on the EPYC of issue 14).
  *
+ * Export softmax_rows: the SoftmaxRows contract of kernels.h (the relaxed variants' softmax), with
+ * the exp's range reduction and polynomial on relaxed_madd; the constants are those of
+ * kernels_exp.h (C here, so restated; the WASM tests compare both softmaxes with the reference).
+ *
  * Export block_RxC: the BlockKernelFn contract of kernels.h, C [m, n] (+)= alpha * A [m, kc] *
  * Bblock, Bblock = panels of [kc][8] floats; a ROWS x (8 * NP) tile keeps 2 * NP * ROWS
  * accumulators updated by f32x4.relaxed_madd (fused on x86 CPUs with FMA, else mul + add).
@@ -124,6 +128,107 @@ INLINE void Block(const int ROWS, const int NP, int m, int n, int kc, float alph
 DEFINE_BLOCK(4, 1, block_4x8)
 DEFINE_BLOCK(5, 1, block_5x8)
 DEFINE_BLOCK(3, 2, block_3x16)
+
+/* ---- softmax ---- */
+typedef int i32x4 __attribute__((vector_size(16)));
+
+#define EXP_LO (-88.0f) /* kernels_exp.h: kExpLo (x <= -87.68, -inf included, gives exactly 0) */
+#define LOG2E 1.44269504088896341f
+#define LN2_HI 0.693359375f
+#define LN2_LO (-2.12194440e-4f)
+#define ROUND_MAGIC 12582912.0f /* 1.5 * 2^23 */
+#define P1 1.375138876e-03f
+#define P2 8.368922397e-03f
+#define P3 4.166953266e-02f
+#define P4 1.666651815e-01f
+#define P5 4.999998808e-01f
+
+INLINE f32x4 Madd(f32x4 a, f32x4 b, f32x4 c) { /* a * b + c, fused where the CPU has FMA */
+  return __builtin_wasm_relaxed_madd_f32x4(a, b, c);
+}
+INLINE f32x4 PMax(f32x4 a, f32x4 b) { /* a < b ? b : a: one maxps; a NaN in a stays */
+  return __builtin_wasm_pmax_f32x4(a, b);
+}
+/* exp(x) for x <= 0 or -inf (after subtracting the row max): kernels.h, Exp; 2^n from the bits
+ * of t = x log2e + 1.5 * 2^23 (bits(t) = bits(M) + n). */
+INLINE f32x4 ExpNonPositive(f32x4 x) {
+  x = PMax(x, Splat(EXP_LO));
+  const f32x4 t = Madd(x, Splat(LOG2E), Splat(ROUND_MAGIC));
+  const f32x4 n = t - Splat(ROUND_MAGIC);
+  f32x4 r = Madd(n, Splat(-LN2_HI), x);
+  r = Madd(n, Splat(-LN2_LO), r);
+  f32x4 p = Madd(Splat(P1), r, Splat(P2));
+  p = Madd(p, r, Splat(P3));
+  p = Madd(p, r, Splat(P4));
+  p = Madd(p, r, Splat(P5));
+  const f32x4 y = Madd(p, r * r, r) + Splat(1.0f);
+  const i32x4 e = ((i32x4)t + 127) << 23;
+  return y * (f32x4)e;
+}
+INLINE float HMax(f32x4 v) {
+  v = PMax(v, __builtin_shufflevector(v, v, 2, 3, 0, 1));
+  v = PMax(v, __builtin_shufflevector(v, v, 1, 0, 3, 2));
+  return v[0];
+}
+INLINE float HSum(f32x4 v) {
+  v += __builtin_shufflevector(v, v, 2, 3, 0, 1);
+  v += __builtin_shufflevector(v, v, 1, 0, 3, 2);
+  return v[0];
+}
+
+/* Stable softmax per row of x [rows, cols] (stride ld), in place: kernels.h, Softmax. */
+EXPORT("softmax_rows")
+int softmax_rows(float* x, int rows, int cols, int ld, float scale, float* row_max, float* row_sum) {
+  int fully_masked = 0;
+  const float neg_inf = -__builtin_inff();
+  for (int i = 0; i < rows; ++i) {
+    float* r = x + i * ld;
+    /* pass 1: row max (scale > 0, so max(scale * x) = scale * max(x)) */
+    f32x4 vm0 = Splat(neg_inf), vm1 = vm0;
+    int j = 0;
+    for (; j + 8 <= cols; j += 8) {
+      vm0 = PMax(vm0, Load(r + j));
+      vm1 = PMax(vm1, Load(r + j + 4));
+    }
+    float m = HMax(PMax(vm0, vm1));
+    for (; j < cols; ++j) m = r[j] > m ? r[j] : m;
+    m *= scale;
+    if (m == neg_inf) { /* every key masked: zeros, never NaN */
+      for (j = 0; j < cols; ++j) r[j] = 0.0f;
+      if (row_max) row_max[i] = 0.0f;
+      if (row_sum) row_sum[i] = 0.0f;
+      ++fully_masked;
+      continue;
+    }
+    /* pass 2: e = exp(scale * x - m) <= 1 (scale * x rounded before the subtraction, as the
+     * reference does: exactly 0 at the maximum), summed */
+    const f32x4 vs = Splat(scale), vmax = Splat(m);
+    f32x4 acc0 = Splat(0.0f), acc1 = acc0;
+    for (j = 0; j + 8 <= cols; j += 8) {
+      const f32x4 x0 = scale == 1.0f ? Load(r + j) : vs * Load(r + j);
+      const f32x4 x1 = scale == 1.0f ? Load(r + j + 4) : vs * Load(r + j + 4);
+      const f32x4 e0 = ExpNonPositive(x0 - vmax), e1 = ExpNonPositive(x1 - vmax);
+      Store(r + j, e0);
+      Store(r + j + 4, e1);
+      acc0 += e0;
+      acc1 += e1;
+    }
+    float sum = HSum(acc0 + acc1);
+    for (; j < cols; ++j) {
+      const float e = ExpNonPositive(Splat(scale * r[j] - m))[0];
+      r[j] = e;
+      sum += e;
+    }
+    /* pass 3: normalise; sum >= 1 (the max entry gives exp(0) = 1), guarded anyway */
+    const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
+    const f32x4 vinv = Splat(inv);
+    for (j = 0; j + 4 <= cols; j += 4) Store(r + j, Load(r + j) * vinv);
+    for (; j < cols; ++j) r[j] *= inv;
+    if (row_max) row_max[i] = m;
+    if (row_sum) row_sum[i] = sum;
+  }
+  return fully_masked;
+}
 
 /* The mul+add peak's relaxed twin: 12 chains of acc = relaxed_madd(acc, m, c), iters x 2048
  * steps; returns a lane so the work is observable. 2 FLOPs per lane per step. */
