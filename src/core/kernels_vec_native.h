@@ -1,5 +1,6 @@
 // attnviz core: the native vector operations of the softmax and exp in GCC vector extensions,
-// KT_LANES floats wide (4 SSE2 in kernels.cpp, 8 AVX2 and 16 AVX-512 in kernels_tiles_*.cpp).
+// KT_LANES floats wide (4 SSE2 in kernels.cpp, 8 AVX2 and 16 AVX-512 in kernels_tiles_*.cpp;
+// also 4 relaxed-SIMD lanes in the separate WASM module kernels_fma.c).
 // Include inside namespace attnviz::kernels::{anonymous}, after `using namespace exp_constants`
 // and with KT_LANES defined; everything has internal linkage and calls no library inline
 // function, so AVX copies never stand in for the SSE2 ones at link time.
@@ -37,9 +38,12 @@ inline ExpConstants LoadExpConstants() {
 }
 
 // a * b + c: fused in the AVX2 / AVX-512 translation units (compiled with -mfma), whose
-// fp-contract is off for the softmax's scale * x - m; a multiply and an add in the SSE2 build.
+// fp-contract is off for the softmax's scale * x - m, and relaxed_madd in the relaxed-SIMD module
+// (kernels_fma.c: fused on CPUs with FMA); a multiply and an add in the SSE2 build.
 inline Vec VFma(Vec a, Vec b, Vec c) {
-#if KT_LANES == 16 && defined(__AVX512F__)
+#if KT_LANES == 4 && defined(__wasm_relaxed_simd__)
+  return __builtin_wasm_relaxed_madd_f32x4(a, b, c);
+#elif KT_LANES == 16 && defined(__AVX512F__)
   return (Vec)_mm512_fmadd_ps((__m512)a, (__m512)b, (__m512)c);
 #elif KT_LANES == 8 && defined(__FMA__)
   return (Vec)_mm256_fmadd_ps((__m256)a, (__m256)b, (__m256)c);
