@@ -54,10 +54,26 @@ inline Vec VFma(Vec a, Vec b, Vec c) {
 
 // Same algorithm and constants as ExpScalar, KT_LANES at a time; the range reduction and the
 // polynomial use VFma (fused: the error stays within kExpMaxRelError, see the tests).
+// x < lo ? lo : x, a NaN x stays NaN, as one maxps / pmax (GCC compiles the select, in either
+// operand order, to a compare and a blend). maxps(lo, x) = lo > x ? lo : x. (The masked form for
+// AVX-512: the unmasked _mm512_max_ps trips GCC 12's -Wmaybe-uninitialized in its header.)
+inline Vec VClampBelow(Vec x, float lo) {
+#if KT_LANES == 4 && defined(__wasm_relaxed_simd__)
+  return __builtin_wasm_pmax_f32x4(x, VSplat(lo));  // x < lo ? lo : x
+#elif KT_LANES == 16 && defined(__AVX512F__)
+  const __m512 l = (__m512)VSplat(lo);
+  return (Vec)_mm512_mask_max_ps(l, (__mmask16)0xffff, l, (__m512)x);
+#elif KT_LANES == 8 && defined(__AVX2__)
+  return (Vec)_mm256_max_ps((__m256)VSplat(lo), (__m256)x);
+#else
+  return x < VSplat(lo) ? VSplat(lo) : x;
+#endif
+}
+
 template <bool kNonPositive = false>
 inline Vec ExpV(Vec x, const ExpConstants&) {
   if (!kNonPositive) x = x > VSplat(kExpHi) ? VSplat(kExpHi) : x;
-  x = x < VSplat(kExpLo) ? VSplat(kExpLo) : x;                 // -inf -> -88 -> exactly 0; NaN stays NaN
+  x = VClampBelow(x, kExpLo);                                  // -inf -> -88 -> exactly 0; NaN stays NaN
   const Vec t = VFma(x, VSplat(kLog2e), VSplat(kRoundMagic));  // bits(t) = bits(M) + n
   const Vec n = t - kRoundMagic;
   Vec r = VFma(n, VSplat(-kLn2Hi), x);
