@@ -1,7 +1,7 @@
 // attnviz_bench: single-thread attention throughput, fast kernels vs a naive Eigen port.
 //
 // One line per case:
-//   tile isa=<isa> tile=<RxC> gflops=<probe> [selected]      (the start-up probe, every variant)
+//   tile probe=startup isa=<isa> tile=<RxC> gflops=<probe> [selected]  (the quick start-up probe: 0 = not timed)
 //   peak impl=<isa> muladd_gflops=<x>                          (SIMD mul+add peak, this process)
 //   attention impl=<name> n=<n> d=<d> heads=<h> gflops=<median> best_gflops=<x> ns_per_score=<y> [speedup_vs_eigen=<r>]
 //   softmax impl=<name> n=<rows> cols=<cols> ns_per_score=<y> [speedup_vs_eigen=<r>]
@@ -193,7 +193,8 @@ void WarmUp(std::mt19937* rng) {
 
 int main() {
   std::mt19937 rng(1234);
-  const attnviz::kernels::TileProbe& probe = attnviz::kernels::ProbeTiles();  // cold, as at an app's start-up
+  // cold, as at an app's start-up: the quick probe (one variant per ISA) that the first kernel call runs
+  const attnviz::kernels::TileProbe& probe = attnviz::kernels::ProbeTiles(/*quick=*/true);
   for (int i = 0; i < attnviz::kernels::TileVariantCount(); ++i) {
     const attnviz::kernels::TileVariant& v = attnviz::kernels::TileVariantAt(i);
     std::printf("tile probe=startup isa=%s tile=%s gflops=%.2f%s\n", v.isa, v.tile, probe.gflops[i],

@@ -14,7 +14,8 @@
 // ratio_min does the same with minimum times, ratio_cpu with median CPU times (process.cpuUsage:
 // on a loaded machine the wall clock also counts the time the process waited for a core).
 // Lines:
-//   tile probe=<startup|warm> isa=.. tile=.. gflops=.. [selected]
+//   tile probe=<startup|warm> isa=.. tile=.. gflops=.. [selected]   (startup: the quick probe the app runs
+//   at its first kernel call, one variant per ISA, 0 = not timed; warm: the full one)
 //   peak impl=wasm-simd128 muladd_gflops=..   (and impl=wasm-relaxed-simd madd_gflops=..)
 //   attention impl=.. n=.. d=.. heads=.. median_gflops=.. best_gflops=.. median_ms=.. min_ms=.. cpu_median_gflops=..
 //   ratio impl=wasm-simd128 vs=<best peer> n=.. heads=.. ratio=.. ratio_min=.. ratio_cpu=..
@@ -66,7 +67,7 @@ async function loadAttnviz() {
 }
 
 function probeLines(a, label) {
-  const selected = a.m._attnviz_bench_probe();
+  const selected = a.m._attnviz_bench_probe(label === 'startup' ? 1 : 0);  // startup: the quick probe
   const ms = a.m._attnviz_bench_probe_ms();
   for (const v of a.variants) {
     v.gflops = a.m._attnviz_bench_probe_gflops(v.index);

@@ -56,10 +56,11 @@ struct TileProbe {
   double gflops[32] = {};  // probe throughput per variant, by index
   double probe_ms = 0.0;   // wall time of the probe
 };
-int TileVariantCount();                         // variants usable on this CPU (built in + registered)
-const TileVariant& TileVariantAt(int i);        // 0 <= i < TileVariantCount()
-int RegisterTileVariant(const TileVariant& v);  // adds an external variant; returns its index or -1 (full)
-const TileProbe& ProbeTiles();                  // times every variant (a few ms) and selects the fastest
+int TileVariantCount();                           // variants usable on this CPU (built in + registered)
+const TileVariant& TileVariantAt(int i);          // 0 <= i < TileVariantCount()
+int RegisterTileVariant(const TileVariant& v);    // adds an external variant; returns its index or -1 (full)
+const TileProbe& ProbeTiles(bool quick = false);  // times every variant (~6 ms) and selects the fastest;
+                                                  // quick: the start-up probe, one variant per ISA
 const TileVariant& SelectedTile();        // the selected variant: a quick probe on first use, a full one after 200 uses
 void ForceTile(int i);                    // tests and benchmarks: use variant i (-1: back to the probe's pick)
 double MulAddPeakGflops(double seconds);  // SIMD mul+add peak of this thread (independent chains, no memory)

@@ -3,7 +3,8 @@
 //
 // Probe: every variant computes the same 60 x 64 x 128 product (B packed for its panel width),
 // round-robin, until each has run >= 6 times and >= ~6 ms have passed in all (the first probe,
-// at the first kernel call: 60 x 32 x 32, >= 2 rounds, ~2 ms); the fastest run of each decides. Round-robin matters
+// at the first kernel call: 60 x 32 x 32, one variant per ISA, >= 2 rounds, ~2 ms); the fastest
+// run of each decides. Round-robin matters
 // under V8, which compiles a WASM function first with its baseline compiler and swaps in optimized code later: every
 // variant gets the same chance to be tiered up before its best run is taken. Still, a probe at start-up sees mostly
 // cold code under V8 (its pick there is close to random, and its time is mostly the first compilation of each variant),
@@ -11,6 +12,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <mutex>
 #include <vector>
 
@@ -73,6 +75,13 @@ void RunProbe(Registry* reg, bool quick = false) {
   for (size_t i = 0; i < b.size(); ++i) b[i] = (float)((i * 53) % 19) * 0.0625f - 0.5f;
   std::vector<std::vector<float>> packed(reg->count);
   for (int v = 0; v < reg->count; ++v) PackForProbe(b, k, n, reg->variants[v].panel, &packed[v]);
+  // The quick probe times one variant per ISA (the first registered, the usual best): on cold
+  // WASM code each variant's first call pays its Liftoff compilation (8 variants: ~26 ms in
+  // node), and a pick among cold variants of one ISA is close to random anyway.
+  std::vector<bool> timed(reg->count, true);
+  if (quick)
+    for (int v = 0; v < reg->count; ++v)
+      for (int u = 0; u < v && timed[v]; ++u) timed[v] = std::strcmp(reg->variants[u].isa, reg->variants[v].isa) != 0;
   std::vector<double> best(reg->count, 1e30);
   const auto start = Clock::now();
   double elapsed = 0.0;
@@ -80,6 +89,7 @@ void RunProbe(Registry* reg, bool quick = false) {
   const double min_seconds = quick ? 0.002 : 0.006;
   for (int round = 0; round < 200 && (round < min_rounds || elapsed < min_seconds); ++round) {
     for (int v = 0; v < reg->count; ++v) {
+      if (!timed[v]) continue;
       const auto t0 = Clock::now();
       reg->variants[v].fn(m, n, k, 1.0f, a.data(), k, packed[v].data(), c.data(), n, 0);
       best[v] = std::min(best[v], std::chrono::duration<double>(Clock::now() - t0).count());
@@ -88,7 +98,7 @@ void RunProbe(Registry* reg, bool quick = false) {
   }
   TileProbe probe;
   for (int v = 0; v < reg->count && v < 32; ++v) {
-    probe.gflops[v] = 2.0 * m * n * k / std::max(best[v], 1e-9) * 1e-9;
+    probe.gflops[v] = timed[v] ? 2.0 * m * n * k / std::max(best[v], 1e-9) * 1e-9 : 0.0;
     if (probe.selected < 0 || probe.gflops[v] > probe.gflops[probe.selected]) probe.selected = v;
   }
   probe.probe_ms = elapsed * 1e3;
@@ -115,10 +125,10 @@ int RegisterTileVariant(const TileVariant& v) {
   return reg.count++;
 }
 
-const TileProbe& ProbeTiles() {
+const TileProbe& ProbeTiles(bool quick) {
   Registry& reg = TheRegistry();
   std::lock_guard<std::mutex> lock(reg.mutex);
-  RunProbe(&reg);
+  RunProbe(&reg, quick);
   reg.selected.store(reg.probe.selected);
   return reg.probe;
 }
