@@ -81,7 +81,8 @@ inline __attribute__((always_inline)) void KtMicro(int kc, const float* a, int l
 }
 
 // One k-block of the GEMM over m rows: pairs (NP = 2) or single panels, row tiles of ROWS, then
-// leftover rows by 4, then one at a time; a panel stays in L1 while the rows pass over it.
+// leftover rows by 8 (12-row tiles: 128 rows leave 8), by 4, then one at a time; a panel stays in L1 while the rows
+// pass over it.
 template <int ROWS, int NP>
 void KtBlock(int m, int n, int kc, float alpha, const float* a, int lda, const float* block, float* c, int ldc,
              int accumulate) {
@@ -95,6 +96,9 @@ void KtBlock(int m, int n, int kc, float alpha, const float* a, int lda, const f
     int i = 0;
     for (; i + ROWS <= m; i += ROWS)
       KtMicro<ROWS, NP>(kc, a + i * lda, lda, bp, pstride, alpha, accumulate, c + i * ldc + p * kKtPanel, ldc, valid);
+    if (ROWS > 8)
+      for (; i + 8 <= m; i += 8)
+        KtMicro<8, NP>(kc, a + i * lda, lda, bp, pstride, alpha, accumulate, c + i * ldc + p * kKtPanel, ldc, valid);
     if (ROWS > 4)
       for (; i + 4 <= m; i += 4)
         KtMicro<4, NP>(kc, a + i * lda, lda, bp, pstride, alpha, accumulate, c + i * ldc + p * kKtPanel, ldc, valid);
@@ -108,6 +112,9 @@ void KtBlock(int m, int n, int kc, float alpha, const float* a, int lda, const f
     int i = 0;
     for (; i + ROWS <= m; i += ROWS)
       KtMicro<ROWS, 1>(kc, a + i * lda, lda, bp, pstride, alpha, accumulate, c + i * ldc + p * kKtPanel, ldc, valid);
+    if (ROWS > 8)
+      for (; i + 8 <= m; i += 8)
+        KtMicro<8, 1>(kc, a + i * lda, lda, bp, pstride, alpha, accumulate, c + i * ldc + p * kKtPanel, ldc, valid);
     if (ROWS > 4)
       for (; i + 4 <= m; i += 4)
         KtMicro<4, 1>(kc, a + i * lda, lda, bp, pstride, alpha, accumulate, c + i * ldc + p * kKtPanel, ldc, valid);
