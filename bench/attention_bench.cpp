@@ -202,10 +202,12 @@ int main() {
   }
   std::printf("tile probe=startup probe_ms=%.2f\n", probe.probe_ms);
   WarmUp(&rng);
-  attnviz::kernels::ProbeTiles();  // again on warm code: the pick the timed runs use
+  attnviz::kernels::ProbeTiles();            // runs every variant: V8 compiles them optimized in the background
+  attnviz::kernels::MulAddPeakGflops(0.05);  // warm-up: under V8 the peak loop must be tiered up too
+  // again on warm code: the pick the timed runs use, kept fixed (no re-probe in the middle of a case)
+  attnviz::kernels::ForceTile(attnviz::kernels::ProbeTiles().selected);
   const attnviz::kernels::TileVariant& tile = attnviz::kernels::SelectedTile();
   std::printf("tile probe=warm selected=%s:%s\n", tile.isa, tile.tile);
-  attnviz::kernels::MulAddPeakGflops(0.05);  // warm-up: under V8 the peak loop must be tiered up too
   std::printf("peak impl=%s muladd_gflops=%.2f\n",
               std::strcmp(attnviz::kernels::KernelIsa(), "native") ? "wasm-simd128" : "sse2",
               attnviz::kernels::MulAddPeakGflops(0.05));
