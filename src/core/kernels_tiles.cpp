@@ -1,15 +1,15 @@
 // attnviz core: the register-tile registry, the start-up probe that picks a variant, and the
 // SIMD mul+add peak. See kernels.h (Tile variants).
 //
-// Probe: every variant computes the same 120 x 128 x 64 product (B packed for its panel width),
-// round-robin, until each has run >= 6 times and >= ~6 ms have passed in all (the first probe,
-// at the first kernel call: 60 x 32 x 32, one variant per ISA, >= 2 rounds, ~2 ms); the fastest
-// run of each decides. Round-robin matters
-// under V8, which compiles a WASM function first with its baseline compiler and swaps in optimized code later: every
-// variant gets the same chance to be tiered up before its best run is taken. Still, a probe at start-up sees mostly
-// cold code under V8 (its pick there is close to random, and its time is mostly the first compilation of each variant),
-// so it is kept short (one variant per ISA) and SelectedTile() probes again, fully, after
-// kReprobeAfter and kSecondReprobeAfter uses.
+// Probe: every variant computes the same two products, 120 x 128 x 64 and 120 x 64 x 128 (B
+// packed for its panel width), round-robin, until each has run >= 6 times and >= ~6 ms have
+// passed in all (the first probe, at the first kernel call: 60 x 32 x 32, one variant per ISA,
+// >= 2 rounds, ~2 ms); the fastest run of each decides. Round-robin matters under V8, which
+// compiles a WASM function first with its baseline compiler and swaps in optimized code later:
+// every variant gets the same chance to be tiered up before its best run is taken. Still, a
+// probe at start-up sees mostly cold code under V8 (its pick there is close to random, and its
+// time is mostly the first compilation of each variant), so it is kept short (one variant per
+// ISA) and SelectedTile() probes again, fully, after kReprobeAfter and kSecondReprobeAfter uses.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -71,17 +71,20 @@ void PackForProbe(const std::vector<float>& b, int k, int n, int panel, std::vec
 
 // quick: the first probe (at the first kernel call), >= 2 rounds and ~2 ms; otherwise >= 6 and ~6 ms.
 void RunProbe(Registry* reg, bool quick = false) {
-  // 120 rows: a multiple of every tile height offered; k = 64 and 128 columns, the shape of
-  // attention's S = Q K^T at d = 64 (the former 60 x 64 x 128 favoured tiles two panels wide,
-  // whose one tile covered all 64 columns: AVX-512 4x64, ~5 % slower in attention than 12x32).
-  // The quick probe runs a product 15x smaller: under V8 it times baseline code, ~1 GFLOP/s,
-  // and should cost a few ms, not ~80.
+  // Two products per run, attention's two GEMMs at d = 64: S = Q K^T (120 x 128, k = 64) and
+  // O = P V (120 x 64, k = 128). 120 rows: a multiple of every tile height offered. (A single
+  // 60 x 64 x 128 product favoured tiles two panels wide, whose one tile covered all 64 columns:
+  // AVX-512 4x64, 5-10 % slower in attention than 12x32.) The quick probe runs products 15x
+  // smaller: under V8 it times baseline code, ~1 GFLOP/s, and should cost a few ms, not ~80.
   const int m = quick ? 60 : 120, n = quick ? 32 : 128, k = quick ? 32 : 64;
-  std::vector<float> a((size_t)m * k), b((size_t)k * n), c((size_t)m * n);
+  std::vector<float> a((size_t)m * n), b((size_t)k * n), c((size_t)m * n);  // A [m, k] and [m, n]
   for (size_t i = 0; i < a.size(); ++i) a[i] = (float)((i * 37) % 17) * 0.0625f - 0.5f;
   for (size_t i = 0; i < b.size(); ++i) b[i] = (float)((i * 53) % 19) * 0.0625f - 0.5f;
-  std::vector<std::vector<float>> packed(reg->count);
-  for (int v = 0; v < reg->count; ++v) PackForProbe(b, k, n, reg->variants[v].panel, &packed[v]);
+  std::vector<std::vector<float>> packed(reg->count), packed_t(reg->count);
+  for (int v = 0; v < reg->count; ++v) {
+    PackForProbe(b, k, n, reg->variants[v].panel, &packed[v]);    // B [k, n]
+    PackForProbe(b, n, k, reg->variants[v].panel, &packed_t[v]);  // B [n, k] (the same floats)
+  }
   // The quick probe times one variant per ISA (the first registered, the usual best): on cold
   // WASM code each variant's first call pays its Liftoff compilation (8 variants: ~26 ms in
   // node), and a pick among cold variants of one ISA is close to random anyway.
@@ -99,13 +102,14 @@ void RunProbe(Registry* reg, bool quick = false) {
       if (!timed[v]) continue;
       const auto t0 = Clock::now();
       reg->variants[v].fn(m, n, k, 1.0f, a.data(), k, packed[v].data(), c.data(), n, 0);
+      reg->variants[v].fn(m, k, n, 1.0f, a.data(), n, packed_t[v].data(), c.data(), k, 0);
       best[v] = std::min(best[v], std::chrono::duration<double>(Clock::now() - t0).count());
     }
     elapsed = std::chrono::duration<double>(Clock::now() - start).count();
   }
   TileProbe probe;
   for (int v = 0; v < reg->count && v < 32; ++v) {
-    probe.gflops[v] = timed[v] ? 2.0 * m * n * k / std::max(best[v], 1e-9) * 1e-9 : 0.0;
+    probe.gflops[v] = timed[v] ? 2.0 * 2.0 * m * n * k / std::max(best[v], 1e-9) * 1e-9 : 0.0;
     if (probe.selected < 0 || probe.gflops[v] > probe.gflops[probe.selected]) probe.selected = v;
   }
   probe.probe_ms = elapsed * 1e3;
