@@ -62,10 +62,9 @@ const TileVariant& TileVariantAt(int i);          // 0 <= i < TileVariantCount()
 int RegisterTileVariant(const TileVariant& v);    // adds an external variant; returns its index or -1 (full)
 const TileProbe& ProbeTiles(bool quick = false);  // times every variant (~6 ms) and selects the fastest;
                                                   // quick: the start-up probe, one variant per ISA
-const TileVariant&
-SelectedTile();         // the selected variant: a quick probe on first use, full ones after 200 and 2000 uses
-void ForceTile(int i);  // tests and benchmarks: use variant i (-1: back to the probe's pick)
-double MulAddPeakGflops(double seconds);  // SIMD mul+add peak of this thread (independent chains, no memory)
+const TileVariant& SelectedTile();                // the pick: quick probe first, full ones at 200 and 2000 uses
+void ForceTile(int i);                            // tests and benchmarks: use variant i (-1: back to the probe's pick)
+double MulAddPeakGflops(double seconds);          // SIMD mul+add peak of this thread (independent chains, no memory)
 
 // ---------------------------------------------------------------------------
 // GEMM (row-major). m, n, k >= 0; c may not alias a or b.
