@@ -70,6 +70,23 @@ inline Vec VClampBelow(Vec x, float lo) {
 #endif
 }
 
+// The shared part of the exp: x = n ln2 + r, t = x log2e + 1.5 * 2^23 (bits(t) = bits(M) + n),
+// and P(r) of e^r = 1 + r + r^2 P(r).
+struct ExpParts {
+  Vec t, n, r, p;
+};
+inline ExpParts ExpReduce(Vec x) {
+  const Vec t = VFma(x, VSplat(kLog2e), VSplat(kRoundMagic));
+  const Vec n = t - kRoundMagic;  // round(x log2e)
+  Vec r = VFma(n, VSplat(-kLn2Hi), x);
+  r = VFma(n, VSplat(-kLn2Lo), r);
+  Vec p = VFma(VSplat(kP1), r, VSplat(kP2));
+  p = VFma(p, r, VSplat(kP3));
+  p = VFma(p, r, VSplat(kP4));
+  p = VFma(p, r, VSplat(kP5));
+  return {t, n, r, p};
+}
+
 template <bool kNonPositive = false>
 inline Vec ExpV(Vec x, const ExpConstants&) {
 #if KT_LANES == 16 && defined(__AVX512F__)
@@ -77,33 +94,17 @@ inline Vec ExpV(Vec x, const ExpConstants&) {
     // e^r by Horner on the same coefficients, 2^n applied by vscalefps; inputs below -87 (and
     // -inf) give exactly 0 through the zero-mask (e^-87 = 1.6e-38 is the smallest result, a
     // normal float, so the P V pass never meets a denormal), a NaN stays NaN (unordered: kept).
-    const __m512 xv = (__m512)x;
-    const __mmask16 keep = _mm512_cmp_ps_mask(xv, _mm512_set1_ps(kExpFlushBelow), _CMP_NLT_UQ);
-    const Vec t = VFma(x, VSplat(kLog2e), VSplat(kRoundMagic));
-    const Vec n = t - kRoundMagic;  // round(x log2e)
-    Vec r = VFma(n, VSplat(-kLn2Hi), x);
-    r = VFma(n, VSplat(-kLn2Lo), r);
-    Vec p = VFma(VSplat(kP1), r, VSplat(kP2));
-    p = VFma(p, r, VSplat(kP3));
-    p = VFma(p, r, VSplat(kP4));
-    p = VFma(p, r, VSplat(kP5));
-    p = VFma(p, r, VSplat(1.0f));
-    p = VFma(p, r, VSplat(1.0f));
-    return (Vec)_mm512_maskz_scalef_ps(keep, (__m512)p, (__m512)n);
+    const __mmask16 keep = _mm512_cmp_ps_mask((__m512)x, _mm512_set1_ps(kExpFlushBelow), _CMP_NLT_UQ);
+    const ExpParts e = ExpReduce(x);
+    const Vec p = VFma(VFma(e.p, e.r, VSplat(1.0f)), e.r, VSplat(1.0f));
+    return (Vec)_mm512_maskz_scalef_ps(keep, (__m512)p, (__m512)e.n);
   }
 #endif
   if (!kNonPositive) x = x > VSplat(kExpHi) ? VSplat(kExpHi) : x;
-  x = VClampBelow(x, kExpLo);                                  // -inf -> -88 -> exactly 0; NaN stays NaN
-  const Vec t = VFma(x, VSplat(kLog2e), VSplat(kRoundMagic));  // bits(t) = bits(M) + n
-  const Vec n = t - kRoundMagic;
-  Vec r = VFma(n, VSplat(-kLn2Hi), x);
-  r = VFma(n, VSplat(-kLn2Lo), r);
-  Vec p = VFma(VSplat(kP1), r, VSplat(kP2));
-  p = VFma(p, r, VSplat(kP3));
-  p = VFma(p, r, VSplat(kP4));
-  p = VFma(p, r, VSplat(kP5));
-  const Vec y = VFma(p, r * r, r) + 1.0f;
-  const VU bits = ((VU)t + 127u) << 23;  // same-size vector casts reinterpret bits
+  x = VClampBelow(x, kExpLo);  // -inf -> -88 -> exactly 0; NaN stays NaN
+  const ExpParts e = ExpReduce(x);
+  const Vec y = VFma(e.p, e.r * e.r, e.r) + 1.0f;
+  const VU bits = ((VU)e.t + 127u) << 23;  // exponent field of 2^n (same-size vector casts reinterpret bits)
   return y * (Vec)bits;
 }
 
