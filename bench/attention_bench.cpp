@@ -1,7 +1,7 @@
 // attnviz_bench: single-thread attention throughput, fast kernels vs a naive Eigen port.
 //
 // One line per case:
-//   tile isa=<isa> tile=<RxC> gflops=<probe> [selected]      (the start-up probe, every variant)
+//   tile probe=startup isa=<isa> tile=<RxC> gflops=<probe> [selected]  (the quick start-up probe: 0 = not timed)
 //   peak impl=<isa> muladd_gflops=<x>                          (SIMD mul+add peak, this process)
 //   attention impl=<name> n=<n> d=<d> heads=<h> gflops=<median> best_gflops=<x> ns_per_score=<y> [speedup_vs_eigen=<r>]
 //   softmax impl=<name> n=<rows> cols=<cols> ns_per_score=<y> [speedup_vs_eigen=<r>]
@@ -193,7 +193,8 @@ void WarmUp(std::mt19937* rng) {
 
 int main() {
   std::mt19937 rng(1234);
-  const attnviz::kernels::TileProbe& probe = attnviz::kernels::ProbeTiles();  // cold, as at an app's start-up
+  // cold, as at an app's start-up: the quick probe (one variant per ISA) that the first kernel call runs
+  const attnviz::kernels::TileProbe& probe = attnviz::kernels::ProbeTiles(/*quick=*/true);
   for (int i = 0; i < attnviz::kernels::TileVariantCount(); ++i) {
     const attnviz::kernels::TileVariant& v = attnviz::kernels::TileVariantAt(i);
     std::printf("tile probe=startup isa=%s tile=%s gflops=%.2f%s\n", v.isa, v.tile, probe.gflops[i],
@@ -201,10 +202,12 @@ int main() {
   }
   std::printf("tile probe=startup probe_ms=%.2f\n", probe.probe_ms);
   WarmUp(&rng);
-  attnviz::kernels::ProbeTiles();  // again on warm code: the pick the timed runs use
+  attnviz::kernels::ProbeTiles();            // runs every variant: V8 compiles them optimized in the background
+  attnviz::kernels::MulAddPeakGflops(0.05);  // warm-up: under V8 the peak loop must be tiered up too
+  // again on warm code: the pick the timed runs use, kept fixed (no re-probe in the middle of a case)
+  attnviz::kernels::ForceTile(attnviz::kernels::ProbeTiles().selected);
   const attnviz::kernels::TileVariant& tile = attnviz::kernels::SelectedTile();
   std::printf("tile probe=warm selected=%s:%s\n", tile.isa, tile.tile);
-  attnviz::kernels::MulAddPeakGflops(0.05);  // warm-up: under V8 the peak loop must be tiered up too
   std::printf("peak impl=%s muladd_gflops=%.2f\n",
               std::strcmp(attnviz::kernels::KernelIsa(), "native") ? "wasm-simd128" : "sse2",
               attnviz::kernels::MulAddPeakGflops(0.05));

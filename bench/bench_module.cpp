@@ -22,9 +22,9 @@ const char* attnviz_bench_tile_isa(int i) {
 }
 static k::TileProbe g_probe;  // the last probe's figures
 
-// Runs the probe again (after warm-up) and returns the selected index.
-int attnviz_bench_probe() {
-  g_probe = k::ProbeTiles();
+// Runs the probe (quick != 0: the start-up one, one variant per ISA) and returns the selected index.
+int attnviz_bench_probe(int quick) {
+  g_probe = k::ProbeTiles(quick != 0);
   return g_probe.selected;
 }
 double attnviz_bench_probe_gflops(int i) {

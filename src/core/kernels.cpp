@@ -28,25 +28,70 @@ namespace {
 using namespace exp_constants;  // NOLINT: the exp's constants, shared with the AVX twins
 
 constexpr int kLanes = 4;  // softmax and exp vectors: SIMD128, or SSE2 natively (every x86-64 CPU)
-constexpr int KC = 256;    // k-block: a B panel is KC * P * 4 bytes (8 KB for P = 8, 32 KB for P = 32)
-constexpr int kMC = 64;    // row block of A kept hot in L2 while all panels pass (rounded down to a multiple of MR)
+// k-block: a B panel of KC * P floats stays in L1 with the MR rows of A it meets: 8 KB for
+// P = 8 and 16 (KC = 256), 16 KB for P = 32 (KC = 128; 256 measured ~5 % slower with AVX-512).
+inline int KcFor(int panel) {
+  return panel > 16 ? 128 : 256;
+}
+#ifdef __wasm_simd128__
+constexpr int kMinBlockRows = 64;  // AttentionForward's row block, at least (see there)
+#else
+constexpr int kMinBlockRows = 1;
+#endif
+constexpr int kMC = 64;  // row block of A kept hot in L2 while all panels pass (rounded down to a multiple of MR)
 
+typedef float Pack4 __attribute__((vector_size(16)));
+typedef float Pack4u __attribute__((vector_size(16), aligned(4)));  // unaligned access
+
+// dst[kk * nr + jj] = src_row_jj[kk] for 4 rows (row stride ld) and kc values: 4 x 4 transposes
+// in registers (SSE2 natively, SIMD128 in WASM), a scalar tail for kc % 4.
+inline void PackTransposed4(const float* src, int ld, int kc, float* dst, int nr) {
+  const float* r0 = src;
+  const float* r1 = src + ld;
+  const float* r2 = src + 2 * (size_t)ld;
+  const float* r3 = src + 3 * (size_t)ld;
+  int kk = 0;
+  for (; kk + 4 <= kc; kk += 4) {
+    const Pack4 a = *reinterpret_cast<const Pack4u*>(r0 + kk), b = *reinterpret_cast<const Pack4u*>(r1 + kk);
+    const Pack4 c = *reinterpret_cast<const Pack4u*>(r2 + kk), d = *reinterpret_cast<const Pack4u*>(r3 + kk);
+    const Pack4 ab_lo = __builtin_shufflevector(a, b, 0, 4, 1, 5), cd_lo = __builtin_shufflevector(c, d, 0, 4, 1, 5);
+    const Pack4 ab_hi = __builtin_shufflevector(a, b, 2, 6, 3, 7), cd_hi = __builtin_shufflevector(c, d, 2, 6, 3, 7);
+    *reinterpret_cast<Pack4u*>(dst + (kk + 0) * nr) = __builtin_shufflevector(ab_lo, cd_lo, 0, 1, 4, 5);
+    *reinterpret_cast<Pack4u*>(dst + (kk + 1) * nr) = __builtin_shufflevector(ab_lo, cd_lo, 2, 3, 6, 7);
+    *reinterpret_cast<Pack4u*>(dst + (kk + 2) * nr) = __builtin_shufflevector(ab_hi, cd_hi, 0, 1, 4, 5);
+    *reinterpret_cast<Pack4u*>(dst + (kk + 3) * nr) = __builtin_shufflevector(ab_hi, cd_hi, 2, 3, 6, 7);
+  }
+  for (; kk < kc; ++kk) {
+    float* o = dst + kk * nr;
+    o[0] = r0[kk], o[1] = r1[kk], o[2] = r2[kk], o[3] = r3[kk];
+  }
+}
+
+// Packs one k-block [k0, k0 + kc) of B (or of B^T when trans_b: b is then [n, ldb] and B^T[kk][j]
+// = b[j, k0 + kk]) into column panels of nr floats, zero-padded past n. Not trans: each panel row
+// is a contiguous copy; trans: 4 x 4 register transposes (contiguous reads and writes both).
 void Pack(bool trans_b, int n, int k0, int kc, const float* b, int ldb, float* packed, int nr) {
   const int n_panels = (n + nr - 1) / nr;
   for (int p = 0; p < n_panels; ++p) {
     float* dst = packed + (size_t)p * kc * nr;
-    for (int jj = 0; jj < nr; ++jj) {
-      const int j = p * nr + jj;
-      if (j >= n) {
-        for (int kk = 0; kk < kc; ++kk) dst[kk * nr + jj] = 0.0f;
-      } else if (trans_b) {  // B^T[kk][j] = b[j, k0 + kk]: contiguous reads
-        const float* src = b + (size_t)j * ldb + k0;
-        for (int kk = 0; kk < kc; ++kk) dst[kk * nr + jj] = src[kk];
-      } else {
-        const float* src = b + (size_t)k0 * ldb + j;
-        for (int kk = 0; kk < kc; ++kk) dst[kk * nr + jj] = src[(size_t)kk * ldb];
+    const int j0 = p * nr, cols = std::min(nr, n - j0);
+    if (!trans_b) {
+      for (int kk = 0; kk < kc; ++kk) {
+        const float* src = b + (size_t)(k0 + kk) * ldb + j0;
+        float* row = dst + (size_t)kk * nr;
+        for (int jj = 0; jj < cols; ++jj) row[jj] = src[jj];
+        for (int jj = cols; jj < nr; ++jj) row[jj] = 0.0f;
       }
+      continue;
     }
+    int jj = 0;
+    for (; jj + 4 <= cols; jj += 4) PackTransposed4(b + (size_t)(j0 + jj) * ldb + k0, ldb, kc, dst + jj, nr);
+    for (; jj < cols; ++jj) {
+      const float* src = b + (size_t)(j0 + jj) * ldb + k0;
+      for (int kk = 0; kk < kc; ++kk) dst[kk * nr + jj] = src[kk];
+    }
+    for (; jj < nr; ++jj)
+      for (int kk = 0; kk < kc; ++kk) dst[kk * nr + jj] = 0.0f;
   }
 }
 
@@ -132,8 +177,9 @@ void PackAll(bool trans_b, int n, int k, const float* b, int ldb, std::vector<fl
   const int n_panels = (n + nr - 1) / nr;
   const size_t need = (size_t)n_panels * nr * k;
   if (buf->size() < need) buf->resize(need);  // grows once, then reused
-  for (int k0 = 0; k0 < k; k0 += KC)
-    Pack(trans_b, n, k0, std::min(KC, k - k0), b, ldb, buf->data() + (size_t)k0 * n_panels * nr, nr);
+  const int kc_max = KcFor(nr);
+  for (int k0 = 0; k0 < k; k0 += kc_max)
+    Pack(trans_b, n, k0, std::min(kc_max, k - k0), b, ldb, buf->data() + (size_t)k0 * n_panels * nr, nr);
 }
 
 // C [m, n] = alpha * A [m, k] * B, B already packed by PackAll for tile.panel.
@@ -146,8 +192,9 @@ void GemmPacked(int m, int n, int k, float alpha, const float* a, int lda, const
   }
   const int n_panels = (n + tile.panel - 1) / tile.panel;
   const int mc = std::max(tile.mr, kMC / tile.mr * tile.mr);
-  for (int k0 = 0; k0 < k; k0 += KC) {
-    const int kc = std::min(KC, k - k0);
+  const int kc_max = KcFor(tile.panel);
+  for (int k0 = 0; k0 < k; k0 += kc_max) {
+    const int kc = std::min(kc_max, k - k0);
     const float* block = packed + (size_t)k0 * n_panels * tile.panel;
     for (int i0 = 0; i0 < m; i0 += mc)
       tile.fn(std::min(mc, m - i0), n, kc, alpha, a + (size_t)i0 * lda + k0, lda, block, c + (size_t)i0 * ldc, ldc,
@@ -293,15 +340,16 @@ void AttentionForward(const float* q, const float* k, const float* v, int n_q, i
     weights = ws->scores.data();
   }
   // K^T and V are packed once; query rows then go through all three passes in blocks whose
-  // score rows (~128 KB, and at least 64 rows: 512 KB at n_k = 2048) stay in L2 between the
-  // passes instead of streaming n_q x n_k floats through memory three times. (With fewer rows
-  // per block the packed K^T and V, n_k x d floats each, are streamed for too little work:
-  // 16-row blocks at n_k = 2048 ran ~30 % slower in WASM.)
+  // score rows (~128 KB) stay in L2 between the passes instead of streaming n_q x n_k floats
+  // through memory three times. In WASM at least 64 rows (512 KB at n_k = 2048): with fewer,
+  // the packed K^T and V, n_k x d floats each, are streamed for too little work (16-row blocks
+  // at n_k = 2048 ran ~30 % slower). Natively the opposite: 12-row blocks at n_k = 2048 ran
+  // ~30 % faster than 60-row ones (AVX-512, attnviz_bench).
   const TileVariant& tile = SelectedTile();
   PackAll(true, n_k, d, k, d, &ws->packed_b, tile.panel);       // K^T [d, n_k]
   PackAll(false, d_v, n_k, v, d_v, &ws->packed_v, tile.panel);  // V [n_k, d_v]
   const int mr = tile.mr;
-  const int block = std::max(mr, std::min(256, std::max(64, 32768 / n_k) / mr * mr));
+  const int block = std::max(mr, std::min(256, std::max(kMinBlockRows, 32768 / n_k)) / mr * mr);
   for (int i0 = 0; i0 < n_q; i0 += block) {
     const int rows = std::min(block, n_q - i0);
     float* s = weights + (size_t)i0 * n_k;

@@ -13,7 +13,8 @@
 // WASM SIMD128 in the web build (plus relaxed-SIMD FMA variants that the web glue registers from
 // a separate module), and GCC vector-extension loops natively for SSE2, AVX2+FMA and AVX-512F,
 // the latter two compiled in their own translation units and offered only when the CPU has them.
-// A probe of a few milliseconds times every variant on this machine and keeps the fastest.
+// A probe times the variants on this machine and keeps the fastest: a quick one (one variant per
+// ISA, ~2 ms) at the first call, full ones (every variant, ~6 ms) after 200 and 2000 calls.
 // All matrices are row-major with an explicit leading dimension (ld = row stride in floats).
 #pragma once
 #include <vector>
@@ -56,13 +57,14 @@ struct TileProbe {
   double gflops[32] = {};  // probe throughput per variant, by index
   double probe_ms = 0.0;   // wall time of the probe
 };
-int TileVariantCount();                         // variants usable on this CPU (built in + registered)
-const TileVariant& TileVariantAt(int i);        // 0 <= i < TileVariantCount()
-int RegisterTileVariant(const TileVariant& v);  // adds an external variant; returns its index or -1 (full)
-const TileProbe& ProbeTiles();                  // times every variant (a few ms) and selects the fastest
-const TileVariant& SelectedTile();        // the selected variant: a quick probe on first use, a full one after 200 uses
-void ForceTile(int i);                    // tests and benchmarks: use variant i (-1: back to the probe's pick)
-double MulAddPeakGflops(double seconds);  // SIMD mul+add peak of this thread (independent chains, no memory)
+int TileVariantCount();                           // variants usable on this CPU (built in + registered)
+const TileVariant& TileVariantAt(int i);          // 0 <= i < TileVariantCount()
+int RegisterTileVariant(const TileVariant& v);    // adds an external variant; returns its index or -1 (full)
+const TileProbe& ProbeTiles(bool quick = false);  // times every variant (~6 ms) and selects the fastest;
+                                                  // quick: the start-up probe, one variant per ISA
+const TileVariant& SelectedTile();                // the pick: quick probe first, full ones at 200 and 2000 uses
+void ForceTile(int i);                            // tests and benchmarks: use variant i (-1: back to the probe's pick)
+double MulAddPeakGflops(double seconds);          // SIMD mul+add peak of this thread (independent chains, no memory)
 
 // ---------------------------------------------------------------------------
 // GEMM (row-major). m, n, k >= 0; c may not alias a or b.

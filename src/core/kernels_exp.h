@@ -10,6 +10,9 @@ namespace exp_constants {
 // the result is exactly +0 with no select; every x <= -87.68 (n = -127), -inf included, gives 0.
 constexpr float kExpLo = -88.0f;
 constexpr float kExpHi = 88.0f;  // clamp: keeps 2^n inside the float exponent range
+// The AVX-512 softmax's exp (kernels_vec_native.h) returns 0 below this: e^-87 = 1.6e-38 is a
+// normal float, so its results are never denormal.
+constexpr float kExpFlushBelow = -87.0f;
 constexpr float kLog2e = 1.44269504088896341f;
 constexpr float kLn2Hi = 0.693359375f;      // ln2 split (Cody-Waite): exact in 9 bits
 constexpr float kLn2Lo = -2.12194440e-4f;   // ln2 - kLn2Hi

@@ -3,7 +3,8 @@
  * Built by clang-16 + wasm-ld-16 (CMakeLists.txt, web build only), not by Emscripten: Debian's
  * Emscripten 3.1.6 (clang 14, binaryen 108) cannot emit or pass the standard relaxed-SIMD opcodes.
  * The module imports the main module's WebAssembly.Memory and works on its pointers; it has no
- * data segment and uses no stack (every tile lives in WASM locals), so it writes nothing but C.
+ * data segment and uses no stack (every tile lives in WASM locals), so it writes nothing but its
+ * outputs (C of a block kernel; x, row_max and row_sum of the softmax).
  * The web glue (src/platform/kernels_fma_web.cpp) validates it with WebAssembly.validate,
  * instantiates it and registers each export as a tile variant (isa "wasm-relaxed-simd"); the
  * start-up probe then races them against the plain SIMD128 variants (kernels_tiles_wasm.cpp).
@@ -11,6 +12,11 @@
  * Three tiles only (4x8, 5x8, 3x16): every loop is fully unrolled, so each export costs 8-17 KB
  * of the web bundle; 6x8 and 4x16 were the slowest relaxed tiles on the Xeon measured (and 6x8
  * the slowest SIMD128 tile on the EPYC of issue 14).
+ *
+ * Compiled as C++17 (-x c++; the .c name keeps it out of attnviz_core's glob of .cpp files), so
+ * that the softmax is the one body every ISA shares: kernels_softmax_impl.h on the vector
+ * operations of kernels_vec_native.h, 4 lanes, whose VFma is relaxed_madd here.
+ * Export softmax_rows: the SoftmaxRows contract of kernels.h (the relaxed variants' softmax).
  *
  * Export block_RxC: the BlockKernelFn contract of kernels.h, C [m, n] (+)= alpha * A [m, kc] *
  * Bblock, Bblock = panels of [kc][8] floats; a ROWS x (8 * NP) tile keeps 2 * NP * ROWS
@@ -31,7 +37,8 @@ INLINE void Store(float* p, f32x4 v) {
   *(f32x4u*)p = v;
 }
 INLINE f32x4 Splat(float x) {
-  return (f32x4){x, x, x, x};
+  const f32x4 v = {x, x, x, x};
+  return v;
 }
 
 /* ROWS x (NP * 8) tile; panel q at bp + q * pstride. ROWS <= 6, NP <= 2 (constants after inlining). */
@@ -115,8 +122,7 @@ INLINE void Block(const int ROWS, const int NP, int m, int n, int kc, float alph
 }
 
 #define DEFINE_BLOCK(ROWS, NP, NAME)                                                                           \
-  EXPORT(#NAME)                                                                                                \
-  void NAME(int m, int n, int kc, float alpha, const float* a, int lda, const float* block, float* c, int ldc, \
+  extern "C" EXPORT(#NAME) void NAME(int m, int n, int kc, float alpha, const float* a, int lda, const float* block, float* c, int ldc, \
             int accumulate) {                                                                                  \
     Block(ROWS, NP, m, n, kc, alpha, a, lda, block, c, ldc, accumulate);                                       \
   }
@@ -125,9 +131,32 @@ DEFINE_BLOCK(4, 1, block_4x8)
 DEFINE_BLOCK(5, 1, block_5x8)
 DEFINE_BLOCK(3, 2, block_3x16)
 
+/* ---- softmax: the shared body (kernels_softmax_impl.h), 4 lanes, fused exp polynomial ---- */
+#define KT_LANES 4
+#include "core/kernels_exp.h"
+
+namespace attnviz {
+namespace kernels {
+namespace {
+using namespace exp_constants;  // NOLINT: the exp's constants, shared with kernels.cpp
+constexpr int kLanes = KT_LANES;
+#include "core/kernels_vec_native.h"
+inline float ExpScalar(float x) {  // the softmax's tail: one lane of the vector exp
+  return ExpV(VSplat(x), ExpConstants{})[0];
+}
+}  // namespace
+#include "core/kernels_softmax_impl.h"
+}  // namespace kernels
+}  // namespace attnviz
+
+extern "C" EXPORT("softmax_rows") int softmax_rows(float* x, int rows, int cols, int ld, float scale, float* row_max,
+                                                   float* row_sum) {
+  return attnviz::kernels::SoftmaxRowsImpl(x, rows, cols, ld, scale, row_max, row_sum);
+}
+
 /* The mul+add peak's relaxed twin: 12 chains of acc = relaxed_madd(acc, m, c), iters x 2048
  * steps; returns a lane so the work is observable. 2 FLOPs per lane per step. */
-EXPORT("madd_peak") float madd_peak(int iters) {
+extern "C" EXPORT("madd_peak") float madd_peak(int iters) {
   f32x4 acc[12];
   const f32x4 m = Splat(0.999f), k = Splat(0.001f);
   for (int i = 0; i < 12; ++i) acc[i] = Splat(1.0f + 0.01f * i);

@@ -1,16 +1,19 @@
 // attnviz core: the register-tile registry, the start-up probe that picks a variant, and the
 // SIMD mul+add peak. See kernels.h (Tile variants).
 //
-// Probe: every variant computes the same 60 x 64 x 128 product (B packed for its panel width),
-// round-robin, until each has run >= 6 times and >= ~6 ms have passed in all (the first probe,
-// at the first kernel call: 60 x 32 x 32, >= 2 rounds, ~2 ms); the fastest run of each decides. Round-robin matters
-// under V8, which compiles a WASM function first with its baseline compiler and swaps in optimized code later: every
-// variant gets the same chance to be tiered up before its best run is taken. Still, a probe at start-up sees mostly
-// cold code under V8 (its pick there is close to random, and its time is mostly the first compilation of each variant),
-// so it is kept short and SelectedTile() probes once more, fully, after kReprobeAfter uses.
+// Probe: every variant computes the same two products, 120 x 128 x 64 and 120 x 64 x 128 (B
+// packed for its panel width), round-robin, until each has run >= 6 times and >= ~6 ms have
+// passed in all (the first probe, at the first kernel call: 60 x 32 x 32, one variant per ISA,
+// >= 2 rounds, ~2 ms); the fastest run of each decides. Round-robin matters under V8, which
+// compiles a WASM function first with its baseline compiler and swaps in optimized code later:
+// every variant gets the same chance to be tiered up before its best run is taken. Still, a
+// probe at start-up sees mostly cold code under V8 (its pick there is close to random, and its
+// time is mostly the first compilation of each variant), so it is kept short (one variant per
+// ISA) and SelectedTile() probes again, fully, after kReprobeAfter and kSecondReprobeAfter uses.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <mutex>
 #include <vector>
 
@@ -25,7 +28,10 @@ namespace kernels {
 namespace {
 
 constexpr int kMaxVariants = 32;
-constexpr int kReprobeAfter = 200;  // uses of the kernels before the warm re-probe
+// Uses of the kernels before the warm re-probes: the first one runs the variants the quick
+// start-up probe left out, which sends them to V8's optimizing compiler; the second times them
+// optimized (under V8 a variant first run in the 200th use is still baseline code there).
+constexpr int kReprobeAfter = 200, kSecondReprobeAfter = 2000;
 volatile float g_peak_sink = 0.0f;  // keeps the peak loop's result observable
 
 struct Registry {
@@ -65,14 +71,27 @@ void PackForProbe(const std::vector<float>& b, int k, int n, int panel, std::vec
 
 // quick: the first probe (at the first kernel call), >= 2 rounds and ~2 ms; otherwise >= 6 and ~6 ms.
 void RunProbe(Registry* reg, bool quick = false) {
-  // 60 rows: a multiple of every tile height offered. The quick probe runs a product 8x smaller:
-  // under V8 it times baseline code, ~1 GFLOP/s, and should cost a few ms, not ~80.
-  const int m = 60, n = quick ? 32 : 64, k = quick ? 32 : 128;
-  std::vector<float> a((size_t)m * k), b((size_t)k * n), c((size_t)m * n);
+  // Two products per run, attention's two GEMMs at d = 64: S = Q K^T (120 x 128, k = 64) and
+  // O = P V (120 x 64, k = 128). 120 rows: a multiple of every tile height offered. (A single
+  // 60 x 64 x 128 product favoured tiles two panels wide, whose one tile covered all 64 columns:
+  // AVX-512 4x64, 5-10 % slower in attention than 12x32.) The quick probe runs products 15x
+  // smaller: under V8 it times baseline code, ~1 GFLOP/s, and should cost a few ms, not ~80.
+  const int m = quick ? 60 : 120, n = quick ? 32 : 128, k = quick ? 32 : 64;
+  std::vector<float> a((size_t)m * n), b((size_t)k * n), c((size_t)m * n);  // A [m, k] and [m, n]
   for (size_t i = 0; i < a.size(); ++i) a[i] = (float)((i * 37) % 17) * 0.0625f - 0.5f;
   for (size_t i = 0; i < b.size(); ++i) b[i] = (float)((i * 53) % 19) * 0.0625f - 0.5f;
-  std::vector<std::vector<float>> packed(reg->count);
-  for (int v = 0; v < reg->count; ++v) PackForProbe(b, k, n, reg->variants[v].panel, &packed[v]);
+  std::vector<std::vector<float>> packed(reg->count), packed_t(reg->count);
+  for (int v = 0; v < reg->count; ++v) {
+    PackForProbe(b, k, n, reg->variants[v].panel, &packed[v]);    // B [k, n]
+    PackForProbe(b, n, k, reg->variants[v].panel, &packed_t[v]);  // B [n, k] (the same floats)
+  }
+  // The quick probe times one variant per ISA (the first registered, the usual best): on cold
+  // WASM code each variant's first call pays its Liftoff compilation (8 variants: ~26 ms in
+  // node), and a pick among cold variants of one ISA is close to random anyway.
+  std::vector<bool> timed(reg->count, true);
+  if (quick)
+    for (int v = 0; v < reg->count; ++v)
+      for (int u = 0; u < v && timed[v]; ++u) timed[v] = std::strcmp(reg->variants[u].isa, reg->variants[v].isa) != 0;
   std::vector<double> best(reg->count, 1e30);
   const auto start = Clock::now();
   double elapsed = 0.0;
@@ -80,15 +99,17 @@ void RunProbe(Registry* reg, bool quick = false) {
   const double min_seconds = quick ? 0.002 : 0.006;
   for (int round = 0; round < 200 && (round < min_rounds || elapsed < min_seconds); ++round) {
     for (int v = 0; v < reg->count; ++v) {
+      if (!timed[v]) continue;
       const auto t0 = Clock::now();
       reg->variants[v].fn(m, n, k, 1.0f, a.data(), k, packed[v].data(), c.data(), n, 0);
+      reg->variants[v].fn(m, k, n, 1.0f, a.data(), n, packed_t[v].data(), c.data(), k, 0);
       best[v] = std::min(best[v], std::chrono::duration<double>(Clock::now() - t0).count());
     }
     elapsed = std::chrono::duration<double>(Clock::now() - start).count();
   }
   TileProbe probe;
   for (int v = 0; v < reg->count && v < 32; ++v) {
-    probe.gflops[v] = 2.0 * m * n * k / std::max(best[v], 1e-9) * 1e-9;
+    probe.gflops[v] = timed[v] ? 2.0 * 2.0 * m * n * k / std::max(best[v], 1e-9) * 1e-9 : 0.0;
     if (probe.selected < 0 || probe.gflops[v] > probe.gflops[probe.selected]) probe.selected = v;
   }
   probe.probe_ms = elapsed * 1e3;
@@ -115,10 +136,10 @@ int RegisterTileVariant(const TileVariant& v) {
   return reg.count++;
 }
 
-const TileProbe& ProbeTiles() {
+const TileProbe& ProbeTiles(bool quick) {
   Registry& reg = TheRegistry();
   std::lock_guard<std::mutex> lock(reg.mutex);
-  RunProbe(&reg);
+  RunProbe(&reg, quick);
   reg.selected.store(reg.probe.selected);
   return reg.probe;
 }
@@ -127,7 +148,8 @@ const TileVariant& SelectedTile() {
   Registry& reg = TheRegistry();
   // The start-up probe may have timed cold code (V8 runs a WASM function in its baseline
   // compiler until it is hot); once the kernels have been used kReprobeAfter times, probe again.
-  if (reg.uses.fetch_add(1, std::memory_order_relaxed) + 1 == kReprobeAfter && !reg.forced) {
+  const int use = reg.uses.fetch_add(1, std::memory_order_relaxed) + 1;
+  if ((use == kReprobeAfter || use == kSecondReprobeAfter) && !reg.forced) {
     std::lock_guard<std::mutex> lock(reg.mutex);
     RunProbe(&reg);
     reg.selected.store(reg.probe.selected);

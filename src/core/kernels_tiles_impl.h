@@ -3,13 +3,18 @@
 // defining KT_LANES (floats per vector: 4 SSE2, 8 AVX2, 16 AVX-512) and KT_ISA (the isa name);
 // the translation unit's compile flags (-mavx2 -mfma, -mavx512f) pick the instructions.
 //
-// Everything here has internal linkage and calls no inline function of a library header, so
-// no AVX-compiled copy of a shared inline function can be picked by the linker for the SSE2 path.
+// Everything here has internal linkage and calls no inline function of a library header but the
+// FMA intrinsics (gnu_inline, never emitted out of line), so no AVX-compiled copy of a shared
+// inline function can be picked by the linker for the SSE2 path.
 //
 // Block kernel (BlockKernelFn in kernels.h): C [m, n] (+)= alpha * A [m, kc] * Bblock, Bblock =
 // panels of [kc][P] floats, P = 2 * KT_LANES. A ROWS x (NP * P) register tile keeps 2 * NP * ROWS
 // vector accumulators; each k step loads 2 * NP vectors of B and broadcasts ROWS values of A.
 #include "core/kernels.h"
+
+#if defined(__AVX512F__) || defined(__FMA__)
+#include <immintrin.h>
+#endif
 
 namespace attnviz {
 namespace kernels {
@@ -24,6 +29,18 @@ inline KtVec KtLoad(const float* p) {
 }
 inline void KtStore(float* p, KtVec v) {
   *reinterpret_cast<KtVecU*>(p) = v;
+}
+// acc + x * b, fused by an explicit intrinsic where the ISA has FMA (not left to fp-contract:
+// the softmax compiled later in the same translation unit turns contraction off, and GCC then
+// emitted separate multiplies and adds for these templates as well, ~35 % slower).
+inline KtVec KtMulAdd(float x, KtVec b, KtVec acc) {
+#if KT_LANES == 16 && defined(__AVX512F__)
+  return (KtVec)_mm512_fmadd_ps(_mm512_set1_ps(x), (__m512)b, (__m512)acc);
+#elif KT_LANES == 8 && defined(__FMA__)
+  return (KtVec)_mm256_fmadd_ps(_mm256_set1_ps(x), (__m256)b, (__m256)acc);
+#else
+  return acc + x * b;
+#endif
 }
 
 // ROWS x (NP * kKtPanel) tile; panel q of the tile starts at bp + q * pstride.
@@ -42,7 +59,7 @@ inline __attribute__((always_inline)) void KtMicro(int kc, const float* a, int l
     }
     for (int r = 0; r < ROWS; ++r) {
       const float x = a[r * lda + p];  // scalar * vector: one broadcast per row
-      for (int j = 0; j < V; ++j) acc[r][j] += x * b[j];
+      for (int j = 0; j < V; ++j) acc[r][j] = KtMulAdd(x, b[j], acc[r][j]);
     }
   }
   if (cols_valid == NP * kKtPanel) {
@@ -64,7 +81,8 @@ inline __attribute__((always_inline)) void KtMicro(int kc, const float* a, int l
 }
 
 // One k-block of the GEMM over m rows: pairs (NP = 2) or single panels, row tiles of ROWS, then
-// leftover rows by 4, then one at a time; a panel stays in L1 while the rows pass over it.
+// leftover rows by 8 (12-row tiles: 128 rows leave 8), by 4, then one at a time; a panel stays in L1 while the rows
+// pass over it.
 template <int ROWS, int NP>
 void KtBlock(int m, int n, int kc, float alpha, const float* a, int lda, const float* block, float* c, int ldc,
              int accumulate) {
@@ -78,6 +96,9 @@ void KtBlock(int m, int n, int kc, float alpha, const float* a, int lda, const f
     int i = 0;
     for (; i + ROWS <= m; i += ROWS)
       KtMicro<ROWS, NP>(kc, a + i * lda, lda, bp, pstride, alpha, accumulate, c + i * ldc + p * kKtPanel, ldc, valid);
+    if (ROWS > 8)
+      for (; i + 8 <= m; i += 8)
+        KtMicro<8, NP>(kc, a + i * lda, lda, bp, pstride, alpha, accumulate, c + i * ldc + p * kKtPanel, ldc, valid);
     if (ROWS > 4)
       for (; i + 4 <= m; i += 4)
         KtMicro<4, NP>(kc, a + i * lda, lda, bp, pstride, alpha, accumulate, c + i * ldc + p * kKtPanel, ldc, valid);
@@ -91,6 +112,9 @@ void KtBlock(int m, int n, int kc, float alpha, const float* a, int lda, const f
     int i = 0;
     for (; i + ROWS <= m; i += ROWS)
       KtMicro<ROWS, 1>(kc, a + i * lda, lda, bp, pstride, alpha, accumulate, c + i * ldc + p * kKtPanel, ldc, valid);
+    if (ROWS > 8)
+      for (; i + 8 <= m; i += 8)
+        KtMicro<8, 1>(kc, a + i * lda, lda, bp, pstride, alpha, accumulate, c + i * ldc + p * kKtPanel, ldc, valid);
     if (ROWS > 4)
       for (; i + 4 <= m; i += 4)
         KtMicro<4, 1>(kc, a + i * lda, lda, bp, pstride, alpha, accumulate, c + i * ldc + p * kKtPanel, ldc, valid);

@@ -1,5 +1,6 @@
 // attnviz core: the native vector operations of the softmax and exp in GCC vector extensions,
-// KT_LANES floats wide (4 SSE2 in kernels.cpp, 8 AVX2 and 16 AVX-512 in kernels_tiles_*.cpp).
+// KT_LANES floats wide (4 SSE2 in kernels.cpp, 8 AVX2 and 16 AVX-512 in kernels_tiles_*.cpp;
+// also 4 relaxed-SIMD lanes in the separate WASM module kernels_fma.c).
 // Include inside namespace attnviz::kernels::{anonymous}, after `using namespace exp_constants`
 // and with KT_LANES defined; everything has internal linkage and calls no library inline
 // function, so AVX copies never stand in for the SSE2 ones at link time.
@@ -36,33 +37,99 @@ inline ExpConstants LoadExpConstants() {
   return {};
 }
 
-// Same algorithm and constants as ExpScalar, KT_LANES at a time. (With -mfma GCC fuses the
-// polynomial's multiply-adds; the error stays within kExpMaxRelError, see the tests.)
+// a * b + c: fused in the AVX2 / AVX-512 translation units (compiled with -mfma), whose
+// fp-contract is off for the softmax's scale * x - m, and relaxed_madd in the relaxed-SIMD module
+// (kernels_fma.c: fused on CPUs with FMA); a multiply and an add in the SSE2 build.
+inline Vec VFma(Vec a, Vec b, Vec c) {
+#if KT_LANES == 4 && defined(__wasm_relaxed_simd__)
+  return __builtin_wasm_relaxed_madd_f32x4(a, b, c);
+#elif KT_LANES == 16 && defined(__AVX512F__)
+  return (Vec)_mm512_fmadd_ps((__m512)a, (__m512)b, (__m512)c);
+#elif KT_LANES == 8 && defined(__FMA__)
+  return (Vec)_mm256_fmadd_ps((__m256)a, (__m256)b, (__m256)c);
+#else
+  return a * b + c;
+#endif
+}
+
+// Same algorithm and constants as ExpScalar, KT_LANES at a time; the range reduction and the
+// polynomial use VFma (fused: the error stays within kExpMaxRelError, see the tests).
+// x < lo ? lo : x, a NaN x stays NaN, as one maxps / pmax (GCC compiles the select, in either
+// operand order, to a compare and a blend). maxps(lo, x) = lo > x ? lo : x. (The masked form for
+// AVX-512: the unmasked _mm512_max_ps trips GCC 12's -Wmaybe-uninitialized in its header.)
+inline Vec VClampBelow(Vec x, float lo) {
+#if KT_LANES == 4 && defined(__wasm_relaxed_simd__)
+  return __builtin_wasm_pmax_f32x4(x, VSplat(lo));  // x < lo ? lo : x
+#elif KT_LANES == 16 && defined(__AVX512F__)
+  const __m512 l = (__m512)VSplat(lo);
+  return (Vec)_mm512_mask_max_ps(l, (__mmask16)0xffff, l, (__m512)x);
+#elif KT_LANES == 8 && defined(__AVX2__)
+  return (Vec)_mm256_max_ps((__m256)VSplat(lo), (__m256)x);
+#else
+  return x < VSplat(lo) ? VSplat(lo) : x;
+#endif
+}
+
+// The shared part of the exp: x = n ln2 + r, t = x log2e + 1.5 * 2^23 (bits(t) = bits(M) + n),
+// and P(r) of e^r = 1 + r + r^2 P(r).
+struct ExpParts {
+  Vec t, n, r, p;
+};
+inline ExpParts ExpReduce(Vec x) {
+  const Vec t = VFma(x, VSplat(kLog2e), VSplat(kRoundMagic));
+  const Vec n = t - kRoundMagic;  // round(x log2e)
+  Vec r = VFma(n, VSplat(-kLn2Hi), x);
+  r = VFma(n, VSplat(-kLn2Lo), r);
+  Vec p = VFma(VSplat(kP1), r, VSplat(kP2));
+  p = VFma(p, r, VSplat(kP3));
+  p = VFma(p, r, VSplat(kP4));
+  p = VFma(p, r, VSplat(kP5));
+  return {t, n, r, p};
+}
+
 template <bool kNonPositive = false>
 inline Vec ExpV(Vec x, const ExpConstants&) {
+#if KT_LANES == 16 && defined(__AVX512F__)
+  if (kNonPositive) {  // the softmax's exp: 12 instructions instead of 14, and no denormals
+    // e^r by Horner on the same coefficients, 2^n applied by vscalefps; inputs below -87 (and
+    // -inf) give exactly 0 through the zero-mask (e^-87 = 1.6e-38 is the smallest result, a
+    // normal float, so the P V pass never meets a denormal), a NaN stays NaN (unordered: kept).
+    const __mmask16 keep = _mm512_cmp_ps_mask((__m512)x, _mm512_set1_ps(kExpFlushBelow), _CMP_NLT_UQ);
+    const ExpParts e = ExpReduce(x);
+    const Vec p = VFma(VFma(e.p, e.r, VSplat(1.0f)), e.r, VSplat(1.0f));
+    return (Vec)_mm512_maskz_scalef_ps(keep, (__m512)p, (__m512)e.n);
+  }
+#endif
   if (!kNonPositive) x = x > VSplat(kExpHi) ? VSplat(kExpHi) : x;
-  x = x < VSplat(kExpLo) ? VSplat(kExpLo) : x;  // -inf -> -88 -> exactly 0; NaN stays NaN
-  const Vec t = x * kLog2e + kRoundMagic;       // bits(t) = bits(M) + n
-  const Vec n = t - kRoundMagic;
-  Vec r = x - n * kLn2Hi;
-  r = r - n * kLn2Lo;
-  Vec p = VSplat(kP1);
-  p = p * r + kP2;
-  p = p * r + kP3;
-  p = p * r + kP4;
-  p = p * r + kP5;
-  const Vec y = p * (r * r) + r + 1.0f;
-  const VU bits = ((VU)t + 127u) << 23;  // same-size vector casts reinterpret bits
+  x = VClampBelow(x, kExpLo);  // -inf -> -88 -> exactly 0; NaN stays NaN
+  const ExpParts e = ExpReduce(x);
+  const Vec y = VFma(e.p, e.r * e.r, e.r) + 1.0f;
+  const VU bits = ((VU)e.t + 127u) << 23;  // exponent field of 2^n (same-size vector casts reinterpret bits)
   return y * (Vec)bits;
 }
 
+// Log-step reductions: log2(KT_LANES) full-width shuffles (every lane ends with the result),
+// not KT_LANES dependent scalar operations per row.
+template <typename Op>
+inline float HorizontalReduce(Vec v, Op op) {
+#if KT_LANES == 16
+  v = op(v, __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7));
+  v = op(v, __builtin_shufflevector(v, v, 4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11));
+  v = op(v, __builtin_shufflevector(v, v, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13));
+  v = op(v, __builtin_shufflevector(v, v, 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14));
+#elif KT_LANES == 8
+  v = op(v, __builtin_shufflevector(v, v, 4, 5, 6, 7, 0, 1, 2, 3));
+  v = op(v, __builtin_shufflevector(v, v, 2, 3, 0, 1, 6, 7, 4, 5));
+  v = op(v, __builtin_shufflevector(v, v, 1, 0, 3, 2, 5, 4, 7, 6));
+#else
+  v = op(v, __builtin_shufflevector(v, v, 2, 3, 0, 1));
+  v = op(v, __builtin_shufflevector(v, v, 1, 0, 3, 2));
+#endif
+  return v[0];
+}
 inline float HorizontalMax(Vec v) {
-  float m = v[0];
-  for (int l = 1; l < KT_LANES; ++l) m = v[l] > m ? (float)v[l] : m;
-  return m;
+  return HorizontalReduce(v, [](Vec a, Vec b) { return a > b ? a : b; });
 }
 inline float HorizontalSum(Vec v) {
-  float s = 0.0f;
-  for (int l = 0; l < KT_LANES; ++l) s += v[l];
-  return s;
+  return HorizontalReduce(v, [](Vec a, Vec b) { return a + b; });
 }

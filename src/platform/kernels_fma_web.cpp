@@ -7,7 +7,8 @@
 // WebAssembly.validate decides (false on engines without relaxed SIMD, e.g. node 20 without
 // --experimental-wasm-relaxed-simd: the plain SIMD128 variants remain), then the module is
 // instantiated on this module's WebAssembly.Memory and every export block_RxC is registered as
-// a tile variant of isa "wasm-relaxed-simd". Each block kernel call crosses into JS once per
+// a tile variant of isa "wasm-relaxed-simd", with the module's softmax_rows as its softmax. Each
+// block kernel call crosses into JS once per
 // k-block of up to 64 rows (thousands of multiply-adds per call), not per element.
 #include <emscripten.h>
 
@@ -40,6 +41,9 @@ EM_JS(void, attnviz_fma_5x8, (int m, int n, int kc, float alpha, const float* a,
 EM_JS(void, attnviz_fma_3x16, (int m, int n, int kc, float alpha, const float* a, int lda, const float* b, float* c, int ldc, int acc), {
   Module["attnvizFma"]["block_3x16"](m, n, kc, alpha, a, lda, b, c, ldc, acc);
 });
+EM_JS(int, attnviz_fma_softmax, (float* x, int rows, int cols, int ld, float scale, float* row_max, float* row_sum), {
+  return Module["attnvizFma"]["softmax_rows"](x, rows, cols, ld, scale, row_max, row_sum);
+});
 EM_JS(double, attnviz_fma_peak_js, (int iters), {
   const t0 = performance.now();
   Module["attnvizFma"]["madd_peak"](iters);
@@ -55,9 +59,9 @@ struct FmaLoader {
     if (!f || !attnviz_fma_instantiate(f->data, (int)f->size)) return;
     namespace k = attnviz::kernels;
     const char* isa = "wasm-relaxed-simd";
-    k::RegisterTileVariant({"4x8", isa, 4, 8, &attnviz_fma_4x8});
-    k::RegisterTileVariant({"5x8", isa, 5, 8, &attnviz_fma_5x8});
-    k::RegisterTileVariant({"3x16", isa, 3, 8, &attnviz_fma_3x16});
+    k::RegisterTileVariant({"4x8", isa, 4, 8, &attnviz_fma_4x8, &attnviz_fma_softmax});
+    k::RegisterTileVariant({"5x8", isa, 5, 8, &attnviz_fma_5x8, &attnviz_fma_softmax});
+    k::RegisterTileVariant({"3x16", isa, 3, 8, &attnviz_fma_3x16, &attnviz_fma_softmax});
     g_fma_loaded = true;
   }
 };

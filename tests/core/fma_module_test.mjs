@@ -66,5 +66,47 @@ for (const name of ['block_4x8', 'block_5x8', 'block_3x16'])
     check(`${name} m=${m} n=${n} kc=${kc} acc=${acc}`, maxErr <= 2e-7 * kc + 1e-6 && stray === 0,
           `max abs err ${maxErr.toExponential(2)}, ${stray} stray bytes written`);
   }
+// softmax_rows: against a double-precision softmax, with -inf entries, a fully masked row (zeros,
+// row max and sum 0), scale != 1, cols not a multiple of 8, ld > cols; writes x, row_max and
+// row_sum only, and returns the number of fully masked rows.
+for (const [rows, cols, scale] of [[5, 37, 0.37], [3, 128, 1], [2, 3, 1]]) {
+  u8.fill(0xa5);
+  const ld = cols + 3, X = 2048, M = X + rows * ld + 64, S = M + rows + 64;
+  const x = Float32Array.from({ length: rows * ld }, () => 8 * rnd());
+  x[1] = -Infinity;  // a masked key in row 0
+  for (let j = 0; j < cols; ++j) x[(rows - 1) * ld + j] = -Infinity;  // the last row fully masked
+  heap.set(x, X);
+  const before = u8.slice();
+  const masked = exports.softmax_rows(X * 4, rows, cols, ld, scale, M * 4, S * 4);
+  let maxErr = 0, sumErr = 0, maskedOk = true;
+  for (let i = 0; i < rows; ++i) {
+    let m = -Infinity;
+    for (let j = 0; j < cols; ++j) m = Math.max(m, Math.fround(scale * x[i * ld + j]));
+    if (m === -Infinity) {
+      for (let j = 0; j < cols; ++j) maskedOk &&= heap[X + i * ld + j] === 0;
+      maskedOk &&= heap[M + i] === 0 && heap[S + i] === 0;
+      continue;
+    }
+    let sum = 0;
+    for (let j = 0; j < cols; ++j) sum += Math.exp(Math.fround(scale * x[i * ld + j]) - m);
+    for (let j = 0; j < cols; ++j)
+      maxErr = Math.max(maxErr, Math.abs(heap[X + i * ld + j] - Math.exp(Math.fround(scale * x[i * ld + j]) - m) / sum));
+    sumErr = Math.max(sumErr, Math.abs(heap[S + i] - sum) / sum, Math.abs(heap[M + i] - m));
+  }
+  maskedOk &&= heap[X + 1] === 0;
+  const written = (byte) => {
+    const f = byte >> 2;
+    if (f >= M && f < M + rows) return true;
+    if (f >= S && f < S + rows) return true;
+    const g = f - X;
+    return g >= 0 && Math.floor(g / ld) < rows && g % ld < cols;
+  };
+  let stray = 0;
+  for (let i = 0; i < u8.length; ++i) if (u8[i] !== before[i] && !written(i)) stray++;
+  check(`softmax_rows rows=${rows} cols=${cols} scale=${scale}`,
+        masked === 1 && maskedOk && maxErr <= 1e-6 && sumErr <= 1e-6 && stray === 0,
+        `max abs err ${maxErr.toExponential(2)}, row max/sum err ${sumErr.toExponential(2)}, masked rows ${masked}, ` +
+        `${stray} stray bytes written`);
+}
 console.log(failed ? `${failed} failed` : 'all passed');
 process.exit(failed ? 1 : 0);

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,28 @@ TEST(KernelTiles, ProbeTimesEveryVariantAndPicksOne) {
   std::printf("  probe took %.2f ms\n", probe.probe_ms);
   EXPECT_STREQ(k::SelectedTile().tile, k::TileVariantAt(probe.selected).tile);
   EXPECT_EQ(k::PanelWidth(), k::TileVariantAt(probe.selected).panel);
+}
+
+// The start-up probe: one variant per ISA (the first registered), so that on cold WASM code it
+// pays one compilation per ISA, not one per variant; it picks among those it timed.
+TEST(KernelTiles, QuickProbeTimesOneVariantPerIsa) {
+  const k::TileProbe quick = k::ProbeTiles(/*quick=*/true);
+  std::set<std::string> isas;
+  for (int i = 0; i < k::TileVariantCount(); ++i) {
+    const k::TileVariant& v = k::TileVariantAt(i);
+    const bool first_of_isa = isas.insert(v.isa).second;
+    std::printf("  variant %d: %s %-5s %6.2f GFLOP/s%s\n", i, v.isa, v.tile, quick.gflops[i],
+                i == quick.selected ? "  <- selected" : "");
+    if (first_of_isa) {
+      EXPECT_GT(quick.gflops[i], 0.0) << v.isa << " " << v.tile;
+    } else {
+      EXPECT_EQ(quick.gflops[i], 0.0) << v.isa << " " << v.tile;
+    }
+  }
+  ASSERT_GE(quick.selected, 0);
+  EXPECT_GT(quick.gflops[quick.selected], 0.0);
+  std::printf("  quick probe took %.2f ms\n", quick.probe_ms);
+  k::ProbeTiles();  // back to a full probe's pick for the tests that follow
 }
 
 TEST(KernelTiles, RequiredIsaIsPresent) {
