@@ -27,8 +27,10 @@
   const nameOf = (url) => decodeURIComponent(String(url).split(/[?#]/)[0].split('/').pop() || 'download');
 
   // Figures for benchmarks: the last stream's pieces and the longest feed; the biggest lazy read and
-  // how long it took to arrive; how long the last decoding between frames took.
-  const stats = { pieces: 0, longest_feed_ms: 0, biggest_read_bytes: 0, biggest_read_ms: 0, last_work_ms: 0 };
+  // how long it took to arrive; how long the last decoding between frames took; reads aborted; the
+  // last 64 reads' start and end (performance.now()) and size.
+  const stats = { pieces: 0, longest_feed_ms: 0, biggest_read_bytes: 0, biggest_read_ms: 0, last_work_ms: 0,
+    aborted_reads: 0, reads: [] };
 
   // Streams the bytes that read(n) gives (a Uint8Array, or null at the end) into the viewer's loader.
   async function stream(ctx, name, total, read, stop) {
@@ -121,19 +123,37 @@
     };
     M.attnvizCancel = (id, ticket) => {
       const r = M.attnvizReaders[id];
-      if (r) r.cancelled.add(ticket);
+      if (r) r.cancel(ticket);
     };
     M.attnvizClose = (id) => {
       const r = M.attnvizReaders[id];
-      if (r) r.closed = true;
+      if (r) r.close();
       delete M.attnvizReaders[id];
     };
   }
 
-  // A reader: range(offset, size) -> Promise<Uint8Array>; reads start when the viewer asks.
+  // A reader: range(offset, size, signal) -> Promise<Uint8Array>; reads start when the viewer asks. A
+  // read the viewer cancels is aborted (its HTTP request too: the browser's few connections to the
+  // server are not held by bytes nobody wants while the head now in view waits for one).
   function makeReader(ctx, name, range) {
     const M = ctx.Module, id = nextReader++;
-    const r = { id, closed: false, cancelled: new Set(), reads: 0, bytes: 0 };
+    const r = { id, closed: false, cancelled: new Set(), reads: 0, bytes: 0, aborted: 0 };
+    const controllers = new Map();  // ticket -> AbortController of a read under way
+    r.cancel = (ticket) => {
+      r.cancelled.add(ticket);
+      const c = controllers.get(ticket);
+      if (c) {
+        controllers.delete(ticket);
+        r.aborted++;
+        stats.aborted_reads++;
+        c.abort();
+      }
+    };
+    r.close = () => {
+      r.closed = true;
+      for (const c of controllers.values()) c.abort();
+      controllers.clear();
+    };
     // Decoding runs between frames, ~8 ms at a time, as soon as a read ends (frames may be slow).
     let working = false;
     const work = async () => {
@@ -156,8 +176,13 @@
     r.read = (ticket, offset, size, dst) => {
       r.reads++;
       const t0 = performance.now();
-      range(offset, size).then((bytes) => {
+      const controller = typeof AbortController === 'function' ? new AbortController() : null;
+      if (controller) controllers.set(ticket, controller);
+      range(offset, size, controller && controller.signal).then((bytes) => {
+        controllers.delete(ticket);
         if (r.closed || r.cancelled.delete(ticket)) return;  // the viewer no longer holds dst
+        stats.reads.push({ start: t0, end: performance.now(), bytes: size });  // the last 64 reads
+        if (stats.reads.length > 64) stats.reads.shift();
         if (size >= stats.biggest_read_bytes) {
           stats.biggest_read_bytes = size;
           stats.biggest_read_ms = performance.now() - t0;
@@ -170,6 +195,7 @@
         r.bytes += size;
         done(ticket, '');
       }, (e) => {
+        controllers.delete(ticket);
         if (r.closed || r.cancelled.delete(ticket)) return;
         done(ticket, e.message);
       });
@@ -250,11 +276,11 @@
     if (!total) throw fail('the server answered the Range request without the file\'s size (Content-Range: bytes a-b/size)');
     const version = first.headers.get('ETag') || first.headers.get('Last-Modified') || '';
     const head = new Uint8Array(await first.arrayBuffer());
-    const one = async (offset, size) => {
+    const one = async (offset, size, signal) => {
       const bytes = `bytes ${offset}-${offset + size - 1}`;
       let res;
       try {
-        res = await fetch(url, { mode: 'cors', headers: { Range: `bytes=${offset}-${offset + size - 1}` } });
+        res = await fetch(url, { mode: 'cors', signal, headers: { Range: `bytes=${offset}-${offset + size - 1}` } });
       } catch (e) {
         throw new Error(`reading ${bytes} failed: the network failed (${e.message})`);
       }
@@ -271,8 +297,8 @@
     };
     // One Range request per read: the viewer asks for a whole head (tens of MB) in 4 MiB parts, a
     // few at a time, and decodes the parts in while the rest arrive (LazyAttentionFile::kPartBytes).
-    const range = (offset, size) => (offset === 0 && size <= head.length ? Promise.resolve(head.subarray(0, size))
-      : one(offset, size));
+    const range = (offset, size, signal) => (offset === 0 && size <= head.length
+      ? Promise.resolve(head.subarray(0, size)) : one(offset, size, signal));
     return openLazy(ctx, name, total, range);
   }
 

@@ -345,6 +345,7 @@ void QueueCells(const HeatmapEnv& env, const HeatmapStyle& style, const HeatmapL
   st->geom.held0 = draw_map ? held0 : 0;
   st->geom.held1 = draw_map ? held1 : 0;
   st->geom.underlay = draw_underlay;
+  st->geom.underlay_rows = draw_underlay ? (int)st->underlay->weights.rows() : 0;
 }
 
 void UpdateHover(const HeatmapLayout& L, int rows, int cols, HeatmapViewState* st) {
@@ -573,6 +574,8 @@ void DescribeHeatmap(JsonWriter* w, const char* id, const HeatmapGeometry& g, co
     w->EndArray();
     w->Key("underlay");
     w->Bool(g.underlay);
+    w->Key("underlay_rows");
+    w->Number(g.underlay_rows);
   }
   w->Key("colormap");
   w->String(ColormapName(g.colormap));

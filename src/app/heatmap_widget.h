@@ -52,6 +52,7 @@ struct HeatmapGeometry {
   int rows_shown = 0;                   // rows drawn (decoding animation)
   int held0 = 0, held1 = 0;             // rows in memory [held0, held1) (a lazily read map's band; else all)
   bool underlay = false;                // an overview stood in for rows not in memory
+  int underlay_rows = 0;                // and its rows (256: an overview, 1024: a screen copy)
   float vmin = 0, vmax = 1;             // the resolved colour range it was drawn with
   Colormap colormap = Colormap::Greys;  // and its colormap
   bool valid = false;                   // drawn this frame

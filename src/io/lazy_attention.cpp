@@ -62,6 +62,29 @@ Status CheckHeadTensor(const SafetensorsTensor& t, const std::string& what, int6
   return Status::Ok();
 }
 
+// A layer's stored max-pooled copies (overviews or screen copies) [heads, R, C]: a float dtype, the
+// layer's heads, R <= n_q, C <= n_k, the same R and C for every layer, no bigger than the pool's side.
+Status PooledTensor(const SafetensorsTensor& o, const std::string& name, LazyPool pool,
+                    const AttentionFileLimits& limits, LazySet* set, LazyLayer* layer) {
+  Status st = CheckHeadTensor(o, "tensor '" + name + "'", -1, -1, limits);
+  if (!st) return st;
+  const int64_t R = o.shape[1], C = o.shape[2], side = LazyPoolSide(pool);
+  int& rows = pool == LazyPool::Screen ? set->screen_rows : set->overview_rows;
+  int& cols = pool == LazyPool::Screen ? set->screen_cols : set->overview_cols;
+  if (o.shape[0] != layer->heads || R < 1 || C < 1 || R > set->n_q || C > set->n_k || R > side || C > side ||
+      (rows && (R != rows || C != cols)))
+    return Status::Error("safetensors: tensor '" + name + "' is [" + std::to_string(o.shape[0]) + ", " +
+                         std::to_string(R) + ", " + std::to_string(C) + "]; expected [" + std::to_string(layer->heads) +
+                         ", R, C] with R <= n_q, C <= n_k, both at most " + std::to_string(side) +
+                         ", the same for every layer");
+  rows = (int)R;
+  cols = (int)C;
+  LazyPooled& p = pool == LazyPool::Screen ? layer->screen : layer->overview;
+  p.dtype = o.dtype;
+  p.offset = o.begin;
+  return Status::Ok();
+}
+
 // One set of the attnviz layout: its description in "sets" and its tensors.
 Status AttnvizSet(const SafetensorsHeader& h, const JsonValue& sv, size_t s, const AttentionFileLimits& limits,
                   LazySet* set) {
@@ -120,7 +143,7 @@ Status AttnvizSet(const SafetensorsHeader& h, const JsonValue& sv, size_t s, con
   if (!(st = CheckNames(layer_names, limits)) || !(st = CheckNames(set->head_names, limits)))
     return Status::Error("safetensors: " + where + ": " + st.message);
   const std::string prefix = std::to_string(s) + ".";
-  bool any_overview = false, all_overviews = true;
+  bool any[2] = {false, false}, all[2] = {true, true};  // by LazyPool
   for (uint64_t l = 0; l < n_layers; ++l) {
     const std::string tname = "attention." + prefix + std::to_string(l);
     const SafetensorsTensor* t = h.Find(tname);
@@ -133,28 +156,19 @@ Status AttnvizSet(const SafetensorsHeader& h, const JsonValue& sv, size_t s, con
     layer.heads = (int)t->shape[0];
     layer.dtype = t->dtype;
     layer.offset = t->begin;
-    const std::string oname = "overview." + prefix + std::to_string(l);
-    const SafetensorsTensor* o = h.Find(oname);
-    any_overview = any_overview || o;
-    all_overviews = all_overviews && o;
-    if (o) {
-      if (!(st = CheckHeadTensor(*o, "tensor '" + oname + "'", -1, -1, limits))) return st;
-      const int64_t R = o->shape[1], C = o->shape[2];
-      if (o->shape[0] != layer.heads || R < 1 || C < 1 || R > set->n_q || C > set->n_k ||
-          (set->overview_rows && (R != set->overview_rows || C != set->overview_cols)))
-        return Status::Error("safetensors: tensor '" + oname + "' is [" + std::to_string(o->shape[0]) + ", " +
-                             std::to_string(R) + ", " + std::to_string(C) + "]; expected [" +
-                             std::to_string(layer.heads) + ", R, C] with R <= n_q, C <= n_k, the same for every layer");
-      set->overview_rows = (int)R;
-      set->overview_cols = (int)C;
-      layer.overview_dtype = o->dtype;
-      layer.overview_offset = o->begin;
+    for (LazyPool pool : {LazyPool::Overview, LazyPool::Screen}) {
+      const std::string pname = std::string(LazyPoolPrefix(pool)) + prefix + std::to_string(l);
+      const SafetensorsTensor* o = h.Find(pname);
+      any[(int)pool] = any[(int)pool] || o;
+      all[(int)pool] = all[(int)pool] && o;
+      if (o && !(st = PooledTensor(*o, pname, pool, limits, set, &layer))) return st;
     }
     set->layers.push_back(std::move(layer));
   }
-  if (any_overview && !all_overviews)
-    return Status::Error("safetensors: " + where + " has overviews for some layers only (every 'overview." + prefix +
-                         "l' or none)");
+  for (LazyPool pool : {LazyPool::Overview, LazyPool::Screen})
+    if (any[(int)pool] && !all[(int)pool])
+      return Status::Error("safetensors: " + where + " has " + LazyPoolName(pool) + " for some layers only (every '" +
+                           LazyPoolPrefix(pool) + prefix + "l' or none)");
   return Status::Ok();
 }
 
@@ -276,12 +290,21 @@ ByteRange HeadRowsRange(const LazySet& set, int layer, int head, int64_t row0, i
   return r;
 }
 
-ByteRange OverviewRange(const LazySet& set, int layer, int head0, int head1) {
+const char* LazyPoolPrefix(LazyPool p) {
+  return p == LazyPool::Screen ? "screen." : "overview.";
+}
+
+const char* LazyPoolName(LazyPool p) {
+  return p == LazyPool::Screen ? "screen copies" : "overviews";
+}
+
+ByteRange PooledRange(const LazySet& set, int layer, LazyPool pool, int head0, int head1) {
   const LazyLayer& l = set.layers[(size_t)layer];
+  const LazyPooled& p = pool == LazyPool::Screen ? l.screen : l.overview;
   const uint64_t per_head =
-      (uint64_t)set.overview_rows * (uint64_t)set.overview_cols * (uint64_t)StDTypeSize(l.overview_dtype);
+      (uint64_t)set.PoolRows(pool) * (uint64_t)set.PoolCols(pool) * (uint64_t)StDTypeSize(p.dtype);
   ByteRange r;
-  r.offset = l.overview_offset + (uint64_t)head0 * per_head;
+  r.offset = p.offset + (uint64_t)head0 * per_head;
   r.size = (uint64_t)(head1 - head0) * per_head;
   return r;
 }
@@ -369,13 +392,14 @@ Status LazyAttentionFile::Prepare(Job* job) {
   if (r.layer < 0 || r.layer >= (int)set.layers.size()) return Status::Error("no layer " + std::to_string(r.layer));
   const LazyLayer& layer = set.layers[(size_t)r.layer];
   if (r.overview) {
-    if (!set.overview_rows) return Status::Error("the file stores no overviews");
+    const LazyPool pool = r.screen ? LazyPool::Screen : LazyPool::Overview;
+    if (!set.PoolRows(pool)) return Status::Error(std::string("the file stores no ") + LazyPoolName(pool));
     if (r.head < 0 || r.head_end <= r.head || r.head_end > layer.heads)
       return Status::Error("no heads [" + std::to_string(r.head) + ", " + std::to_string(r.head_end) + ")");
-    job->range = OverviewRange(set, r.layer, r.head, r.head_end);
-    job->dtype = layer.overview_dtype;
-    job->rows = (int64_t)(r.head_end - r.head) * set.overview_rows;
-    job->cols = set.overview_cols;
+    job->range = PooledRange(set, r.layer, pool, r.head, r.head_end);
+    job->dtype = (r.screen ? layer.screen : layer.overview).dtype;
+    job->rows = (int64_t)(r.head_end - r.head) * set.PoolRows(pool);
+    job->cols = set.PoolCols(pool);
   } else {
     if (r.head < 0 || r.head >= layer.heads) return Status::Error("no head " + std::to_string(r.head));
     if (r.row0 < 0 || r.row1 <= r.row0 || r.row1 > set.n_q)
@@ -540,7 +564,7 @@ Status LazyAttentionFile::StartParts(Job* job, int* in_flight) {
 }
 
 Status LazyAttentionFile::Step(Job* job) {
-  constexpr int64_t kPiece = int64_t(1) << 20;  // elements per step: a few ms at most
+  constexpr int64_t kPiece = kPieceWeights;
   const int64_t total = job->rows * job->cols;
   const size_t item = (size_t)StDTypeSize(job->dtype);
   Status st = AllocateOut(job);
@@ -597,9 +621,20 @@ void LazyAttentionFile::Pump(double budget_ms) {
       }
     }
   }
+  // The next job with bytes to decode: stand-ins (overviews, screen copies) first, then requests of
+  // one part (bands), then whole heads; oldest first within each.
+  auto next_job = [&] {
+    auto pick = jobs_.end();
+    int best = 3;
+    for (auto it = jobs_.begin(); it != jobs_.end() && best > 0; ++it) {
+      if (async && (*it)->ready <= (*it)->done) continue;
+      const int rank = (*it)->request.overview ? 0 : (*it)->range.size <= kPartBytes ? 1 : 2;
+      if (rank < best) best = rank, pick = it;
+    }
+    return pick;
+  };
   for (bool first = true; first || elapsed_ms() < budget_ms; first = false) {  // at least one piece
-    auto it = jobs_.begin();
-    while (it != jobs_.end() && async && (*it)->ready <= (*it)->done) ++it;
+    const auto it = next_job();
     if (it == jobs_.end()) break;
     const Status st = Step(it->get());
     if (!st || (*it)->done == (*it)->rows * (*it)->cols) {

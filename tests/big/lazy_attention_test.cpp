@@ -399,12 +399,13 @@ TEST(LazyAttention, APumpDoesAPieceAtATime) {
   ASSERT_TRUE(WriteLazyAttention(doc, StDType::F16, path).ok);
   LazyAttentionFile f;
   ASSERT_TRUE(OpenPath(path, &f).ok);
-  f.Submit(Rows(0, 0, 0, 0, 1500));  // 2.25 Mi weights: three pieces of 1 Mi
+  f.Submit(Rows(0, 0, 0, 0, 1500));  // 2.25 Mi weights: 9 pieces of 256 Ki
   LazyResult r;
+  const int pieces = (int)((1500 * 1500 + LazyAttentionFile::kPieceWeights - 1) / LazyAttentionFile::kPieceWeights);
   f.Pump(0);
   EXPECT_EQ(f.Pending(), 1u);
   EXPECT_GT(f.LoadingBytes(), 1500u * 1500u * 4u - 1);
-  f.Pump(0);
+  for (int i = 1; i < pieces - 1; ++i) f.Pump(0);
   EXPECT_EQ(f.Pending(), 1u);
   f.Pump(0);
   EXPECT_EQ(f.Pending(), 0u);
@@ -490,6 +491,76 @@ TEST(LazyAttention, TheIndexRefusesInconsistentFiles) {
       error({}, {{"format", "attnviz"}, {"version", "2"}, {"sets", R"([{"tokens":["a"]}])"}}).find("needs \"layers\""),
       std::string::npos);
   EXPECT_NE(error({{"weights", StDType::F32, {2, 2}}}, {}).find("the file has: weights"), std::string::npos);
+}
+
+TEST(LazyAttention, ScreenCopiesAreWrittenReadAndChecked) {
+  // Heads over 1024 on a side get a max-pooled screen copy (1024 x min(n_k, 1024)); smaller ones none.
+  std::mt19937 rng(5);
+  AttentionDocument doc;
+  AttentionSet set;
+  set.name = "long";
+  set.data.source_tokens = Tokens("k", 40);
+  set.data.target_tokens = Tokens("q", 1100);
+  set.data.layers.push_back({"l0", {{"a", RandomAttention(1100, 40, &rng)}, {"b", RandomAttention(1100, 40, &rng)}}});
+  doc.sets.push_back(set);
+  const std::string path = TempPath("screen");
+  ASSERT_TRUE(WriteLazyAttention(doc, StDType::F32, path).ok);
+  LazyAttentionFile f;
+  ASSERT_TRUE(OpenPath(path, &f).ok);
+  const LazySet& ls = f.index().sets[0];
+  EXPECT_EQ(ls.screen_rows, 1024);
+  EXPECT_EQ(ls.screen_cols, 40);
+  LazyRequest r = Overviews(0, 0, 1, 2);
+  r.screen = true;
+  const LazyResult screen = Fetch(&f, r);
+  ASSERT_TRUE(screen.status.ok) << screen.status.message;
+  ASSERT_EQ(screen.weights.rows(), 1024);
+  std::vector<float> want(1024 * 40);
+  MaxPoolOverview(doc.sets[0].data.layers[0].heads[1].weights.data(), 1100, 40, 1024, 40, want.data());
+  for (size_t i = 0; i < want.size(); ++i) ASSERT_EQ(screen.weights.data()[i], want[i]) << i;
+  std::remove(path.c_str());
+  // Not written for heads that fit; asking for them is an error, not a crash.
+  const std::string small = TempPath("noscreen");
+  ASSERT_TRUE(WriteLazyAttention(SmallDocument(), StDType::F16, small).ok);
+  LazyAttentionFile g;
+  ASSERT_TRUE(OpenPath(small, &g).ok);
+  EXPECT_EQ(g.index().sets[0].screen_rows, 0);
+  LazyRequest none = Overviews(0, 0, 0, 1);
+  none.screen = true;
+  EXPECT_NE(Fetch(&g, none).status.message.find("no screen copies"), std::string::npos);
+  std::remove(small.c_str());
+
+  // Hostile screen copies: a wrong dtype, more than 1024 rows, more rows than the head, other heads, some layers.
+  std::string tokens = "[";
+  for (int i = 0; i < 1100; ++i) tokens += (i ? ",\"t" : "\"t") + std::to_string(i) + "\"";
+  const std::vector<std::pair<std::string, std::string>> meta = {
+      {"format", "attnviz"}, {"version", "2"}, {"sets", "[{\"tokens\":" + tokens + "],\"layers\":2}]"}};
+  auto error = [&](std::vector<SafetensorsTensorSpec> extra) {
+    std::vector<SafetensorsTensorSpec> specs = {{"attention.0.0", StDType::F16, {1, 1100, 1100}},
+                                                {"attention.0.1", StDType::F16, {1, 1100, 1100}}};
+    specs.insert(specs.end(), extra.begin(), extra.end());
+    LazyAttentionIndex x;
+    const Status s = IndexOf(specs, meta, &x);
+    EXPECT_FALSE(s.ok);
+    return s.message;
+  };
+  EXPECT_NE(error({{"screen.0.0", StDType::I32, {1, 1024, 1024}}, {"screen.0.1", StDType::F16, {1, 1024, 1024}}})
+                .find("'screen.0.0' is I32; attention weights must be F16"),
+            std::string::npos);
+  EXPECT_NE(error({{"screen.0.0", StDType::F16, {1, 1100, 1024}}, {"screen.0.1", StDType::F16, {1, 1100, 1024}}})
+                .find("at most 1024"),
+            std::string::npos);
+  EXPECT_NE(error({{"screen.0.0", StDType::F16, {2, 1024, 1024}}, {"screen.0.1", StDType::F16, {2, 1024, 1024}}})
+                .find("expected [1, R, C]"),
+            std::string::npos);
+  EXPECT_NE(error({{"screen.0.0", StDType::F16, {1, 1024, 1024}}, {"screen.0.1", StDType::F16, {1, 512, 512}}})
+                .find("the same for every layer"),
+            std::string::npos);
+  EXPECT_NE(error({{"screen.0.0", StDType::F16, {1, 1024}}, {"screen.0.1", StDType::F16, {1, 1024}}})
+                .find("must be [heads, n_q, n_k]"),
+            std::string::npos);
+  EXPECT_NE(error({{"screen.0.1", StDType::F16, {1, 1024, 1024}}}).find("screen copies for some layers only"),
+            std::string::npos);
 }
 
 TEST(LazyAttention, APlainAttentionTensorOpens) {
