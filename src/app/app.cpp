@@ -107,6 +107,7 @@ Status App::Init(const AppConfig& config) {
   s->env.renderer = config.headless ? nullptr : &s->renderer;
   s->env.pool = &s->draw_pool;
   s->env.upload_budget = &s->upload_budget;
+  s->env.upload_deadline = &s->upload_deadline;
   s->labels.Init(config.headless ? nullptr : config.labels);
   for (int i = 0; i < ViewCount(); ++i) s->views.push_back(ViewInfoAt(i).create());
   Status offered = ChooseOfferedViews(s);
@@ -198,6 +199,7 @@ void App::Frame() {
   const float dt = ImGui::GetIO().DeltaTime;
   s->draw_pool.clear();
   s->upload_budget = int64_t(16) << 20;  // ~16 MB of textures a frame; one bigger map still goes at once
+  s->upload_deadline = t0 + std::chrono::milliseconds(6);  // and uploads stop 6 ms into the frame
   s->frame.train_ms = 0;
   s->labels.BeginFrame();
   s->env.labels.cache = s->labels.Available() ? &s->labels : nullptr;

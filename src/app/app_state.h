@@ -2,6 +2,7 @@
 // in one struct handed around, not in loose globals). Each view's own state is its module
 // object in `views` (view_module.h); what several views share lives here.
 #pragma once
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
@@ -45,6 +46,7 @@ struct AppState {
   std::vector<HeatmapCallbackData> draw_pool;  // reserved once in Init
   HeatmapEnv env;                              // renderer + pool, handed to every heatmap widget
   int64_t upload_budget = 0;                   // texture bytes still to upload this frame (HeatmapEnv)
+  std::chrono::steady_clock::time_point upload_deadline;  // and until when (HeatmapEnv)
   LabelCache labels;                           // token labels the UI font cannot draw, as textures
   bool show_markers = true;                    // tokenizer markers as dim marks (the "markers" command)
 

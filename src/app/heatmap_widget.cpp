@@ -42,6 +42,8 @@ bool EnsureTexture(const HeatmapEnv& env, const AttentionMap& map, HeatmapTextur
   if (env.upload_budget && *env.upload_budget <= 0) return false;
   const Status st = env.renderer->Upload(tex, map.weights.data(), (int)map.weights.rows(), (int)map.weights.cols());
   if (env.upload_budget) *env.upload_budget -= (int64_t)map.weights.size() * 4;
+  if (env.upload_budget && env.upload_deadline && std::chrono::steady_clock::now() > *env.upload_deadline)
+    *env.upload_budget = 0;
   *error = st ? "" : st.message;
   *owner = &map;
   *version = map.version;

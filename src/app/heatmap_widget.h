@@ -8,6 +8,7 @@
 //   HeatmapWidget()   draws one map in a given size; returns true while a cell is hovered
 //   DescribeHeatmap() what a widget drew, for describe()
 #pragma once
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -103,6 +104,9 @@ struct HeatmapEnv {
   // Bytes of texture uploads left this frame (reset by App::Frame); a widget whose map needs an upload
   // when none is left shows a placeholder and uploads in a later frame. Null: no limit.
   int64_t* upload_budget = nullptr;
+  // Past this time no more uploads this frame (set to 0 after the upload that passes it): many small
+  // textures (a grid of overviews) cost a software renderer ~0.5 ms each. Null: no limit.
+  const std::chrono::steady_clock::time_point* upload_deadline = nullptr;
 };
 
 // Draws map into a size.x * size.y box at the cursor. Returns true while a cell is hovered.

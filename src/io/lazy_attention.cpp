@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <new>
 
 #include "io/attention_file_detail.h"
 #include "io/json.h"
@@ -447,7 +448,7 @@ bool LazyAttentionFile::Busy() const {
 
 uint64_t LazyAttentionFile::LoadingBytes() const {
   uint64_t b = 0;
-  for (const auto& j : jobs_) b += j->staging.capacity() + (uint64_t)j->out.size() * sizeof(float);
+  for (const auto& j : jobs_) b += j->staging_bytes + (uint64_t)j->out.size() * sizeof(float);
   return b;
 }
 
@@ -541,24 +542,27 @@ Status LazyAttentionFile::AllocateOut(Job* job) {
   return Status::Ok();
 }
 
-Status LazyAttentionFile::StartParts(Job* job, int* in_flight) {
+Status LazyAttentionFile::StartParts(Job* job, int* in_flight, int limit) {
   const int parts = job->Parts();
   if (job->state == JobState::Queued) {
-    if (!TryAllocate((size_t)job->range.size))
+    // Not zeroed: the source writes every byte before it is decoded (a 32 MiB memset and its page
+    // faults cost a switch tens of ms in the browser).
+    job->staging.reset(new (std::nothrow) uint8_t[(size_t)job->range.size]);
+    if (!job->staging)
       return Status::Error("out of memory for a read of " + std::to_string(job->range.size) + " bytes");
-    job->staging.resize((size_t)job->range.size);
+    job->staging_bytes = job->range.size;
     job->part_tickets.assign((size_t)parts, 0);
     job->part_done.assign((size_t)parts, 0);
     job->state = JobState::Reading;
     ++reads_;
   }
-  while (*in_flight < max_in_flight_ && job->parts_started < parts) {
+  while (*in_flight < limit && job->parts_started < parts) {
     const int i = job->parts_started++;
     const uint64_t begin = (uint64_t)i * kPartBytes, size = std::min(kPartBytes, job->range.size - begin);
     const uint64_t ticket = i == 0 ? job->ticket : next_ticket_++;
     job->part_tickets[(size_t)i] = ticket;
     ++*in_flight;
-    source_->StartRead(ticket, job->range.offset + begin, size, job->staging.data() + begin);
+    source_->StartRead(ticket, job->range.offset + begin, size, job->staging.get() + begin);
   }
   return Status::Ok();
 }
@@ -572,8 +576,8 @@ Status LazyAttentionFile::Step(Job* job) {
   const int64_t n = std::min(kPiece, (source_->Asynchronous() ? job->ready : total) - job->done);
   if (n <= 0) return Status::Ok();  // the next part is not in yet
   if (source_->Asynchronous()) {    // the bytes are in staging: decode a piece
-    st = DecodePiece(job, job->staging.data() + (size_t)job->done * item, n);
-    if (job->done == total) std::vector<uint8_t>().swap(job->staging);
+    st = DecodePiece(job, job->staging.get() + (size_t)job->done * item, n);
+    if (job->done == total) job->staging.reset(), job->staging_bytes = 0;
     return st;
   }
   // Synchronous: read a piece (straight into the output for F32) and decode it.
@@ -602,15 +606,23 @@ void LazyAttentionFile::Pump(double budget_ms) {
   if (async) {  // keep a few reads under way, oldest requests first
     int in_flight = 0;
     for (const auto& j : jobs_) in_flight += j->state == JobState::Reading ? j->InFlight() : 0;
-    // Requests of one part (overviews, bands) first, so a whole head's parts do not hold them back.
+    // Requests of one part (overviews, screen copies, bands) first, so a whole head's parts do not
+    // hold them back; while one is under way, whole heads keep one part in flight, not more (the
+    // stand-in the view draws now gets the bandwidth).
     for (int pass = 0; pass < 2; ++pass) {
-      for (auto it = jobs_.begin(); it != jobs_.end() && in_flight < max_in_flight_;) {
+      int limit = max_in_flight_;
+      if (pass == 1) {
+        int small = 0, big = 0;
+        for (const auto& j : jobs_) (j->Parts() > 1 ? big : small) += j->state == JobState::Reading ? j->InFlight() : 0;
+        if (small > 0) limit = std::min(max_in_flight_, small + std::max(1, big));
+      }
+      for (auto it = jobs_.begin(); it != jobs_.end() && in_flight < limit;) {
         Job* job = it->get();
         if (job->state == JobState::Decoding || (pass == 0 && job->Parts() > 1)) {
           ++it;
           continue;
         }
-        const Status st = StartParts(job, &in_flight);
+        const Status st = StartParts(job, &in_flight, limit);
         if (st) {
           ++it;
           continue;

@@ -183,7 +183,8 @@ class LazyAttentionFile {
     StDType dtype = StDType::F16;
     int64_t rows = 0, cols = 0;  // of the result
     JobState state = JobState::Queued;
-    std::vector<uint8_t> staging;  // asynchronous: the whole range, written by the source
+    std::unique_ptr<uint8_t[]> staging;  // asynchronous: the whole range, written by the source (not zeroed first)
+    uint64_t staging_bytes = 0;          // its size
     MatrixRM out;                  // the result, filled piece by piece
     int64_t done = 0;              // elements decoded into out
     int64_t fixed = 0;             // elements set to 0
@@ -198,7 +199,7 @@ class LazyAttentionFile {
   void Finish(std::unique_ptr<Job> job, Status st);  // moves a job to the results
   Status Prepare(Job* job);                          // the range and shape of a request
   Status AllocateOut(Job* job);                      // the result's matrix, once
-  Status StartParts(Job* job, int* in_flight);       // asynchronous: staging, then parts while reads are free
+  Status StartParts(Job* job, int* in_flight, int limit);  // asynchronous: staging, then parts while reads are free
   Job* FindPart(uint64_t ticket, int* part);         // the job reading part `ticket`
   Status Step(Job* job);                             // one piece: read (synchronous) and decode
   Status DecodePiece(Job* job, const uint8_t* src, int64_t n);
