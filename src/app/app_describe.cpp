@@ -114,6 +114,17 @@ void WriteShared(AppState* s, JsonWriter* w) {
   w->NumberF(s->dpi_scale);
   w->Key("frame_cpu_ms");
   w->NumberF(s->frame.cpu_ms_avg);
+  w->Key("frame_parts");  // of the last frame: lazy files' decoding before the views, requests after, uploads
+  w->BeginObject();
+  w->Key("pump_ms");
+  w->NumberF(s->frame.pump_ms);
+  w->Key("request_ms");
+  w->NumberF(s->frame.request_ms);
+  w->Key("upload_ms");
+  w->NumberF(s->frame.upload_ms);
+  w->Key("uploads");
+  w->Number(s->frame.uploads);
+  w->EndObject();
   w->Key("message");
   w->String(s->message);
   w->Key("message_is_error");

@@ -40,10 +40,13 @@ bool EnsureTexture(const HeatmapEnv& env, const AttentionMap& map, HeatmapTextur
   if (!env.renderer) return true;  // headless
   if (*owner == &map && *version == map.version) return true;
   if (env.upload_budget && *env.upload_budget <= 0) return false;
+  const auto t0 = std::chrono::steady_clock::now();
   const Status st = env.renderer->Upload(tex, map.weights.data(), (int)map.weights.rows(), (int)map.weights.cols());
+  const auto t1 = std::chrono::steady_clock::now();
+  if (env.upload_ms) *env.upload_ms += std::chrono::duration<float, std::milli>(t1 - t0).count();
+  if (env.uploads) ++*env.uploads;
   if (env.upload_budget) *env.upload_budget -= (int64_t)map.weights.size() * 4;
-  if (env.upload_budget && env.upload_deadline && std::chrono::steady_clock::now() > *env.upload_deadline)
-    *env.upload_budget = 0;
+  if (env.upload_budget && env.upload_deadline && t1 > *env.upload_deadline) *env.upload_budget = 0;
   *error = st ? "" : st.message;
   *owner = &map;
   *version = map.version;

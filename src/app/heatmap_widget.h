@@ -107,6 +107,8 @@ struct HeatmapEnv {
   // Past this time no more uploads this frame (set to 0 after the upload that passes it): many small
   // textures (a grid of overviews) cost a software renderer ~0.5 ms each. Null: no limit.
   const std::chrono::steady_clock::time_point* upload_deadline = nullptr;
+  float* upload_ms = nullptr;  // adds the time of each upload (null: not measured)
+  int* uploads = nullptr;      // and counts them
 };
 
 // Draws map into a size.x * size.y box at the cursor. Returns true while a cell is hovered.

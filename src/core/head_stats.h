@@ -39,10 +39,10 @@ Status ComputeHeadStats(const MatrixRM& weights, HeadStats* out);
 // it and the next frames the rest). Add every row once, in any order, then Finish.
 class HeadStatsAccumulator {
  public:
-  void Begin(int n_q, int n_k);                                // forgets what was added
+  void Begin(int n_q, int n_k);                                 // forgets what was added
   Status AddRows(const MatrixRM& weights, int row0, int row1);  // rows [row0, row1) of the head
-  Status Finish(HeadStats* out) const;                         // after the last rows
-  int rows_added() const { return added_; }                    // rows added since Begin
+  Status Finish(HeadStats* out) const;                          // after the last rows
+  int rows_added() const { return added_; }                     // rows added since Begin
 
  private:
   int n_q_ = 0, n_k_ = 0, added_ = 0, counted_ = 0;

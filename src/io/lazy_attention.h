@@ -185,9 +185,9 @@ class LazyAttentionFile {
     JobState state = JobState::Queued;
     std::unique_ptr<uint8_t[]> staging;  // asynchronous: the whole range, written by the source (not zeroed first)
     uint64_t staging_bytes = 0;          // its size
-    MatrixRM out;                  // the result, filled piece by piece
-    int64_t done = 0;              // elements decoded into out
-    int64_t fixed = 0;             // elements set to 0
+    MatrixRM out;                        // the result, filled piece by piece
+    int64_t done = 0;                    // elements decoded into out
+    int64_t fixed = 0;                   // elements set to 0
     // Asynchronous parts (kPartBytes each; part 0's read ticket is the job's own).
     std::vector<uint64_t> part_tickets;   // [parts] the source's ticket once started, else 0
     std::vector<char> part_done;          // [parts] its bytes are in staging
@@ -196,12 +196,12 @@ class LazyAttentionFile {
     int Parts() const { return (int)std::max<uint64_t>(1, (range.size + kPartBytes - 1) / kPartBytes); }
     int InFlight() const;  // parts started and not in
   };
-  void Finish(std::unique_ptr<Job> job, Status st);  // moves a job to the results
-  Status Prepare(Job* job);                          // the range and shape of a request
-  Status AllocateOut(Job* job);                      // the result's matrix, once
+  void Finish(std::unique_ptr<Job> job, Status st);        // moves a job to the results
+  Status Prepare(Job* job);                                // the range and shape of a request
+  Status AllocateOut(Job* job);                            // the result's matrix, once
   Status StartParts(Job* job, int* in_flight, int limit);  // asynchronous: staging, then parts while reads are free
-  Job* FindPart(uint64_t ticket, int* part);         // the job reading part `ticket`
-  Status Step(Job* job);                             // one piece: read (synchronous) and decode
+  Job* FindPart(uint64_t ticket, int* part);               // the job reading part `ticket`
+  Status Step(Job* job);                                   // one piece: read (synchronous) and decode
   Status DecodePiece(Job* job, const uint8_t* src, int64_t n);
 
   LazyAttentionIndex index_;

@@ -47,12 +47,12 @@ namespace {
 // a quarter of the last frame's, at least 4 ms and at most 50 ms, so a slow renderer (software WebGL,
 // a few frames a second) does not take minutes to fill the grid in. Maps without weights (lazily
 // read heads not in memory) have none.
-// Statistics of the maps in memory, for about a quarter of the last frame's time (at most 8 ms for a
+// Statistics of the maps in memory, for about a quarter of the last frame's time (at most 4 ms for a
 // lazily read file, whose frames stay short while overviews stream in), a few rows at a time: a big
 // head is computed over several frames instead of in one long one.
 void UpdateStats(const Example& ex, GridViewState* g) {
   const double budget_ms =
-      std::clamp(250.0 * (double)ImGui::GetIO().DeltaTime, ex.lazy ? 2.0 : 4.0, ex.lazy ? 8.0 : 50.0);
+      std::clamp(250.0 * (double)ImGui::GetIO().DeltaTime, ex.lazy ? 1.0 : 4.0, ex.lazy ? 4.0 : 50.0);
   const size_t n = ex.maps.size();
   if (g->stats.size() != n) {  // OnExampleChanged cleared them
     g->stats.assign(n, HeadStats{});
@@ -60,7 +60,9 @@ void UpdateStats(const Example& ex, GridViewState* g) {
     g->stats_version.assign(n, ~0ull);
   }
   const auto start = std::chrono::steady_clock::now();
-  auto spent_ms = [&] { return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count(); };
+  auto spent_ms = [&] {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  };
   g->stats_pending = 0;
   for (size_t i = 0; i < n; ++i) {
     const AttentionMap& m = ex.maps[i];
@@ -89,6 +91,7 @@ void UpdateStats(const Example& ex, GridViewState* g) {
     g->stats_version[i] = m.version;
     g->partial_map = -1;
   }
+  g->stats_ms = (float)spent_ms();
 }
 
 float SortKey(const HeadStats& h, GridSort k) {
@@ -370,6 +373,8 @@ void GridView::Describe(AppState*, JsonWriter* w) {
   w->Number(g.drawn);
   w->Key("stats_pending");
   w->Number(g.stats_pending);
+  w->Key("stats_ms");  // spent computing them last frame
+  w->NumberF(g.stats_ms);
   w->Key("overviews_shown");  // thumbnails drawn from a lazily read file's overviews
   w->Number(g.overviews_shown);
   w->Key("order");

@@ -30,6 +30,7 @@ struct GridViewState {
   HeadStatsAccumulator partial;          // a big head's statistics, computed over several frames
   int partial_map = -1;                  // which map (-1 none)
   uint64_t partial_version = 0;          // at which version
+  float stats_ms = 0;                    // time spent on statistics last frame
 };
 
 class GridView : public ViewModule {
