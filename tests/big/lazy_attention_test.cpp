@@ -74,6 +74,20 @@ AttentionDocument SmallDocument() {
   return doc;
 }
 
+// One set, one layer of the given heads [n_q, n_k]: query tokens q0.., key tokens k0...
+AttentionDocument OneLayer(const std::string& name, std::vector<MatrixRM> heads) {
+  AttentionDocument doc;
+  AttentionSet set;
+  set.name = name;
+  set.data.source_tokens = Tokens("k", (int)heads[0].cols());
+  set.data.target_tokens = Tokens("q", (int)heads[0].rows());
+  AttentionFile::Layer layer{"layer 0", {}};
+  for (size_t h = 0; h < heads.size(); ++h) layer.heads.push_back({"h" + std::to_string(h), std::move(heads[h])});
+  set.data.layers.push_back(std::move(layer));
+  doc.sets.push_back(std::move(set));
+  return doc;
+}
+
 float RoundHalf(float x) {
   return HalfToFloat(FloatToHalf(x));
 }
@@ -191,13 +205,7 @@ TEST(LazyAttention, OverviewsAreMaxPooled) {
   }
   // A stored overview of a 600 x 300 head is the max-pool of the head at 256 x 256.
   std::mt19937 rng(3);
-  AttentionDocument doc;
-  AttentionSet set;
-  set.name = "big";
-  set.data.source_tokens = Tokens("k", 300);
-  set.data.target_tokens = Tokens("q", 600);
-  set.data.layers.push_back({"l", {{"h", RandomAttention(600, 300, &rng)}}});
-  doc.sets.push_back(set);
+  const AttentionDocument doc = OneLayer("big", {RandomAttention(600, 300, &rng)});
   const std::string path = TempPath("pool");
   ASSERT_TRUE(WriteLazyAttention(doc, StDType::F32, path).ok);
   LazyAttentionFile f;
@@ -299,14 +307,7 @@ TEST(LazyAttention, AsynchronousReadsEndInAnyOrder) {
 TEST(LazyAttention, ABigReadComesInPartsDecodedAsTheyArrive) {
   // One 1536 x 2048 F16 head: 6 MiB, two parts (4 MiB + 2 MiB).
   std::mt19937 rng(5);
-  AttentionDocument doc;
-  doc.version = 2;
-  AttentionSet set;
-  set.name = "big";
-  set.data.source_tokens = Tokens("k", 2048);
-  set.data.target_tokens = Tokens("q", 1536);
-  set.data.layers.push_back({"layer 0", {{"h0", RandomAttention(1536, 2048, &rng)}}});
-  doc.sets.push_back(set);
+  const AttentionDocument doc = OneLayer("big", {RandomAttention(1536, 2048, &rng)});
   const std::string path = TempPath("parts");
   ASSERT_TRUE(WriteLazyAttention(doc, StDType::F16, path).ok);
   std::vector<uint8_t> bytes;
@@ -396,15 +397,10 @@ TEST(LazyAttention, ABigReadComesInPartsDecodedAsTheyArrive) {
 
 TEST(LazyAttention, APumpDoesAPieceAtATime) {
   std::mt19937 rng(11);
-  AttentionDocument doc;
-  AttentionSet set;
-  set.name = "wide";
-  set.data.source_tokens = set.data.target_tokens = Tokens("t", 1500);
   MatrixRM w = RandomAttention(1500, 1500, &rng);
   w(3, 4) = std::nanf("");  // the file carries them; the reader shows them as 0 and counts them
   w(5, 6) = -0.5f;
-  set.data.layers.push_back({"l", {{"h", w}}});
-  doc.sets.push_back(set);
+  const AttentionDocument doc = OneLayer("wide", {w});
   const std::string path = TempPath("pieces");
   ASSERT_TRUE(WriteLazyAttention(doc, StDType::F16, path).ok);
   LazyAttentionFile f;
@@ -506,13 +502,7 @@ TEST(LazyAttention, TheIndexRefusesInconsistentFiles) {
 TEST(LazyAttention, ScreenCopiesAreWrittenReadAndChecked) {
   // Heads over 1024 on a side get a max-pooled screen copy (1024 x min(n_k, 1024)); smaller ones none.
   std::mt19937 rng(5);
-  AttentionDocument doc;
-  AttentionSet set;
-  set.name = "long";
-  set.data.source_tokens = Tokens("k", 40);
-  set.data.target_tokens = Tokens("q", 1100);
-  set.data.layers.push_back({"l0", {{"a", RandomAttention(1100, 40, &rng)}, {"b", RandomAttention(1100, 40, &rng)}}});
-  doc.sets.push_back(set);
+  const AttentionDocument doc = OneLayer("long", {RandomAttention(1100, 40, &rng), RandomAttention(1100, 40, &rng)});
   const std::string path = TempPath("screen");
   ASSERT_TRUE(WriteLazyAttention(doc, StDType::F32, path).ok);
   LazyAttentionFile f;
