@@ -26,23 +26,26 @@ async function until(page, f, what, timeout = 30000) {
   }
 }
 
-// Checks the heatmap's cells against a head's F16 weights (rows held only).
-async function pixelsMatch(page, name, weights, shot) {
-  const d = await describe(page);
-  const h = d.heatmaps.find((x) => x.id === 'main');
-  const [r0, r1] = h.held;
-  const [c0v, r0v, c1v, r1v] = h.view;
-  const rows = [Math.max(r0, Math.ceil(r0v)), Math.min(r1, Math.floor(r1v))];
+// A sub-map of heatmap h's cells fully in view (view in the map's cells: [c0, r0, c1, r1]), rows
+// limited to [lo, hi), as checkHeatmapPixels expects: weight(r, c) gives each cell's (row-major).
+function subMap(h, [c0v, r0v, c1v, r1v], [lo, hi], weight) {
+  const rows = [Math.max(lo, Math.ceil(r0v)), Math.min(hi, Math.floor(r1v))];
   const cols = [Math.ceil(c0v), Math.floor(c1v)];
-  // A sub-map of the cells fully in view, as checkHeatmapPixels expects (weights row-major).
   const sub = { ...h, rows: rows[1] - rows[0], cols: cols[1] - cols[0], rows_shown: rows[1] - rows[0], weights: [] };
   const cw = (h.rect[2] - h.rect[0]) / (c1v - c0v), ch = (h.rect[3] - h.rect[1]) / (r1v - r0v);
   sub.rect = [h.rect[0] + (cols[0] - c0v) * cw, h.rect[1] + (rows[0] - r0v) * ch, 0, 0];
   sub.rect[2] = sub.rect[0] + sub.cols * cw;
   sub.rect[3] = sub.rect[1] + sub.rows * ch;
   sub.view = [0, 0, sub.cols, sub.rows];
-  for (let r = rows[0]; r < rows[1]; r++)
-    for (let c = cols[0]; c < cols[1]; c++) sub.weights.push(fromHalf(toHalf(weights(r, c))));
+  for (let r = rows[0]; r < rows[1]; r++) for (let c = cols[0]; c < cols[1]; c++) sub.weights.push(weight(r, c));
+  return sub;
+}
+
+// Checks the heatmap's cells against a head's F16 weights (rows held only).
+async function pixelsMatch(page, name, weights, shot) {
+  const d = await describe(page);
+  const h = d.heatmaps.find((x) => x.id === 'main');
+  const sub = subMap(h, h.view, h.held, (r, c) => fromHalf(toHalf(weights(r, c))));
   check(`${name}: the rows of the head are in memory`, h.held[1] > h.held[0], JSON.stringify(h.held));
   return checkHeatmapPixels(name, d, sub, (await screenshot(page, shot)).png);
 }
@@ -52,15 +55,7 @@ async function pixelsMatch(page, name, weights, shot) {
 async function screenshotMatchesScreenCopy(page, d, screen) {
   const h = d.heatmaps[0];
   const k = h.underlay_rows / h.rows;  // screen-copy cells per head cell
-  const [c0v, r0v, c1v, r1v] = h.view.map((x) => x * k);
-  const rows = [Math.ceil(r0v), Math.floor(r1v)], cols = [Math.ceil(c0v), Math.floor(c1v)];
-  const sub = { ...h, rows: rows[1] - rows[0], cols: cols[1] - cols[0], rows_shown: rows[1] - rows[0], weights: [] };
-  const cw = (h.rect[2] - h.rect[0]) / (c1v - c0v), ch = (h.rect[3] - h.rect[1]) / (r1v - r0v);
-  sub.rect = [h.rect[0] + (cols[0] - c0v) * cw, h.rect[1] + (rows[0] - r0v) * ch, 0, 0];
-  sub.rect[2] = sub.rect[0] + sub.cols * cw;
-  sub.rect[3] = sub.rect[1] + sub.rows * ch;
-  sub.view = [0, 0, sub.cols, sub.rows];
-  for (let r = rows[0]; r < rows[1]; r++) for (let c = cols[0]; c < cols[1]; c++) sub.weights.push(screen(r, c));
+  const sub = subMap(h, h.view.map((x) => x * k), [0, h.underlay_rows], screen);
   check('32 GiB: the screen copy in view has bright cells', sub.weights.some((w) => w > 0), `${sub.rows} x ${sub.cols} cells`);
   return checkHeatmapPixels('32 GiB: the screen copy', d, sub, (await screenshot(page, 'lazy-llm-screen.png')).png);
 }
