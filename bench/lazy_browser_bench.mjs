@@ -65,7 +65,7 @@ async function run(browser, appPort, url, tag, { scroll = false, mainThreadReads
     await until((d) => d.grid.overviews_shown >= d.grid.drawn);
     out.overviews_ms = performance.now() - t0;
     v.command('view heatmap');
-    for (const k of ['first', 'first_frames', 'first_cpu', 'viewres', 'viewres_rows', 'memory', 'drawn']) out[k] = [];
+    for (const k of ['first', 'first_frames', 'first_cpu', 'first_parts', 'viewres', 'viewres_rows', 'memory', 'drawn']) out[k] = [];
     for (const [l, h] of visit.slice(0, 2)) {
       const m = l * H + h;
       t0 = performance.now();
@@ -80,6 +80,7 @@ async function run(browser, appPort, url, tag, { scroll = false, mainThreadReads
           first = performance.now() - t0;
           out.first_frames.push(polls);
           out.first_cpu.push(v.frameCpuMs());
+          out.first_parts.push(x.frame_parts);
         }
         return first && atViewResolution(x, m);
       });
@@ -115,6 +116,8 @@ async function run(browser, appPort, url, tag, { scroll = false, mainThreadReads
   console.log(`lazy browser ${tag} switch_to_unvisited_head first_frame_ms=${ms(r.first)} frames_waited=${r.first_frames.join(',')} ` +
     `that_frame_cpu_ms=${r.first_cpu.map((x) => x.toFixed(1)).join(',')} view_resolution_ms=${ms(r.viewres)} ` +
     `shown_rows=${r.viewres_rows.join(',')} (switched = view_resolution; target: <= 300)`);
+  console.log(`lazy browser ${tag} switch_to_unvisited_head first_frame_parts ` + r.first_parts.map((p) =>
+    `pump_ms=${p.pump_ms.toFixed(1)}/request_ms=${p.request_ms.toFixed(1)}/upload_ms=${p.upload_ms.toFixed(1)}/uploads=${p.uploads}`).join(' '));
   console.log(`lazy browser ${tag} full_resolution in_memory_ms=${ms(r.memory)} drawn_ms=${ms(r.drawn)} ` +
     `biggest_read_ms=${r.fetch_ms.toFixed(0)} decode_ms=${r.work_ms.toFixed(0)} aborted_reads=${r.aborted}`);
   console.log(`lazy browser ${tag} zoomed_in_band rows=${r.band_rows} in_memory_ms=${r.band_memory_ms.toFixed(0)} ` +

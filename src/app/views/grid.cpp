@@ -77,7 +77,7 @@ void UpdateStats(const Example& ex, GridViewState* g) {
       g->partial_map = (int)i;
       g->partial_version = m.version;
     }
-    const int block = std::max(1, (1 << 16) / std::max(1, cols));  // ~64 Ki weights between time checks
+    const int block = std::max(1, (1 << 14) / std::max(1, cols));  // ~16 Ki weights between time checks
     Status st;
     do {
       const int r0 = g->partial.rows_added();
