@@ -201,7 +201,10 @@ void App::Frame() {
   const float dt = ImGui::GetIO().DeltaTime;
   s->draw_pool.clear();
   s->upload_budget = int64_t(16) << 20;  // ~16 MB of textures a frame; one bigger map still goes at once
-  s->upload_deadline = t0 + std::chrono::milliseconds(6);  // and uploads stop 6 ms into the frame
+  // A lazily read file's uploads stop 6 ms into the frame (its overviews stream in while the grid
+  // scrolls); an eager file's grid fills in as before (the byte budget only).
+  s->upload_deadline =
+      s->Current().lazy ? t0 + std::chrono::milliseconds(6) : std::chrono::steady_clock::time_point::max();
   s->frame.train_ms = 0;
   s->frame.upload_ms = 0;
   s->frame.uploads = 0;
