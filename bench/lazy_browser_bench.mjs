@@ -55,7 +55,7 @@ async function run(browser, appPort, url, tag, { scroll = false, mainThreadReads
       if (d.map !== m || !h || !h.held) return false;
       const span = h.view[3] - h.view[1], px = (h.rect[3] - h.rect[1]) * (window.devicePixelRatio || 1);
       if (h.held[0] <= Math.floor(h.view[1]) && h.held[1] >= Math.ceil(h.view[3])) return true;
-      return h.underlay && h.underlay_rows * span / h.rows >= px - 1;
+      return h.underlay && !h.underlay_partial && h.underlay_rows * span / h.rows >= px - 1;
     };
     let t0 = performance.now();
     await v.openUrl(url);

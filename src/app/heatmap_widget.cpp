@@ -351,6 +351,7 @@ void QueueCells(const HeatmapEnv& env, const HeatmapStyle& style, const HeatmapL
   st->geom.held1 = draw_map ? held1 : 0;
   st->geom.underlay = draw_underlay;
   st->geom.underlay_rows = draw_underlay ? (int)st->underlay->weights.rows() : 0;
+  st->geom.underlay_partial = draw_underlay && st->underlay_partial;
 }
 
 void UpdateHover(const HeatmapLayout& L, int rows, int cols, HeatmapViewState* st) {
@@ -581,6 +582,8 @@ void DescribeHeatmap(JsonWriter* w, const char* id, const HeatmapGeometry& g, co
     w->Bool(g.underlay);
     w->Key("underlay_rows");
     w->Number(g.underlay_rows);
+    w->Key("underlay_partial");
+    w->Bool(g.underlay_partial);
   }
   w->Key("colormap");
   w->String(ColormapName(g.colormap));

@@ -69,11 +69,68 @@ const AttentionMap* LazyMaps::Overview(int set, int map) {
   return o.map.weights.size() ? &o.map : nullptr;
 }
 
-const AttentionMap* LazyMaps::Screen(int set, int map) {
-  if (!file_.index().sets[(size_t)set].screen_rows) return nullptr;
+const AttentionMap* LazyMaps::Screen(int set, int map, bool* partial) {
+  OverviewState& o = sets_[(size_t)set].pool[(int)LazyPool::Screen][(size_t)map];
+  const LazySet& ls = file_.index().sets[(size_t)set];
+  if (partial) *partial = false;
+  if (!ls.screen_rows) {  // computed while the head is read (ComputeScreens), never asked for
+    if (!o.map.weights.size()) return nullptr;
+    o.last_used = frame_;
+    if (partial) *partial = sets_[(size_t)set].maps[(size_t)map].pooled_rows < ls.n_q;
+    return &o.map;
+  }
   pool_wants_[(int)LazyPool::Screen].push_back({set, map});
-  const OverviewState& o = sets_[(size_t)set].pool[(int)LazyPool::Screen][(size_t)map];
   return o.map.weights.size() ? &o.map : nullptr;
+}
+
+// Files without stored screen copies: the rows of whole heads being read that were decoded since the
+// last call are max-pooled into the heads' screen copies (a part's worth at a time: each update is a
+// 4 MiB texture upload).
+void LazyMaps::ComputeScreens(std::vector<Example*>& examples) {
+  for (size_t s = 0; s < sets_.size(); ++s) {
+    const LazySet& ls = file_.index().sets[s];
+    if (ls.screen_rows || !WantsScreenCopies(ls.n_q, ls.n_k)) continue;
+    const int64_t step =
+        std::max<int64_t>(1, (int64_t)LazyAttentionFile::kPartBytes / (ls.n_k * StDTypeSize(ls.layers[0].dtype)));
+    for (size_t i = 0; i < sets_[s].maps.size(); ++i) {
+      MapState& ms = sets_[s].maps[i];
+      const MatrixRM* head = nullptr;
+      int64_t rows = 0;
+      if (!ms.ticket || ms.row0 != 0 || ms.row1 != ls.n_q || !file_.Progress(ms.ticket, &head, &rows)) continue;
+      if (ms.pooled_ticket != ms.ticket) ms.pooled_ticket = ms.ticket, ms.pooled_rows = 0;
+      if (rows >= ms.pooled_rows + step || (rows == ls.n_q && rows > ms.pooled_rows))
+        PoolDecodedRows((int)s, (int)i, *head, rows, examples);
+    }
+  }
+}
+
+void LazyMaps::PoolDecodedRows(int set, int map, const MatrixRM& head, int64_t rows, std::vector<Example*>& examples) {
+  const LazySet& ls = file_.index().sets[(size_t)set];
+  MapState& ms = sets_[(size_t)set].maps[(size_t)map];
+  OverviewState& o = sets_[(size_t)set].pool[(int)LazyPool::Screen][(size_t)map];
+  const int R = OverviewSide(ls.n_q, kScreenSide), C = OverviewSide(ls.n_k, kScreenSide);
+  MatrixRM& w = o.map.weights;
+  if (w.rows() != R) {  // not in memory (or evicted): pooled from the first row again
+    if (!MakeRoom((uint64_t)R * C * sizeof(float), examples)) return;
+    w.resize(R, C);
+    resident_ += Bytes(w);
+    ms.pooled_rows = 0;
+  }
+  if (ms.pooled_rows == 0) {  // the overview stretched, where rows are not in yet
+    const AttentionMap& ov = sets_[(size_t)set].pool[(int)LazyPool::Overview][(size_t)map].map;
+    const int64_t orows = ov.weights.rows(), ocols = ov.weights.cols();
+    for (int r = 0; r < R; ++r)
+      for (int c = 0; c < C; ++c) w(r, c) = orows ? ov.weights(r * orows / R, c * ocols / C) : 0.0f;
+  }
+  // Blocks that start in the new rows are cleared (they held the overview), then the rows pooled in.
+  for (int r = 0; r < R; ++r) {
+    const int64_t start = (int64_t)r * ls.n_q / R;
+    if (start >= ms.pooled_rows && start < rows) w.row(r).setZero();
+  }
+  MaxPoolRows(head.data(), ls.n_q, ls.n_k, ms.pooled_rows, rows, R, C, w.data());
+  ms.pooled_rows = rows;
+  o.last_used = frame_;
+  ++o.map.version;
 }
 
 int LazyMaps::SetState::LayerOf(int map) const {
@@ -202,6 +259,15 @@ void LazyMaps::Results(AppState* s, std::vector<Example*>& examples) {
     MapState& ms = sets_[(size_t)set].maps[(size_t)i];
     if (ms.ticket != r.ticket) continue;  // superseded
     ms.ticket = 0;
+    // A computed screen copy (files without stored ones) gets the last rows; a head the cache cannot
+    // hold gets one whole, to stand in for it.
+    const LazySet& ls = file_.index().sets[(size_t)set];
+    const bool whole = r.request.row0 == 0 && r.request.row1 == ls.n_q;
+    if (r.status && whole && !ls.screen_rows && WantsScreenCopies(ls.n_q, ls.n_k) &&
+        (ms.pooled_ticket == r.ticket || Bytes(r.weights) > LazyCacheBudget())) {
+      if (ms.pooled_ticket != r.ticket) ms.pooled_ticket = r.ticket, ms.pooled_rows = 0;
+      PoolDecodedRows(set, i, r.weights, ls.n_q, examples);
+    }
     if (r.status) Install(set, i, &r, examples);
     if (!r.status) {
       ms.failed_frame = frame_;
@@ -364,6 +430,7 @@ void LazyMaps::Request(AppState* s) {
 bool LazyMaps::Work(AppState* s, double budget_ms) {
   std::vector<Example*> examples = SetExamples(s);
   file_.Pump(budget_ms);
+  ComputeScreens(examples);
   Results(s, examples);
   max_resident_ = std::max(max_resident_, resident_);
   max_memory_ = std::max(max_memory_, resident_ + file_.LoadingBytes());
@@ -371,7 +438,7 @@ bool LazyMaps::Work(AppState* s, double budget_ms) {
 }
 
 void LazyMaps::Describe(JsonWriter* w, int heads, int bands) const {
-  int overviews = 0, screens = 0;
+  int overviews = 0, screens = 0;  // (screens: stored ones read, or computed ones)
   for (const SetState& ss : sets_) {
     for (const OverviewState& o : ss.pool[(int)LazyPool::Overview]) overviews += o.map.weights.size() > 0;
     for (const OverviewState& o : ss.pool[(int)LazyPool::Screen]) screens += o.map.weights.size() > 0;
@@ -428,10 +495,11 @@ const AttentionMap* LazyOverview(AppState* s, int map) {
   return ex.lazy->Overview(ex.lazy_set, map);
 }
 
-const AttentionMap* LazyScreen(AppState* s, int map) {
+const AttentionMap* LazyScreen(AppState* s, int map, bool* partial) {
   Example& ex = s->Current();
+  if (partial) *partial = false;
   if (!ex.lazy || map < 0 || map >= (int)ex.maps.size()) return nullptr;
-  return ex.lazy->Screen(ex.lazy_set, map);
+  return ex.lazy->Screen(ex.lazy_set, map, partial);
 }
 
 namespace {

@@ -42,9 +42,12 @@ class LazyMaps {
   LazyAttentionFile& file() { return file_; }  // the asynchronous source's completions go here
   const std::string& name() const { return name_; }
 
-  void WantRows(int set, int map, int row0, int row1);       // rows [row0, row1) of a map, this frame
-  const AttentionMap* Overview(int set, int map);            // its overview if in memory (and wanted), else null
-  const AttentionMap* Screen(int set, int map);              // its screen copy likewise (files that store them)
+  void WantRows(int set, int map, int row0, int row1);  // rows [row0, row1) of a map, this frame
+  const AttentionMap* Overview(int set, int map);       // its overview if in memory (and wanted), else null
+  const AttentionMap* Screen(int set, int map, bool* partial = nullptr);  // its screen copy likewise; see below
+  // Files without stored screen copies: while a head over 1024 on a side is read whole, its screen
+  // copy is computed from the rows decoded so far (the overview, stretched, where they are not in
+  // yet), so the view fills in as the parts arrive; *partial says it is not all the head's yet.
   void Request(AppState* s);                                 // see RequestLazyMaps
   bool Work(AppState* s, double budget_ms);                  // reads and results only (between frames); true if busy
   void Describe(JsonWriter* w, int heads, int bands) const;  // heads, bands: what the examples hold
@@ -60,6 +63,8 @@ class LazyMaps {
     int64_t failed0 = 0, failed1 = 0;
     uint64_t overview_ticket = 0;    // a whole head read to make its overview (files without overviews)
     uint64_t pool_failed_frame = 0;  // reading its overview or screen copy failed then: not asked again for a while
+    uint64_t pooled_ticket = 0;      // the whole-head read its computed screen copy comes from
+    int64_t pooled_rows = 0;         // rows of it pooled so far
   };
   struct OverviewState {
     AttentionMap map;     // [R, C] weights; empty while not in memory
@@ -92,6 +97,8 @@ class LazyMaps {
   bool MakeRoom(uint64_t bytes, std::vector<Example*>& examples);  // evicts what this frame did not draw
   void Install(int set, int map, LazyResult* r, std::vector<Example*>& examples);
   void InstallOverview(int set, int map, LazyPool pool, MatrixRM weights);
+  void ComputeScreens(std::vector<Example*>& examples);  // files without screen copies: pool what was decoded
+  void PoolDecodedRows(int set, int map, const MatrixRM& head, int64_t rows, std::vector<Example*>& examples);
   void Failed(AppState* s, const Status& st);
 
   std::string name_;
@@ -106,9 +113,9 @@ class LazyMaps {
   std::string last_error_;
 };
 
-void LazyWantRows(AppState* s, const AttentionMap& map, int row0, int row1);  // of the current example
-const AttentionMap* LazyOverview(AppState* s, int map);                       // of the current example
-const AttentionMap* LazyScreen(AppState* s, int map);                         // of the current example
+void LazyWantRows(AppState* s, const AttentionMap& map, int row0, int row1);    // of the current example
+const AttentionMap* LazyOverview(AppState* s, int map);                         // of the current example
+const AttentionMap* LazyScreen(AppState* s, int map, bool* partial = nullptr);  // of the current example
 void PumpLazyMaps(AppState* s);     // every open lazy file, a few ms of reading in all
 void RequestLazyMaps(AppState* s);  // after the views drew: requests for what they want, reads started
 // Between frames (the browser calls it when a read ends): decoding and installing only, for about

@@ -325,6 +325,20 @@ void MaxPoolOverview(const float* head, int64_t rows, int64_t cols, int out_rows
   }
 }
 
+void MaxPoolRows(const float* head, int64_t rows, int64_t cols, int64_t row0, int64_t row1, int out_rows, int out_cols,
+                 float* out) {
+  std::vector<int> col_bin((size_t)cols);
+  for (int b = 0; b < out_cols; ++b)
+    for (int64_t c = (int64_t)b * cols / out_cols; c < (int64_t)(b + 1) * cols / out_cols; ++c) col_bin[(size_t)c] = b;
+  int r = (int)(row0 * out_rows / rows);  // the bin of row0 (or one before it): bins are searched forwards
+  for (int64_t i = row0; i < row1; ++i) {
+    while ((int64_t)(r + 1) * rows / out_rows <= i) ++r;
+    float* o = out + (size_t)r * out_cols;
+    const float* row = head + i * cols;
+    for (int64_t c = 0; c < cols; ++c) o[col_bin[(size_t)c]] = std::max(o[col_bin[(size_t)c]], row[c]);
+  }
+}
+
 // ---------------------------------------------------------------------------
 // LazyAttentionFile
 // ---------------------------------------------------------------------------
@@ -437,6 +451,16 @@ bool LazyAttentionFile::PopResult(LazyResult* out) {
   *out = std::move(results_.front());
   results_.pop_front();
   return true;
+}
+
+bool LazyAttentionFile::Progress(uint64_t ticket, const MatrixRM** out, int64_t* rows) const {
+  for (const auto& j : jobs_) {
+    if (j->ticket != ticket || j->request.overview) continue;
+    *out = &j->out;
+    *rows = j->out.size() ? j->done / j->cols : 0;
+    return true;
+  }
+  return false;
 }
 
 bool LazyAttentionFile::Busy() const {

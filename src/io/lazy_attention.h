@@ -117,6 +117,11 @@ inline bool WantsScreenCopies(int64_t n_q, int64_t n_k) {
 }
 // out [out_rows, out_cols] = the largest weight of each block of head [rows, cols] (blocks as above).
 void MaxPoolOverview(const float* head, int64_t rows, int64_t cols, int out_rows, int out_cols, float* out);
+// The same for rows [row0, row1) of the head only (head points at its row 0): the blocks they fall in
+// take their maximum with what out holds, so rows pooled in pieces, in any order, into an out that
+// started at 0 give MaxPoolOverview's result once every row is in.
+void MaxPoolRows(const float* head, int64_t rows, int64_t cols, int64_t row0, int64_t row1, int out_rows, int out_cols,
+                 float* out);
 
 // ---------------------------------------------------------------------------
 // Reading
@@ -160,6 +165,9 @@ class LazyAttentionFile {
   // An asynchronous source's read `ticket` ended (ok, or why not).
   void CompleteRead(uint64_t ticket, const Status& st);
   bool PopResult(LazyResult* out);  // a finished request, oldest first
+  // A request of rows under way: its weights decoded so far (rows [row0, row0 + *rows) of `out`, the
+  // rest not yet written). False when the ticket is not a request under way.
+  bool Progress(uint64_t ticket, const MatrixRM** out, int64_t* rows) const;
 
   size_t Pending() const { return jobs_.size(); }     // requests not finished
   bool Busy() const;                                  // work for Pump to do (not only reads under way that end later)

@@ -293,6 +293,36 @@ TEST(LazyApp, AScreenCopyIsReadFirstThenTheWholeHeadReplacesIt) {
   EXPECT_EQ(Lazy(d, "heads"), 1);
 }
 
+TEST(LazyApp, WithoutStoredScreenCopiesOneIsComputedAsTheHeadIsRead) {
+  // A plain 'attention' tensor [1, 1, 1100, 1100] F32 (no overviews, no screen copies); row r puts all
+  // its weight on column (3 r) % 1100. The cache holds a screen copy (4 MiB) but not the head (4.6 MiB).
+  std::vector<uint8_t> bytes;
+  std::vector<uint64_t> begins;
+  uint64_t size = 0;
+  const int n = 1100;
+  ASSERT_TRUE(SafetensorsHeaderBytes({{"attention", StDType::F32, {1, 1, n, n}}}, {}, &bytes, &begins, &size).ok);
+  bytes.resize(size, 0);
+  const float one = 1.0f;
+  for (int r = 0; r < n; ++r)
+    std::memcpy(bytes.data() + begins[0] + 4 * ((size_t)r * n + (size_t)(3 * r) % n), &one, 4);
+  CacheBudget budget(4700 << 10);
+  HeadlessApp t;
+  const std::string& path = t.Remember(TempPath("computed_screen"));
+  ASSERT_TRUE(WriteFileBytes(path, bytes.data(), bytes.size()).ok);
+  ASSERT_TRUE(t.Open(path).ok);
+  ASSERT_TRUE(t.app.Command("view heatmap").ok);
+  t.Frames(30);
+  const JsonValue d = t.Describe();
+  const JsonValue* h = Heatmap(d);
+  ASSERT_NE(h, nullptr);
+  EXPECT_TRUE(h->Find("underlay")->boolean);
+  EXPECT_EQ(h->Find("underlay_rows")->number, 1024);
+  EXPECT_FALSE(h->Find("underlay_partial")->boolean);  // every row was pooled before the head was refused
+  EXPECT_EQ(h->Find("held")->numbers, (std::vector<double>{0, 0}));
+  EXPECT_EQ(Lazy(d, "screens"), 1);
+  EXPECT_NE(d.Find("message")->string.find("cache budget"), std::string::npos) << d.Find("message")->string;
+}
+
 TEST(LazyApp, OtherViewsWaitForTheWholeHeadAndExportsNeedIt) {
   HeadlessApp t;
   ASSERT_TRUE(t.OpenModel("views", 2, 2, 64).ok);

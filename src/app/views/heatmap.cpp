@@ -89,8 +89,10 @@ void HideOnRightClick(AppState* s, const AttentionMap& map, const HeatmapViewSta
 void WantLazyRows(AppState* s, const AttentionMap& map, HeatmapViewState* w) {
   const int rows = map.Rows();
   const bool complete = map.Complete();
-  const AttentionMap* screen = complete ? nullptr : LazyScreen(s, s->current_map);
+  bool partial = false;  // a screen copy computed from the rows decoded so far
+  const AttentionMap* screen = complete ? nullptr : LazyScreen(s, s->current_map, &partial);
   w->underlay = screen ? screen : complete ? nullptr : LazyOverview(s, s->current_map);
+  w->underlay_partial = screen && partial;
   const float visible = (float)rows / std::max(1.0f, w->zoom);
   int r0 = 0, r1 = rows;
   if (w->zoom > 1.01f && visible * 2.0f < 0.6f * (float)rows) {
