@@ -10,6 +10,8 @@
 //                                  many rows in view as the heatmap has pixel rows (a 1024^2 screen copy at
 //                                  zoom 1; a 256^2 overview never, on a 4096^2 head)
 //                                in_memory / full_res_drawn: the whole 4096^2 head in memory, and drawn
+//                                filling_in: the first frame of a screen copy computed from the rows
+//                                  read so far (files without stored screen copies)
 //                              for the same model written with and without screen copies (in one run)
 //   a zoomed-in band           rows in view of another unvisited head (zoom 64)
 //   grid scrolling             the App::Frame CPU time and the frame gaps while the wheel scrolls the
@@ -65,17 +67,18 @@ async function run(browser, appPort, url, tag, { scroll = false, mainThreadReads
     await until((d) => d.grid.overviews_shown >= d.grid.drawn);
     out.overviews_ms = performance.now() - t0;
     v.command('view heatmap');
-    for (const k of ['first', 'first_frames', 'first_cpu', 'first_parts', 'viewres', 'viewres_rows', 'memory', 'drawn']) out[k] = [];
+    for (const k of ['first', 'partial', 'first_frames', 'first_cpu', 'first_parts', 'viewres', 'viewres_rows', 'memory', 'drawn']) out[k] = [];
     for (const [l, h] of visit.slice(0, 2)) {
       const m = l * H + h;
       t0 = performance.now();
       v.command(`map ${m}`);
       // (describe() tells what the last frame drew: one frame at least after the command.) The first
       // frame that draws the head, and the first at the view's resolution (often the same frame).
-      let first = 0;
+      let first = 0, partial = 0;
       const d = await until((x) => {
         if (polls === 0 || x.map !== m || !x.heatmaps[0]) return false;
         const h = x.heatmaps[0];
+        if (!partial && h.underlay_partial) partial = performance.now() - t0;
         if (!first && (h.underlay || (h.held && h.held[1] > h.held[0]))) {
           first = performance.now() - t0;
           out.first_frames.push(polls);
@@ -85,6 +88,7 @@ async function run(browser, appPort, url, tag, { scroll = false, mainThreadReads
         return first && atViewResolution(x, m);
       });
       out.first.push(first);
+      out.partial.push(partial);
       out.viewres.push(performance.now() - t0);
       out.viewres_rows.push(d.heatmaps[0].underlay ? d.heatmaps[0].underlay_rows : d.heatmaps[0].held[1] - d.heatmaps[0].held[0]);
       await until((x) => x.lazy_current.map === m && x.lazy_current.held[1] === N);
@@ -118,6 +122,8 @@ async function run(browser, appPort, url, tag, { scroll = false, mainThreadReads
     `shown_rows=${r.viewres_rows.join(',')} (switched = view_resolution; target: <= 300)`);
   console.log(`lazy browser ${tag} switch_to_unvisited_head first_frame_parts ` + r.first_parts.map((p) =>
     `pump_ms=${p.pump_ms.toFixed(1)}/request_ms=${p.request_ms.toFixed(1)}/upload_ms=${p.upload_ms.toFixed(1)}/uploads=${p.uploads}`).join(' '));
+  console.log(`lazy browser ${tag} filling_in first_partial_screen_copy_ms=${ms(r.partial)} (0: none; files ` +
+    'without screen copies: one computed from the rows read so far)');
   console.log(`lazy browser ${tag} full_resolution in_memory_ms=${ms(r.memory)} drawn_ms=${ms(r.drawn)} ` +
     `biggest_read_ms=${r.fetch_ms.toFixed(0)} decode_ms=${r.work_ms.toFixed(0)} aborted_reads=${r.aborted}`);
   console.log(`lazy browser ${tag} zoomed_in_band rows=${r.band_rows} in_memory_ms=${r.band_memory_ms.toFixed(0)} ` +
