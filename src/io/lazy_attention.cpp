@@ -311,22 +311,13 @@ ByteRange PooledRange(const LazySet& set, int layer, LazyPool pool, int head0, i
 }
 
 void MaxPoolOverview(const float* head, int64_t rows, int64_t cols, int out_rows, int out_cols, float* out) {
-  // Column c of the head falls in bin col_bin[c]: the largest b with b * cols / out_cols <= c.
-  std::vector<int> col_bin((size_t)cols);
-  for (int b = 0; b < out_cols; ++b)
-    for (int64_t c = (int64_t)b * cols / out_cols; c < (int64_t)(b + 1) * cols / out_cols; ++c) col_bin[(size_t)c] = b;
-  for (int r = 0; r < out_rows; ++r) {
-    float* o = out + (size_t)r * out_cols;
-    std::fill(o, o + out_cols, 0.0f);
-    for (int64_t i = (int64_t)r * rows / out_rows; i < (int64_t)(r + 1) * rows / out_rows; ++i) {
-      const float* row = head + i * cols;
-      for (int64_t c = 0; c < cols; ++c) o[col_bin[(size_t)c]] = std::max(o[col_bin[(size_t)c]], row[c]);
-    }
-  }
+  std::fill(out, out + (size_t)out_rows * out_cols, 0.0f);
+  MaxPoolRows(head, rows, cols, 0, rows, out_rows, out_cols, out);
 }
 
 void MaxPoolRows(const float* head, int64_t rows, int64_t cols, int64_t row0, int64_t row1, int out_rows, int out_cols,
                  float* out) {
+  // Column c of the head falls in bin col_bin[c]: the largest b with b * cols / out_cols <= c.
   std::vector<int> col_bin((size_t)cols);
   for (int b = 0; b < out_cols; ++b)
     for (int64_t c = (int64_t)b * cols / out_cols; c < (int64_t)(b + 1) * cols / out_cols; ++c) col_bin[(size_t)c] = b;
