@@ -3,8 +3,16 @@
 // overviews are written, the rest is a hole) served from 127.0.0.1 with HTTP Range requests by
 // scripts/serve.mjs, opened in headless Chromium. Prints
 //   open to first frame        openUrl() until the grid has drawn (placeholders or overviews)
-//   switch to unvisited heads  `map K` until the first frame that draws the new head (its overview),
-//                              until the head is in memory, and until it is drawn (held 0..4096, no underlay)
+//   switch to unvisited heads  `map K` until
+//                                first_frame: the first frame that draws the new head (any stand-in)
+//                                view_resolution ("switched"): the first frame that shows it at the view's
+//                                  resolution: its rows in view in memory, or a stand-in with at least as
+//                                  many rows in view as the heatmap has pixel rows (a 1024^2 screen copy at
+//                                  zoom 1; a 256^2 overview never, on a 4096^2 head)
+//                                in_memory / full_res_drawn: the whole 4096^2 head in memory, and drawn
+//                                filling_in: the first frame of a screen copy computed from the rows
+//                                  read so far (files without stored screen copies)
+//                              for the same model written with and without screen copies (in one run)
 //   a zoomed-in band           rows in view of another unvisited head (zoom 64)
 //   grid scrolling             the App::Frame CPU time and the frame gaps while the wheel scrolls the
 //                              1024-head grid and overviews stream in
@@ -21,18 +29,157 @@ const APP_DIR = process.env.ATTNVIZ_WEB_APP || 'build/web/app';
 const N = 4096, L = 32, H = 32;
 const VISIT = [[7, 19], [15, 3], [31, 31]];  // heads written (one-hot rows), then switched to
 
+// One page: open the file, switch to unvisited heads, a zoomed-in band; optionally scroll the grid.
+async function run(browser, appPort, url, tag, { scroll = false, mainThreadReads = false } = {}) {
+  const page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
+  await page.goto(`http://127.0.0.1:${appPort}/?example=seed004&view=heatmap`);
+  await page.waitForFunction(() => window.attnviz !== undefined, null, { timeout: 60000 });
+  const r = await page.evaluate(async ({ url, visit, H, N, mainThreadReads }) => {
+    window.attnvizMainThreadReads = mainThreadReads;
+    const v = window.attnviz, M = v.module, out = {};
+    let heap = M.HEAPU8.length;
+    const frame = () => new Promise((res) => requestAnimationFrame(res));
+    let polls = 0;  // frames waited for by the last until()
+    const until = async (f, limit = 60000) => {
+      const t0 = performance.now();
+      for (polls = 0; ; polls++) {
+        const d = v.describe();
+        heap = Math.max(heap, M.HEAPU8.length);
+        if (f(d)) return d;
+        if (performance.now() - t0 > limit) throw new Error('timed out: ' + JSON.stringify(d.lazy) + ' ' + d.message);
+        await frame();  // the viewer draws when something arrives (not woken here: a user waiting)
+      }
+    };
+    // The last frame drew head m at the view's resolution: the rows in view in memory, or a stand-in
+    // with as many rows in view as the heatmap has pixel rows.
+    const atViewResolution = (d, m) => {
+      const h = d.heatmaps[0];
+      if (d.map !== m || !h || !h.held) return false;
+      const span = h.view[3] - h.view[1], px = (h.rect[3] - h.rect[1]) * (window.devicePixelRatio || 1);
+      if (h.held[0] <= Math.floor(h.view[1]) && h.held[1] >= Math.ceil(h.view[3])) return true;
+      return h.underlay && !h.underlay_partial && h.underlay_rows * span / h.rows >= px - 1;
+    };
+    let t0 = performance.now();
+    await v.openUrl(url);
+    out.open_ms = performance.now() - t0;  // header read and the example built
+    await until((d) => d.grid && d.grid.drawn > 0);
+    out.first_frame_ms = performance.now() - t0;
+    await until((d) => d.grid.overviews_shown >= d.grid.drawn);
+    out.overviews_ms = performance.now() - t0;
+    v.command('view heatmap');
+    for (const k of ['first', 'partial', 'first_frames', 'first_cpu', 'first_parts', 'viewres', 'viewres_rows', 'memory', 'drawn']) out[k] = [];
+    for (const [l, h] of visit.slice(0, 2)) {
+      const m = l * H + h;
+      t0 = performance.now();
+      v.command(`map ${m}`);
+      // (describe() tells what the last frame drew: one frame at least after the command.) The first
+      // frame that draws the head, and the first at the view's resolution (often the same frame).
+      let first = 0, partial = 0;
+      const d = await until((x) => {
+        if (polls === 0 || x.map !== m || !x.heatmaps[0]) return false;
+        const h = x.heatmaps[0];
+        if (!partial && h.underlay_partial) partial = performance.now() - t0;
+        if (!first && (h.underlay || (h.held && h.held[1] > h.held[0]))) {
+          first = performance.now() - t0;
+          out.first_frames.push(polls);
+          out.first_cpu.push(v.frameCpuMs());
+          out.first_parts.push(x.frame_parts);
+        }
+        return first && atViewResolution(x, m);
+      });
+      out.first.push(first);
+      out.partial.push(partial);
+      out.viewres.push(performance.now() - t0);
+      out.viewres_rows.push(d.heatmaps[0].underlay ? d.heatmaps[0].underlay_rows : d.heatmaps[0].held[1] - d.heatmaps[0].held[0]);
+      await until((x) => x.lazy_current.map === m && x.lazy_current.held[1] === N);
+      out.memory.push(performance.now() - t0);  // read and decoded
+      await until((x) => x.map === m && x.heatmaps[0] && x.heatmaps[0].held && x.heatmaps[0].held[1] === N &&
+        !x.heatmaps[0].underlay);
+      out.drawn.push(performance.now() - t0);  // and drawn
+    }
+    out.fetch_ms = window.AttnVizLazy.stats.biggest_read_ms;
+    out.work_ms = window.AttnVizLazy.stats.last_work_ms;
+    out.aborted = window.AttnVizLazy.stats.aborted_reads;
+    const [bl, bh] = visit[2];
+    v.command('zoom 64 2048 2048');
+    t0 = performance.now();
+    v.command(`map ${bl * H + bh}`);
+    await until((x) => x.lazy_current.map === bl * H + bh && x.lazy_current.held[0] <= 2016 && x.lazy_current.held[1] >= 2080);
+    out.band_memory_ms = performance.now() - t0;
+    const d = await until((x) => x.map === bl * H + bh && x.heatmaps[0] && x.heatmaps[0].held &&
+      x.heatmaps[0].held[0] <= 2016 && x.heatmaps[0].held[1] >= 2080);
+    out.band_ms = performance.now() - t0;
+    out.band_rows = d.heatmaps[0].held[1] - d.heatmaps[0].held[0];
+    v.command('zoom 1');
+    out.heap = heap;
+    return out;
+  }, { url, visit: VISIT, H, N, mainThreadReads });
+  const ms = (a) => a.map((x) => x.toFixed(0)).join(',');
+  console.log(`lazy browser ${tag} open_ms=${r.open_ms.toFixed(0)} first_frame_ms=${r.first_frame_ms.toFixed(0)} ` +
+    `visible_overviews_ms=${r.overviews_ms.toFixed(0)} (target: first frame <= 2000)`);
+  console.log(`lazy browser ${tag} switch_to_unvisited_head first_frame_ms=${ms(r.first)} frames_waited=${r.first_frames.join(',')} ` +
+    `that_frame_cpu_ms=${r.first_cpu.map((x) => x.toFixed(1)).join(',')} view_resolution_ms=${ms(r.viewres)} ` +
+    `shown_rows=${r.viewres_rows.join(',')} (switched = view_resolution; target: <= 300)`);
+  console.log(`lazy browser ${tag} switch_to_unvisited_head first_frame_parts ` + r.first_parts.map((p) =>
+    `pump_ms=${p.pump_ms.toFixed(1)}/request_ms=${p.request_ms.toFixed(1)}/upload_ms=${p.upload_ms.toFixed(1)}/uploads=${p.uploads}`).join(' '));
+  console.log(`lazy browser ${tag} filling_in first_partial_screen_copy_ms=${ms(r.partial)} (0: none; files ` +
+    'without screen copies: one computed from the rows read so far)');
+  console.log(`lazy browser ${tag} full_resolution in_memory_ms=${ms(r.memory)} drawn_ms=${ms(r.drawn)} ` +
+    `biggest_read_ms=${r.fetch_ms.toFixed(0)} decode_ms=${r.work_ms.toFixed(0)} aborted_reads=${r.aborted}`);
+  console.log(`lazy browser ${tag} zoomed_in_band rows=${r.band_rows} in_memory_ms=${r.band_memory_ms.toFixed(0)} ` +
+    `drawn_ms=${r.band_ms.toFixed(0)}`);
+  let heap = r.heap;
+  if (scroll) {
+    // The grid: scroll down through the 32 layer rows with the wheel while overviews stream in.
+    await page.evaluate(() => { window.attnviz.command('view grid'); });
+    await page.mouse.move(800, 400);
+    const cpu = [];
+    const frames = [];  // each frame's CPU time and parts
+    for (let i = 0; i < 60; i++) {
+      await page.mouse.wheel(0, i < 40 ? 240 : -480);
+      await page.evaluate(() => new Promise((res) => requestAnimationFrame(() => requestAnimationFrame(res))));
+      const s = await page.evaluate(() => ({ cpu: window.attnviz.frameCpuMs(), heap: window.attnviz.module.HEAPU8.length,
+        parts: (() => { const d = window.attnviz.describe(); return { ...d.frame_parts, stats_ms: d.grid.stats_ms }; })() }));
+      cpu.push(s.cpu);
+      frames.push(s);
+      heap = Math.max(heap, s.heap);
+    }
+    const lazy = await page.evaluate(() => window.attnviz.describe().lazy);
+    cpu.sort((a, b) => a - b);
+    console.log(`lazy browser ${tag} grid_scroll frames=${cpu.length} frame_cpu_ms_median=${cpu[cpu.length >> 1].toFixed(2)} ` +
+      `p95=${cpu[Math.floor(cpu.length * 0.95)].toFixed(2)} max=${cpu[cpu.length - 1].toFixed(2)} ` +
+      `overviews_in_memory=${lazy.overviews} (target: <= 16 ms)`);
+    frames.sort((a, b) => b.cpu - a.cpu);
+    for (const f of frames.slice(0, 3)) {  // the longest frames and where their time went
+      const p = f.parts;
+      console.log(`lazy browser ${tag} grid_scroll long_frame cpu_ms=${f.cpu.toFixed(1)} pump_ms=${p.pump_ms.toFixed(1)} ` +
+        `request_ms=${p.request_ms.toFixed(1)} upload_ms=${p.upload_ms.toFixed(1)} uploads=${p.uploads} ` +
+        `grid_stats_ms=${p.stats_ms.toFixed(1)}`);
+    }
+  }
+  const lazy = await page.evaluate(() => window.attnviz.describe().lazy);
+  console.log(`lazy browser ${tag} wasm_memory_max_mb=${(heap / 2 ** 20).toFixed(0)} cache_budget_mb=${lazy.budget / 2 ** 20} ` +
+    `max_resident_mb=${(lazy.max_resident_bytes / 2 ** 20).toFixed(0)} bytes_read_mb=${(lazy.bytes_read / 2 ** 20).toFixed(0)} ` +
+    `reads=${lazy.reads} evictions=${lazy.evictions} (target: <= 512 MB)`);
+  await page.close();
+  return r;
+}
+
 async function main() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'attnviz-lazy-bench-'));
-  const file = path.join(dir, 'llm.safetensors');
   const tokens = Array.from({ length: N }, (_, i) => `w${i}`);
-  const plan = write(file, [{ name: 'llm', kind: 'self', tokens, layers: L, heads: H }], (s, l, h) => {
+  const head = (s, l, h) => {
     if (!VISIT.some(([a, b]) => a === l && b === h)) return null;
     const w = new Float32Array(N * N);
     for (let r = 0; r < N; r++) w[r * N + (r * (h + 2)) % N] = 1;
     return w;
-  });
-  console.log(`lazy file layers=${L} heads=${H} tokens=${N} dtype=F16 size_gib=${(plan.size / 2 ** 30).toFixed(1)} ` +
-    `on_disk_mib=${(fs.statSync(file).blocks * 512 / 2 ** 20).toFixed(0)}`);
+  };
+  for (const screens of [true, false]) {
+    const file = path.join(dir, screens ? 'llm.safetensors' : 'llm-noscreen.safetensors');
+    const plan = write(file, [{ name: 'llm', kind: 'self', tokens, layers: L, heads: H }], head, {}, { screens });
+    console.log(`lazy file screens=${screens ? 'yes' : 'no'} layers=${L} heads=${H} tokens=${N} dtype=F16 ` +
+      `size_gib=${(plan.size / 2 ** 30).toFixed(1)} on_disk_mib=${(fs.statSync(file).blocks * 512 / 2 ** 20).toFixed(0)}`);
+  }
   const app = await serve(APP_DIR, 0);
   const data = await serve(dir, 0, { cors: true });
   const browser = await chromium.launch({
@@ -41,107 +188,16 @@ async function main() {
       '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
   });
   try {
-    const page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
-    await page.goto(`http://127.0.0.1:${app.address().port}/?example=seed004&view=heatmap`);
-    await page.waitForFunction(() => window.attnviz !== undefined, null, { timeout: 60000 });
-    const url = `http://127.0.0.1:${data.address().port}/llm.safetensors`;
-    const r = await page.evaluate(async ({ url, visit, H }) => {
-      const v = window.attnviz, M = v.module, out = {};
-      let heap = M.HEAPU8.length;
-      const frame = () => new Promise((res) => requestAnimationFrame(res));
-      let polls = 0;  // frames waited for by the last until()
-      const until = async (f, limit = 60000) => {
-        const t0 = performance.now();
-        for (polls = 0; ; polls++) {
-          const d = v.describe();
-          heap = Math.max(heap, M.HEAPU8.length);
-          if (f(d)) return d;
-          if (performance.now() - t0 > limit) throw new Error('timed out: ' + JSON.stringify(d.lazy) + ' ' + d.message);
-          v.command('numbers off');  // wakes the viewer
-          await frame();
-        }
-      };
-      let t0 = performance.now();
-      await v.openUrl(url);
-      out.open_ms = performance.now() - t0;  // header read and the example built
-      await until((d) => d.grid && d.grid.drawn > 0);
-      out.first_frame_ms = performance.now() - t0;
-      await until((d) => d.grid.overviews_shown >= d.grid.drawn);
-      out.overviews_ms = performance.now() - t0;
-      // Unvisited heads: whole, then a zoomed-in band of another.
-      v.command('view heatmap');
-      out.switch_ms = [];
-      out.memory_ms = [];
-      out.first_useful_ms = [];
-      out.first_useful_frames = [];
-      out.first_useful_cpu = [];
-      for (const [l, h] of visit.slice(0, 2)) {
-        const m = l * H + h;
-        t0 = performance.now();
-        v.command(`map ${m}`);
-        // The first frame that draws the new head: its overview standing in (or its rows already).
-        // (describe() tells what the last frame drew: one frame at least after the command.)
-        await until((d) => polls > 0 && d.map === m && d.heatmaps[0] && (d.heatmaps[0].underlay ||
-          (d.heatmaps[0].held && d.heatmaps[0].held[1] > d.heatmaps[0].held[0])));
-        out.first_useful_ms.push(performance.now() - t0);
-        out.first_useful_frames.push(polls);
-        out.first_useful_cpu.push(v.frameCpuMs());
-        await until((d) => d.lazy_current.map === m && d.lazy_current.held[1] === 4096);
-        out.memory_ms.push(performance.now() - t0);  // read and decoded
-        await until((d) => d.map === m && d.heatmaps[0] && d.heatmaps[0].held && d.heatmaps[0].held[1] === 4096 &&
-          !d.heatmaps[0].underlay);
-        out.switch_ms.push(performance.now() - t0);  // and drawn
-        out.fetch_ms = window.AttnVizLazy.stats.biggest_read_ms;
-        out.work_ms = window.AttnVizLazy.stats.last_work_ms;
-      }
-      const [bl, bh] = visit[2];
-      v.command('zoom 64 2048 2048');
-      t0 = performance.now();
-      v.command(`map ${bl * H + bh}`);
-      await until((x) => x.lazy_current.map === bl * H + bh && x.lazy_current.held[0] <= 2016 && x.lazy_current.held[1] >= 2080);
-      out.band_memory_ms = performance.now() - t0;
-      const d = await until((x) => x.map === bl * H + bh && x.heatmaps[0] && x.heatmaps[0].held &&
-        x.heatmaps[0].held[0] <= 2016 && x.heatmaps[0].held[1] >= 2080);
-      out.band_ms = performance.now() - t0;
-      out.band_rows = d.heatmaps[0].held[1] - d.heatmaps[0].held[0];
-      v.command('zoom 1');
-      out.lazy_after_heads = v.describe().lazy;
-      out.heap = heap;
-      return out;
-    }, { url, visit: VISIT, H });
-    console.log(`lazy browser open_ms=${r.open_ms.toFixed(0)} first_frame_ms=${r.first_frame_ms.toFixed(0)} ` +
-      `visible_overviews_ms=${r.overviews_ms.toFixed(0)} (target: first frame <= 2000)`);
-    console.log(`lazy browser switch_to_unvisited_head first_frame_of_new_head_ms=` +
-      `${r.first_useful_ms.map((x) => x.toFixed(0)).join(',')} frames_waited=${r.first_useful_frames.join(',')} ` +
-      `that_frame_cpu_ms=${r.first_useful_cpu.map((x) => x.toFixed(1)).join(',')} (its overview stands in; target: <= 300)`);
-    console.log(`lazy browser switch_to_unvisited_head in_memory_ms=${r.memory_ms.map((x) => x.toFixed(0)).join(',')} ` +
-      `drawn_ms=${r.switch_ms.map((x) => x.toFixed(0)).join(',')} biggest_read_ms=${r.fetch_ms.toFixed(0)} ` +
-      `decode_ms=${r.work_ms.toFixed(0)} (target: <= 300)`);
-    console.log(`lazy browser zoomed_in_band rows=${r.band_rows} in_memory_ms=${r.band_memory_ms.toFixed(0)} ` +
-      `drawn_ms=${r.band_ms.toFixed(0)}`);
-
-    // The grid: scroll down through the 32 layer rows with the wheel while overviews stream in.
-    await page.evaluate(() => { window.attnviz.command('view grid'); });
-    await page.mouse.move(800, 400);
-    const cpu = [], gaps = [];
-    let heap = r.heap;
-    for (let i = 0; i < 60; i++) {
-      const t = Date.now();
-      await page.mouse.wheel(0, i < 40 ? 240 : -480);
-      await page.evaluate(() => new Promise((res) => requestAnimationFrame(() => requestAnimationFrame(res))));
-      gaps.push(Date.now() - t);
-      const s = await page.evaluate(() => ({ cpu: window.attnviz.frameCpuMs(), heap: window.attnviz.module.HEAPU8.length }));
-      cpu.push(s.cpu);
-      heap = Math.max(heap, s.heap);
-    }
-    const lazy = await page.evaluate(() => window.attnviz.describe().lazy);
-    cpu.sort((a, b) => a - b);
-    console.log(`lazy browser grid_scroll frames=${cpu.length} frame_cpu_ms_median=${cpu[cpu.length >> 1].toFixed(2)} ` +
-      `p95=${cpu[Math.floor(cpu.length * 0.95)].toFixed(2)} max=${cpu[cpu.length - 1].toFixed(2)} ` +
-      `overviews_in_memory=${lazy.overviews} (target: <= 16 ms)`);
-    console.log(`lazy browser wasm_memory_max_mb=${(heap / 2 ** 20).toFixed(0)} cache_budget_mb=${lazy.budget / 2 ** 20} ` +
-      `max_resident_mb=${(lazy.max_resident_bytes / 2 ** 20).toFixed(0)} bytes_read_mb=${(lazy.bytes_read / 2 ** 20).toFixed(0)} ` +
-      `reads=${lazy.reads} evictions=${lazy.evictions} (target: <= 512 MB)`);
+    const base = `http://127.0.0.1:${data.address().port}`;
+    const port = app.address().port;
+    const yes = await run(browser, port, `${base}/llm.safetensors`, 'screens=yes', { scroll: true });
+    const no = await run(browser, port, `${base}/llm-noscreen.safetensors`, 'screens=no');
+    const main = await run(browser, port, `${base}/llm.safetensors`, 'screens=yes reads=main_thread', { mainThreadReads: true });
+    const mean = (a) => a.reduce((x, y) => x + y, 0) / a.length;
+    const ratio = (a, b, k) => (mean(a[k]) / mean(b[k])).toFixed(2);
+    console.log(`lazy browser screens_vs_none view_resolution=${ratio(yes, no, 'viewres')} first_frame=${ratio(yes, no, 'first')}`);
+    console.log(`lazy browser worker_vs_main_thread_reads view_resolution=${ratio(yes, main, 'viewres')} ` +
+      `full_resolution_in_memory=${ratio(yes, main, 'memory')}`);
   } finally {
     await browser.close();
     app.close();

@@ -27,8 +27,11 @@
   const nameOf = (url) => decodeURIComponent(String(url).split(/[?#]/)[0].split('/').pop() || 'download');
 
   // Figures for benchmarks: the last stream's pieces and the longest feed; the biggest lazy read and
-  // how long it took to arrive; how long the last decoding between frames took.
-  const stats = { pieces: 0, longest_feed_ms: 0, biggest_read_bytes: 0, biggest_read_ms: 0, last_work_ms: 0 };
+  // how long it took to arrive; how long the last decoding between frames took; reads aborted; the
+  // last 64 reads' start and end (performance.now()) and size. (window.attnvizMainThreadReads = true
+  // before the first URL opens makes the page fetch Range requests itself, not in a worker: benchmarks.)
+  const stats = { pieces: 0, longest_feed_ms: 0, biggest_read_bytes: 0, biggest_read_ms: 0, last_work_ms: 0,
+    aborted_reads: 0, reads: [] };
 
   // Streams the bytes that read(n) gives (a Uint8Array, or null at the end) into the viewer's loader.
   async function stream(ctx, name, total, read, stop) {
@@ -121,19 +124,37 @@
     };
     M.attnvizCancel = (id, ticket) => {
       const r = M.attnvizReaders[id];
-      if (r) r.cancelled.add(ticket);
+      if (r) r.cancel(ticket);
     };
     M.attnvizClose = (id) => {
       const r = M.attnvizReaders[id];
-      if (r) r.closed = true;
+      if (r) r.close();
       delete M.attnvizReaders[id];
     };
   }
 
-  // A reader: range(offset, size) -> Promise<Uint8Array>; reads start when the viewer asks.
+  // A reader: range(offset, size, signal) -> Promise<Uint8Array>; reads start when the viewer asks. A
+  // read the viewer cancels is aborted (its HTTP request too: the browser's few connections to the
+  // server are not held by bytes nobody wants while the head now in view waits for one).
   function makeReader(ctx, name, range) {
     const M = ctx.Module, id = nextReader++;
-    const r = { id, closed: false, cancelled: new Set(), reads: 0, bytes: 0 };
+    const r = { id, closed: false, cancelled: new Set(), reads: 0, bytes: 0, aborted: 0 };
+    const controllers = new Map();  // ticket -> AbortController of a read under way
+    r.cancel = (ticket) => {
+      r.cancelled.add(ticket);
+      const c = controllers.get(ticket);
+      if (c) {
+        controllers.delete(ticket);
+        r.aborted++;
+        stats.aborted_reads++;
+        c.abort();
+      }
+    };
+    r.close = () => {
+      r.closed = true;
+      for (const c of controllers.values()) c.abort();
+      controllers.clear();
+    };
     // Decoding runs between frames, ~8 ms at a time, as soon as a read ends (frames may be slow).
     let working = false;
     const work = async () => {
@@ -145,7 +166,9 @@
         stats.last_work_ms = performance.now() - t0;
       } finally {
         working = false;
-        ctx.wake();
+        // One frame draws what came in (a full wake would draw several: with a software renderer
+        // they would hold the page's thread while the next reads' bytes wait to be delivered).
+        M.attnvizProgressFrame = true;
       }
     };
     const done = (ticket, err) => {
@@ -156,8 +179,13 @@
     r.read = (ticket, offset, size, dst) => {
       r.reads++;
       const t0 = performance.now();
-      range(offset, size).then((bytes) => {
+      const controller = typeof AbortController === 'function' ? new AbortController() : null;
+      if (controller) controllers.set(ticket, controller);
+      range(offset, size, controller && controller.signal).then((bytes) => {
+        controllers.delete(ticket);
         if (r.closed || r.cancelled.delete(ticket)) return;  // the viewer no longer holds dst
+        stats.reads.push({ start: t0, end: performance.now(), bytes: size });  // the last 64 reads
+        if (stats.reads.length > 64) stats.reads.shift();
         if (size >= stats.biggest_read_bytes) {
           stats.biggest_read_bytes = size;
           stats.biggest_read_ms = performance.now() - t0;
@@ -170,6 +198,7 @@
         r.bytes += size;
         done(ticket, '');
       }, (e) => {
+        controllers.delete(ticket);
         if (r.closed || r.cancelled.delete(ticket)) return;
         done(ticket, e.message);
       });
@@ -216,6 +245,100 @@
     });
   }
 
+  // One HTTP Range request: bytes [offset, offset + size) of a file of `total` bytes whose ETag or
+  // Last-Modified was `version` when it was opened. An ArrayBuffer, or an Error that says what went wrong.
+  async function rangeRequest(url, offset, size, total, version, signal) {
+    const bytes = `bytes ${offset}-${offset + size - 1}`;
+    let res;
+    try {
+      res = await fetch(url, { mode: 'cors', signal, headers: { Range: `bytes=${offset}-${offset + size - 1}` } });
+    } catch (e) {
+      throw new Error(`reading ${bytes} failed: the network failed (${e.message})`);
+    }
+    if (res.status !== 206) throw new Error(`reading ${bytes}: HTTP ${res.status} to a Range request`);
+    const now = Number((/\/(\d+)\s*$/.exec(res.headers.get('Content-Range') || '') || [])[1]);
+    const v = res.headers.get('ETag') || res.headers.get('Last-Modified') || '';
+    if (now !== total || v !== version)
+      throw new Error(`the file on the server changed since it was opened (${now} bytes, was ${total}); open it again`);
+    try {
+      return await res.arrayBuffer();
+    } catch (e) {
+      throw new Error(`reading ${bytes} failed: the response was cut short (${e.message})`);
+    }
+  }
+
+  // Range requests are made by a Web Worker running this same file when it can be started: a
+  // response body is then read off the page's main thread, which a slow renderer keeps busy (software
+  // WebGL: ~100 ms frames), and arrives as one transferred ArrayBuffer. Without a worker (this file's
+  // URL unknown, workers refused), the page fetches itself.
+  const SCRIPT_URL = typeof document !== 'undefined' && document.currentScript ? document.currentScript.src : '';
+  let sharedWorker;  // undefined: not tried yet; null: not available
+  function rangeWorker() {
+    if (sharedWorker !== undefined) return sharedWorker;
+    sharedWorker = null;
+    if (!SCRIPT_URL || typeof Worker !== 'function' || global.attnvizMainThreadReads) return null;
+    let w;
+    try {
+      w = new Worker(SCRIPT_URL);
+    } catch (e) {
+      return null;
+    }
+    const pending = new Map();  // id -> {resolve, reject}
+    let next = 1;
+    w.onmessage = (e) => {
+      const p = pending.get(e.data.id);
+      if (!p) return;
+      pending.delete(e.data.id);
+      if (e.data.error !== undefined) p.reject(new Error(e.data.error));
+      else p.resolve(new Uint8Array(e.data.buffer));
+    };
+    w.onerror = () => {  // the worker could not start (e.g. a policy): later reads are the page's own
+      sharedWorker = null;
+      for (const p of pending.values()) p.fallback();
+      pending.clear();
+    };
+    sharedWorker = {
+      read(url, offset, size, total, version, signal) {
+        return new Promise((resolve, reject) => {
+          const id = next++;
+          const fallback = () => rangeRequest(url, offset, size, total, version, signal)
+            .then((b) => resolve(new Uint8Array(b)), reject);
+          pending.set(id, { resolve, reject, fallback });
+          if (signal) {
+            signal.addEventListener('abort', () => {
+              if (!pending.delete(id)) return;
+              w.postMessage({ cancel: id });
+              reject(new Error('cancelled'));
+            });
+          }
+          w.postMessage({ id, url, offset, size, total, version });
+        });
+      },
+    };
+    return sharedWorker;
+  }
+
+  // In a worker: answer the page's Range requests (above).
+  if (typeof window === 'undefined' && typeof importScripts === 'function' && typeof postMessage === 'function') {
+    const controllers = new Map();
+    global.onmessage = (e) => {
+      const m = e.data;
+      if (m.cancel) {
+        const c = controllers.get(m.cancel);
+        if (c) c.abort();
+        controllers.delete(m.cancel);
+        return;
+      }
+      const c = new AbortController();
+      controllers.set(m.id, c);
+      rangeRequest(m.url, m.offset, m.size, m.total, m.version, c.signal).then((buffer) => {
+        if (controllers.delete(m.id)) postMessage({ id: m.id, buffer }, [buffer]);
+      }, (err) => {
+        if (controllers.delete(m.id)) postMessage({ id: m.id, error: err.message });
+      });
+    };
+  }
+
   // HTTP Range requests; the file must keep the size (and ETag / Last-Modified) it had when opened.
   async function openUrlLazy(ctx, url) {
     const name = nameOf(url);
@@ -250,29 +373,13 @@
     if (!total) throw fail('the server answered the Range request without the file\'s size (Content-Range: bytes a-b/size)');
     const version = first.headers.get('ETag') || first.headers.get('Last-Modified') || '';
     const head = new Uint8Array(await first.arrayBuffer());
-    const one = async (offset, size) => {
-      const bytes = `bytes ${offset}-${offset + size - 1}`;
-      let res;
-      try {
-        res = await fetch(url, { mode: 'cors', headers: { Range: `bytes=${offset}-${offset + size - 1}` } });
-      } catch (e) {
-        throw new Error(`reading ${bytes} failed: the network failed (${e.message})`);
-      }
-      if (res.status !== 206) throw new Error(`reading ${bytes}: HTTP ${res.status} to a Range request`);
-      const now = Number((/\/(\d+)\s*$/.exec(res.headers.get('Content-Range') || '') || [])[1]);
-      const v = res.headers.get('ETag') || res.headers.get('Last-Modified') || '';
-      if (now !== total || v !== version)
-        throw new Error(`the file on the server changed since it was opened (${now} bytes, was ${total}); open it again`);
-      try {
-        return new Uint8Array(await res.arrayBuffer());
-      } catch (e) {
-        throw new Error(`reading ${bytes} failed: the response was cut short (${e.message})`);
-      }
-    };
+    const worker = rangeWorker();
+    const one = (offset, size, signal) => (worker ? worker.read(url, offset, size, total, version, signal)
+      : rangeRequest(url, offset, size, total, version, signal).then((b) => new Uint8Array(b)));
     // One Range request per read: the viewer asks for a whole head (tens of MB) in 4 MiB parts, a
     // few at a time, and decodes the parts in while the rest arrive (LazyAttentionFile::kPartBytes).
-    const range = (offset, size) => (offset === 0 && size <= head.length ? Promise.resolve(head.subarray(0, size))
-      : one(offset, size));
+    const range = (offset, size, signal) => (offset === 0 && size <= head.length
+      ? Promise.resolve(head.subarray(0, size)) : one(offset, size, signal));
     return openLazy(ctx, name, total, range);
   }
 

@@ -7,7 +7,9 @@
 Each layer is written when it is given, so a model whose attention does not fit in memory at once
 can be written as it is computed. The file holds, per set s and layer l, "attention.s.l"
 [heads, n_q, n_k] and its max-pooled overview "overview.s.l" [heads, min(n_q, 256), min(n_k, 256)]
-(F16 by default), and the tokens, names and kinds in __metadata__ (format "attnviz", version "2").
+(F16 by default); a set with heads over 1024 on a side also gets max-pooled screen copies
+"screen.s.l" [heads, min(n_q, 1024), min(n_k, 1024)] (the heatmap draws them zoomed out while the
+head is read); and the tokens, names and kinds in __metadata__ (format "attnviz", version "2").
 `attnviz-cli convert` writes the same layout (src/io/lazy_attention_write.cpp).
 """
 from __future__ import annotations
@@ -22,6 +24,7 @@ import numpy as np
 from ._model import KINDS, AttentionFile, index_tokens, json_safe, normalize_tokenizer, to_numpy, token_list
 
 OVERVIEW_SIDE = 256
+SCREEN_SIDE = 1024
 DTYPES = {"f16": ("F16", 2), "bf16": ("BF16", 2), "f32": ("F32", 4)}
 
 
@@ -76,10 +79,13 @@ class SafetensorsWriter:
         self._sets = [self._describe(i, s) for i, s in enumerate(sets)]
         self._written = [[False] * s["layers"] for s in self._sets]
         tag, size = DTYPES[dtype]
-        tensors = []  # (name, shape) in file order: every set's overviews, then the layers
+        tensors = []  # (name, shape) in file order: every set's overviews, screen copies, then the layers
         for i, s in enumerate(self._sets):
             for l in range(s["layers"]):
                 tensors.append((f"overview.{i}.{l}", [s["heads"][l], s["R"], s["C"]]))
+        for i, s in enumerate(self._sets):
+            for l in range(s["layers"] if s["SR"] else 0):
+                tensors.append((f"screen.{i}.{l}", [s["heads"][l], s["SR"], s["SC"]]))
         for i, s in enumerate(self._sets):
             for l in range(s["layers"]):
                 tensors.append((f"attention.{i}.{l}", [s["heads"][l], s["n_q"], s["n_k"]]))
@@ -141,8 +147,10 @@ class SafetensorsWriter:
         if s.get("head_names") is not None:
             meta["head_names"] = token_list(s["head_names"], "head_names")
         n_q, n_k = len(qt), len(kt)
+        screen = n_q > SCREEN_SIDE or n_k > SCREEN_SIDE
         return {"meta": meta, "layers": layers, "heads": heads, "n_q": n_q, "n_k": n_k,
-                "R": min(n_q, OVERVIEW_SIDE), "C": min(n_k, OVERVIEW_SIDE)}
+                "R": min(n_q, OVERVIEW_SIDE), "C": min(n_k, OVERVIEW_SIDE),
+                "SR": min(n_q, SCREEN_SIDE) if screen else 0, "SC": min(n_k, SCREEN_SIDE) if screen else 0}
 
     def write_layer(self, layer: int, weights: Any, set: int = 0) -> None:  # noqa: A002 - the set's index
         """Writes layer `layer` of set `set`: [heads, n_q, n_k] weights (numpy, torch, lists); a
@@ -161,8 +169,12 @@ class SafetensorsWriter:
         if w.shape != want:
             raise ValueError(f"set {set} layer {layer}: weights {list(w.shape)}, expected {list(want)}")
         w = np.ascontiguousarray(w, dtype=np.float32)
+        clean = np.where(np.isnan(w), 0, w)
         self._f.seek(self._offsets[f"overview.{set}.{layer}"])
-        self._f.write(encode(overview(np.where(np.isnan(w), 0, w), s["R"], s["C"]), self.dtype))
+        self._f.write(encode(overview(clean, s["R"], s["C"]), self.dtype))
+        if s["SR"]:
+            self._f.seek(self._offsets[f"screen.{set}.{layer}"])
+            self._f.write(encode(overview(clean, s["SR"], s["SC"]), self.dtype))
         self._f.seek(self._offsets[f"attention.{set}.{layer}"])
         self._f.write(encode(w, self.dtype))
         self._written[set][layer] = True

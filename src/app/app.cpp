@@ -107,6 +107,9 @@ Status App::Init(const AppConfig& config) {
   s->env.renderer = config.headless ? nullptr : &s->renderer;
   s->env.pool = &s->draw_pool;
   s->env.upload_budget = &s->upload_budget;
+  s->env.upload_deadline = &s->upload_deadline;
+  s->env.upload_ms = &s->frame.upload_ms;
+  s->env.uploads = &s->frame.uploads;
   s->labels.Init(config.headless ? nullptr : config.labels);
   for (int i = 0; i < ViewCount(); ++i) s->views.push_back(ViewInfoAt(i).create());
   Status offered = ChooseOfferedViews(s);
@@ -198,17 +201,27 @@ void App::Frame() {
   const float dt = ImGui::GetIO().DeltaTime;
   s->draw_pool.clear();
   s->upload_budget = int64_t(16) << 20;  // ~16 MB of textures a frame; one bigger map still goes at once
+  // A lazily read file's uploads stop 6 ms into the frame (its overviews stream in while the grid
+  // scrolls); an eager file's grid fills in as before (the byte budget only).
+  s->upload_deadline =
+      s->Current().lazy ? t0 + std::chrono::milliseconds(6) : std::chrono::steady_clock::time_point::max();
   s->frame.train_ms = 0;
+  s->frame.upload_ms = 0;
+  s->frame.uploads = 0;
   s->labels.BeginFrame();
   s->env.labels.cache = s->labels.Available() ? &s->labels : nullptr;
   s->env.labels.dpi_scale = s->dpi_scale;
   s->env.labels.markers = s->show_markers;
   HandleShortcuts(s);
   PumpLazyMaps(s);  // lazily read heads: last frame's wants in, a few ms of reading
+  const auto t_pump = std::chrono::steady_clock::now();
   s->timeline.Advance(dt);
   for (auto& v : s->views) v->Advance(s, dt);
   DrawMainWindow(s);
+  const auto t_views = std::chrono::steady_clock::now();
   RequestLazyMaps(s);  // the heads and overviews the views drew: kept, or asked for now
+  s->frame.pump_ms = std::chrono::duration<float, std::milli>(t_pump - t0).count();
+  s->frame.request_ms = std::chrono::duration<float, std::milli>(std::chrono::steady_clock::now() - t_views).count();
   DrawLoadProgress(s);
   DrawHelpWindow(s);
   QueueEvents(s);

@@ -57,6 +57,24 @@ void WriteLabels(AppState* s, JsonWriter* w) {
   w->EndObject();
 }
 
+// "frame_cpu_ms" (the mean of the last 120 frames) and "frame_parts" of the last frame: lazy files'
+// decoding before the views, their requests after, texture uploads.
+void DescribeFrame(const FrameStats& f, JsonWriter* w) {
+  w->Key("frame_cpu_ms");
+  w->NumberF(f.cpu_ms_avg);
+  w->Key("frame_parts");
+  w->BeginObject();
+  w->Key("pump_ms");
+  w->NumberF(f.pump_ms);
+  w->Key("request_ms");
+  w->NumberF(f.request_ms);
+  w->Key("upload_ms");
+  w->NumberF(f.upload_ms);
+  w->Key("uploads");
+  w->Number(f.uploads);
+  w->EndObject();
+}
+
 void WriteShared(AppState* s, JsonWriter* w) {
   w->Key("frame");
   w->Number(ImGui::GetFrameCount());
@@ -112,8 +130,7 @@ void WriteShared(AppState* s, JsonWriter* w) {
   WriteLabels(s, w);
   w->Key("dpi_scale");
   w->NumberF(s->dpi_scale);
-  w->Key("frame_cpu_ms");
-  w->NumberF(s->frame.cpu_ms_avg);
+  DescribeFrame(s->frame, w);
   w->Key("message");
   w->String(s->message);
   w->Key("message_is_error");

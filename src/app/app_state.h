@@ -2,6 +2,7 @@
 // in one struct handed around, not in loose globals). Each view's own state is its module
 // object in `views` (view_module.h); what several views share lives here.
 #pragma once
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
@@ -26,9 +27,13 @@ struct PendingDownload {
 };
 
 struct FrameStats {
-  float cpu_ms = 0;       // last App::Frame() CPU time (training slice excluded)
-  float train_ms = 0;     // CPU time of this frame's training slice
-  float cpu_ms_avg = 0;   // mean of the last 120 frames
+  float cpu_ms = 0;      // last App::Frame() CPU time (training slice excluded)
+  float train_ms = 0;    // CPU time of this frame's training slice
+  float cpu_ms_avg = 0;  // mean of the last 120 frames
+  // Parts of the last frame (describe()'s "frame_parts"): lazily read files' decoding and installing
+  // before the views, their requests after, texture uploads (time and count) within the views.
+  float pump_ms = 0, request_ms = 0, upload_ms = 0;
+  int uploads = 0;
   float ring[120] = {};   // recent App::Frame() CPU times
   int count = 0;          // frames recorded so far
   void Record(float ms);  // adds a frame and updates the mean
@@ -42,11 +47,12 @@ struct AppEvent {
 struct AppState {
   AppConfig config;
   HeatmapRenderer renderer;
-  std::vector<HeatmapCallbackData> draw_pool;  // reserved once in Init
-  HeatmapEnv env;                              // renderer + pool, handed to every heatmap widget
-  int64_t upload_budget = 0;                   // texture bytes still to upload this frame (HeatmapEnv)
-  LabelCache labels;                           // token labels the UI font cannot draw, as textures
-  bool show_markers = true;                    // tokenizer markers as dim marks (the "markers" command)
+  std::vector<HeatmapCallbackData> draw_pool;             // reserved once in Init
+  HeatmapEnv env;                                         // renderer + pool, handed to every heatmap widget
+  int64_t upload_budget = 0;                              // texture bytes still to upload this frame (HeatmapEnv)
+  std::chrono::steady_clock::time_point upload_deadline;  // and until when (HeatmapEnv)
+  LabelCache labels;                                      // token labels the UI font cannot draw, as textures
+  bool show_markers = true;                               // tokenizer markers as dim marks (the "markers" command)
 
   std::vector<Example> examples;  // built-in and opened files
   int current = 0;                // index into examples

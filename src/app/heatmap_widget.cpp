@@ -40,8 +40,13 @@ bool EnsureTexture(const HeatmapEnv& env, const AttentionMap& map, HeatmapTextur
   if (!env.renderer) return true;  // headless
   if (*owner == &map && *version == map.version) return true;
   if (env.upload_budget && *env.upload_budget <= 0) return false;
+  const auto t0 = std::chrono::steady_clock::now();
   const Status st = env.renderer->Upload(tex, map.weights.data(), (int)map.weights.rows(), (int)map.weights.cols());
+  const auto t1 = std::chrono::steady_clock::now();
+  if (env.upload_ms) *env.upload_ms += std::chrono::duration<float, std::milli>(t1 - t0).count();
+  if (env.uploads) ++*env.uploads;
   if (env.upload_budget) *env.upload_budget -= (int64_t)map.weights.size() * 4;
+  if (env.upload_budget && env.upload_deadline && t1 > *env.upload_deadline) *env.upload_budget = 0;
   *error = st ? "" : st.message;
   *owner = &map;
   *version = map.version;
@@ -345,6 +350,8 @@ void QueueCells(const HeatmapEnv& env, const HeatmapStyle& style, const HeatmapL
   st->geom.held0 = draw_map ? held0 : 0;
   st->geom.held1 = draw_map ? held1 : 0;
   st->geom.underlay = draw_underlay;
+  st->geom.underlay_rows = draw_underlay ? (int)st->underlay->weights.rows() : 0;
+  st->geom.underlay_partial = draw_underlay && st->underlay_partial;
 }
 
 void UpdateHover(const HeatmapLayout& L, int rows, int cols, HeatmapViewState* st) {
@@ -573,6 +580,10 @@ void DescribeHeatmap(JsonWriter* w, const char* id, const HeatmapGeometry& g, co
     w->EndArray();
     w->Key("underlay");
     w->Bool(g.underlay);
+    w->Key("underlay_rows");
+    w->Number(g.underlay_rows);
+    w->Key("underlay_partial");
+    w->Bool(g.underlay_partial);
   }
   w->Key("colormap");
   w->String(ColormapName(g.colormap));

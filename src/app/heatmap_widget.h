@@ -8,6 +8,7 @@
 //   HeatmapWidget()   draws one map in a given size; returns true while a cell is hovered
 //   DescribeHeatmap() what a widget drew, for describe()
 #pragma once
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -52,6 +53,8 @@ struct HeatmapGeometry {
   int rows_shown = 0;                   // rows drawn (decoding animation)
   int held0 = 0, held1 = 0;             // rows in memory [held0, held1) (a lazily read map's band; else all)
   bool underlay = false;                // an overview stood in for rows not in memory
+  int underlay_rows = 0;                // and its rows (256: an overview, 1024: a screen copy)
+  bool underlay_partial = false;        // a screen copy computed from the rows read so far
   float vmin = 0, vmax = 1;             // the resolved colour range it was drawn with
   Colormap colormap = Colormap::Greys;  // and its colormap
   bool valid = false;                   // drawn this frame
@@ -74,7 +77,8 @@ struct HeatmapViewState {
   const AttentionMap* next = nullptr;  // optional next frame for interpolation
   // A coarse stand-in drawn where a lazily read map has no rows in memory (its max-pooled overview).
   const AttentionMap* underlay = nullptr;
-  HeatmapTexture tex, tex_next, tex_under;                     // GPU copies of the map, the next frame, the underlay
+  bool underlay_partial = false;            // the underlay is a screen copy still filling in (app/lazy_maps.h)
+  HeatmapTexture tex, tex_next, tex_under;  // GPU copies of the map, the next frame, the underlay
   const void *tex_owner = nullptr, *tex_next_owner = nullptr;  // which map the textures hold
   const void* tex_under_owner = nullptr;
   uint64_t tex_version = ~0ull, tex_next_version = ~0ull;  // which version they hold
@@ -102,6 +106,11 @@ struct HeatmapEnv {
   // Bytes of texture uploads left this frame (reset by App::Frame); a widget whose map needs an upload
   // when none is left shows a placeholder and uploads in a later frame. Null: no limit.
   int64_t* upload_budget = nullptr;
+  // Past this time no more uploads this frame (set to 0 after the upload that passes it): many small
+  // textures (a grid of overviews) cost a software renderer ~0.5 ms each. Null: no limit.
+  const std::chrono::steady_clock::time_point* upload_deadline = nullptr;
+  float* upload_ms = nullptr;  // adds the time of each upload (null: not measured)
+  int* uploads = nullptr;      // and counts them
 };
 
 // Draws map into a size.x * size.y box at the cursor. Returns true while a cell is hovered.

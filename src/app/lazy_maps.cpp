@@ -42,8 +42,10 @@ Status LazyMaps::Open(const std::string& name, std::unique_ptr<ByteSource> sourc
       at += l.heads;
     }
     ss.maps.resize((size_t)at);
-    ss.overviews.resize((size_t)at);
-    for (OverviewState& o : ss.overviews) o.map.version = 1;
+    for (auto& pool : ss.pool) {
+      pool.resize((size_t)at);
+      for (OverviewState& o : pool) o.map.version = 1;
+    }
     sets_.push_back(std::move(ss));
   }
   return Status::Ok();
@@ -62,40 +64,104 @@ void LazyMaps::WantRows(int set, int map, int row0, int row1) {
 }
 
 const AttentionMap* LazyMaps::Overview(int set, int map) {
-  overview_wants_.push_back({set, map});
-  const OverviewState& o = sets_[(size_t)set].overviews[(size_t)map];
+  pool_wants_[(int)LazyPool::Overview].push_back({set, map});
+  const OverviewState& o = sets_[(size_t)set].pool[(int)LazyPool::Overview][(size_t)map];
   return o.map.weights.size() ? &o.map : nullptr;
+}
+
+const AttentionMap* LazyMaps::Screen(int set, int map, bool* partial) {
+  OverviewState& o = sets_[(size_t)set].pool[(int)LazyPool::Screen][(size_t)map];
+  const LazySet& ls = file_.index().sets[(size_t)set];
+  if (partial) *partial = false;
+  if (!ls.screen_rows) {  // computed while the head is read (ComputeScreens), never asked for
+    if (!o.map.weights.size()) return nullptr;
+    o.last_used = frame_;
+    if (partial) *partial = sets_[(size_t)set].maps[(size_t)map].pooled_rows < ls.n_q;
+    return &o.map;
+  }
+  pool_wants_[(int)LazyPool::Screen].push_back({set, map});
+  return o.map.weights.size() ? &o.map : nullptr;
+}
+
+// Files without stored screen copies: the rows of whole heads being read that were decoded since the
+// last call are max-pooled into the heads' screen copies (a part's worth at a time: each update is a
+// 4 MiB texture upload).
+void LazyMaps::ComputeScreens(std::vector<Example*>& examples) {
+  for (size_t s = 0; s < sets_.size(); ++s) {
+    const LazySet& ls = file_.index().sets[s];
+    if (ls.screen_rows || !WantsScreenCopies(ls.n_q, ls.n_k)) continue;
+    const int64_t step =
+        std::max<int64_t>(1, (int64_t)LazyAttentionFile::kPartBytes / (ls.n_k * StDTypeSize(ls.layers[0].dtype)));
+    for (size_t i = 0; i < sets_[s].maps.size(); ++i) {
+      MapState& ms = sets_[s].maps[i];
+      const MatrixRM* head = nullptr;
+      int64_t rows = 0;
+      if (!ms.ticket || ms.row0 != 0 || ms.row1 != ls.n_q || !file_.Progress(ms.ticket, &head, &rows)) continue;
+      if (ms.pooled_ticket != ms.ticket) ms.pooled_ticket = ms.ticket, ms.pooled_rows = 0;
+      if (rows >= ms.pooled_rows + step || (rows == ls.n_q && rows > ms.pooled_rows))
+        PoolDecodedRows((int)s, (int)i, *head, rows, examples);
+    }
+  }
+}
+
+void LazyMaps::PoolDecodedRows(int set, int map, const MatrixRM& head, int64_t rows, std::vector<Example*>& examples) {
+  const LazySet& ls = file_.index().sets[(size_t)set];
+  MapState& ms = sets_[(size_t)set].maps[(size_t)map];
+  OverviewState& o = sets_[(size_t)set].pool[(int)LazyPool::Screen][(size_t)map];
+  const int R = OverviewSide(ls.n_q, kScreenSide), C = OverviewSide(ls.n_k, kScreenSide);
+  MatrixRM& w = o.map.weights;
+  if (w.rows() != R) {  // not in memory (or evicted): pooled from the first row again
+    if (!MakeRoom((uint64_t)R * C * sizeof(float), examples)) return;
+    w.resize(R, C);
+    resident_ += Bytes(w);
+    ms.pooled_rows = 0;
+  }
+  if (ms.pooled_rows == 0) {  // the overview stretched, where rows are not in yet
+    const AttentionMap& ov = sets_[(size_t)set].pool[(int)LazyPool::Overview][(size_t)map].map;
+    const int64_t orows = ov.weights.rows(), ocols = ov.weights.cols();
+    for (int r = 0; r < R; ++r)
+      for (int c = 0; c < C; ++c) w(r, c) = orows ? ov.weights(r * orows / R, c * ocols / C) : 0.0f;
+  }
+  // Blocks that start in the new rows are cleared (they held the overview), then the rows pooled in.
+  for (int r = 0; r < R; ++r) {
+    const int64_t start = (int64_t)r * ls.n_q / R;
+    if (start >= ms.pooled_rows && start < rows) w.row(r).setZero();
+  }
+  MaxPoolRows(head.data(), ls.n_q, ls.n_k, ms.pooled_rows, rows, R, C, w.data());
+  ms.pooled_rows = rows;
+  o.last_used = frame_;
+  ++o.map.version;
+}
+
+int LazyMaps::SetState::LayerOf(int map) const {
+  int layer = 0;
+  while (layer + 1 < (int)layer_first.size() && layer_first[(size_t)layer + 1] <= map) ++layer;
+  return layer;
 }
 
 bool LazyMaps::MakeRoom(uint64_t bytes, std::vector<Example*>& examples) {
   const uint64_t budget = LazyCacheBudget();
   while (resident_ + bytes > budget) {
-    // The least recently drawn head, band or overview that this frame does not draw.
+    // The least recently drawn head, band, overview or screen copy that this frame does not draw.
     uint64_t oldest = frame_;
-    int kind = -1;
+    int kind = -1;  // 0 rows, 1 + LazyPool
     size_t set = 0, index = 0;
     for (size_t s = 0; s < sets_.size(); ++s) {
       Example* ex = examples[s];
       for (size_t i = 0; i < sets_[s].maps.size(); ++i) {
         if (ex && ex->maps[i].weights.size() && sets_[s].maps[i].last_used < oldest)
           oldest = sets_[s].maps[i].last_used, kind = 0, set = s, index = i;
-        if (sets_[s].overviews[i].map.weights.size() && sets_[s].overviews[i].last_used < oldest)
-          oldest = sets_[s].overviews[i].last_used, kind = 1, set = s, index = i;
+        for (int p = 0; p < 2; ++p)
+          if (sets_[s].pool[p][i].map.weights.size() && sets_[s].pool[p][i].last_used < oldest)
+            oldest = sets_[s].pool[p][i].last_used, kind = 1 + p, set = s, index = i;
       }
     }
     if (kind < 0) return false;
-    if (kind == 0) {
-      AttentionMap& m = examples[set]->maps[index];
-      resident_ -= Bytes(m.weights);
-      m.weights.resize(0, 0);
-      m.row_offset = 0;
-      ++m.version;
-    } else {
-      AttentionMap& m = sets_[set].overviews[index].map;
-      resident_ -= Bytes(m.weights);
-      m.weights.resize(0, 0);
-      ++m.version;
-    }
+    AttentionMap& m = kind == 0 ? examples[set]->maps[index] : sets_[set].pool[kind - 1][index].map;
+    resident_ -= Bytes(m.weights);
+    m.weights.resize(0, 0);
+    if (kind == 0) m.row_offset = 0;
+    ++m.version;
     ++evictions_;
   }
   return true;
@@ -122,8 +188,8 @@ void LazyMaps::Install(int set, int map, LazyResult* r, std::vector<Example*>& e
   ++installs_;
 }
 
-void LazyMaps::InstallOverview(int set, int map, MatrixRM weights) {
-  OverviewState& o = sets_[(size_t)set].overviews[(size_t)map];
+void LazyMaps::InstallOverview(int set, int map, LazyPool pool, MatrixRM weights) {
+  OverviewState& o = sets_[(size_t)set].pool[(int)pool][(size_t)map];
   resident_ -= Bytes(o.map.weights);
   o.map.weights = std::move(weights);
   ++o.map.version;
@@ -137,47 +203,54 @@ void LazyMaps::Failed(AppState* s, const Status& st) {
   s->Notify(PrintableText(name_, 60) + ": " + st.message, true);
 }
 
+// A run of heads' stored overviews or screen copies, or a whole head pooled into its overview.
+void LazyMaps::InstallPooled(AppState* s, const OverviewRead& read, LazyResult* r, std::vector<Example*>& examples) {
+  const int set = read.set;
+  const LazySet& ls = file_.index().sets[(size_t)set];
+  SetState& ss = sets_[(size_t)set];
+  std::vector<OverviewState>& pool = ss.pool[(int)read.pool];
+  if (!r->status) {
+    for (int h = read.head0; h < read.head1; ++h) {
+      const int i = MapIndex(set, read.layer, h);
+      pool[(size_t)i].ticket = 0;
+      ss.maps[(size_t)i].overview_ticket = 0;
+      ss.maps[(size_t)i].pool_failed_frame = frame_;
+    }
+    Failed(s, r->status);
+    return;
+  }
+  const int R = read.full ? OverviewSide(ls.n_q) : ls.PoolRows(read.pool);
+  const int C = read.full ? OverviewSide(ls.n_k) : ls.PoolCols(read.pool);
+  for (int h = read.head0; h < read.head1; ++h) {
+    const int i = MapIndex(set, read.layer, h);
+    MatrixRM o((Eigen::Index)R, (Eigen::Index)C);
+    if (read.full) {
+      MaxPoolOverview(r->weights.data(), r->weights.rows(), r->weights.cols(), R, C, o.data());
+      ss.maps[(size_t)i].overview_ticket = 0;
+    } else {
+      std::memcpy(o.data(), r->weights.data() + (size_t)(h - read.head0) * R * C, (size_t)R * C * sizeof(float));
+    }
+    if (MakeRoom(Bytes(o), examples)) {
+      InstallOverview(set, i, read.pool, std::move(o));
+    } else {  // not asked again for a while: the budget cannot hold what is in view
+      ss.maps[(size_t)i].pool_failed_frame = frame_;
+      Failed(s, Status::Error("the cache budget of " + FormatByteSize(LazyCacheBudget()) + " cannot hold the " +
+                              LazyPoolName(read.pool) + " in view; raise it: cache 1G"));
+    }
+    pool[(size_t)i].ticket = 0;
+    pool[(size_t)i].last_used = frame_;
+  }
+}
+
 void LazyMaps::Results(AppState* s, std::vector<Example*>& examples) {
   LazyResult r;
   while (file_.PopResult(&r)) {
     const int set = r.request.set;
     const auto ov = overview_reads_.find(r.ticket);
-    if (ov != overview_reads_.end()) {  // overviews of a run of heads, or a whole head read for one
+    if (ov != overview_reads_.end()) {  // overviews or screen copies of a run of heads, or a whole head
       const OverviewRead read = ov->second;
       overview_reads_.erase(ov);
-      const LazySet& ls = file_.index().sets[(size_t)set];
-      SetState& ss = sets_[(size_t)set];
-      if (!r.status) {
-        for (int h = read.head0; h < read.head1; ++h) {
-          const int i = MapIndex(set, read.layer, h);
-          ss.overviews[(size_t)i].ticket = 0;
-          ss.maps[(size_t)i].overview_ticket = 0;
-          ss.maps[(size_t)i].failed_frame = frame_;
-        }
-        Failed(s, r.status);
-        continue;
-      }
-      const int R = read.full ? OverviewSide(ls.n_q) : ls.overview_rows;
-      const int C = read.full ? OverviewSide(ls.n_k) : ls.overview_cols;
-      for (int h = read.head0; h < read.head1; ++h) {
-        const int i = MapIndex(set, read.layer, h);
-        MatrixRM o((Eigen::Index)R, (Eigen::Index)C);
-        if (read.full) {
-          MaxPoolOverview(r.weights.data(), r.weights.rows(), r.weights.cols(), R, C, o.data());
-          ss.maps[(size_t)i].overview_ticket = 0;
-        } else {
-          std::memcpy(o.data(), r.weights.data() + (size_t)(h - read.head0) * R * C, (size_t)R * C * sizeof(float));
-        }
-        if (MakeRoom(Bytes(o), examples)) {
-          InstallOverview(set, i, std::move(o));
-        } else {  // not asked again for a while: the budget cannot hold what is in view
-          ss.maps[(size_t)i].failed_frame = frame_;
-          Failed(s, Status::Error("the cache budget of " + FormatByteSize(LazyCacheBudget()) +
-                                  " cannot hold the overviews in view; raise it: cache 1G"));
-        }
-        ss.overviews[(size_t)i].ticket = 0;
-        ss.overviews[(size_t)i].last_used = frame_;
-      }
+      InstallPooled(s, read, &r, examples);
       continue;
     }
     // Rows of a head.
@@ -186,6 +259,15 @@ void LazyMaps::Results(AppState* s, std::vector<Example*>& examples) {
     MapState& ms = sets_[(size_t)set].maps[(size_t)i];
     if (ms.ticket != r.ticket) continue;  // superseded
     ms.ticket = 0;
+    // A computed screen copy (files without stored ones) gets the last rows; a head the cache cannot
+    // hold gets one whole, to stand in for it.
+    const LazySet& ls = file_.index().sets[(size_t)set];
+    const bool whole = r.request.row0 == 0 && r.request.row1 == ls.n_q;
+    if (r.status && whole && !ls.screen_rows && WantsScreenCopies(ls.n_q, ls.n_k) &&
+        (ms.pooled_ticket == r.ticket || Bytes(r.weights) > LazyCacheBudget())) {
+      if (ms.pooled_ticket != r.ticket) ms.pooled_ticket = r.ticket, ms.pooled_rows = 0;
+      PoolDecodedRows(set, i, r.weights, ls.n_q, examples);
+    }
     if (r.status) Install(set, i, &r, examples);
     if (!r.status) {
       ms.failed_frame = frame_;
@@ -222,9 +304,7 @@ void LazyMaps::Requests(AppState*, std::vector<Example*>& examples) {
     // Not every frame after a failure (other rows, e.g. a band once zoomed in, may be asked at once).
     if (ms.failed_frame && frame_ - ms.failed_frame < 120 && ms.failed0 == w.row0 && ms.failed1 == w.row1) continue;
     if (ms.ticket) file_.Cancel(ms.ticket);
-    const LazySet& ls = file_.index().sets[(size_t)w.set];
-    int layer = 0;
-    while (layer + 1 < (int)ls.layers.size() && sets_[(size_t)w.set].layer_first[(size_t)layer + 1] <= w.map) ++layer;
+    const int layer = sets_[(size_t)w.set].LayerOf(w.map);
     LazyRequest r;
     r.set = w.set;
     r.layer = layer;
@@ -245,51 +325,62 @@ void LazyMaps::Requests(AppState*, std::vector<Example*>& examples) {
       ms.ticket = 0;
     }
   }
-  RequestOverviews();
+  RequestOverviews(LazyPool::Screen);  // a heatmap's stand-in first: the grid's overviews are many
+  RequestOverviews(LazyPool::Overview);
+  CancelUnwantedOverviews();
 }
 
-// Overviews: in memory (kept), or read a layer's run of missing heads at once.
-void LazyMaps::RequestOverviews() {
-  std::sort(overview_wants_.begin(), overview_wants_.end());
-  overview_wants_.erase(std::unique(overview_wants_.begin(), overview_wants_.end()), overview_wants_.end());
+// A file without overviews: a wanted head is read whole (one at a time) and pooled into its overview.
+bool LazyMaps::RequestWholeHead(int set, int layer, int head, int* in_flight) {
+  if (*in_flight > 0) return false;
+  const LazySet& ls = file_.index().sets[(size_t)set];
+  MapState& ms = sets_[(size_t)set].maps[(size_t)MapIndex(set, layer, head)];
+  LazyRequest r;
+  r.set = set, r.layer = layer, r.head = head, r.row0 = 0, r.row1 = ls.n_q;
+  ms.overview_ticket = file_.Submit(r);
+  overview_reads_[ms.overview_ticket] = {set, layer, head, head + 1, true, LazyPool::Overview};
+  ++*in_flight;
+  return true;
+}
+
+// Overviews (or screen copies): in memory (kept), or read a layer's run of missing heads at once.
+void LazyMaps::RequestOverviews(LazyPool pool) {
+  std::vector<std::pair<int, int>>& wants = pool_wants_[(int)pool];
+  std::sort(wants.begin(), wants.end());
+  wants.erase(std::unique(wants.begin(), wants.end()), wants.end());
   int whole_heads_in_flight = 0;
   for (const auto& kv : overview_reads_) whole_heads_in_flight += kv.second.full;
-  for (size_t k = 0; k < overview_wants_.size(); ++k) {
-    const int set = overview_wants_[k].first, map = overview_wants_[k].second;
+  for (size_t k = 0; k < wants.size(); ++k) {
+    const int set = wants[k].first, map = wants[k].second;
     SetState& ss = sets_[(size_t)set];
-    OverviewState& o = ss.overviews[(size_t)map];
+    std::vector<OverviewState>& held = ss.pool[(int)pool];
+    OverviewState& o = held[(size_t)map];
     o.last_used = frame_;
     MapState& ms = ss.maps[(size_t)map];
     if (o.map.weights.size() || o.ticket || ms.overview_ticket) continue;
-    if (ms.failed_frame && frame_ - ms.failed_frame < 120) continue;
+    if (ms.pool_failed_frame && frame_ - ms.pool_failed_frame < 120) continue;
     const LazySet& ls = file_.index().sets[(size_t)set];
-    int layer = 0;
-    while (layer + 1 < (int)ls.layers.size() && ss.layer_first[(size_t)layer + 1] <= map) ++layer;
+    const int layer = ss.LayerOf(map);
     const int head = map - ss.layer_first[(size_t)layer];
-    if (!ls.overview_rows) {  // the file stores none: read the whole head (one at a time) and pool it
-      if (whole_heads_in_flight > 0) continue;
-      LazyRequest r;
-      r.set = set, r.layer = layer, r.head = head, r.row0 = 0, r.row1 = ls.n_q;
-      ms.overview_ticket = file_.Submit(r);
-      overview_reads_[ms.overview_ticket] = {set, layer, head, head + 1, true};
-      ++whole_heads_in_flight;
+    if (!ls.PoolRows(pool)) {  // not stored: overviews are pooled from the whole head, screen copies not made
+      if (pool == LazyPool::Overview) RequestWholeHead(set, layer, head, &whole_heads_in_flight);
       continue;
     }
     int end = head + 1;  // the run of wanted, missing heads of this layer that follow
-    while (k + 1 < overview_wants_.size() && overview_wants_[k + 1].first == set &&
-           overview_wants_[k + 1].second == map + (end - head) && end < ls.layers[(size_t)layer].heads) {
-      const OverviewState& next = ss.overviews[(size_t)(map + (end - head))];
+    while (k + 1 < wants.size() && wants[k + 1].first == set && wants[k + 1].second == map + (end - head) &&
+           end < ls.layers[(size_t)layer].heads) {
+      const OverviewState& next = held[(size_t)(map + (end - head))];
       if (next.map.weights.size() || next.ticket) break;
-      ss.overviews[(size_t)(map + (end - head))].last_used = frame_;
+      held[(size_t)(map + (end - head))].last_used = frame_;
       ++end, ++k;
     }
     LazyRequest r;
     r.set = set, r.layer = layer, r.head = head, r.head_end = end, r.overview = true;
+    r.screen = pool == LazyPool::Screen;
     const uint64_t t = file_.Submit(r);
-    overview_reads_[t] = {set, layer, head, end, false};
-    for (int h = head; h < end; ++h) ss.overviews[(size_t)(ss.layer_first[(size_t)layer] + h)].ticket = t;
+    overview_reads_[t] = {set, layer, head, end, false, pool};
+    for (int h = head; h < end; ++h) held[(size_t)(ss.layer_first[(size_t)layer] + h)].ticket = t;
   }
-  CancelUnwantedOverviews();
 }
 
 // Overview reads of which no head was drawn this frame are not read on (the grid scrolled on, or a
@@ -298,9 +389,10 @@ void LazyMaps::CancelUnwantedOverviews() {
   for (auto it = overview_reads_.begin(); it != overview_reads_.end();) {
     const OverviewRead& read = it->second;
     SetState& ss = sets_[(size_t)read.set];
+    std::vector<OverviewState>& pool = ss.pool[(int)read.pool];
     bool wanted = false;
     for (int h = read.head0; h < read.head1 && !wanted; ++h)
-      wanted = ss.overviews[(size_t)MapIndex(read.set, read.layer, h)].last_used == frame_;
+      wanted = pool[(size_t)MapIndex(read.set, read.layer, h)].last_used == frame_;
     if (wanted) {
       ++it;
       continue;
@@ -308,8 +400,8 @@ void LazyMaps::CancelUnwantedOverviews() {
     file_.Cancel(it->first);
     for (int h = read.head0; h < read.head1; ++h) {
       const size_t i = (size_t)MapIndex(read.set, read.layer, h);
-      ss.overviews[i].ticket = 0;
-      ss.maps[i].overview_ticket = 0;
+      pool[i].ticket = 0;
+      if (read.full) ss.maps[i].overview_ticket = 0;
     }
     it = overview_reads_.erase(it);
   }
@@ -332,12 +424,13 @@ void LazyMaps::Request(AppState* s) {
   if (file_.source()->Asynchronous()) file_.Pump(0);
   Results(s, examples);
   wants_.clear();
-  overview_wants_.clear();
+  for (auto& w : pool_wants_) w.clear();
 }
 
 bool LazyMaps::Work(AppState* s, double budget_ms) {
   std::vector<Example*> examples = SetExamples(s);
   file_.Pump(budget_ms);
+  ComputeScreens(examples);
   Results(s, examples);
   max_resident_ = std::max(max_resident_, resident_);
   max_memory_ = std::max(max_memory_, resident_ + file_.LoadingBytes());
@@ -345,9 +438,11 @@ bool LazyMaps::Work(AppState* s, double budget_ms) {
 }
 
 void LazyMaps::Describe(JsonWriter* w, int heads, int bands) const {
-  int overviews = 0;
-  for (const SetState& ss : sets_)
-    for (const OverviewState& o : ss.overviews) overviews += o.map.weights.size() > 0;
+  int overviews = 0, screens = 0;  // (screens: stored ones read, or computed ones)
+  for (const SetState& ss : sets_) {
+    for (const OverviewState& o : ss.pool[(int)LazyPool::Overview]) overviews += o.map.weights.size() > 0;
+    for (const OverviewState& o : ss.pool[(int)LazyPool::Screen]) screens += o.map.weights.size() > 0;
+  }
   w->BeginObject();
   w->Key("name");
   w->String(name_);
@@ -373,6 +468,8 @@ void LazyMaps::Describe(JsonWriter* w, int heads, int bands) const {
   w->Number((double)evictions_);
   w->Key("overviews");
   w->Number(overviews);
+  w->Key("screens");  // screen copies in memory
+  w->Number(screens);
   w->Key("heads");  // whole heads in memory
   w->Number(heads);
   w->Key("bands");
@@ -396,6 +493,13 @@ const AttentionMap* LazyOverview(AppState* s, int map) {
   Example& ex = s->Current();
   if (!ex.lazy || map < 0 || map >= (int)ex.maps.size()) return nullptr;
   return ex.lazy->Overview(ex.lazy_set, map);
+}
+
+const AttentionMap* LazyScreen(AppState* s, int map, bool* partial) {
+  Example& ex = s->Current();
+  if (partial) *partial = false;
+  if (!ex.lazy || map < 0 || map >= (int)ex.maps.size()) return nullptr;
+  return ex.lazy->Screen(ex.lazy_set, map, partial);
 }
 
 namespace {

@@ -6,6 +6,7 @@
 //   (OpenLazyAttention in app_files.h: a safetensors file -> one example per set, maps without weights)
 //   LazyWantRows         a view draws rows of a map this frame (all of them, or a zoomed-in band)
 //   LazyOverview         a view draws a map's overview this frame (null until it is read)
+//   LazyScreen           a view draws a map's screen copy (1024^2 max-pooled) this frame (null until read)
 //   PumpLazyMaps         once a frame, before the views: a few ms of reading and decoding, results in
 //   RequestLazyMaps      once a frame, after the views: what they drew is kept, what is missing asked for
 //   SetLazyCacheBudget   the memory heads and overviews may take (the `cache` command)
@@ -41,8 +42,12 @@ class LazyMaps {
   LazyAttentionFile& file() { return file_; }  // the asynchronous source's completions go here
   const std::string& name() const { return name_; }
 
-  void WantRows(int set, int map, int row0, int row1);       // rows [row0, row1) of a map, this frame
-  const AttentionMap* Overview(int set, int map);            // its overview if in memory (and wanted), else null
+  void WantRows(int set, int map, int row0, int row1);  // rows [row0, row1) of a map, this frame
+  const AttentionMap* Overview(int set, int map);       // its overview if in memory (and wanted), else null
+  const AttentionMap* Screen(int set, int map, bool* partial = nullptr);  // its screen copy likewise; see below
+  // Files without stored screen copies: while a head over 1024 on a side is read whole, its screen
+  // copy is computed from the rows decoded so far (the overview, stretched, where they are not in
+  // yet), so the view fills in as the parts arrive; *partial says it is not all the head's yet.
   void Request(AppState* s);                                 // see RequestLazyMaps
   bool Work(AppState* s, double budget_ms);                  // reads and results only (between frames); true if busy
   void Describe(JsonWriter* w, int heads, int bands) const;  // heads, bands: what the examples hold
@@ -56,7 +61,10 @@ class LazyMaps {
     uint64_t last_used = 0;      // frame it was last drawn
     uint64_t failed_frame = 0;   // a read of rows [failed0, failed1) failed then: not asked again for a while
     int64_t failed0 = 0, failed1 = 0;
-    uint64_t overview_ticket = 0;  // a whole head read to make its overview (files without overviews)
+    uint64_t overview_ticket = 0;    // a whole head read to make its overview (files without overviews)
+    uint64_t pool_failed_frame = 0;  // reading its overview or screen copy failed then: not asked again for a while
+    uint64_t pooled_ticket = 0;      // the whole-head read its computed screen copy comes from
+    int64_t pooled_rows = 0;         // rows of it pooled so far
   };
   struct OverviewState {
     AttentionMap map;     // [R, C] weights; empty while not in memory
@@ -64,34 +72,40 @@ class LazyMaps {
     uint64_t last_used = 0;
   };
   struct SetState {
-    std::vector<MapState> maps;            // [maps]
-    std::vector<OverviewState> overviews;  // [maps]
-    std::vector<int> layer_first;          // [layers] index of each layer's head 0
+    std::vector<MapState> maps;          // [maps]
+    std::vector<OverviewState> pool[2];  // [LazyPool][maps]: overviews, screen copies
+    std::vector<int> layer_first;        // [layers] index of each layer's head 0
+    int LayerOf(int map) const;          // the layer a map index falls in
   };
   struct Want {
     int set, map;
     int64_t row0, row1;
   };
   struct OverviewRead {
-    int set, layer, head0, head1;  // heads [head0, head1) of a layer, or the whole head (full)
-    bool full = false;             // a whole head read for its overview
+    int set, layer, head0, head1;        // heads [head0, head1) of a layer, or the whole head (full)
+    bool full = false;                   // a whole head read for its overview
+    LazyPool pool = LazyPool::Overview;  // overviews or screen copies
   };
 
   std::vector<Example*> SetExamples(AppState* s);  // each set's example, by pointer (valid until examples change)
   void Results(AppState* s, std::vector<Example*>& examples);
   void Requests(AppState* s, std::vector<Example*>& examples);  // rows the views drew, then overviews
-  void RequestOverviews();
-  void CancelUnwantedOverviews();                                  // reads of overviews that this frame did not draw
+  void RequestOverviews(LazyPool pool);
+  bool RequestWholeHead(int set, int layer, int head, int* in_flight);  // a file without overviews: pool a head
+  void CancelUnwantedOverviews();  // reads of overviews that this frame did not draw
+  void InstallPooled(AppState* s, const OverviewRead& read, LazyResult* r, std::vector<Example*>& examples);
   bool MakeRoom(uint64_t bytes, std::vector<Example*>& examples);  // evicts what this frame did not draw
   void Install(int set, int map, LazyResult* r, std::vector<Example*>& examples);
-  void InstallOverview(int set, int map, MatrixRM weights);
+  void InstallOverview(int set, int map, LazyPool pool, MatrixRM weights);
+  void ComputeScreens(std::vector<Example*>& examples);  // files without screen copies: pool what was decoded
+  void PoolDecodedRows(int set, int map, const MatrixRM& head, int64_t rows, std::vector<Example*>& examples);
   void Failed(AppState* s, const Status& st);
 
   std::string name_;
   LazyAttentionFile file_;
   std::vector<SetState> sets_;
   std::vector<Want> wants_;
-  std::vector<std::pair<int, int>> overview_wants_;  // (set, map)
+  std::vector<std::pair<int, int>> pool_wants_[2];  // [LazyPool] (set, map)
   std::unordered_map<uint64_t, OverviewRead> overview_reads_;
   uint64_t frame_ = 1;
   uint64_t resident_ = 0, max_resident_ = 0, max_memory_ = 0;  // bytes of weights and overviews held
@@ -99,8 +113,9 @@ class LazyMaps {
   std::string last_error_;
 };
 
-void LazyWantRows(AppState* s, const AttentionMap& map, int row0, int row1);  // of the current example
-const AttentionMap* LazyOverview(AppState* s, int map);                       // of the current example
+void LazyWantRows(AppState* s, const AttentionMap& map, int row0, int row1);    // of the current example
+const AttentionMap* LazyOverview(AppState* s, int map);                         // of the current example
+const AttentionMap* LazyScreen(AppState* s, int map, bool* partial = nullptr);  // of the current example
 void PumpLazyMaps(AppState* s);     // every open lazy file, a few ms of reading in all
 void RequestLazyMaps(AppState* s);  // after the views drew: requests for what they want, reads started
 // Between frames (the browser calls it when a read ends): decoding and installing only, for about

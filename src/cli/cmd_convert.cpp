@@ -2,7 +2,8 @@
 // the lazily read safetensors layout for big models (docs/PERFORMANCE.md, "Big files"):
 //   attnviz-cli convert IN OUT [--dtype f16|bf16|f32] [--max-memory SIZE]
 // IN: attention JSON (v1, v2, BertViz), NPZ, NPY or safetensors; OUT by its extension: .safetensors
-// (every set, max-pooled overviews, heads streamed to disk), .json (version 2) or .npz (one set).
+// (every set, max-pooled overviews and, for heads over 1024 on a side, 1024^2 screen copies, heads
+// streamed to disk), .json (version 2) or .npz (one set).
 // A .npy input is decoded straight into its matrices (io/attention_loader.h); a safetensors input
 // is read head by head and must fit in the memory budget.
 #include <cstdio>

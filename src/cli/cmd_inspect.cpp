@@ -156,6 +156,9 @@ void PrintLazySet(const LazySet& set) {
     std::printf("  overviews: %d x %d per head (max-pooled)\n", set.overview_rows, set.overview_cols);
   else
     std::printf("  overviews: none stored (the viewer reads each head whole to make one)\n");
+  if (set.screen_rows)
+    std::printf("  screen copies: %d x %d per head (max-pooled; the heatmap draws them while a head is read)\n",
+                set.screen_rows, set.screen_cols);
 }
 
 // "1.5 GiB", "12.0 MiB", "900 bytes": sizes at a glance (FormatByteSize gives exact ones).

@@ -14,6 +14,8 @@
 //                       -1 = next token). Ties go to the smallest |o|, then to the positive o.
 //   dominant_offset_mass  M(dominant_offset), in [0, 1].
 #pragma once
+#include <vector>
+
 #include "core/attention.h"
 #include "core/status.h"
 
@@ -32,5 +34,20 @@ struct HeadStats {
 
 // Statistics of one head's weights [n_q, n_k]. Errors on an empty or non-finite matrix.
 Status ComputeHeadStats(const MatrixRM& weights, HeadStats* out);
+
+// The same, a few rows at a time (a 4096 x 4096 head takes tens of ms: a frame computes a part of
+// it and the next frames the rest). Add every row once, in any order, then Finish.
+class HeadStatsAccumulator {
+ public:
+  void Begin(int n_q, int n_k);                                 // forgets what was added
+  Status AddRows(const MatrixRM& weights, int row0, int row1);  // rows [row0, row1) of the head
+  Status Finish(HeadStats* out) const;                          // after the last rows
+  int rows_added() const { return added_; }                     // rows added since Begin
+
+ private:
+  int n_q_ = 0, n_k_ = 0, added_ = 0, counted_ = 0;
+  std::vector<double> offset_mass_;  // [n_q + n_k - 1] by offset o = i - j, index o + n_k - 1
+  double entropy_ = 0, max_weight_ = 0, first_ = 0, diag_ = 0;
+};
 
 }  // namespace attnviz

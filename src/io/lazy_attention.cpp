@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <new>
 
 #include "io/attention_file_detail.h"
 #include "io/json.h"
@@ -59,6 +60,29 @@ Status CheckHeadTensor(const SafetensorsTensor& t, const std::string& what, int6
     return Status::Error("safetensors: " + what + " is [" + std::to_string(t.shape[0]) + ", " +
                          std::to_string(t.shape[1]) + ", " + std::to_string(t.shape[2]) + "], expected [heads, " +
                          std::to_string(rows) + ", " + std::to_string(cols) + "] from the tokens");
+  return Status::Ok();
+}
+
+// A layer's stored max-pooled copies (overviews or screen copies) [heads, R, C]: a float dtype, the
+// layer's heads, R <= n_q, C <= n_k, the same R and C for every layer, no bigger than the pool's side.
+Status PooledTensor(const SafetensorsTensor& o, const std::string& name, LazyPool pool,
+                    const AttentionFileLimits& limits, LazySet* set, LazyLayer* layer) {
+  Status st = CheckHeadTensor(o, "tensor '" + name + "'", -1, -1, limits);
+  if (!st) return st;
+  const int64_t R = o.shape[1], C = o.shape[2], side = LazyPoolSide(pool);
+  int& rows = pool == LazyPool::Screen ? set->screen_rows : set->overview_rows;
+  int& cols = pool == LazyPool::Screen ? set->screen_cols : set->overview_cols;
+  if (o.shape[0] != layer->heads || R < 1 || C < 1 || R > set->n_q || C > set->n_k || R > side || C > side ||
+      (rows && (R != rows || C != cols)))
+    return Status::Error("safetensors: tensor '" + name + "' is [" + std::to_string(o.shape[0]) + ", " +
+                         std::to_string(R) + ", " + std::to_string(C) + "]; expected [" + std::to_string(layer->heads) +
+                         ", R, C] with R <= n_q, C <= n_k, both at most " + std::to_string(side) +
+                         ", the same for every layer");
+  rows = (int)R;
+  cols = (int)C;
+  LazyPooled& p = pool == LazyPool::Screen ? layer->screen : layer->overview;
+  p.dtype = o.dtype;
+  p.offset = o.begin;
   return Status::Ok();
 }
 
@@ -120,7 +144,7 @@ Status AttnvizSet(const SafetensorsHeader& h, const JsonValue& sv, size_t s, con
   if (!(st = CheckNames(layer_names, limits)) || !(st = CheckNames(set->head_names, limits)))
     return Status::Error("safetensors: " + where + ": " + st.message);
   const std::string prefix = std::to_string(s) + ".";
-  bool any_overview = false, all_overviews = true;
+  bool any[2] = {false, false}, all[2] = {true, true};  // by LazyPool
   for (uint64_t l = 0; l < n_layers; ++l) {
     const std::string tname = "attention." + prefix + std::to_string(l);
     const SafetensorsTensor* t = h.Find(tname);
@@ -133,28 +157,19 @@ Status AttnvizSet(const SafetensorsHeader& h, const JsonValue& sv, size_t s, con
     layer.heads = (int)t->shape[0];
     layer.dtype = t->dtype;
     layer.offset = t->begin;
-    const std::string oname = "overview." + prefix + std::to_string(l);
-    const SafetensorsTensor* o = h.Find(oname);
-    any_overview = any_overview || o;
-    all_overviews = all_overviews && o;
-    if (o) {
-      if (!(st = CheckHeadTensor(*o, "tensor '" + oname + "'", -1, -1, limits))) return st;
-      const int64_t R = o->shape[1], C = o->shape[2];
-      if (o->shape[0] != layer.heads || R < 1 || C < 1 || R > set->n_q || C > set->n_k ||
-          (set->overview_rows && (R != set->overview_rows || C != set->overview_cols)))
-        return Status::Error("safetensors: tensor '" + oname + "' is [" + std::to_string(o->shape[0]) + ", " +
-                             std::to_string(R) + ", " + std::to_string(C) + "]; expected [" +
-                             std::to_string(layer.heads) + ", R, C] with R <= n_q, C <= n_k, the same for every layer");
-      set->overview_rows = (int)R;
-      set->overview_cols = (int)C;
-      layer.overview_dtype = o->dtype;
-      layer.overview_offset = o->begin;
+    for (LazyPool pool : {LazyPool::Overview, LazyPool::Screen}) {
+      const std::string pname = std::string(LazyPoolPrefix(pool)) + prefix + std::to_string(l);
+      const SafetensorsTensor* o = h.Find(pname);
+      any[(int)pool] = any[(int)pool] || o;
+      all[(int)pool] = all[(int)pool] && o;
+      if (o && !(st = PooledTensor(*o, pname, pool, limits, set, &layer))) return st;
     }
     set->layers.push_back(std::move(layer));
   }
-  if (any_overview && !all_overviews)
-    return Status::Error("safetensors: " + where + " has overviews for some layers only (every 'overview." + prefix +
-                         "l' or none)");
+  for (LazyPool pool : {LazyPool::Overview, LazyPool::Screen})
+    if (any[(int)pool] && !all[(int)pool])
+      return Status::Error("safetensors: " + where + " has " + LazyPoolName(pool) + " for some layers only (every '" +
+                           LazyPoolPrefix(pool) + prefix + "l' or none)");
   return Status::Ok();
 }
 
@@ -276,28 +291,42 @@ ByteRange HeadRowsRange(const LazySet& set, int layer, int head, int64_t row0, i
   return r;
 }
 
-ByteRange OverviewRange(const LazySet& set, int layer, int head0, int head1) {
+const char* LazyPoolPrefix(LazyPool p) {
+  return p == LazyPool::Screen ? "screen." : "overview.";
+}
+
+const char* LazyPoolName(LazyPool p) {
+  return p == LazyPool::Screen ? "screen copies" : "overviews";
+}
+
+ByteRange PooledRange(const LazySet& set, int layer, LazyPool pool, int head0, int head1) {
   const LazyLayer& l = set.layers[(size_t)layer];
+  const LazyPooled& p = pool == LazyPool::Screen ? l.screen : l.overview;
   const uint64_t per_head =
-      (uint64_t)set.overview_rows * (uint64_t)set.overview_cols * (uint64_t)StDTypeSize(l.overview_dtype);
+      (uint64_t)set.PoolRows(pool) * (uint64_t)set.PoolCols(pool) * (uint64_t)StDTypeSize(p.dtype);
   ByteRange r;
-  r.offset = l.overview_offset + (uint64_t)head0 * per_head;
+  r.offset = p.offset + (uint64_t)head0 * per_head;
   r.size = (uint64_t)(head1 - head0) * per_head;
   return r;
 }
 
 void MaxPoolOverview(const float* head, int64_t rows, int64_t cols, int out_rows, int out_cols, float* out) {
+  std::fill(out, out + (size_t)out_rows * out_cols, 0.0f);
+  MaxPoolRows(head, rows, cols, 0, rows, out_rows, out_cols, out);
+}
+
+void MaxPoolRows(const float* head, int64_t rows, int64_t cols, int64_t row0, int64_t row1, int out_rows, int out_cols,
+                 float* out) {
   // Column c of the head falls in bin col_bin[c]: the largest b with b * cols / out_cols <= c.
   std::vector<int> col_bin((size_t)cols);
   for (int b = 0; b < out_cols; ++b)
     for (int64_t c = (int64_t)b * cols / out_cols; c < (int64_t)(b + 1) * cols / out_cols; ++c) col_bin[(size_t)c] = b;
-  for (int r = 0; r < out_rows; ++r) {
+  int r = (int)(row0 * out_rows / rows);  // the bin of row0 (or one before it): bins are searched forwards
+  for (int64_t i = row0; i < row1; ++i) {
+    while ((int64_t)(r + 1) * rows / out_rows <= i) ++r;
     float* o = out + (size_t)r * out_cols;
-    std::fill(o, o + out_cols, 0.0f);
-    for (int64_t i = (int64_t)r * rows / out_rows; i < (int64_t)(r + 1) * rows / out_rows; ++i) {
-      const float* row = head + i * cols;
-      for (int64_t c = 0; c < cols; ++c) o[col_bin[(size_t)c]] = std::max(o[col_bin[(size_t)c]], row[c]);
-    }
+    const float* row = head + i * cols;
+    for (int64_t c = 0; c < cols; ++c) o[col_bin[(size_t)c]] = std::max(o[col_bin[(size_t)c]], row[c]);
   }
 }
 
@@ -369,13 +398,14 @@ Status LazyAttentionFile::Prepare(Job* job) {
   if (r.layer < 0 || r.layer >= (int)set.layers.size()) return Status::Error("no layer " + std::to_string(r.layer));
   const LazyLayer& layer = set.layers[(size_t)r.layer];
   if (r.overview) {
-    if (!set.overview_rows) return Status::Error("the file stores no overviews");
+    const LazyPool pool = r.screen ? LazyPool::Screen : LazyPool::Overview;
+    if (!set.PoolRows(pool)) return Status::Error(std::string("the file stores no ") + LazyPoolName(pool));
     if (r.head < 0 || r.head_end <= r.head || r.head_end > layer.heads)
       return Status::Error("no heads [" + std::to_string(r.head) + ", " + std::to_string(r.head_end) + ")");
-    job->range = OverviewRange(set, r.layer, r.head, r.head_end);
-    job->dtype = layer.overview_dtype;
-    job->rows = (int64_t)(r.head_end - r.head) * set.overview_rows;
-    job->cols = set.overview_cols;
+    job->range = PooledRange(set, r.layer, pool, r.head, r.head_end);
+    job->dtype = (r.screen ? layer.screen : layer.overview).dtype;
+    job->rows = (int64_t)(r.head_end - r.head) * set.PoolRows(pool);
+    job->cols = set.PoolCols(pool);
   } else {
     if (r.head < 0 || r.head >= layer.heads) return Status::Error("no head " + std::to_string(r.head));
     if (r.row0 < 0 || r.row1 <= r.row0 || r.row1 > set.n_q)
@@ -414,6 +444,16 @@ bool LazyAttentionFile::PopResult(LazyResult* out) {
   return true;
 }
 
+bool LazyAttentionFile::Progress(uint64_t ticket, const MatrixRM** out, int64_t* rows) const {
+  for (const auto& j : jobs_) {
+    if (j->ticket != ticket || j->request.overview) continue;
+    *out = &j->out;
+    *rows = j->out.size() ? j->done / j->cols : 0;
+    return true;
+  }
+  return false;
+}
+
 bool LazyAttentionFile::Busy() const {
   if (!results_.empty()) return true;
   for (const auto& j : jobs_)
@@ -423,7 +463,7 @@ bool LazyAttentionFile::Busy() const {
 
 uint64_t LazyAttentionFile::LoadingBytes() const {
   uint64_t b = 0;
-  for (const auto& j : jobs_) b += j->staging.capacity() + (uint64_t)j->out.size() * sizeof(float);
+  for (const auto& j : jobs_) b += j->staging_bytes + (uint64_t)j->out.size() * sizeof(float);
   return b;
 }
 
@@ -517,30 +557,33 @@ Status LazyAttentionFile::AllocateOut(Job* job) {
   return Status::Ok();
 }
 
-Status LazyAttentionFile::StartParts(Job* job, int* in_flight) {
+Status LazyAttentionFile::StartParts(Job* job, int* in_flight, int limit) {
   const int parts = job->Parts();
   if (job->state == JobState::Queued) {
-    if (!TryAllocate((size_t)job->range.size))
+    // Not zeroed: the source writes every byte before it is decoded (a 32 MiB memset and its page
+    // faults cost a switch tens of ms in the browser).
+    job->staging.reset(new (std::nothrow) uint8_t[(size_t)job->range.size]);
+    if (!job->staging)
       return Status::Error("out of memory for a read of " + std::to_string(job->range.size) + " bytes");
-    job->staging.resize((size_t)job->range.size);
+    job->staging_bytes = job->range.size;
     job->part_tickets.assign((size_t)parts, 0);
     job->part_done.assign((size_t)parts, 0);
     job->state = JobState::Reading;
     ++reads_;
   }
-  while (*in_flight < max_in_flight_ && job->parts_started < parts) {
+  while (*in_flight < limit && job->parts_started < parts) {
     const int i = job->parts_started++;
     const uint64_t begin = (uint64_t)i * kPartBytes, size = std::min(kPartBytes, job->range.size - begin);
     const uint64_t ticket = i == 0 ? job->ticket : next_ticket_++;
     job->part_tickets[(size_t)i] = ticket;
     ++*in_flight;
-    source_->StartRead(ticket, job->range.offset + begin, size, job->staging.data() + begin);
+    source_->StartRead(ticket, job->range.offset + begin, size, job->staging.get() + begin);
   }
   return Status::Ok();
 }
 
 Status LazyAttentionFile::Step(Job* job) {
-  constexpr int64_t kPiece = int64_t(1) << 20;  // elements per step: a few ms at most
+  constexpr int64_t kPiece = kPieceWeights;
   const int64_t total = job->rows * job->cols;
   const size_t item = (size_t)StDTypeSize(job->dtype);
   Status st = AllocateOut(job);
@@ -548,8 +591,8 @@ Status LazyAttentionFile::Step(Job* job) {
   const int64_t n = std::min(kPiece, (source_->Asynchronous() ? job->ready : total) - job->done);
   if (n <= 0) return Status::Ok();  // the next part is not in yet
   if (source_->Asynchronous()) {    // the bytes are in staging: decode a piece
-    st = DecodePiece(job, job->staging.data() + (size_t)job->done * item, n);
-    if (job->done == total) std::vector<uint8_t>().swap(job->staging);
+    st = DecodePiece(job, job->staging.get() + (size_t)job->done * item, n);
+    if (job->done == total) job->staging.reset(), job->staging_bytes = 0;
     return st;
   }
   // Synchronous: read a piece (straight into the output for F32) and decode it.
@@ -578,15 +621,23 @@ void LazyAttentionFile::Pump(double budget_ms) {
   if (async) {  // keep a few reads under way, oldest requests first
     int in_flight = 0;
     for (const auto& j : jobs_) in_flight += j->state == JobState::Reading ? j->InFlight() : 0;
-    // Requests of one part (overviews, bands) first, so a whole head's parts do not hold them back.
+    // Requests of one part (overviews, screen copies, bands) first, so a whole head's parts do not
+    // hold them back; while one is under way, whole heads keep one part in flight, not more (the
+    // stand-in the view draws now gets the bandwidth).
     for (int pass = 0; pass < 2; ++pass) {
-      for (auto it = jobs_.begin(); it != jobs_.end() && in_flight < max_in_flight_;) {
+      int limit = max_in_flight_;
+      if (pass == 1) {
+        int small = 0, big = 0;
+        for (const auto& j : jobs_) (j->Parts() > 1 ? big : small) += j->state == JobState::Reading ? j->InFlight() : 0;
+        if (small > 0) limit = std::min(max_in_flight_, small + std::max(1, big));
+      }
+      for (auto it = jobs_.begin(); it != jobs_.end() && in_flight < limit;) {
         Job* job = it->get();
         if (job->state == JobState::Decoding || (pass == 0 && job->Parts() > 1)) {
           ++it;
           continue;
         }
-        const Status st = StartParts(job, &in_flight);
+        const Status st = StartParts(job, &in_flight, limit);
         if (st) {
           ++it;
           continue;
@@ -597,9 +648,20 @@ void LazyAttentionFile::Pump(double budget_ms) {
       }
     }
   }
+  // The next job with bytes to decode: stand-ins (overviews, screen copies) first, then requests of
+  // one part (bands), then whole heads; oldest first within each.
+  auto next_job = [&] {
+    auto pick = jobs_.end();
+    int best = 3;
+    for (auto it = jobs_.begin(); it != jobs_.end() && best > 0; ++it) {
+      if (async && (*it)->ready <= (*it)->done) continue;
+      const int rank = (*it)->request.overview ? 0 : (*it)->range.size <= kPartBytes ? 1 : 2;
+      if (rank < best) best = rank, pick = it;
+    }
+    return pick;
+  };
   for (bool first = true; first || elapsed_ms() < budget_ms; first = false) {  // at least one piece
-    auto it = jobs_.begin();
-    while (it != jobs_.end() && async && (*it)->ready <= (*it)->done) ++it;
+    const auto it = next_job();
     if (it == jobs_.end()) break;
     const Status st = Step(it->get());
     if (!st || (*it)->done == (*it)->rows * (*it)->cols) {

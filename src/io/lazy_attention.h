@@ -3,8 +3,9 @@
 // Index of this header
 //   - LazySet, LazyAttentionIndex  what the file holds: sets, tokens, and where every layer's bytes are
 //   - ReadLazyAttentionIndex       a validated safetensors header -> the index (both layouts below)
-//   - HeadRowsRange, OverviewRange byte ranges of rows of one head, of a layer's overviews
-//   - OverviewSide, MaxPoolOverview the max-pooled summary of a head that the grid shows
+//   - LazyPool                     the stored max-pooled copies: overviews (grid), screen copies (heatmap)
+//   - HeadRowsRange, PooledRange   byte ranges of rows of one head, of a layer's overviews or screen copies
+//   - OverviewSide, MaxPoolOverview the max-pooled summary of a head (any size)
 //   - LazyRequest, LazyResult      what a viewer asks for, and what it gets back
 //   - LazyAttentionFile            index + ByteSource + a queue of reads, pumped a few ms per frame
 //   - PlanLazyAttention, WriteLazyAttention   the writer (streams: header, overviews, layer by layer)
@@ -14,6 +15,8 @@
 // (F16, BF16, F32 or F64); its optional overview "overview.s.l" is [heads, R, C] with
 // R = min(n_q, 256), C = min(n_k, 256): cell (r, c) is the largest weight of query rows
 // [r n_q / R, (r + 1) n_q / R) and key columns [c n_k / C, (c + 1) n_k / C) (integer division).
+// Its optional screen copy "screen.s.l" is the same with R = min(n_q, 1024), C = min(n_k, 1024): a
+// zoomed-out heatmap draws it at full screen fidelity (a 4096^2 F16 head: 2 MiB instead of 32 MiB).
 // A plain safetensors file with one float tensor "attention" [layers, heads, n_q, n_k] (or 3-D,
 // 2-D) opens too, with tokens from __metadata__ "tokens" / "query_tokens" / "key_tokens" (JSON) or indices.
 #pragma once
@@ -36,13 +39,27 @@ namespace attnviz {
 // ---------------------------------------------------------------------------
 // The index
 // ---------------------------------------------------------------------------
+// The max-pooled copies a file may store per head (blocks as above; R, C at most the side).
+enum class LazyPool { Overview = 0, Screen = 1 };
+constexpr int kOverviewSide = 256;  // overviews are at most 256 x 256: the grid's thumbnails
+constexpr int kScreenSide = 1024;   // screen copies at most 1024 x 1024: a zoomed-out heatmap
+inline int LazyPoolSide(LazyPool p) {
+  return p == LazyPool::Screen ? kScreenSide : kOverviewSide;
+}
+const char* LazyPoolPrefix(LazyPool p);  // "overview." or "screen.": tensor names are prefix + "s.l"
+const char* LazyPoolName(LazyPool p);    // "overviews" or "screen copies", for messages
+
+struct LazyPooled {
+  StDType dtype = StDType::F16;  // of the copies
+  uint64_t offset = 0;           // file offset of head 0's copy (when the set has them)
+};
+
 struct LazyLayer {
-  std::string name;                       // "layer 3" unless the file names it
-  int heads = 0;                          // heads of this layer
-  StDType dtype = StDType::F16;           // of its weights
-  uint64_t offset = 0;                    // file offset of head 0, row 0, column 0
-  StDType overview_dtype = StDType::F16;  // of its overviews
-  uint64_t overview_offset = 0;           // file offset of head 0's overview (when the set has overviews)
+  std::string name;              // "layer 3" unless the file names it
+  int heads = 0;                 // heads of this layer
+  StDType dtype = StDType::F16;  // of its weights
+  uint64_t offset = 0;           // file offset of head 0, row 0, column 0
+  LazyPooled overview, screen;   // its overviews and screen copies
 };
 
 struct LazySet {
@@ -55,7 +72,10 @@ struct LazySet {
   std::vector<LazyLayer> layers;             // at least one
   int64_t n_q = 0, n_k = 0;                  // every head is [n_q, n_k]
   int overview_rows = 0, overview_cols = 0;  // R, C of the stored overviews; 0 when the file has none
+  int screen_rows = 0, screen_cols = 0;      // R, C of the stored screen copies; 0 when the file has none
   int MaxHeads() const;                      // the most heads of any layer
+  int PoolRows(LazyPool p) const { return p == LazyPool::Screen ? screen_rows : overview_rows; }
+  int PoolCols(LazyPool p) const { return p == LazyPool::Screen ? screen_cols : overview_cols; }
 };
 
 struct LazyAttentionIndex {
@@ -79,18 +99,29 @@ struct ByteRange {
 };
 // Rows [row0, row1) of head `head` of layer `layer` (contiguous: heads are row-major [n_q, n_k]).
 ByteRange HeadRowsRange(const LazySet& set, int layer, int head, int64_t row0, int64_t row1);
-// The overviews of heads [head0, head1) of a layer (contiguous); the set must have overviews.
-ByteRange OverviewRange(const LazySet& set, int layer, int head0, int head1);
+// The overviews or screen copies of heads [head0, head1) of a layer (contiguous); the set must have them.
+ByteRange PooledRange(const LazySet& set, int layer, LazyPool pool, int head0, int head1);
+inline ByteRange OverviewRange(const LazySet& set, int layer, int head0, int head1) {
+  return PooledRange(set, layer, LazyPool::Overview, head0, head1);
+}
 
 // ---------------------------------------------------------------------------
 // Overviews
 // ---------------------------------------------------------------------------
-constexpr int kOverviewSide = 256;  // overviews are at most 256 x 256
-inline int OverviewSide(int64_t n) {
-  return (int)(n < kOverviewSide ? n : kOverviewSide);
+inline int OverviewSide(int64_t n, int side = kOverviewSide) {
+  return (int)(n < side ? n : side);
+}
+// True when a set of this shape gets screen copies from the writers: a head bigger than 1024 on a side.
+inline bool WantsScreenCopies(int64_t n_q, int64_t n_k) {
+  return n_q > kScreenSide || n_k > kScreenSide;
 }
 // out [out_rows, out_cols] = the largest weight of each block of head [rows, cols] (blocks as above).
 void MaxPoolOverview(const float* head, int64_t rows, int64_t cols, int out_rows, int out_cols, float* out);
+// The same for rows [row0, row1) of the head only (head points at its row 0): the blocks they fall in
+// take their maximum with what out holds, so rows pooled in pieces, in any order, into an out that
+// started at 0 give MaxPoolOverview's result once every row is in.
+void MaxPoolRows(const float* head, int64_t rows, int64_t cols, int64_t row0, int64_t row1, int out_rows, int out_cols,
+                 float* out);
 
 // ---------------------------------------------------------------------------
 // Reading
@@ -99,7 +130,8 @@ struct LazyRequest {
   int set = 0, layer = 0;
   int head = 0;                // the head (rows), or the first head (overviews)
   int head_end = 0;            // overviews: heads [head, head_end); ignored for rows
-  bool overview = false;       // the stored overviews, else rows of one head
+  bool overview = false;       // the stored overviews (or screen copies), else rows of one head
+  bool screen = false;         // with overview: the screen copies instead
   int64_t row0 = 0, row1 = 0;  // rows [row0, row1) of the head
 };
 
@@ -107,7 +139,7 @@ struct LazyResult {
   uint64_t ticket = 0;  // what Submit returned
   LazyRequest request;  // what was asked
   Status status;        // a read error, the file changed, out of memory, ...
-  MatrixRM weights;     // rows: [row1 - row0, n_k]; overviews: [(head_end - head) * R, C]
+  MatrixRM weights;     // rows: [row1 - row0, n_k]; overviews, screen copies: [(head_end - head) * R, C]
   int64_t fixed = 0;    // weights that were NaN, infinite or negative, shown as 0
 };
 
@@ -127,11 +159,15 @@ class LazyAttentionFile {
   uint64_t Submit(const LazyRequest& r);  // a ticket (> 0); a bad request fails in its result
   void Cancel(uint64_t ticket);           // forgets a request (its read, if one is under way)
   // Works for about budget_ms: starts reads (asynchronous sources: a few at a time), reads and
-  // decodes in pieces of at most 1 Mi weights, so a frame never waits on a whole head.
+  // decodes in pieces of kPieceWeights, so a frame never waits on a whole head. Requests of one part
+  // (overviews, screen copies, bands) go before whole heads, in reading and in decoding.
   void Pump(double budget_ms);
   // An asynchronous source's read `ticket` ended (ok, or why not).
   void CompleteRead(uint64_t ticket, const Status& st);
   bool PopResult(LazyResult* out);  // a finished request, oldest first
+  // A request of rows under way: its weights decoded so far (rows [row0, row0 + *rows) of `out`, the
+  // rest not yet written). False when the ticket is not a request under way.
+  bool Progress(uint64_t ticket, const MatrixRM** out, int64_t* rows) const;
 
   size_t Pending() const { return jobs_.size(); }     // requests not finished
   bool Busy() const;                                  // work for Pump to do (not only reads under way that end later)
@@ -142,6 +178,9 @@ class LazyAttentionFile {
   // Asynchronous reads bigger than this come in parts of this size, started in order a few at a
   // time, and the parts in are decoded while the rest arrive (a 4096^2 F16 head: 8 parts).
   static constexpr uint64_t kPartBytes = uint64_t(4) << 20;
+  // Weights decoded per step: Pump checks its time budget between steps (~2 ms each in WASM), so a
+  // frame's decoding overruns its budget by at most one step.
+  static constexpr int64_t kPieceWeights = int64_t(1) << 18;
 
  private:
   enum class JobState { Queued, Reading, Decoding };
@@ -152,10 +191,11 @@ class LazyAttentionFile {
     StDType dtype = StDType::F16;
     int64_t rows = 0, cols = 0;  // of the result
     JobState state = JobState::Queued;
-    std::vector<uint8_t> staging;  // asynchronous: the whole range, written by the source
-    MatrixRM out;                  // the result, filled piece by piece
-    int64_t done = 0;              // elements decoded into out
-    int64_t fixed = 0;             // elements set to 0
+    std::unique_ptr<uint8_t[]> staging;  // asynchronous: the whole range, written by the source (not zeroed first)
+    uint64_t staging_bytes = 0;          // its size
+    MatrixRM out;                        // the result, filled piece by piece
+    int64_t done = 0;                    // elements decoded into out
+    int64_t fixed = 0;                   // elements set to 0
     // Asynchronous parts (kPartBytes each; part 0's read ticket is the job's own).
     std::vector<uint64_t> part_tickets;   // [parts] the source's ticket once started, else 0
     std::vector<char> part_done;          // [parts] its bytes are in staging
@@ -164,12 +204,12 @@ class LazyAttentionFile {
     int Parts() const { return (int)std::max<uint64_t>(1, (range.size + kPartBytes - 1) / kPartBytes); }
     int InFlight() const;  // parts started and not in
   };
-  void Finish(std::unique_ptr<Job> job, Status st);  // moves a job to the results
-  Status Prepare(Job* job);                          // the range and shape of a request
-  Status AllocateOut(Job* job);                      // the result's matrix, once
-  Status StartParts(Job* job, int* in_flight);       // asynchronous: staging, then parts while reads are free
-  Job* FindPart(uint64_t ticket, int* part);         // the job reading part `ticket`
-  Status Step(Job* job);                             // one piece: read (synchronous) and decode
+  void Finish(std::unique_ptr<Job> job, Status st);        // moves a job to the results
+  Status Prepare(Job* job);                                // the range and shape of a request
+  Status AllocateOut(Job* job);                            // the result's matrix, once
+  Status StartParts(Job* job, int* in_flight, int limit);  // asynchronous: staging, then parts while reads are free
+  Job* FindPart(uint64_t ticket, int* part);               // the job reading part `ticket`
+  Status Step(Job* job);                                   // one piece: read (synchronous) and decode
   Status DecodePiece(Job* job, const uint8_t* src, int64_t n);
 
   LazyAttentionIndex index_;
@@ -193,13 +233,16 @@ struct LazyWritePlan {
   uint64_t file_size = 0;                         // header + data
   std::vector<std::vector<uint64_t>> attention;   // [set][layer] file offset of "attention.s.l"
   std::vector<std::vector<uint64_t>> overview;    // [set][layer] file offset of "overview.s.l"
+  std::vector<std::vector<uint64_t>> screen;      // [set][layer] file offset of "screen.s.l" (sets that have them)
   std::vector<std::vector<int>> heads;            // [set][layer]
   std::vector<int64_t> n_q, n_k;                  // [set]
   std::vector<int> overview_rows, overview_cols;  // [set]
+  std::vector<int> screen_rows, screen_cols;      // [set]; 0 for a set without screen copies
   StDType dtype = StDType::F16;                   // of weights and overviews
 };
 // The layout of a document's shape (its weights are not read): overviews of every set first, then
-// the layers in order, so a writer can stream a model layer by layer. Sets' layers may differ in heads.
+// screen copies (sets with heads over 1024 on a side), then the layers in order, so a writer can
+// stream a model layer by layer. Sets' layers may differ in heads.
 Status PlanLazyAttention(const AttentionDocument& shape, StDType dtype, LazyWritePlan* out);
 // Writes doc as an attnviz safetensors file (streamed through a FileSink: no second copy of the weights).
 Status WriteLazyAttention(const AttentionDocument& doc, StDType dtype, const std::string& path);

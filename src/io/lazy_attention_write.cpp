@@ -1,5 +1,5 @@
 // Writing the attnviz safetensors layout (io/lazy_attention.h): the header from the document's
-// shape, then every set's overviews, then the layers, streamed head by head.
+// shape, then every set's overviews and screen copies, then the layers, streamed head by head.
 #include <algorithm>
 #include <cstring>
 
@@ -97,6 +97,9 @@ Status PlanLazyAttention(const AttentionDocument& doc, StDType dtype, LazyWriteP
     plan.n_k.push_back(nk);
     plan.overview_rows.push_back(OverviewSide(nq));
     plan.overview_cols.push_back(OverviewSide(nk));
+    const bool screen = WantsScreenCopies(nq, nk);
+    plan.screen_rows.push_back(screen ? OverviewSide(nq, kScreenSide) : 0);
+    plan.screen_cols.push_back(screen ? OverviewSide(nk, kScreenSide) : 0);
     plan.heads.emplace_back();
     for (const AttentionFile::Layer& l : f.layers) {
       if (l.heads.empty()) return Status::Error("safetensors: a layer of set " + std::to_string(s) + " has no heads");
@@ -108,6 +111,11 @@ Status PlanLazyAttention(const AttentionDocument& doc, StDType dtype, LazyWriteP
       specs.push_back({"overview." + std::to_string(s) + "." + std::to_string(l),
                        dtype,
                        {plan.heads[s][l], plan.overview_rows[s], plan.overview_cols[s]}});
+  for (size_t s = 0; s < doc.sets.size(); ++s)
+    for (size_t l = 0; l < plan.heads[s].size() && plan.screen_rows[s]; ++l)
+      specs.push_back({"screen." + std::to_string(s) + "." + std::to_string(l),
+                       dtype,
+                       {plan.heads[s][l], plan.screen_rows[s], plan.screen_cols[s]}});
   for (size_t s = 0; s < doc.sets.size(); ++s)
     for (size_t l = 0; l < plan.heads[s].size(); ++l)
       specs.push_back({"attention." + std::to_string(s) + "." + std::to_string(l),
@@ -124,9 +132,12 @@ Status PlanLazyAttention(const AttentionDocument& doc, StDType dtype, LazyWriteP
   if (!st) return st;
   size_t i = 0;
   plan.overview.resize(doc.sets.size());
+  plan.screen.resize(doc.sets.size());
   plan.attention.resize(doc.sets.size());
   for (size_t s = 0; s < doc.sets.size(); ++s)
     for (size_t l = 0; l < plan.heads[s].size(); ++l) plan.overview[s].push_back(begins[i++]);
+  for (size_t s = 0; s < doc.sets.size(); ++s)
+    for (size_t l = 0; l < plan.heads[s].size() && plan.screen_rows[s]; ++l) plan.screen[s].push_back(begins[i++]);
   for (size_t s = 0; s < doc.sets.size(); ++s)
     for (size_t l = 0; l < plan.heads[s].size(); ++l) plan.attention[s].push_back(begins[i++]);
   *out = std::move(plan);
@@ -147,14 +158,19 @@ Status WriteLazyAttention(const AttentionDocument& doc, StDType dtype, const std
   if (!(st = sink.Open(path))) return st;
   bool ok = sink.Write((const char*)plan.header.data(), plan.header.size());
   std::vector<uint8_t> buf;
-  std::vector<float> overview;
-  for (size_t s = 0; s < doc.sets.size() && ok; ++s) {
-    const int R = plan.overview_rows[s], C = plan.overview_cols[s];
-    overview.resize((size_t)R * (size_t)C);
-    for (const AttentionFile::Layer& l : doc.sets[s].data.layers) {
-      for (const AttentionFile::Head& h : l.heads) {
-        MaxPoolOverview(h.weights.data(), h.weights.rows(), h.weights.cols(), R, C, overview.data());
-        ok = ok && WriteFloats(&sink, dtype, overview.data(), overview.size(), &buf);
+  std::vector<float> pooled;
+  for (LazyPool pool : {LazyPool::Overview, LazyPool::Screen}) {  // in the plan's order
+    for (size_t s = 0; s < doc.sets.size() && ok; ++s) {
+      const bool screen = pool == LazyPool::Screen;
+      const int R = screen ? plan.screen_rows[s] : plan.overview_rows[s];
+      const int C = screen ? plan.screen_cols[s] : plan.overview_cols[s];
+      pooled.resize((size_t)R * (size_t)C);
+      for (const AttentionFile::Layer& l : doc.sets[s].data.layers) {
+        for (const AttentionFile::Head& h : l.heads) {
+          if (!R) break;
+          MaxPoolOverview(h.weights.data(), h.weights.rows(), h.weights.cols(), R, C, pooled.data());
+          ok = ok && WriteFloats(&sink, dtype, pooled.data(), pooled.size(), &buf);
+        }
       }
     }
   }

@@ -344,31 +344,42 @@ inline float HalfBitsToFloat(uint16_t h) {
 
 }  // namespace
 
+namespace {
+
+// n little-endian elements of type T at src -> float, through convert (one loop for every dtype).
+template <typename T, typename Convert>
+void DecodeEach(const uint8_t* src, size_t n, float* dst, Convert convert) {
+  for (size_t i = 0; i < n; ++i) {
+    T x;
+    std::memcpy(&x, src + sizeof(T) * i, sizeof(T));
+    dst[i] = convert(x);
+  }
+}
+
+// n floats -> little-endian elements of type T at dst, through convert.
+template <typename T, typename Convert>
+void EncodeEach(const float* src, size_t n, uint8_t* dst, Convert convert) {
+  for (size_t i = 0; i < n; ++i) {
+    const T x = convert(src[i]);
+    std::memcpy(dst + sizeof(T) * i, &x, sizeof(T));
+  }
+}
+
+}  // namespace
+
 bool DecodeFloats(StDType t, const uint8_t* src, size_t n, float* dst) {
   switch (t) {
     case StDType::F32:
       if (n) std::memcpy(dst, src, n * 4);
       return true;
     case StDType::F16:
-      for (size_t i = 0; i < n; ++i) {
-        uint16_t h;
-        std::memcpy(&h, src + 2 * i, 2);
-        dst[i] = HalfBitsToFloat(h);
-      }
+      DecodeEach<uint16_t>(src, n, dst, HalfBitsToFloat);
       return true;
     case StDType::BF16:
-      for (size_t i = 0; i < n; ++i) {
-        uint16_t h;
-        std::memcpy(&h, src + 2 * i, 2);
-        dst[i] = BFloat16ToFloat(h);
-      }
+      DecodeEach<uint16_t>(src, n, dst, BFloat16ToFloat);
       return true;
     case StDType::F64:
-      for (size_t i = 0; i < n; ++i) {
-        double d;
-        std::memcpy(&d, src + 8 * i, 8);
-        dst[i] = (float)d;
-      }
+      DecodeEach<double>(src, n, dst, [](double d) { return (float)d; });
       return true;
     default:
       return false;
@@ -381,16 +392,10 @@ bool EncodeFloats(StDType t, const float* src, size_t n, uint8_t* dst) {
       if (n) std::memcpy(dst, src, n * 4);
       return true;
     case StDType::F16:
-      for (size_t i = 0; i < n; ++i) {
-        const uint16_t h = FloatToHalf(src[i]);
-        std::memcpy(dst + 2 * i, &h, 2);
-      }
+      EncodeEach<uint16_t>(src, n, dst, FloatToHalf);
       return true;
     case StDType::BF16:
-      for (size_t i = 0; i < n; ++i) {
-        const uint16_t h = FloatToBFloat16(src[i]);
-        std::memcpy(dst + 2 * i, &h, 2);
-      }
+      EncodeEach<uint16_t>(src, n, dst, FloatToBFloat16);
       return true;
     default:
       return false;

@@ -26,25 +26,38 @@ async function until(page, f, what, timeout = 30000) {
   }
 }
 
-// Checks the heatmap's cells against a head's F16 weights (rows held only).
-async function pixelsMatch(page, name, weights, shot) {
-  const d = await describe(page);
-  const h = d.heatmaps.find((x) => x.id === 'main');
-  const [r0, r1] = h.held;
-  const [c0v, r0v, c1v, r1v] = h.view;
-  const rows = [Math.max(r0, Math.ceil(r0v)), Math.min(r1, Math.floor(r1v))];
+// A sub-map of heatmap h's cells fully in view (view in the map's cells: [c0, r0, c1, r1]), rows
+// limited to [lo, hi), as checkHeatmapPixels expects: weight(r, c) gives each cell's (row-major).
+function subMap(h, [c0v, r0v, c1v, r1v], [lo, hi], weight) {
+  const rows = [Math.max(lo, Math.ceil(r0v)), Math.min(hi, Math.floor(r1v))];
   const cols = [Math.ceil(c0v), Math.floor(c1v)];
-  // A sub-map of the cells fully in view, as checkHeatmapPixels expects (weights row-major).
   const sub = { ...h, rows: rows[1] - rows[0], cols: cols[1] - cols[0], rows_shown: rows[1] - rows[0], weights: [] };
   const cw = (h.rect[2] - h.rect[0]) / (c1v - c0v), ch = (h.rect[3] - h.rect[1]) / (r1v - r0v);
   sub.rect = [h.rect[0] + (cols[0] - c0v) * cw, h.rect[1] + (rows[0] - r0v) * ch, 0, 0];
   sub.rect[2] = sub.rect[0] + sub.cols * cw;
   sub.rect[3] = sub.rect[1] + sub.rows * ch;
   sub.view = [0, 0, sub.cols, sub.rows];
-  for (let r = rows[0]; r < rows[1]; r++)
-    for (let c = cols[0]; c < cols[1]; c++) sub.weights.push(fromHalf(toHalf(weights(r, c))));
+  for (let r = rows[0]; r < rows[1]; r++) for (let c = cols[0]; c < cols[1]; c++) sub.weights.push(weight(r, c));
+  return sub;
+}
+
+// Checks the heatmap's cells against a head's F16 weights (rows held only).
+async function pixelsMatch(page, name, weights, shot) {
+  const d = await describe(page);
+  const h = d.heatmaps.find((x) => x.id === 'main');
+  const sub = subMap(h, h.view, h.held, (r, c) => fromHalf(toHalf(weights(r, c))));
   check(`${name}: the rows of the head are in memory`, h.held[1] > h.held[0], JSON.stringify(h.held));
   return checkHeatmapPixels(name, d, sub, (await screenshot(page, shot)).png);
+}
+
+// Checks the heatmap's cells against the screen copy standing in (its cells fully in view, each
+// [4096 / 1024] head cells): screen(R, C) gives its F32 weights.
+async function screenshotMatchesScreenCopy(page, d, screen) {
+  const h = d.heatmaps[0];
+  const k = h.underlay_rows / h.rows;  // screen-copy cells per head cell
+  const sub = subMap(h, h.view.map((x) => x * k), [0, h.underlay_rows], screen);
+  check('32 GiB: the screen copy in view has bright cells', sub.weights.some((w) => w > 0), `${sub.rows} x ${sub.cols} cells`);
+  return checkHeatmapPixels('32 GiB: the screen copy', d, sub, (await screenshot(page, 'lazy-llm-screen.png')).png);
 }
 
 // A data server whose Range answers can be cut short (Content-Length says more than is sent).
@@ -137,6 +150,22 @@ async function main() {
     await command(page, 'zoom 256 1000 3000');  // a one-hot cell in view: row 1000 -> column 3000
     await until(page, (x) => x.heatmaps[0].held[0] <= 992 && x.heatmaps[0].held[1] >= 1008, 'the band around row 1000');
     await pixelsMatch(page, '32 GiB: layer 7 head 19, rows around 1000', oneHot, 'lazy-llm-band.png');
+    // The head's screen copy (1024 x 1024, max-pooled) stands in while its rows are not in memory:
+    // here a cache of 6 MB holds it (4 MiB as floats) but neither the head (64 MiB) nor a band of it.
+    await command(page, 'cache 6M');
+    await command(page, `map ${7 * 32 + 19}`);
+    await command(page, 'zoom 16 3000 900');  // rows 2872..3128: away from the band read above
+    d = await until(page, (x) => x.heatmaps[0] && x.heatmaps[0].underlay_rows === 1024 && x.lazy.screens > 0 &&
+      x.heatmaps[0].view[1] > 2800 && /cache budget/.test(x.message), 'the screen copy (32 GiB)');
+    const hv = d.heatmaps[0];
+    check('32 GiB: the screen copy stands in for a head the cache cannot hold',
+      hv.held[1] <= hv.view[1] || hv.held[0] >= hv.view[3], `held ${hv.held}, view ${hv.view}, ${d.message}`);
+    await screenshotMatchesScreenCopy(page, d, (R, C) => {  // the one-hot head max-pooled over 4 x 4 blocks
+      for (let r = 4 * R; r < 4 * R + 4; r++) if (Math.floor((r * 3 % N) / 4) === C) return 1;
+      return 0;
+    });
+    await command(page, 'cache 256M');
+    await command(page, 'zoom 1');
     const heap = await page.evaluate(() => window.attnviz.module.HEAPU8.length);
     check('WASM memory stays under 512 MB', heap < 512 * 2 ** 20, `${(heap / 2 ** 20).toFixed(0)} MB`);
 

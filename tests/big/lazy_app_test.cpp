@@ -7,6 +7,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <random>
 #include <string>
 
@@ -66,6 +67,7 @@ struct HeadlessApp {
   ~HeadlessApp() {
     app.Shutdown();
     ImGui::DestroyContext();
+    for (const std::string& f : files) std::remove(f.c_str());
   }
   void Frames(int n) {
     for (int i = 0; i < n; ++i) {
@@ -87,7 +89,24 @@ struct HeadlessApp {
     const Status st = OpenFileSource(path, &src);
     return st ? app.OpenLazy(path, std::move(src)) : st;
   }
+  // Writes a model (WriteModel) to TempPath(name), removed with the app, and opens it.
+  Status OpenModel(const std::string& name, int layers, int heads, int n) {
+    const std::string path = Remember(TempPath(name));
+    WriteModel(path, layers, heads, n);
+    return Open(path);
+  }
+  const std::string& Remember(const std::string& path) {  // a file removed with the app
+    files.push_back(path);
+    return files.back();
+  }
   App app;
+  std::deque<std::string> files;
+};
+
+// The lazy cache budget for one test, the default again afterwards.
+struct CacheBudget {
+  explicit CacheBudget(uint64_t bytes) { SetLazyCacheBudget(bytes); }
+  ~CacheBudget() { SetLazyCacheBudget(0); }
 };
 
 double Lazy(const JsonValue& d, const char* key) {
@@ -100,10 +119,8 @@ double Lazy(const JsonValue& d, const char* key) {
 }
 
 TEST(LazyApp, TheGridReadsOverviewsOnly) {
-  const std::string path = TempPath("grid");
-  WriteModel(path, 4, 4, 128);
   HeadlessApp t;
-  ASSERT_TRUE(t.Open(path).ok);
+  ASSERT_TRUE(t.OpenModel("grid", 4, 4, 128).ok);
   t.Frames(6);
   JsonValue d = t.Describe();
   EXPECT_EQ(d.Find("view")->string, "grid");
@@ -112,16 +129,13 @@ TEST(LazyApp, TheGridReadsOverviewsOnly) {
   EXPECT_EQ(Lazy(d, "overviews"), 16);
   EXPECT_EQ(Lazy(d, "bytes_read"), 16.0 * 128 * 128 * 2);
   EXPECT_LE(Lazy(d, "reads"), 4);  // one read per layer's run of heads
-  std::remove(path.c_str());
 }
 
 TEST(LazyApp, OverviewsNoViewDrawsAnyMoreAreNotRead) {
   // The grid asks for the overviews of the layers in view; before they are read (a synchronous source reads at the next
   // frame) the heatmap takes over with one head: only its overview and rows are read.
-  const std::string path = TempPath("switch");
-  WriteModel(path, 8, 8, 128);
   HeadlessApp t;
-  ASSERT_TRUE(t.Open(path).ok);
+  ASSERT_TRUE(t.OpenModel("switch", 8, 8, 128).ok);
   t.Frames(1);
   EXPECT_EQ(Lazy(t.Describe(), "bytes_read"), 0);
   EXPECT_GE(Lazy(t.Describe(), "pending"), 4);  // a run of heads per layer in view
@@ -133,7 +147,6 @@ TEST(LazyApp, OverviewsNoViewDrawsAnyMoreAreNotRead) {
   EXPECT_EQ(Lazy(d, "overviews"), 1);
   EXPECT_EQ(Lazy(d, "heads"), 1);
   EXPECT_EQ(Lazy(d, "bytes_read"), 2.0 * 128 * 128 * 2);  // head 9's overview (128 x 128) and its rows
-  std::remove(path.c_str());
 }
 
 TEST(LazyApp, WithoutStoredOverviewsTheGridPoolsEachHeadOnce) {
@@ -150,9 +163,9 @@ TEST(LazyApp, WithoutStoredOverviewsTheGridPoolsEachHeadOnce) {
           bytes.data() + begins[0] + 4 * ((size_t)head * 90000 + (size_t)r * 300 + (size_t)(r + 7 * head) % 300), &one,
           4);
     }
-  const std::string path = TempPath("plain");
-  ASSERT_TRUE(WriteFileBytes(path, bytes.data(), bytes.size()).ok);
   HeadlessApp t;
+  const std::string& path = t.Remember(TempPath("plain"));
+  ASSERT_TRUE(WriteFileBytes(path, bytes.data(), bytes.size()).ok);
   ASSERT_TRUE(t.Open(path).ok);
   t.Frames(30);
   const JsonValue d = t.Describe();
@@ -160,15 +173,12 @@ TEST(LazyApp, WithoutStoredOverviewsTheGridPoolsEachHeadOnce) {
   EXPECT_EQ(Lazy(d, "heads"), 0);                         // read to pool them, not kept
   EXPECT_EQ(Lazy(d, "bytes_read"), 4.0 * 300 * 300 * 4);  // each head once
   EXPECT_EQ(d.Find("grid")->Find("overviews_shown")->number, 4);
-  std::remove(path.c_str());
 }
 
 TEST(LazyApp, HeadsStayWithinTheCacheBudget) {
-  const std::string path = TempPath("budget");
-  WriteModel(path, 4, 4, 128);  // a head is 64 KiB in memory, an overview 64 KiB
-  SetLazyCacheBudget(300 << 10);
+  CacheBudget budget(300 << 10);  // a head is 64 KiB in memory, an overview 64 KiB
   HeadlessApp t;
-  ASSERT_TRUE(t.Open(path).ok);
+  ASSERT_TRUE(t.OpenModel("budget", 4, 4, 128).ok);
   ASSERT_TRUE(t.app.Command("view heatmap").ok);
   for (int m = 0; m < 16; ++m) {
     ASSERT_TRUE(t.app.Command("map " + std::to_string(m)).ok);
@@ -189,15 +199,11 @@ TEST(LazyApp, HeadsStayWithinTheCacheBudget) {
   t.Frames(4);
   d = t.Describe();
   EXPECT_EQ(Lazy(d, "bytes_read"), read);
-  SetLazyCacheBudget(0);
-  std::remove(path.c_str());
 }
 
 TEST(LazyApp, AZoomedInViewReadsOnlyTheRowsInView) {
-  const std::string path = TempPath("zoom");
-  WriteModel(path, 1, 2, 512);
   HeadlessApp t;
-  ASSERT_TRUE(t.Open(path).ok);
+  ASSERT_TRUE(t.OpenModel("zoom", 1, 2, 512).ok);
   ASSERT_TRUE(t.app.Command("view heatmap").ok);
   ASSERT_TRUE(t.app.Command("map 1").ok);
   ASSERT_TRUE(t.app.Command("zoom 16 300 100").ok);  // 32 rows in view around row 300
@@ -218,15 +224,12 @@ TEST(LazyApp, AZoomedInViewReadsOnlyTheRowsInView) {
   d = t.Describe();
   EXPECT_EQ(d.Find("heatmaps")->items[0].Find("held")->numbers, (std::vector<double>{0, 512}));
   EXPECT_EQ(Lazy(d, "heads"), 1);
-  std::remove(path.c_str());
 }
 
 TEST(LazyApp, AHeadOverTheBudgetSaysSoAndTheViewZoomsIn) {
-  const std::string path = TempPath("over");
-  WriteModel(path, 1, 1, 512);  // a head is 1 MiB in memory
-  SetLazyCacheBudget(600 << 10);
+  CacheBudget budget(600 << 10);  // a head is 1 MiB in memory
   HeadlessApp t;
-  ASSERT_TRUE(t.Open(path).ok);
+  ASSERT_TRUE(t.OpenModel("over", 1, 1, 512).ok);
   ASSERT_TRUE(t.app.Command("view heatmap").ok);
   t.Frames(6);
   JsonValue d = t.Describe();
@@ -239,15 +242,90 @@ TEST(LazyApp, AHeadOverTheBudgetSaysSoAndTheViewZoomsIn) {
   d = t.Describe();
   EXPECT_EQ(Lazy(d, "bands"), 1);
   EXPECT_LE(Lazy(d, "max_resident_bytes"), 600 << 10);
-  SetLazyCacheBudget(0);
-  std::remove(path.c_str());
+}
+
+// The heatmap's stand-in for a head over 1024 on a side: its screen copy (1024 rows), read before
+// the head; the grid reads only overviews.
+const JsonValue* Heatmap(const JsonValue& d) {
+  const JsonValue* h = d.Find("heatmaps");
+  return h && !h->items.empty() ? &h->items[0] : nullptr;
+}
+
+TEST(LazyApp, AScreenCopyStandsInForAHeadOverTheBudget) {
+  CacheBudget budget(4600 << 10);  // a 1100^2 head is 4.6 MiB as floats; its screen copy 4 MiB, an overview 256 KiB
+  HeadlessApp t;
+  ASSERT_TRUE(t.OpenModel("screen", 1, 2, 1100).ok);
+  t.Frames(4);
+  JsonValue d = t.Describe();
+  EXPECT_EQ(Lazy(d, "overviews"), 2);
+  EXPECT_EQ(Lazy(d, "screens"), 0);  // the grid draws overviews only
+  EXPECT_EQ(Lazy(d, "bytes_read"), 2.0 * 256 * 256 * 2);
+  ASSERT_TRUE(t.app.Command("view heatmap").ok);
+  ASSERT_TRUE(t.app.Command("map 1").ok);
+  t.Frames(8);
+  d = t.Describe();
+  const JsonValue* h = Heatmap(d);
+  ASSERT_NE(h, nullptr);
+  EXPECT_TRUE(h->Find("underlay")->boolean);
+  EXPECT_EQ(h->Find("underlay_rows")->number, 1024);
+  EXPECT_EQ(h->Find("held")->numbers, (std::vector<double>{0, 0}));
+  EXPECT_EQ(Lazy(d, "screens"), 1);
+  EXPECT_NE(d.Find("message")->string.find("cache budget"), std::string::npos) << d.Find("message")->string;
+  EXPECT_LE(Lazy(d, "max_resident_bytes"), 4600 << 10);
+}
+
+TEST(LazyApp, AScreenCopyIsReadFirstThenTheWholeHeadReplacesIt) {
+  HeadlessApp t;
+  ASSERT_TRUE(t.OpenModel("screen_then_head", 1, 2, 1100).ok);  // a head of 2.4 MB: one part, read as one
+  ASSERT_TRUE(t.app.Command("view heatmap").ok);
+  t.Frames(2);  // the requests, then a frame of reading: the screen copy goes before the head
+  JsonValue d = t.Describe();
+  EXPECT_EQ(Lazy(d, "screens"), 1);
+  const JsonValue* h = Heatmap(d);
+  ASSERT_NE(h, nullptr);
+  const bool whole = h->Find("held")->numbers == std::vector<double>{0, 1100};
+  EXPECT_TRUE(whole || h->Find("underlay_rows")->number == 1024);
+  t.Frames(20);
+  d = t.Describe();
+  h = Heatmap(d);
+  EXPECT_EQ(h->Find("held")->numbers, (std::vector<double>{0, 1100}));
+  EXPECT_FALSE(h->Find("underlay")->boolean);  // the head itself, at full resolution
+  EXPECT_EQ(Lazy(d, "heads"), 1);
+}
+
+TEST(LazyApp, WithoutStoredScreenCopiesOneIsComputedAsTheHeadIsRead) {
+  // A plain 'attention' tensor [1, 1, 1100, 1100] F32 (no overviews, no screen copies); row r puts all
+  // its weight on column (3 r) % 1100. The cache holds a screen copy (4 MiB) but not the head (4.6 MiB).
+  std::vector<uint8_t> bytes;
+  std::vector<uint64_t> begins;
+  uint64_t size = 0;
+  const int n = 1100;
+  ASSERT_TRUE(SafetensorsHeaderBytes({{"attention", StDType::F32, {1, 1, n, n}}}, {}, &bytes, &begins, &size).ok);
+  bytes.resize(size, 0);
+  const float one = 1.0f;
+  for (int r = 0; r < n; ++r)
+    std::memcpy(bytes.data() + begins[0] + 4 * ((size_t)r * n + (size_t)(3 * r) % n), &one, 4);
+  CacheBudget budget(4700 << 10);
+  HeadlessApp t;
+  const std::string& path = t.Remember(TempPath("computed_screen"));
+  ASSERT_TRUE(WriteFileBytes(path, bytes.data(), bytes.size()).ok);
+  ASSERT_TRUE(t.Open(path).ok);
+  ASSERT_TRUE(t.app.Command("view heatmap").ok);
+  t.Frames(30);
+  const JsonValue d = t.Describe();
+  const JsonValue* h = Heatmap(d);
+  ASSERT_NE(h, nullptr);
+  EXPECT_TRUE(h->Find("underlay")->boolean);
+  EXPECT_EQ(h->Find("underlay_rows")->number, 1024);
+  EXPECT_FALSE(h->Find("underlay_partial")->boolean);  // every row was pooled before the head was refused
+  EXPECT_EQ(h->Find("held")->numbers, (std::vector<double>{0, 0}));
+  EXPECT_EQ(Lazy(d, "screens"), 1);
+  EXPECT_NE(d.Find("message")->string.find("cache budget"), std::string::npos) << d.Find("message")->string;
 }
 
 TEST(LazyApp, OtherViewsWaitForTheWholeHeadAndExportsNeedIt) {
-  const std::string path = TempPath("views");
-  WriteModel(path, 2, 2, 64);
   HeadlessApp t;
-  ASSERT_TRUE(t.Open(path).ok);
+  ASSERT_TRUE(t.OpenModel("views", 2, 2, 64).ok);
   ASSERT_TRUE(t.app.Command("map 3").ok);
   EXPECT_FALSE(t.app.Command("save-csv").ok);  // not in memory yet
   EXPECT_FALSE(t.app.Command("save-json").ok);
@@ -258,16 +336,14 @@ TEST(LazyApp, OtherViewsWaitForTheWholeHeadAndExportsNeedIt) {
   EXPECT_EQ(Lazy(d, "heads"), 1);
   EXPECT_TRUE(d.Find("lines")->Find("drawn")->number > 0);
   EXPECT_TRUE(t.app.Command("save-npy").ok);
-  std::remove(path.c_str());
 }
 
 TEST(LazyApp, AChangedFileAndBadFilesGiveMessages) {
-  const std::string path = TempPath("changed");
-  WriteModel(path, 2, 2, 64);
+  HeadlessApp t;
+  ASSERT_TRUE(t.OpenModel("changed", 2, 2, 64).ok);
+  const std::string& path = t.files.back();
   std::vector<uint8_t> bytes;
   ASSERT_TRUE(ReadFileBytes(path, &bytes).ok);
-  HeadlessApp t;
-  ASSERT_TRUE(t.Open(path).ok);
   t.Frames(3);
   ASSERT_EQ(truncate(path.c_str(), 1000), 0);
   ASSERT_TRUE(t.app.Command("view heatmap").ok);
@@ -278,7 +354,7 @@ TEST(LazyApp, AChangedFileAndBadFilesGiveMessages) {
       << d.Find("message")->string;
   const std::string before = d.Find("example")->string;
   // A header that promises more than the file holds, and one that is not JSON.
-  const std::string bad = TempPath("bad");
+  const std::string& bad = t.Remember(TempPath("bad"));
   size_t header = 8;
   for (int i = 7; i >= 0; --i) header += (size_t)bytes[(size_t)i] << (8 * i);
   ASSERT_TRUE(WriteFileBytes(bad, bytes.data(), header + 100).ok);  // the data cut short
@@ -288,8 +364,6 @@ TEST(LazyApp, AChangedFileAndBadFilesGiveMessages) {
   EXPECT_NE(t.Open(bad).message.find("safetensors: header"), std::string::npos);
   t.Frames(2);
   EXPECT_EQ(t.Describe().Find("example")->string, before);
-  std::remove(bad.c_str());
-  std::remove(path.c_str());
 }
 
 }  // namespace

@@ -74,6 +74,20 @@ AttentionDocument SmallDocument() {
   return doc;
 }
 
+// One set, one layer of the given heads [n_q, n_k]: query tokens q0.., key tokens k0...
+AttentionDocument OneLayer(const std::string& name, std::vector<MatrixRM> heads) {
+  AttentionDocument doc;
+  AttentionSet set;
+  set.name = name;
+  set.data.source_tokens = Tokens("k", (int)heads[0].cols());
+  set.data.target_tokens = Tokens("q", (int)heads[0].rows());
+  AttentionFile::Layer layer{"layer 0", {}};
+  for (size_t h = 0; h < heads.size(); ++h) layer.heads.push_back({"h" + std::to_string(h), std::move(heads[h])});
+  set.data.layers.push_back(std::move(layer));
+  doc.sets.push_back(std::move(set));
+  return doc;
+}
+
 float RoundHalf(float x) {
   return HalfToFloat(FloatToHalf(x));
 }
@@ -189,15 +203,15 @@ TEST(LazyAttention, OverviewsAreMaxPooled) {
       EXPECT_EQ(out[r * 2 + c], want) << r << "," << c;
     }
   }
+  // Rows pooled in pieces, in any order, give the same (what the viewer does while a head is read).
+  float pieces[6] = {0, 0, 0, 0, 0, 0};
+  MaxPoolRows(head.data(), 7, 5, 4, 7, 3, 2, pieces);
+  MaxPoolRows(head.data(), 7, 5, 0, 3, 3, 2, pieces);
+  MaxPoolRows(head.data(), 7, 5, 3, 4, 3, 2, pieces);
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(pieces[i], out[i]) << i;
   // A stored overview of a 600 x 300 head is the max-pool of the head at 256 x 256.
   std::mt19937 rng(3);
-  AttentionDocument doc;
-  AttentionSet set;
-  set.name = "big";
-  set.data.source_tokens = Tokens("k", 300);
-  set.data.target_tokens = Tokens("q", 600);
-  set.data.layers.push_back({"l", {{"h", RandomAttention(600, 300, &rng)}}});
-  doc.sets.push_back(set);
+  const AttentionDocument doc = OneLayer("big", {RandomAttention(600, 300, &rng)});
   const std::string path = TempPath("pool");
   ASSERT_TRUE(WriteLazyAttention(doc, StDType::F32, path).ok);
   LazyAttentionFile f;
@@ -299,14 +313,7 @@ TEST(LazyAttention, AsynchronousReadsEndInAnyOrder) {
 TEST(LazyAttention, ABigReadComesInPartsDecodedAsTheyArrive) {
   // One 1536 x 2048 F16 head: 6 MiB, two parts (4 MiB + 2 MiB).
   std::mt19937 rng(5);
-  AttentionDocument doc;
-  doc.version = 2;
-  AttentionSet set;
-  set.name = "big";
-  set.data.source_tokens = Tokens("k", 2048);
-  set.data.target_tokens = Tokens("q", 1536);
-  set.data.layers.push_back({"layer 0", {{"h0", RandomAttention(1536, 2048, &rng)}}});
-  doc.sets.push_back(set);
+  const AttentionDocument doc = OneLayer("big", {RandomAttention(1536, 2048, &rng)});
   const std::string path = TempPath("parts");
   ASSERT_TRUE(WriteLazyAttention(doc, StDType::F16, path).ok);
   std::vector<uint8_t> bytes;
@@ -322,10 +329,20 @@ TEST(LazyAttention, ABigReadComesInPartsDecodedAsTheyArrive) {
   const uint64_t t = f.Submit(Rows(0, 0, 0, 0, 1536));
   const uint64_t small = f.Submit(Overviews(0, 0, 0, 1));
   f.Pump(10);
-  ASSERT_EQ(hand->started.size(), 3u);  // both parts and the overview
-  EXPECT_EQ(f.Reads(), 2u);             // requests, not parts
+  // The overview and one part of the head: while a one-part read is under way, a whole head keeps
+  // one part in flight (the stand-in gets the bandwidth); its second part starts when the overview is in.
+  ASSERT_EQ(hand->started.size(), 2u);
+  EXPECT_EQ(f.Reads(), 2u);  // requests, not parts
   ASSERT_EQ(hand->started.count(t), 1u);
+  ASSERT_EQ(hand->started.count(small), 1u);
   EXPECT_EQ(hand->started.at(t).size, LazyAttentionFile::kPartBytes);
+  hand->Deliver(small);
+  f.CompleteRead(small, Status::Ok());
+  f.Pump(10);
+  LazyResult ov;
+  ASSERT_TRUE(f.PopResult(&ov));
+  EXPECT_EQ(ov.ticket, small);
+  ASSERT_EQ(hand->started.size(), 2u);  // both parts of the head
   uint64_t second = 0;
   for (const auto& kv : hand->started)
     if (kv.first != t && kv.first != small) second = kv.first;
@@ -348,7 +365,7 @@ TEST(LazyAttention, ABigReadComesInPartsDecodedAsTheyArrive) {
   const MatrixRM& w = doc.sets[0].data.layers[0].heads[0].weights;
   for (int64_t i = 0; i < w.size(); i += 997) ASSERT_EQ(r.weights.data()[i], RoundHalf(w.data()[i])) << i;
   EXPECT_EQ(r.weights(1535, 2047), RoundHalf(w(1535, 2047)));
-  EXPECT_EQ(f.BytesRead(), (uint64_t)1536 * 2048 * 2);
+  EXPECT_EQ(f.BytesRead(), (uint64_t)1536 * 2048 * 2 + 256 * 256 * 2);  // the head and the overview
 
   // Only the first part in: it is decoded at once (the piece work between frames is not idle).
   LazyAttentionFile g;
@@ -386,25 +403,21 @@ TEST(LazyAttention, ABigReadComesInPartsDecodedAsTheyArrive) {
 
 TEST(LazyAttention, APumpDoesAPieceAtATime) {
   std::mt19937 rng(11);
-  AttentionDocument doc;
-  AttentionSet set;
-  set.name = "wide";
-  set.data.source_tokens = set.data.target_tokens = Tokens("t", 1500);
   MatrixRM w = RandomAttention(1500, 1500, &rng);
   w(3, 4) = std::nanf("");  // the file carries them; the reader shows them as 0 and counts them
   w(5, 6) = -0.5f;
-  set.data.layers.push_back({"l", {{"h", w}}});
-  doc.sets.push_back(set);
+  const AttentionDocument doc = OneLayer("wide", {w});
   const std::string path = TempPath("pieces");
   ASSERT_TRUE(WriteLazyAttention(doc, StDType::F16, path).ok);
   LazyAttentionFile f;
   ASSERT_TRUE(OpenPath(path, &f).ok);
-  f.Submit(Rows(0, 0, 0, 0, 1500));  // 2.25 Mi weights: three pieces of 1 Mi
+  f.Submit(Rows(0, 0, 0, 0, 1500));  // 2.25 Mi weights: 9 pieces of 256 Ki
   LazyResult r;
+  const int pieces = (int)((1500 * 1500 + LazyAttentionFile::kPieceWeights - 1) / LazyAttentionFile::kPieceWeights);
   f.Pump(0);
   EXPECT_EQ(f.Pending(), 1u);
   EXPECT_GT(f.LoadingBytes(), 1500u * 1500u * 4u - 1);
-  f.Pump(0);
+  for (int i = 1; i < pieces - 1; ++i) f.Pump(0);
   EXPECT_EQ(f.Pending(), 1u);
   f.Pump(0);
   EXPECT_EQ(f.Pending(), 0u);
@@ -490,6 +503,70 @@ TEST(LazyAttention, TheIndexRefusesInconsistentFiles) {
       error({}, {{"format", "attnviz"}, {"version", "2"}, {"sets", R"([{"tokens":["a"]}])"}}).find("needs \"layers\""),
       std::string::npos);
   EXPECT_NE(error({{"weights", StDType::F32, {2, 2}}}, {}).find("the file has: weights"), std::string::npos);
+}
+
+TEST(LazyAttention, ScreenCopiesAreWrittenReadAndChecked) {
+  // Heads over 1024 on a side get a max-pooled screen copy (1024 x min(n_k, 1024)); smaller ones none.
+  std::mt19937 rng(5);
+  const AttentionDocument doc = OneLayer("long", {RandomAttention(1100, 40, &rng), RandomAttention(1100, 40, &rng)});
+  const std::string path = TempPath("screen");
+  ASSERT_TRUE(WriteLazyAttention(doc, StDType::F32, path).ok);
+  LazyAttentionFile f;
+  ASSERT_TRUE(OpenPath(path, &f).ok);
+  const LazySet& ls = f.index().sets[0];
+  EXPECT_EQ(ls.screen_rows, 1024);
+  EXPECT_EQ(ls.screen_cols, 40);
+  LazyRequest r = Overviews(0, 0, 1, 2);
+  r.screen = true;
+  const LazyResult screen = Fetch(&f, r);
+  ASSERT_TRUE(screen.status.ok) << screen.status.message;
+  ASSERT_EQ(screen.weights.rows(), 1024);
+  std::vector<float> want(1024 * 40);
+  MaxPoolOverview(doc.sets[0].data.layers[0].heads[1].weights.data(), 1100, 40, 1024, 40, want.data());
+  for (size_t i = 0; i < want.size(); ++i) ASSERT_EQ(screen.weights.data()[i], want[i]) << i;
+  std::remove(path.c_str());
+  // Not written for heads that fit; asking for them is an error, not a crash.
+  const std::string small = TempPath("noscreen");
+  ASSERT_TRUE(WriteLazyAttention(SmallDocument(), StDType::F16, small).ok);
+  LazyAttentionFile g;
+  ASSERT_TRUE(OpenPath(small, &g).ok);
+  EXPECT_EQ(g.index().sets[0].screen_rows, 0);
+  LazyRequest none = Overviews(0, 0, 0, 1);
+  none.screen = true;
+  EXPECT_NE(Fetch(&g, none).status.message.find("no screen copies"), std::string::npos);
+  std::remove(small.c_str());
+
+  // Hostile screen copies: a wrong dtype, more than 1024 rows, more rows than the head, other heads, some layers.
+  std::string tokens = "[";
+  for (int i = 0; i < 1100; ++i) tokens += (i ? ",\"t" : "\"t") + std::to_string(i) + "\"";
+  const std::vector<std::pair<std::string, std::string>> meta = {
+      {"format", "attnviz"}, {"version", "2"}, {"sets", "[{\"tokens\":" + tokens + "],\"layers\":2}]"}};
+  auto error = [&](std::vector<SafetensorsTensorSpec> extra) {
+    std::vector<SafetensorsTensorSpec> specs = {{"attention.0.0", StDType::F16, {1, 1100, 1100}},
+                                                {"attention.0.1", StDType::F16, {1, 1100, 1100}}};
+    specs.insert(specs.end(), extra.begin(), extra.end());
+    LazyAttentionIndex x;
+    const Status s = IndexOf(specs, meta, &x);
+    EXPECT_FALSE(s.ok);
+    return s.message;
+  };
+  EXPECT_NE(error({{"screen.0.0", StDType::I32, {1, 1024, 1024}}, {"screen.0.1", StDType::F16, {1, 1024, 1024}}})
+                .find("'screen.0.0' is I32; attention weights must be F16"),
+            std::string::npos);
+  EXPECT_NE(error({{"screen.0.0", StDType::F16, {1, 1100, 1024}}, {"screen.0.1", StDType::F16, {1, 1100, 1024}}})
+                .find("at most 1024"),
+            std::string::npos);
+  EXPECT_NE(error({{"screen.0.0", StDType::F16, {2, 1024, 1024}}, {"screen.0.1", StDType::F16, {2, 1024, 1024}}})
+                .find("expected [1, R, C]"),
+            std::string::npos);
+  EXPECT_NE(error({{"screen.0.0", StDType::F16, {1, 1024, 1024}}, {"screen.0.1", StDType::F16, {1, 512, 512}}})
+                .find("the same for every layer"),
+            std::string::npos);
+  EXPECT_NE(error({{"screen.0.0", StDType::F16, {1, 1024}}, {"screen.0.1", StDType::F16, {1, 1024}}})
+                .find("must be [heads, n_q, n_k]"),
+            std::string::npos);
+  EXPECT_NE(error({{"screen.0.1", StDType::F16, {1, 1024, 1024}}}).find("screen copies for some layers only"),
+            std::string::npos);
 }
 
 TEST(LazyAttention, APlainAttentionTensorOpens) {

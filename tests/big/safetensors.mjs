@@ -33,14 +33,22 @@ export function maxPool(head, rows, cols, R, C) {
 }
 
 // The layout of sets [{name, kind, tokens | query_tokens + key_tokens, layers, heads}] (F16, with
-// overviews): {header, size, attention[s][l], overview[s][l], R[s], C[s]} (absolute offsets).
-export function plan(sets, meta = {}) {
-  const tensors = [], layout = { attention: [], overview: [], R: [], C: [], nq: [], nk: [] };
+// overviews, and screen copies for heads over 1024 on a side unless options.screens is false):
+// {header, size, attention[s][l], overview[s][l], screen[s][l], R[s], C[s], SR[s], SC[s]} (absolute
+// offsets; SR = SC = 0 without screen copies).
+export function plan(sets, meta = {}, options = {}) {
+  const tensors = [], layout = { attention: [], overview: [], screen: [], R: [], C: [], SR: [], SC: [], nq: [], nk: [] };
   sets.forEach((s, i) => {
     const nq = (s.tokens || s.query_tokens).length, nk = (s.tokens || s.key_tokens).length;
     layout.nq.push(nq); layout.nk.push(nk);
     layout.R.push(Math.min(nq, 256)); layout.C.push(Math.min(nk, 256));
+    const screen = options.screens !== false && (nq > 1024 || nk > 1024);
+    layout.SR.push(screen ? Math.min(nq, 1024) : 0); layout.SC.push(screen ? Math.min(nk, 1024) : 0);
     for (let l = 0; l < s.layers; l++) tensors.push([`overview.${i}.${l}`, [s.heads, layout.R[i], layout.C[i]]]);
+  });
+  sets.forEach((s, i) => {
+    for (let l = 0; l < s.layers && layout.SR[i]; l++)
+      tensors.push([`screen.${i}.${l}`, [s.heads, layout.SR[i], layout.SC[i]]]);
   });
   sets.forEach((s, i) => {
     for (let l = 0; l < s.layers; l++) tensors.push([`attention.${i}.${l}`, [s.heads, layout.nq[i], layout.nk[i]]]);
@@ -69,10 +77,11 @@ export function plan(sets, meta = {}) {
   head.write(text, 8);
   const start = head.length;
   sets.forEach((s, i) => {
-    layout.attention.push([]); layout.overview.push([]);
+    layout.attention.push([]); layout.overview.push([]); layout.screen.push([]);
     for (let l = 0; l < s.layers; l++) {
       layout.attention[i].push(start + offsets[`attention.${i}.${l}`]);
       layout.overview[i].push(start + offsets[`overview.${i}.${l}`]);
+      if (layout.SR[i]) layout.screen[i].push(start + offsets[`screen.${i}.${l}`]);
     }
   });
   layout.header = head;
@@ -87,9 +96,10 @@ function halves(values) {
 }
 
 // Writes the file: heads(s, l, h) gives a head's Float32Array [n_q * n_k], or null to leave it a hole
-// (its overview too). Every head a test draws must be given; the rest may be holes (sparse).
-export function write(path, sets, heads, meta = {}) {
-  const p = plan(sets, meta);
+// (its overview and screen copy too). Every head a test draws must be given; the rest may be holes
+// (sparse). options: as plan's.
+export function write(path, sets, heads, meta = {}, options = {}) {
+  const p = plan(sets, meta, options);
   const fd = fs.openSync(path, 'w');
   fs.writeSync(fd, p.header, 0, p.header.length, 0);
   sets.forEach((s, i) => {
@@ -99,6 +109,8 @@ export function write(path, sets, heads, meta = {}) {
         const w = heads(i, l, h);
         if (!w) continue;
         fs.writeSync(fd, halves(maxPool(w, nq, nk, R, C)), 0, R * C * 2, p.overview[i][l] + h * R * C * 2);
+        const SR = p.SR[i], SC = p.SC[i];
+        if (SR) fs.writeSync(fd, halves(maxPool(w, nq, nk, SR, SC)), 0, SR * SC * 2, p.screen[i][l] + h * SR * SC * 2);
         const bytes = halves(w);
         fs.writeSync(fd, bytes, 0, bytes.length, p.attention[i][l] + h * nq * nk * 2);
       }

@@ -307,10 +307,11 @@ TEST(Cli, InspectReadsASafetensorsHeaderOnly) {
   close(fd);
   r = Cli("inspect --max-memory 64M '" + big + "'");
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("safetensors, 32"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("safetensors, 34"), std::string::npos) << r.out;  // 32 GiB of heads, 2 GiB of screen copies
   EXPECT_NE(r.out.find("32 layers, 1024 heads in total, n_q=4096 (target) x n_k=4096 (source)"), std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("overviews: 256 x 256 per head"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("screen copies: 1024 x 1024 per head"), std::string::npos) << r.out;
   // Cut inside its header: the reason, exit 1.
   ASSERT_EQ(truncate(big.c_str(), 1000), 0);
   r = Cli("inspect '" + big + "'");

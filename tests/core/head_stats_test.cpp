@@ -8,6 +8,7 @@
 namespace {
 
 using attnviz::HeadStats;
+using attnviz::HeadStatsAccumulator;
 using attnviz::MatrixRM;
 
 TEST(HeadStats, UniformRows) {
@@ -64,3 +65,34 @@ TEST(HeadStats, FirstTokenSinkAndMaskedRows) {
 }
 
 }  // namespace
+
+TEST(HeadStats, RowsAddedInPiecesGiveTheSameStatistics) {
+  // What the grid does for a big head over several frames: blocks of rows in any order.
+  MatrixRM w(37, 23);
+  for (int i = 0; i < 37; ++i) {
+    float sum = 0;
+    for (int j = 0; j < 23; ++j) sum += w(i, j) = (float)std::exp(std::sin(0.7 * i + 1.3 * j));
+    w.row(i) /= sum;
+  }
+  w.row(5).setZero();  // a masked row
+  HeadStats whole, pieces;
+  ASSERT_TRUE(ComputeHeadStats(w, &whole).ok);
+  HeadStatsAccumulator acc;
+  acc.Begin(37, 23);
+  for (int r0 : {20, 0, 9, 30}) {
+    const int r1 = r0 == 20 ? 30 : r0 == 0 ? 9 : r0 == 9 ? 20 : 37;
+    ASSERT_TRUE(acc.AddRows(w, r0, r1).ok);
+  }
+  EXPECT_EQ(acc.rows_added(), 37);
+  ASSERT_TRUE(acc.Finish(&pieces).ok);
+  EXPECT_EQ(pieces.rows_counted, 36);
+  EXPECT_NEAR(pieces.entropy, whole.entropy, 1e-6f);
+  EXPECT_NEAR(pieces.max_weight, whole.max_weight, 1e-6f);
+  EXPECT_NEAR(pieces.first_token, whole.first_token, 1e-6f);
+  EXPECT_NEAR(pieces.diagonality, whole.diagonality, 1e-6f);
+  EXPECT_EQ(pieces.dominant_offset, whole.dominant_offset);
+  EXPECT_NEAR(pieces.dominant_offset_mass, whole.dominant_offset_mass, 1e-6f);
+  EXPECT_FALSE(acc.AddRows(w, 30, 38).ok);  // outside the head
+  w(3, 3) = std::nanf("");
+  EXPECT_FALSE(acc.AddRows(w, 0, 9).ok);
+}

@@ -42,12 +42,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (size_t s = 0; s < f.index().sets.size() && requests < 64; ++s) {
     const attnviz::LazySet& set = f.index().sets[s];
     ATTNVIZ_FUZZ_CHECK((int64_t)set.query_tokens.size() == set.n_q && (int64_t)set.key_tokens.size() == set.n_k);
-    for (size_t l = 0; l < set.layers.size() && requests < 64; ++l, requests += 2) {
+    for (size_t l = 0; l < set.layers.size() && requests < 64; ++l, requests += 3) {
       attnviz::LazyRequest r;
       r.set = (int)s, r.layer = (int)l, r.row0 = 0, r.row1 = set.n_q < 4 ? set.n_q : 4;
       f.Submit(r);
       if (set.overview_rows) {
         r.overview = true, r.head_end = 1;
+        f.Submit(r);
+      }
+      if (set.screen_rows) {
+        r.overview = r.screen = true, r.head_end = 1;
         f.Submit(r);
       }
     }
@@ -57,7 +61,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   while (f.PopResult(&res)) {
     ATTNVIZ_FUZZ_CHECK(res.status.ok);  // everything it promised is within the file
     const attnviz::LazySet& set = f.index().sets[(size_t)res.request.set];
-    if (res.request.overview)
+    if (res.request.screen)
+      ATTNVIZ_FUZZ_CHECK(res.weights.rows() == set.screen_rows && res.weights.cols() == set.screen_cols);
+    else if (res.request.overview)
       ATTNVIZ_FUZZ_CHECK(res.weights.rows() == set.overview_rows && res.weights.cols() == set.overview_cols);
     else
       ATTNVIZ_FUZZ_CHECK(res.weights.rows() == res.request.row1 && res.weights.cols() == set.n_k);

@@ -3,8 +3,9 @@
 
     python3 tests/fuzz/make_safetensors_seeds.py
 
-Three small files of the layouts docs/FORMATS.md describes: the attnviz layout (two sets, F16,
-with overviews), a plain 'attention' tensor (F32, tokens in __metadata__), and BF16 without overviews.
+Four small files of the layouts docs/FORMATS.md describes: the attnviz layout (two sets, F16,
+with overviews), a plain 'attention' tensor (F32, tokens in __metadata__), one with screen copies, and BF16
+without overviews.
 """
 import json
 import os
@@ -64,6 +65,11 @@ def main():
     write("attnviz_two_sets.safetensors", tensors, meta)
     write("plain_attention.safetensors", [("attention", "F32", [2, 2, 2, 3], softmaxish(8, 3, 1))],
           {"query_tokens": "[\"q0\",\"q1\"]", "key_tokens": "[\"k0\",\"k1\",\"k2\"]"})
+    sets = [{"name": "s", "tokens": ["a", "b", "c"], "layers": 2}]  # overviews and screen copies
+    tensors = [("overview.0.%d" % l, "F16", [1, 2, 2], softmaxish(2, 2, l)) for l in range(2)]
+    tensors += [("screen.0.%d" % l, "BF16", [1, 3, 3], softmaxish(3, 3, l)) for l in range(2)]
+    tensors += [("attention.0.%d" % l, "F16", [1, 3, 3], softmaxish(3, 3, l)) for l in range(2)]
+    write("screen_copies.safetensors", tensors, {"format": "attnviz", "version": "2", "sets": json.dumps(sets)})
     sets = [{"name": "s", "tokens": ["a", "b"], "layers": 1}]
     write("bf16_no_overviews.safetensors", [("attention.0.0", "BF16", [3, 2, 2], softmaxish(6, 2, 4))],
           {"format": "attnviz", "version": "2", "sets": json.dumps(sets)})

@@ -59,6 +59,25 @@ def test_overviews_are_max_pooled(tmp_path, rng):
     np.testing.assert_array_equal(raw, want)
 
 
+def test_screen_copies_for_heads_over_1024(tmp_path, rng):
+    # A head over 1024 on a side gets a max-pooled screen copy "screen.s.l" [heads, <=1024, <=1024],
+    # written in pieces like the rest; smaller heads get none (the overview or the head is as good).
+    w = np.zeros((1, 2, 1100, 40), np.float32)
+    w[0, 0, 1099, 7] = 0.75  # the last rows' block: rows [1023 * 1100 // 1024, 1100)
+    w[0, 1, 3, 39] = 0.5
+    path = tmp_path / "screen.safetensors"
+    attnviz.save(path, w, dtype="f32")
+    header, start = header_of(path)
+    t = header["screen.0.0"]
+    assert t["shape"] == [2, 1024, 40]
+    raw = np.fromfile(path, dtype="<f4", count=2 * 1024 * 40, offset=start + t["data_offsets"][0]).reshape(2, 1024, 40)
+    assert raw[0, 1023, 7] == np.float32(0.75) and raw[1, 3, 39] == np.float32(0.5)
+    assert raw.sum() == np.float32(1.25)
+    small = tmp_path / "small.safetensors"
+    attnviz.save(small, w[:, :, :1024], dtype="f32")
+    assert not any(k.startswith("screen.") for k in header_of(small)[0])
+
+
 def test_bf16_rounds_like_torch(tmp_path, rng):
     import torch
     x = rng.random(1000).astype(np.float32)

@@ -47,8 +47,12 @@ namespace {
 // a quarter of the last frame's, at least 4 ms and at most 50 ms, so a slow renderer (software WebGL,
 // a few frames a second) does not take minutes to fill the grid in. Maps without weights (lazily
 // read heads not in memory) have none.
+// Statistics of the maps in memory, for about a quarter of the last frame's time (at most 4 ms for a
+// lazily read file, whose frames stay short while overviews stream in), a few rows at a time: a big
+// head is computed over several frames instead of in one long one.
 void UpdateStats(const Example& ex, GridViewState* g) {
-  const double budget_ms = std::clamp(250.0 * (double)ImGui::GetIO().DeltaTime, 4.0, 50.0);
+  const double budget_ms =
+      std::clamp(250.0 * (double)ImGui::GetIO().DeltaTime, ex.lazy ? 1.0 : 4.0, ex.lazy ? 4.0 : 50.0);
   const size_t n = ex.maps.size();
   if (g->stats.size() != n) {  // OnExampleChanged cleared them
     g->stats.assign(n, HeadStats{});
@@ -56,17 +60,38 @@ void UpdateStats(const Example& ex, GridViewState* g) {
     g->stats_version.assign(n, ~0ull);
   }
   const auto start = std::chrono::steady_clock::now();
+  auto spent_ms = [&] {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  };
   g->stats_pending = 0;
   for (size_t i = 0; i < n; ++i) {
-    if (g->stats_version[i] == ex.maps[i].version) continue;
-    if (ex.maps[i].weights.size() == 0 || !ex.maps[i].Complete() ||
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count() > budget_ms) {
+    const AttentionMap& m = ex.maps[i];
+    if (g->stats_version[i] == m.version) continue;
+    if (m.weights.size() == 0 || !m.Complete() || spent_ms() > budget_ms) {
       ++g->stats_pending;
       continue;
     }
-    g->stats_ok[i] = ComputeHeadStats(ex.maps[i].weights, &g->stats[i]) ? 1 : 0;
-    g->stats_version[i] = ex.maps[i].version;
+    const int rows = (int)m.weights.rows(), cols = (int)m.weights.cols();
+    if (g->partial_map != (int)i || g->partial_version != m.version) {
+      g->partial.Begin(rows, cols);
+      g->partial_map = (int)i;
+      g->partial_version = m.version;
+    }
+    const int block = std::max(1, (1 << 14) / std::max(1, cols));  // ~16 Ki weights between time checks
+    Status st;
+    do {
+      const int r0 = g->partial.rows_added();
+      st = g->partial.AddRows(m.weights, r0, std::min(rows, r0 + block));
+    } while (st && g->partial.rows_added() < rows && spent_ms() <= budget_ms);
+    if (st && g->partial.rows_added() < rows) {  // the rest in the next frames
+      ++g->stats_pending;
+      continue;
+    }
+    g->stats_ok[i] = st && g->partial.Finish(&g->stats[i]) ? 1 : 0;
+    g->stats_version[i] = m.version;
+    g->partial_map = -1;
   }
+  g->stats_ms = (float)spent_ms();
 }
 
 float SortKey(const HeadStats& h, GridSort k) {
@@ -348,6 +373,8 @@ void GridView::Describe(AppState*, JsonWriter* w) {
   w->Number(g.drawn);
   w->Key("stats_pending");
   w->Number(g.stats_pending);
+  w->Key("stats_ms");  // spent computing them last frame
+  w->NumberF(g.stats_ms);
   w->Key("overviews_shown");  // thumbnails drawn from a lazily read file's overviews
   w->Number(g.overviews_shown);
   w->Key("order");

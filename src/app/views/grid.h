@@ -27,6 +27,10 @@ struct GridViewState {
   int drawn = 0;                         // thumbnails drawn last frame
   int overviews_shown = 0;               // of them, drawn from a lazily read file's overviews
   int stats_pending = 0;                 // maps whose statistics are not computed yet (a few ms per frame)
+  HeadStatsAccumulator partial;          // a big head's statistics, computed over several frames
+  int partial_map = -1;                  // which map (-1 none)
+  uint64_t partial_version = 0;          // at which version
+  float stats_ms = 0;                    // time spent on statistics last frame
 };
 
 class GridView : public ViewModule {

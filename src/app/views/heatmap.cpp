@@ -84,11 +84,15 @@ void HideOnRightClick(AppState* s, const AttentionMap& map, const HeatmapViewSta
 }  // namespace
 
 // A lazily read map: the rows in view are asked for (all of them at full zoom-out; a band of the
-// rows in view, with half a screen above and below, when zoomed in) and its overview stands in
-// until they are in memory.
+// rows in view, with half a screen above and below, when zoomed in) and its screen copy (1024^2,
+// files that store one) or else its overview stands in until they are in memory.
 void WantLazyRows(AppState* s, const AttentionMap& map, HeatmapViewState* w) {
   const int rows = map.Rows();
-  w->underlay = LazyOverview(s, s->current_map);
+  const bool complete = map.Complete();
+  bool partial = false;  // a screen copy computed from the rows decoded so far
+  const AttentionMap* screen = complete ? nullptr : LazyScreen(s, s->current_map, &partial);
+  w->underlay = screen ? screen : complete ? nullptr : LazyOverview(s, s->current_map);
+  w->underlay_partial = screen && partial;
   const float visible = (float)rows / std::max(1.0f, w->zoom);
   int r0 = 0, r1 = rows;
   if (w->zoom > 1.01f && visible * 2.0f < 0.6f * (float)rows) {
