@@ -31,7 +31,7 @@
   // last 64 reads' start and end (performance.now()) and size. (window.attnvizMainThreadReads = true
   // before the first URL opens makes the page fetch Range requests itself, not in a worker: benchmarks.)
   const stats = { pieces: 0, longest_feed_ms: 0, biggest_read_bytes: 0, biggest_read_ms: 0, last_work_ms: 0,
-    aborted_reads: 0, reads: [] };
+    aborted_reads: 0, reads: [], worker_reads: 0, page_reads: 0 };
 
   // Streams the bytes that read(n) gives (a Uint8Array, or null at the end) into the viewer's loader.
   async function stream(ctx, name, total, read, stop) {
@@ -373,9 +373,13 @@
     if (!total) throw fail('the server answered the Range request without the file\'s size (Content-Range: bytes a-b/size)');
     const version = first.headers.get('ETag') || first.headers.get('Last-Modified') || '';
     const head = new Uint8Array(await first.arrayBuffer());
-    const worker = rangeWorker();
-    const one = (offset, size, signal) => (worker ? worker.read(url, offset, size, total, version, signal)
-      : rangeRequest(url, offset, size, total, version, signal).then((b) => new Uint8Array(b)));
+    const one = (offset, size, signal) => {
+      const w = rangeWorker();  // null once the worker failed to start: the page reads itself
+      if (w) stats.worker_reads++;
+      else stats.page_reads++;
+      return w ? w.read(url, offset, size, total, version, signal)
+        : rangeRequest(url, offset, size, total, version, signal).then((b) => new Uint8Array(b));
+    };
     // One Range request per read: the viewer asks for a whole head (tens of MB) in 4 MiB parts, a
     // few at a time, and decodes the parts in while the rest arrive (LazyAttentionFile::kPartBytes).
     const range = (offset, size, signal) => (offset === 0 && size <= head.length
