@@ -3,7 +3,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
+
+#include "core/seq2seq/gemm.h"
 
 namespace attnviz {
 namespace seq2seq {
@@ -41,7 +44,21 @@ const Mat& Tape::Saved(Id id) const {
 
 Mat& Tape::G(Id id) {
   Node& n = nodes_[id];
-  return n.op == Op::Param ? n.param->grad : n.grad;
+  return n.op == Op::Param ? ParamGrad(n.param) : n.grad;
+}
+
+void Tape::SetGradientTarget(const Parameter* first, std::vector<Mat>* grads) {
+  grad_first_ = grads ? first : nullptr;
+  grad_target_ = grads;
+}
+
+Mat& Tape::ParamGrad(Parameter* p) {
+  if (grad_target_) {
+    const auto i = reinterpret_cast<std::uintptr_t>(p) - reinterpret_cast<std::uintptr_t>(grad_first_);
+    if (i % sizeof(Parameter) == 0 && i / sizeof(Parameter) < grad_target_->size())
+      return (*grad_target_)[i / sizeof(Parameter)];
+  }
+  return p->grad;
 }
 
 // ---------------------------------------------------------------------------
@@ -76,8 +93,16 @@ Tape::Id Tape::MatMul(Id a, Id b) {
   const Id id = NewNode(Op::MatMul);
   Node& n = nodes_[id];
   n.a = a, n.b = b;
-  n.value.resize(Value(a).rows(), Value(b).cols());
-  n.value.noalias() = Value(a) * Value(b);
+  const Mat& A = Value(a);
+  const Mat& B = Value(b);
+  n.value.resize(A.rows(), B.cols());
+#ifdef ATTNVIZ_SEQ2SEQ_DOUBLE
+  n.value.noalias() = A * B;
+#else
+  MatMulNN(static_cast<int>(A.rows()), static_cast<int>(B.cols()), static_cast<int>(A.cols()), A.data(),
+           static_cast<int>(A.cols()), B.data(), static_cast<int>(B.cols()), n.value.data(), static_cast<int>(B.cols()),
+           false);
+#endif
   return id;
 }
 
@@ -360,11 +385,29 @@ void Tape::Backward(Id loss) {
     Node& n = nodes_[i];
     if (n.op != Op::Param) n.grad.setZero(n.value.rows(), n.value.cols());
     n.has_extra = false;
-    if (n.param && (n.param->grad.rows() != n.param->value.rows() || n.param->grad.cols() != n.param->value.cols()))
-      n.param->grad = Mat::Zero(n.param->value.rows(), n.param->value.cols());
+    if (!n.param) continue;
+    Mat& pg = ParamGrad(n.param);
+    if (pg.rows() != n.param->value.rows() || pg.cols() != n.param->value.cols())
+      pg = Mat::Zero(n.param->value.rows(), n.param->value.cols());
   }
   nodes_[loss].grad.setOnes();
   for (int i = loss; i >= 0; --i) BackwardNode(nodes_[i]);
+}
+
+void Tape::MatMulBackward(Node& n) {
+  const Mat& dY = n.grad;     // [m, n]
+  const Mat& A = Value(n.a);  // [m, k]
+  const Mat& B = Value(n.b);  // [k, n]
+  Mat& dA = G(n.a);
+  Mat& dB = G(n.b);
+#ifdef ATTNVIZ_SEQ2SEQ_DOUBLE
+  dA.noalias() += dY * B.transpose();
+  dB.noalias() += A.transpose() * dY;
+#else
+  const int m = static_cast<int>(A.rows()), k = static_cast<int>(A.cols()), cols = static_cast<int>(B.cols());
+  MatMulNT(m, k, cols, dY.data(), cols, B.data(), cols, dA.data(), k, &scratch_);  // dA [m, k] += dY B^T
+  MatMulTN(k, cols, m, A.data(), k, dY.data(), cols, dB.data(), cols);             // dB [k, n] += A^T dY
+#endif
 }
 
 void Tape::BackwardNode(Node& n) {
@@ -373,12 +416,13 @@ void Tape::BackwardNode(Node& n) {
     case Op::Constant:
     case Op::Param:
       break;
-    case Op::Gather:
-      for (size_t i = 0; i < n.ints.size(); ++i) n.param->grad.row(n.ints[i]) += dY.row(i);
+    case Op::Gather: {
+      Mat& table = ParamGrad(n.param);
+      for (size_t i = 0; i < n.ints.size(); ++i) table.row(n.ints[i]) += dY.row(i);
       break;
+    }
     case Op::MatMul:
-      G(n.a).noalias() += dY * Value(n.b).transpose();
-      G(n.b).noalias() += Value(n.a).transpose() * dY;
+      MatMulBackward(n);
       break;
     case Op::AddBias:
       G(n.a) += dY;

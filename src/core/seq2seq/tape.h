@@ -58,6 +58,9 @@ class Tape {
   const Mat& Saved(
       Id id) const;        // MultiHeadAttention: probabilities [B*heads*n_q, n_k]; MaskedSoftmax/others: internal
   void Backward(Id loss);  // d(loss)/d(every node); adds parameter gradients into Parameter::grad
+  // Parameter gradients go to (*grads)[i] for the parameter first + i (i < grads->size()) instead of
+  // Parameter::grad: each thread of the data-parallel trainer has its own. nullptr: Parameter::grad.
+  void SetGradientTarget(const Parameter* first, std::vector<Mat>* grads);
 
   // --- leaves ---
   Id Constant(const Mat& value);  // no gradient flows into it
@@ -139,11 +142,16 @@ class Tape {
     std::vector<AttentionTarget> targets;  // AttentionSupervision
   };
   Id NewNode(Op op);
-  Mat& G(Id id);  // gradient buffer (the Parameter's for Param nodes)
+  Mat& G(Id id);                 // gradient buffer (the Parameter's for Param nodes)
+  Mat& ParamGrad(Parameter* p);  // where p's gradient goes (SetGradientTarget)
+  void MatMulBackward(Node& n);  // dA += dY B^T, dB += A^T dY
   void BackwardNode(Node& n);
 
   std::deque<Node> nodes_;  // deque: references stay valid while nodes are added
   int count_ = 0;
+  const Parameter* grad_first_ = nullptr;  // SetGradientTarget
+  std::vector<Mat>* grad_target_ = nullptr;
+  std::vector<float> scratch_;  // B^T for the backward product dY B^T
 };
 
 }  // namespace seq2seq
