@@ -177,6 +177,17 @@ Tape::Id Tape::RowBlock(Id a, int row0, int rows) {
   return id;
 }
 
+Tape::Id Tape::SelectRows(Id a, const std::vector<int>& rows) {
+  const Id id = NewNode(Op::SelectRows);
+  Node& n = nodes_[id];
+  n.a = a;
+  n.ints = rows;
+  const Mat& A = Value(a);
+  n.value.resize(static_cast<int>(rows.size()), A.cols());
+  for (size_t i = 0; i < rows.size(); ++i) n.value.row(i) = A.row(rows[i]);
+  return id;
+}
+
 // ---------------------------------------------------------------------------
 // fused sequence kernels: forward
 // ---------------------------------------------------------------------------
@@ -459,6 +470,11 @@ void Tape::BackwardNode(Node& n) {
     case Op::RowBlock:
       G(n.a).middleRows(n.i0, dY.rows()) += dY;
       break;
+    case Op::SelectRows: {
+      Mat& dA = G(n.a);
+      for (size_t i = 0; i < n.ints.size(); ++i) dA.row(n.ints[i]) += dY.row(i);
+      break;
+    }
     case Op::Gru: {
       const Mat& Hg = Value(n.b);
       const Mat& H = Value(n.c);

@@ -68,14 +68,15 @@ class Tape {
   Id Gather(const Parameter* table, const std::vector<int>& rows);  // table rows -> [rows.size(), d] (embedding lookup)
 
   // --- generic ---
-  Id MatMul(Id a, Id b);                        // a [m, k] * b [k, n] -> [m, n]
-  Id AddBias(Id a, Id bias);                    // a [m, n] + bias [1, n] (broadcast over rows)
-  Id Add(Id a, Id b);                           // same shapes
-  Id Tanh(Id a);                                // elementwise
-  Id Relu(Id a);                                // elementwise
-  Id ConcatCols(const std::vector<Id>& parts);  // [m, n1] | [m, n2] | ... -> [m, sum n]
-  Id StackRows(const std::vector<Id>& parts);   // [m1, n] over [m2, n] ... -> [sum m, n]
-  Id RowBlock(Id a, int row0, int rows);        // a[row0 : row0 + rows, :]
+  Id MatMul(Id a, Id b);                              // a [m, k] * b [k, n] -> [m, n]
+  Id AddBias(Id a, Id bias);                          // a [m, n] + bias [1, n] (broadcast over rows)
+  Id Add(Id a, Id b);                                 // same shapes
+  Id Tanh(Id a);                                      // elementwise
+  Id Relu(Id a);                                      // elementwise
+  Id ConcatCols(const std::vector<Id>& parts);        // [m, n1] | [m, n2] | ... -> [m, sum n]
+  Id StackRows(const std::vector<Id>& parts);         // [m1, n] over [m2, n] ... -> [sum m, n]
+  Id RowBlock(Id a, int row0, int rows);              // a[row0 : row0 + rows, :]
+  Id SelectRows(Id a, const std::vector<int>& rows);  // a[rows[i], :] -> [rows.size(), n] (a row may repeat)
 
   // --- fused sequence kernels ---
   // GRU cell (torch gate order r, z, n): gx = x W_x + b_x [B, 3H], gh = h W_h + b_h [B, 3H], h [B, H].
@@ -119,6 +120,7 @@ class Tape {
     ConcatCols,
     StackRows,
     RowBlock,
+    SelectRows,
     Gru,
     AdditiveScores,
     DotScores,

@@ -180,6 +180,15 @@ void Trainer::TrainSlot(Slot* slot) {
 void Trainer::TrainUnit() {
   if (micro_in_batch_ == 0) {  // a new batch starts
     batch_end_ = std::min<size_t>(cursor_ + config_.batch_size, order_.size());
+    // Micro-batches of similar lengths: the batch's sentences sorted by target then source length,
+    // so little of a micro-batch is padding (every step runs over all of its rows).
+    if (config_.micro_batch > 0 && config_.micro_batch < config_.batch_size) {
+      auto lengths = [&](int i) {
+        return std::make_pair(corpus_.train[i].target.size(), corpus_.train[i].source.size());
+      };
+      std::stable_sort(order_.begin() + cursor_, order_.begin() + batch_end_,
+                       [&](int a, int b) { return lengths(a) < lengths(b); });
+    }
     for (Parameter& p : model_.params) p.grad.setZero();
     batch_loss_sum_ = 0;
   }
