@@ -94,6 +94,24 @@ TEST(Seq2SeqGemm, AnEntryDoesNotDependOnItsTile) {
   }
 }
 
+TEST(Seq2SeqGemm, TanhMatchesLibmWithinItsBound) {
+  std::vector<float> x;
+  for (float v = -12.0f; v <= 12.0f; v += 0.00137f) x.push_back(v);
+  for (float v : {0.0f, -0.0f, 1e-30f, -1e-8f, 0.0199999f, 0.02f, -0.0200001f, 9.0f, 50.0f, -1e30f}) x.push_back(v);
+  std::vector<float> y = x;
+  TanhInPlace(y.data(), static_cast<int>(y.size()));
+  double worst = 0;
+  float worst_x = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double want = std::tanh(static_cast<double>(x[i]));
+    const double err = std::fabs(y[i] - want) / std::max(std::fabs(want), 1e-30);
+    if (err > worst) worst = err, worst_x = x[i];
+    ASSERT_LE(std::fabs(y[i]), 1.0f) << x[i];
+  }
+  std::printf("tanh: largest relative error %.2e at x = %g over %zu values (bound 4e-6)\n", worst, worst_x, x.size());
+  EXPECT_LE(worst, 4e-6);
+}
+
 }  // namespace
 }  // namespace seq2seq
 }  // namespace attnviz

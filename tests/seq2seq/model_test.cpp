@@ -80,6 +80,7 @@ TEST(Seq2SeqTrainer, StepRespectsItsBudgetWithMicroBatches) {
   c.eval_chunk = 8;
   c.n_heldout = 40;
   ASSERT_TRUE(t.Init(c).ok);
+  const double heldout_loss_before = Evaluate(t.model(), t.corpus().heldout).heldout_loss;
   t.Step(1e9, 2);  // warm the per-unit cost estimate
   double worst = 0, total = 0, worst_planning = 0;
   int slices = 0, units_total = 0;
@@ -100,7 +101,8 @@ TEST(Seq2SeqTrainer, StepRespectsItsBudgetWithMicroBatches) {
               slices, units_total, total / slices, worst, static_cast<long long>(t.batches()));
   EXPECT_LT(worst_planning, 15.0) << "work started after the first unit stays within ~the budget";
   EXPECT_EQ(t.batches(), 5) << "160 pairs / 32 per update";
-  EXPECT_LT(t.history().back().loss, t.batch_losses().front());
+  // Five warm-up updates (at most 5% of the rate) move the held-out loss only a little, but down.
+  EXPECT_LT(t.history().back().heldout_loss, heldout_loss_before);
 }
 
 TEST(Seq2SeqTrainer, MicroBatchesAccumulateTheSameUpdate) {

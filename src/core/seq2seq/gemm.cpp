@@ -2,7 +2,10 @@
 #include "core/seq2seq/gemm.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
+
+#include "core/kernels.h"
 
 namespace attnviz {
 namespace seq2seq {
@@ -115,6 +118,23 @@ void MatMulNT(int m, int n, int k, const float* a, int lda, const float* b, int 
     for (int p = 0; p < k; ++p) bt[p * n + j] = b[j * ldb + p];
   // pass 2: C += A B^T
   Product(m, n, k, Left{a, lda, 1}, bt, n, c, ldc, true);
+}
+
+void TanhInPlace(float* x, int n) {
+  constexpr int kChunk = 64;
+  float e[kChunk];
+  for (int i0 = 0; i0 < n; i0 += kChunk) {
+    const int m = std::min(kChunk, n - i0);
+    float* xs = x + i0;
+    for (int j = 0; j < m; ++j) e[j] = 2.0f * std::min(9.0f, std::max(-9.0f, xs[j]));
+    kernels::ExpFast(e, e, m);
+    for (int j = 0; j < m; ++j) {
+      const float v = xs[j], v2 = v * v;
+      const float small = v * (1.0f + v2 * (-1.0f / 3.0f + v2 * (2.0f / 15.0f)));  // tanh's series to x^5
+      const float t = (e[j] - 1.0f) / (e[j] + 1.0f);
+      xs[j] = std::fabs(v) < 0.02f ? small : t;
+    }
+  }
 }
 
 void MatMulNNRef(int m, int n, int k, const float* a, int lda, const float* b, int ldb, float* c, int ldc,

@@ -5,6 +5,7 @@
 //   - MatMulTN   C [m, n] += A^T B, A [k, m], B [k, n]  (dLoss/dB of Tape::MatMul)
 //   - MatMulNT   C [m, n] += A B^T, A [m, k], B [n, k]  (dLoss/dA of Tape::MatMul; B^T goes through scratch)
 //   - *Ref       plain loops, the tests' reference
+//   - TanhInPlace  vectorized tanh (the GRU gates and Bahdanau's additive scores)
 //
 // Why not Eigen: Eigen 3.4 has no WebAssembly SIMD path, so its products run scalar in the
 // browser's training worker, and the seq2seq products are small (m = 4..200 rows, k, n = 32..600).
@@ -25,6 +26,12 @@ void MatMulNN(int m, int n, int k, const float* a, int lda, const float* b, int 
 void MatMulTN(int m, int n, int k, const float* a, int lda, const float* b, int ldb, float* c, int ldc);
 void MatMulNT(int m, int n, int k, const float* a, int lda, const float* b, int ldb, float* c, int ldc,
               std::vector<float>* scratch);  // scratch: B^T [k, n], grown as needed
+
+// x[i] = tanh(x[i]) for n values, through kernels::ExpFast: (e - 1) / (e + 1) with e = exp(2x),
+// x clamped to [-9, 9] (tanh(9) rounds to 1 in float); an odd polynomial below |x| = 0.02 where
+// e - 1 would cancel. Relative error <= 4e-6 (tests/seq2seq/gemm_test.cpp), libm's tanhf runs
+// scalar in WASM and is the largest cost of the attention and the GRU gates there.
+void TanhInPlace(float* x, int n);
 
 void MatMulNNRef(int m, int n, int k, const float* a, int lda, const float* b, int ldb, float* c, int ldc,
                  bool accumulate);

@@ -12,11 +12,16 @@ namespace attnviz {
 namespace seq2seq {
 
 namespace {
-inline Real Sigmoid(Real x) {
-  return 1.0f / (1.0f + std::exp(-x));
-}
 // log P is taken of max(P, this): an attention weight that underflowed to 0 gives a large but finite loss.
 constexpr Real kTinyProbability = static_cast<Real>(1e-30);
+// x = tanh(x) for n values: vectorized in float (gemm.h), libm's in the double gradient-check build.
+void TanhN(Real* x, int n) {
+#ifdef ATTNVIZ_SEQ2SEQ_DOUBLE
+  for (int i = 0; i < n; ++i) x[i] = std::tanh(x[i]);
+#else
+  TanhInPlace(x, n);
+#endif
+}
 }  // namespace
 
 void Tape::Clear() {
@@ -127,7 +132,8 @@ Tape::Id Tape::Tanh(Id a) {
   const Id id = NewNode(Op::Tanh);
   Node& n = nodes_[id];
   n.a = a;
-  n.value = Value(a).array().tanh().matrix();
+  n.value = Value(a);
+  TanhN(n.value.data(), static_cast<int>(n.value.size()));
   return id;
 }
 
@@ -208,11 +214,15 @@ Tape::Id Tape::Gru(Id gx, Id gh, Id h, const std::vector<int>* row_valid) {
       n.saved.row(b).setZero();
       continue;
     }
+    Real* gates = &n.saved(b, 0);  // [r | z | n] of this row
+    // r, z = sigmoid(pre) = (1 + tanh(pre / 2)) / 2
+    for (int j = 0; j < 2 * D; ++j) gates[j] = 0.5f * (X(b, j) + Hg(b, j));
+    TanhN(gates, 2 * D);
+    for (int j = 0; j < 2 * D; ++j) gates[j] = 0.5f * (1.0f + gates[j]);
+    for (int j = 0; j < D; ++j) gates[2 * D + j] = X(b, 2 * D + j) + gates[j] * Hg(b, 2 * D + j);
+    TanhN(gates + 2 * D, D);
     for (int j = 0; j < D; ++j) {
-      const Real r = Sigmoid(X(b, j) + Hg(b, j));
-      const Real z = Sigmoid(X(b, D + j) + Hg(b, D + j));
-      const Real nn = std::tanh(X(b, 2 * D + j) + r * Hg(b, 2 * D + j));
-      n.saved(b, j) = r, n.saved(b, D + j) = z, n.saved(b, 2 * D + j) = nn;
+      const Real z = gates[D + j], nn = gates[2 * D + j];
       n.value(b, j) = (1.0f - z) * nn + z * H(b, j);
     }
   }
@@ -231,10 +241,10 @@ Tape::Id Tape::AdditiveScores(Id keys_proj, Id query_proj, Id v) {
   n.saved.resize(K.rows(), K.cols());
   n.value.resize(B, T);
   for (int t = 0; t < T; ++t)
-    for (int b = 0; b < B; ++b) {
-      n.saved.row(t * B + b) = (K.row(t * B + b) + Q.row(b)).array().tanh().matrix();
-      n.value(b, t) = n.saved.row(t * B + b).dot(V.row(0));
-    }
+    for (int b = 0; b < B; ++b) n.saved.row(t * B + b) = K.row(t * B + b) + Q.row(b);
+  TanhN(n.saved.data(), static_cast<int>(n.saved.size()));
+  for (int t = 0; t < T; ++t)
+    for (int b = 0; b < B; ++b) n.value(b, t) = n.saved.row(t * B + b).dot(V.row(0));
   return id;
 }
 
@@ -506,15 +516,22 @@ void Tape::BackwardNode(Node& n) {
       Mat& dV = G(n.c);
       const Mat& V = Value(n.c);
       const int B = static_cast<int>(dY.rows()), T = static_cast<int>(dY.cols());
+      const int a = static_cast<int>(V.cols());
       for (int t = 0; t < T; ++t)
         for (int b = 0; b < B; ++b) {
           const Real g = dY(b, t);
           if (g == 0.0f) continue;
-          const auto Trow = n.saved.row(t * B + b);
-          dV.row(0) += g * Trow;
-          const RowVec dpre = (g * V.row(0).array() * (1.0f - Trow.array().square())).matrix();
-          dK.row(t * B + b) += dpre;
-          dQ.row(b) += dpre;
+          const Real* tr = &n.saved(t * B + b, 0);
+          const Real* v = V.data();
+          Real* dv = dV.data();
+          Real* dk = &dK(t * B + b, 0);
+          Real* dq = &dQ(b, 0);
+          for (int j = 0; j < a; ++j) {
+            dv[j] += g * tr[j];
+            const Real dpre = g * v[j] * (1.0f - tr[j] * tr[j]);
+            dk[j] += dpre;
+            dq[j] += dpre;
+          }
         }
       break;
     }

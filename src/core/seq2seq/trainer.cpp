@@ -81,6 +81,10 @@ TrainerConfig LiveTrainerConfig(ModelKind kind, Task task, uint64_t seed) {
     c.batch_size = 16;
     c.learning_rate = 5e-3f;
     c.decay_batches = 600;
+    // Three times the pairs: the model stops overfitting 10000 pairs (training loss 0.01 while the
+    // held-out exact match stalls near 92%); for the same compute, new sentences teach more than
+    // repeated ones. 96% after 2 epochs of 30000 against 85% after 6 of 10000.
+    c.n_train = 30000;
   }
   return c;
 }
@@ -165,6 +169,14 @@ void Trainer::RunSlots(int count, void (Trainer::*work)(Slot*)) {
     for (int i = 0; i < count; ++i) (this->*work)(slots_[i].get());
 }
 
+void Trainer::ForEachParameter(const std::function<void(size_t)>& fn) {
+  const int n = static_cast<int>(model_.params.size());
+  if (pool_)
+    pool_->Run(n, [&](int i) { fn(static_cast<size_t>(i)); });
+  else
+    for (int i = 0; i < n; ++i) fn(static_cast<size_t>(i));
+}
+
 void Trainer::TrainSlot(Slot* slot) {
   // This micro-batch's gradient, from zero, into the slot's own buffers (see trainer.h).
   slot->grads.resize(model_.params.size());
@@ -203,10 +215,17 @@ void Trainer::TrainUnit() {
     cursor_ += n;
   }
   RunSlots(count, &Trainer::TrainSlot);
-  for (int i = 0; i < count; ++i) {  // reduce in micro-batch order: the same sums for any thread count
-    const Slot& slot = *slots_[i];
-    for (size_t p = 0; p < model_.params.size(); ++p) model_.params[p].grad += slot.grads[p];
-    batch_loss_sum_ += slot.loss;
+  // Reduce in micro-batch order, parameter by parameter: the same sums for any thread count.
+  ForEachParameter([&](size_t p) {
+    Real* grad = model_.params[p].grad.data();
+    const Eigen::Index size = model_.params[p].grad.size();
+    for (int i = 0; i < count; ++i) {
+      const Real* part = slots_[i]->grads[p].data();
+      for (Eigen::Index j = 0; j < size; ++j) grad[j] += part[j];
+    }
+  });
+  for (int i = 0; i < count; ++i) {
+    batch_loss_sum_ += slots_[i]->loss;
     ++micro_in_batch_;
   }
   if (cursor_ >= batch_end_) ApplyUpdate();
@@ -237,11 +256,22 @@ void Trainer::ApplyUpdate() {
   const float c1 = 1.0f - std::pow(b1, static_cast<float>(adam_t_));
   const float c2 = 1.0f - std::pow(b2, static_cast<float>(adam_t_));
   if (std::isfinite(norm)) {
-    for (Parameter& p : model_.params) {
-      p.adam_m = b1 * p.adam_m + ((1.0f - b1) * clip) * p.grad;
-      p.adam_v = b2 * p.adam_v + ((1.0f - b2) * clip * clip) * p.grad.cwiseAbs2();
-      p.value.array() -= lr * (p.adam_m.array() / c1) / ((p.adam_v.array() / c2).sqrt() + eps);
-    }
+    // Plain loops over the floats (they vectorize in WASM, where Eigen's expressions run scalar);
+    // parameters are independent, so the pool may share them out.
+    const float gm = (1.0f - b1) * clip, gv = (1.0f - b2) * clip * clip;
+    ForEachParameter([&](size_t i) {
+      Parameter& p = model_.params[i];
+      Real* value = p.value.data();
+      Real* m = p.adam_m.data();
+      Real* v = p.adam_v.data();
+      const Real* g = p.grad.data();
+      const Eigen::Index count = p.value.size();
+      for (Eigen::Index j = 0; j < count; ++j) {
+        m[j] = b1 * m[j] + gm * g[j];
+        v[j] = b2 * v[j] + gv * (g[j] * g[j]);
+        value[j] -= lr * (m[j] / c1) / (std::sqrt(v[j] / c2) + eps);
+      }
+    });
   }
   if (cursor_ >= order_.size()) {
     evaluating_ = true;

@@ -18,6 +18,7 @@
 // micro-batch order, one thread or many, so the run is bitwise the same for every thread count.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -118,6 +119,7 @@ class Trainer {
   void ApplyUpdate();
   void EvalChunk();
   void RunSlots(int count, void (Trainer::*work)(Slot*));
+  void ForEachParameter(const std::function<void(size_t)>& fn);  // fn(i) for every parameter, on the pool
   void TrainSlot(Slot* slot);
   void EvalSlot(Slot* slot);
   void FinishEpoch();
