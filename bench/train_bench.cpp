@@ -7,15 +7,18 @@
 //   train config=live model=bahdanau task=en-fr epoch=E seconds=S cpu_seconds=C exact_match=X aer=Y loss=L
 //   train_target config=live model=bahdanau task=en-fr reached=1 cpu_seconds=C epochs=E
 //   train_ratio guided_over_live=R   (only with "guided"; a run that misses counts where it stopped)
-// First, in the same process: the tape's SIMD products against Eigen (train_gemm) and, natively,
+// First, in the same process: the tape's SIMD products against Eigen (train_gemm), its tanh against
+// libm's (train_tanh) and, natively,
 // data-parallel training on every hardware thread against one (train_threads).
 // usage: attnviz_train_bench [bahdanau|luong|transformer] [cpu-seconds] [en-fr|es-en|dates] [guided]
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <vector>
 
 #include "core/seq2seq/gemm.h"
 #include "core/seq2seq/rng.h"
@@ -59,6 +62,32 @@ void GemmLines() {
                 flops / best_eigen * 1e-9, flops / best_simd * 1e-9, best_eigen / best_simd, s.what);
     std::fflush(stdout);
   }
+}
+
+// The GRU gates' and additive scores' tanh (gemm.h TanhInPlace) against libm's, best of 7:
+//   train_tanh n=65536 libm_ns=.. simd_ns=.. speedup=..   (ns per value)
+void TanhLine() {
+  const int n = 65536;
+  Rng rng(4);
+  std::vector<float> x(n), y(n);
+  for (float& v : x) v = rng.Symmetric(5.0f);
+  double best_libm = 1e9, best_simd = 1e9, sink = 0;
+  for (int round = 0; round < 7; ++round) {
+    double t0 = Now();
+    for (int i = 0; i < n; ++i) y[i] = std::tanh(x[i]);
+    best_libm = std::min(best_libm, Now() - t0);
+    sink += y[n / 2];
+    y = x;
+    t0 = Now();
+    TanhInPlace(y.data(), n);
+    best_simd = std::min(best_simd, Now() - t0);
+    sink += y[n / 3];
+  }
+  volatile double keep = sink;  // the loops' results are used
+  (void)keep;
+  std::printf("train_tanh n=%d libm_ns=%.2f simd_ns=%.2f speedup=%.2f\n", n, best_libm / n * 1e9, best_simd / n * 1e9,
+              best_libm / best_simd);
+  std::fflush(stdout);
 }
 
 #ifndef __EMSCRIPTEN__
@@ -151,6 +180,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   GemmLines();
+  TanhLine();
 #ifndef __EMSCRIPTEN__
   ThreadLines(kind, task);
 #endif
