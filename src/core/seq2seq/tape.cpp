@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <limits>
 
+#include "core/kernels.h"
 #include "core/seq2seq/gemm.h"
 
 namespace attnviz {
@@ -20,6 +21,14 @@ void TanhN(Real* x, int n) {
   for (int i = 0; i < n; ++i) x[i] = std::tanh(x[i]);
 #else
   TanhInPlace(x, n);
+#endif
+}
+// x = exp(x) for n values: kernels::ExpFast in float (vectorized; libm's expf is scalar in WASM).
+void ExpN(Real* x, int n) {
+#ifdef ATTNVIZ_SEQ2SEQ_DOUBLE
+  for (int i = 0; i < n; ++i) x[i] = std::exp(x[i]);
+#else
+  kernels::ExpFast(x, x, n);
 #endif
 }
 }  // namespace
@@ -365,7 +374,8 @@ Tape::Id Tape::CrossEntropy(Id logits, const std::vector<int>& targets) {
   int count = 0;
   for (int i = 0; i < L.rows(); ++i) {
     const Real mx = L.row(i).maxCoeff();
-    n.saved.row(i) = (L.row(i).array() - mx).exp().matrix();
+    n.saved.row(i) = (L.row(i).array() - mx).matrix();
+    ExpN(&n.saved(i, 0), static_cast<int>(L.cols()));
     const Real sum = n.saved.row(i).sum();
     n.saved.row(i) /= sum;
     if (targets[i] >= 0) {
