@@ -2,7 +2,8 @@
 // (held-out exact match >= 95% and AER <= 10%) with the browser's settings (LiveTrainerConfig:
 // what the Train view runs) and, with "guided", the same settings plus guided alignment (weight
 // 0.3, as the shipped en-fr RNN models) in the same run. Time is the process's CPU time, evaluation included
-// (the machine may be shared, so wall time is printed too but not compared). Natively and in
+// (std::clock natively, node's process.cpuUsage in WASM; the machine may be shared, so wall time
+// is printed too but not compared). Natively and in
 // WASM (node). One line per epoch, then a summary per configuration and their ratio:
 //   train config=live model=bahdanau task=en-fr epoch=E seconds=S cpu_seconds=C exact_match=X aer=Y loss=L
 //   train_target config=live model=bahdanau task=en-fr reached=1 cpu_seconds=C epochs=E
@@ -24,9 +25,26 @@
 #include "core/seq2seq/rng.h"
 #include "core/seq2seq/trainer.h"
 
+#ifdef __EMSCRIPTEN__
+#include <emscripten.h>
+// Under node, clock() is wall time; the process's CPU time (all of node's threads) comes from here.
+EM_JS(double, NodeCpuSeconds, (), {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1e6;
+});
+#endif
+
 using namespace attnviz::seq2seq;
 
 namespace {
+
+double CpuSeconds() {
+#ifdef __EMSCRIPTEN__
+  return NodeCpuSeconds();
+#else
+  return static_cast<double>(std::clock()) / CLOCKS_PER_SEC;
+#endif
+}
 
 double Now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -139,11 +157,11 @@ Outcome RunToTarget(const TrainerConfig& cfg, const char* label, const char* kin
     std::exit(1);
   }
   const auto t0 = std::chrono::steady_clock::now();
-  const std::clock_t c0 = std::clock();
+  const double c0 = CpuSeconds();
   while (true) {
     tr.RunEpoch();
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    const double cpu = static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC;
+    const double cpu = CpuSeconds() - c0;
     const EpochStats& e = tr.history().back();
     std::printf(
         "train config=%s model=%s task=%s epoch=%d seconds=%.2f cpu_seconds=%.2f exact_match=%.4f aer=%.4f "
