@@ -258,7 +258,7 @@ void TrainView::Draw(AppState* s) {
     ImGui::TextWrapped(
         "Press Train to watch a fresh model learn to align: its attention starts as a grey blur and "
         "sharpens into the alignment of the translation figures. Two epochs of 30000 sentences, about "
-        "a minute of training natively and one to two in the browser, bring it to ~95%% of held-out "
+        "a minute of training natively and one to two in the browser, bring it to 92-96%% of held-out "
         "sentences translated exactly.");
     return;
   }
