@@ -123,7 +123,11 @@ std::unique_ptr<TrainRunner> MakeFrameRunner() {
   return std::make_unique<FrameRunner>();
 }
 
-std::unique_ptr<TrainRunner> MakeThreadRunner(int threads) {
+std::unique_ptr<TrainRunner> MakeThreadRunner() {
+  return std::make_unique<ThreadRunner>(0);
+}
+
+std::unique_ptr<TrainRunner> MakeThreadRunnerOn(int threads) {
   return std::make_unique<ThreadRunner>(threads);
 }
 

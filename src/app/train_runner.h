@@ -34,9 +34,10 @@ class TrainRunner {
 };
 
 std::unique_ptr<TrainRunner> MakeFrameRunner();
-// Only where there are threads (not the browser build). threads: the trainer's data-parallel
-// threads (TrainerConfig::threads), 0 = every hardware thread (seq2seq::HardwareThreads()).
-std::unique_ptr<TrainRunner> MakeThreadRunner(int threads = 0);
+// Only where there are threads (not the browser build). The trainer computes micro-batches on
+// every hardware thread (seq2seq::HardwareThreads()), or on `threads` (TrainerConfig::threads; 0: all).
+std::unique_ptr<TrainRunner> MakeThreadRunner();
+std::unique_ptr<TrainRunner> MakeThreadRunnerOn(int threads);
 
 // Training in another process or worker: `send` carries the commands there ({"type":"start",
 // "config":{kind, task, seed}}, {"type":"pause"}, {"type":"resume"}, {"type":"stop"}); what it
