@@ -41,14 +41,18 @@ class FrameRunner : public TrainRunner {
   bool running_ = false;
 };
 
-// Trains on its own thread in steps of 20 ms; the UI copies what is new once a frame.
+// Trains on its own thread in steps of 20 ms; the UI copies what is new once a frame. The trainer
+// computes micro-batches on `threads` threads (its own pool; bitwise the same run as one thread).
 class ThreadRunner : public TrainRunner {
  public:
+  explicit ThreadRunner(int threads) : threads_(threads > 0 ? threads : seq2seq::HardwareThreads()) {}
   ~ThreadRunner() override { Stop(); }
   Status Start(const seq2seq::TrainerConfig& config) override {
     Stop();
     auto t = std::make_unique<seq2seq::Trainer>();
-    if (Status st = t->Init(config); !st) return st;
+    seq2seq::TrainerConfig cfg = config;
+    cfg.threads = threads_;
+    if (Status st = t->Init(cfg); !st) return st;
     trainer_ = std::move(t);
     progress_ = shared_ = TrainProgress{};
     new_epoch_ = false;
@@ -102,6 +106,7 @@ class ThreadRunner : public TrainRunner {
     }
   }
 
+  const int threads_;
   std::unique_ptr<seq2seq::Trainer> trainer_;
   std::thread thread_;
   std::mutex mutex_;
@@ -119,7 +124,11 @@ std::unique_ptr<TrainRunner> MakeFrameRunner() {
 }
 
 std::unique_ptr<TrainRunner> MakeThreadRunner() {
-  return std::make_unique<ThreadRunner>();
+  return std::make_unique<ThreadRunner>(0);
+}
+
+std::unique_ptr<TrainRunner> MakeThreadRunnerOn(int threads) {
+  return std::make_unique<ThreadRunner>(threads);
 }
 
 std::string TrainStartMessage(const seq2seq::TrainerConfig& c) {

@@ -2,7 +2,8 @@
 // these fills it:
 //   - the frame runner   trains in slices of the UI frame (budget ms a frame); the fallback
 //   - the thread runner  a std::thread, so the UI never waits for training (the native app's,
-//                        set by src/platform/main_native.cpp; the browser build has no threads)
+//                        set by src/platform/main_native.cpp; the browser build has no threads);
+//                        the trainer in it computes micro-batches on every core
 //   - the report runner  training elsewhere sends reports (io/train_report.h) and, at each epoch's
 //                        end, the model's bytes; the browser's Web Worker (src/platform) uses it
 // All are driven from the UI thread: Start, SetRunning, and Poll once a frame.
@@ -33,7 +34,10 @@ class TrainRunner {
 };
 
 std::unique_ptr<TrainRunner> MakeFrameRunner();
-std::unique_ptr<TrainRunner> MakeThreadRunner();  // only where there are threads (not the browser build)
+// Only where there are threads (not the browser build). The trainer computes micro-batches on
+// every hardware thread (seq2seq::HardwareThreads()), or on `threads` (TrainerConfig::threads; 0: all).
+std::unique_ptr<TrainRunner> MakeThreadRunner();
+std::unique_ptr<TrainRunner> MakeThreadRunnerOn(int threads);
 
 // Training in another process or worker: `send` carries the commands there ({"type":"start",
 // "config":{kind, task, seed}}, {"type":"pause"}, {"type":"resume"}, {"type":"stop"}); what it

@@ -304,7 +304,10 @@ int main(int argc, char** argv) {
   o.config.labels = labels.get();
   attnviz::App app;
   g_app = &app;
-  o.config.train_runner = attnviz::MakeThreadRunner;  // live training on its own thread
+  // Live training on its own thread, its micro-batches on every core (ATTNVIZ_TRAIN_THREADS=n: n threads).
+  const char* train_threads = std::getenv("ATTNVIZ_TRAIN_THREADS");
+  const int threads = train_threads ? std::max(0, std::min(256, std::atoi(train_threads))) : 0;
+  o.config.train_runner = [threads] { return attnviz::MakeThreadRunnerOn(threads); };
   const attnviz::Status st = app.Init(o.config);
   if (!st) {
     std::fprintf(stderr, "attnviz: %s\n", st.message.c_str());

@@ -6,6 +6,7 @@ attnviz_add_test(seq2seq_tests
           ${CMAKE_CURRENT_LIST_DIR}/attention_match_test.cpp
           ${CMAKE_CURRENT_LIST_DIR}/figures_test.cpp
           ${CMAKE_CURRENT_LIST_DIR}/pretrained_test.cpp
+          ${CMAKE_CURRENT_LIST_DIR}/gemm_test.cpp
   LIBS attnviz_core)
 
 # Finite-difference gradient checks of all three models. The tape and the models are compiled a

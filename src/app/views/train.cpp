@@ -257,7 +257,9 @@ void TrainView::Draw(AppState* s) {
   if (!state.runner) {
     ImGui::TextWrapped(
         "Press Train to watch a fresh model learn to align: its attention starts as a grey blur and "
-        "sharpens into the alignment of the translation figures within a minute or two.");
+        "sharpens into the alignment of the translation figures. Two epochs of 30000 sentences, about "
+        "a minute of training natively and one to two in the browser, bring it to 92-96%% of held-out "
+        "sentences translated exactly.");
     return;
   }
   DrawCurves();

@@ -331,7 +331,19 @@ Tape::Id RnnTeacherForced(const Model& m, Tape* tape, const Batch& batch, BatchA
     const RnnStepResult r = RnnStep(m, P, tape, e.H, e.keys, e.lengths, prev, state, feed);
     state = r.state, feed = r.feed, features[t] = r.features, alphas[t] = r.alpha;
   }
-  const Tape::Id logits = OutputLogits(tape, P.out_W, P.out_b, tape->StackRows(features));  // [Tt * B, V]
+  // The output layer (the largest product) only on the rows that have a target: padding rows
+  // would be ignored by the loss anyway.
+  Tape::Id stacked = tape->StackRows(features);  // [Tt * B, F]
+  std::vector<int> rows_with_target;
+  for (int i = 0; i < Tt * B; ++i)
+    if (targets[i] >= 0) rows_with_target.push_back(i);
+  if (static_cast<int>(rows_with_target.size()) < Tt * B) {
+    stacked = tape->SelectRows(stacked, rows_with_target);
+    std::vector<int> kept;
+    for (int i : rows_with_target) kept.push_back(targets[i]);
+    targets.swap(kept);
+  }
+  const Tape::Id logits = OutputLogits(tape, P.out_W, P.out_b, stacked);  // [rows with a target, V]
   if (attention) {
     attention->assign(B, Mat());
     for (int b = 0; b < B; ++b) {

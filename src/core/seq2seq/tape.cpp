@@ -3,17 +3,34 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
+
+#include "core/kernels.h"
+#include "core/seq2seq/gemm.h"
 
 namespace attnviz {
 namespace seq2seq {
 
 namespace {
-inline Real Sigmoid(Real x) {
-  return 1.0f / (1.0f + std::exp(-x));
-}
 // log P is taken of max(P, this): an attention weight that underflowed to 0 gives a large but finite loss.
 constexpr Real kTinyProbability = static_cast<Real>(1e-30);
+// x = tanh(x) for n values: vectorized in float (gemm.h), libm's in the double gradient-check build.
+void TanhN(Real* x, int n) {
+#ifdef ATTNVIZ_SEQ2SEQ_DOUBLE
+  for (int i = 0; i < n; ++i) x[i] = std::tanh(x[i]);
+#else
+  TanhInPlace(x, n);
+#endif
+}
+// x = exp(x) for n values: kernels::ExpFast in float (vectorized; libm's expf is scalar in WASM).
+void ExpN(Real* x, int n) {
+#ifdef ATTNVIZ_SEQ2SEQ_DOUBLE
+  for (int i = 0; i < n; ++i) x[i] = std::exp(x[i]);
+#else
+  kernels::ExpFast(x, x, n);
+#endif
+}
 }  // namespace
 
 void Tape::Clear() {
@@ -41,7 +58,21 @@ const Mat& Tape::Saved(Id id) const {
 
 Mat& Tape::G(Id id) {
   Node& n = nodes_[id];
-  return n.op == Op::Param ? n.param->grad : n.grad;
+  return n.op == Op::Param ? ParamGrad(n.param) : n.grad;
+}
+
+void Tape::SetGradientTarget(const Parameter* first, std::vector<Mat>* grads) {
+  grad_first_ = grads ? first : nullptr;
+  grad_target_ = grads;
+}
+
+Mat& Tape::ParamGrad(Parameter* p) {
+  if (grad_target_) {
+    const auto i = reinterpret_cast<std::uintptr_t>(p) - reinterpret_cast<std::uintptr_t>(grad_first_);
+    if (i % sizeof(Parameter) == 0 && i / sizeof(Parameter) < grad_target_->size())
+      return (*grad_target_)[i / sizeof(Parameter)];
+  }
+  return p->grad;
 }
 
 // ---------------------------------------------------------------------------
@@ -76,8 +107,16 @@ Tape::Id Tape::MatMul(Id a, Id b) {
   const Id id = NewNode(Op::MatMul);
   Node& n = nodes_[id];
   n.a = a, n.b = b;
-  n.value.resize(Value(a).rows(), Value(b).cols());
-  n.value.noalias() = Value(a) * Value(b);
+  const Mat& A = Value(a);
+  const Mat& B = Value(b);
+  n.value.resize(A.rows(), B.cols());
+#ifdef ATTNVIZ_SEQ2SEQ_DOUBLE
+  n.value.noalias() = A * B;
+#else
+  MatMulNN(static_cast<int>(A.rows()), static_cast<int>(B.cols()), static_cast<int>(A.cols()), A.data(),
+           static_cast<int>(A.cols()), B.data(), static_cast<int>(B.cols()), n.value.data(), static_cast<int>(B.cols()),
+           false);
+#endif
   return id;
 }
 
@@ -102,7 +141,8 @@ Tape::Id Tape::Tanh(Id a) {
   const Id id = NewNode(Op::Tanh);
   Node& n = nodes_[id];
   n.a = a;
-  n.value = Value(a).array().tanh().matrix();
+  n.value = Value(a);
+  TanhN(n.value.data(), static_cast<int>(n.value.size()));
   return id;
 }
 
@@ -152,6 +192,17 @@ Tape::Id Tape::RowBlock(Id a, int row0, int rows) {
   return id;
 }
 
+Tape::Id Tape::SelectRows(Id a, const std::vector<int>& rows) {
+  const Id id = NewNode(Op::SelectRows);
+  Node& n = nodes_[id];
+  n.a = a;
+  n.ints = rows;
+  const Mat& A = Value(a);
+  n.value.resize(static_cast<int>(rows.size()), A.cols());
+  for (size_t i = 0; i < rows.size(); ++i) n.value.row(i) = A.row(rows[i]);
+  return id;
+}
+
 // ---------------------------------------------------------------------------
 // fused sequence kernels: forward
 // ---------------------------------------------------------------------------
@@ -172,11 +223,15 @@ Tape::Id Tape::Gru(Id gx, Id gh, Id h, const std::vector<int>* row_valid) {
       n.saved.row(b).setZero();
       continue;
     }
+    Real* gates = &n.saved(b, 0);  // [r | z | n] of this row
+    // r, z = sigmoid(pre) = (1 + tanh(pre / 2)) / 2
+    for (int j = 0; j < 2 * D; ++j) gates[j] = 0.5f * (X(b, j) + Hg(b, j));
+    TanhN(gates, 2 * D);
+    for (int j = 0; j < 2 * D; ++j) gates[j] = 0.5f * (1.0f + gates[j]);
+    for (int j = 0; j < D; ++j) gates[2 * D + j] = X(b, 2 * D + j) + gates[j] * Hg(b, 2 * D + j);
+    TanhN(gates + 2 * D, D);
     for (int j = 0; j < D; ++j) {
-      const Real r = Sigmoid(X(b, j) + Hg(b, j));
-      const Real z = Sigmoid(X(b, D + j) + Hg(b, D + j));
-      const Real nn = std::tanh(X(b, 2 * D + j) + r * Hg(b, 2 * D + j));
-      n.saved(b, j) = r, n.saved(b, D + j) = z, n.saved(b, 2 * D + j) = nn;
+      const Real z = gates[D + j], nn = gates[2 * D + j];
       n.value(b, j) = (1.0f - z) * nn + z * H(b, j);
     }
   }
@@ -195,10 +250,10 @@ Tape::Id Tape::AdditiveScores(Id keys_proj, Id query_proj, Id v) {
   n.saved.resize(K.rows(), K.cols());
   n.value.resize(B, T);
   for (int t = 0; t < T; ++t)
-    for (int b = 0; b < B; ++b) {
-      n.saved.row(t * B + b) = (K.row(t * B + b) + Q.row(b)).array().tanh().matrix();
-      n.value(b, t) = n.saved.row(t * B + b).dot(V.row(0));
-    }
+    for (int b = 0; b < B; ++b) n.saved.row(t * B + b) = K.row(t * B + b) + Q.row(b);
+  TanhN(n.saved.data(), static_cast<int>(n.saved.size()));
+  for (int t = 0; t < T; ++t)
+    for (int b = 0; b < B; ++b) n.value(b, t) = n.saved.row(t * B + b).dot(V.row(0));
   return id;
 }
 
@@ -319,7 +374,8 @@ Tape::Id Tape::CrossEntropy(Id logits, const std::vector<int>& targets) {
   int count = 0;
   for (int i = 0; i < L.rows(); ++i) {
     const Real mx = L.row(i).maxCoeff();
-    n.saved.row(i) = (L.row(i).array() - mx).exp().matrix();
+    n.saved.row(i) = (L.row(i).array() - mx).matrix();
+    ExpN(&n.saved(i, 0), static_cast<int>(L.cols()));
     const Real sum = n.saved.row(i).sum();
     n.saved.row(i) /= sum;
     if (targets[i] >= 0) {
@@ -360,11 +416,29 @@ void Tape::Backward(Id loss) {
     Node& n = nodes_[i];
     if (n.op != Op::Param) n.grad.setZero(n.value.rows(), n.value.cols());
     n.has_extra = false;
-    if (n.param && (n.param->grad.rows() != n.param->value.rows() || n.param->grad.cols() != n.param->value.cols()))
-      n.param->grad = Mat::Zero(n.param->value.rows(), n.param->value.cols());
+    if (!n.param) continue;
+    Mat& pg = ParamGrad(n.param);
+    if (pg.rows() != n.param->value.rows() || pg.cols() != n.param->value.cols())
+      pg = Mat::Zero(n.param->value.rows(), n.param->value.cols());
   }
   nodes_[loss].grad.setOnes();
   for (int i = loss; i >= 0; --i) BackwardNode(nodes_[i]);
+}
+
+void Tape::MatMulBackward(Node& n) {
+  const Mat& dY = n.grad;     // [m, n]
+  const Mat& A = Value(n.a);  // [m, k]
+  const Mat& B = Value(n.b);  // [k, n]
+  Mat& dA = G(n.a);
+  Mat& dB = G(n.b);
+#ifdef ATTNVIZ_SEQ2SEQ_DOUBLE
+  dA.noalias() += dY * B.transpose();
+  dB.noalias() += A.transpose() * dY;
+#else
+  const int m = static_cast<int>(A.rows()), k = static_cast<int>(A.cols()), cols = static_cast<int>(B.cols());
+  MatMulNT(m, k, cols, dY.data(), cols, B.data(), cols, dA.data(), k, &scratch_);  // dA [m, k] += dY B^T
+  MatMulTN(k, cols, m, A.data(), k, dY.data(), cols, dB.data(), cols);             // dB [k, n] += A^T dY
+#endif
 }
 
 void Tape::BackwardNode(Node& n) {
@@ -373,12 +447,13 @@ void Tape::BackwardNode(Node& n) {
     case Op::Constant:
     case Op::Param:
       break;
-    case Op::Gather:
-      for (size_t i = 0; i < n.ints.size(); ++i) n.param->grad.row(n.ints[i]) += dY.row(i);
+    case Op::Gather: {
+      Mat& table = ParamGrad(n.param);
+      for (size_t i = 0; i < n.ints.size(); ++i) table.row(n.ints[i]) += dY.row(i);
       break;
+    }
     case Op::MatMul:
-      G(n.a).noalias() += dY * Value(n.b).transpose();
-      G(n.b).noalias() += Value(n.a).transpose() * dY;
+      MatMulBackward(n);
       break;
     case Op::AddBias:
       G(n.a) += dY;
@@ -415,6 +490,11 @@ void Tape::BackwardNode(Node& n) {
     case Op::RowBlock:
       G(n.a).middleRows(n.i0, dY.rows()) += dY;
       break;
+    case Op::SelectRows: {
+      Mat& dA = G(n.a);
+      for (size_t i = 0; i < n.ints.size(); ++i) dA.row(n.ints[i]) += dY.row(i);
+      break;
+    }
     case Op::Gru: {
       const Mat& Hg = Value(n.b);
       const Mat& H = Value(n.c);
@@ -446,15 +526,22 @@ void Tape::BackwardNode(Node& n) {
       Mat& dV = G(n.c);
       const Mat& V = Value(n.c);
       const int B = static_cast<int>(dY.rows()), T = static_cast<int>(dY.cols());
+      const int a = static_cast<int>(V.cols());
       for (int t = 0; t < T; ++t)
         for (int b = 0; b < B; ++b) {
           const Real g = dY(b, t);
           if (g == 0.0f) continue;
-          const auto Trow = n.saved.row(t * B + b);
-          dV.row(0) += g * Trow;
-          const RowVec dpre = (g * V.row(0).array() * (1.0f - Trow.array().square())).matrix();
-          dK.row(t * B + b) += dpre;
-          dQ.row(b) += dpre;
+          const Real* tr = &n.saved(t * B + b, 0);
+          const Real* v = V.data();
+          Real* dv = dV.data();
+          Real* dk = &dK(t * B + b, 0);
+          Real* dq = &dQ(b, 0);
+          for (int j = 0; j < a; ++j) {
+            dv[j] += g * tr[j];
+            const Real dpre = g * v[j] * (1.0f - tr[j] * tr[j]);
+            dk[j] += dpre;
+            dq[j] += dpre;
+          }
         }
       break;
     }

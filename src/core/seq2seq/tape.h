@@ -58,6 +58,9 @@ class Tape {
   const Mat& Saved(
       Id id) const;        // MultiHeadAttention: probabilities [B*heads*n_q, n_k]; MaskedSoftmax/others: internal
   void Backward(Id loss);  // d(loss)/d(every node); adds parameter gradients into Parameter::grad
+  // Parameter gradients go to (*grads)[i] for the parameter first + i (i < grads->size()) instead of
+  // Parameter::grad: each thread of the data-parallel trainer has its own. nullptr: Parameter::grad.
+  void SetGradientTarget(const Parameter* first, std::vector<Mat>* grads);
 
   // --- leaves ---
   Id Constant(const Mat& value);  // no gradient flows into it
@@ -65,14 +68,15 @@ class Tape {
   Id Gather(const Parameter* table, const std::vector<int>& rows);  // table rows -> [rows.size(), d] (embedding lookup)
 
   // --- generic ---
-  Id MatMul(Id a, Id b);                        // a [m, k] * b [k, n] -> [m, n]
-  Id AddBias(Id a, Id bias);                    // a [m, n] + bias [1, n] (broadcast over rows)
-  Id Add(Id a, Id b);                           // same shapes
-  Id Tanh(Id a);                                // elementwise
-  Id Relu(Id a);                                // elementwise
-  Id ConcatCols(const std::vector<Id>& parts);  // [m, n1] | [m, n2] | ... -> [m, sum n]
-  Id StackRows(const std::vector<Id>& parts);   // [m1, n] over [m2, n] ... -> [sum m, n]
-  Id RowBlock(Id a, int row0, int rows);        // a[row0 : row0 + rows, :]
+  Id MatMul(Id a, Id b);                              // a [m, k] * b [k, n] -> [m, n]
+  Id AddBias(Id a, Id bias);                          // a [m, n] + bias [1, n] (broadcast over rows)
+  Id Add(Id a, Id b);                                 // same shapes
+  Id Tanh(Id a);                                      // elementwise
+  Id Relu(Id a);                                      // elementwise
+  Id ConcatCols(const std::vector<Id>& parts);        // [m, n1] | [m, n2] | ... -> [m, sum n]
+  Id StackRows(const std::vector<Id>& parts);         // [m1, n] over [m2, n] ... -> [sum m, n]
+  Id RowBlock(Id a, int row0, int rows);              // a[row0 : row0 + rows, :]
+  Id SelectRows(Id a, const std::vector<int>& rows);  // a[rows[i], :] -> [rows.size(), n] (a row may repeat)
 
   // --- fused sequence kernels ---
   // GRU cell (torch gate order r, z, n): gx = x W_x + b_x [B, 3H], gh = h W_h + b_h [B, 3H], h [B, H].
@@ -116,6 +120,7 @@ class Tape {
     ConcatCols,
     StackRows,
     RowBlock,
+    SelectRows,
     Gru,
     AdditiveScores,
     DotScores,
@@ -139,11 +144,16 @@ class Tape {
     std::vector<AttentionTarget> targets;  // AttentionSupervision
   };
   Id NewNode(Op op);
-  Mat& G(Id id);  // gradient buffer (the Parameter's for Param nodes)
+  Mat& G(Id id);                 // gradient buffer (the Parameter's for Param nodes)
+  Mat& ParamGrad(Parameter* p);  // where p's gradient goes (SetGradientTarget)
+  void MatMulBackward(Node& n);  // dA += dY B^T, dB += A^T dY
   void BackwardNode(Node& n);
 
   std::deque<Node> nodes_;  // deque: references stay valid while nodes are added
   int count_ = 0;
+  const Parameter* grad_first_ = nullptr;  // SetGradientTarget
+  std::vector<Mat>* grad_target_ = nullptr;
+  std::vector<float> scratch_;  // B^T for the backward product dY B^T
 };
 
 }  // namespace seq2seq

@@ -81,6 +81,10 @@ TrainerConfig LiveTrainerConfig(ModelKind kind, Task task, uint64_t seed) {
     c.batch_size = 16;
     c.learning_rate = 5e-3f;
     c.decay_batches = 600;
+    // Three times the pairs: the model stops overfitting 10000 pairs (training loss 0.01 while the
+    // held-out exact match stalls near 92%); for the same compute, new sentences teach more than
+    // repeated ones. 96% after 2 epochs of 30000 against 85% after 6 of 10000.
+    c.n_train = 30000;
   }
   return c;
 }
@@ -88,6 +92,7 @@ TrainerConfig LiveTrainerConfig(ModelKind kind, Task task, uint64_t seed) {
 Status Trainer::Init(const TrainerConfig& config) {
   if (config.batch_size < 1 || config.n_train < config.batch_size || config.n_heldout < 1 || config.eval_chunk < 1)
     return Status::Error("trainer: need batch_size >= 1, n_train >= batch_size, n_heldout >= 1, eval_chunk >= 1");
+  if (config.threads < 1 || config.threads > 256) return Status::Error("trainer: threads must be in [1, 256]");
   if (!(config.learning_rate > 0.0f) || !std::isfinite(config.learning_rate))
     return Status::Error("trainer: learning_rate must be > 0");
   *this = Trainer();
@@ -102,6 +107,9 @@ Status Trainer::Init(const TrainerConfig& config) {
     p.adam_m = p.grad;
     p.adam_v = p.grad;
   }
+  const int threads = std::max(1, config.threads);
+  for (int i = 0; i < threads; ++i) slots_.push_back(std::make_unique<Slot>());
+  if (threads > 1) pool_ = std::make_unique<WorkerPool>(threads);
   rng_.Seed(config.seed * 104729 + 3);
   order_.resize(corpus_.train.size());
   for (size_t i = 0; i < order_.size(); ++i) order_[i] = static_cast<int>(i);
@@ -154,22 +162,72 @@ int Trainer::RunEpoch() {
   return units;
 }
 
+void Trainer::RunSlots(int count, void (Trainer::*work)(Slot*)) {
+  if (pool_ && count > 1)
+    pool_->Run(count, [&](int i) { (this->*work)(slots_[i].get()); });
+  else
+    for (int i = 0; i < count; ++i) (this->*work)(slots_[i].get());
+}
+
+void Trainer::ForEachParameter(const std::function<void(size_t)>& fn) {
+  const int n = static_cast<int>(model_.params.size());
+  if (pool_)
+    pool_->Run(n, [&](int i) { fn(static_cast<size_t>(i)); });
+  else
+    for (int i = 0; i < n; ++i) fn(static_cast<size_t>(i));
+}
+
+void Trainer::TrainSlot(Slot* slot) {
+  // This micro-batch's gradient, from zero, into the slot's own buffers (see trainer.h).
+  slot->grads.resize(model_.params.size());
+  for (size_t p = 0; p < model_.params.size(); ++p)
+    slot->grads[p].setZero(model_.params[p].value.rows(), model_.params[p].value.cols());
+  slot->tape.SetGradientTarget(model_.params.data(), &slot->grads);
+  const Batch batch = BuildBatch(model_, slot->pairs);
+  const Tape::Id loss = ForwardTeacherForced(model_, &slot->tape, batch, nullptr, config_.align_weight);
+  slot->tape.Backward(loss);
+  slot->loss = slot->tape.Value(loss)(0, 0);
+}
+
 void Trainer::TrainUnit() {
   if (micro_in_batch_ == 0) {  // a new batch starts
     batch_end_ = std::min<size_t>(cursor_ + config_.batch_size, order_.size());
+    // Micro-batches of similar lengths: the batch's sentences sorted by target then source length,
+    // so little of a micro-batch is padding (every step runs over all of its rows).
+    if (config_.micro_batch > 0 && config_.micro_batch < config_.batch_size) {
+      auto lengths = [&](int i) {
+        return std::make_pair(corpus_.train[i].target.size(), corpus_.train[i].source.size());
+      };
+      std::stable_sort(order_.begin() + cursor_, order_.begin() + batch_end_,
+                       [&](int a, int b) { return lengths(a) < lengths(b); });
+    }
     for (Parameter& p : model_.params) p.grad.setZero();
     batch_loss_sum_ = 0;
   }
   const size_t micro = config_.micro_batch > 0 ? static_cast<size_t>(config_.micro_batch) : batch_end_ - cursor_;
-  const size_t n = std::min(micro, batch_end_ - cursor_);
-  std::vector<const SentencePair*> pairs;
-  for (size_t i = 0; i < n; ++i) pairs.push_back(&corpus_.train[order_[cursor_ + i]]);
-  cursor_ += n;
-  const Batch batch = BuildBatch(model_, pairs);
-  const Tape::Id loss = ForwardTeacherForced(model_, &tape_, batch, nullptr, config_.align_weight);
-  tape_.Backward(loss);  // accumulates into Parameter::grad
-  batch_loss_sum_ += tape_.Value(loss)(0, 0);
-  ++micro_in_batch_;
+  // One micro-batch per slot, as many as there are threads, within the batch.
+  int count = 0;
+  while (count < static_cast<int>(slots_.size()) && cursor_ < batch_end_) {
+    const size_t n = std::min(micro, batch_end_ - cursor_);
+    Slot& slot = *slots_[count++];
+    slot.pairs.clear();
+    for (size_t i = 0; i < n; ++i) slot.pairs.push_back(&corpus_.train[order_[cursor_ + i]]);
+    cursor_ += n;
+  }
+  RunSlots(count, &Trainer::TrainSlot);
+  // Reduce in micro-batch order, parameter by parameter: the same sums for any thread count.
+  ForEachParameter([&](size_t p) {
+    Real* grad = model_.params[p].grad.data();
+    const Eigen::Index size = model_.params[p].grad.size();
+    for (int i = 0; i < count; ++i) {
+      const Real* part = slots_[i]->grads[p].data();
+      for (Eigen::Index j = 0; j < size; ++j) grad[j] += part[j];
+    }
+  });
+  for (int i = 0; i < count; ++i) {
+    batch_loss_sum_ += slots_[i]->loss;
+    ++micro_in_batch_;
+  }
   if (cursor_ >= batch_end_) ApplyUpdate();
 }
 
@@ -198,11 +256,22 @@ void Trainer::ApplyUpdate() {
   const float c1 = 1.0f - std::pow(b1, static_cast<float>(adam_t_));
   const float c2 = 1.0f - std::pow(b2, static_cast<float>(adam_t_));
   if (std::isfinite(norm)) {
-    for (Parameter& p : model_.params) {
-      p.adam_m = b1 * p.adam_m + ((1.0f - b1) * clip) * p.grad;
-      p.adam_v = b2 * p.adam_v + ((1.0f - b2) * clip * clip) * p.grad.cwiseAbs2();
-      p.value.array() -= lr * (p.adam_m.array() / c1) / ((p.adam_v.array() / c2).sqrt() + eps);
-    }
+    // Plain loops over the floats (they vectorize in WASM, where Eigen's expressions run scalar);
+    // parameters are independent, so the pool may share them out.
+    const float gm = (1.0f - b1) * clip, gv = (1.0f - b2) * clip * clip;
+    ForEachParameter([&](size_t i) {
+      Parameter& p = model_.params[i];
+      Real* value = p.value.data();
+      Real* m = p.adam_m.data();
+      Real* v = p.adam_v.data();
+      const Real* g = p.grad.data();
+      const Eigen::Index count = p.value.size();
+      for (Eigen::Index j = 0; j < count; ++j) {
+        m[j] = b1 * m[j] + gm * g[j];
+        v[j] = b2 * v[j] + gv * (g[j] * g[j]);
+        value[j] -= lr * (m[j] / c1) / (std::sqrt(v[j] / c2) + eps);
+      }
+    });
   }
   if (cursor_ >= order_.size()) {
     evaluating_ = true;
@@ -214,27 +283,48 @@ void Trainer::ApplyUpdate() {
   }
 }
 
-void Trainer::EvalChunk() {
-  const size_t n = std::min<size_t>(config_.eval_chunk, corpus_.heldout.size() - eval_cursor_);
-  std::vector<const SentencePair*> pairs;
+void Trainer::EvalSlot(Slot* slot) {
+  const size_t n = slot->pairs.size();
   int max_len = 0;
-  for (size_t i = 0; i < n; ++i) {
-    pairs.push_back(&corpus_.heldout[eval_cursor_ + i]);
-    max_len = std::max(max_len, MaxDecodeLength(model_.source_vocab.Encode(pairs.back()->source)));
-  }
-  eval_cursor_ += n;
-  const Batch batch = BuildBatch(model_, pairs);
+  for (const SentencePair* p : slot->pairs)
+    max_len = std::max(max_len, MaxDecodeLength(model_.source_vocab.Encode(p->source)));
+  const Batch batch = BuildBatch(model_, slot->pairs);
   BatchAttention attention;
-  const Tape::Id loss = ForwardTeacherForced(model_, &tape_, batch, &attention);
-  eval_loss_sum_ += tape_.Value(loss)(0, 0) * n;
-  eval_loss_count_ += static_cast<int>(n);
+  slot->tape.SetGradientTarget(nullptr, nullptr);
+  const Tape::Id loss = ForwardTeacherForced(model_, &slot->tape, batch, &attention);
+  slot->loss = slot->tape.Value(loss)(0, 0) * n;
+  slot->seq = SequenceCounts();
+  slot->argmax = slot->threshold = AlignmentCounts();
   for (size_t i = 0; i < n; ++i) {
-    eval_argmax_.Add(ScoreAlignment(attention[i], *pairs[i], AlignMode::ArgMax));
-    eval_threshold_.Add(ScoreAlignment(attention[i], *pairs[i], AlignMode::Threshold, config_.align_threshold));
+    slot->argmax.Add(ScoreAlignment(attention[i], *slot->pairs[i], AlignMode::ArgMax));
+    slot->threshold.Add(ScoreAlignment(attention[i], *slot->pairs[i], AlignMode::Threshold, config_.align_threshold));
   }
   std::vector<std::vector<int>> decoded;
-  GreedyDecodeBatch(model_, &tape_, batch, max_len, &decoded);
-  for (size_t i = 0; i < n; ++i) eval_seq_.Add(decoded[i], batch.target[i]);
+  GreedyDecodeBatch(model_, &slot->tape, batch, max_len, &decoded);
+  for (size_t i = 0; i < n; ++i) slot->seq.Add(decoded[i], batch.target[i]);
+}
+
+void Trainer::EvalChunk() {
+  int count = 0;  // one evaluation chunk per slot
+  while (count < static_cast<int>(slots_.size()) && eval_cursor_ < corpus_.heldout.size()) {
+    const size_t n = std::min<size_t>(config_.eval_chunk, corpus_.heldout.size() - eval_cursor_);
+    Slot& slot = *slots_[count++];
+    slot.pairs.clear();
+    for (size_t i = 0; i < n; ++i) slot.pairs.push_back(&corpus_.heldout[eval_cursor_ + i]);
+    eval_cursor_ += n;
+  }
+  RunSlots(count, &Trainer::EvalSlot);
+  for (int i = 0; i < count; ++i) {  // in chunk order (the counts are integers; the loss is a double sum)
+    const Slot& slot = *slots_[i];
+    eval_loss_sum_ += slot.loss;
+    eval_loss_count_ += static_cast<int>(slot.pairs.size());
+    eval_seq_.sentences += slot.seq.sentences;
+    eval_seq_.exact += slot.seq.exact;
+    eval_seq_.tokens += slot.seq.tokens;
+    eval_seq_.tokens_correct += slot.seq.tokens_correct;
+    eval_argmax_.Add(slot.argmax);
+    eval_threshold_.Add(slot.threshold);
+  }
   if (eval_cursor_ >= corpus_.heldout.size()) FinishEpoch();
 }
 
@@ -264,11 +354,13 @@ void Trainer::Snapshot() {
   snap.source_tokens = probe.source;
   snap.reference_tokens = probe.target;
   BatchAttention attention;
-  ForwardTeacherForced(model_, &tape_, batch, &attention);
+  Tape& tape = slots_[0]->tape;
+  tape.SetGradientTarget(nullptr, nullptr);
+  ForwardTeacherForced(model_, &tape, batch, &attention);
   snap.attention = attention[0];
   snap.aer = ScoreAlignment(snap.attention, probe, AlignMode::ArgMax).Aer();
   std::vector<std::vector<int>> decoded;
-  GreedyDecodeBatch(model_, &tape_, batch, MaxDecodeLength(batch.source[0]), &decoded);
+  GreedyDecodeBatch(model_, &tape, batch, MaxDecodeLength(batch.source[0]), &decoded);
   snap.decoded_tokens = model_.target_vocab.Decode(decoded[0]);
   probes_.push_back(std::move(snap));
 }

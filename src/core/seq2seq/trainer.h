@@ -9,16 +9,24 @@
 // An epoch is: shuffle the training pairs, train on every batch (Adam, global-norm clipping,
 // teacher forcing), then evaluate the held-out set in chunks (greedy decoding for exact match and
 // token accuracy; teacher-forced attention for AER), then snapshot the probe.
-// Every unit of work (one batch, one evaluation chunk) is short, so Step() can stay within a
-// frame budget: it starts a unit only if the unit's average cost still fits.
+// Every unit of work (one micro-batch, one evaluation chunk; with threads, one per thread) is
+// short, so Step() can stay within a frame budget: it starts a unit only if the unit's average
+// cost still fits.
+// Data parallelism (config.threads > 1, native): the micro-batches of a batch are computed on
+// several threads, each with its own tape and gradient buffers. Every micro-batch's gradient is
+// computed from zero into its own buffer and the buffers are added into the batch's gradient in
+// micro-batch order, one thread or many, so the run is bitwise the same for every thread count.
 #pragma once
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "core/seq2seq/corpus.h"
 #include "core/seq2seq/metrics.h"
 #include "core/seq2seq/model.h"
+#include "core/seq2seq/worker_pool.h"
 #include "core/status.h"
 
 namespace attnviz {
@@ -42,6 +50,8 @@ struct TrainerConfig {
   float align_threshold = 0.3f;  // AlignMode::Threshold cut-off
   float align_weight = 0.0f;     // weight of the alignment loss: the Transformer's supervised head (model.align_layer /
                                  // align_head), or the RNN models' attention (guided alignment)
+  int threads = 1;  // threads computing micro-batches (and evaluation chunks) in parallel, natively; the result
+                    // is bitwise the same for every count. 1 in the browser (no threads); HardwareThreads() natively.
 };
 TrainerConfig DefaultTrainerConfig(ModelKind kind, Task task, uint64_t seed);  // settings of the pretrained models
 // Settings for training live in the page (the Train view, bench/train_bench.cpp): small units of
@@ -97,9 +107,21 @@ class Trainer {
   const TrainerConfig& config() const { return config_; }                   // as given to Init
 
  private:
+  struct Slot {  // one task of a unit of work: its own tape, gradients and results
+    Tape tape;
+    std::vector<Mat> grads;                  // training: this micro-batch's parameter gradients
+    std::vector<const SentencePair*> pairs;  // the sentences of this task
+    double loss = 0;                         // training: the micro-batch's loss; evaluation: sum over sentences
+    SequenceCounts seq;                      // evaluation
+    AlignmentCounts argmax, threshold;       // evaluation
+  };
   void TrainUnit();
   void ApplyUpdate();
   void EvalChunk();
+  void RunSlots(int count, void (Trainer::*work)(Slot*));
+  void ForEachParameter(const std::function<void(size_t)>& fn);  // fn(i) for every parameter, on the pool
+  void TrainSlot(Slot* slot);
+  void EvalSlot(Slot* slot);
   void FinishEpoch();
   void Snapshot();
   void StartEpoch();
@@ -107,7 +129,8 @@ class Trainer {
   TrainerConfig config_;
   Corpus corpus_;
   Model model_;
-  Tape tape_;
+  std::vector<std::unique_ptr<Slot>> slots_;  // config.threads of them; slot 0's tape also serves Snapshot
+  std::unique_ptr<WorkerPool> pool_;          // null with one thread
   Rng rng_;
   std::vector<int> order_;
   size_t cursor_ = 0;       // next training pair (index into order_)
