@@ -54,6 +54,10 @@ void WriteLabels(AppState* s, JsonWriter* w) {
   w->Number(ls.evicted);
   w->Key("failed");
   w->Number(ls.failed);
+  w->Key("frame_ms_max");
+  w->Number(ls.frame_ms_max);
+  w->Key("label_ms_max");
+  w->Number(ls.label_ms_max);
   w->EndObject();
 }
 

@@ -1,5 +1,7 @@
 #include "render/label_cache.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 
@@ -40,6 +42,7 @@ void LabelCache::Shutdown() {
 void LabelCache::BeginFrame() {
   ++frame_;
   budget_ = per_frame_;
+  spent_ms_ = 0;
   deferred_last_ = deferred_;
   deferred_ = 0;
 }
@@ -79,12 +82,20 @@ const LabelTexture* LabelCache::Get(const std::string& text, float px, uint32_t 
     return &it->second->tex;
   }
   if (failed_.count(key_)) return nullptr;
-  if (budget_ <= 0) {
+  // A count and a time budget: a slow rasteriser (a canvas on a software renderer, a font's first
+  // use) defers the rest of the frame's new labels instead of stretching the frame.
+  if (budget_ <= 0 || spent_ms_ >= kFrameMs) {
     deferred_++;
     return nullptr;
   }
   budget_--;
-  if (!rasterizer_->Rasterize(text, px, rgba, &scratch_) || scratch_.width <= 0 || scratch_.height <= 0 ||
+  const auto t0 = std::chrono::steady_clock::now();
+  const bool ok = rasterizer_->Rasterize(text, px, rgba, &scratch_);
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  spent_ms_ += ms;
+  stats_.label_ms_max = std::max(stats_.label_ms_max, ms);
+  stats_.frame_ms_max = std::max(stats_.frame_ms_max, spent_ms_);
+  if (!ok || scratch_.width <= 0 || scratch_.height <= 0 ||
       scratch_.rgba.size() != (size_t)scratch_.width * scratch_.height * 4) {
     stats_.failed++;
     if (failed_.size() < 4096) failed_.emplace(key_, 1);

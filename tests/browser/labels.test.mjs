@@ -123,6 +123,9 @@ async function main() {
     const lc = (await describe(page)).label_cache;
     check('label cache stays within 4096 labels and 24 MB', lc.entries <= 4096 && lc.bytes <= 24 * 1024 * 1024 && lc.evicted > 0,
       `${lc.entries} labels, ${(lc.bytes / 1048576).toFixed(1)} MB, ${lc.rasterised} rasterised, ${lc.evicted} evicted; mean frame ${maxMs.toFixed(1)} ms`);
+    // New labels are rasterised within 4 ms a frame (one label may overrun it), the rest deferred.
+    check('new labels take at most 4 ms of a frame (plus one label)', lc.frame_ms_max <= 4 + lc.label_ms_max + 0.01,
+      `most in one frame ${lc.frame_ms_max.toFixed(2)} ms, slowest label ${lc.label_ms_max.toFixed(2)} ms`);
     await cmd(page, 'labels auto');
     check('no console errors', errors.length === 0, errors.join(' | '));
   } finally {
