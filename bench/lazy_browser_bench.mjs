@@ -86,7 +86,7 @@ async function run(browser, appPort, url, tag, { scroll = false, mainThreadReads
         if (polls === 0 || x.map !== m || !x.heatmaps[0]) return false;
         const h = x.heatmaps[0];
         if (!partial && h.underlay_partial) partial = performance.now() - t0;
-        if (!first && (h.underlay || (h.held && h.held[1] > h.held[0]))) {
+        if (!first && (h.underlay || h.arrived > 0 || (h.held && h.held[1] > h.held[0]))) {
           first = performance.now() - t0;
           out.first_frames.push(polls);
           out.first_cpu.push(v.frameCpuMs());

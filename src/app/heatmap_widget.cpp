@@ -53,7 +53,7 @@ bool EnsureTexture(const HeatmapEnv& env, const AttentionMap& map, HeatmapTextur
   return true;
 }
 
-// Rows a band upload takes at most (a 4 MiB F16 part of a 4096-wide head is 512 rows).
+// Rows a band upload takes (a 4 MiB F16 part of a 4096-wide head is 512 rows).
 constexpr int kArriveBandRows = 512;
 
 void UploadArriveBand(const HeatmapEnv& env, HeatmapViewState* st, const float* data, int row1) {
@@ -69,8 +69,8 @@ void UploadArriveBand(const HeatmapEnv& env, HeatmapViewState* st, const float* 
   st->tex_arrive_rows = row1;
 }
 
-// A lazily read head arriving whole: the rows decoded since the last frame go into tex_arrive, a
-// band of at most kArriveBandRows at a time while the frame's upload budget lasts. Headless, the
+// A lazily read head arriving whole: the rows decoded since the last frame go into tex_arrive in
+// bands of kArriveBandRows while the frame's upload budget lasts (the last rows with the head). Headless, the
 // rows count as uploaded. Returns the rows that can be drawn from tex_arrive, [0, n).
 int UploadArrivingRows(const HeatmapEnv& env, const AttentionMap& map, HeatmapViewState* st) {
   if (!st->arriving || st->arriving_rows <= 0) return 0;
@@ -83,8 +83,9 @@ int UploadArrivingRows(const HeatmapEnv& env, const AttentionMap& map, HeatmapVi
   }
   const int rows = std::min(st->arriving_rows, map.Rows());
   if (!env.renderer) return st->tex_arrive_rows = rows;
-  while (st->tex_arrive_rows < rows && (!env.upload_budget || *env.upload_budget > 0))
-    UploadArriveBand(env, st, st->arriving, std::min(rows, st->tex_arrive_rows + kArriveBandRows));
+  // Whole bands only (a part's worth): each upload costs a software renderer a frame's time.
+  while (st->tex_arrive_rows + kArriveBandRows <= rows && (!env.upload_budget || *env.upload_budget > 0))
+    UploadArriveBand(env, st, st->arriving, st->tex_arrive_rows + kArriveBandRows);
   return st->tex_arrive_rows;
 }
 
@@ -95,7 +96,7 @@ bool AdoptArrivedTexture(const HeatmapEnv& env, const AttentionMap& map, Heatmap
   const int rows = map.Rows();
   const bool same = st->tex_arrive_data && st->tex_arrive_data == map.weights.data() && map.row_offset == 0 &&
                     (int)map.weights.rows() == rows && (!env.renderer || st->tex_arrive.rows == rows) &&
-                    rows - st->tex_arrive_rows <= 2 * kArriveBandRows;
+                    rows - st->tex_arrive_rows <= 3 * kArriveBandRows;
   if (!same || (st->tex_owner == &map && st->tex_version == map.version)) return false;
   if (env.renderer) {
     UploadArriveBand(env, st, map.weights.data(), rows);
@@ -571,14 +572,22 @@ bool HeatmapWidget(const char* id, const AttentionMap& map, const HeatmapStyle& 
   }
   bool ready = true;
   if (have && map.Complete()) AdoptArrivedTexture(env, map, st);
-  const int arrived = map.Complete() ? 0 : UploadArrivingRows(env, map, st);
   if (have) ready = EnsureTexture(env, map, &st->tex, &st->tex_owner, &st->tex_version, &st->upload_error);
   if (st->next)
     ready =
         EnsureTexture(env, *st->next, &st->tex_next, &st->tex_next_owner, &st->tex_next_version, &st->upload_error) &&
         ready;
-  const bool under = want_under && EnsureTexture(env, *st->underlay, &st->tex_under, &st->tex_under_owner,
-                                                 &st->tex_under_version, &st->upload_error);
+  // The stand-in goes first (it covers the whole view); a screen copy computed from the rows read so
+  // far is not uploaded again while those rows arrive at full resolution over it.
+  const bool keep_under = want_under && st->underlay_partial && st->arriving && st->tex_under_owner == st->underlay;
+  const bool under =
+      want_under && (keep_under || EnsureTexture(env, *st->underlay, &st->tex_under, &st->tex_under_owner,
+                                                 &st->tex_under_version, &st->upload_error));
+  // Arriving rows add detail only where the stand-in is coarser than the view: not under a whole
+  // 1024^2 screen copy at zoom 1 in a box under 1024 px high (uploading them would slow the head down).
+  const bool fine_under = under && !st->underlay_partial && st->underlay->weights.rows() / st->zoom >= size.y;
+  st->arrive_wanted = !map.Complete() && st->arriving && !fine_under;
+  const int arrived = st->arrive_wanted ? UploadArrivingRows(env, map, st) : 0;
   if ((have && !ready) ||
       (!have && !under && !arrived)) {  // nothing to draw yet: this frame's uploads are spent, or rows on their way
     const ImVec2 p = ImGui::GetCursorScreenPos();

@@ -88,9 +88,10 @@ struct HeatmapViewState {
   uint64_t arriving_key = 0;  // the read (its ticket): another read starts the texture again
   HeatmapTexture tex_arrive;
   uint64_t tex_arrive_key = 0;
-  const float* tex_arrive_data = nullptr;                      // the buffer tex_arrive's rows came from
-  int tex_arrive_rows = 0;                                     // rows [0, n) of it uploaded
-  HeatmapTexture tex, tex_next, tex_under;                     // GPU copies of the map, the next frame, the underlay
+  const float* tex_arrive_data = nullptr;   // the buffer tex_arrive's rows came from
+  int tex_arrive_rows = 0;                  // rows [0, n) of it uploaded
+  bool arrive_wanted = false;               // last frame: the stand-in was coarser than the view, so they were drawn
+  HeatmapTexture tex, tex_next, tex_under;  // GPU copies of the map, the next frame, the underlay
   const void *tex_owner = nullptr, *tex_next_owner = nullptr;  // which map the textures hold
   const void* tex_under_owner = nullptr;
   uint64_t tex_version = ~0ull, tex_next_version = ~0ull;  // which version they hold

@@ -295,10 +295,12 @@ TEST(LazyApp, AScreenCopyIsReadFirstThenTheWholeHeadReplacesIt) {
 
 TEST(LazyApp, AHeadsRowsAreDrawnAsTheyArriveThenTheWholeHead) {
   // A 4096^2 head (32 MiB of F16, 64 MiB decoded) is decoded a few ms a frame: meanwhile the heatmap
-  // draws the rows decoded so far at full resolution (rows_in, arrived) over the screen copy.
+  // draws the rows decoded so far at full resolution (rows_in, arrived) over the screen copy. At zoom
+  // 2 the 1024^2 screen copy is coarser than the view (and the whole head is still read, not a band).
   HeadlessApp t;
   ASSERT_TRUE(t.OpenModel("arriving", 1, 1, 4096).ok);
   ASSERT_TRUE(t.app.Command("view heatmap").ok);
+  ASSERT_TRUE(t.app.Command("zoom 2 1024 2048").ok);
   JsonValue d;
   const JsonValue* h = nullptr;
   for (int i = 0; i < 400; ++i) {
