@@ -218,6 +218,13 @@ async function main() {
     check('the zoomed view has hot cells of arrived rows', sub.weights.some((w) => w > 0), `${sub.rows} x ${sub.cols}`);
     checkHeatmapPixels('32 GiB: arrived rows at full resolution', d, sub,
       (await screenshot(page, 'lazy-llm-arrived-zoomed.png')).png);
+    await command(page, 'zoom 4 1024 3072');  // rows 512..1536: arrived rows above row 1024, the screen copy below
+    d = await until(page, (x) => x.heatmaps[0].view[1] > 400 && x.heatmaps[0].arrived === 1024, 'the edge of the arrived rows');
+    check('at the edge of the arrived rows the screen copy stands in below them',
+      d.heatmaps[0].underlay && d.heatmaps[0].underlay_rows === 1024 && d.heatmaps[0].view[3] > 1024,
+      JSON.stringify({ view: d.heatmaps[0].view, underlay: d.heatmaps[0].underlay_rows }));
+    await screenshot(page, 'lazy-llm-arrived-edge.png');
+    await command(page, 'zoom 8 520 1560');  // back to the arrived rows checked above
     holding.release();
     d = await until(page, (x) => x.heatmaps[0].held[0] === 0 && x.heatmaps[0].held[1] === N, 'the whole head');
     h = d.heatmaps[0];
