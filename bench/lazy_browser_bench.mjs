@@ -9,6 +9,8 @@
 //                                  resolution: its rows in view in memory, or a stand-in with at least as
 //                                  many rows in view as the heatmap has pixel rows (a 1024^2 screen copy at
 //                                  zoom 1; a 256^2 overview never, on a 4096^2 head)
+//                                first_rows: the first frame that draws some of the head's own rows at
+//                                  full resolution (those of its 4 MiB parts decoded so far, over the stand-in)
 //                                in_memory / full_res_drawn: the whole 4096^2 head in memory, and drawn
 //                                filling_in: the first frame of a screen copy computed from the rows
 //                                  read so far (files without stored screen copies)
@@ -67,19 +69,24 @@ async function run(browser, appPort, url, tag, { scroll = false, mainThreadReads
     await until((d) => d.grid.overviews_shown >= d.grid.drawn);
     out.overviews_ms = performance.now() - t0;
     v.command('view heatmap');
-    for (const k of ['first', 'partial', 'first_frames', 'first_cpu', 'first_parts', 'viewres', 'viewres_rows', 'memory', 'drawn']) out[k] = [];
+    for (const k of ['first', 'partial', 'first_frames', 'first_cpu', 'first_parts', 'viewres', 'viewres_rows', 'memory', 'drawn', 'rows']) out[k] = [];
     for (const [l, h] of visit.slice(0, 2)) {
       const m = l * H + h;
       t0 = performance.now();
       v.command(`map ${m}`);
       // (describe() tells what the last frame drew: one frame at least after the command.) The first
       // frame that draws the head, and the first at the view's resolution (often the same frame).
-      let first = 0, partial = 0;
+      let first = 0, partial = 0, rows = 0;
+      const firstRows = (x) => {  // the head's own rows drawn (arrived parts, or all of it)
+        const h = x.heatmaps[0];
+        if (!rows && polls > 0 && x.map === m && h && h.rows_in > 0) rows = performance.now() - t0;
+      };
       const d = await until((x) => {
+        firstRows(x);
         if (polls === 0 || x.map !== m || !x.heatmaps[0]) return false;
         const h = x.heatmaps[0];
         if (!partial && h.underlay_partial) partial = performance.now() - t0;
-        if (!first && (h.underlay || (h.held && h.held[1] > h.held[0]))) {
+        if (!first && (h.underlay || h.arrived > 0 || (h.held && h.held[1] > h.held[0]))) {
           first = performance.now() - t0;
           out.first_frames.push(polls);
           out.first_cpu.push(v.frameCpuMs());
@@ -91,11 +98,12 @@ async function run(browser, appPort, url, tag, { scroll = false, mainThreadReads
       out.partial.push(partial);
       out.viewres.push(performance.now() - t0);
       out.viewres_rows.push(d.heatmaps[0].underlay ? d.heatmaps[0].underlay_rows : d.heatmaps[0].held[1] - d.heatmaps[0].held[0]);
-      await until((x) => x.lazy_current.map === m && x.lazy_current.held[1] === N);
+      await until((x) => (firstRows(x), x.lazy_current.map === m && x.lazy_current.held[1] === N));
       out.memory.push(performance.now() - t0);  // read and decoded
       await until((x) => x.map === m && x.heatmaps[0] && x.heatmaps[0].held && x.heatmaps[0].held[1] === N &&
         !x.heatmaps[0].underlay);
       out.drawn.push(performance.now() - t0);  // and drawn
+      out.rows.push(rows || out.drawn[out.drawn.length - 1]);
     }
     out.fetch_ms = window.AttnVizLazy.stats.biggest_read_ms;
     out.work_ms = window.AttnVizLazy.stats.last_work_ms;
@@ -124,7 +132,7 @@ async function run(browser, appPort, url, tag, { scroll = false, mainThreadReads
     `pump_ms=${p.pump_ms.toFixed(1)}/request_ms=${p.request_ms.toFixed(1)}/upload_ms=${p.upload_ms.toFixed(1)}/uploads=${p.uploads}`).join(' '));
   console.log(`lazy browser ${tag} filling_in first_partial_screen_copy_ms=${ms(r.partial)} (0: none; files ` +
     'without screen copies: one computed from the rows read so far)');
-  console.log(`lazy browser ${tag} full_resolution in_memory_ms=${ms(r.memory)} drawn_ms=${ms(r.drawn)} ` +
+  console.log(`lazy browser ${tag} full_resolution first_rows_ms=${ms(r.rows)} in_memory_ms=${ms(r.memory)} drawn_ms=${ms(r.drawn)} ` +
     `biggest_read_ms=${r.fetch_ms.toFixed(0)} decode_ms=${r.work_ms.toFixed(0)} aborted_reads=${r.aborted}`);
   console.log(`lazy browser ${tag} zoomed_in_band rows=${r.band_rows} in_memory_ms=${r.band_memory_ms.toFixed(0)} ` +
     `drawn_ms=${r.band_ms.toFixed(0)}`);
@@ -196,6 +204,8 @@ async function main() {
     const mean = (a) => a.reduce((x, y) => x + y, 0) / a.length;
     const ratio = (a, b, k) => (mean(a[k]) / mean(b[k])).toFixed(2);
     console.log(`lazy browser screens_vs_none view_resolution=${ratio(yes, no, 'viewres')} first_frame=${ratio(yes, no, 'first')}`);
+    console.log(`lazy browser first_full_resolution_rows_vs_whole_head_drawn screens=yes ` +
+      `${(mean(yes.rows) / mean(yes.drawn)).toFixed(2)} screens=no ${(mean(no.rows) / mean(no.drawn)).toFixed(2)}`);
     console.log(`lazy browser worker_vs_main_thread_reads view_resolution=${ratio(yes, main, 'viewres')} ` +
       `full_resolution_in_memory=${ratio(yes, main, 'memory')}`);
   } finally {

@@ -32,6 +32,7 @@ void AppState::ReleaseTextures(HeatmapViewState* v) {
   renderer.Release(&v->tex);
   renderer.Release(&v->tex_next);
   renderer.Release(&v->tex_under);
+  renderer.Release(&v->tex_arrive);
 }
 
 namespace {

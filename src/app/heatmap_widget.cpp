@@ -53,6 +53,62 @@ bool EnsureTexture(const HeatmapEnv& env, const AttentionMap& map, HeatmapTextur
   return true;
 }
 
+// Rows a band upload takes (a 4 MiB F16 part of a 4096-wide head is 512 rows).
+constexpr int kArriveBandRows = 512;
+
+void UploadArriveBand(const HeatmapEnv& env, HeatmapViewState* st, const float* data, int row1) {
+  const int row0 = st->tex_arrive_rows;
+  if (row1 <= row0) return;
+  const auto t0 = std::chrono::steady_clock::now();
+  env.renderer->UploadRows(&st->tex_arrive, data + (size_t)row0 * st->tex_arrive.cols, row0, row1);
+  const auto t1 = std::chrono::steady_clock::now();
+  if (env.upload_ms) *env.upload_ms += std::chrono::duration<float, std::milli>(t1 - t0).count();
+  if (env.uploads) ++*env.uploads;
+  if (env.upload_budget) *env.upload_budget -= (int64_t)(row1 - row0) * st->tex_arrive.cols * 4;
+  if (env.upload_budget && env.upload_deadline && t1 > *env.upload_deadline) *env.upload_budget = 0;
+  st->tex_arrive_rows = row1;
+}
+
+// A lazily read head arriving whole: the rows decoded since the last frame go into tex_arrive in
+// bands of kArriveBandRows while the frame's upload budget lasts (the last rows with the head). Headless, the
+// rows count as uploaded. Returns the rows that can be drawn from tex_arrive, [0, n).
+int UploadArrivingRows(const HeatmapEnv& env, const AttentionMap& map, HeatmapViewState* st) {
+  if (!st->arriving || st->arriving_rows <= 0) return 0;
+  if (st->tex_arrive_key != st->arriving_key || st->tex_arrive_data != st->arriving) {
+    if (env.renderer && env.upload_budget && *env.upload_budget <= 0) return 0;
+    if (env.renderer && !env.renderer->Allocate(&st->tex_arrive, map.Rows(), map.Cols())) return 0;
+    st->tex_arrive_key = st->arriving_key;
+    st->tex_arrive_data = st->arriving;
+    st->tex_arrive_rows = 0;
+  }
+  const int rows = std::min(st->arriving_rows, map.Rows());
+  if (!env.renderer) return st->tex_arrive_rows = rows;
+  // Whole bands only (a part's worth): each upload costs a software renderer a frame's time.
+  while (st->tex_arrive_rows + kArriveBandRows <= rows && (!env.upload_budget || *env.upload_budget > 0))
+    UploadArriveBand(env, st, st->arriving, st->tex_arrive_rows + kArriveBandRows);
+  return st->tex_arrive_rows;
+}
+
+// The head was installed from the buffer its arriving rows were uploaded from: the rest of its rows
+// (at most a part or two) are uploaded and tex_arrive becomes the map's texture, instead of the
+// whole head being uploaded again. False when tex_arrive holds another buffer's rows.
+bool AdoptArrivedTexture(const HeatmapEnv& env, const AttentionMap& map, HeatmapViewState* st) {
+  const int rows = map.Rows();
+  const bool same = st->tex_arrive_data && st->tex_arrive_data == map.weights.data() && map.row_offset == 0 &&
+                    (int)map.weights.rows() == rows && (!env.renderer || st->tex_arrive.rows == rows) &&
+                    rows - st->tex_arrive_rows <= 3 * kArriveBandRows;
+  if (!same || (st->tex_owner == &map && st->tex_version == map.version)) return false;
+  if (env.renderer) {
+    UploadArriveBand(env, st, map.weights.data(), rows);
+    std::swap(st->tex, st->tex_arrive);
+  }
+  st->tex_owner = &map;
+  st->tex_version = map.version;
+  st->upload_error.clear();
+  st->tex_arrive_key = 0, st->tex_arrive_data = nullptr, st->tex_arrive_rows = 0;
+  return true;
+}
+
 // A map that is not on the GPU yet (or not in memory: a lazily read head): a dim box.
 void DrawPlaceholder(const ImVec2& p0, const ImVec2& p1, const char* text) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
@@ -298,9 +354,10 @@ void HandleZoomPan(const HeatmapLayout& L, int rows, int cols, HeatmapViewState*
 
 // Queues the shader draws of the cells and records the geometry for describe(). A lazily read map
 // may hold only a band of rows (or none): its overview (the underlay) is drawn under the whole area
-// first, then the rows in memory over it at full resolution.
+// first, then the rows of a whole-head read decoded so far (arrived, from tex_arrive), then the rows
+// in memory, both at full resolution.
 void QueueCells(const HeatmapEnv& env, const HeatmapStyle& style, const HeatmapLayout& L, const AttentionMap& map,
-                bool draw_map, bool draw_underlay, HeatmapViewState* st) {
+                bool draw_map, bool draw_underlay, int arrived, HeatmapViewState* st) {
   const int rows = map.Rows(), cols = map.Cols();
   HeatmapDraw draw;
   draw.vmin = style.vmin;
@@ -321,6 +378,16 @@ void QueueCells(const HeatmapEnv& env, const HeatmapStyle& style, const HeatmapL
     under.rows_shown = 1 << 30;
     under.grid_rgba[3] = 0.0f;
     AddHeatmapDrawCallback(env, under, rect);
+  }
+  if (arrived > 0) {  // rows [0, arrived) of a head being read whole, over the underlay
+    const float v0 = L.view[1], v1 = std::min(L.view[3], (float)arrived);
+    if (v1 > v0) {
+      HeatmapDraw a = draw;
+      a.tex = &st->tex_arrive;
+      a.view[0] = L.view[0], a.view[1] = v0, a.view[2] = L.view[2], a.view[3] = v1;
+      const float band[4] = {L.m0.x, L.m0.y, L.m1.x, L.m0.y + (v1 - L.view[1]) * L.cell_y};
+      AddHeatmapDrawCallback(env, a, band);
+    }
   }
   const int held0 = map.row_offset, held1 = map.row_offset + (int)map.weights.rows();
   if (draw_map) {  // the rows in memory that are in view
@@ -352,6 +419,9 @@ void QueueCells(const HeatmapEnv& env, const HeatmapStyle& style, const HeatmapL
   st->geom.underlay = draw_underlay;
   st->geom.underlay_rows = draw_underlay ? (int)st->underlay->weights.rows() : 0;
   st->geom.underlay_partial = draw_underlay && st->underlay_partial;
+  st->geom.arrived = arrived;
+  const int h0 = draw_map ? held0 : 0, h1 = draw_map ? held1 : 0;  // arrived rows and held ones, counted once
+  st->geom.rows_in = arrived + std::max(0, h1 - std::max(h0, arrived));
 }
 
 void UpdateHover(const HeatmapLayout& L, int rows, int cols, HeatmapViewState* st) {
@@ -501,15 +571,25 @@ bool HeatmapWidget(const char* id, const AttentionMap& map, const HeatmapStyle& 
     return false;
   }
   bool ready = true;
+  if (have && map.Complete()) AdoptArrivedTexture(env, map, st);
   if (have) ready = EnsureTexture(env, map, &st->tex, &st->tex_owner, &st->tex_version, &st->upload_error);
   if (st->next)
     ready =
         EnsureTexture(env, *st->next, &st->tex_next, &st->tex_next_owner, &st->tex_next_version, &st->upload_error) &&
         ready;
-  const bool under = want_under && EnsureTexture(env, *st->underlay, &st->tex_under, &st->tex_under_owner,
-                                                 &st->tex_under_version, &st->upload_error);
+  // The stand-in goes first (it covers the whole view); a screen copy computed from the rows read so
+  // far is not uploaded again while those rows arrive at full resolution over it.
+  const bool keep_under = want_under && st->underlay_partial && st->arriving && st->tex_under_owner == st->underlay;
+  const bool under =
+      want_under && (keep_under || EnsureTexture(env, *st->underlay, &st->tex_under, &st->tex_under_owner,
+                                                 &st->tex_under_version, &st->upload_error));
+  // Arriving rows add detail only where the stand-in is coarser than the view: not under a whole
+  // 1024^2 screen copy at zoom 1 in a box under 1024 px high (uploading them would slow the head down).
+  const bool fine_under = under && !st->underlay_partial && st->underlay->weights.rows() / st->zoom >= size.y;
+  st->arrive_wanted = !map.Complete() && st->arriving && !fine_under;
+  const int arrived = st->arrive_wanted ? UploadArrivingRows(env, map, st) : 0;
   if ((have && !ready) ||
-      (!have && !under)) {  // nothing to draw yet: this frame's uploads are spent, or rows on their way
+      (!have && !under && !arrived)) {  // nothing to draw yet: this frame's uploads are spent, or rows on their way
     const ImVec2 p = ImGui::GetCursorScreenPos();
     DrawPlaceholder(p, ImVec2(p.x + size.x, p.y + size.y), have ? "..." : "reading...");
     ImGui::Dummy(size);
@@ -530,7 +610,7 @@ bool HeatmapWidget(const char* id, const AttentionMap& map, const HeatmapStyle& 
   ImGui::InvisibleButton("##heatmap", size, ImGuiButtonFlags_MouseButtonLeft | ImGuiButtonFlags_MouseButtonMiddle);
   HandleZoomPan(L, rows, cols, st);
   L = ComputeLayout(rows, cols, labels, *st, origin, size);  // after this frame's zoom and pan
-  QueueCells(env, style, L, map, have, under, st);
+  QueueCells(env, style, L, map, have, under, arrived, st);
   UpdateHover(L, rows, cols, st);
   const int hl_row = st->hover_row >= 0 ? st->hover_row : st->highlight_row;
   const int hl_col = st->hover_row >= 0 ? st->hover_col : st->highlight_col;
@@ -568,6 +648,8 @@ void DescribeHeatmap(JsonWriter* w, const char* id, const HeatmapGeometry& g, co
   w->Number(g.cols);
   w->Key("rows_shown");
   w->Number(g.rows_shown);
+  w->Key("rows_in");  // rows drawn at full resolution (a lazily read head: those in so far)
+  w->Number(g.rows_in);
   w->Key("vmin");  // the resolved colour range it was drawn with
   w->NumberF(g.vmin);
   w->Key("vmax");
@@ -584,6 +666,8 @@ void DescribeHeatmap(JsonWriter* w, const char* id, const HeatmapGeometry& g, co
     w->Number(g.underlay_rows);
     w->Key("underlay_partial");
     w->Bool(g.underlay_partial);
+    w->Key("arrived");  // rows [0, arrived) drawn from the parts of a head being read whole
+    w->Number(g.arrived);
   }
   w->Key("colormap");
   w->String(ColormapName(g.colormap));
@@ -646,6 +730,7 @@ bool HeatmapThumbnail(const char* id, const AttentionMap& map, const HeatmapStyl
     st->geom.rows = rows;
     st->geom.cols = cols;
     st->geom.rows_shown = rows;
+    st->geom.rows_in = rows;
   }
   const ImU32 border = ImGui::IsItemHovered() ? IM_COL32(255, 196, 0, 255) : IM_COL32(90, 90, 100, 255);
   ImGui::GetWindowDrawList()->AddRect(ImVec2(p.x - 1, p.y - 1), ImVec2(p.x + size.x + 1, p.y + size.y + 1), border);

@@ -55,6 +55,8 @@ struct HeatmapGeometry {
   bool underlay = false;                // an overview stood in for rows not in memory
   int underlay_rows = 0;                // and its rows (256: an overview, 1024: a screen copy)
   bool underlay_partial = false;        // a screen copy computed from the rows read so far
+  int arrived = 0;                      // rows [0, arrived) of a head being read whole, drawn from its parts
+  int rows_in = 0;                      // rows drawn at full resolution (arrived and held ones; all when complete)
   float vmin = 0, vmax = 1;             // the resolved colour range it was drawn with
   Colormap colormap = Colormap::Greys;  // and its colormap
   bool valid = false;                   // drawn this frame
@@ -77,7 +79,18 @@ struct HeatmapViewState {
   const AttentionMap* next = nullptr;  // optional next frame for interpolation
   // A coarse stand-in drawn where a lazily read map has no rows in memory (its max-pooled overview).
   const AttentionMap* underlay = nullptr;
-  bool underlay_partial = false;            // the underlay is a screen copy still filling in (app/lazy_maps.h)
+  bool underlay_partial = false;  // the underlay is a screen copy still filling in (app/lazy_maps.h)
+  // A lazily read head arriving whole (app/lazy_maps.h, LazyArriving): rows [0, arriving_rows) of
+  // arriving, a [rows, cols] buffer, are uploaded into tex_arrive in bands as they are decoded and
+  // drawn over the underlay; when the head is installed from that same buffer, tex_arrive becomes tex.
+  const float* arriving = nullptr;
+  int arriving_rows = 0;
+  uint64_t arriving_key = 0;  // the read (its ticket): another read starts the texture again
+  HeatmapTexture tex_arrive;
+  uint64_t tex_arrive_key = 0;
+  const float* tex_arrive_data = nullptr;   // the buffer tex_arrive's rows came from
+  int tex_arrive_rows = 0;                  // rows [0, n) of it uploaded
+  bool arrive_wanted = false;               // last frame: the stand-in was coarser than the view, so they were drawn
   HeatmapTexture tex, tex_next, tex_under;  // GPU copies of the map, the next frame, the underlay
   const void *tex_owner = nullptr, *tex_next_owner = nullptr;  // which map the textures hold
   const void* tex_under_owner = nullptr;

@@ -59,6 +59,14 @@ bool LazyMaps::Reading(int set, int map) const {
   return sets_[(size_t)set].maps[(size_t)map].ticket != 0;
 }
 
+bool LazyMaps::Arriving(int set, int map, const MatrixRM** head, int64_t* rows, uint64_t* ticket) const {
+  const MapState& ms = sets_[(size_t)set].maps[(size_t)map];
+  const LazySet& ls = file_.index().sets[(size_t)set];
+  if (!ms.ticket || ms.row0 != 0 || ms.row1 != ls.n_q || !file_.Progress(ms.ticket, head, rows)) return false;
+  *ticket = ms.ticket;
+  return true;
+}
+
 void LazyMaps::WantRows(int set, int map, int row0, int row1) {
   wants_.push_back({set, map, row0, row1});
 }
@@ -487,6 +495,12 @@ void LazyWantRows(AppState* s, const AttentionMap& map, int row0, int row1) {
   const int i = (int)(&map - ex.maps.data());
   if (i < 0 || i >= (int)ex.maps.size()) return;
   ex.lazy->WantRows(ex.lazy_set, i, row0, row1);
+}
+
+bool LazyArriving(AppState* s, int map, const MatrixRM** head, int64_t* rows, uint64_t* ticket) {
+  Example& ex = s->Current();
+  if (!ex.lazy || map < 0 || map >= (int)ex.maps.size()) return false;
+  return ex.lazy->Arriving(ex.lazy_set, map, head, rows, ticket);
 }
 
 const AttentionMap* LazyOverview(AppState* s, int map) {

@@ -48,6 +48,9 @@ class LazyMaps {
   // Files without stored screen copies: while a head over 1024 on a side is read whole, its screen
   // copy is computed from the rows decoded so far (the overview, stretched, where they are not in
   // yet), so the view fills in as the parts arrive; *partial says it is not all the head's yet.
+  // A whole head being read: its rows decoded so far, [0, *rows) of *head (the buffer the head is
+  // installed from when all are in), and the read's ticket. False when no whole-head read is under way.
+  bool Arriving(int set, int map, const MatrixRM** head, int64_t* rows, uint64_t* ticket) const;
   void Request(AppState* s);                                 // see RequestLazyMaps
   bool Work(AppState* s, double budget_ms);                  // reads and results only (between frames); true if busy
   void Describe(JsonWriter* w, int heads, int bands) const;  // heads, bands: what the examples hold
@@ -113,7 +116,9 @@ class LazyMaps {
   std::string last_error_;
 };
 
-void LazyWantRows(AppState* s, const AttentionMap& map, int row0, int row1);    // of the current example
+void LazyWantRows(AppState* s, const AttentionMap& map, int row0, int row1);  // of the current example
+// The current example's map being read whole: its rows decoded so far (see LazyMaps::Arriving).
+bool LazyArriving(AppState* s, int map, const MatrixRM** head, int64_t* rows, uint64_t* ticket);
 const AttentionMap* LazyOverview(AppState* s, int map);                         // of the current example
 const AttentionMap* LazyScreen(AppState* s, int map, bool* partial = nullptr);  // of the current example
 void PumpLazyMaps(AppState* s);     // every open lazy file, a few ms of reading in all

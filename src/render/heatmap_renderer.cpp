@@ -159,6 +159,54 @@ Status HeatmapRenderer::Upload(HeatmapTexture* tex, const float* data, int rows,
   return Status::Ok();
 }
 
+Status HeatmapRenderer::Allocate(HeatmapTexture* tex, int rows, int cols) {
+  rows = std::max(rows, 1);
+  cols = std::max(cols, 1);
+  if (max_texture_size_ > 0 && std::max(rows, cols) > max_texture_size_) {
+    return Status::Error("matrix " + std::to_string(rows) + " x " + std::to_string(cols) +
+                         " exceeds the GPU's texture size limit " + std::to_string(max_texture_size_));
+  }
+  // No pixels: WebGL2 zeroes them, GL ES leaves them undefined; the caller draws only rows uploaded.
+  glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
+  SetupFloatTexture(&tex->weights);
+  glTexImage2D(GL_TEXTURE_2D, 0, GL_R32F, cols, rows, 0, GL_RED, GL_FLOAT, nullptr);
+  if (scratch_.size() < (size_t)rows) scratch_.resize((size_t)rows);
+  std::fill(scratch_.begin(), scratch_.begin() + rows, 0.0f);
+  SetupFloatTexture(&tex->row_max);
+  glTexImage2D(GL_TEXTURE_2D, 0, GL_R32F, rows, 1, 0, GL_RED, GL_FLOAT, scratch_.data());
+  tex->rows = rows;
+  tex->cols = cols;
+  tex->version++;
+  return Status::Ok();
+}
+
+void HeatmapRenderer::UploadRows(HeatmapTexture* tex, const float* data, int row0, int row1) {
+  row0 = std::clamp(row0, 0, tex->rows);
+  row1 = std::clamp(row1, row0, tex->rows);
+  if (!tex->weights || row1 == row0) return;
+  const int rows = row1 - row0, cols = tex->cols;
+  const size_t n = (size_t)rows * cols;
+  if (scratch_.size() < n + rows) scratch_.resize(n + rows);
+  float* clean = scratch_.data();
+  float* row_max = clean + n;
+  for (int r = 0; r < rows; ++r) {
+    float m = 0.0f;
+    for (int c = 0; c < cols; ++c) {
+      float v = data[(size_t)r * cols + c];
+      if (!std::isfinite(v)) v = 0.0f;
+      clean[(size_t)r * cols + c] = v;
+      m = std::max(m, v);
+    }
+    row_max[r] = m;
+  }
+  glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
+  glBindTexture(GL_TEXTURE_2D, tex->weights);
+  glTexSubImage2D(GL_TEXTURE_2D, 0, 0, row0, cols, rows, GL_RED, GL_FLOAT, clean);
+  glBindTexture(GL_TEXTURE_2D, tex->row_max);
+  glTexSubImage2D(GL_TEXTURE_2D, 0, row0, 0, rows, 1, GL_RED, GL_FLOAT, row_max);
+  tex->version++;
+}
+
 void HeatmapRenderer::Release(HeatmapTexture* tex) {
   if (tex->weights) glDeleteTextures(1, &tex->weights);
   if (tex->row_max) glDeleteTextures(1, &tex->row_max);

@@ -52,6 +52,11 @@ class HeatmapRenderer {
   // Uploads data [rows, cols] row-major (creates or resizes tex). Non-finite values upload as 0.
   // Fails, leaving tex as it was, when rows or cols exceed MaxTextureSize() (known after Init).
   Status Upload(HeatmapTexture* tex, const float* data, int rows, int cols);
+  // Allocates tex as [rows, cols] of zeros (a lazily read head whose rows arrive in bands), then
+  // UploadRows replaces rows [row0, row1) with data [row1 - row0, cols] (glTexSubImage2D of the
+  // band and of its row maxima). Allocate fails like Upload; UploadRows needs tex allocated.
+  Status Allocate(HeatmapTexture* tex, int rows, int cols);
+  void UploadRows(HeatmapTexture* tex, const float* data, int row0, int row1);
   void Release(HeatmapTexture* tex);  // frees tex's GL objects
   // Draws into the current framebuffer of size fb_w x fb_h. Saves nothing: the caller restores state.
   void Draw(const HeatmapDraw& d, int fb_w, int fb_h);

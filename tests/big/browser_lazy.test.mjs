@@ -79,6 +79,32 @@ function cuttingServer(file) {
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
 }
 
+// A data server for a big file whose Range answers starting in [holdFrom, holdTo) wait until
+// release() (a head that arrives part by part and stops half-way); the rest are answered at once.
+function holdingServer(file, holdFrom, holdTo) {
+  const held = [];
+  let open = false;
+  const answer = (req, res) => {
+    const size = fs.statSync(file).size;
+    const cors = { 'Access-Control-Allow-Origin': '*', 'Access-Control-Allow-Headers': 'Range',
+      'Access-Control-Expose-Headers': 'Content-Range, Content-Length, ETag' };
+    if (req.method === 'OPTIONS') return res.writeHead(204, cors).end();
+    const m = /bytes=(\d+)-(\d+)/.exec(req.headers.range || '');
+    if (!m) return res.writeHead(416, cors).end();
+    const a = Number(m[1]), b = Math.min(Number(m[2]), size - 1);
+    if (!open && a >= holdFrom && a < holdTo) return held.push(() => answer(req, res));
+    const bytes = Buffer.alloc(b - a + 1);
+    const fd = fs.openSync(file, 'r');
+    fs.readSync(fd, bytes, 0, bytes.length, a);
+    fs.closeSync(fd);
+    res.writeHead(206, { ...cors, 'Content-Range': `bytes ${a}-${b}/${size}`, 'Content-Length': String(bytes.length) });
+    res.end(bytes);
+  };
+  const server = http.createServer(answer);
+  server.release = () => { open = true; held.splice(0).forEach((f) => f()); };
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
+}
+
 async function main() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'attnviz-lazy-'));
   const n = 24, tokens = Array.from({ length: n }, (_, i) => `t${i}`);
@@ -102,6 +128,8 @@ async function main() {
   const data = await serve(dir, 0, { cors: true });
   const noRanges = await serve(dir, 0, { cors: true, ranges: false });
   const cutting = await cuttingServer(small);
+  const headAt = plan.attention[0][7] + 19 * N * N * 2;  // layer 7 head 19's bytes; 4 MiB parts are 512 rows
+  const holding = await holdingServer(big, headAt + 2 * 4 * 2 ** 20, headAt + N * N * 2);
   const url = (name, s = data) => `http://127.0.0.1:${s.address().port}/${name}`;
   const app = await openApp('?example=seed004&view=heatmap');
   const { page, errors } = app;
@@ -166,6 +194,48 @@ async function main() {
     });
     await command(page, 'cache 256M');
     await command(page, 'zoom 1');
+
+    // A head's rows are drawn at full resolution as its parts arrive: the server holds every part
+    // after the first two (rows 1024..4095), the view zooms in on arrived rows (zoom 8: the band
+    // it would read is a quarter of the head, so the whole-head read goes on), then the rest arrive.
+    await page.setViewportSize({ width: 1800, height: 1800 });
+    await page.evaluate((u) => window.attnviz.openUrl(u), url('llm.safetensors', holding));
+    await until(page, (x) => x.example === 'file:llm.safetensors' && x.grid && x.grid.drawn > 0, 'the grid (holding server)');
+    await command(page, 'view heatmap');
+    await command(page, `map ${7 * 32 + 19}`);
+    d = await until(page, (x) => x.heatmaps[0] && x.heatmaps[0].arrived >= 1024, 'the first 1024 rows of the head');
+    check('a partly arrived head draws its arrived rows, not yet installed',
+      d.heatmaps[0].arrived === 1024 && d.heatmaps[0].rows_in === 1024 && d.heatmaps[0].held[1] === 0 &&
+      d.heatmaps[0].underlay, JSON.stringify({ arrived: d.heatmaps[0].arrived, rows_in: d.heatmaps[0].rows_in,
+        held: d.heatmaps[0].held, underlay: d.heatmaps[0].underlay_rows }));
+    await screenshot(page, 'lazy-llm-arriving.png');
+    await command(page, 'zoom 8 520 1560');  // rows 264..776, columns 1304..1816: rows 435..605 hot
+    d = await until(page, (x) => x.heatmaps[0].view[1] > 200 && x.heatmaps[0].arrived === 1024, 'the zoomed arrived rows');
+    let h = d.heatmaps[0];
+    check('zoomed in on arrived rows: the whole-head read goes on, nothing installed yet',
+      h.held[1] === 0 && h.rows_in === 1024 && d.lazy.heads === 0, JSON.stringify({ held: h.held, rows_in: h.rows_in }));
+    let sub = subMap(h, h.view, [0, h.arrived], oneHot);
+    check('the zoomed view has hot cells of arrived rows', sub.weights.some((w) => w > 0), `${sub.rows} x ${sub.cols}`);
+    checkHeatmapPixels('32 GiB: arrived rows at full resolution', d, sub,
+      (await screenshot(page, 'lazy-llm-arrived-zoomed.png')).png);
+    await command(page, 'zoom 4 1024 3072');  // rows 512..1536: arrived rows above row 1024, the screen copy below
+    d = await until(page, (x) => x.heatmaps[0].view[1] > 400 && x.heatmaps[0].arrived === 1024, 'the edge of the arrived rows');
+    check('at the edge of the arrived rows the screen copy stands in below them',
+      d.heatmaps[0].underlay && d.heatmaps[0].underlay_rows === 1024 && d.heatmaps[0].view[3] > 1024,
+      JSON.stringify({ view: d.heatmaps[0].view, underlay: d.heatmaps[0].underlay_rows }));
+    await screenshot(page, 'lazy-llm-arrived-edge.png');
+    await command(page, 'zoom 8 520 1560');  // back to the arrived rows checked above
+    holding.release();
+    d = await until(page, (x) => x.heatmaps[0].held[0] === 0 && x.heatmaps[0].held[1] === N, 'the whole head');
+    h = d.heatmaps[0];
+    check('the whole head replaces the arrived rows', h.rows_in === N && h.arrived === 0 && !h.underlay,
+      JSON.stringify({ rows_in: h.rows_in, arrived: h.arrived }));
+    await pixelsMatch(page, '32 GiB: the whole head where the arrived rows were', oneHot, 'lazy-llm-arrived-whole.png');
+    await command(page, 'zoom 8 2600 3700');  // rows that came after the release
+    await until(page, (x) => x.heatmaps[0].view[1] > 2300, 'the later rows in view');
+    await pixelsMatch(page, '32 GiB: the whole head, later rows', oneHot, 'lazy-llm-arrived-later.png');
+    await command(page, 'zoom 1');
+    await page.setViewportSize({ width: 1280, height: 800 });
     const heap = await page.evaluate(() => window.attnviz.module.HEAPU8.length);
     check('WASM memory stays under 512 MB', heap < 512 * 2 ** 20, `${(heap / 2 ** 20).toFixed(0)} MB`);
 
@@ -226,6 +296,7 @@ async function main() {
     data.close();
     noRanges.close();
     cutting.close();
+    holding.close();
     fs.rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -293,6 +293,46 @@ TEST(LazyApp, AScreenCopyIsReadFirstThenTheWholeHeadReplacesIt) {
   EXPECT_EQ(Lazy(d, "heads"), 1);
 }
 
+TEST(LazyApp, AHeadsRowsAreDrawnAsTheyArriveThenTheWholeHead) {
+  // A 4096^2 head (32 MiB of F16, 64 MiB decoded) is decoded a few ms a frame: meanwhile the heatmap
+  // draws the rows decoded so far at full resolution (rows_in, arrived) over the screen copy. At zoom
+  // 2 the 1024^2 screen copy is coarser than the view (and the whole head is still read, not a band).
+  HeadlessApp t;
+  ASSERT_TRUE(t.OpenModel("arriving", 1, 1, 4096).ok);
+  ASSERT_TRUE(t.app.Command("view heatmap").ok);
+  ASSERT_TRUE(t.app.Command("zoom 2 1024 2048").ok);
+  JsonValue d;
+  const JsonValue* h = nullptr;
+  for (int i = 0; i < 400; ++i) {
+    t.Frames(1);
+    d = t.Describe();
+    h = Heatmap(d);
+    if (h && h->Find("rows_in")->number > 0) break;
+  }
+  ASSERT_NE(h, nullptr);
+  const double partly = h->Find("rows_in")->number;
+  EXPECT_GT(partly, 0);
+  EXPECT_LT(partly, 4096);  // not all in yet: the head is not installed
+  EXPECT_EQ(h->Find("arrived")->number, partly);
+  EXPECT_EQ(h->Find("held")->numbers, (std::vector<double>{0, 0}));
+  EXPECT_TRUE(h->Find("underlay")->boolean);  // the screen copy under the rows not in yet
+  double last = partly;
+  bool grew = true;
+  for (int i = 0; i < 400; ++i) {
+    t.Frames(1);
+    d = t.Describe();
+    h = Heatmap(d);
+    if (h->Find("held")->numbers == std::vector<double>{0, 4096}) break;
+    grew = grew && h->Find("rows_in")->number >= last;
+    last = h->Find("rows_in")->number;
+  }
+  EXPECT_TRUE(grew);  // the rows in only grow while the head is read
+  EXPECT_EQ(h->Find("held")->numbers, (std::vector<double>{0, 4096}));
+  EXPECT_EQ(h->Find("rows_in")->number, 4096);
+  EXPECT_EQ(h->Find("arrived")->number, 0);
+  EXPECT_FALSE(h->Find("underlay")->boolean);
+}
+
 TEST(LazyApp, WithoutStoredScreenCopiesOneIsComputedAsTheHeadIsRead) {
   // A plain 'attention' tensor [1, 1, 1100, 1100] F32 (no overviews, no screen copies); row r puts all
   // its weight on column (3 r) % 1100. The cache holds a screen copy (4 MiB) but not the head (4.6 MiB).

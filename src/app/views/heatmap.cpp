@@ -93,6 +93,15 @@ void WantLazyRows(AppState* s, const AttentionMap& map, HeatmapViewState* w) {
   const AttentionMap* screen = complete ? nullptr : LazyScreen(s, s->current_map, &partial);
   w->underlay = screen ? screen : complete ? nullptr : LazyOverview(s, s->current_map);
   w->underlay_partial = screen && partial;
+  // The head being read whole: the rows decoded so far are drawn at full resolution over the stand-in.
+  const MatrixRM* head = nullptr;
+  int64_t arrived = 0;
+  uint64_t ticket = 0;
+  const bool arriving =
+      !complete && LazyArriving(s, s->current_map, &head, &arrived, &ticket) && head->rows() == rows && arrived > 0;
+  w->arriving = arriving ? head->data() : nullptr;
+  w->arriving_rows = arriving ? (int)arrived : 0;
+  w->arriving_key = arriving ? ticket : 0;
   const float visible = (float)rows / std::max(1.0f, w->zoom);
   int r0 = 0, r1 = rows;
   if (w->zoom > 1.01f && visible * 2.0f < 0.6f * (float)rows) {
@@ -119,7 +128,7 @@ void HeatmapView::DrawDecoding(AppState* s) {
   if (s->Current().lazy)
     WantLazyRows(s, map, &widget);
   else
-    widget.underlay = nullptr;
+    widget.underlay = nullptr, widget.arriving = nullptr;
   if (s->config.controls) DrawTimelineControls(&tl, "decoded");
   LowContrastNote(&s->style, map);
   widget.rows_shown = tl.Step();
