@@ -203,15 +203,20 @@ void CopyTrainProgress(const seq2seq::Trainer& tr, TrainProgress* p) {
   UpdateTrainProgress(now, tr.batch_losses(), tr.history(), tr.probes(), p);
 }
 
+// The scalar figures of a progress (everything but the growing arrays).
+static void CopyScalars(const TrainProgress& from, TrainProgress* to) {
+  to->epoch = from.epoch;
+  to->progress = from.progress;
+  to->seconds = from.seconds;
+  to->batches = from.batches;
+  to->last_loss = from.last_loss;
+  to->evaluating = from.evaluating;
+}
+
 void UpdateTrainProgress(const TrainProgress& scalars, const std::vector<float>& losses,
                          const std::vector<seq2seq::EpochStats>& history,
                          const std::vector<seq2seq::ProbeSnapshot>& probes, TrainProgress* p) {
-  p->epoch = scalars.epoch;
-  p->progress = scalars.progress;
-  p->seconds = scalars.seconds;
-  p->batches = scalars.batches;
-  p->last_loss = scalars.last_loss;
-  p->evaluating = scalars.evaluating;
+  CopyScalars(scalars, p);
   if (p->batch_losses.size() > losses.size()) p->batch_losses.clear();  // a new run
   p->batch_losses.insert(p->batch_losses.end(), losses.begin() + (std::ptrdiff_t)p->batch_losses.size(), losses.end());
   if (p->history.size() != history.size()) p->history = history;
@@ -250,12 +255,7 @@ Status ApplyTrainReport(const char* json, size_t size, TrainProgress* progress) 
   if (const JsonValue* a = r.Array(doc, "probes"))
     for (const auto& p : a->items) probes.push_back(r.Probe(p));
   if (!r.error.empty()) return Status::Error(r.error);
-  progress->epoch = scalars.epoch;
-  progress->progress = scalars.progress;
-  progress->seconds = scalars.seconds;
-  progress->batches = scalars.batches;
-  progress->last_loss = scalars.last_loss;
-  progress->evaluating = scalars.evaluating;
+  CopyScalars(scalars, progress);
   progress->batch_losses.insert(progress->batch_losses.end(), losses.begin(), losses.end());
   for (auto& e : history) progress->history.push_back(std::move(e));
   for (auto& p : probes) progress->probes.push_back(std::move(p));

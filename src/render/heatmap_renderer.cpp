@@ -126,18 +126,8 @@ static void SetupFloatTexture(unsigned int* name) {
   glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
 }
 
-Status HeatmapRenderer::Upload(HeatmapTexture* tex, const float* data, int rows, int cols) {
-  rows = std::max(rows, 1);
-  cols = std::max(cols, 1);
-  // The weights texture is [cols wide, rows high], the row maxima [rows wide, 1 high].
-  if (max_texture_size_ > 0 && std::max(rows, cols) > max_texture_size_) {
-    return Status::Error("matrix " + std::to_string(rows) + " x " + std::to_string(cols) +
-                         " exceeds the GPU's texture size limit " + std::to_string(max_texture_size_));
-  }
-  const size_t n = (size_t)rows * cols;
-  if (scratch_.size() < n + rows) scratch_.resize(n + rows);
-  float* clean = scratch_.data();
-  float* row_max = clean + n;
+// rows x cols weights (null: zeros) with non-finite values as 0, and each row's maximum.
+static void CleanRows(const float* data, int rows, int cols, float* clean, float* row_max) {
   for (int r = 0; r < rows; ++r) {
     float m = 0.0f;
     for (int c = 0; c < cols; ++c) {
@@ -148,6 +138,26 @@ Status HeatmapRenderer::Upload(HeatmapTexture* tex, const float* data, int rows,
     }
     row_max[r] = m;
   }
+}
+
+static Status CheckSize(int rows, int cols, int max_texture_size) {
+  if (max_texture_size > 0 && std::max(rows, cols) > max_texture_size) {
+    return Status::Error("matrix " + std::to_string(rows) + " x " + std::to_string(cols) +
+                         " exceeds the GPU's texture size limit " + std::to_string(max_texture_size));
+  }
+  return Status::Ok();
+}
+
+Status HeatmapRenderer::Upload(HeatmapTexture* tex, const float* data, int rows, int cols) {
+  rows = std::max(rows, 1);
+  cols = std::max(cols, 1);
+  // The weights texture is [cols wide, rows high], the row maxima [rows wide, 1 high].
+  if (Status st = CheckSize(rows, cols, max_texture_size_); !st) return st;
+  const size_t n = (size_t)rows * cols;
+  if (scratch_.size() < n + rows) scratch_.resize(n + rows);
+  float* clean = scratch_.data();
+  float* row_max = clean + n;
+  CleanRows(data, rows, cols, clean, row_max);
   glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
   SetupFloatTexture(&tex->weights);
   glTexImage2D(GL_TEXTURE_2D, 0, GL_R32F, cols, rows, 0, GL_RED, GL_FLOAT, clean);
@@ -162,10 +172,7 @@ Status HeatmapRenderer::Upload(HeatmapTexture* tex, const float* data, int rows,
 Status HeatmapRenderer::Allocate(HeatmapTexture* tex, int rows, int cols) {
   rows = std::max(rows, 1);
   cols = std::max(cols, 1);
-  if (max_texture_size_ > 0 && std::max(rows, cols) > max_texture_size_) {
-    return Status::Error("matrix " + std::to_string(rows) + " x " + std::to_string(cols) +
-                         " exceeds the GPU's texture size limit " + std::to_string(max_texture_size_));
-  }
+  if (Status st = CheckSize(rows, cols, max_texture_size_); !st) return st;
   // No pixels: WebGL2 zeroes them, GL ES leaves them undefined; the caller draws only rows uploaded.
   glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
   SetupFloatTexture(&tex->weights);
@@ -189,16 +196,7 @@ void HeatmapRenderer::UploadRows(HeatmapTexture* tex, const float* data, int row
   if (scratch_.size() < n + rows) scratch_.resize(n + rows);
   float* clean = scratch_.data();
   float* row_max = clean + n;
-  for (int r = 0; r < rows; ++r) {
-    float m = 0.0f;
-    for (int c = 0; c < cols; ++c) {
-      float v = data[(size_t)r * cols + c];
-      if (!std::isfinite(v)) v = 0.0f;
-      clean[(size_t)r * cols + c] = v;
-      m = std::max(m, v);
-    }
-    row_max[r] = m;
-  }
+  CleanRows(data, rows, cols, clean, row_max);
   glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
   glBindTexture(GL_TEXTURE_2D, tex->weights);
   glTexSubImage2D(GL_TEXTURE_2D, 0, 0, row0, cols, rows, GL_RED, GL_FLOAT, clean);
