@@ -136,7 +136,7 @@ void TrainView::DrawControls(AppState* s) {
   const float font = ImGui::GetFontSize();
   const char* kinds[] = {"Bahdanau (BiGRU + additive)", "Luong (GRU + general)", "Transformer (2+2 layers)"};
   const char* tasks[] = {"English \xe2\x86\x92 French", "dates \xe2\x86\x92 ISO", "Spanish \xe2\x86\x92 English"};
-  ImGui::SetNextItemWidth(font * 14);
+  ImGui::SetNextItemWidth(font * 16.5f);
   ImGui::Combo("model", &tp.kind, kinds, IM_ARRAYSIZE(kinds));
   HelpTip("The architecture to train: its attention is what the probe below shows.");
   ImGui::SameLine();
