@@ -195,11 +195,12 @@ def safetensors(tensors, data, metadata=None, length=None):
     return struct.pack("<Q", len(text) if length is None else length) + text + data
 
 
-def st_attention(layers=2, heads=2, n=4, lies=None):
+def st_attention(layers=2, heads=2, n=4, lies=None, extra=b""):
     """The attnviz layout, F16, no overviews: attention.0.l [heads, n, n], one-hot rows; lies: a
-    function that may change the tensors' header entries before writing."""
+    function that may change the tensors' header entries before writing; extra: bytes after the
+    heads' (for tensors the lies add)."""
     tokens = [f"t{i}" for i in range(n)]
-    sets = json.dumps([{"name": "attention", "kind": "self", "tokens": tokens}])
+    sets = json.dumps([{"name": "attention", "kind": "self", "tokens": tokens, "layers": layers}])
     tensors, at, data = {}, 0, b""
     head = b"".join(struct.pack("<%de" % n, *[1.0 if c == r else 0.0 for c in range(n)]) for r in range(n))
     for l in range(layers):
@@ -209,6 +210,7 @@ def st_attention(layers=2, heads=2, n=4, lies=None):
         at += size
     if lies:
         lies(tensors)
+    data += extra
     return safetensors(tensors, data, {"format": "attnviz", "version": "2", "sets": sets})
 
 
@@ -375,6 +377,10 @@ def small_cases():
     case("st_unknown_dtype",
          st_attention(lies=lambda t: t.update({"attention.0.0": ("Q4_K", [2, 4, 4], [0, 64])})),
          ext=".safetensors", expect="unknown dtype 'Q4_K'", note="a dtype safetensors does not define")
+    case("st_screen_copy_taller_than_head",
+         st_attention(lies=lambda t: t.update({"screen.0.0": ("F16", [2, 8, 4], [128, 256])}), extra=b"\0" * 128),
+         ext=".safetensors", expect="tensor 'screen.0.0' is [2, 8, 4]",
+         note="a screen copy (max-pooled stand-in) with more rows than the head it stands for")
     case("st_no_attention", safetensors({"embeddings": ("F32", [2, 2], [0, 16])}, b"\0" * 16), ext=".safetensors",
          expect="not an attention file", open_expect="attention",
          note="a model's weights, not attention: inspect lists the tensor and says why it is no attention file")
