@@ -82,16 +82,23 @@ std::vector<std::string> DisplayTokens(std::vector<std::string> tokens, const To
 
 // One attention set as an example. The weights are moved, not copied; the tokens are shared by
 // every map; layers with fewer heads are not padded.
-Example ExampleFromSet(const std::string& name, AttentionSet&& set, size_t n_sets, const TokenizerInfo& tokenizer) {
+// What every example from a file has: its file, set, kind, id and title.
+static Example FileExample(const std::string& name, const std::string& set_name, AttentionKind kind, size_t n_sets,
+                           const TokenizerInfo& tokenizer) {
   Example ex;
   ex.file = name;
-  ex.set_name = n_sets > 1 ? set.name : "";
-  ex.kind = AttentionKindName(set.kind);
+  ex.set_name = n_sets > 1 ? set_name : "";
+  ex.kind = AttentionKindName(kind);
   ex.special_tokens = tokenizer.special_tokens;
-  ex.id = "file:" + name + (n_sets > 1 ? "#" + set.name : "");
-  ex.title = Shorten(name) + (n_sets > 1 ? ": " + Shorten(set.name) : "");
+  ex.id = "file:" + name + (n_sets > 1 ? "#" + set_name : "");
+  ex.title = Shorten(name) + (n_sets > 1 ? ": " + Shorten(set_name) : "");
   for (size_t p = ex.title.find("##"); p != std::string::npos; p = ex.title.find("##", p + 2))
     ex.title.replace(p, 2, "# #");  // "##" in an ImGui label would hide the rest of it
+  return ex;
+}
+
+Example ExampleFromSet(const std::string& name, AttentionSet&& set, size_t n_sets, const TokenizerInfo& tokenizer) {
+  Example ex = FileExample(name, set.name, set.kind, n_sets, tokenizer);
   AttentionFile& f = set.data;
   ex.layers = (int)f.layers.size();
   ex.heads = 1;
@@ -234,15 +241,7 @@ Example ExampleFromLazySet(const std::string& name, const std::shared_ptr<LazyMa
   const LazyAttentionIndex& ix = lazy->index();
   const LazySet& set = ix.sets[(size_t)s];
   const size_t n_sets = ix.sets.size();
-  Example ex;
-  ex.file = name;
-  ex.set_name = n_sets > 1 ? set.name : "";
-  ex.kind = AttentionKindName(set.kind);
-  ex.special_tokens = tokenizer.special_tokens;
-  ex.id = "file:" + name + (n_sets > 1 ? "#" + set.name : "");
-  ex.title = Shorten(name) + (n_sets > 1 ? ": " + Shorten(set.name) : "");
-  for (size_t p = ex.title.find("##"); p != std::string::npos; p = ex.title.find("##", p + 2))
-    ex.title.replace(p, 2, "# #");
+  Example ex = FileExample(name, set.name, set.kind, n_sets, tokenizer);
   ex.lazy = lazy;
   ex.lazy_set = s;
   ex.layers = (int)set.layers.size();

@@ -12,5 +12,14 @@ int AppendTileVariantsSse2(TileVariant* out, int max);    // kernels_tiles_sse2.
 int AppendTileVariantsAvx2(TileVariant* out, int max);    // kernels_tiles_avx2.cpp (-mavx2 -mfma)
 int AppendTileVariantsAvx512(TileVariant* out, int max);  // kernels_tiles_avx512.cpp (-mavx512f)
 
+// An ISA file's variant list into out (at most max): what each AppendTileVariants* returns.
+template <int N>
+inline int CopyTileVariants(const TileVariant (&all)[N], TileVariant* out, int max) {
+  int count = 0;
+  for (const TileVariant& v : all)
+    if (count < max) out[count++] = v;
+  return count;
+}
+
 }  // namespace kernels
 }  // namespace attnviz

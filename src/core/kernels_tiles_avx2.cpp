@@ -26,10 +26,7 @@ int AppendTileVariantsAvx2(TileVariant* out, int max) {
       {"3x32", "avx2-fma", 3, 16, &KtBlock<3, 2>, &SoftmaxRowsWide},
       {"4x32", "avx2-fma", 4, 16, &KtBlock<4, 2>, &SoftmaxRowsWide},
   };
-  int count = 0;
-  for (const TileVariant& v : all)
-    if (count < max) out[count++] = v;
-  return count;
+  return CopyTileVariants(all, out, max);
 }
 }  // namespace kernels
 }  // namespace attnviz

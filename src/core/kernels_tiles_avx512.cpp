@@ -27,10 +27,7 @@ int AppendTileVariantsAvx512(TileVariant* out, int max) {
       {"4x64", "avx512f", 4, 32, &KtBlock<4, 2>, &SoftmaxRowsWide},
       {"6x64", "avx512f", 6, 32, &KtBlock<6, 2>, &SoftmaxRowsWide},
   };
-  int count = 0;
-  for (const TileVariant& v : all)
-    if (count < max) out[count++] = v;
-  return count;
+  return CopyTileVariants(all, out, max);
 }
 }  // namespace kernels
 }  // namespace attnviz

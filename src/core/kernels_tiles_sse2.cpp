@@ -22,10 +22,7 @@ int AppendTileVariantsSse2(TileVariant* out, int max) {
       {"4x8", "sse2", 4, 8, &KtBlock<4, 1>},  {"5x8", "sse2", 5, 8, &KtBlock<5, 1>},
       {"6x8", "sse2", 6, 8, &KtBlock<6, 1>},  {"3x16", "sse2", 3, 8, &KtBlock<3, 2>},
   };
-  int count = 0;
-  for (const TileVariant& v : all)
-    if (count < max) out[count++] = v;
-  return count;
+  return CopyTileVariants(all, out, max);
 }
 }  // namespace kernels
 }  // namespace attnviz

@@ -106,10 +106,7 @@ int AppendTileVariantsWasm(TileVariant* out, int max) {
       {"6x8", "wasm-simd128", 6, 8, &WBlock<6, 1>},  {"3x16", "wasm-simd128", 3, 8, &WBlock<3, 2>},
       {"4x16", "wasm-simd128", 4, 8, &WBlock<4, 2>},
   };
-  int count = 0;
-  for (const TileVariant& v : all)
-    if (count < max) out[count++] = v;
-  return count;
+  return CopyTileVariants(all, out, max);
 }
 
 }  // namespace kernels

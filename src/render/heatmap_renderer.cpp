@@ -126,8 +126,13 @@ static void SetupFloatTexture(unsigned int* name) {
   glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
 }
 
-// rows x cols weights (null: zeros) with non-finite values as 0, and each row's maximum.
-static void CleanRows(const float* data, int rows, int cols, float* clean, float* row_max) {
+// rows x cols weights (null: zeros) into the scratch buffer with non-finite values as 0, followed by
+// each row's maximum (rows floats); returns the weights' start.
+float* HeatmapRenderer::CleanToScratch(const float* data, int rows, int cols) {
+  const size_t n = (size_t)rows * cols;
+  if (scratch_.size() < n + rows) scratch_.resize(n + rows);
+  float* clean = scratch_.data();
+  float* row_max = clean + n;
   for (int r = 0; r < rows; ++r) {
     float m = 0.0f;
     for (int c = 0; c < cols; ++c) {
@@ -138,6 +143,7 @@ static void CleanRows(const float* data, int rows, int cols, float* clean, float
     }
     row_max[r] = m;
   }
+  return clean;
 }
 
 static Status CheckSize(int rows, int cols, int max_texture_size) {
@@ -153,11 +159,8 @@ Status HeatmapRenderer::Upload(HeatmapTexture* tex, const float* data, int rows,
   cols = std::max(cols, 1);
   // The weights texture is [cols wide, rows high], the row maxima [rows wide, 1 high].
   if (Status st = CheckSize(rows, cols, max_texture_size_); !st) return st;
-  const size_t n = (size_t)rows * cols;
-  if (scratch_.size() < n + rows) scratch_.resize(n + rows);
-  float* clean = scratch_.data();
-  float* row_max = clean + n;
-  CleanRows(data, rows, cols, clean, row_max);
+  float* clean = CleanToScratch(data, rows, cols);
+  float* row_max = clean + (size_t)rows * cols;
   glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
   SetupFloatTexture(&tex->weights);
   glTexImage2D(GL_TEXTURE_2D, 0, GL_R32F, cols, rows, 0, GL_RED, GL_FLOAT, clean);
@@ -192,11 +195,8 @@ void HeatmapRenderer::UploadRows(HeatmapTexture* tex, const float* data, int row
   row1 = std::clamp(row1, row0, tex->rows);
   if (!tex->weights || row1 == row0) return;
   const int rows = row1 - row0, cols = tex->cols;
-  const size_t n = (size_t)rows * cols;
-  if (scratch_.size() < n + rows) scratch_.resize(n + rows);
-  float* clean = scratch_.data();
-  float* row_max = clean + n;
-  CleanRows(data, rows, cols, clean, row_max);
+  float* clean = CleanToScratch(data, rows, cols);
+  float* row_max = clean + (size_t)rows * cols;
   glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
   glBindTexture(GL_TEXTURE_2D, tex->weights);
   glTexSubImage2D(GL_TEXTURE_2D, 0, 0, row0, cols, rows, GL_RED, GL_FLOAT, clean);

@@ -69,6 +69,7 @@ class HeatmapRenderer {
   int loc_mix_ = -1, loc_range_ = -1, loc_mode_ = -1, loc_rows_shown_ = -1, loc_size_ = -1;
   int loc_empty_ = -1, loc_grid_ = -1, loc_cell_px_ = -1, loc_cells_per_px_ = -1;
   int max_texture_size_ = 0;
+  float* CleanToScratch(const float* data, int rows, int cols);  // sanitised weights, then row maxima
   std::vector<float> scratch_;  // reused upload buffer (sanitised values), never shrunk
 };
 
