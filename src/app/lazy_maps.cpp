@@ -6,6 +6,7 @@
 
 #include "app/app_state.h"
 #include "io/json.h"
+#include "io/memory_budget.h"
 #include "io/utf8.h"
 
 namespace attnviz {
@@ -119,7 +120,8 @@ void LazyMaps::PoolDecodedRows(int set, int map, const MatrixRM& head, int64_t r
   const int R = OverviewSide(ls.n_q, kScreenSide), C = OverviewSide(ls.n_k, kScreenSide);
   MatrixRM& w = o.map.weights;
   if (w.rows() != R) {  // not in memory (or evicted): pooled from the first row again
-    if (!MakeRoom((uint64_t)R * C * sizeof(float), examples)) return;
+    const uint64_t bytes = (uint64_t)R * C * sizeof(float);
+    if (!MakeRoom(bytes, examples) || !TryAllocate((size_t)bytes)) return;  // shown from the overview
     w.resize(R, C);
     resident_ += Bytes(w);
     ms.pooled_rows = 0;
