@@ -40,9 +40,9 @@
     return d;
   }
 
-  // Bytes of a URL, reporting progress (0..1, or -1 when the size is unknown). Errors say what
-  // went wrong: the network or CORS, an HTTP status, or an abort.
-  async function fetchBytes(url, onProgress) {
+  // The response to a GET of a URL, or an error that says what went wrong: the network or CORS, or
+  // an HTTP status (attnviz-lazy.js uses it too).
+  async function fetchOk(url) {
     let response;
     try {
       response = await fetch(url, { mode: 'cors' });
@@ -51,6 +51,13 @@
         `to read it (CORS: it must send Access-Control-Allow-Origin)`);
     }
     if (!response.ok) throw new Error(`could not fetch ${url}: HTTP ${response.status} ${response.statusText}`.trim());
+    return response;
+  }
+
+  // Bytes of a URL, reporting progress (0..1, or -1 when the size is unknown). Errors say what
+  // went wrong: the network or CORS, an HTTP status, or an abort.
+  async function fetchBytes(url, onProgress) {
+    const response = await fetchOk(url);
     const total = Number(response.headers.get('Content-Length')) || 0;
     if (!response.body || !response.body.getReader) {
       const buf = new Uint8Array(await response.arrayBuffer());
@@ -317,7 +324,8 @@
         if (err) throw new Error(err);
       }
       // What attnviz-lazy.js needs of this viewer.
-      const ctx = { Module: Module, wake: wake, openBytes: openBytes, progressOverlay: progressOverlay, element: element };
+      const ctx = { Module: Module, wake: wake, openBytes: openBytes, progressOverlay: progressOverlay, element: element,
+        fetchOk: fetchOk };
       function openUrl(url) {
         return lazyHelper(options.base).then((h) => (h ? h.openUrl(ctx, url) : openUrlWhole(url))).catch((e) => {
           Module.ccall('attnviz_show_error', null, ['string'], [e.message]);

@@ -390,14 +390,7 @@
   async function openUrl(ctx, url) {
     if (/\.safetensors$/i.test(String(url).split(/[?#]/)[0])) return openUrlLazy(ctx, url);
     const name = nameOf(url);
-    let response;
-    try {
-      response = await fetch(url, { mode: 'cors' });
-    } catch (e) {
-      throw new Error(`could not fetch ${url}: the network failed or the server does not allow this page ` +
-        `to read it (CORS: it must send Access-Control-Allow-Origin)`);
-    }
-    if (!response.ok) throw new Error(`could not fetch ${url}: HTTP ${response.status} ${response.statusText}`.trim());
+    const response = await ctx.fetchOk(url);  // errors say network/CORS or the HTTP status (attnviz-embed.js)
     const total = Number(response.headers.get('Content-Length')) || 0;
     const encoding = response.headers.get('Content-Encoding');
     if (!total || (encoding && encoding !== 'identity') || !response.body || !response.body.getReader) {
