@@ -119,7 +119,6 @@ Example ExampleFromSet(const std::string& name, AttentionSet&& set, size_t n_set
       m.target_tokens = target;
       m.weights = std::move(head.weights);
       m.q = std::move(head.q), m.k = std::move(head.k);
-      m.version = 1;
       ex.maps.push_back(std::move(m));
     }
   }
@@ -261,7 +260,6 @@ Example ExampleFromLazySet(const std::string& name, const std::shared_ptr<LazyMa
       m.target_tokens = target;
       m.lazy_rows = (int)set.n_q;
       m.lazy_cols = (int)set.n_k;
-      m.version = 1;
       ex.maps.push_back(std::move(m));
     }
   }

@@ -1,11 +1,18 @@
 #include "app/examples.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <functional>
 
 namespace attnviz {
+
+uint64_t NewMapVersion() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
 namespace {
 
 MatrixRM Rows(std::initializer_list<std::initializer_list<float>> rows) {
@@ -197,7 +204,6 @@ Status BuildMultiHead(Example* ex) {
       m.source_tokens = words;
       m.target_tokens = words;
       m.weights = r.head_weights[h];
-      m.version = 1;
       ex->maps.push_back(std::move(m));
     }
     x = x + r.output;
@@ -228,7 +234,6 @@ Status RandomAttention(int n, int maps_count, int layers, int heads, uint64_t se
     m.source_tokens = tokens;
     m.target_tokens = tokens;
     m.weights = std::move(res.weights);
-    m.version = 1;
     ex->maps.push_back(std::move(m));
   }
   return Status::Ok();
@@ -277,7 +282,7 @@ Status RecomputeExample(Example* ex) {
   m.weights = res.weights;
   m.steps = res.steps;
   m.has_steps = true;
-  m.version++;
+  m.Touch();
   return Status::Ok();
 }
 

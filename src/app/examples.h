@@ -5,6 +5,7 @@
 //   BuildExamples  the examples menu: the seeds' worked examples, a translation figure,
 //                  a causal self-attention
 #pragma once
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -46,24 +47,29 @@ struct MapRangeStats {
   int64_t count = 0;         // weights counted in hist
 };
 
+// A version no map has had before (process-wide, from 1). Textures and caches keyed by a map's
+// address and version cannot mistake a new map at a freed map's address for the old one.
+uint64_t NewMapVersion();
+
 struct AttentionMap {
-  std::string name;                   // e.g. "layer 1 / head 3"
-  TokenList source_tokens;            // [n_k] column labels, along the top
-  TokenList target_tokens;            // [n_q] row labels, down the left
-  MatrixRM weights;                   // [n_q, n_k]
-  MatrixRM q, k;                      // optional: the file's queries [n_q, d] and keys [n_k, d] (steps view)
-  bool has_steps = false;             // steps holds the arithmetic of every cell
-  AttentionSteps steps;               // raw/scaled/masked/exp/row sums, when has_steps
-  uint64_t version = 0;               // bumped whenever weights change (texture re-upload)
-  mutable MapRangeStats range_stats;  // colour range statistics (heatmap_widget.cpp), a cache
+  std::string name;                    // e.g. "layer 1 / head 3"
+  TokenList source_tokens;             // [n_k] column labels, along the top
+  TokenList target_tokens;             // [n_q] row labels, down the left
+  MatrixRM weights;                    // [n_q, n_k]
+  MatrixRM q, k;                       // optional: the file's queries [n_q, d] and keys [n_k, d] (steps view)
+  bool has_steps = false;              // steps holds the arithmetic of every cell
+  AttentionSteps steps;                // raw/scaled/masked/exp/row sums, when has_steps
+  uint64_t version = NewMapVersion();  // new whenever weights change (Touch: texture re-upload)
+  mutable MapRangeStats range_stats;   // colour range statistics (heatmap_widget.cpp), a cache
   // Lazily read files (app/lazy_maps.h): the map is lazy_rows x lazy_cols, and `weights` holds its
   // rows [row_offset, row_offset + weights.rows()): all of them, a band a zoomed-in view asked for,
   // or none (not in memory yet).
   int lazy_rows = 0, lazy_cols = 0;  // the whole map's shape; 0 for an ordinary map (weights is all of it)
   int row_offset = 0;                // the first row held in weights
 
-  int Rows() const { return lazy_rows ? lazy_rows : (int)weights.rows(); }                          // n_q
-  int Cols() const { return lazy_rows ? lazy_cols : (int)weights.cols(); }                          // n_k
+  int Rows() const { return lazy_rows ? lazy_rows : (int)weights.rows(); }  // n_q
+  int Cols() const { return lazy_rows ? lazy_cols : (int)weights.cols(); }  // n_k
+  void Touch() { version = NewMapVersion(); }                               // its weights changed
   bool Complete() const { return !lazy_rows || (row_offset == 0 && weights.rows() == lazy_rows); }  // all rows held
 };
 
@@ -84,7 +90,6 @@ struct Example {
   std::string kind;                         // "self", "causal", "cross" for opened files ("" built-in)
   std::vector<std::string> special_tokens;  // the file's own special tokens (its tokenizer), for hiding
   std::vector<AttentionMap> original_maps;  // the maps before tokens were hidden (token_filter.h), else empty
-  uint64_t version_counter = 0;             // versions given to filtered maps
   std::string title;                        // menu text
   std::string description;                  // one paragraph shown under the title
   bool has_inputs = false;                  // inputs is valid (the step view can recompute it)

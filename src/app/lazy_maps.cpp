@@ -43,10 +43,7 @@ Status LazyMaps::Open(const std::string& name, std::unique_ptr<ByteSource> sourc
       at += l.heads;
     }
     ss.maps.resize((size_t)at);
-    for (auto& pool : ss.pool) {
-      pool.resize((size_t)at);
-      for (OverviewState& o : pool) o.map.version = 1;
-    }
+    for (auto& pool : ss.pool) pool.resize((size_t)at);
     sets_.push_back(std::move(ss));
   }
   return Status::Ok();
@@ -140,7 +137,7 @@ void LazyMaps::PoolDecodedRows(int set, int map, const MatrixRM& head, int64_t r
   MaxPoolRows(head.data(), ls.n_q, ls.n_k, ms.pooled_rows, rows, R, C, w.data());
   ms.pooled_rows = rows;
   o.last_used = frame_;
-  ++o.map.version;
+  o.map.Touch();
 }
 
 int LazyMaps::SetState::LayerOf(int map) const {
@@ -171,7 +168,7 @@ bool LazyMaps::MakeRoom(uint64_t bytes, std::vector<Example*>& examples) {
     resident_ -= Bytes(m.weights);
     m.weights.resize(0, 0);
     if (kind == 0) m.row_offset = 0;
-    ++m.version;
+    m.Touch();
     ++evictions_;
   }
   return true;
@@ -184,7 +181,7 @@ void LazyMaps::Install(int set, int map, LazyResult* r, std::vector<Example*>& e
   resident_ -= Bytes(m.weights);  // a band replaced by more rows
   m.weights.resize(0, 0);
   if (!MakeRoom(Bytes(r->weights), examples)) {
-    ++m.version;
+    m.Touch();
     r->status = Status::Error(PrintableText(m.name, 80) + " needs " + FormatByteSize(Bytes(r->weights)) +
                               ", more than the cache budget of " + FormatByteSize(LazyCacheBudget()) +
                               " holds; zoom in to read only the rows in view, or raise it: cache 1G");
@@ -192,7 +189,7 @@ void LazyMaps::Install(int set, int map, LazyResult* r, std::vector<Example*>& e
   }
   m.weights = std::move(r->weights);
   m.row_offset = (int)r->request.row0;
-  ++m.version;
+  m.Touch();
   resident_ += Bytes(m.weights);
   sets_[(size_t)set].maps[(size_t)map].last_used = frame_;
   ++installs_;
@@ -202,7 +199,7 @@ void LazyMaps::InstallOverview(int set, int map, LazyPool pool, MatrixRM weights
   OverviewState& o = sets_[(size_t)set].pool[(int)pool][(size_t)map];
   resident_ -= Bytes(o.map.weights);
   o.map.weights = std::move(weights);
-  ++o.map.version;
+  o.map.Touch();
   resident_ += Bytes(o.map.weights);
   o.ticket = 0;
 }

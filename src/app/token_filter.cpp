@@ -53,7 +53,7 @@ Status ApplyTokenFilter(Example* ex, const TokenFilter& filter) {
   }
   if (!filter.Active()) {
     ex->maps = ex->original_maps;
-    for (AttentionMap& m : ex->maps) m.version = ++ex->version_counter + (uint64_t(1) << 40);
+    for (AttentionMap& m : ex->maps) m.Touch();
     return Status::Ok();
   }
   std::vector<AttentionMap> out;
@@ -73,7 +73,7 @@ Status ApplyTokenFilter(Example* ex, const TokenFilter& filter) {
         sum += m.weights((Eigen::Index)r, (Eigen::Index)c) = src.weights(rows[r], cols[c]);
       if (filter.renormalize && sum > 0) m.weights.row((Eigen::Index)r) /= (float)sum;
     }
-    m.version = ++ex->version_counter + (uint64_t(1) << 40);  // never a version the textures saw
+    m.Touch();  // never a version the textures saw
     out.push_back(std::move(m));
   }
   ex->maps = std::move(out);

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "app/app.h"
+#include "app/examples.h"
 #include "app/view_module.h"
 #include "imgui.h"
 #include "io/json.h"
@@ -84,6 +85,26 @@ const JsonValue* Heatmap(const JsonValue& d, const std::string& id) {
 }
 
 }  // namespace
+
+// Textures are keyed by a map's address and version: a new map in a freed map's place (a file
+// reopened, a probe reset, a pool reallocated) must never carry a version that place had before.
+TEST(AttentionMapVersion, EveryMapAndEveryChangeGetsAVersionNeverSeenBefore) {
+  std::vector<uint64_t> seen;
+  attnviz::AttentionMap m;
+  seen.push_back(m.version);
+  m.Touch();
+  seen.push_back(m.version);
+  m = attnviz::AttentionMap{};  // the same address, a new map
+  seen.push_back(m.version);
+  std::vector<attnviz::AttentionMap> pool(3);  // value-initialised one by one
+  for (const auto& p : pool) seen.push_back(p.version);
+  attnviz::AttentionMap copy = pool[0];  // a copy holds the same weights: it keeps the version
+  EXPECT_EQ(copy.version, pool[0].version);
+  for (size_t i = 0; i < seen.size(); ++i) {
+    EXPECT_NE(seen[i], 0u);
+    for (size_t j = 0; j < i; ++j) EXPECT_NE(seen[i], seen[j]) << i << " " << j;
+  }
+}
 
 TEST(AppViews, RegistryNamesEveryViewAndEachOneDraws) {
   HeadlessApp t;

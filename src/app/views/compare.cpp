@@ -17,7 +17,7 @@ void SetFailed(AttentionMap* m, int rows, int cols, const std::string& name) {
   m->name = name;
   m->weights.setZero(rows, cols);
   m->has_steps = false;
-  m->version++;
+  m->Touch();
 }
 
 // Left/right with two score functions on the example's inputs.
@@ -43,7 +43,7 @@ void ComputeScores(Example& ex, CompareViewState* cv) {
     m.weights = res.weights;
     m.steps = res.steps;
     m.has_steps = true;
-    m.version++;
+    m.Touch();
   }
 }
 
@@ -53,7 +53,7 @@ void ComputeDifference(const AttentionMap& a, const AttentionMap& b, CompareView
   d.source_tokens = a.source_tokens;
   d.target_tokens = a.target_tokens;
   d.has_steps = false;
-  d.version++;
+  d.Touch();
   cv->max_abs_diff = 0;
   cv->max_row = cv->max_col = -1;
   if (a.weights.rows() != b.weights.rows() || a.weights.cols() != b.weights.cols()) {

@@ -25,14 +25,14 @@ void UpdateProbeFrames(TrainViewState* tp) {
   const float pos = std::clamp(tp->probe_position, 0.0f, (float)(n - 1));
   const int a = (int)std::floor(pos), b = std::min(n - 1, a + 1);
   auto fill = [&](AttentionMap* m, const seq2seq::ProbeSnapshot& p) {
-    if (m->version != 0 && m->name == "epoch " + std::to_string(p.epoch)) return;
+    if (m->name == "epoch " + std::to_string(p.epoch)) return;
     std::vector<std::string> target = p.reference_tokens;
     target.push_back("</s>");
     m->source_tokens = p.source_tokens;
     m->target_tokens = std::move(target);
     m->weights = p.attention;
     m->name = "epoch " + std::to_string(p.epoch);
-    m->version++;
+    m->Touch();
   };
   fill(&tp->probe_a, probes[(size_t)a]);
   fill(&tp->probe_b, probes[(size_t)b]);

@@ -38,7 +38,7 @@ void BuildTranslateMap(TranslateViewState* t) {
   m.name = t->layer_head >= 0
                ? "layer/head " + std::to_string(t->layer_head)
                : (t->layer_head == -1 && !supervised.empty() ? supervised : "mean over layers and heads");
-  m.version++;
+  m.Touch();
 }
 
 // Replaces word number `pos` of the input sentence (tokenized) by `word`.
@@ -186,7 +186,7 @@ void TranslateView::ScoreFigure(AppState* s) {
     t.gold.weights(l.target, l.source) = std::max(t.gold.weights(l.target, l.source), l.sure ? 1.0f : 0.5f);
   t.gold.weights((Eigen::Index)rows.size() - 1, (Eigen::Index)f->gold.source.size() - 1) =
       1.0f;  // </s> on the last token
-  t.gold.version++;
+  t.gold.Touch();
   s->ReleaseTextures(&t.gold_widget);
   t.gold_widget = HeatmapViewState{};
 }
