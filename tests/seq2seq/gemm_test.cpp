@@ -61,8 +61,7 @@ TEST(Seq2SeqGemm, MatchesTheReferenceOnModelAndOddShapes) {
     EXPECT_LE(e, 4e-6f) << "TN m=" << s.m << " n=" << s.n << " k=" << s.k;
     worst = std::max(worst, e);
     got = want = c0;
-    std::vector<float> scratch;
-    MatMulNT(s.m, s.n, s.k, a.data(), lda, bt.data(), ldbt, got.data(), ldc, &scratch);
+    MatMulNT(s.m, s.n, s.k, a.data(), lda, bt.data(), ldbt, got.data(), ldc);
     MatMulNTRef(s.m, s.n, s.k, a.data(), lda, bt.data(), ldbt, want.data(), ldc);
     e = LargestError(got, want, s.k);
     EXPECT_LE(e, 4e-6f) << "NT m=" << s.m << " n=" << s.n << " k=" << s.k;
@@ -76,7 +75,7 @@ TEST(Seq2SeqGemm, MatchesTheReferenceOnModelAndOddShapes) {
 
 TEST(Seq2SeqGemm, AnEntryDoesNotDependOnItsTile) {
   // The same row of A times the same B gives bitwise the same row of C whether it is computed in a
-  // 4-row tile, alone, or among the column tail: the sum over k runs in one order everywhere.
+  // 4-row tile, alone, or among the column tail: each entry's sum over k runs the same way everywhere.
   Rng rng;
   rng.Seed(9);
   const int m = 7, n = 21, k = 37;
@@ -90,6 +89,20 @@ TEST(Seq2SeqGemm, AnEntryDoesNotDependOnItsTile) {
       ASSERT_EQ(row[j], all[i * n + j]) << "row " << i << " col " << j;
       MatMulNN(1, 1, k, a.data() + i * k, k, b.data() + j, n, narrow.data(), 1, false);
       ASSERT_EQ(narrow[0], all[i * n + j]) << "row " << i << " col " << j << " as a 1 x 1 product";
+    }
+  }
+  // The same for C += A B^T (B [n, k]): a 4 x 2 dot-product tile, a row alone, an entry alone.
+  const std::vector<float> bt = Random(&rng, n * k);
+  std::vector<float> nt(m * n, 0.0f);
+  MatMulNT(m, n, k, a.data(), k, bt.data(), k, nt.data(), n);
+  for (int i = 0; i < m; ++i) {
+    std::vector<float> row(n, 0.0f);
+    MatMulNT(1, n, k, a.data() + i * k, k, bt.data(), k, row.data(), n);
+    for (int j = 0; j < n; ++j) {
+      ASSERT_EQ(row[j], nt[i * n + j]) << "A B^T row " << i << " col " << j;
+      float one = 0.0f;
+      MatMulNT(1, 1, k, a.data() + i * k, k, bt.data() + j * k, k, &one, 1);
+      ASSERT_EQ(one, nt[i * n + j]) << "A B^T row " << i << " col " << j << " as a 1 x 1 product";
     }
   }
 }

@@ -28,6 +28,35 @@ TrainerConfig SmallConfig(ModelKind kind, int n_train) {
   return c;
 }
 
+// A weight used at every step gets its gradient in one product over all its uses at the end of
+// Backward: the same gradients (to float rounding) as one product per use, for every model.
+TEST(Seq2SeqTape, DeferredWeightProductsGiveTheSameGradients) {
+  for (ModelKind kind : {ModelKind::Bahdanau, ModelKind::Luong, ModelKind::Transformer}) {
+    TrainerConfig cfg = LiveTrainerConfig(kind, Task::EnFr, 3);
+    cfg.n_train = 64, cfg.n_heldout = 4;
+    Trainer tr;
+    ASSERT_TRUE(tr.Init(cfg).ok);
+    const Model& m = tr.model();
+    std::vector<const SentencePair*> pairs;
+    for (int i = 0; i < 6; ++i) pairs.push_back(&tr.corpus().train[(size_t)i]);
+    const Batch batch = BuildBatch(m, pairs);
+    std::vector<std::vector<Mat>> grads(2, std::vector<Mat>(m.params.size()));
+    for (int defer = 0; defer < 2; ++defer) {
+      for (size_t p = 0; p < m.params.size(); ++p)
+        grads[defer][p].setZero(m.params[p].value.rows(), m.params[p].value.cols());
+      Tape tape;
+      tape.SetDeferParamProducts(defer != 0);
+      tape.SetGradientTarget(m.params.data(), &grads[defer]);
+      tape.Backward(ForwardTeacherForced(m, &tape, batch, nullptr, 0.0f));
+    }
+    for (size_t p = 0; p < m.params.size(); ++p) {
+      const float scale = std::max(1e-3f, grads[0][p].cwiseAbs().maxCoeff());
+      EXPECT_LE((grads[1][p] - grads[0][p]).cwiseAbs().maxCoeff(), 1e-5f * scale)
+          << ModelKindName(kind) << " " << m.params[p].name;
+    }
+  }
+}
+
 TEST(Seq2SeqTrainer, SameSeedSameLosses) {
   for (ModelKind kind : {ModelKind::Bahdanau, ModelKind::Luong, ModelKind::Transformer}) {
     Trainer a, b;

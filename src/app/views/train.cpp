@@ -257,9 +257,8 @@ void TrainView::Draw(AppState* s) {
   if (!state.runner) {
     ImGui::TextWrapped(
         "Press Train to watch a fresh model learn to align: its attention starts as a grey blur and "
-        "sharpens into the alignment of the translation figures. Two epochs of 30000 sentences, about "
-        "a minute of training natively and one to two in the browser, bring it to 92-96%% of held-out "
-        "sentences translated exactly.");
+        "sharpens into the alignment of the translation figures. Two epochs of 30000 sentences, under a "
+        "minute of training, bring it to about 96%% of held-out sentences translated exactly.");
     return;
   }
   DrawCurves();

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <limits>
 
 #include "core/kernels.h"
@@ -422,7 +423,37 @@ void Tape::Backward(Id loss) {
       pg = Mat::Zero(n.param->value.rows(), n.param->value.cols());
   }
   nodes_[loss].grad.setOnes();
+  deferred_.clear();
   for (int i = loss; i >= 0; --i) BackwardNode(nodes_[i]);
+  FlushParamProducts();
+}
+
+void Tape::FlushParamProducts() {
+#ifndef ATTNVIZ_SEQ2SEQ_DOUBLE  // the double build (gradient checks) multiplies through Eigen at once
+  // Grouped by weight, each group in backward order (stable): the same sums for every run.
+  std::stable_sort(deferred_.begin(), deferred_.end(),
+                   [](const auto& x, const auto& y) { return std::less<Parameter*>()(x.first, y.first); });
+  for (size_t g0 = 0, g1; g0 < deferred_.size(); g0 = g1) {
+    Parameter* p = deferred_[g0].first;
+    int rows = 0;
+    for (g1 = g0; g1 < deferred_.size() && deferred_[g1].first == p; ++g1)
+      rows += (int)deferred_[g1].second->grad.rows();
+    Mat& dB = ParamGrad(p);
+    const int k = static_cast<int>(dB.rows()), cols = static_cast<int>(dB.cols());
+    stack_a_.resize(static_cast<size_t>(rows) * k);
+    stack_dy_.resize(static_cast<size_t>(rows) * cols);
+    size_t at = 0;
+    for (size_t e = g0; e < g1; ++e) {
+      const Node& n = *deferred_[e].second;
+      const Mat& A = Value(n.a);
+      std::copy(A.data(), A.data() + A.size(), stack_a_.data() + at * k);
+      std::copy(n.grad.data(), n.grad.data() + n.grad.size(), stack_dy_.data() + at * cols);
+      at += static_cast<size_t>(A.rows());
+    }
+    MatMulTN(k, cols, rows, stack_a_.data(), k, stack_dy_.data(), cols, dB.data(), cols);  // dB += A^T dY
+  }
+  deferred_.clear();
+#endif
 }
 
 void Tape::MatMulBackward(Node& n) {
@@ -436,8 +467,11 @@ void Tape::MatMulBackward(Node& n) {
   dB.noalias() += A.transpose() * dY;
 #else
   const int m = static_cast<int>(A.rows()), k = static_cast<int>(A.cols()), cols = static_cast<int>(B.cols());
-  MatMulNT(m, k, cols, dY.data(), cols, B.data(), cols, dA.data(), k, &scratch_);  // dA [m, k] += dY B^T
-  MatMulTN(k, cols, m, A.data(), k, dY.data(), cols, dB.data(), cols);             // dB [k, n] += A^T dY
+  MatMulNT(m, k, cols, dY.data(), cols, B.data(), cols, dA.data(), k);  // dA [m, k] += dY B^T
+  if (defer_ && nodes_[n.b].op == Op::Param)
+    deferred_.emplace_back(nodes_[n.b].param, &n);  // dB += A^T dY with the weight's other uses
+  else
+    MatMulTN(k, cols, m, A.data(), k, dY.data(), cols, dB.data(), cols);  // dB [k, n] += A^T dY
 #endif
 }
 

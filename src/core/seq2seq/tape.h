@@ -15,6 +15,7 @@
 #pragma once
 #include <deque>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/attention.h"
@@ -61,6 +62,9 @@ class Tape {
   // Parameter gradients go to (*grads)[i] for the parameter first + i (i < grads->size()) instead of
   // Parameter::grad: each thread of the data-parallel trainer has its own. nullptr: Parameter::grad.
   void SetGradientTarget(const Parameter* first, std::vector<Mat>* grads);
+  // A weight's gradient from all its uses in one product at the end of Backward (the default), or
+  // one product per use as they come (the tests compare the two).
+  void SetDeferParamProducts(bool defer) { defer_ = defer; }
 
   // --- leaves ---
   Id Constant(const Mat& value);  // no gradient flows into it
@@ -146,14 +150,20 @@ class Tape {
   Id NewNode(Op op);
   Mat& G(Id id);                 // gradient buffer (the Parameter's for Param nodes)
   Mat& ParamGrad(Parameter* p);  // where p's gradient goes (SetGradientTarget)
-  void MatMulBackward(Node& n);  // dA += dY B^T, dB += A^T dY
+  void MatMulBackward(Node& n);  // dA += dY B^T, dB += A^T dY (a Parameter's dB deferred, below)
   void BackwardNode(Node& n);
+  void FlushParamProducts();  // each Parameter's deferred dB += A^T dY, as one product over all its uses
 
   std::deque<Node> nodes_;  // deque: references stay valid while nodes are added
   int count_ = 0;
   const Parameter* grad_first_ = nullptr;  // SetGradientTarget
   std::vector<Mat>* grad_target_ = nullptr;
-  std::vector<float> scratch_;  // B^T for the backward product dY B^T
+  // A weight used at every step of a recurrence gets its gradient from every step: rather than one
+  // product of k = 4 rows per step (reading and writing all of dB each time), the steps' rows are
+  // stacked and multiplied once at the end of Backward.
+  std::vector<std::pair<Parameter*, const Node*>> deferred_;  // (weight, MatMul node), in backward order
+  std::vector<float> stack_a_, stack_dy_;                     // the stacked A and dY rows
+  bool defer_ = true;
 };
 
 }  // namespace seq2seq
