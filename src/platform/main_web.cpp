@@ -187,7 +187,9 @@ EM_JS(void, attnviz_js_train_send, (const char* text), {
       if (p) HEAPU8.set(model, p);
       Module.ccall("attnviz_train_deliver", null, ["string", "number", "number"], [m.report, p, model.length]);
       if (p) _free(p);
-      Module["attnvizWake"] = true;
+      // An epoch's end wakes the viewer; the reports between (one per 50 ms slice) are drawn at the
+      // Train view's own pace (TrainView::Animating), not at the page's full frame rate.
+      if (model.length) Module["attnvizWake"] = true;
     };
   }
   w.postMessage({ run: Module["attnvizTrainRun"] || 0, text: t });
@@ -223,11 +225,12 @@ WebLoop* g_loop = nullptr;
 // An idle viewer draws nothing: a few frames after the last input, resize or API call, and
 // while nothing animates, the frame is skipped (the canvas keeps its last image).
 bool ShouldDraw(WebLoop& L, const float sz[4]) {
-  bool woke = attnviz_js_take_wake() != 0 || L.app.NeedsFrames() || L.frame < 3;
+  bool woke = attnviz_js_take_wake() != 0 || L.frame < 3;
   for (int i = 0; i < 4; ++i) woke = woke || sz[i] != L.last_size[i];
   for (int i = 0; i < 4; ++i) L.last_size[i] = sz[i];
   if (woke) L.quiet_frames = 0;
   if (L.quiet_frames < 6) return ++L.quiet_frames, true;  // a few more frames let ImGui settle hover and animations
+  if (L.app.NeedsFrames()) return true;  // an animation's frames (a view may ask for fewer than every one)
   // While a file is read, one frame now and then shows its progress: a software renderer would
   // otherwise spend the reading's time drawing.
   return attnviz_js_take_progress_frame() != 0;

@@ -100,8 +100,21 @@ Status TrainView::Start(AppState* s) {
   return Status::Ok();
 }
 
+// Training in a worker or a thread reports a few times a second: ten frames a second show it and
+// leave the page's renderer (a software one in headless Chromium, on the worker's two cores) less
+// to take from the worker: 47.8 s of the worker's compute to 96.5% where 60 frames a second made it
+// 60.9 s (docs/PERFORMANCE.md). Training in the page's own frames, and the probe's playback, need
+// every frame.
+bool TrainView::Animating(const AppState*) const {
+  if (state.probe_playing) return true;
+  if (!state.running) return false;
+  if (!state.runner || std::string(state.runner->where()) == "frames") return true;
+  return std::chrono::steady_clock::now() - state.advanced >= std::chrono::milliseconds(100);
+}
+
 void TrainView::Advance(AppState* s, float dt) {
   TrainViewState& tp = state;
+  tp.advanced = std::chrono::steady_clock::now();
   if (tp.probe_playing && tp.runner && !progress().probes.empty()) {
     const float last = (float)progress().probes.size() - 1;
     tp.probe_position += dt * 2.0f;

@@ -2,6 +2,7 @@
 // its loss / AER / exact-match curves, and the probe sentence's alignment per epoch, scrubbable
 // from the uniform grey blur of epoch 0 to sharp word alignments.
 #pragma once
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
@@ -32,12 +33,13 @@ struct TrainViewState {
   HeatmapViewState widget;                          // heatmap widget state
   std::vector<float> plot_loss, plot_aer, plot_em;  // reused plot buffers
   int curves_drawn = 0;                             // plots drawn last frame
+  std::chrono::steady_clock::time_point advanced;   // the last frame's Advance (Animating's frame rate)
 };
 
 class TrainView : public ViewModule {
  public:
   void Draw(AppState* s) override;
-  bool Animating(const AppState*) const override { return state.running || state.probe_playing; }
+  bool Animating(const AppState*) const override;
   bool HoveredCell(int* row, int* col) const override {
     *row = state.widget.hover_row, *col = state.widget.hover_col;
     return *row >= 0;
