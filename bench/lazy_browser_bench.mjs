@@ -11,7 +11,8 @@
 //                                  zoom 1; a 256^2 overview never, on a 4096^2 head)
 //                                first_rows: the first frame that draws some of the head's own rows at
 //                                  full resolution (those of its 4 MiB parts decoded so far, over the stand-in)
-//                                in_memory / full_res_drawn: the whole 4096^2 head in memory, and drawn
+//                                in_memory / full_res_drawn: the whole 4096^2 head in memory, and drawn (zoomed out: from its
+//                                  screen copy, which then has a cell per pixel: "coarse")
 //                                filling_in: the first frame of a screen copy computed from the rows
 //                                  read so far (files without stored screen copies)
 //                              for the same model written with and without screen copies (in one run)
@@ -100,9 +101,10 @@ async function run(browser, appPort, url, tag, { scroll = false, mainThreadReads
       out.viewres_rows.push(d.heatmaps[0].underlay ? d.heatmaps[0].underlay_rows : d.heatmaps[0].held[1] - d.heatmaps[0].held[0]);
       await until((x) => (firstRows(x), x.lazy_current.map === m && x.lazy_current.held[1] === N));
       out.memory.push(performance.now() - t0);  // read and decoded
+      // and drawn: the head itself, or (zoomed out) its screen copy for it, which shows all the view can
       await until((x) => x.map === m && x.heatmaps[0] && x.heatmaps[0].held && x.heatmaps[0].held[1] === N &&
-        !x.heatmaps[0].underlay);
-      out.drawn.push(performance.now() - t0);  // and drawn
+        (!x.heatmaps[0].underlay || x.heatmaps[0].coarse));
+      out.drawn.push(performance.now() - t0);
       out.rows.push(rows || out.drawn[out.drawn.length - 1]);
     }
     out.fetch_ms = window.AttnVizLazy.stats.biggest_read_ms;

@@ -17,6 +17,13 @@ uniform vec2 u_cells_per_px;    // matrix cells covered by one pixel, x and y (>
 in vec2 v_cell;
 out vec4 o_color;
 
+// A cell's weight; the next frame's texture is read only while frames are being mixed (a
+// software renderer pays for every fetch: up to 64 per pixel zoomed out).
+float weightAt(ivec2 c) {
+  float a = texelFetch(u_weights_a, c, 0).r;
+  return u_frame_mix > 0.0 ? mix(a, texelFetch(u_weights_b, c, 0).r, u_frame_mix) : a;
+}
+
 void main() {
   ivec2 cell = clamp(ivec2(floor(v_cell)), ivec2(0), u_size - 1);
   if (v_cell.x < 0.0 || v_cell.y < 0.0 || v_cell.x >= float(u_size.x) || v_cell.y >= float(u_size.y)) {
@@ -32,7 +39,7 @@ void main() {
   ivec2 step = max(ivec2(1), ivec2(floor(u_cells_per_px / vec2(n))));
   float w = 0.0;
   if (n.x == 1 && n.y == 1) {
-    w = mix(texelFetch(u_weights_a, cell, 0).r, texelFetch(u_weights_b, cell, 0).r, u_frame_mix);
+    w = weightAt(cell);
   } else {
     ivec2 base = ivec2(floor(v_cell - 0.5 * u_cells_per_px));
     w = -1e30;
@@ -42,7 +49,7 @@ void main() {
         if (i >= n.x) break;
         ivec2 c = clamp(base + ivec2(i, j) * step, ivec2(0), u_size - 1);
         if (c.y >= u_rows_shown) continue;
-        w = max(w, mix(texelFetch(u_weights_a, c, 0).r, texelFetch(u_weights_b, c, 0).r, u_frame_mix));
+        w = max(w, weightAt(c));
       }
     }
     w = max(w, 0.0);

@@ -352,12 +352,20 @@ void HandleZoomPan(const HeatmapLayout& L, int rows, int cols, HeatmapViewState*
   }
 }
 
+// A lazily read head's screen copy (complete, smaller than the head) has at least one cell per
+// pixel of the box at this zoom, both ways.
+bool CoarseUnderlayShowsAll(const AttentionMap& map, const HeatmapViewState& st, const ImVec2& size) {
+  const AttentionMap* u = st.underlay;
+  if (!u || st.underlay_partial || u->weights.size() == 0 || u->weights.rows() >= map.Rows()) return false;
+  return (float)u->weights.rows() / st.zoom >= size.y && (float)u->weights.cols() / st.zoom >= size.x;
+}
+
 // Queues the shader draws of the cells and records the geometry for describe(). A lazily read map
 // may hold only a band of rows (or none): its overview (the underlay) is drawn under the whole area
 // first, then the rows of a whole-head read decoded so far (arrived, from tex_arrive), then the rows
 // in memory, both at full resolution.
 void QueueCells(const HeatmapEnv& env, const HeatmapStyle& style, const HeatmapLayout& L, const AttentionMap& map,
-                bool draw_map, bool draw_underlay, int arrived, HeatmapViewState* st) {
+                bool draw_map, bool draw_underlay, bool coarse, int arrived, HeatmapViewState* st) {
   const int rows = map.Rows(), cols = map.Cols();
   HeatmapDraw draw;
   draw.vmin = style.vmin;
@@ -414,13 +422,14 @@ void QueueCells(const HeatmapEnv& env, const HeatmapStyle& style, const HeatmapL
   st->geom.rows = rows;
   st->geom.cols = cols;
   st->geom.rows_shown = std::clamp(st->rows_shown, 0, rows);
-  st->geom.held0 = draw_map ? held0 : 0;
-  st->geom.held1 = draw_map ? held1 : 0;
+  st->geom.held0 = draw_map || coarse ? held0 : 0;
+  st->geom.held1 = draw_map || coarse ? held1 : 0;
+  st->geom.coarse = coarse;
   st->geom.underlay = draw_underlay;
   st->geom.underlay_rows = draw_underlay ? (int)st->underlay->weights.rows() : 0;
   st->geom.underlay_partial = draw_underlay && st->underlay_partial;
   st->geom.arrived = arrived;
-  const int h0 = draw_map ? held0 : 0, h1 = draw_map ? held1 : 0;  // arrived rows and held ones, counted once
+  const int h0 = st->geom.held0, h1 = st->geom.held1;  // arrived rows and held ones, counted once
   st->geom.rows_in = arrived + std::max(0, h1 - std::max(h0, arrived));
 }
 
@@ -556,7 +565,10 @@ bool HeatmapWidget(const char* id, const AttentionMap& map, const HeatmapStyle& 
                    const HeatmapEnv& env, const ImVec2& size) {
   // A lazily read map without rows in memory is coloured by its overview's range meanwhile.
   const bool have = map.weights.size() > 0;
-  const bool want_under = st->underlay && st->underlay->weights.size() > 0 && !map.Complete();
+  // A whole head zoomed out so far that its screen copy (max-pooled) has a cell for every pixel
+  // shows the same from it: a software renderer max-pools 4096^2 texels in 100-300 ms a frame.
+  const bool coarse = have && map.Complete() && CoarseUnderlayShowsAll(map, *st, size);
+  const bool want_under = st->underlay && st->underlay->weights.size() > 0 && (!map.Complete() || coarse);
   const HeatmapStyle style = ResolveStyle(user_style, have || !want_under ? map : *st->underlay);
   st->geom.vmin = style.vmin;
   st->geom.vmax = style.vmax;
@@ -572,7 +584,7 @@ bool HeatmapWidget(const char* id, const AttentionMap& map, const HeatmapStyle& 
   }
   bool ready = true;
   if (have && map.Complete()) AdoptArrivedTexture(env, map, st);
-  if (have) ready = EnsureTexture(env, map, &st->tex, &st->tex_owner, &st->tex_version, &st->upload_error);
+  if (have && !coarse) ready = EnsureTexture(env, map, &st->tex, &st->tex_owner, &st->tex_version, &st->upload_error);
   if (st->next)
     ready =
         EnsureTexture(env, *st->next, &st->tex_next, &st->tex_next_owner, &st->tex_next_version, &st->upload_error) &&
@@ -610,7 +622,7 @@ bool HeatmapWidget(const char* id, const AttentionMap& map, const HeatmapStyle& 
   ImGui::InvisibleButton("##heatmap", size, ImGuiButtonFlags_MouseButtonLeft | ImGuiButtonFlags_MouseButtonMiddle);
   HandleZoomPan(L, rows, cols, st);
   L = ComputeLayout(rows, cols, labels, *st, origin, size);  // after this frame's zoom and pan
-  QueueCells(env, style, L, map, have, under, arrived, st);
+  QueueCells(env, style, L, map, have && !(coarse && under), under, coarse && under, arrived, st);
   UpdateHover(L, rows, cols, st);
   const int hl_row = st->hover_row >= 0 ? st->hover_row : st->highlight_row;
   const int hl_col = st->hover_row >= 0 ? st->hover_col : st->highlight_col;
@@ -666,6 +678,8 @@ void DescribeHeatmap(JsonWriter* w, const char* id, const HeatmapGeometry& g, co
     w->Number(g.underlay_rows);
     w->Key("underlay_partial");
     w->Bool(g.underlay_partial);
+    w->Key("coarse");  // the whole head is in memory; its screen copy shows all this zoom can
+    w->Bool(g.coarse);
     w->Key("arrived");  // rows [0, arrived) drawn from the parts of a head being read whole
     w->Number(g.arrived);
   }

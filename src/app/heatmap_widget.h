@@ -55,6 +55,8 @@ struct HeatmapGeometry {
   bool underlay = false;                // an overview stood in for rows not in memory
   int underlay_rows = 0;                // and its rows (256: an overview, 1024: a screen copy)
   bool underlay_partial = false;        // a screen copy computed from the rows read so far
+  bool coarse = false;                  // a whole head in memory, zoomed out so far that its screen copy
+                                        // (max-pooled, at least a cell per pixel) is drawn instead
   int arrived = 0;                      // rows [0, arrived) of a head being read whole, drawn from its parts
   int rows_in = 0;                      // rows drawn at full resolution (arrived and held ones; all when complete)
   float vmin = 0, vmax = 1;             // the resolved colour range it was drawn with

@@ -289,8 +289,19 @@ TEST(LazyApp, AScreenCopyIsReadFirstThenTheWholeHeadReplacesIt) {
   d = t.Describe();
   h = Heatmap(d);
   EXPECT_EQ(h->Find("held")->numbers, (std::vector<double>{0, 1100}));
-  EXPECT_FALSE(h->Find("underlay")->boolean);  // the head itself, at full resolution
   EXPECT_EQ(Lazy(d, "heads"), 1);
+  // At zoom 1 the 1024^2 screen copy has a cell for every pixel of the box: it is drawn for the
+  // whole head (the same maxima, a quarter of a 4096^2 head's texels). Zoomed in, the head itself.
+  EXPECT_TRUE(h->Find("coarse")->boolean);
+  EXPECT_TRUE(h->Find("underlay")->boolean);
+  ASSERT_TRUE(t.app.Command("zoom 4 550 550").ok);
+  t.Frames(2);
+  d = t.Describe();
+  h = Heatmap(d);
+  EXPECT_EQ(h->Find("held")->numbers, (std::vector<double>{0, 1100}));
+  EXPECT_FALSE(h->Find("coarse")->boolean);
+  EXPECT_FALSE(h->Find("underlay")->boolean);  // the head itself, at full resolution
+  EXPECT_EQ(h->Find("rows_in")->number, 1100);
 }
 
 TEST(LazyApp, AHeadsRowsAreDrawnAsTheyArriveThenTheWholeHead) {

@@ -90,7 +90,8 @@ void WantLazyRows(AppState* s, const AttentionMap& map, HeatmapViewState* w) {
   const int rows = map.Rows();
   const bool complete = map.Complete();
   bool partial = false;  // a screen copy computed from the rows decoded so far
-  const AttentionMap* screen = complete ? nullptr : LazyScreen(s, s->current_map, &partial);
+  // (A whole head keeps its screen copy too: zoomed out, it is drawn instead of the head.)
+  const AttentionMap* screen = LazyScreen(s, s->current_map, &partial);
   w->underlay = screen ? screen : complete ? nullptr : LazyOverview(s, s->current_map);
   w->underlay_partial = screen && partial;
   // The head being read whole: the rows decoded so far are drawn at full resolution over the stand-in.
