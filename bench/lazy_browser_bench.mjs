@@ -163,6 +163,7 @@ async function run(browser, appPort, url, tag, { scroll = false, mainThreadReads
     for (const f of frames.slice(0, 3)) {  // the longest frames and where their time went
       const p = f.parts;
       console.log(`lazy browser ${tag} grid_scroll long_frame cpu_ms=${f.cpu.toFixed(1)} pump_ms=${p.pump_ms.toFixed(1)} ` +
+        `(decode_ms=${p.decode_ms.toFixed(1)} install_ms=${p.install_ms.toFixed(1)}) ` +
         `request_ms=${p.request_ms.toFixed(1)} upload_ms=${p.upload_ms.toFixed(1)} uploads=${p.uploads} ` +
         `grid_stats_ms=${p.stats_ms.toFixed(1)}`);
     }

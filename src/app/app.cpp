@@ -110,6 +110,7 @@ Status App::Init(const AppConfig& config) {
   s->env.upload_deadline = &s->upload_deadline;
   s->env.upload_ms = &s->frame.upload_ms;
   s->env.uploads = &s->frame.uploads;
+  s->env.upload_ms_per_mib = &s->upload_ms_per_mib;
   s->labels.Init(config.headless ? nullptr : config.labels);
   for (int i = 0; i < ViewCount(); ++i) s->views.push_back(ViewInfoAt(i).create());
   Status offered = ChooseOfferedViews(s);
@@ -207,6 +208,8 @@ void App::Frame() {
       s->Current().lazy ? t0 + std::chrono::milliseconds(6) : std::chrono::steady_clock::time_point::max();
   s->frame.train_ms = 0;
   s->frame.upload_ms = 0;
+  s->frame.decode_ms = 0;
+  s->frame.install_ms = 0;
   s->frame.uploads = 0;
   s->labels.BeginFrame();
   s->env.labels.cache = s->labels.Available() ? &s->labels : nullptr;

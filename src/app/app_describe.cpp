@@ -70,6 +70,10 @@ void DescribeFrame(const FrameStats& f, JsonWriter* w) {
   w->BeginObject();
   w->Key("pump_ms");
   w->NumberF(f.pump_ms);
+  w->Key("decode_ms");
+  w->NumberF(f.decode_ms);
+  w->Key("install_ms");
+  w->NumberF(f.install_ms);
   w->Key("request_ms");
   w->NumberF(f.request_ms);
   w->Key("upload_ms");

@@ -33,6 +33,7 @@ struct FrameStats {
   // Parts of the last frame (describe()'s "frame_parts"): lazily read files' decoding and installing
   // before the views, their requests after, texture uploads (time and count) within the views.
   float pump_ms = 0, request_ms = 0, upload_ms = 0;
+  float decode_ms = 0, install_ms = 0;  // of pump_ms: reading and decoding; installing what arrived
   int uploads = 0;
   float ring[120] = {};   // recent App::Frame() CPU times
   int count = 0;          // frames recorded so far
@@ -51,6 +52,7 @@ struct AppState {
   HeatmapEnv env;                                         // renderer + pool, handed to every heatmap widget
   int64_t upload_budget = 0;                              // texture bytes still to upload this frame (HeatmapEnv)
   std::chrono::steady_clock::time_point upload_deadline;  // and until when (HeatmapEnv)
+  float upload_ms_per_mib = 0;                            // how fast uploads have gone (HeatmapEnv)
   LabelCache labels;                                      // token labels the UI font cannot draw, as textures
   bool show_markers = true;                               // tokenizer markers as dim marks (the "markers" command)
 

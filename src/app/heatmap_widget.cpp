@@ -31,6 +31,33 @@ void HeatmapDrawCallback(const ImDrawList*, const ImDrawCmd* cmd) {
   cb->renderer->Draw(d, fb_w, fb_h);
 }
 
+}  // namespace
+
+// False when an upload of `bytes` would end past the frame's deadline at the speed seen so far (the
+// frame's first upload always goes, so the textures keep coming however slow the renderer is).
+bool UploadFits(const HeatmapEnv& env, int64_t bytes) {
+  if (!env.upload_deadline || !env.upload_ms_per_mib || !env.uploads || *env.uploads == 0) return true;
+  const double ms = (double)*env.upload_ms_per_mib * (double)bytes / (1 << 20);
+  return std::chrono::steady_clock::now() + std::chrono::microseconds((int64_t)(ms * 1000.0)) <= *env.upload_deadline;
+}
+
+// After an upload of `bytes` that took t0..t1: the frame's time, count and budget, the running speed.
+void CountUpload(const HeatmapEnv& env, int64_t bytes, std::chrono::steady_clock::time_point t0,
+                 std::chrono::steady_clock::time_point t1) {
+  const float ms = std::chrono::duration<float, std::milli>(t1 - t0).count();
+  if (env.upload_ms) *env.upload_ms += ms;
+  if (env.uploads) ++*env.uploads;
+  if (env.upload_ms_per_mib && bytes >= (64 << 10)) {  // small ones are mostly call overhead
+    const float per = ms * (float)(1 << 20) / (float)bytes;
+    float& mean = *env.upload_ms_per_mib;
+    mean = mean > 0 ? 0.8f * mean + 0.2f * per : per;
+  }
+  if (env.upload_budget) *env.upload_budget -= bytes;
+  if (env.upload_budget && env.upload_deadline && t1 > *env.upload_deadline) *env.upload_budget = 0;
+}
+
+namespace {
+
 // Uploads the map once per version. A failed upload is not retried until the map changes; the
 // error is kept for the widget to show. False when the frame's upload budget is spent: the widget
 // draws a placeholder and the upload happens in a later frame (a grid of 144 maps fills in over a
@@ -39,14 +66,12 @@ bool EnsureTexture(const HeatmapEnv& env, const AttentionMap& map, HeatmapTextur
                    uint64_t* version, std::string* error) {
   if (!env.renderer) return true;  // headless
   if (*owner == &map && *version == map.version) return true;
+  const int64_t bytes = (int64_t)map.weights.size() * 4;
   if (env.upload_budget && *env.upload_budget <= 0) return false;
+  if (!UploadFits(env, bytes)) return false;
   const auto t0 = std::chrono::steady_clock::now();
   const Status st = env.renderer->Upload(tex, map.weights.data(), (int)map.weights.rows(), (int)map.weights.cols());
-  const auto t1 = std::chrono::steady_clock::now();
-  if (env.upload_ms) *env.upload_ms += std::chrono::duration<float, std::milli>(t1 - t0).count();
-  if (env.uploads) ++*env.uploads;
-  if (env.upload_budget) *env.upload_budget -= (int64_t)map.weights.size() * 4;
-  if (env.upload_budget && env.upload_deadline && t1 > *env.upload_deadline) *env.upload_budget = 0;
+  CountUpload(env, bytes, t0, std::chrono::steady_clock::now());
   *error = st ? "" : st.message;
   *owner = &map;
   *version = map.version;
@@ -61,11 +86,7 @@ void UploadArriveBand(const HeatmapEnv& env, HeatmapViewState* st, const float* 
   if (row1 <= row0) return;
   const auto t0 = std::chrono::steady_clock::now();
   env.renderer->UploadRows(&st->tex_arrive, data + (size_t)row0 * st->tex_arrive.cols, row0, row1);
-  const auto t1 = std::chrono::steady_clock::now();
-  if (env.upload_ms) *env.upload_ms += std::chrono::duration<float, std::milli>(t1 - t0).count();
-  if (env.uploads) ++*env.uploads;
-  if (env.upload_budget) *env.upload_budget -= (int64_t)(row1 - row0) * st->tex_arrive.cols * 4;
-  if (env.upload_budget && env.upload_deadline && t1 > *env.upload_deadline) *env.upload_budget = 0;
+  CountUpload(env, (int64_t)(row1 - row0) * st->tex_arrive.cols * 4, t0, std::chrono::steady_clock::now());
   st->tex_arrive_rows = row1;
 }
 
@@ -84,7 +105,9 @@ int UploadArrivingRows(const HeatmapEnv& env, const AttentionMap& map, HeatmapVi
   const int rows = std::min(st->arriving_rows, map.Rows());
   if (!env.renderer) return st->tex_arrive_rows = rows;
   // Whole bands only (a part's worth): each upload costs a software renderer a frame's time.
-  while (st->tex_arrive_rows + kArriveBandRows <= rows && (!env.upload_budget || *env.upload_budget > 0))
+  const int64_t band_bytes = (int64_t)kArriveBandRows * map.Cols() * 4;
+  while (st->tex_arrive_rows + kArriveBandRows <= rows && (!env.upload_budget || *env.upload_budget > 0) &&
+         UploadFits(env, band_bytes))
     UploadArriveBand(env, st, st->arriving, st->tex_arrive_rows + kArriveBandRows);
   return st->tex_arrive_rows;
 }

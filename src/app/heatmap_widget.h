@@ -125,8 +125,18 @@ struct HeatmapEnv {
   // textures (a grid of overviews) cost a software renderer ~0.5 ms each. Null: no limit.
   const std::chrono::steady_clock::time_point* upload_deadline = nullptr;
   float* upload_ms = nullptr;  // adds the time of each upload (null: not measured)
-  int* uploads = nullptr;      // and counts them
+  int* uploads = nullptr;      // and counts them (this frame's)
+  // The time an upload has taken per MiB, a running mean over frames: an upload that would end past
+  // the deadline waits for the next frame, unless it is the frame's first. Null: not predicted.
+  float* upload_ms_per_mib = nullptr;
 };
+
+// False when an upload of `bytes` would end past env's deadline at the speed seen so far (the frame's
+// first upload always goes). CountUpload records one that took t0..t1: the frame's time, count and
+// byte budget (emptied past the deadline), and the running speed.
+bool UploadFits(const HeatmapEnv& env, int64_t bytes);
+void CountUpload(const HeatmapEnv& env, int64_t bytes, std::chrono::steady_clock::time_point t0,
+                 std::chrono::steady_clock::time_point t1);
 
 // Draws map into a size.x * size.y box at the cursor. Returns true while a cell is hovered.
 bool HeatmapWidget(const char* id, const AttentionMap& map, const HeatmapStyle& style, HeatmapViewState* st,

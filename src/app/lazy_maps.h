@@ -27,6 +27,7 @@
 namespace attnviz {
 
 struct AppState;
+struct FrameStats;
 class JsonWriter;
 
 constexpr uint64_t kDefaultLazyCacheBytes = uint64_t(256) << 20;  // heads + overviews in memory
@@ -51,8 +52,9 @@ class LazyMaps {
   // A whole head being read: its rows decoded so far, [0, *rows) of *head (the buffer the head is
   // installed from when all are in), and the read's ticket. False when no whole-head read is under way.
   bool Arriving(int set, int map, const MatrixRM** head, int64_t* rows, uint64_t* ticket) const;
-  void Request(AppState* s);                                 // see RequestLazyMaps
-  bool Work(AppState* s, double budget_ms);                  // reads and results only (between frames); true if busy
+  void Request(AppState* s);  // see RequestLazyMaps
+  // Reads and results only; true if busy. `parts` (a frame's, or null between frames) gets the time.
+  bool Work(AppState* s, double budget_ms, FrameStats* parts);
   void Describe(JsonWriter* w, int heads, int bands) const;  // heads, bands: what the examples hold
   int MapIndex(int set, int layer, int head) const;          // maps[] index of a layer's head
   bool Reading(int set, int map) const;                      // rows of the map are being read
@@ -125,7 +127,7 @@ void PumpLazyMaps(AppState* s);     // every open lazy file, a few ms of reading
 void RequestLazyMaps(AppState* s);  // after the views drew: requests for what they want, reads started
 // Between frames (the browser calls it when a read ends): decoding and installing only, for about
 // budget_ms; what the views want is left for the next frame. True while there is more to do.
-bool WorkLazyMaps(AppState* s, double budget_ms);
+bool WorkLazyMaps(AppState* s, double budget_ms, FrameStats* parts = nullptr);
 bool LazyWaiting(AppState* s);                  // the current example is lazy and its current map is not all in memory
 bool LazyReading(AppState* s, int map);         // rows of a map of the current example are being read
 void DescribeLazy(AppState* s, JsonWriter* w);  // "lazy": the current example's file, or null; and "lazy_current"

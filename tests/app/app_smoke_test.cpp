@@ -12,6 +12,7 @@
 
 #include "app/app.h"
 #include "app/examples.h"
+#include "app/heatmap_widget.h"
 #include "app/view_module.h"
 #include "imgui.h"
 #include "io/json.h"
@@ -104,6 +105,39 @@ TEST(AttentionMapVersion, EveryMapAndEveryChangeGetsAVersionNeverSeenBefore) {
     EXPECT_NE(seen[i], 0u);
     for (size_t j = 0; j < i; ++j) EXPECT_NE(seen[i], seen[j]) << i << " " << j;
   }
+}
+
+TEST(HeatmapUploads, AnUploadThatWouldEndPastTheDeadlineWaitsUnlessItIsTheFramesFirst) {
+  using clock = std::chrono::steady_clock;
+  attnviz::HeatmapEnv env;
+  int64_t budget = int64_t(16) << 20;
+  clock::time_point deadline = clock::now() + std::chrono::milliseconds(50);
+  float ms = 0, per_mib = 0;
+  int uploads = 0;
+  env.upload_budget = &budget, env.upload_deadline = &deadline, env.upload_ms = &ms, env.uploads = &uploads;
+  env.upload_ms_per_mib = &per_mib;
+  const int64_t mib = int64_t(1) << 20;
+  EXPECT_TRUE(attnviz::UploadFits(env, 64 * mib));  // the frame's first: always
+  // One MiB in 20 ms: the speed is learnt; 1 MiB more fits in the 50 ms, 4 MiB do not.
+  const clock::time_point t0 = clock::now();
+  attnviz::CountUpload(env, mib, t0, t0 + std::chrono::milliseconds(20));
+  EXPECT_EQ(uploads, 1);
+  EXPECT_NEAR(per_mib, 20.0f, 0.01f);
+  EXPECT_NEAR(ms, 20.0f, 0.01f);
+  EXPECT_EQ(budget, 15 * mib);
+  EXPECT_TRUE(attnviz::UploadFits(env, mib));
+  EXPECT_FALSE(attnviz::UploadFits(env, 4 * mib));
+  // A faster one moves the mean a fifth of the way; small uploads (call overhead) leave it.
+  attnviz::CountUpload(env, mib, t0, t0 + std::chrono::milliseconds(10));
+  EXPECT_NEAR(per_mib, 18.0f, 0.01f);
+  attnviz::CountUpload(env, 1024, t0, t0 + std::chrono::milliseconds(10));
+  EXPECT_NEAR(per_mib, 18.0f, 0.01f);
+  // An upload that ends past the deadline empties the frame's budget.
+  attnviz::CountUpload(env, mib, t0, deadline + std::chrono::milliseconds(1));
+  EXPECT_EQ(budget, 0);
+  // Without a deadline (an eagerly read file) everything fits.
+  env.upload_deadline = nullptr;
+  EXPECT_TRUE(attnviz::UploadFits(env, 1024 * mib));
 }
 
 TEST(AppViews, RegistryNamesEveryViewAndEachOneDraws) {

@@ -42,17 +42,20 @@ bool ParseGridSort(const std::string& name, GridSort* out) {
 
 namespace {
 
-// Stats are recomputed only for maps whose version changed, for a few ms a frame (a file of 144
-// heads of 512 x 512 takes ~0.5 s in WASM): the rest show as pending until a later frame. The time is
-// a quarter of the last frame's, at least 4 ms and at most 50 ms, so a slow renderer (software WebGL,
-// a few frames a second) does not take minutes to fill the grid in. Maps without weights (lazily
-// read heads not in memory) have none.
-// Statistics of the maps in memory, for about a quarter of the last frame's time (at most 4 ms for a
-// lazily read file, whose frames stay short while overviews stream in), a few rows at a time: a big
-// head is computed over several frames instead of in one long one.
-void UpdateStats(const Example& ex, GridViewState* g) {
-  const double budget_ms =
-      std::clamp(250.0 * (double)ImGui::GetIO().DeltaTime, ex.lazy ? 1.0 : 4.0, ex.lazy ? 4.0 : 50.0);
+// Statistics of the maps whose version changed, a few rows at a time for a few ms a frame: the rest
+// show as pending until a later frame, and a big head is computed over several frames instead of in
+// one long one. The time is a quarter of the last frame's, at least 4 ms and at most 50 ms, so a slow
+// renderer (software WebGL, a few frames a second) does not take minutes to fill a grid of 144 heads
+// of 512 x 512 (~0.5 s in WASM). A lazily read file's frames stay short while overviews stream in:
+// decoding, statistics and uploads share one deadline (AppState::upload_deadline, 6 ms into the
+// frame), and statistics get what is left of it, 0.5 to 4 ms. Maps without weights (lazily read heads
+// not in memory) have none.
+void UpdateStats(const Example& ex, GridViewState* g, std::chrono::steady_clock::time_point deadline) {
+  double budget_ms = std::clamp(250.0 * (double)ImGui::GetIO().DeltaTime, ex.lazy ? 1.0 : 4.0, ex.lazy ? 4.0 : 50.0);
+  if (ex.lazy) {
+    const double left = std::chrono::duration<double, std::milli>(deadline - std::chrono::steady_clock::now()).count();
+    budget_ms = std::clamp(left, 0.5, budget_ms);
+  }
   const size_t n = ex.maps.size();
   if (g->stats.size() != n) {  // OnExampleChanged cleared them
     g->stats.assign(n, HeadStats{});
@@ -262,7 +265,7 @@ void GridView::Draw(AppState* s) {
     return;
   }
   if ((int)g.thumbs.size() < n) g.thumbs.resize((size_t)n);
-  UpdateStats(ex, &g);
+  UpdateStats(ex, &g, s->upload_deadline);
   const int heads = std::max(1, std::min(ex.heads, n));
   const int grid_rows = (n + heads - 1) / heads;
   if (s->config.controls) DrawToolbar(&g, heads, grid_rows);
