@@ -34,7 +34,7 @@ inline int KcFor(int panel) {
   return panel > 16 ? 128 : 256;
 }
 #ifdef __wasm_simd128__
-constexpr int kMinBlockRows = 64;  // AttentionForward's row block, at least (see there)
+constexpr int kMinBlockRows = 256;  // AttentionForward's row block, at least (see there)
 #else
 constexpr int kMinBlockRows = 1;
 #endif
@@ -340,11 +340,13 @@ void AttentionForward(const float* q, const float* k, const float* v, int n_q, i
     weights = ws->scores.data();
   }
   // K^T and V are packed once; query rows then go through all three passes in blocks whose
-  // score rows (~128 KB) stay in L2 between the passes instead of streaming n_q x n_k floats
-  // through memory three times. In WASM at least 64 rows (512 KB at n_k = 2048): with fewer,
-  // the packed K^T and V, n_k x d floats each, are streamed for too little work (16-row blocks
-  // at n_k = 2048 ran ~30 % slower). Natively the opposite: 12-row blocks at n_k = 2048 ran
-  // ~30 % faster than 60-row ones (AVX-512, attnviz_bench).
+  // score rows stay in L2 between the passes instead of streaming n_q x n_k floats through
+  // memory three times. In WASM 256 rows (2 MB at n_k = 2048): with fewer, the packed K^T and
+  // V, n_k x d floats each, are streamed for too little work (16-row blocks at n_k = 2048 ran
+  // ~30 % slower than 64-row ones; 256-row ones ran 1.09x / 1.05x faster than 64-row ones at
+  // n_k = 1024 / 2048 with SIMD128, 1.03x with relaxed SIMD: bench/peers, two alternating runs,
+  // stop 20). Natively the opposite: 12-row blocks at n_k = 2048 ran ~30 % faster than 60-row
+  // ones (AVX-512, attnviz_bench).
   const TileVariant& tile = SelectedTile();
   PackAll(true, n_k, d, k, d, &ws->packed_b, tile.panel);       // K^T [d, n_k]
   PackAll(false, d_v, n_k, v, d_v, &ws->packed_v, tile.panel);  // V [n_k, d_v]
