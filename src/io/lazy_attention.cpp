@@ -433,6 +433,7 @@ void LazyAttentionFile::Finish(std::unique_ptr<Job> job, Status st) {
   r.request = job->request;
   r.status = std::move(st);
   r.fixed = job->fixed;
+  r.max = job->max;
   if (r.status) r.weights = std::move(job->out);
   results_.push_back(std::move(r));
 }
@@ -525,12 +526,14 @@ const float* HalfWeights() {
 Status LazyAttentionFile::DecodePiece(Job* job, const uint8_t* src, int64_t n) {
   float* dst = job->out.data() + job->done;
   int64_t fixed = 0;
+  float mx = job->max;               // the largest weight, kept as it is decoded (the viewer's colour range)
   if (job->dtype == StDType::F16) {  // the common case, in one pass
     const float* table = HalfWeights();
     for (int64_t i = 0; i < n; ++i) {
       uint16_t h;
       std::memcpy(&h, src + 2 * i, 2);
       dst[i] = table[h];
+      mx = std::max(mx, dst[i]);
       // NaN or infinity (exponent all ones), or a negative number other than -0.
       fixed += ((h & 0x7c00) == 0x7c00) | ((h >> 15) & ((h & 0x7fff) != 0));
     }
@@ -541,8 +544,10 @@ Status LazyAttentionFile::DecodePiece(Job* job, const uint8_t* src, int64_t n) {
         dst[i] = 0.0f;
         ++fixed;
       }
+      mx = std::max(mx, dst[i]);
     }
   }
+  job->max = mx;
   job->fixed += fixed;
   job->done += n;
   return Status::Ok();

@@ -141,6 +141,7 @@ struct LazyResult {
   Status status;        // a read error, the file changed, out of memory, ...
   MatrixRM weights;     // rows: [row1 - row0, n_k]; overviews, screen copies: [(head_end - head) * R, C]
   int64_t fixed = 0;    // weights that were NaN, infinite or negative, shown as 0
+  float max = 0;        // the largest weight (after those fix-ups): the colour range without a pass
 };
 
 // A lazily read attention file: the index, the bytes' source and the reads in progress. Not
@@ -196,6 +197,7 @@ class LazyAttentionFile {
     MatrixRM out;                        // the result, filled piece by piece
     int64_t done = 0;                    // elements decoded into out
     int64_t fixed = 0;                   // elements set to 0
+    float max = 0;                       // the largest weight decoded so far
     // Asynchronous parts (kPartBytes each; part 0's read ticket is the job's own).
     std::vector<uint64_t> part_tickets;   // [parts] the source's ticket once started, else 0
     std::vector<char> part_done;          // [parts] its bytes are in staging

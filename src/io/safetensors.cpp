@@ -369,8 +369,8 @@ void EncodeEach(const float* src, size_t n, uint8_t* dst, Convert convert) {
 
 bool DecodeFloats(StDType t, const uint8_t* src, size_t n, float* dst) {
   switch (t) {
-    case StDType::F32:
-      if (n) std::memcpy(dst, src, n * 4);
+    case StDType::F32:  // (read in place by the lazy reader: then src is dst)
+      if (n && (const void*)src != (const void*)dst) std::memcpy(dst, src, n * 4);
       return true;
     case StDType::F16:
       DecodeEach<uint16_t>(src, n, dst, HalfBitsToFloat);

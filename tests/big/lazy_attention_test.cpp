@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <random>
 #include <string>
@@ -165,6 +166,7 @@ TEST(LazyAttention, WritesAndReadsTheAttnvizLayout) {
         ASSERT_EQ(r.weights.cols(), want.cols());
         for (Eigen::Index i = 0; i < want.size(); ++i) EXPECT_EQ(r.weights.data()[i], RoundHalf(want.data()[i]));
         EXPECT_EQ(r.fixed, 0);
+        EXPECT_EQ(r.max, r.weights.maxCoeff());  // kept as it was decoded
       }
     }
   }
@@ -175,6 +177,7 @@ TEST(LazyAttention, WritesAndReadsTheAttnvizLayout) {
   EXPECT_EQ(f.BytesRead() - before, 2u * 5u * 2u);
   ASSERT_EQ(rows.weights.rows(), 2);
   EXPECT_EQ(rows.weights(1, 3), RoundHalf(doc.sets[0].data.layers[1].heads[2].weights(3, 3)));
+  EXPECT_EQ(rows.max, rows.weights.maxCoeff());  // of the rows read
   // Overviews of several heads in one read (5 <= 256 tokens: the overview is the head itself).
   const LazyResult ov = Fetch(&f, Overviews(0, 1, 1, 3));
   ASSERT_TRUE(ov.status.ok) << ov.status.message;
@@ -406,6 +409,7 @@ TEST(LazyAttention, APumpDoesAPieceAtATime) {
   MatrixRM w = RandomAttention(1500, 1500, &rng);
   w(3, 4) = std::nanf("");  // the file carries them; the reader shows them as 0 and counts them
   w(5, 6) = -0.5f;
+  w(1400, 7) = 2.5f;  // the largest, in the last piece
   const AttentionDocument doc = OneLayer("wide", {w});
   const std::string path = TempPath("pieces");
   ASSERT_TRUE(WriteLazyAttention(doc, StDType::F16, path).ok);
@@ -427,7 +431,21 @@ TEST(LazyAttention, APumpDoesAPieceAtATime) {
   EXPECT_EQ(r.weights(3, 4), 0.0f);
   EXPECT_EQ(r.weights(5, 6), 0.0f);
   EXPECT_EQ(r.weights(1499, 1499), RoundHalf(w(1499, 1499)));
+  EXPECT_EQ(r.max, 2.5f);  // over every piece, NaN and the negative one not counted
+  // The same as F32, read in place: +inf is fixed up too and does not count as the largest.
+  w(9, 9) = std::numeric_limits<float>::infinity();
+  const std::string path32 = TempPath("pieces32");
+  ASSERT_TRUE(WriteLazyAttention(OneLayer("wide", {w}), StDType::F32, path32).ok);
+  LazyAttentionFile g;
+  ASSERT_TRUE(OpenPath(path32, &g).ok);
+  g.Submit(Rows(0, 0, 0, 0, 1500));
+  for (int i = 0; i < 20 && !g.PopResult(&r); ++i) g.Pump(1000);
+  ASSERT_TRUE(r.status.ok) << r.status.message;
+  EXPECT_EQ(r.fixed, 3);
+  EXPECT_EQ(r.weights(9, 9), 0.0f);
+  EXPECT_EQ(r.max, 2.5f);
   std::remove(path.c_str());
+  std::remove(path32.c_str());
 }
 
 TEST(LazyAttention, AFileChangedWhileOpenIsAnError) {
