@@ -42,7 +42,7 @@ struct MapRangeStats {
   uint64_t version = ~0ull;  // map version they belong to (~0: not computed)
   bool full = false;         // percentiles and histogram computed too (else only max: the auto range)
   float max = 0;             // largest weight
-  float p99 = 0, p999 = 0;   // 99th and 99.9th percentiles (of a strided sample of up to ~2^18 weights)
+  float p99 = 0, p999 = 0;   // 99th and 99.9th percentiles (of a sample of ~2^18 weights)
   uint32_t hist[64] = {};    // sampled weights in 64 equal bins over [0, max]
   int64_t count = 0;         // weights counted in hist
 };

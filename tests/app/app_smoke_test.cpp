@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <thread>
@@ -522,6 +523,35 @@ TEST(AppViews, TheColourRangeFitsTheData) {
   EXPECT_NEAR(Num(d, "vmax"), 1.0, 1e-6);
   EXPECT_GT(Num(d, "low_contrast"), 0.9) << "on [0, 1] the off-diagonal weights all sit in the bottom 5%";
   EXPECT_FALSE(t.app.Command("range sideways").ok);
+}
+
+TEST(AppViews, TheColourRangeOfABigMapComesFromASampleThatSeesEveryColumn) {
+  HeadlessApp t;
+  // 1024 x 1024 (over the 2^18 weights counted one by one): 0.5 in columns 1, 65, 129, ... (1.6 %
+  // of the weights, which a sample of every 64th or 256th weight would never see), 0.001 elsewhere.
+  attnviz::NdArray a;
+  a.shape = {1024, 1024};
+  a.data.resize(1024 * 1024 * 4);
+  for (int r = 0; r < 1024; ++r)
+    for (int c = 0; c < 1024; ++c) {
+      const float x = c % 64 == 1 ? 0.5f : 0.001f;
+      std::memcpy(a.data.data() + ((size_t)r * 1024 + c) * 4, &x, 4);
+    }
+  std::vector<uint8_t> npy;
+  ASSERT_TRUE(attnviz::WriteNpy(a, &npy).ok);
+  ASSERT_TRUE(t.app.OpenFile("big.npy", npy.data(), npy.size()).ok);
+  t.Run("view heatmap");
+  t.Frames(2);
+  EXPECT_NEAR(Num(t.Describe(), "vmax"), 0.5, 1e-6) << "auto: the largest weight";
+  t.Run("range p99");
+  t.Frames(1);
+  JsonValue d = t.Describe();
+  EXPECT_NEAR(Num(d, "vmax"), 0.5, 1e-6) << "1.6 % of the weights are 0.5: the 99th percentile is 0.5";
+  t.Run("range fixed");
+  t.Run("range 0 100");
+  t.Frames(1);
+  d = t.Describe();
+  EXPECT_GT(Num(d, "low_contrast"), 0.99) << "every weight is in the bottom 5 % of [0, 100]";
 }
 
 TEST(AppFiles, SubwordMarkersShowAsASubtleDot) {
