@@ -2,8 +2,12 @@
 // float32 .npy (151 MB, written by attnviz_load_bench --make) opened by headless Chromium through
 //   old:    the whole file as one ArrayBuffer, copied into the WASM heap, then attnviz_open_file
 //           (what viewer.openFile did before attnviz-lazy.js)
-//   stream: viewer.openFile(file): 4 MiB File.slice() pieces decoded straight into the final matrices
-// each in a fresh page, in the same run. Prints the open time, the WASM memory after it (against the
+//   stream: viewer.openFile(file) with the page reading itself (window.attnvizNoLoadWorker): 4 MiB
+//           File.slice() pieces decoded straight into the final matrices
+//   worker: viewer.openFile(file) as it is: the load worker reads and validates the file with its
+//           own WASM instance and hands the document over; the page only copies floats
+// each in a fresh page, in the same run; then the same two ways for a 12 x 12 x 128 x 128 attention
+// JSON (27 MB, written here), which the page can only parse whole. Prints the open time, the WASM memory after it (against the
 // data's size), and the longest gap between animation frames while the file opened.
 //   node bench/load_browser_bench.mjs [FILE.npy]     (make bench runs it; make the file first)
 import fs from 'node:fs';
@@ -16,13 +20,44 @@ const APP_DIR = process.env.ATTNVIZ_WEB_APP || 'build/web/app';
 const FILE = process.argv[2] || '/tmp/attnviz_bench_151mb.npy';
 const MAKE = process.env.ATTNVIZ_LOAD_BENCH || 'build/native/bench/attnviz_load_bench';
 
+const JSON_FILE = path.join(path.dirname(FILE), 'attnviz_bench_12x12x128.json');
+
+// An attnviz attention JSON (version 2, one set) [layers][heads] of n x n softmax rows, 7 significant digits.
+function writeJson(file, L, H, n) {
+  const tokens = JSON.stringify(Array.from({ length: n }, (_, i) => `t${i}`));
+  const fd = fs.openSync(file + '.part', 'w');
+  fs.writeSync(fd, `{"format": "attnviz", "version": 2, "sets": [{"name": "attention", "tokens": ${tokens}, "weights": [`);
+  let x = 1;
+  for (let l = 0; l < L; l++) {
+    const heads = [];
+    for (let h = 0; h < H; h++) {
+      const rows = [];
+      for (let r = 0; r < n; r++) {
+        const row = [];
+        let sum = 0;
+        for (let c = 0; c < n; c++) {
+          x = (x * 1103515245 + 12345) % 2147483648;
+          sum += row[c] = Math.exp(3 * x / 2147483648);
+        }
+        rows.push('[' + row.map((v) => (v / sum).toPrecision(7)).join(',') + ']');
+      }
+      heads.push('[' + rows.join(',') + ']');
+    }
+    fs.writeSync(fd, (l ? ',' : '') + '[' + heads.join(',') + ']');
+  }
+  fs.writeSync(fd, ']}]}');
+  fs.closeSync(fd);
+  fs.renameSync(file + '.part', file);
+}
+
 async function run(browser, appPort, dataUrl, mode) {
   const page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
   await page.goto(`http://127.0.0.1:${appPort}/?example=seed004&view=heatmap`);
   await page.waitForFunction(() => window.attnviz !== undefined, null, { timeout: 60000 });
   return page.evaluate(async ({ url, mode }) => {
     const blob = await (await fetch(url)).blob();  // in the page first: the bench times the open, not the network
-    const file = new File([blob], 'big.npy');
+    const file = new File([blob], url.endsWith('.json') ? 'big.json' : 'big.npy');
+    window.attnvizNoLoadWorker = mode !== 'worker';
     const v = window.attnviz, M = v.module;
     const before = M.HEAPU8.length;
     const ticks = [];
@@ -64,12 +99,16 @@ async function run(browser, appPort, dataUrl, mode) {
     const d = v.describe();
     return { seconds, heap_before: before, heap_after: M.HEAPU8.length, data: file.size, example: d.example,
       maps: d.grid ? d.grid.stats.length : -1, gap_ms: gaps, after_ms: after, filled, frame_cpu,
-      longest_feed: mode === 'stream' ? window.AttnVizLazy.stats.longest_feed_ms : seconds * 1000 };
+      worker: mode !== 'old' && window.AttnVizLazy.stats.load_worker,
+      worker_read_ms: mode === 'worker' ? window.AttnVizLazy.stats.worker_read_ms : 0,
+      longest_feed: mode === 'old' ? seconds * 1000
+        : Math.max(window.AttnVizLazy.stats.longest_feed_ms, window.AttnVizLazy.stats.finish_ms) };
   }, { url: dataUrl, mode });
 }
 
 async function main() {
   if (!fs.existsSync(FILE)) execFileSync(MAKE, ['--make', FILE], { stdio: 'inherit' });
+  if (!fs.existsSync(JSON_FILE)) writeJson(JSON_FILE, 12, 12, 128);
   const app = await serve(APP_DIR, 0);
   const data = await serve(path.dirname(FILE), 0, { cors: true });
   const browser = await chromium.launch({
@@ -78,20 +117,30 @@ async function main() {
       '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
   });
   const url = `http://127.0.0.1:${data.address().port}/${path.basename(FILE)}`;
+  const jsonUrl = `http://127.0.0.1:${data.address().port}/${path.basename(JSON_FILE)}`;
   const results = {};
   try {
-    for (const mode of ['old', 'stream']) {
-      const r = await run(browser, app.address().port, url, mode);
-      results[mode] = r;
+    for (const [mode, where, what] of [['old', url, 'npy'], ['stream', url, 'npy'], ['worker', url, 'npy'],
+      ['stream', jsonUrl, 'json'], ['worker', jsonUrl, 'json']]) {
+      const r = await run(browser, app.address().port, where, mode);
+      results[`${what}_${mode}`] = r;
       const mb = (b) => (b / 1048576).toFixed(1);
-      console.log(`load browser mode=${mode} file_mb=${mb(r.data)} seconds=${r.seconds.toFixed(3)} ` +
+      console.log(`load browser file=${what} mode=${mode} file_mb=${mb(r.data)} seconds=${r.seconds.toFixed(3)} ` +
         `wasm_heap_mb=${mb(r.heap_after)} heap_over_data=${(r.heap_after / r.data).toFixed(2)} ` +
         `longest_task_ms=${r.longest_feed.toFixed(1)} ` +
         `longest_frame_gap_while_loading_ms=${r.gap_ms.toFixed(0)} grid_filled_s=${r.filled.toFixed(2)} ` +
-        `longest_frame_gap_after_ms=${r.after_ms.toFixed(0)} max_frame_cpu_ms_after=${r.frame_cpu.toFixed(1)} maps=${r.maps}`);
+        `longest_frame_gap_after_ms=${r.after_ms.toFixed(0)} max_frame_cpu_ms_after=${r.frame_cpu.toFixed(1)} maps=${r.maps} ` +
+        `load_worker=${r.worker ? `yes worker_read_s=${(r.worker_read_ms / 1000).toFixed(3)}` : 'no'}`);
     }
-    console.log(`load browser stream_vs_old time=${(results.stream.seconds / results.old.seconds).toFixed(2)} ` +
-      `heap=${(results.stream.heap_after / results.old.heap_after).toFixed(2)}`);
+    const ratio = (a, b, k) => (results[a][k] / results[b][k]).toFixed(2);
+    console.log(`load browser npy stream_vs_old time=${ratio('npy_stream', 'npy_old', 'seconds')} ` +
+      `heap=${ratio('npy_stream', 'npy_old', 'heap_after')}`);
+    console.log(`load browser npy worker_vs_stream time=${ratio('npy_worker', 'npy_stream', 'seconds')} ` +
+      `heap=${ratio('npy_worker', 'npy_stream', 'heap_after')} ` +
+      `longest_task=${ratio('npy_worker', 'npy_stream', 'longest_feed')}`);
+    console.log(`load browser json worker_vs_stream time=${ratio('json_worker', 'json_stream', 'seconds')} ` +
+      `heap=${ratio('json_worker', 'json_stream', 'heap_after')} ` +
+      `longest_task=${ratio('json_worker', 'json_stream', 'longest_feed')}`);
   } finally {
     await browser.close();
     app.close();

@@ -26,11 +26,12 @@
 
   const nameOf = (url) => decodeURIComponent(String(url).split(/[?#]/)[0].split('/').pop() || 'download');
 
-  // Figures for benchmarks: the last stream's pieces and the longest feed; the biggest lazy read and
+  // Figures for benchmarks: the last stream's pieces, the longest feed and the finishing call (which
+  // parses the whole file when the page reads a JSON or NPZ itself), whether the load worker read it; the biggest lazy read and
   // how long it took to arrive; how long the last decoding between frames took; reads aborted; the
   // last 64 reads' start and end (performance.now()) and size. (window.attnvizMainThreadReads = true
   // before the first URL opens makes the page fetch Range requests itself, not in a worker: benchmarks.)
-  const stats = { pieces: 0, longest_feed_ms: 0, biggest_read_bytes: 0, biggest_read_ms: 0, last_work_ms: 0,
+  const stats = { pieces: 0, longest_feed_ms: 0, finish_ms: 0, load_worker: false, biggest_read_bytes: 0, biggest_read_ms: 0, last_work_ms: 0,
     aborted_reads: 0, reads: [], worker_reads: 0, page_reads: 0 };
 
   // Streams the bytes that read(n) gives (a Uint8Array, or null at the end) into the viewer's loader.
@@ -40,6 +41,7 @@
     const abort = (message) => { M.ccall('attnviz_load_abort', null, ['string'], [message]); ctx.wake(); };
     stats.pieces = 0;
     stats.longest_feed_ms = 0;
+    stats.load_worker = false;
     let err = call('attnviz_load_begin', ['string', 'number'], [name, total]);
     ctx.wake();
     if (err) throw new Error(err);
@@ -87,12 +89,142 @@
           }
         }
       }
+      const t = performance.now();
       err = call('attnviz_load_finish', [], []);
+      stats.finish_ms = performance.now() - t;
       ctx.wake();
       if (err) throw new Error(err);
     } finally {
       M._free(buf);
     }
+  }
+
+  // ---- eager files read in a worker ------------------------------------------------------------
+  // A file (or a URL's response body, transferred as a stream) of more than WORKER_MIN bytes is read and validated by a Web Worker with its own
+  // WASM instance (web/attnviz-load-worker.js); the page's thread shows the progress, then copies
+  // the document it hands over (io/attention_handover.h) into the viewer a piece at a time between
+  // frames, and the worker ends. Where no worker can start (a policy without worker-src 'self',
+  // scripts from file://), the page reads the file itself (stream, above). window.attnvizNoLoadWorker
+  // = true makes the page read itself (benchmarks).
+  const WORKER_MIN = 1 << 20;
+  const FALLBACK = {};  // what workerLoad resolves to when no worker could start
+
+  function loadWorkerUrl(M) {
+    if (M.locateFile) return M.locateFile('attnviz-load-worker.js', '');
+    return SCRIPT_URL ? new URL('attnviz-load-worker.js', SCRIPT_URL).href : '';
+  }
+
+  function workerLoad(ctx, name, total, start) {
+    const M = ctx.Module;
+    const url = typeof Worker === 'function' && !global.attnvizNoLoadWorker ? loadWorkerUrl(M) : '';
+    if (!url) return Promise.resolve(FALLBACK);
+    let w;
+    try {
+      w = new Worker(url);
+    } catch (e) {
+      return Promise.resolve(FALLBACK);
+    }
+    const call = (fn, types, args) => M.ccall(fn, 'string', types, args);
+    stats.pieces = 0;
+    stats.longest_feed_ms = 0;
+    stats.load_worker = true;
+    return new Promise((resolve, reject) => {
+      const started = performance.now();
+      let begun = false, heard = false, ended = false, buf = 0, received = 0, queue = Promise.resolve();
+      const end = (err) => {
+        if (ended) return;
+        ended = true;
+        clearInterval(poll);
+        w.terminate();
+        if (buf) M._free(buf);
+        buf = 0;
+        ctx.wake();
+        if (err === FALLBACK) resolve(FALLBACK);
+        else if (err) reject(err instanceof Error ? err : new Error(err));
+        else resolve();
+      };
+      const fail = (message) => {  // the app's load ends with the message (it shows it)
+        if (begun) M.ccall('attnviz_load_abort', null, ['string'], [message]);
+        end(message);
+      };
+      // Cancel is seen within 100 ms even while the worker is deep in a parse: it is then ended.
+      const poll = setInterval(() => {
+        if (!begun || ended || buf) return;  // (handing over: attnviz_load_feed sees a Cancel)
+        const err = call('attnviz_load_progress', ['number'], [received]);
+        if (err) end(err);
+      }, 100);
+      const feed = (piece, last) => {
+        let frameStart = performance.now();
+        queue = queue.then(async () => {
+          if (ended) return;
+          const bytes = new Uint8Array(piece);
+          for (let at = 0; at < bytes.length && !ended; at += PIECE) {
+            const part = bytes.subarray(at, Math.min(bytes.length, at + PIECE));
+            M.HEAPU8.set(part, buf);
+            const t = performance.now();
+            const err = call('attnviz_load_feed', ['number', 'number'], [buf, part.length]);
+            stats.longest_feed_ms = Math.max(stats.longest_feed_ms, performance.now() - t);
+            stats.pieces++;
+            M.attnvizProgressFrame = true;
+            if (err) { end(err); return; }
+            if (performance.now() - frameStart > 8) {
+              await yieldToBrowser();
+              frameStart = performance.now();
+            }
+          }
+          if (last && !ended) {
+            const t = performance.now();
+            const err = call('attnviz_load_finish', [], []);
+            stats.finish_ms = performance.now() - t;
+            end(err || null);
+          }
+          await yieldToBrowser();
+        });
+      };
+      w.onerror = (e) => {
+        if (e.preventDefault) e.preventDefault();
+        if (!heard) end(FALLBACK);  // the worker could not start here
+        else fail(`could not open ${name}: the load worker failed (${e.message || 'unknown error'})`);
+      };
+      w.onmessage = (e) => {
+        const m = e.data || {};
+        if (ended) return;
+        heard = true;
+        if (m.error !== undefined) {
+          if (m.startup) end(FALLBACK);
+          else fail(`could not open ${name}: ${m.error}`);
+        } else if (m.progress !== undefined) {
+          received = m.progress;
+          const err = call('attnviz_load_progress', ['number'], [received]);
+          M.attnvizProgressFrame = true;
+          if (err) end(err);
+        } else if (m.handover !== undefined) {
+          stats.worker_read_ms = performance.now() - started;
+          buf = M._malloc(PIECE);
+          const err = buf ? call('attnviz_load_handover', ['number'], [m.handover])
+            : `could not open ${name}: not enough memory`;
+          if (err) { if (!buf) fail(err); else end(err); return; }
+          w.postMessage({ more: true });
+        } else if (m.piece) {
+          if (!m.last) w.postMessage({ more: true });  // the worker copies the next piece meanwhile
+          feed(m.piece, m.last);
+        }
+      };
+      try {
+        w.postMessage(start, start.body ? [start.body] : []);
+      } catch (e) {  // a response body that cannot be transferred here: the page reads it
+        end(FALLBACK);
+        return;
+      }
+      // The progress window shows at once (the worker's module takes a moment to start).
+      const err = call('attnviz_load_begin', ['string', 'number'], [name, total]);
+      ctx.wake();
+      if (err) end(err);
+      else {
+        begun = true;
+        call('attnviz_load_progress', ['number'], [0]);
+      }
+    });
   }
 
   // ---- lazily read safetensors ------------------------------------------------------------------
@@ -234,14 +366,18 @@
     const name = file.name || 'file';
     return file.slice(0, 16).arrayBuffer().then((b) => {
       if (looksLikeSafetensors(new Uint8Array(b), file.size)) return openLazy(ctx, name, file.size, fileRange(file));
-      let at = 0;
-      return stream(ctx, name, file.size, async (n) => {
-        if (at >= file.size) return null;
-        const bytes = new Uint8Array(await file.slice(at, Math.min(file.size, at + n)).arrayBuffer());
-        if (!bytes.length) throw new Error('the file became shorter while it was read');
-        at += bytes.length;
-        return bytes;
-      });
+      const inPage = () => {
+        let at = 0;
+        return stream(ctx, name, file.size, async (n) => {
+          if (at >= file.size) return null;
+          const bytes = new Uint8Array(await file.slice(at, Math.min(file.size, at + n)).arrayBuffer());
+          if (!bytes.length) throw new Error('the file became shorter while it was read');
+          at += bytes.length;
+          return bytes;
+        });
+      };
+      if (file.size < WORKER_MIN) return inPage();
+      return workerLoad(ctx, name, file.size, { file }).then((r) => (r === FALLBACK ? inPage() : r));
     });
   }
 
@@ -390,7 +526,7 @@
   async function openUrl(ctx, url) {
     if (/\.safetensors$/i.test(String(url).split(/[?#]/)[0])) return openUrlLazy(ctx, url);
     const name = nameOf(url);
-    const response = await ctx.fetchOk(url);  // errors say network/CORS or the HTTP status (attnviz-embed.js)
+    let response = await ctx.fetchOk(url);  // errors say network/CORS or the HTTP status (attnviz-embed.js)
     const total = Number(response.headers.get('Content-Length')) || 0;
     const encoding = response.headers.get('Content-Encoding');
     if (!total || (encoding && encoding !== 'identity') || !response.body || !response.body.getReader) {
@@ -420,6 +556,18 @@
       } catch (e) {
         progress.remove();
         throw e;
+      }
+    }
+    if (total >= WORKER_MIN) {
+      const r = await workerLoad(ctx, name, total, { body: response.body, total });
+      if (r !== FALLBACK) return r;
+      if (response.body.locked) {  // the worker took the body, then could not start: once more, in the page
+        try {
+          response = await ctx.fetchOk(url);
+        } catch (e) {
+          ctx.Module.ccall('attnviz_load_abort', null, ['string'], [e.message]);
+          throw e;
+        }
       }
     }
     const reader = response.body.getReader();

@@ -265,6 +265,18 @@ Status App::FinishLoad() {
   return st;
 }
 
+Status App::ProgressLoad(uint64_t received) {
+  const Status st = ProgressFileLoad(s_.get(), received);
+  if (!st) s_->Notify(st.message, true);
+  return st;
+}
+
+Status App::HandOverLoad(uint64_t total) {
+  const Status st = HandOverFileLoad(s_.get(), total);
+  if (!st) s_->Notify(st.message, true);
+  return st;
+}
+
 void App::AbortLoad(const std::string& message) {
   s_->load = FileLoad();
   s_->Notify(message, true);

@@ -60,6 +60,8 @@ class App {
   Status BeginLoad(const std::string& name, uint64_t total_bytes);
   Status FeedLoad(const unsigned char* data, size_t size);
   Status FinishLoad();
+  Status ProgressLoad(uint64_t received);      // the browser's load worker read this much (app_files.h)
+  Status HandOverLoad(uint64_t total);         // then hands its document over: FeedLoad, FinishLoad
   void AbortLoad(const std::string& message);  // the reading failed (network, file): the message shows
   // A file read elsewhere (the native loader thread): its progress in the same window, and the
   // document once read (sets moved). LoadCancelRequested: the user pressed Cancel.

@@ -314,6 +314,14 @@ Status OpenLazyAttention(AppState* s, const std::string& name, std::unique_ptr<B
 
 // ---- files read in pieces: progress, cancel ----------------------------------------------------
 
+namespace {
+Status CancelledLoad(AppState* s) {
+  const std::string name = s->load.name;
+  s->load = FileLoad();
+  return Status::Error("cancelled: " + Shorten(name) + " was not opened");
+}
+}  // namespace
+
 Status BeginFileLoad(AppState* s, const std::string& name, uint64_t total) {
   FileLoad& L = s->load;
   L = FileLoad();
@@ -332,11 +340,7 @@ Status BeginFileLoad(AppState* s, const std::string& name, uint64_t total) {
 Status FeedFileLoad(AppState* s, const unsigned char* data, size_t n) {
   FileLoad& L = s->load;
   if (!L.active || !L.in_app) return Status::Error("no file is being loaded");
-  if (L.cancel) {
-    const std::string name = L.name;
-    L = FileLoad();
-    return Status::Error("cancelled: " + Shorten(name) + " was not opened");
-  }
+  if (L.cancel) return CancelledLoad(s);
   const Status st = L.loader.Feed(data, n);
   L.received = L.loader.received();
   if (!st) {
@@ -344,6 +348,33 @@ Status FeedFileLoad(AppState* s, const unsigned char* data, size_t n) {
     L = FileLoad();
     return Status::Error("could not open " + Shorten(name) + ": " + st.message);
   }
+  return Status::Ok();
+}
+
+Status ProgressFileLoad(AppState* s, uint64_t received) {
+  FileLoad& L = s->load;
+  if (!L.active || !L.in_app) return Status::Error("no file is being loaded");
+  if (L.cancel) return CancelledLoad(s);
+  if (L.handing_over) return Status::Ok();
+  L.reading_elsewhere = true;
+  L.received = std::min(received, L.total);
+  return Status::Ok();
+}
+
+Status HandOverFileLoad(AppState* s, uint64_t total) {
+  FileLoad& L = s->load;
+  if (!L.active || !L.in_app) return Status::Error("no file is being loaded");
+  if (L.cancel) return CancelledLoad(s);
+  const Status st = L.loader.BeginHandover(total);
+  if (!st) {
+    const std::string name = L.name;
+    L = FileLoad();
+    return Status::Error("could not open " + Shorten(name) + ": " + st.message);
+  }
+  L.reading_elsewhere = false;
+  L.handing_over = true;
+  L.received = 0;
+  L.total = total;
   return Status::Ok();
 }
 
@@ -376,6 +407,8 @@ void DescribeFileLoads(AppState* s, JsonWriter* w) {
   w->Number((double)L.total);
   w->Key("cancel");
   w->Bool(L.cancel);
+  w->Key("stage");  // loading: read here; reading: by the load worker; opening: its document handed over
+  w->String(L.handing_over ? "opening" : L.reading_elsewhere ? "reading" : "loading");
   w->Key("cancel_rect");
   w->BeginArray(true);
   for (float x : L.cancel_rect) w->NumberF(x);
@@ -392,7 +425,12 @@ void DrawLoadProgress(AppState* s) {
   ImGui::SetNextWindowSize(ImVec2(w, 0));
   ImGui::Begin("##loading", nullptr,
                ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoSavedSettings);
-  ImGui::Text("Loading %s", Shorten(L.name, 48).c_str());
+  // A worker reads the file, then hands it over: two bars, each 0-100%, said apart.
+  ImGui::Text("%s %s",
+              L.handing_over        ? "Opening"
+              : L.reading_elsewhere ? "Reading"
+                                    : "Loading",
+              Shorten(L.name, 48).c_str());
   const float f = L.total ? (float)((double)L.received / (double)L.total) : 0.0f;
   char text[64];
   std::snprintf(text, sizeof(text), "%.0f%%  (%.1f of %.1f MB)", 100.0f * f, (double)L.received / 1048576.0,

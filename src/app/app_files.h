@@ -19,14 +19,16 @@ class JsonWriter;
 // (BeginFileLoad/FeedFileLoad/FinishFileLoad), the native loader thread only reports progress. The
 // progress window shows while `active`; its Cancel button sets `cancel`.
 struct FileLoad {
-  std::string name;           // shown in the progress window
-  uint64_t received = 0;      // bytes read so far
-  uint64_t total = 0;         // the file's size (0: unknown)
-  bool active = false;        // the progress window shows
-  bool in_app = false;        // parsed here, piece by piece (else elsewhere: the native loader thread)
-  bool cancel = false;        // the user pressed Cancel
-  float cancel_rect[4] = {};  // where the Cancel button was drawn (x0, y0, x1, y1 in CSS pixels), for describe()
-  AttentionLoader loader;     // in_app: the parser the pieces go to
+  std::string name;                // shown in the progress window
+  uint64_t received = 0;           // bytes read so far
+  uint64_t total = 0;              // the file's size (0: unknown)
+  bool active = false;             // the progress window shows
+  bool in_app = false;             // parsed here, piece by piece (else elsewhere: the native loader thread)
+  bool cancel = false;             // the user pressed Cancel
+  bool reading_elsewhere = false;  // the browser's load worker reads the file (progress only), then hands it over
+  bool handing_over = false;       // the worker's document is being copied in (HandOverFileLoad)
+  float cancel_rect[4] = {};       // where the Cancel button was drawn (x0, y0, x1, y1 in CSS pixels), for describe()
+  AttentionLoader loader;          // in_app: the parser the pieces go to
 };
 
 // Opens an attention file (JSON or NPZ, version 1 or 2, or BertViz data; docs/FORMATS.md): one new
@@ -44,6 +46,12 @@ Status BeginFileLoad(AppState* s, const std::string& name, uint64_t total);  // 
 // The next bytes; fails with the reader's message, or "cancelled: ..." after the user pressed Cancel.
 Status FeedFileLoad(AppState* s, const unsigned char* data, size_t n);
 Status FinishFileLoad(AppState* s);  // every byte is in: opens the document
+// The browser's load worker reads the file (web/attnviz-load-worker.js): after BeginFileLoad, its
+// progress (bytes read); fails with "cancelled: ..." once the user pressed Cancel.
+Status ProgressFileLoad(AppState* s, uint64_t received);
+// The worker read the file: its document comes as a handover stream of `total` bytes (FeedFileLoad,
+// FinishFileLoad), io/attention_handover.h.
+Status HandOverFileLoad(AppState* s, uint64_t total);
 void DrawLoadProgress(AppState* s);
 // describe()'s "loading": {name, received, total, cancel} while a load is active, else null.
 void DescribeFileLoads(AppState* s,

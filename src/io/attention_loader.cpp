@@ -22,18 +22,28 @@ Status AttentionLoader::Begin(uint64_t total_bytes, const AttentionFileLimits& l
   return Status::Ok();
 }
 
+Status AttentionLoader::BeginHandover(uint64_t total_bytes, const AttentionFileLimits& limits) {
+  *this = AttentionLoader();
+  limits_ = limits;
+  total_ = total_bytes;
+  mode_ = Mode::Handover;
+  const Status st = handover_.Begin(total_bytes, limits);
+  return st ? st : Fail(st);
+}
+
 Status AttentionLoader::Fail(Status st) {
   if (mode_ != Mode::Failed) {
     mode_ = Mode::Failed;
     error_ = st;
     file_ = AttentionFile();
+    handover_ = HandoverReceiver();
     std::vector<uint8_t>().swap(buffer_);
   }
   return error_;
 }
 
 uint64_t AttentionLoader::MemoryBytes() const {
-  uint64_t b = buffer_.capacity();
+  uint64_t b = buffer_.capacity() + handover_.MemoryBytes();
   for (const AttentionFile::Layer& l : file_.layers)
     for (const AttentionFile::Head& h : l.heads) b += (uint64_t)h.weights.size() * sizeof(float);
   return b;
@@ -46,6 +56,10 @@ Status AttentionLoader::Feed(const uint8_t* data, size_t n) {
                               " bytes)"));
   received_ += n;
   if (mode_ == Mode::Stream) return StreamBytes(data, n);
+  if (mode_ == Mode::Handover) {
+    const Status st = handover_.Feed(data, n);
+    return st ? st : Fail(st);
+  }
   if (mode_ == Mode::Header) {
     buffer_.insert(buffer_.end(), data, data + n);
     const bool npy = buffer_.size() < 6 || std::memcmp(buffer_.data(), "\x93NUMPY", 6) == 0;
@@ -189,6 +203,11 @@ Status AttentionLoader::Finish(AttentionDocument* out) {
   if (received_ != total_)
     return Fail(Status::Error("the file ended after " + std::to_string(received_) + " of " + std::to_string(total_) +
                               " bytes"));
+  if (mode_ == Mode::Handover) {
+    const Status st = handover_.Finish(out);
+    mode_ = Mode::Header;
+    return st ? st : Fail(st);
+  }
   if (mode_ != Mode::Stream) {  // Header (a file too short to tell) or Buffer
     const Status st = LoadAttentionDocument(buffer_.data(), buffer_.size(), out, limits_);
     std::vector<uint8_t>().swap(buffer_);

@@ -20,6 +20,7 @@
 
 #include "core/status.h"
 #include "io/attention_file_detail.h"
+#include "io/attention_handover.h"
 #include "io/attention_sets.h"
 #include "io/memory_budget.h"
 #include "io/npy.h"
@@ -30,18 +31,21 @@ class AttentionLoader {
  public:
   // Starts a file of total_bytes bytes (refused above the memory budget, as a whole read would be).
   Status Begin(uint64_t total_bytes, const AttentionFileLimits& limits = AttentionFileLimits());
+  // Starts a document that the browser's load worker read and hands over (io/attention_handover.h)
+  // instead of a file: the pieces then only fill matrices already allocated.
+  Status BeginHandover(uint64_t total_bytes, const AttentionFileLimits& limits = AttentionFileLimits());
   // The next bytes of the file. An error ends the load (Finish then returns it too).
   Status Feed(const uint8_t* data, size_t n);
   // Once every byte was fed: the validated document.
   Status Finish(AttentionDocument* out);
 
-  uint64_t received() const { return received_; }           // bytes fed so far
-  uint64_t total() const { return total_; }                 // the file's size
-  bool streaming() const { return mode_ == Mode::Stream; }  // the .npy fast path (else buffered)
-  uint64_t MemoryBytes() const;                             // what the loader holds now
+  uint64_t received() const { return received_; }                                      // bytes fed so far
+  uint64_t total() const { return total_; }                                            // the file's size
+  bool streaming() const { return mode_ == Mode::Stream || mode_ == Mode::Handover; }  // (else buffered)
+  uint64_t MemoryBytes() const;                                                        // what the loader holds now
 
  private:
-  enum class Mode { Header, Stream, Buffer, Failed };
+  enum class Mode { Header, Stream, Buffer, Handover, Failed };
   Status Fail(Status st);                             // keeps the first error
   Status StartStream();                               // the header is in: allocate or fall back
   Status StreamBytes(const uint8_t* data, size_t n);  // data bytes of the .npy
@@ -60,6 +64,7 @@ class AttentionLoader {
   uint8_t carry_[16] = {};  // the start of an element split between two pieces
   int carry_n_ = 0;
   attention_file_detail::RowSumWarnings row_sums_;
+  HandoverReceiver handover_;  // Handover: the document being filled
 };
 
 }  // namespace attnviz

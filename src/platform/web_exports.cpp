@@ -63,6 +63,25 @@ EMSCRIPTEN_KEEPALIVE const char* attnviz_load_finish() {
   return result.c_str();
 }
 
+// The browser's load worker (web/attnviz-load-worker.js) reads the file: after attnviz_load_begin,
+// how far it got ("cancelled: ..." once the user pressed Cancel); then attnviz_load_handover with
+// the size of the document it hands over, whose bytes come through attnviz_load_feed.
+EMSCRIPTEN_KEEPALIVE const char* attnviz_load_progress(double received) {
+  static std::string result;
+  attnviz::App* app = attnviz::WebApp();
+  if (!app) return "app not started";
+  result = app->ProgressLoad(received > 0 ? (uint64_t)received : 0).message;
+  return result.c_str();
+}
+
+EMSCRIPTEN_KEEPALIVE const char* attnviz_load_handover(double total) {
+  static std::string result;
+  attnviz::App* app = attnviz::WebApp();
+  if (!app) return "app not started";
+  result = app->HandOverLoad(total > 0 ? (uint64_t)total : 0).message;
+  return result.c_str();
+}
+
 // The page could not read the rest of the file (network, file system): ends the load with the message.
 EMSCRIPTEN_KEEPALIVE void attnviz_load_abort(const char* message) {
   attnviz::App* app = attnviz::WebApp();

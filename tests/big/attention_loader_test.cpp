@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "io/attention_handover.h"
 #include "io/file_util.h"
 #include "io/ndarray.h"
 #include "io/npy.h"
@@ -213,6 +214,165 @@ TEST(AttentionLoader, StreamingHoldsTheWeightsAndOnePiece) {
   ASSERT_TRUE(loader.Finish(&doc).ok);
   EXPECT_EQ(doc.sets[0].data.layers.size(), 4u);
   EXPECT_EQ(loader.MemoryBytes(), 0u);
+}
+
+// ---- the load worker's handover (io/attention_handover.h) ----------------------------------------
+
+MatrixRM Random(int r, int c, std::mt19937* rng) {
+  std::uniform_real_distribution<float> u(0.0f, 1.0f);
+  MatrixRM m(r, c);
+  for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] = u(*rng);
+  return m;
+}
+
+// Two sets (a self-attention encoder with queries and keys, a cross set), a tokenizer, meta, warnings.
+AttentionDocument RichDocument() {
+  std::mt19937 rng(7);
+  AttentionDocument d;
+  d.version = 2;
+  d.tokenizer.space_marker = "\xe2\x96\x81";
+  d.tokenizer.special_tokens = {"[CLS]", "[SEP]"};
+  d.meta.type = JsonType::Object;
+  d.meta.members.push_back({"model", JsonValue::MakeString("marian \xe6\x97\xa5\xe6\x9c\xac")});
+  d.warnings = {"encoder: a warning"};
+  AttentionSet enc;
+  enc.name = "encoder";
+  enc.kind = AttentionKind::Self;
+  enc.data.self_attention = true;
+  enc.data.source_tokens = enc.data.target_tokens = {"[CLS]", "\xd9\x85\xd8\xb1\xd8\xad\xd8\xa8\xd8\xa7", "[SEP]"};
+  for (int l = 0; l < 2; ++l) {
+    AttentionFile::Layer layer;
+    layer.name = "enc." + std::to_string(l);
+    for (int h = 0; h < 3; ++h) {
+      AttentionFile::Head head;
+      head.name = "head " + std::to_string(h);
+      head.weights = Random(3, 3, &rng);
+      if (l == 1) head.q = Random(3, 4, &rng), head.k = Random(3, 4, &rng);
+      layer.heads.push_back(head);
+    }
+    enc.data.layers.push_back(layer);
+  }
+  AttentionSet cross;
+  cross.name = "cross";
+  cross.kind = AttentionKind::Cross;
+  cross.data.source_tokens = {"a", "b", "c", "d", "e"};
+  cross.data.target_tokens = {"x", "y"};
+  cross.data.warnings = {"cross: rows do not sum to 1"};
+  cross.data.meta = JsonValue::MakeNumber(3);
+  AttentionFile::Layer layer;
+  layer.name = "cross.0";
+  layer.heads.push_back({"head 0", Random(2, 5, &rng)});
+  cross.data.layers.push_back(layer);
+  d.sets = {enc, cross};
+  return d;
+}
+
+std::vector<uint8_t> Handover(const AttentionDocument& d) {
+  const std::string head = HandoverHead(d);
+  std::vector<uint8_t> out(head.begin(), head.end());
+  for (const HandoverBlock& b : HandoverBlocks(d)) {
+    const uint8_t* p = (const uint8_t*)b.data;
+    out.insert(out.end(), p, p + b.count * sizeof(float));
+  }
+  EXPECT_EQ(out.size(), HandoverSize(d));
+  return out;
+}
+
+Status Receive(const std::vector<uint8_t>& bytes, size_t piece, AttentionDocument* out, uint64_t declared = ~0ull,
+               uint64_t* memory = nullptr) {
+  AttentionLoader loader;
+  Status st = loader.BeginHandover(declared == ~0ull ? bytes.size() : declared);
+  for (size_t at = 0; st.ok && at < bytes.size(); at += piece) {
+    st = loader.Feed(bytes.data() + at, std::min(piece, bytes.size() - at));
+    if (memory) *memory = std::max(*memory, loader.MemoryBytes());
+  }
+  return st.ok ? loader.Finish(out) : st;
+}
+
+TEST(Handover, TheDocumentArrivesWholeInPiecesOfAnySize) {
+  const AttentionDocument d = RichDocument();
+  const std::vector<uint8_t> bytes = Handover(d);
+  for (size_t piece : {(size_t)1, (size_t)3, (size_t)7, (size_t)61, bytes.size()}) {
+    AttentionDocument got;
+    const Status st = Receive(bytes, piece, &got);
+    ASSERT_TRUE(st.ok) << st.message;
+    Loaded a, b;
+    a.doc = d;
+    b.doc = got;
+    ExpectSame(a, b, "handover in pieces of " + std::to_string(piece));
+    EXPECT_EQ(got.tokenizer.space_marker, d.tokenizer.space_marker);
+    EXPECT_EQ(got.tokenizer.special_tokens, d.tokenizer.special_tokens);
+    EXPECT_EQ(SerializeJson(got.meta), SerializeJson(d.meta));
+    EXPECT_EQ(SerializeJson(got.sets[1].data.meta), "3");
+    EXPECT_EQ(got.sets[1].data.warnings, d.sets[1].data.warnings);
+    EXPECT_TRUE(got.sets[0].data.self_attention);
+    EXPECT_FALSE(got.sets[1].data.self_attention);
+    const AttentionFile::Head &x = got.sets[0].data.layers[1].heads[2], &y = d.sets[0].data.layers[1].heads[2];
+    EXPECT_TRUE(x.q == y.q && x.k == y.k);
+    EXPECT_EQ(got.sets[0].data.layers[0].heads[0].q.size(), 0);
+  }
+}
+
+TEST(Handover, AFileThatLooksLikeAHandoverIsNotTakenForOne) {
+  // Only the viewer's own load worker hands documents over: a stranger's file with the magic is not one.
+  const std::vector<uint8_t> bytes = Handover(RichDocument());
+  const Loaded r = Pieces(bytes, 4096);
+  EXPECT_FALSE(r.status.ok);
+}
+
+std::vector<uint8_t> WithSkeleton(const std::vector<uint8_t>& bytes, const std::string& from, const std::string& to) {
+  uint64_t n = 0;
+  for (int i = 7; i >= 0; --i) n = (n << 8) | bytes[16 + (size_t)i];
+  std::string sk(bytes.begin() + 24, bytes.begin() + 24 + (std::ptrdiff_t)n);
+  const size_t at = sk.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  sk.replace(at, from.size(), to);
+  std::vector<uint8_t> out(bytes.begin(), bytes.begin() + 16);
+  for (int i = 0; i < 8; ++i) out.push_back((uint8_t)((uint64_t)sk.size() >> (8 * i)));
+  out.insert(out.end(), sk.begin(), sk.end());
+  out.insert(out.end(), bytes.begin() + 24 + (std::ptrdiff_t)n, bytes.end());
+  return out;
+}
+
+TEST(Handover, LiesAndShortStreamsGiveMessagesNotCrashes) {
+  const std::vector<uint8_t> good = Handover(RichDocument());
+  AttentionDocument doc;
+  std::vector<uint8_t> bad = good;
+  bad[3] ^= 1;
+  EXPECT_NE(Receive(bad, 64, &doc).message.find("not a handover"), std::string::npos);
+  EXPECT_NE(Receive(good, 64, &doc, good.size() + 4).message.find("skeleton says"), std::string::npos);
+  const std::vector<uint8_t> cut(good.begin(), good.end() - 5);
+  EXPECT_NE(Receive(cut, 64, &doc, good.size()).message.find("ended after"), std::string::npos);
+  std::vector<uint8_t> more = good;
+  more.push_back(0);
+  EXPECT_NE(Receive(more, 64, &doc, good.size()).message.find("more than"), std::string::npos);
+  // A shape that does not match the tokens; a missing key; a kind that does not exist; broken JSON.
+  EXPECT_NE(Receive(WithSkeleton(good, "[2,5]", "[2,4]"), 64, &doc).message.find("does not match"), std::string::npos);
+  EXPECT_NE(Receive(WithSkeleton(good, "\"kind\":\"cross\"", "\"kind\":\"sideways\""), 64, &doc).message.find("kind"),
+            std::string::npos);
+  EXPECT_NE(Receive(WithSkeleton(good, "\"query_tokens\"", "\"q_tokens\""), 64, &doc).message.find("query_tokens"),
+            std::string::npos);
+  EXPECT_FALSE(Receive(WithSkeleton(good, "{", "["), 64, &doc).ok);
+  // A skeleton that asks for 64 Gi weights: refused before anything is allocated.
+  uint64_t memory = 0;
+  const std::vector<uint8_t> huge = WithSkeleton(good, "[2,5]", "[65536,65536]");
+  const Status st = Receive(huge, 4096, &doc, huge.size() + (uint64_t(65536) * 65536 - 10) * 4, &memory);
+  EXPECT_FALSE(st.ok);
+  EXPECT_LT(memory, 1u << 20) << st.message;
+  // Random bytes of the skeleton changed, 2000 times: a document or a message, never a crash.
+  std::mt19937 rng(5);
+  int refused = 0;
+  for (int i = 0; i < 2000; ++i) {
+    std::vector<uint8_t> m = good;
+    for (int k = 0; k < 3; ++k) m[std::uniform_int_distribution<size_t>(0, 400)(rng)] = (uint8_t)rng();
+    refused += !Receive(m, 97, &doc).ok;
+  }
+  EXPECT_GT(refused, 1000);
+  // Every prefix length of a good stream, declared whole: an error at Finish, never a crash.
+  for (size_t n = 0; n < good.size(); n += 13) {
+    const std::vector<uint8_t> part(good.begin(), good.begin() + (std::ptrdiff_t)n);
+    EXPECT_FALSE(Receive(part, 5, &doc, good.size()).ok) << n;
+  }
 }
 
 }  // namespace

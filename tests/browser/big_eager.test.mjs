@@ -28,6 +28,23 @@ function npy(L, H, n, seed) {
   return { bytes: out, weights: w };
 }
 
+// An attnviz version-2 JSON of two sets (1.7 MB: read by the load worker), tokens in two scripts.
+function bigJson(n, seed) {
+  let x = seed;
+  const head = (nq, nk) => Array.from({ length: nq }, () => {
+    const row = Array.from({ length: nk }, () => { x = (x * 1103515245 + 12345) % 2147483648; return Math.exp(3 * x / 2147483648); });
+    const sum = row.reduce((a, b) => a + b, 0);
+    return row.map((v) => Number((v / sum).toPrecision(7)));
+  });
+  const words = Array.from({ length: n }, (_, i) => (i % 2 ? `слово${i}` : `w${i}`));
+  const layers = (nq, nk, L, H, tag) => Array.from({ length: L }, (_, l) => ({ name: `${tag}.${l}`,
+    heads: Array.from({ length: H }, (_, h) => ({ name: `head ${h}`, weights: head(nq, nk) })) }));
+  return JSON.stringify({ format: 'attnviz', version: 2, tokenizer: { special_tokens: ['w0'] }, sets: [
+    { name: 'encoder', kind: 'self', query_tokens: words, key_tokens: words, layers: layers(n, n, 8, 4, 'enc') },
+    { name: 'cross', kind: 'cross', query_tokens: words.slice(0, n / 2), key_tokens: words, layers: layers(n / 2, n, 2, 4, 'x') },
+  ] });
+}
+
 // Serves /slow.npy slowly (16 KiB every 40 ms: 10 s for its 4 MiB, so Cancel is clicked before the end
 // even on a loaded machine), /cut.npy cut short, /drop.npy dropped mid-way.
 function dataServer(big) {
@@ -85,13 +102,53 @@ async function main() {
     const shot = await screenshot(page, 'big-eager-small.png');
     checkHeatmapPixels('streamed .npy', d, h, shot.png);
 
+    // A JSON file of 1.7 MB is read by the load worker and handed over: the same document as when the
+    // page reads it itself; a broken one gives the same message both ways.
+    const json = bigJson(64, 11);
+    const broken = json.slice(0, json.length - 200) + ']]]';
+    const both = await page.evaluate(async ([text, bad]) => {
+      const out = {};
+      for (const way of ['worker', 'page']) {
+        window.attnvizNoLoadWorker = way === 'page';
+        window.AttnVizLazy.stats.load_worker = false;
+        await window.attnviz.openFile(new File([text], `big-${way}.json`));
+        window.attnviz.command('set encoder');
+        window.attnviz.command('map 7');
+        window.attnviz.command('view heatmap');
+        await new Promise((r) => setTimeout(r, 300));
+        const d = window.attnviz.describe();
+        const h = d.heatmaps.find((x) => x.id === 'main');
+        let error = '';
+        try {
+          await window.attnviz.openFile(new File([bad], `bad.json`));
+        } catch (e) {
+          error = e.message;
+        }
+        out[way] = { worker: window.AttnVizLazy.stats.load_worker, sets: d.sets, map: d.map, shape: h && [h.rows, h.cols],
+          weights: h && h.weights && Array.from(h.weights), n: h && h.weights && h.weights.length, error };
+      }
+      window.attnvizNoLoadWorker = false;
+      return out;
+    }, [json, broken]);
+    check('a 1.7 MB JSON file is read by the load worker', both.worker.worker === true && both.page.worker === false,
+      `${json.length} bytes; worker ${both.worker.worker}, page ${both.page.worker}`);
+    check('the worker hands over the same sets, tokens and weights as the page reads',
+      JSON.stringify([both.worker.sets, both.worker.shape, both.worker.weights]) ===
+      JSON.stringify([both.page.sets, both.page.shape, both.page.weights]) && both.worker.n === 64 * 64,
+      `${JSON.stringify(both.worker.sets)} ${both.worker.shape} ${both.worker.n}`);
+    check('a broken JSON gives the same message from the worker as from the page',
+      both.worker.error === both.page.error && /could not open bad\.json: json: /.test(both.worker.error), both.worker.error);
+
     // A slow URL: the progress window shows and frames keep coming; Cancel ends the load.
+    const openBefore = (await page.evaluate(() => window.attnviz.describe())).example;
     const slow = page.evaluate((u) => window.attnviz.openUrl(u).then(() => 'opened', (e) => e.message), `${base}/slow.npy`);
     await page.waitForFunction(() => { const l = window.attnviz.describe().loading; return l && l.received > 200000; },
       null, { timeout: 30000 });
     const f0 = await page.evaluate(() => window.attnviz.describe().frame);
     await page.waitForTimeout(600);
     d = await page.evaluate(() => window.attnviz.describe());
+    check('the load worker reads it (the progress says "reading")', d.loading && d.loading.stage === 'reading',
+      JSON.stringify(d.loading));
     check('the progress shows bytes read of the total', d.loading && d.loading.total === big.bytes.length &&
       d.loading.received > 0 && d.loading.received < d.loading.total, JSON.stringify(d.loading));
     check('frames keep coming while it loads', d.frame - f0 >= 3, `${d.frame - f0} frames in 0.6 s`);
@@ -102,7 +159,7 @@ async function main() {
     const cancelled = await slow;
     check('Cancel ends the load with a message', /^cancelled/.test(cancelled), cancelled);
     d = await page.evaluate(() => window.attnviz.describe());
-    check('after Cancel the open file stays and the progress is gone', d.example === 'file:small.npy' && d.loading === null,
+    check('after Cancel the open file stays and the progress is gone', d.example === openBefore && d.loading === null,
       `${d.example} ${JSON.stringify(d.loading)}`);
 
     // Cut short, and dropped mid-way: clear messages, the viewer keeps working.
