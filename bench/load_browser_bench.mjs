@@ -101,6 +101,7 @@ async function run(browser, appPort, dataUrl, mode) {
       maps: d.grid ? d.grid.stats.length : -1, gap_ms: gaps, after_ms: after, filled, frame_cpu,
       worker: mode !== 'old' && window.AttnVizLazy.stats.load_worker,
       worker_read_ms: mode === 'worker' ? window.AttnVizLazy.stats.worker_read_ms : 0,
+      feeds: mode === 'old' ? [0, 0, 0, 0] : ['pieces', 'longest_feed_ms', 'feed_total_ms', 'finish_ms'].map((k) => window.AttnVizLazy.stats[k]),
       longest_feed: mode === 'old' ? seconds * 1000
         : Math.max(window.AttnVizLazy.stats.longest_feed_ms, window.AttnVizLazy.stats.finish_ms) };
   }, { url: dataUrl, mode });
@@ -130,7 +131,9 @@ async function main() {
         `longest_task_ms=${r.longest_feed.toFixed(1)} ` +
         `longest_frame_gap_while_loading_ms=${r.gap_ms.toFixed(0)} grid_filled_s=${r.filled.toFixed(2)} ` +
         `longest_frame_gap_after_ms=${r.after_ms.toFixed(0)} max_frame_cpu_ms_after=${r.frame_cpu.toFixed(1)} maps=${r.maps} ` +
-        `load_worker=${r.worker ? `yes worker_read_s=${(r.worker_read_ms / 1000).toFixed(3)}` : 'no'}`);
+        `load_worker=${r.worker ? `yes worker_read_s=${(r.worker_read_ms / 1000).toFixed(3)}` : 'no'} ` +
+        `feeds=${r.feeds[0]} longest_feed_ms=${r.feeds[1].toFixed(1)} feed_total_ms=${r.feeds[2].toFixed(0)} ` +
+        `finish_ms=${r.feeds[3].toFixed(1)}`);
     }
     const ratio = (a, b, k) => (results[a][k] / results[b][k]).toFixed(2);
     console.log(`load browser npy stream_vs_old time=${ratio('npy_stream', 'npy_old', 'seconds')} ` +

@@ -14,7 +14,14 @@
 (function (global) {
   'use strict';
 
-  const PIECE = 4 << 20;  // bytes handed to the loader per call: a few ms of copying and decoding
+  const PIECE = 4 << 20;  // bytes handed to the loader per call, at most: a few ms of copying and decoding
+
+  // The next call's bytes: what ~4 ms of the last call's pace covers (machines differ several-fold in
+  // copying into fresh memory), 256 KiB to PIECE, so one call stays well inside a frame.
+  const nextFeedBytes = (n, ms) => {
+    const want = ms > 0.05 ? n * 4 / ms : PIECE;
+    return Math.max(256 << 10, Math.min(PIECE, Math.floor(want / 65536) * 65536));
+  };
 
   // Gives the browser a turn (input, a frame if one is due) without waiting for a frame: a task, not
   // requestAnimationFrame, so a slow renderer (software WebGL) does not slow the reading down.
@@ -31,7 +38,7 @@
   // how long it took to arrive; how long the last decoding between frames took; reads aborted; the
   // last 64 reads' start and end (performance.now()) and size. (window.attnvizMainThreadReads = true
   // before the first URL opens makes the page fetch Range requests itself, not in a worker: benchmarks.)
-  const stats = { pieces: 0, longest_feed_ms: 0, finish_ms: 0, load_worker: false, biggest_read_bytes: 0, biggest_read_ms: 0, last_work_ms: 0,
+  const stats = { pieces: 0, longest_feed_ms: 0, feed_total_ms: 0, finish_ms: 0, load_worker: false, biggest_read_bytes: 0, biggest_read_ms: 0, last_work_ms: 0,
     aborted_reads: 0, reads: [], worker_reads: 0, page_reads: 0 };
 
   // Streams the bytes that read(n) gives (a Uint8Array, or null at the end) into the viewer's loader.
@@ -41,6 +48,7 @@
     const abort = (message) => { M.ccall('attnviz_load_abort', null, ['string'], [message]); ctx.wake(); };
     stats.pieces = 0;
     stats.longest_feed_ms = 0;
+    stats.feed_total_ms = 0;
     stats.load_worker = false;
     let err = call('attnviz_load_begin', ['string', 'number'], [name, total]);
     ctx.wake();
@@ -50,7 +58,7 @@
       abort(`could not open ${name}: not enough memory`);
       throw new Error(`could not open ${name}: not enough memory`);
     }
-    let frameStart = performance.now(), woke = 0;
+    let frameStart = performance.now(), woke = 0, feedBytes = 1 << 20;
     // The progress window is redrawn ~10 times a second, not every frame: a slow renderer (software
     // WebGL) would otherwise spend more time drawing it than the file takes to read.
     const progress = () => {
@@ -71,13 +79,17 @@
           throw new Error(message);
         }
         if (!chunk) break;
-        for (let at = 0; at < chunk.length; at += PIECE) {
-          const part = chunk.subarray(at, Math.min(chunk.length, at + PIECE));
+        for (let at = 0; at < chunk.length;) {
+          const part = chunk.subarray(at, Math.min(chunk.length, at + feedBytes));
           M.HEAPU8.set(part, buf);  // HEAPU8 is looked up each time: the heap may have grown
           const t = performance.now();
           err = call('attnviz_load_feed', ['number', 'number'], [buf, part.length]);
-          stats.longest_feed_ms = Math.max(stats.longest_feed_ms, performance.now() - t);
+          const ms = performance.now() - t;
+          stats.longest_feed_ms = Math.max(stats.longest_feed_ms, ms);
+          stats.feed_total_ms += ms;
           stats.pieces++;
+          feedBytes = nextFeedBytes(part.length, ms);
+          at += part.length;
           progress();
           if (err) {
             if (stop) stop();
@@ -127,10 +139,12 @@
     const call = (fn, types, args) => M.ccall(fn, 'string', types, args);
     stats.pieces = 0;
     stats.longest_feed_ms = 0;
+    stats.feed_total_ms = 0;
     stats.load_worker = true;
     return new Promise((resolve, reject) => {
       const started = performance.now();
       let begun = false, heard = false, ended = false, buf = 0, received = 0, queue = Promise.resolve();
+      let feedBytes = 1 << 20, woke = 0;  // bytes per call: sized at run time to ~4 ms of copying
       const end = (err) => {
         if (ended) return;
         ended = true;
@@ -149,36 +163,53 @@
       };
       // Cancel is seen within 100 ms even while the worker is deep in a parse: it is then ended.
       const poll = setInterval(() => {
-        if (!begun || ended || buf) return;  // (handing over: attnviz_load_feed sees a Cancel)
+        if (!begun || ended) return;
         const err = call('attnviz_load_progress', ['number'], [received]);
         if (err) end(err);
       }, 100);
-      const feed = (piece, last) => {
-        let frameStart = performance.now();
+      const feed = (piece, size, last) => {
         queue = queue.then(async () => {
           if (ended) return;
-          const bytes = new Uint8Array(piece);
-          for (let at = 0; at < bytes.length && !ended; at += PIECE) {
-            const part = bytes.subarray(at, Math.min(bytes.length, at + PIECE));
-            M.HEAPU8.set(part, buf);
+          let frameStart = performance.now();
+          const bytes = new Uint8Array(piece, 0, size);
+          for (let at = 0; at < bytes.length && !ended;) {
+            // A matrix's bytes go straight where they belong (one copy); the skeleton and the
+            // trailer through the loader.
+            const dst = M._attnviz_load_room(), room = dst ? M._attnviz_load_room_size() : 0;
+            const n = Math.min(bytes.length - at, feedBytes, room || PIECE);
             const t = performance.now();
-            const err = call('attnviz_load_feed', ['number', 'number'], [buf, part.length]);
-            stats.longest_feed_ms = Math.max(stats.longest_feed_ms, performance.now() - t);
+            let err;
+            if (room) {
+              M.HEAPU8.set(bytes.subarray(at, at + n), dst);
+              err = call('attnviz_load_advance', ['number'], [n]);
+            } else {
+              M.HEAPU8.set(bytes.subarray(at, at + n), buf);
+              err = call('attnviz_load_feed', ['number', 'number'], [buf, n]);
+            }
+            const ms = performance.now() - t;
+            stats.longest_feed_ms = Math.max(stats.longest_feed_ms, ms);
+            stats.feed_total_ms += ms;
             stats.pieces++;
-            M.attnvizProgressFrame = true;
+            feedBytes = nextFeedBytes(n, ms);
+            at += n;
+            if (t - woke > 100) {  // the progress redrawn ~10 times a second (as in stream)
+              woke = t;
+              M.attnvizProgressFrame = true;
+            }
             if (err) { end(err); return; }
             if (performance.now() - frameStart > 8) {
               await yieldToBrowser();
               frameStart = performance.now();
             }
           }
-          if (last && !ended) {
+          if (ended) return;
+          w.postMessage({ ack: true, buffer: piece }, [piece]);  // reused by the worker
+          if (last) {
             const t = performance.now();
             const err = call('attnviz_load_finish', [], []);
             stats.finish_ms = performance.now() - t;
             end(err || null);
           }
-          await yieldToBrowser();
         });
       };
       w.onerror = (e) => {
@@ -195,19 +226,17 @@
           else fail(`could not open ${name}: ${m.error}`);
         } else if (m.progress !== undefined) {
           received = m.progress;
+          if (received >= total) stats.worker_read_ms = performance.now() - started;
           const err = call('attnviz_load_progress', ['number'], [received]);
           M.attnvizProgressFrame = true;
           if (err) end(err);
         } else if (m.handover !== undefined) {
-          stats.worker_read_ms = performance.now() - started;
           buf = M._malloc(PIECE);
           const err = buf ? call('attnviz_load_handover', ['number'], [m.handover])
             : `could not open ${name}: not enough memory`;
-          if (err) { if (!buf) fail(err); else end(err); return; }
-          w.postMessage({ more: true });
+          if (err) { if (!buf) fail(err); else end(err); }
         } else if (m.piece) {
-          if (!m.last) w.postMessage({ more: true });  // the worker copies the next piece meanwhile
-          feed(m.piece, m.last);
+          feed(m.piece, m.size, m.last);
         }
       };
       try {

@@ -3,14 +3,17 @@
 // so the page's thread never parses. web/attnviz-lazy.js starts one worker per file and ends it
 // when the file is open (its memory goes with it). No SharedArrayBuffer: no cross-origin isolation needed.
 //
-// page -> worker: {file: Blob} or {body: ReadableStream (transferred), total}; then {more: true}
-//                 for each next piece of the handover
-// worker -> page: {progress: bytes read}, {handover: total bytes}, {piece: ArrayBuffer (transferred),
-//                 last}, {error, startup}: startup errors mean "this worker cannot run here"
+// page -> worker: {file: Blob} or {body: ReadableStream (transferred), total}; then {ack, buffer}
+//                 for each piece it copied in (the buffer transferred back)
+// worker -> page: {progress: bytes read}, {handover: about this many bytes}, {piece: ArrayBuffer
+//                 (transferred), size, last}, {error, startup}: startup errors mean "this worker
+//                 cannot run here"
 /* global createAttnvizTrainer */
 'use strict';
 
-const PIECE = 4 << 20;  // bytes per read, per feed and per handover message
+const PIECE = 4 << 20;  // bytes per read, per feed and per handover message (at most)
+const MIN_PIECE = 256 << 10;  // while reading, handed over once this much is ready
+const MAX_OUTSTANDING = 4;  // pieces sent and not yet acknowledged by the page
 let M = null;
 let startError = '';
 try {
@@ -23,7 +26,6 @@ const ready = startError ? Promise.resolve() : createAttnvizTrainer({
   printErr: (t) => console.warn('attnviz load: ' + t),
 }).then((m) => { M = m; }, (e) => { startError = 'the load worker could not start: ' + e; });
 
-let cursor = null;  // where the next handover piece starts: {part, at, parts, left}
 const call = (fn, types, args) => M.ccall(fn, 'string', types, args);
 
 // Reads of a source: read(n) -> Uint8Array or null at the end; total bytes (0: unknown).
@@ -62,14 +64,102 @@ function streamSource(body, total) {
   };
 }
 
+// The handover: pieces of up to PIECE bytes, sent as parts become ready (a bare .npy: head by head
+// while it streams in; a little-endian float32 one: the file's own bytes), at most two
+// unacknowledged; the page sends each piece's buffer back with its acknowledgement, and it is reused
+// (fresh memory costs page faults).
+let cursor = null;  // {part, at}: where the next piece of the parts starts
+let outstanding = 0, credit = null;
+const pool = [];
+let stageBuf = null, stageLen = 0;  // passed-on floats gathered into a PIECE buffer
+
+function acknowledged(buffer) {
+  outstanding--;
+  if (buffer && buffer.byteLength === PIECE && pool.length < MAX_OUTSTANDING) pool.push(buffer);
+  if (credit) {
+    const c = credit;
+    credit = null;
+    c();
+  }
+}
+
+const freshPiece = () => new Uint8Array(pool.length ? pool.pop() : new ArrayBuffer(PIECE));
+
+async function post(buffer, size, last) {
+  while (outstanding >= MAX_OUTSTANDING) await new Promise((r) => { credit = r; });
+  outstanding++;
+  postMessage({ piece: buffer, size, last }, [buffer]);
+}
+
+// Bytes of the parts ready to send from the cursor on.
+function readyBytes() {
+  const ready = M._attnviz_handover_ready();
+  let n = 0;
+  for (let i = cursor.part; i < ready; i++) n += M._attnviz_handover_part_size(i) - (i === cursor.part ? cursor.at : 0);
+  return n;
+}
+
+// Sends the ready parts: whole pieces while reading (or anything, when `now`), all at the end (`final`).
+async function pump(final, now) {
+  if (!cursor) {
+    if (!M._attnviz_handover_ready()) return;
+    cursor = { part: 0, at: 0 };
+    postMessage({ handover: M._attnviz_handover_estimate() });
+  }
+  for (;;) {
+    const ready = readyBytes();
+    if (ready === 0 || (!final && !now && ready < MIN_PIECE)) return;
+    const size = Math.min(PIECE, ready);
+    const out = freshPiece();
+    let filled = 0;
+    while (filled < size) {
+      const n = M._attnviz_handover_part_size(cursor.part), p = M._attnviz_handover_part(cursor.part);
+      const take = Math.min(n - cursor.at, size - filled);
+      out.set(M.HEAPU8.subarray(p + cursor.at, p + cursor.at + take), filled);
+      filled += take;
+      cursor.at += take;
+      if (cursor.at === n) {
+        cursor.part++;
+        cursor.at = 0;
+      }
+    }
+    const last = final && readyBytes() === 0;
+    await post(out.buffer, size, last);
+    if (last) return;
+  }
+}
+
+// Passed-on floats (a little-endian float32 .npy): gathered into whole pieces.
+async function stage(bytes) {
+  for (let at = 0; at < bytes.length;) {
+    if (!stageBuf) {
+      stageBuf = freshPiece();
+      stageLen = 0;
+    }
+    const n = Math.min(PIECE - stageLen, bytes.length - at);
+    stageBuf.set(bytes.subarray(at, at + n), stageLen);
+    stageLen += n;
+    at += n;
+    if (stageLen === PIECE) await flushStage();
+  }
+}
+
+async function flushStage() {
+  if (!stageBuf) return;
+  const b = stageBuf;
+  stageBuf = null;
+  await post(b.buffer, stageLen, false);
+}
+
 async function parse(source) {
   let err = call('attnviz_parse_begin', ['number'], [source.total]);
   if (err) throw new Error(err);
   const buf = M._malloc(PIECE);
   if (!buf) throw new Error('not enough memory in the load worker');
-  let received = 0, told = 0;
+  let received = 0, told = 0, raw = -1;
   try {
     for (let chunk; (chunk = await source.read(PIECE));) {
+      const chunkStart = received;
       for (let at = 0; at < chunk.length; at += PIECE) {
         const part = chunk.subarray(at, Math.min(chunk.length, at + PIECE));
         M.HEAPU8.set(part, buf);
@@ -82,6 +172,14 @@ async function parse(source) {
           postMessage({ progress: received });
         }
       }
+      if (raw < 0 && !cursor) {
+        raw = M._attnviz_parse_raw_offset();
+        if (raw >= 0) await pump(false, true);  // the skeleton first
+      }
+      // The floats of a little-endian float32 .npy go on as they are (checked here: the trailer,
+      // sent only once every head passed, is what makes the page take them); else decoded heads.
+      if (raw >= 0) await stage(chunk.subarray(Math.max(0, raw - chunkStart)));
+      else await pump(false, false);
     }
   } finally {
     M._free(buf);
@@ -90,36 +188,9 @@ async function parse(source) {
   postMessage({ progress: received });
   err = call('attnviz_parse_finish', [], []);
   if (err) throw new Error(err);
-  let total = 0;
-  const parts = M._attnviz_handover_parts();
-  for (let i = 0; i < parts; i++) total += M._attnviz_handover_part_size(i);
-  cursor = { part: 0, at: 0, parts, left: total };
-  postMessage({ handover: total });
-}
-
-// The next piece of the handover stream: up to PIECE bytes across the parts, copied out of the heap.
-function sendPiece() {
-  if (!cursor || cursor.left <= 0) return;
-  const out = new Uint8Array(Math.min(PIECE, cursor.left));
-  let filled = 0;
-  while (filled < out.length) {
-    const size = M._attnviz_handover_part_size(cursor.part), p = M._attnviz_handover_part(cursor.part);
-    const take = Math.min(size - cursor.at, out.length - filled);
-    out.set(M.HEAPU8.subarray(p + cursor.at, p + cursor.at + take), filled);
-    filled += take;
-    cursor.at += take;
-    if (cursor.at === size) {
-      cursor.part++;
-      cursor.at = 0;
-    }
-  }
-  cursor.left -= out.length;
-  const last = cursor.left <= 0;
-  if (last) {
-    M._attnviz_parse_reset();
-    cursor = null;
-  }
-  postMessage({ piece: out.buffer, last }, [out.buffer]);
+  await flushStage();
+  await pump(true, false);
+  M._attnviz_parse_reset();
 }
 
 self.onmessage = (e) => {
@@ -129,8 +200,8 @@ self.onmessage = (e) => {
       postMessage({ error: startError || 'the load worker could not start', startup: true });
       return;
     }
-    if (m.more) {
-      sendPiece();
+    if (m.ack) {
+      acknowledged(m.buffer);
       return;
     }
     try {

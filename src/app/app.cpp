@@ -277,6 +277,16 @@ Status App::HandOverLoad(uint64_t total) {
   return st;
 }
 
+size_t App::LoadRoom(uint8_t** dst) {
+  return FileLoadRoom(s_.get(), dst);
+}
+
+Status App::AdvanceLoad(size_t n) {
+  const Status st = AdvanceFileLoad(s_.get(), n);
+  if (!st) s_->Notify(st.message, true);
+  return st;
+}
+
 void App::AbortLoad(const std::string& message) {
   s_->load = FileLoad();
   s_->Notify(message, true);

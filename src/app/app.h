@@ -60,8 +60,11 @@ class App {
   Status BeginLoad(const std::string& name, uint64_t total_bytes);
   Status FeedLoad(const unsigned char* data, size_t size);
   Status FinishLoad();
-  Status ProgressLoad(uint64_t received);      // the browser's load worker read this much (app_files.h)
-  Status HandOverLoad(uint64_t total);         // then hands its document over: FeedLoad, FinishLoad
+  Status ProgressLoad(uint64_t received);  // the browser's load worker read this much (app_files.h)
+  Status HandOverLoad(uint64_t total);
+  size_t LoadRoom(uint8_t** dst);  // a handover's next matrix bytes go here (0: FeedLoad them)
+  Status AdvanceLoad(
+      size_t n);  // after copying n bytes there         // then hands its document over: FeedLoad, FinishLoad
   void AbortLoad(const std::string& message);  // the reading failed (network, file): the message shows
   // A file read elsewhere (the native loader thread): its progress in the same window, and the
   // document once read (sets moved). LoadCancelRequested: the user pressed Cancel.

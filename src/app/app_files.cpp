@@ -342,7 +342,10 @@ Status FeedFileLoad(AppState* s, const unsigned char* data, size_t n) {
   if (!L.active || !L.in_app) return Status::Error("no file is being loaded");
   if (L.cancel) return CancelledLoad(s);
   const Status st = L.loader.Feed(data, n);
-  L.received = L.loader.received();
+  if (!L.handing_over)
+    L.received = L.loader.received();
+  else if (!L.reading_elsewhere)  // the worker read it all: the bar shows the handover
+    L.received = std::min(L.loader.received(), L.total);
   if (!st) {
     const std::string name = L.name;
     L = FileLoad();
@@ -351,13 +354,29 @@ Status FeedFileLoad(AppState* s, const unsigned char* data, size_t n) {
   return Status::Ok();
 }
 
+namespace {
+// What the progress window shows while the load worker reads and hands over (ProgressFileLoad).
+void ShowWorkerProgress(FileLoad* L, uint64_t file_bytes) {
+  if (L->read_all && L->handing_over) {
+    L->reading_elsewhere = false;
+    L->total = L->handover_total;
+    L->received = std::min(L->loader.received(), L->total);
+  } else {
+    L->received = std::min(file_bytes, L->total);
+  }
+}
+}  // namespace
+
 Status ProgressFileLoad(AppState* s, uint64_t received) {
   FileLoad& L = s->load;
   if (!L.active || !L.in_app) return Status::Error("no file is being loaded");
   if (L.cancel) return CancelledLoad(s);
-  if (L.handing_over) return Status::Ok();
-  L.reading_elsewhere = true;
-  L.received = std::min(received, L.total);
+  if (!L.reading_elsewhere) {
+    if (L.read_all) return Status::Ok();  // already showing the handover
+    L.reading_elsewhere = true;
+  }
+  if (received >= L.total) L.read_all = true;
+  ShowWorkerProgress(&L, received);
   return Status::Ok();
 }
 
@@ -365,16 +384,34 @@ Status HandOverFileLoad(AppState* s, uint64_t total) {
   FileLoad& L = s->load;
   if (!L.active || !L.in_app) return Status::Error("no file is being loaded");
   if (L.cancel) return CancelledLoad(s);
-  const Status st = L.loader.BeginHandover(total);
+  const Status st = L.loader.BeginHandover();
   if (!st) {
     const std::string name = L.name;
     L = FileLoad();
     return Status::Error("could not open " + Shorten(name) + ": " + st.message);
   }
-  L.reading_elsewhere = false;
+  L.reading_elsewhere = true;
   L.handing_over = true;
-  L.received = 0;
-  L.total = total;
+  L.handover_total = total;
+  ShowWorkerProgress(&L, L.received);
+  return Status::Ok();
+}
+
+size_t FileLoadRoom(AppState* s, uint8_t** dst) {
+  FileLoad& L = s->load;
+  return L.active && L.in_app && L.handing_over && !L.cancel ? L.loader.HandoverRoom(dst) : 0;
+}
+
+Status AdvanceFileLoad(AppState* s, size_t n) {
+  FileLoad& L = s->load;
+  if (!L.active || !L.in_app || !L.handing_over) return Status::Error("no file is being handed over");
+  const Status st = L.loader.HandoverAdvance(n);
+  if (!L.reading_elsewhere) L.received = std::min(L.loader.received(), L.total);
+  if (!st) {
+    const std::string name = L.name;
+    L = FileLoad();
+    return Status::Error("could not open " + Shorten(name) + ": " + st.message);
+  }
   return Status::Ok();
 }
 
@@ -408,7 +445,7 @@ void DescribeFileLoads(AppState* s, JsonWriter* w) {
   w->Key("cancel");
   w->Bool(L.cancel);
   w->Key("stage");  // loading: read here; reading: by the load worker; opening: its document handed over
-  w->String(L.handing_over ? "opening" : L.reading_elsewhere ? "reading" : "loading");
+  w->String(L.reading_elsewhere ? "reading" : L.handing_over ? "opening" : "loading");
   w->Key("cancel_rect");
   w->BeginArray(true);
   for (float x : L.cancel_rect) w->NumberF(x);

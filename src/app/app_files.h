@@ -26,7 +26,9 @@ struct FileLoad {
   bool in_app = false;             // parsed here, piece by piece (else elsewhere: the native loader thread)
   bool cancel = false;             // the user pressed Cancel
   bool reading_elsewhere = false;  // the browser's load worker reads the file (progress only), then hands it over
+  bool read_all = false;           // ... and has read all of it
   bool handing_over = false;       // the worker's document is being copied in (HandOverFileLoad)
+  uint64_t handover_total = 0;     // about how many bytes that is
   float cancel_rect[4] = {};       // where the Cancel button was drawn (x0, y0, x1, y1 in CSS pixels), for describe()
   AttentionLoader loader;          // in_app: the parser the pieces go to
 };
@@ -47,11 +49,17 @@ Status BeginFileLoad(AppState* s, const std::string& name, uint64_t total);  // 
 Status FeedFileLoad(AppState* s, const unsigned char* data, size_t n);
 Status FinishFileLoad(AppState* s);  // every byte is in: opens the document
 // The browser's load worker reads the file (web/attnviz-load-worker.js): after BeginFileLoad, its
-// progress (bytes read); fails with "cancelled: ..." once the user pressed Cancel.
+// progress (bytes read); fails with "cancelled: ..." once the user pressed Cancel. The progress
+// window shows "Reading" and the file's bytes until the worker read them all, then "Opening" and
+// the bytes handed over (a .npy is handed over while it is read: both at once).
 Status ProgressFileLoad(AppState* s, uint64_t received);
-// The worker read the file: its document comes as a handover stream of `total` bytes (FeedFileLoad,
-// FinishFileLoad), io/attention_handover.h.
+// The worker hands its document over as a stream of about `total` bytes (the progress shows them),
+// through FeedFileLoad and FinishFileLoad (io/attention_handover.h).
 Status HandOverFileLoad(AppState* s, uint64_t total);
+// During a handover: where the next bytes go when they belong to a matrix (0: feed them instead),
+// and, once the caller copied n bytes there, the same bookkeeping as FeedFileLoad.
+size_t FileLoadRoom(AppState* s, uint8_t** dst);
+Status AdvanceFileLoad(AppState* s, size_t n);
 void DrawLoadProgress(AppState* s);
 // describe()'s "loading": {name, received, total, cancel} while a load is active, else null.
 void DescribeFileLoads(AppState* s,

@@ -478,7 +478,7 @@ Status ValidateAttentionFile(AttentionFile* f, const AttentionFileLimits& limits
 namespace attention_file_detail {
 
 Status CheckHeadWeights(const std::string& where, MatrixRM* weights, const AttentionFileLimits& limits,
-                        RowSumWarnings* row_sums) {
+                        RowSumWarnings* row_sums, bool* clamped) {
   MatrixRM& w = *weights;
   int bad_rows = 0;
   double worst = 0;
@@ -507,6 +507,7 @@ Status CheckHeadWeights(const std::string& where, MatrixRM* weights, const Atten
                                  " (attention weights are probabilities)");
           }
           x = 0.0f;
+          if (clamped) *clamped = true;
         }
         sum += x;
       }

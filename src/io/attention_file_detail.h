@@ -44,7 +44,7 @@ struct RowSumWarnings {
 // One head's weights: finite, not negative (noise within the tolerance clamped to 0), rows summing to 1
 // (a warning). `where` names the head in messages.
 Status CheckHeadWeights(const std::string& where, MatrixRM* weights, const AttentionFileLimits& limits,
-                        RowSumWarnings* row_sums);
+                        RowSumWarnings* row_sums, bool* clamped = nullptr);  // clamped: a weight was set to 0
 
 // attention_sets.cpp
 bool IsAttentionDocumentJson(const JsonValue& root);  // version 2 ("sets") or BertViz data

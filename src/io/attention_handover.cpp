@@ -16,11 +16,27 @@ const char kMagic[17] =
 constexpr size_t kPrefix = 24;  // magic + skeleton length
 constexpr uint64_t kMaxSkeleton = uint64_t(256) << 20;
 
-void Shape(JsonWriter* w, const MatrixRM& m) {
+std::string Length(uint64_t n) {
+  std::string out;
+  for (int i = 0; i < 8; ++i) out.push_back((char)(uint8_t)(n >> (8 * i)));
+  return out;
+}
+
+uint64_t ReadLength(const uint8_t* p) {
+  uint64_t n = 0;
+  for (int i = 7; i >= 0; --i) n = (n << 8) | p[i];
+  return n;
+}
+
+void Shape(JsonWriter* w, int64_t rows, int64_t cols) {
   w->BeginArray(true);
-  w->Number((double)m.rows());
-  w->Number((double)m.cols());
+  w->Number((double)rows);
+  w->Number((double)cols);
   w->EndArray();
+}
+
+void Shape(JsonWriter* w, const MatrixRM& m) {
+  Shape(w, m.rows(), m.cols());
 }
 
 void Strings(JsonWriter* w, const std::vector<std::string>& v) {
@@ -77,7 +93,6 @@ Status ReadSet(const JsonValue& js, const AttentionFileLimits& lim, MemoryBudget
   AttentionFile& f = set->data;
   if (st) st = StrList(js, "query_tokens", (size_t)lim.max_tokens, lim.max_token_bytes, &f.target_tokens);
   if (st) st = StrList(js, "key_tokens", (size_t)lim.max_tokens, lim.max_token_bytes, &f.source_tokens);
-  if (st) st = StrList(js, "warnings", 4096, 1 << 16, &f.warnings);
   if (!st) return st;
   const JsonValue *self = js.Find("self_attention"), *meta = js.Find("meta"), *layers = js.Find("layers");
   f.self_attention = self && self->type == JsonType::Bool && self->boolean;
@@ -118,6 +133,10 @@ Status ReadSet(const JsonValue& js, const AttentionFileLimits& lim, MemoryBudget
 }  // namespace
 
 std::string HandoverHead(const AttentionDocument& doc) {
+  return HandoverHeadWithShape(doc, -1, -1);
+}
+
+std::string HandoverHeadWithShape(const AttentionDocument& doc, int64_t rows, int64_t cols) {
   JsonWriter w(0);
   w.BeginObject();
   w.Key("version");
@@ -130,8 +149,6 @@ std::string HandoverHead(const AttentionDocument& doc) {
   Strings(&w, doc.tokenizer.special_tokens);
   w.Key("meta");
   w.Value(doc.meta);
-  w.Key("warnings");
-  Strings(&w, doc.warnings);
   w.Key("sets");
   w.BeginArray();
   for (const AttentionSet& s : doc.sets) {
@@ -148,8 +165,6 @@ std::string HandoverHead(const AttentionDocument& doc) {
     Strings(&w, s.data.source_tokens);
     w.Key("meta");
     w.Value(s.data.meta);
-    w.Key("warnings");
-    Strings(&w, s.data.warnings);
     w.Key("layers");
     w.BeginArray();
     for (const AttentionFile::Layer& l : s.data.layers) {
@@ -163,7 +178,10 @@ std::string HandoverHead(const AttentionDocument& doc) {
         w.Key("name");
         w.String(h.name);
         w.Key("shape");
-        Shape(&w, h.weights);
+        if (rows >= 0)
+          Shape(&w, rows, cols);
+        else
+          Shape(&w, h.weights);
         if (h.q.size() && h.k.size()) {
           w.Key("q");
           Shape(&w, h.q);
@@ -180,11 +198,30 @@ std::string HandoverHead(const AttentionDocument& doc) {
   }
   w.EndArray();
   w.EndObject();
-  const std::string skeleton = w.str();
-  std::string out(kMagic, 16);
-  const uint64_t n = skeleton.size();
-  for (int i = 0; i < 8; ++i) out.push_back((char)(uint8_t)(n >> (8 * i)));
-  return out + skeleton;
+  return std::string(kMagic, 16) + Length(w.str().size()) + w.str();
+}
+
+std::string HandoverTrailer(const AttentionDocument& doc) {
+  return HandoverTrailer(doc, {});
+}
+
+std::string HandoverTrailer(const AttentionDocument& doc, const std::vector<int64_t>& clamped) {
+  JsonWriter w(0);
+  w.BeginObject();
+  w.Key("warnings");
+  Strings(&w, doc.warnings);
+  w.Key("set_warnings");
+  w.BeginArray();
+  for (const AttentionSet& s : doc.sets) Strings(&w, s.data.warnings);
+  w.EndArray();
+  if (!clamped.empty()) {
+    w.Key("clamped");
+    w.BeginArray(true);
+    for (int64_t i : clamped) w.Number((double)i);
+    w.EndArray();
+  }
+  w.EndObject();
+  return Length(w.str().size()) + w.str();
 }
 
 std::vector<HandoverBlock> HandoverBlocks(const AttentionDocument& doc) {
@@ -203,16 +240,14 @@ std::vector<HandoverBlock> HandoverBlocks(const AttentionDocument& doc) {
 }
 
 uint64_t HandoverSize(const AttentionDocument& doc) {
-  uint64_t n = HandoverHead(doc).size();
+  uint64_t n = HandoverHead(doc).size() + HandoverTrailer(doc).size();
   for (const HandoverBlock& b : HandoverBlocks(doc)) n += (uint64_t)b.count * sizeof(float);
   return n;
 }
 
-Status HandoverReceiver::Begin(uint64_t total_bytes, const AttentionFileLimits& limits) {
+Status HandoverReceiver::Begin(const AttentionFileLimits& limits) {
   *this = HandoverReceiver();
   limits_ = limits;
-  total_ = total_bytes;
-  if (total_bytes < kPrefix) return Fail(Status::Error("handover: too short"));
   return Status::Ok();
 }
 
@@ -247,7 +282,6 @@ Status HandoverReceiver::StartData() {
   st = Str(sk, "space_marker", 64, &d.tokenizer.space_marker);
   if (st) st = Str(sk, "continuation_marker", 64, &d.tokenizer.continuation_marker);
   if (st) st = StrList(sk, "special_tokens", 4096, limits_.max_token_bytes, &d.tokenizer.special_tokens);
-  if (st) st = StrList(sk, "warnings", 4096, 1 << 16, &d.warnings);
   if (!st) return st;
   if (!sets || !sets->IsArray() || sets->items.empty() || sets->items.size() > 4096)
     return Status::Error("handover: no sets");
@@ -257,41 +291,79 @@ Status HandoverReceiver::StartData() {
     d.sets.emplace_back();
     if (!(st = ReadSet(js, limits_, &budget, &floats, &d.sets.back()))) return st;
   }
-  if (head_.size() + floats * sizeof(float) != total_)
-    return Status::Error("handover: " + std::to_string(total_) + " bytes, but the skeleton says " +
-                         std::to_string(head_.size() + floats * sizeof(float)));
   for (const HandoverBlock& b : HandoverBlocks(d)) blocks_.push_back({const_cast<float*>(b.data), b.count});
   std::vector<uint8_t>().swap(head_);
-  in_data_ = true;
+  return Status::Ok();
+}
+
+Status HandoverReceiver::ReadTrailer() {
+  JsonValue t;
+  Status st = ParseJson((const char*)head_.data() + 8, head_.size() - 8, &t);
+  if (!st) return Status::Error("handover: trailer: " + st.message);
+  if (!t.IsObject()) return Status::Error("handover: the trailer is not an object");
+  if (!(st = StrList(t, "warnings", 1 << 16, 1 << 16, &doc_.warnings))) return st;
+  const JsonValue* sw = t.Find("set_warnings");
+  if (!sw || !sw->IsArray() || sw->ArraySize() != doc_.sets.size())
+    return Status::Error("handover: the trailer's set warnings do not match the sets");
+  for (size_t i = 0; i < doc_.sets.size(); ++i) {
+    JsonValue holder;
+    holder.type = JsonType::Object;
+    holder.members.push_back({"w", sw->items[i]});
+    if (!(st = StrList(holder, "w", 1 << 16, 1 << 16, &doc_.sets[i].data.warnings))) return st;
+  }
+  const JsonValue* clamped = t.Find("clamped");
+  if (clamped) {
+    if (!clamped->IsNumberArray()) return Status::Error("handover: 'clamped' is not a list of matrices");
+    for (double x : clamped->numbers) {
+      if (!(x >= 0 && x < (double)blocks_.size())) return Status::Error("handover: 'clamped' names no matrix");
+      float* p = blocks_[(size_t)x].first;
+      for (size_t k = 0; k < blocks_[(size_t)x].second; ++k) p[k] = p[k] < 0.0f ? 0.0f : p[k];
+    }
+  }
+  std::vector<uint8_t>().swap(head_);
+  return Status::Ok();
+}
+
+// Gathers a length-prefixed part into head_: `prefix` bytes, the length at prefix - 8, then that many.
+Status HandoverReceiver::Collect(const uint8_t** data, size_t* n, size_t prefix, uint64_t limit, bool* complete) {
+  *complete = false;
+  while (*n > 0) {
+    const size_t want = head_bytes_ ? (size_t)head_bytes_ : prefix;
+    const size_t take = std::min(*n, want - head_.size());
+    head_.insert(head_.end(), *data, *data + take);
+    *data += take;
+    *n -= take;
+    if (head_.size() < want) return Status::Ok();
+    if (head_bytes_) {
+      *complete = true;
+      return Status::Ok();
+    }
+    if (prefix == kPrefix && std::memcmp(head_.data(), kMagic, 16) != 0)
+      return Status::Error("handover: not a handover stream");
+    const uint64_t len = ReadLength(head_.data() + prefix - 8);
+    if (len > limit) return Status::Error("handover: bad length");
+    head_bytes_ = prefix + len;
+    head_.reserve((size_t)head_bytes_);
+    if (len == 0) {
+      *complete = true;
+      return Status::Ok();
+    }
+  }
   return Status::Ok();
 }
 
 Status HandoverReceiver::Feed(const uint8_t* data, size_t n) {
   if (failed_) return error_;
-  if (n > total_ - received_) return Fail(Status::Error("handover: more bytes than announced"));
-  received_ += n;
-  if (!in_data_) {
-    const size_t want = head_bytes_ ? (size_t)head_bytes_ : kPrefix;
-    const size_t take = std::min(n, want - head_.size());
-    head_.insert(head_.end(), data, data + take);
-    data += take;
-    n -= take;
-    if (head_.size() < want) return Status::Ok();
-    if (!head_bytes_) {
-      if (std::memcmp(head_.data(), kMagic, 16) != 0) return Fail(Status::Error("handover: not a handover stream"));
-      uint64_t len = 0;
-      for (int i = 7; i >= 0; --i) len = (len << 8) | head_[16 + (size_t)i];
-      if (len > kMaxSkeleton || len > total_ - kPrefix) return Fail(Status::Error("handover: bad skeleton length"));
-      head_bytes_ = kPrefix + len;
-      head_.reserve((size_t)head_bytes_);
-      received_ -= n;  // the rest again, now that the skeleton's size is known
-      return Feed(data, n);
-    }
-    const Status st = StartData();
-    if (!st) return Fail(st);
+  bool complete = false;
+  Status st;
+  if (part_ == Part::Head) {
+    if (!(st = Collect(&data, &n, kPrefix, kMaxSkeleton, &complete))) return Fail(st);
+    if (!complete) return Status::Ok();
+    if (!(st = StartData())) return Fail(st);
+    head_bytes_ = 0;
+    part_ = Part::Data;
   }
-  while (n > 0) {
-    if (block_ >= blocks_.size()) return Fail(Status::Error("handover: more bytes than the matrices hold"));
+  while (part_ == Part::Data && n > 0 && block_ < blocks_.size()) {
     const size_t size = blocks_[block_].second * sizeof(float);
     const size_t take = std::min(n, size - block_at_);
     std::memcpy((uint8_t*)blocks_[block_].first + block_at_, data, take);
@@ -300,14 +372,38 @@ Status HandoverReceiver::Feed(const uint8_t* data, size_t n) {
     block_at_ += take;
     if (block_at_ == size) ++block_, block_at_ = 0;
   }
+  if (part_ == Part::Data && block_ == blocks_.size()) part_ = Part::Trailer;
+  if (part_ == Part::Trailer && n > 0) {
+    if (!(st = Collect(&data, &n, 8, kMaxSkeleton, &complete))) return Fail(st);
+    if (complete) {
+      if (!(st = ReadTrailer())) return Fail(st);
+      part_ = Part::Done;
+    }
+  }
+  if (n > 0) return Fail(Status::Error("handover: more bytes than the stream holds"));
+  return Status::Ok();
+}
+
+size_t HandoverReceiver::Room(uint8_t** dst) {
+  if (failed_ || part_ != Part::Data || block_ >= blocks_.size()) return 0;
+  *dst = (uint8_t*)blocks_[block_].first + block_at_;
+  return blocks_[block_].second * sizeof(float) - block_at_;
+}
+
+Status HandoverReceiver::Advance(size_t n) {
+  uint8_t* dst = nullptr;
+  if (n > Room(&dst)) return Fail(Status::Error("handover: advanced past a matrix"));
+  block_at_ += n;
+  if (block_at_ == blocks_[block_].second * sizeof(float)) ++block_, block_at_ = 0;
+  if (block_ == blocks_.size()) part_ = Part::Trailer;
   return Status::Ok();
 }
 
 Status HandoverReceiver::Finish(AttentionDocument* out) {
   if (failed_) return error_;
-  if (received_ != total_ || !in_data_ || block_ != blocks_.size())
-    return Fail(Status::Error("handover: ended after " + std::to_string(received_) + " of " + std::to_string(total_) +
-                              " bytes"));
+  if (part_ != Part::Done)
+    return Fail(
+        Status::Error(part_ == Part::Data ? "handover: ended inside the matrices" : "handover: ended before its end"));
   *out = std::move(doc_);
   *this = HandoverReceiver();
   return Status::Ok();

@@ -3,12 +3,15 @@
 // viewer's instance a piece at a time, so the page's thread only copies floats).
 //
 // The stream: the 16-byte magic "\x93ATTNVIZ-HANDOFF", the skeleton's length (uint64, little-endian),
-// the skeleton (JSON: everything but the matrices, which it gives as shapes), then every matrix's
-// float32 values (little-endian, row-major): set by set, layer by layer, head by head, its weights,
-// then its queries and keys when it has them.
+// the skeleton (JSON: everything but the matrices, which it gives as shapes, and the warnings),
+// then every matrix's float32 values (little-endian, row-major): set by set, layer by layer, head by
+// head, its weights, then its queries and keys when it has them; last the trailer's length (uint64)
+// and the trailer (JSON: the warnings, known only once the whole file was read). So a sender that
+// reads a file as it arrives (a bare .npy) can send the skeleton and each head as soon as it has
+// them, and the receiver copies them in while the rest is still being read.
 //
-//   sender:   std::string head = HandoverHead(doc);  for (HandoverBlock b : HandoverBlocks(doc)) ...
-//   receiver: HandoverReceiver r; r.Begin(total); r.Feed(piece, n)...; r.Finish(&doc);
+//   sender:   HandoverHead(doc), then HandoverBlocks(doc)' floats, then HandoverTrailer(doc)
+//   receiver: HandoverReceiver r; r.Begin(); r.Feed(piece, n)...; r.Finish(&doc);
 //
 // The receiver trusts no byte: the skeleton is checked against the limits and the total size, and
 // the matrices are allocated within the memory budget before any float is copied. It does not
@@ -32,26 +35,38 @@ struct HandoverBlock {
 
 std::string HandoverHead(const AttentionDocument& doc);                   // magic, length, skeleton
 std::vector<HandoverBlock> HandoverBlocks(const AttentionDocument& doc);  // the floats after it, in order
-uint64_t HandoverSize(const AttentionDocument& doc);                      // the whole stream's bytes
+std::string HandoverTrailer(const AttentionDocument& doc);                // length, warnings
+// For a sender that forwards a file's float32 bytes as they are instead of keeping the matrices:
+// the skeleton with every head [rows, cols], and a trailer that also names the matrices (in stream
+// order) whose tiny negative weights the sender's checks set to 0 (the receiver does the same).
+std::string HandoverHeadWithShape(const AttentionDocument& doc, int64_t rows, int64_t cols);
+std::string HandoverTrailer(const AttentionDocument& doc, const std::vector<int64_t>& clamped);
+uint64_t HandoverSize(const AttentionDocument& doc);  // the whole stream's bytes
 
 class HandoverReceiver {
  public:
-  Status Begin(uint64_t total_bytes, const AttentionFileLimits& limits = AttentionFileLimits());
+  Status Begin(const AttentionFileLimits& limits = AttentionFileLimits());
   Status Feed(const uint8_t* data, size_t n);  // the next bytes, in order (any size)
-  Status Finish(AttentionDocument* out);       // once every byte is in
-  uint64_t MemoryBytes() const;                // what it holds now
+  // Where the next bytes go when they are a matrix's (else 0): the caller may copy up to that many
+  // there itself, then Advance past them (one copy instead of two for a page handing pieces over).
+  size_t Room(uint8_t** dst);
+  Status Advance(size_t n);
+  Status Finish(AttentionDocument* out);  // once every byte is in (the trailer complete)
+  uint64_t MemoryBytes() const;           // what it holds now
 
  private:
+  enum class Part { Head, Data, Trailer, Done };
   Status Fail(Status st);
   Status StartData();  // the skeleton is in: build the document, allocate its matrices
+  Status Collect(const uint8_t** data, size_t* n, size_t prefix, uint64_t limit, bool* complete);  // head_
+  Status ReadTrailer();
 
   Status error_;
   bool failed_ = false;
   AttentionFileLimits limits_;
-  uint64_t total_ = 0, received_ = 0;
-  std::vector<uint8_t> head_;  // the magic, length and skeleton while they arrive
+  Part part_ = Part::Head;
+  std::vector<uint8_t> head_;  // the magic, length and skeleton (then the trailer) while they arrive
   uint64_t head_bytes_ = 0;    // their size once the length is in (0 before)
-  bool in_data_ = false;
   AttentionDocument doc_;
   std::vector<std::pair<float*, size_t>> blocks_;  // where the floats go, in order
   size_t block_ = 0;                               // the block being filled

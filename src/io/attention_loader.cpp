@@ -15,20 +15,69 @@ using attention_file_detail::IndexTokens;
 using attention_file_detail::Where;
 
 Status AttentionLoader::Begin(uint64_t total_bytes, const AttentionFileLimits& limits) {
+  const bool forward = forward_raw_;
   *this = AttentionLoader();
+  forward_raw_ = forward;
   limits_ = limits;
   total_ = total_bytes;
   if (total_bytes == 0) return Fail(Status::Error("attention: the file is empty"));
   return Status::Ok();
 }
 
-Status AttentionLoader::BeginHandover(uint64_t total_bytes, const AttentionFileLimits& limits) {
+Status AttentionLoader::BeginHandover(const AttentionFileLimits& limits) {
   *this = AttentionLoader();
   limits_ = limits;
-  total_ = total_bytes;
+  total_ = UINT64_MAX;  // known at the end
   mode_ = Mode::Handover;
-  const Status st = handover_.Begin(total_bytes, limits);
+  const Status st = handover_.Begin(limits);
   return st ? st : Fail(st);
+}
+
+size_t AttentionLoader::HandoverRoom(uint8_t** dst) {
+  return mode_ == Mode::Handover ? handover_.Room(dst) : 0;
+}
+
+Status AttentionLoader::HandoverAdvance(size_t n) {
+  if (mode_ != Mode::Handover) return mode_ == Mode::Failed ? error_ : Fail(Status::Error("not a handover"));
+  const Status st = handover_.Advance(n);
+  received_ += n;
+  return st ? st : Fail(st);
+}
+
+const float* AttentionLoader::StreamedHead(int64_t i) const {
+  if (mode_ != Mode::Stream || i < 0 || i >= (int64_t)file_.layers.size() * heads_per_layer_) return nullptr;
+  if (!keep_) return nullptr;
+  return file_.layers[(size_t)(i / heads_per_layer_)].heads[(size_t)(i % heads_per_layer_)].weights.data();
+}
+
+std::string AttentionLoader::StreamHandoverHead() {
+  if (mode_ != Mode::Stream) return "";
+  AttentionDocument doc;
+  WrapStream(&doc);  // moves the matrices (their buffers keep their addresses) ...
+  const std::string head = HandoverHeadWithShape(doc, nq_, nk_);
+  file_ = std::move(doc.sets[0].data);  // ... and back
+  file_.warnings.clear();
+  return head;
+}
+
+// What ParseAttentionNpzArrays and WrapSingle make of a bare .npy (warnings as far as known).
+void AttentionLoader::WrapStream(AttentionDocument* out) {
+  AttentionFile& f = file_;
+  IndexTokens(nk_, &f.source_tokens);
+  IndexTokens(nq_, &f.target_tokens);
+  f.warnings.push_back("no source tokens given; using indices");
+  f.warnings.push_back("no target tokens given; using indices");
+  AttentionDocument doc;
+  doc.version = 1;
+  doc.warnings = std::move(f.warnings);
+  f.warnings.clear();
+  AttentionSet set;
+  set.name = "attention";
+  set.kind = f.source_tokens == f.target_tokens ? AttentionKind::Self : AttentionKind::Cross;
+  set.data = std::move(f);
+  doc.sets.push_back(std::move(set));
+  *out = std::move(doc);
+  file_ = AttentionFile();
 }
 
 Status AttentionLoader::Fail(Status st) {
@@ -43,7 +92,7 @@ Status AttentionLoader::Fail(Status st) {
 }
 
 uint64_t AttentionLoader::MemoryBytes() const {
-  uint64_t b = buffer_.capacity() + handover_.MemoryBytes();
+  uint64_t b = buffer_.capacity() + handover_.MemoryBytes() + (uint64_t)scratch_.size() * sizeof(float);
   for (const AttentionFile::Layer& l : file_.layers)
     for (const AttentionFile::Head& h : l.heads) b += (uint64_t)h.weights.size() * sizeof(float);
   return b;
@@ -107,8 +156,13 @@ Status AttentionLoader::StartStream() {
   if (L < 1 || H < 1 || nq < 1 || nk < 1 || L > limits_.max_layers || H > limits_.max_heads ||
       nq > limits_.max_tokens || nk > limits_.max_tokens || h.numel > limits_.max_values)
     return Status::Ok();
+  keep_ = !(forward_raw_ && h.dtype == DType::Float32 && !h.byte_swap);
   MemoryBudget budget;
-  if (!budget.TryCharge((uint64_t)h.numel * sizeof(float))) return Status::Ok();
+  if (!budget.TryCharge((uint64_t)(keep_ ? h.numel : nq * nk) * sizeof(float))) return Status::Ok();
+  if (!keep_) {
+    if (!TryAllocate((size_t)(nq * nk) * sizeof(float))) return Status::Ok();
+    scratch_.resize((Eigen::Index)nq, (Eigen::Index)nk);
+  }
   file_.layers.assign((size_t)L, AttentionFile::Layer());
   for (int64_t l = 0; l < L; ++l) {
     AttentionFile::Layer& layer = file_.layers[(size_t)l];
@@ -116,6 +170,7 @@ Status AttentionLoader::StartStream() {
     layer.heads.resize((size_t)H);
     for (int64_t k = 0; k < H; ++k) {
       layer.heads[(size_t)k].name = "head " + std::to_string(k);
+      if (!keep_) continue;
       if (!TryAllocate((size_t)(nq * nk) * sizeof(float))) {
         file_ = AttentionFile();
         return Status::Ok();
@@ -123,6 +178,8 @@ Status AttentionLoader::StartStream() {
       layer.heads[(size_t)k].weights.resize((Eigen::Index)nq, (Eigen::Index)nk);
     }
   }
+  nq_ = nq;
+  nk_ = nk;
   head_size_ = nq * nk;
   heads_per_layer_ = H;
   mode_ = Mode::Stream;
@@ -167,7 +224,8 @@ Status AttentionLoader::DecodeRun(const uint8_t* src, int64_t n) {
         for (int b = 0; b < item; ++b) swapped[e * item + b] = src[e * item + (item - 1 - b)];
       p = swapped;
     }
-    float* dst = h.weights.data() + in_head;
+    MatrixRM& m = keep_ ? h.weights : scratch_;
+    float* dst = m.data() + in_head;
     if (npy_.dtype == DType::Float32) {
       std::memcpy(dst, p, (size_t)k * 4);
     } else if (npy_.dtype == DType::Float16) {
@@ -180,7 +238,7 @@ Status AttentionLoader::DecodeRun(const uint8_t* src, int64_t n) {
           return BeyondFloat32(x,
                                "attention: 'attention' layer " + std::to_string(head / heads_per_layer_) + " head " +
                                    std::to_string(head % heads_per_layer_),
-                               i / h.weights.cols(), i % h.weights.cols());
+                               i / nk_, i % nk_);
         }
         dst[e] = (float)x;
       }
@@ -189,10 +247,12 @@ Status AttentionLoader::DecodeRun(const uint8_t* src, int64_t n) {
     n -= k;
     next_ += k;
     if (in_head + k == head_size_) {  // the head is complete: check it now
+      bool clamped = false;
       const Status st =
-          CheckHeadWeights(Where(file_, (size_t)(head / heads_per_layer_), (size_t)(head % heads_per_layer_)),
-                           &h.weights, limits_, &row_sums_);
+          CheckHeadWeights(Where(file_, (size_t)(head / heads_per_layer_), (size_t)(head % heads_per_layer_)), &m,
+                           limits_, &row_sums_, &clamped);
       if (!st) return st;
+      if (clamped) clamped_.push_back(head);
     }
   }
   return Status::Ok();
@@ -200,37 +260,23 @@ Status AttentionLoader::DecodeRun(const uint8_t* src, int64_t n) {
 
 Status AttentionLoader::Finish(AttentionDocument* out) {
   if (mode_ == Mode::Failed) return error_;
-  if (received_ != total_)
-    return Fail(Status::Error("the file ended after " + std::to_string(received_) + " of " + std::to_string(total_) +
-                              " bytes"));
   if (mode_ == Mode::Handover) {
     const Status st = handover_.Finish(out);
     mode_ = Mode::Header;
     return st ? st : Fail(st);
   }
+  if (received_ != total_)
+    return Fail(Status::Error("the file ended after " + std::to_string(received_) + " of " + std::to_string(total_) +
+                              " bytes"));
   if (mode_ != Mode::Stream) {  // Header (a file too short to tell) or Buffer
     const Status st = LoadAttentionDocument(buffer_.data(), buffer_.size(), out, limits_);
     std::vector<uint8_t>().swap(buffer_);
     return st;
   }
-  // What ParseAttentionNpzArrays and WrapSingle make of a bare .npy.
-  AttentionFile& f = file_;
-  IndexTokens(f.layers[0].heads[0].weights.cols(), &f.source_tokens);
-  IndexTokens(f.layers[0].heads[0].weights.rows(), &f.target_tokens);
-  f.warnings.push_back("no source tokens given; using indices");
-  f.warnings.push_back("no target tokens given; using indices");
-  row_sums_.Finish(&f.warnings);
-  AttentionDocument doc;
-  doc.version = 1;
-  doc.warnings = std::move(f.warnings);
-  f.warnings.clear();
-  AttentionSet set;
-  set.name = "attention";
-  set.kind = f.source_tokens == f.target_tokens ? AttentionKind::Self : AttentionKind::Cross;
-  set.data = std::move(f);
-  doc.sets.push_back(std::move(set));
-  *out = std::move(doc);
-  file_ = AttentionFile();
+  std::vector<std::string> row_sums;
+  row_sums_.Finish(&row_sums);
+  WrapStream(out);
+  out->warnings.insert(out->warnings.end(), row_sums.begin(), row_sums.end());
   mode_ = Mode::Header;
   return Status::Ok();
 }

@@ -32,8 +32,30 @@ class AttentionLoader {
   // Starts a file of total_bytes bytes (refused above the memory budget, as a whole read would be).
   Status Begin(uint64_t total_bytes, const AttentionFileLimits& limits = AttentionFileLimits());
   // Starts a document that the browser's load worker read and hands over (io/attention_handover.h)
-  // instead of a file: the pieces then only fill matrices already allocated.
-  Status BeginHandover(uint64_t total_bytes, const AttentionFileLimits& limits = AttentionFileLimits());
+  // instead of a file: the pieces then only fill matrices already allocated. Its size is known
+  // only at its end (received() counts the bytes so far).
+  Status BeginHandover(const AttentionFileLimits& limits = AttentionFileLimits());
+  size_t HandoverRoom(uint8_t** dst);  // HandoverReceiver::Room/Advance, counted in received()
+  Status HandoverAdvance(size_t n);
+  // While a bare .npy streams (streaming()): the handover's skeleton of the document that Finish will
+  // give, and how many heads are complete (decoded and validated, in file order), so that a sender
+  // can hand each head over as soon as it is in. The heads' matrices keep their addresses through
+  // Finish. "" / 0 when not streaming.
+  std::string StreamHandoverHead();
+  // Forwarding (the load worker): a bare little-endian float32 .npy's data bytes are already the
+  // handover's floats, so the sender may pass them on as they are; with ForwardRawFloats() called
+  // before Begin the loader then only checks each head (in one head's scratch memory, not keeping
+  // the weights) and RawDataOffset() is where the floats start in the file (else -1: keep and send
+  // the decoded heads). ClampedHeads(): heads whose tiny negatives the checks set to 0.
+  void ForwardRawFloats() { forward_raw_ = true; }
+  int64_t RawDataOffset() const { return mode_ == Mode::Stream && !keep_ ? (int64_t)npy_.data_offset : -1; }
+  const std::vector<int64_t>& ClampedHeads() const { return clamped_; }
+  int64_t StreamedHeads() const { return mode_ == Mode::Stream && head_size_ ? next_ / head_size_ : 0; }
+  const float* StreamedHead(int64_t i) const;  // head i's weights (file order), while streaming
+  int64_t StreamHeadCount() const {
+    return mode_ == Mode::Stream ? (int64_t)file_.layers.size() * heads_per_layer_ : 0;
+  }
+  int64_t StreamHeadSize() const { return mode_ == Mode::Stream ? head_size_ : 0; }  // floats per head
   // The next bytes of the file. An error ends the load (Finish then returns it too).
   Status Feed(const uint8_t* data, size_t n);
   // Once every byte was fed: the validated document.
@@ -42,6 +64,7 @@ class AttentionLoader {
   uint64_t received() const { return received_; }                                      // bytes fed so far
   uint64_t total() const { return total_; }                                            // the file's size
   bool streaming() const { return mode_ == Mode::Stream || mode_ == Mode::Handover; }  // (else buffered)
+  bool streaming_npy() const { return mode_ == Mode::Stream; }                         // a bare .npy
   uint64_t MemoryBytes() const;                                                        // what the loader holds now
 
  private:
@@ -50,6 +73,7 @@ class AttentionLoader {
   Status StartStream();                               // the header is in: allocate or fall back
   Status StreamBytes(const uint8_t* data, size_t n);  // data bytes of the .npy
   Status DecodeRun(const uint8_t* src, int64_t n);    // n whole elements at element index next_
+  void WrapStream(AttentionDocument* doc);            // what Finish makes of file_ (moved in)
 
   Mode mode_ = Mode::Header;
   Status error_;
@@ -65,6 +89,11 @@ class AttentionLoader {
   int carry_n_ = 0;
   attention_file_detail::RowSumWarnings row_sums_;
   HandoverReceiver handover_;  // Handover: the document being filled
+  bool forward_raw_ = false;   // ForwardRawFloats()
+  bool keep_ = true;           // Stream: the heads' weights are kept (else checked in scratch_)
+  MatrixRM scratch_;           // !keep_: the head being checked
+  int64_t nq_ = 0, nk_ = 0;
+  std::vector<int64_t> clamped_;
 };
 
 }  // namespace attnviz

@@ -9,6 +9,10 @@
 #include "app/lazy_maps.h"
 #include "io/memory_budget.h"
 
+namespace {
+size_t attnviz_room_size = 0;  // attnviz_load_room's size, for attnviz_load_room_size
+}  // namespace
+
 extern "C" {
 
 // JSON description of the screen: example, view, heatmap geometry (CSS px), weights, colormap LUT.
@@ -79,6 +83,28 @@ EMSCRIPTEN_KEEPALIVE const char* attnviz_load_handover(double total) {
   attnviz::App* app = attnviz::WebApp();
   if (!app) return "app not started";
   result = app->HandOverLoad(total > 0 ? (uint64_t)total : 0).message;
+  return result.c_str();
+}
+
+// During a handover: where the next matrix bytes go (0: none; feed them) and how many fit there;
+// the page copies them itself, then advances (one copy, not two).
+EMSCRIPTEN_KEEPALIVE double attnviz_load_room() {
+  attnviz::App* app = attnviz::WebApp();
+  uint8_t* dst = nullptr;
+  const size_t n = app ? app->LoadRoom(&dst) : 0;
+  attnviz_room_size = n;
+  return n ? (double)(uintptr_t)dst : 0.0;
+}
+
+EMSCRIPTEN_KEEPALIVE double attnviz_load_room_size() {
+  return (double)attnviz_room_size;
+}
+
+EMSCRIPTEN_KEEPALIVE const char* attnviz_load_advance(double n) {
+  static std::string result;
+  attnviz::App* app = attnviz::WebApp();
+  if (!app) return "app not started";
+  result = app->AdvanceLoad(n > 0 ? (size_t)n : 0).message;
   return result.c_str();
 }
 

@@ -139,6 +139,30 @@ async function main() {
     check('a broken JSON gives the same message from the worker as from the page',
       both.worker.error === both.page.error && /could not open bad\.json: json: /.test(both.worker.error), both.worker.error);
 
+    // A 4 MiB .npy: the worker hands it over head by head as it reads it; the grid's statistics of its
+    // 16 heads are those of the page's own read.
+    const grids = await page.evaluate(async (b64) => {
+      const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+      const out = {};
+      for (const way of ['worker', 'page']) {
+        window.attnvizNoLoadWorker = way === 'page';
+        await window.attnviz.openFile(new File([bytes], `big-${way}.npy`));
+        window.attnviz.command('view grid');
+        let g;
+        for (let i = 0; i < 400; i++) {
+          await new Promise((r) => requestAnimationFrame(r));
+          g = window.attnviz.describe().grid;
+          if (g.stats.length === 16 && g.stats_pending === 0) break;
+        }
+        out[way] = { worker: window.AttnVizLazy.stats.load_worker, stats: JSON.stringify(g.stats) };
+      }
+      window.attnvizNoLoadWorker = false;
+      return out;
+    }, big.bytes.toString('base64'));
+    check('a 4 MiB .npy is handed over by the worker with the grid statistics of the page\'s own read',
+      grids.worker.worker === true && grids.page.worker === false && grids.worker.stats === grids.page.stats &&
+      grids.worker.stats.length > 100, `${grids.worker.stats.slice(0, 120)}`);
+
     // A slow URL: the progress window shows and frames keep coming; Cancel ends the load.
     const openBefore = (await page.evaluate(() => window.attnviz.describe())).example;
     const slow = page.evaluate((u) => window.attnviz.openUrl(u).then(() => 'opened', (e) => e.message), `${base}/slow.npy`);
