@@ -41,11 +41,23 @@
   const stats = { pieces: 0, longest_feed_ms: 0, feed_total_ms: 0, finish_ms: 0, load_worker: false, biggest_read_bytes: 0, biggest_read_ms: 0, last_work_ms: 0,
     aborted_reads: 0, reads: [], worker_reads: 0, page_reads: 0 };
 
+  // One load at a time per viewer: a file opened while another loads takes over the progress window,
+  // and the older load stops without touching it (its calls would go to the new file's loader).
+  const newLoad = (M) => (M.attnvizLoadToken = (M.attnvizLoadToken || 0) + 1);
+  const superseded = (name) => `stopped loading ${name}: another file was opened`;
+
   // Streams the bytes that read(n) gives (a Uint8Array, or null at the end) into the viewer's loader.
   async function stream(ctx, name, total, read, stop) {
     const M = ctx.Module;
-    const call = (fn, types, args) => M.ccall(fn, 'string', types, args);
-    const abort = (message) => { M.ccall('attnviz_load_abort', null, ['string'], [message]); ctx.wake(); };
+    const token = newLoad(M);
+    const call = (fn, types, args) => {
+      if (M.attnvizLoadToken !== token) throw new Error(superseded(name));
+      return M.ccall(fn, 'string', types, args);
+    };
+    const abort = (message) => {
+      if (M.attnvizLoadToken === token) M.ccall('attnviz_load_abort', null, ['string'], [message]);
+      ctx.wake();
+    };
     stats.pieces = 0;
     stats.longest_feed_ms = 0;
     stats.feed_total_ms = 0;
@@ -136,7 +148,10 @@
     } catch (e) {
       return Promise.resolve(FALLBACK);
     }
-    const call = (fn, types, args) => M.ccall(fn, 'string', types, args);
+    const token = newLoad(M);
+    // "" or the app's message; another file opened meanwhile: that, and this load ends quietly.
+    const call = (fn, types, args) => (M.attnvizLoadToken !== token ? superseded(name)
+      : M.ccall(fn, 'string', types, args));
     stats.pieces = 0;
     stats.longest_feed_ms = 0;
     stats.feed_total_ms = 0;
@@ -158,7 +173,7 @@
         else resolve();
       };
       const fail = (message) => {  // the app's load ends with the message (it shows it)
-        if (begun) M.ccall('attnviz_load_abort', null, ['string'], [message]);
+        if (begun && M.attnvizLoadToken === token) M.ccall('attnviz_load_abort', null, ['string'], [message]);
         end(message);
       };
       // Cancel is seen within 100 ms even while the worker is deep in a parse: it is then ended.
@@ -175,6 +190,7 @@
           for (let at = 0; at < bytes.length && !ended;) {
             // A matrix's bytes go straight where they belong (one copy); the skeleton and the
             // trailer through the loader.
+            if (M.attnvizLoadToken !== token) { end(superseded(name)); return; }
             const dst = M._attnviz_load_room(), room = dst ? M._attnviz_load_room_size() : 0;
             const n = Math.min(bytes.length - at, feedBytes, room || PIECE);
             const t = performance.now();

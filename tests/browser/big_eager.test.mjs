@@ -186,6 +186,22 @@ async function main() {
     check('after Cancel the open file stays and the progress is gone', d.example === openBefore && d.loading === null,
       `${d.example} ${JSON.stringify(d.loading)}`);
 
+    // A file opened while another loads: the older load stops without touching the new one.
+    const older = page.evaluate((u) => window.attnviz.openUrl(u).then(() => 'opened', (e) => e.message), `${base}/slow.npy`);
+    await page.waitForFunction(() => { const l = window.attnviz.describe().loading; return l && l.received > 100000; },
+      null, { timeout: 30000 });
+    const newer = await page.evaluate(async (b64) => {
+      const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+      await window.attnviz.openFile(new File([bytes], 'newer.npy'));
+      return window.attnviz.describe().example;
+    }, small.bytes.toString('base64'));
+    const olderResult = await older;
+    await frames(page, 3);
+    d = await page.evaluate(() => window.attnviz.describe());
+    check('a file opened while another loads opens, and the older load stops',
+      newer === 'file:newer.npy' && /another file was opened/.test(olderResult) && d.example === 'file:newer.npy' &&
+      d.loading === null, `${newer}; older: ${olderResult}; now ${d.example} ${JSON.stringify(d.loading)}`);
+
     // Cut short, and dropped mid-way: clear messages, the viewer keeps working.
     for (const [what, file] of [['a response cut short', 'cut.npy'], ['a connection dropped mid-way', 'drop.npy']]) {
       const e = await page.evaluate((u) => window.attnviz.openUrl(u).then(() => 'opened', (x) => x.message), `${base}/${file}`);

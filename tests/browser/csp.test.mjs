@@ -76,7 +76,7 @@ async function main() {
     const data = JSON.parse(fs.readFileSync('tests/data/multiscript.json', 'utf8'));
     await p.evaluate((x) => window.attnviz.load(x), data);
     await p.evaluate(() => window.attnviz.command('view heatmap'));
-    await p.waitForFunction(() => window.attnviz.describe().label_cache.rasterised >= 20, null, { timeout: 20000 });
+    await p.waitForFunction(() => window.attnviz.describe().label_cache.rasterised >= 20, null, { timeout: 60000 });
     check('strict CSP: labels in nine scripts are rasterised on a canvas', true);
     // The exports load an ES module and gifenc, and use no eval or workers.
     const sizes = await p.evaluate(async () => [(await window.attnviz.exportPng({ scale: 2 })).size,
@@ -90,7 +90,7 @@ async function main() {
     await lazyUnderStrictCsp(browser, false);
 
     ({ p, messages, server } = await openPage(browser, STRICT, 'lesson.html'));
-    await p.waitForFunction(() => window.lessonViewers !== undefined, null, { timeout: 10000 });
+    await p.waitForFunction(() => window.lessonViewers !== undefined, null, { timeout: 60000 });
     const n = await p.evaluate(() => window.lessonViewers.then((vs) => vs.filter((v) => v.describe().heatmaps.length >= 0).length));
     check('strict CSP: the lesson page mounts its three viewers', n === 3, String(n));
     const v2 = messages.filter((m) => /Content Security Policy|Refused to/.test(m));

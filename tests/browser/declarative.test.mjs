@@ -28,7 +28,7 @@ async function main() {
     const errors = [];
     page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
     await page.goto(`http://127.0.0.1:${server.address().port}/declarative.html`);
-    await page.waitForFunction(() => document.getElementById('d2').attnvizViewer !== undefined, null, { timeout: 10000 });
+    await page.waitForFunction(() => document.getElementById('d2').attnvizViewer !== undefined, null, { timeout: 60000 });
     await page.evaluate(async () => {
       window.__d1 = await document.getElementById('d1').attnvizViewer;
       window.__d2 = await document.getElementById('d2').attnvizViewer;

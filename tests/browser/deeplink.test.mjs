@@ -43,7 +43,7 @@ async function main() {
       JSON.stringify([d.map, d.colormap, d.timeline.step, d.theme]));
     // The state goes into the hash; the link reopens it.
     await page.evaluate(() => { window.attnviz.command('step 2'); window.attnviz.command('view grid'); });
-    await page.waitForFunction(() => /view=grid/.test(location.hash) && /step=2/.test(location.hash), null, { timeout: 10000 });
+    await page.waitForFunction(() => /view=grid/.test(location.hash) && /step=2/.test(location.hash), null, { timeout: 60000 });
     const link = page.url();
     await page.close();
     page = await ctx.newPage();
@@ -63,7 +63,7 @@ async function main() {
     await page.evaluate(() => window.send({ attnviz: 'command', id: 1, command: 'step 0' }));
     await page.evaluate(() => window.send({ attnviz: 'describe', id: 2 }));
     await page.evaluate(() => window.send({ attnviz: 'command', id: 3, command: 'view nowhere' }));
-    await page.waitForFunction(() => window.replies.filter((r) => r && r.attnviz === 'result').length >= 3, null, { timeout: 10000 });
+    await page.waitForFunction(() => window.replies.filter((r) => r && r.attnviz === 'result').length >= 3, null, { timeout: 60000 });
     const replies = await page.evaluate(() => window.replies.filter((r) => r.attnviz === 'result'));
     const byId = Object.fromEntries(replies.map((r) => [r.id, r]));
     check('allowed origin: a command is answered', byId[1] && byId[1].error === '');

@@ -109,10 +109,13 @@ async function main() {
     for (let i = 1; i < rows.length; i++) if (rows[i].box[1] < rows[i - 1].box[3] - 0.5) overlaps++;
     check('auto: row labels thinned and never overlapping', big.heatmaps[0].labels.row_stride > 1 && overlaps === 0 && rows.length > 5,
       `stride ${big.heatmaps[0].labels.row_stride}, ${rows.length} drawn, ${overlaps} overlaps`);
-    // Bounded: with "labels all", 2 x 600 labels per file and four files is over 4096 distinct labels.
+    // Bounded: with "labels all", 2 x 600 labels per file and four (to eight) files is over 4096 distinct labels.
     await cmd(page, 'labels all');
     let maxMs = 0;
-    for (let f = 1; f <= 4; f++) {
+    // (Up to eight files: a slow machine rasterises only part of a file's labels while the test
+    // waits, within each frame's time budget; the bound must hold however many are made.)
+    for (let f = 1; f <= 8; f++) {
+      if (f > 4 && (await describe(page)).label_cache.evicted > 0) break;
       const t = Array.from({ length: n }, (_, i) => String.fromCodePoint(0x5000 + f * 2 * n + i));
       const u = Array.from({ length: n }, (_, i) => String.fromCodePoint(0x5000 + f * 2 * n + n + i));
       await load(page, { source_tokens: t, target_tokens: u, weights: w });

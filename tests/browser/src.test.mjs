@@ -35,7 +35,7 @@ async function main() {
       `${d.example} (${d.kind})`);
     check('the three sets are listed', JSON.stringify(d.sets) === '["encoder","decoder","cross"]', JSON.stringify(d.sets));
     check('the cross set plays as the translation figure', d.view === 'heatmap' && d.timeline.count === 4);
-    await page.waitForFunction(() => window.attnviz.describe().range === 'p99', null, { timeout: 10000 });
+    await page.waitForFunction(() => window.attnviz.describe().range === 'p99', null, { timeout: 60000 });
     d = await page.evaluate(() => window.attnviz.describe());
     check('URL options apply once the file is in (range=p99, step=2)', d.range === 'p99' && d.timeline.step === 2 &&
       !d.timeline.playing, `range ${d.range}, step ${d.timeline.step}`);

@@ -43,7 +43,7 @@ async function main() {
     // Playing the animation advances the rows over time.
     await cmd(page, 'step 0');
     await cmd(page, 'play');
-    await page.waitForFunction(() => window.attnviz.describe().timeline.step >= 2, null, { timeout: 20000 });
+    await page.waitForFunction(() => window.attnviz.describe().timeline.step >= 2, null, { timeout: 60000 });
     check('play advances the decoding animation', (await describe(page)).timeline.step >= 2);
     await cmd(page, 'pause');
     await cmd(page, 'step 5');
