@@ -462,11 +462,12 @@ void DrawLoadProgress(AppState* s) {
   ImGui::SetNextWindowSize(ImVec2(w, 0));
   ImGui::Begin("##loading", nullptr,
                ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoSavedSettings);
-  // A worker reads the file, then hands it over: two bars, each 0-100%, said apart.
+  // The load worker reads the file, then the rest of its handover comes in: said apart (describe's
+  // "stage" says the same).
   ImGui::Text("%s %s",
-              L.handing_over        ? "Opening"
-              : L.reading_elsewhere ? "Reading"
-                                    : "Loading",
+              L.reading_elsewhere ? "Reading"
+              : L.handing_over    ? "Opening"
+                                  : "Loading",
               Shorten(L.name, 48).c_str());
   const float f = L.total ? (float)((double)L.received / (double)L.total) : 0.0f;
   char text[64];

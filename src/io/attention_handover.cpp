@@ -54,8 +54,8 @@ Status Str(const JsonValue& o, const char* key, size_t max, std::string* out) {
   return Status::Ok();
 }
 
-Status StrList(const JsonValue& o, const char* key, size_t count_max, size_t max, std::vector<std::string>* out) {
-  const JsonValue* v = o.Find(key);
+// A list of strings: v (may be null) named `key` in messages.
+Status StrValues(const JsonValue* v, const char* key, size_t count_max, size_t max, std::vector<std::string>* out) {
   if (!v || !v->IsArray() || !v->numbers.empty())
     return Status::Error(std::string("handover: '") + key + "' is not a list of strings");
   if (v->items.size() > count_max) return Status::Error(std::string("handover: '") + key + "' is too long");
@@ -66,6 +66,10 @@ Status StrList(const JsonValue& o, const char* key, size_t count_max, size_t max
     out->push_back(x.string);
   }
   return Status::Ok();
+}
+
+Status StrList(const JsonValue& o, const char* key, size_t count_max, size_t max, std::vector<std::string>* out) {
+  return StrValues(o.Find(key), key, count_max, max, out);
 }
 
 // [rows, cols] -> a matrix of that size, within the budget.
@@ -305,12 +309,8 @@ Status HandoverReceiver::ReadTrailer() {
   const JsonValue* sw = t.Find("set_warnings");
   if (!sw || !sw->IsArray() || sw->ArraySize() != doc_.sets.size())
     return Status::Error("handover: the trailer's set warnings do not match the sets");
-  for (size_t i = 0; i < doc_.sets.size(); ++i) {
-    JsonValue holder;
-    holder.type = JsonType::Object;
-    holder.members.push_back({"w", sw->items[i]});
-    if (!(st = StrList(holder, "w", 1 << 16, 1 << 16, &doc_.sets[i].data.warnings))) return st;
-  }
+  for (size_t i = 0; i < doc_.sets.size(); ++i)
+    if (!(st = StrValues(&sw->items[i], "set_warnings", 1 << 16, 1 << 16, &doc_.sets[i].data.warnings))) return st;
   const JsonValue* clamped = t.Find("clamped");
   if (clamped) {
     if (!clamped->IsNumberArray()) return Status::Error("handover: 'clamped' is not a list of matrices");

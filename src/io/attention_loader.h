@@ -61,11 +61,10 @@ class AttentionLoader {
   // Once every byte was fed: the validated document.
   Status Finish(AttentionDocument* out);
 
-  uint64_t received() const { return received_; }                                      // bytes fed so far
-  uint64_t total() const { return total_; }                                            // the file's size
-  bool streaming() const { return mode_ == Mode::Stream || mode_ == Mode::Handover; }  // (else buffered)
-  bool streaming_npy() const { return mode_ == Mode::Stream; }                         // a bare .npy
-  uint64_t MemoryBytes() const;                                                        // what the loader holds now
+  uint64_t received() const { return received_; }           // bytes fed so far
+  uint64_t total() const { return total_; }                 // the file's size
+  bool streaming() const { return mode_ == Mode::Stream; }  // the .npy fast path (else buffered)
+  uint64_t MemoryBytes() const;                             // what the loader holds now
 
  private:
   enum class Mode { Header, Stream, Buffer, Handover, Failed };

@@ -42,7 +42,7 @@ const char* Result(const attnviz::Status& st) {
 
 // A bare .npy streaming in: its skeleton and its heads' addresses, as soon as its header is in.
 void StartStreamingHandover() {
-  if (!g_head.empty() || !g_loader.streaming_npy()) return;
+  if (!g_head.empty() || !g_loader.streaming()) return;
   g_head = g_loader.StreamHandoverHead();
   const size_t n = (size_t)g_loader.StreamHeadSize();
   g_streaming = true;

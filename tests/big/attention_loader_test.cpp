@@ -333,7 +333,7 @@ TEST(Handover, ANpyIsHandedOverHeadByHeadAsItStreams) {
   size_t sent_while_streaming = 0;
   for (size_t at = 0; at < file.size(); at += 1000) {
     ASSERT_TRUE(sender.Feed(file.data() + at, std::min<size_t>(1000, file.size() - at)).ok);
-    ASSERT_TRUE(sender.streaming_npy());
+    ASSERT_TRUE(sender.streaming());
     if (sent.empty()) {
       const std::string head = sender.StreamHandoverHead();
       ASSERT_FALSE(head.empty());
