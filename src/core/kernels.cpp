@@ -123,33 +123,45 @@ inline Vec VMax(Vec a, Vec b) {
 // compiler cannot fold, to stop clang rematerializing v128.const at each use, measured no
 // faster under V8 than letting it fold them.)
 struct ExpConstants {
-  v128_t lo, hi, log2e, magic, ln2_hi, ln2_lo, p1, p2, p3, p4, p5, one, bias;
+  v128_t lo, hi, log2e, magic, ln2_hi, ln2_lo, p1, p2, p3, p4, p5, one, bias, q0, q1, q2, q3;
 };
 inline ExpConstants LoadExpConstants() {
   return ExpConstants{wasm_f32x4_splat(kExpLo),      wasm_f32x4_splat(kExpHi), wasm_f32x4_splat(kLog2e),
                       wasm_f32x4_splat(kRoundMagic), wasm_f32x4_splat(kLn2Hi), wasm_f32x4_splat(kLn2Lo),
                       wasm_f32x4_splat(kP1),         wasm_f32x4_splat(kP2),    wasm_f32x4_splat(kP3),
                       wasm_f32x4_splat(kP4),         wasm_f32x4_splat(kP5),    wasm_f32x4_splat(1.0f),
-                      wasm_i32x4_splat(127)};
+                      wasm_i32x4_splat(127),         wasm_f32x4_splat(kQ0),    wasm_f32x4_splat(kQ1),
+                      wasm_f32x4_splat(kQ2),         wasm_f32x4_splat(kQ3)};
 }
 
 // 4 lanes of ExpScalar. V8 lowers pmin/pmax to single minps/maxps (min/max need NaN
 // fix-ups), and 2^n comes from the bits of t = x log2e + 1.5 * 2^23: bits(t) = bits(M) + n,
 // so (bits(t) + 127) << 23 is the exponent field of 2^n (bits(M) << 23 vanishes).
-// kNonPositive: the caller guarantees x <= 0 or -inf (softmax after subtracting the row
-// max), which saves the upper clamp.
+// kNonPositive: the softmax's exp. The caller guarantees x <= 0 or -inf (scores minus the row
+// max), which saves the upper clamp, and divides the results by a sum >= 1, so the polynomial
+// one degree shorter of kernels_exp.h serves (kSoftmaxMaxRelError): 22 vector operations instead
+// of 24, the exp pass ~10 % faster under V8 (docs/PERFORMANCE.md, machine 2).
 template <bool kNonPositive = false>
 inline v128_t ExpV(v128_t x, const ExpConstants& c) {
   if (!kNonPositive) x = wasm_f32x4_pmin(x, c.hi);
   x = wasm_f32x4_pmax(x, c.lo);  // -inf -> -88 -> exactly 0 below; NaN stays NaN
   const v128_t t = wasm_f32x4_add(wasm_f32x4_mul(x, c.log2e), c.magic);
   const v128_t n = wasm_f32x4_sub(t, c.magic);  // round(x log2e), ties to even
-  v128_t r = wasm_f32x4_sub(x, wasm_f32x4_mul(n, c.ln2_hi));
-  r = wasm_f32x4_sub(r, wasm_f32x4_mul(n, c.ln2_lo));
-  v128_t p = wasm_f32x4_add(wasm_f32x4_mul(c.p1, r), c.p2);
-  p = wasm_f32x4_add(wasm_f32x4_mul(p, r), c.p3);
-  p = wasm_f32x4_add(wasm_f32x4_mul(p, r), c.p4);
-  p = wasm_f32x4_add(wasm_f32x4_mul(p, r), c.p5);
+  v128_t r, p;
+  if (kNonPositive) {
+    r = wasm_f32x4_sub(x, wasm_f32x4_mul(n, c.ln2_hi));
+    r = wasm_f32x4_sub(r, wasm_f32x4_mul(n, c.ln2_lo));
+    p = wasm_f32x4_add(wasm_f32x4_mul(c.q3, r), c.q2);
+    p = wasm_f32x4_add(wasm_f32x4_mul(p, r), c.q1);
+    p = wasm_f32x4_add(wasm_f32x4_mul(p, r), c.q0);
+  } else {
+    r = wasm_f32x4_sub(x, wasm_f32x4_mul(n, c.ln2_hi));
+    r = wasm_f32x4_sub(r, wasm_f32x4_mul(n, c.ln2_lo));
+    p = wasm_f32x4_add(wasm_f32x4_mul(c.p1, r), c.p2);
+    p = wasm_f32x4_add(wasm_f32x4_mul(p, r), c.p3);
+    p = wasm_f32x4_add(wasm_f32x4_mul(p, r), c.p4);
+    p = wasm_f32x4_add(wasm_f32x4_mul(p, r), c.p5);
+  }
   const v128_t r2 = wasm_f32x4_mul(r, r);
   v128_t y = wasm_f32x4_add(wasm_f32x4_add(wasm_f32x4_mul(p, r2), r), c.one);
   const v128_t e = wasm_i32x4_shl(wasm_i32x4_add(t, c.bias), 23);

@@ -97,13 +97,17 @@ constexpr float kExpMaxRelError = 2.0e-7f;  // documented bound, checked by the 
 //   x = exp(scale * x - m) / sum,  m = max_j scale * x_j
 // A row whose every entry is -inf becomes all zeros, row_max 0 and row_sum 0 (never NaN).
 // row_max / row_sum ([rows]) may be null. Returns the number of fully masked rows.
+// Accuracy, against exact arithmetic: every weight of at least 1e-30 within kSoftmaxMaxRelError
+// of its value. (WASM uses a shorter exp than ExpFast, kernels_exp.h: its results are divided by
+// a sum >= 1.) Checked by tests/core/kernels_test.cpp.
 // ---------------------------------------------------------------------------
+constexpr float kSoftmaxMaxRelError = 1.0e-6f;
 int SoftmaxRows(float* x, int rows, int cols, int ld, float scale, float* row_max, float* row_sum);
 int SoftmaxRowsRef(float* x, int rows, int cols, int ld, float scale, float* row_max, float* row_sum);
 
 // ---------------------------------------------------------------------------
 // AttentionForward: single head, no mask. Packs K^T and V once, then runs the three passes
-// per block of query rows (block * n_k * 4 bytes ~ 128 KB) so the scores stay in cache.
+// per block of query rows (kernels.cpp says how many) so the scores stay in cache between passes.
 //   q [n_q, d], k [n_k, d], v [n_k, d_v]   (contiguous, row-major)
 //   weights [n_q, n_k] = softmax(scale * q k^T)   (null: use ws->scores as scratch)
 //   out [n_q, d_v] = weights v

@@ -27,6 +27,17 @@ constexpr float kP3 = 4.166953266e-02f;
 constexpr float kP4 = 1.666651815e-01f;
 constexpr float kP5 = 4.999998808e-01f;
 
+// The softmax's exp in WASM (ExpV<true> in kernels.cpp: x <= 0 only, its results are divided by
+// a row sum >= 1): the same reduction, e^r ~ 1 + r + r^2 Q(r) with Q of degree 3 (relative-error
+// weighted least squares on 2000 Chebyshev nodes, the script in docs/PERFORMANCE.md): 1.2e-7 in
+// exact arithmetic, one multiply-add shorter. Bound: kSoftmaxMaxRelError (kernels.h), checked by
+// tests/core/kernels_test.cpp. (A one-constant reduction r = x - n ln2 would save another, but
+// the product n ln2 rounds to half an ulp of |x|: 1.1e-6 relative at x = -12.)
+constexpr float kQ0 = 4.999914169e-01f;
+constexpr float kQ1 = 1.666688621e-01f;
+constexpr float kQ2 = 4.189857841e-02f;
+constexpr float kQ3 = 8.333837613e-03f;
+
 }  // namespace exp_constants
 }  // namespace kernels
 }  // namespace attnviz

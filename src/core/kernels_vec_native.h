@@ -75,17 +75,32 @@ inline Vec VClampBelow(Vec x, float lo) {
 struct ExpParts {
   Vec t, n, r, p;
 };
+// kShort: the softmax's polynomial of WASM (Q, one degree less: kernels_exp.h).
+template <bool kShort = false>
 inline ExpParts ExpReduce(Vec x) {
   const Vec t = VFma(x, VSplat(kLog2e), VSplat(kRoundMagic));
   const Vec n = t - kRoundMagic;  // round(x log2e)
   Vec r = VFma(n, VSplat(-kLn2Hi), x);
   r = VFma(n, VSplat(-kLn2Lo), r);
-  Vec p = VFma(VSplat(kP1), r, VSplat(kP2));
-  p = VFma(p, r, VSplat(kP3));
-  p = VFma(p, r, VSplat(kP4));
-  p = VFma(p, r, VSplat(kP5));
+  Vec p;
+  if (kShort) {
+    p = VFma(VSplat(kQ3), r, VSplat(kQ2));
+    p = VFma(p, r, VSplat(kQ1));
+    p = VFma(p, r, VSplat(kQ0));
+  } else {
+    p = VFma(VSplat(kP1), r, VSplat(kP2));
+    p = VFma(p, r, VSplat(kP3));
+    p = VFma(p, r, VSplat(kP4));
+    p = VFma(p, r, VSplat(kP5));
+  }
   return {t, n, r, p};
 }
+// The relaxed-SIMD module's softmax uses the short polynomial, as kernels.cpp's SIMD128 one does.
+#if KT_LANES == 4 && defined(__wasm_relaxed_simd__)
+constexpr bool kShortSoftmaxExp = true;
+#else
+constexpr bool kShortSoftmaxExp = false;
+#endif
 
 template <bool kNonPositive = false>
 inline Vec ExpV(Vec x, const ExpConstants&) {
@@ -102,7 +117,7 @@ inline Vec ExpV(Vec x, const ExpConstants&) {
 #endif
   if (!kNonPositive) x = x > VSplat(kExpHi) ? VSplat(kExpHi) : x;
   x = VClampBelow(x, kExpLo);  // -inf -> -88 -> exactly 0; NaN stays NaN
-  const ExpParts e = ExpReduce(x);
+  const ExpParts e = ExpReduce < kNonPositive && kShortSoftmaxExp > (x);
   const Vec y = VFma(e.p, e.r * e.r, e.r) + 1.0f;
   const VU bits = ((VU)e.t + 127u) << 23;  // exponent field of 2^n (same-size vector casts reinterpret bits)
   return y * (Vec)bits;

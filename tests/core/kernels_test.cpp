@@ -100,6 +100,44 @@ TEST(Kernels, SoftmaxFastMatchesReference) {
   log.Print("fast softmax vs reference (rows {1,3,17,255} x cols {1,3,17,255,1000}, -inf entries):");
 }
 
+TEST(Kernels, SoftmaxWeightsErrorWithinDocumentedBound) {
+  // Rows of 64: a 0 (the row max) and 63 scores swept over [-69, 0] (weights down to 1e-30),
+  // 2^14 rows; each weight against exp / sum in double, for every tile variant (the AVX and
+  // relaxed-SIMD ones bring their own softmax; WASM's use a shorter exp, kernels_exp.h).
+  const int cols = 64, rows = 1 << 14;
+  std::vector<float> x((size_t)rows * cols);
+  std::vector<double> want(x.size());
+  for (int i = 0; i < rows; ++i) {
+    float* r = &x[(size_t)i * cols];
+    r[0] = 0.0f;
+    for (int j = 1; j < cols; ++j)
+      r[j] = -69.0f * (float)((size_t)i * (cols - 1) + j - 1) / (float)((size_t)rows * (cols - 1));
+    double sum = 0.0;
+    for (int j = 0; j < cols; ++j) sum += std::exp((double)r[j]);
+    for (int j = 0; j < cols; ++j) want[(size_t)i * cols + j] = std::exp((double)r[j]) / sum;
+  }
+  for (int v = 0; v < k::TileVariantCount(); ++v) {
+    k::ForceTile(v);
+    std::vector<float> w = x;
+    k::SoftmaxRows(w.data(), rows, cols, cols, 1.0f, nullptr, nullptr);
+    double worst_rel = 0.0, worst_abs = 0.0;
+    float worst_x = 0.0f;
+    for (size_t e = 0; e < w.size(); ++e) {
+      const double err = std::abs(w[e] - want[e]);
+      worst_abs = std::max(worst_abs, err);
+      if (err / want[e] > worst_rel) {
+        worst_rel = err / want[e];
+        worst_x = x[e];
+      }
+    }
+    std::printf("  %s %s softmax weights: max relative error %.3g at x = %.4f (bound %.1g), max absolute %.3g\n",
+                k::TileVariantAt(v).isa, k::TileVariantAt(v).tile, worst_rel, worst_x, k::kSoftmaxMaxRelError,
+                worst_abs);
+    EXPECT_LE(worst_rel, k::kSoftmaxMaxRelError) << k::TileVariantAt(v).isa << " " << k::TileVariantAt(v).tile;
+  }
+  k::ForceTile(-1);
+}
+
 TEST(Kernels, ExpRelativeErrorWithinDocumentedBound) {
   // dense sweep of [-87.3, 88]; both the vector kernel and its scalar twin
   const int n = 1 << 21;
