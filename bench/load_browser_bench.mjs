@@ -2,14 +2,15 @@
 // float32 .npy (151 MB, written by attnviz_load_bench --make) opened by headless Chromium through
 //   old:    the whole file as one ArrayBuffer, copied into the WASM heap, then attnviz_open_file
 //           (what viewer.openFile did before attnviz-lazy.js)
-//   stream: viewer.openFile(file) with the page reading itself (window.attnvizNoLoadWorker): 4 MiB
-//           File.slice() pieces decoded straight into the final matrices
+//   stream: viewer.openFile(file) with the page reading itself (window.attnvizNoLoadWorker): File.slice()
+//           reads of the size attnviz-lazy.js picks (up to 32 MiB) decoded straight into the final
+//           matrices a feed at a time; stream_4mib: the same with 4 MiB reads (window.attnvizSliceBytes)
 //   worker: viewer.openFile(file) as it is: the load worker reads and validates the file with its
 //           own WASM instance and hands the document over; the page only copies floats
 // each in a fresh page, in the same run; then the same two ways for a 12 x 12 x 128 x 128 attention
 // JSON (27 MB, written here), which the page can only parse whole. Prints the open time, the WASM memory after it (against the
 // data's size), and the longest gap between animation frames while the file opened.
-//   node bench/load_browser_bench.mjs [FILE.npy]     (make bench runs it; make the file first)
+//   node bench/load_browser_bench.mjs [FILE.npy] [--only=npy_stream,...]   (make bench runs it; make the file first)
 import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
@@ -17,7 +18,9 @@ import { chromium } from 'playwright-core';
 import { serve } from '../scripts/serve.mjs';
 
 const APP_DIR = process.env.ATTNVIZ_WEB_APP || 'build/web/app';
-const FILE = process.argv[2] || '/tmp/attnviz_bench_151mb.npy';
+const FILE = process.argv.slice(2).find((a) => !a.startsWith('--')) || '/tmp/attnviz_bench_151mb.npy';
+// --only=npy_stream,json_worker: just those runs (no ratio lines), for working on one path
+const ONLY = process.argv.find((a) => a.startsWith('--only='))?.slice(7).split(',');
 const MAKE = process.env.ATTNVIZ_LOAD_BENCH || 'build/native/bench/attnviz_load_bench';
 
 const JSON_FILE = path.join(path.dirname(FILE), 'attnviz_bench_12x12x128.json');
@@ -54,10 +57,11 @@ async function run(browser, appPort, dataUrl, mode) {
   const page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
   await page.goto(`http://127.0.0.1:${appPort}/?example=seed004&view=heatmap`);
   await page.waitForFunction(() => window.attnviz !== undefined, null, { timeout: 60000 });
-  return page.evaluate(async ({ url, mode }) => {
+  return page.evaluate(async ({ url, mode, slice }) => {
     const blob = await (await fetch(url)).blob();  // in the page first: the bench times the open, not the network
     const file = new File([blob], url.endsWith('.json') ? 'big.json' : 'big.npy');
     window.attnvizNoLoadWorker = mode !== 'worker';
+    if (slice) window.attnvizSliceBytes = slice << 20;
     const v = window.attnviz, M = v.module;
     const before = M.HEAPU8.length;
     const ticks = [];
@@ -101,10 +105,10 @@ async function run(browser, appPort, dataUrl, mode) {
       maps: d.grid ? d.grid.stats.length : -1, gap_ms: gaps, after_ms: after, filled, frame_cpu,
       worker: mode !== 'old' && window.AttnVizLazy.stats.load_worker,
       worker_read_ms: mode === 'worker' ? window.AttnVizLazy.stats.worker_read_ms : 0,
-      feeds: mode === 'old' ? [0, 0, 0, 0] : ['pieces', 'longest_feed_ms', 'feed_total_ms', 'finish_ms'].map((k) => window.AttnVizLazy.stats[k]),
+      feeds: mode === 'old' ? [0, 0, 0, 0] : ['pieces', 'longest_feed_ms', 'feed_total_ms', 'finish_ms', 'read_wait_ms', 'yield_ms'].map((k) => window.AttnVizLazy.stats[k]),
       longest_feed: mode === 'old' ? seconds * 1000
         : Math.max(window.AttnVizLazy.stats.longest_feed_ms, window.AttnVizLazy.stats.finish_ms) };
-  }, { url: dataUrl, mode });
+  }, { url: dataUrl, mode, slice: mode === 'stream_4mib' ? 4 : 0 });
 }
 
 async function main() {
@@ -121,8 +125,9 @@ async function main() {
   const jsonUrl = `http://127.0.0.1:${data.address().port}/${path.basename(JSON_FILE)}`;
   const results = {};
   try {
-    for (const [mode, where, what] of [['old', url, 'npy'], ['stream', url, 'npy'], ['worker', url, 'npy'],
+    for (const [mode, where, what] of [['old', url, 'npy'], ['stream_4mib', url, 'npy'], ['stream', url, 'npy'], ['worker', url, 'npy'],
       ['stream', jsonUrl, 'json'], ['worker', jsonUrl, 'json']]) {
+      if (ONLY && !ONLY.includes(`${what}_${mode}`)) continue;
       const r = await run(browser, app.address().port, where, mode);
       results[`${what}_${mode}`] = r;
       const mb = (b) => (b / 1048576).toFixed(1);
@@ -133,11 +138,14 @@ async function main() {
         `longest_frame_gap_after_ms=${r.after_ms.toFixed(0)} max_frame_cpu_ms_after=${r.frame_cpu.toFixed(1)} maps=${r.maps} ` +
         `load_worker=${r.worker ? `yes worker_read_s=${(r.worker_read_ms / 1000).toFixed(3)}` : 'no'} ` +
         `feeds=${r.feeds[0]} longest_feed_ms=${r.feeds[1].toFixed(1)} feed_total_ms=${r.feeds[2].toFixed(0)} ` +
-        `finish_ms=${r.feeds[3].toFixed(1)}`);
+        `finish_ms=${r.feeds[3].toFixed(1)}` +
+        (mode.startsWith('stream') ? ` read_wait_ms=${r.feeds[4].toFixed(0)} yield_ms=${r.feeds[5].toFixed(0)}` : ''));
     }
+    if (ONLY) return;
     const ratio = (a, b, k) => (results[a][k] / results[b][k]).toFixed(2);
     console.log(`load browser npy stream_vs_old time=${ratio('npy_stream', 'npy_old', 'seconds')} ` +
       `heap=${ratio('npy_stream', 'npy_old', 'heap_after')}`);
+    console.log(`load browser npy stream_slices_vs_4mib time=${ratio('npy_stream', 'npy_stream_4mib', 'seconds')}`);
     console.log(`load browser npy worker_vs_stream time=${ratio('npy_worker', 'npy_stream', 'seconds')} ` +
       `heap=${ratio('npy_worker', 'npy_stream', 'heap_after')} ` +
       `longest_task=${ratio('npy_worker', 'npy_stream', 'longest_feed')}`);

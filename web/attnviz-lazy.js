@@ -31,14 +31,23 @@
     ch.port2.postMessage(0);
   });
 
+  // Bytes per File.slice() read of an eager file (in the page, and in the load worker's twin):
+  // each read costs tens of ms on top of its bytes in Chromium, so a big file is read in a few big
+  // slices: a quarter of the file, 4 to 32 MiB (the 151 MB .npy opened in 1.9 s with 32 MiB reads,
+  // 3.2 s with 4 MiB ones: bench/load_browser_bench.mjs, stop 22). Decoding still goes a feed at a
+  // time. (window.attnvizSliceBytes overrides it: benchmarks.)
+  const sliceBytes = (total) => (typeof window !== 'undefined' && window.attnvizSliceBytes) ||
+    Math.max(PIECE, Math.min(32 << 20, Math.floor(total / 4 / 65536) * 65536));
+
   const nameOf = (url) => decodeURIComponent(String(url).split(/[?#]/)[0].split('/').pop() || 'download');
 
   // Figures for benchmarks: the last stream's pieces, the longest feed and the finishing call (which
   // parses the whole file when the page reads a JSON or NPZ itself), whether the load worker read it; the biggest lazy read and
   // how long it took to arrive; how long the last decoding between frames took; reads aborted; the
-  // last 64 reads' start and end (performance.now()) and size. (window.attnvizMainThreadReads = true
+  // time a page-read stream waited for its reads and for its turns between frames (read_wait_ms,
+  // yield_ms); the last 64 reads' start and end (performance.now()) and size. (window.attnvizMainThreadReads = true
   // before the first URL opens makes the page fetch Range requests itself, not in a worker: benchmarks.)
-  const stats = { pieces: 0, longest_feed_ms: 0, feed_total_ms: 0, finish_ms: 0, load_worker: false, biggest_read_bytes: 0, biggest_read_ms: 0, last_work_ms: 0,
+  const stats = { pieces: 0, longest_feed_ms: 0, feed_total_ms: 0, read_wait_ms: 0, yield_ms: 0, finish_ms: 0, load_worker: false, biggest_read_bytes: 0, biggest_read_ms: 0, last_work_ms: 0,
     aborted_reads: 0, reads: [], worker_reads: 0, page_reads: 0 };
 
   // One load at a time per viewer: a file opened while another loads takes over the progress window,
@@ -61,6 +70,8 @@
     stats.pieces = 0;
     stats.longest_feed_ms = 0;
     stats.feed_total_ms = 0;
+    stats.read_wait_ms = 0;
+    stats.yield_ms = 0;
     stats.load_worker = false;
     let err = call('attnviz_load_begin', ['string', 'number'], [name, total]);
     ctx.wake();
@@ -83,8 +94,10 @@
     try {
       for (;;) {
         let chunk;
+        const waitStart = performance.now();
         try {
           chunk = await read(PIECE);
+          stats.read_wait_ms += performance.now() - waitStart;
         } catch (e) {
           const message = `could not open ${name}: ${e.message}`;
           abort(message);
@@ -108,8 +121,10 @@
             throw new Error(err);
           }
           if (performance.now() - frameStart > 8) {  // at most ~8 ms of work at a time
+            const y0 = performance.now();
             await yieldToBrowser();
             frameStart = performance.now();
+            stats.yield_ms += frameStart - y0;
           }
         }
       }
@@ -256,6 +271,7 @@
         }
       };
       try {
+        if (start.file) start.slice = sliceBytes(start.file.size);
         w.postMessage(start, start.body ? [start.body] : []);
       } catch (e) {  // a response body that cannot be transferred here: the page reads it
         end(FALLBACK);
@@ -415,7 +431,7 @@
         let at = 0;
         return stream(ctx, name, file.size, async (n) => {
           if (at >= file.size) return null;
-          const bytes = new Uint8Array(await file.slice(at, Math.min(file.size, at + n)).arrayBuffer());
+          const bytes = new Uint8Array(await file.slice(at, Math.min(file.size, at + sliceBytes(file.size))).arrayBuffer());
           if (!bytes.length) throw new Error('the file became shorter while it was read');
           at += bytes.length;
           return bytes;

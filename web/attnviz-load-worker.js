@@ -3,7 +3,8 @@
 // so the page's thread never parses. web/attnviz-lazy.js starts one worker per file and ends it
 // when the file is open (its memory goes with it). No SharedArrayBuffer: no cross-origin isolation needed.
 //
-// page -> worker: {file: Blob} or {body: ReadableStream (transferred), total}; then {ack, buffer}
+// page -> worker: {file: Blob, slice: bytes per read} or {body: ReadableStream (transferred),
+//                 total}; then {ack, buffer}
 //                 for each piece it copied in (the buffer transferred back)
 // worker -> page: {progress: bytes read}, {handover: about this many bytes}, {piece: ArrayBuffer
 //                 (transferred), size, last}, {error, startup}: startup errors mean "this worker
@@ -11,7 +12,7 @@
 /* global createAttnvizTrainer */
 'use strict';
 
-const PIECE = 4 << 20;  // bytes per read, per feed and per handover message (at most)
+const PIECE = 4 << 20;  // bytes per feed and per handover message (at most), per body read
 const MIN_PIECE = 256 << 10;  // while reading, handed over once this much is ready
 const MAX_OUTSTANDING = 4;  // pieces sent and not yet acknowledged by the page
 let M = null;
@@ -28,8 +29,9 @@ const ready = startError ? Promise.resolve() : createAttnvizTrainer({
 
 const call = (fn, types, args) => M.ccall(fn, 'string', types, args);
 
-// Reads of a source: read(n) -> Uint8Array or null at the end; total bytes (0: unknown).
-function fileSource(file) {
+// Reads of a source: read(n) -> Uint8Array or null at the end; total bytes (0: unknown). A file
+// is read `slice` bytes at a time (the page's choice: a few big reads, see sliceBytes there).
+function fileSource(file, slice) {
   let at = 0;
   return {
     total: file.size,
@@ -37,7 +39,7 @@ function fileSource(file) {
       if (at >= file.size) return null;
       let b;
       try {
-        b = new Uint8Array(await file.slice(at, Math.min(file.size, at + n)).arrayBuffer());
+        b = new Uint8Array(await file.slice(at, Math.min(file.size, at + (slice || n))).arrayBuffer());
       } catch (e) {
         throw new Error('the file cannot be read any more (changed or removed since it was opened?)');
       }
@@ -205,7 +207,7 @@ self.onmessage = (e) => {
       return;
     }
     try {
-      await parse(m.file ? fileSource(m.file) : streamSource(m.body, m.total));
+      await parse(m.file ? fileSource(m.file, m.slice) : streamSource(m.body, m.total));
     } catch (err) {
       M._attnviz_parse_reset();
       postMessage({ error: err.message });

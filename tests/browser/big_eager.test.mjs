@@ -140,12 +140,14 @@ async function main() {
       both.worker.error === both.page.error && /could not open bad\.json: json: /.test(both.worker.error), both.worker.error);
 
     // A 4 MiB .npy: the worker hands it over head by head as it reads it; the grid's statistics of its
-    // 16 heads are those of the page's own read.
+    // 16 heads are those of the page's own read. Then both again with File.slice() reads of an odd
+    // size (1 MiB + 4099 bytes: pieces that cut floats and heads anywhere).
     const grids = await page.evaluate(async (b64) => {
       const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
       const out = {};
-      for (const way of ['worker', 'page']) {
-        window.attnvizNoLoadWorker = way === 'page';
+      for (const way of ['worker', 'page', 'worker_odd', 'page_odd']) {
+        window.attnvizNoLoadWorker = way.startsWith('page');
+        window.attnvizSliceBytes = way.endsWith('odd') ? (1 << 20) + 4099 : 0;
         await window.attnviz.openFile(new File([bytes], `big-${way}.npy`));
         window.attnviz.command('view grid');
         let g;
@@ -157,11 +159,16 @@ async function main() {
         out[way] = { worker: window.AttnVizLazy.stats.load_worker, stats: JSON.stringify(g.stats) };
       }
       window.attnvizNoLoadWorker = false;
+      window.attnvizSliceBytes = 0;
       return out;
     }, big.bytes.toString('base64'));
     check('a 4 MiB .npy is handed over by the worker with the grid statistics of the page\'s own read',
       grids.worker.worker === true && grids.page.worker === false && grids.worker.stats === grids.page.stats &&
       grids.worker.stats.length > 100, `${grids.worker.stats.slice(0, 120)}`);
+    check('read in odd-sized slices, by the worker and by the page, it has the same grid statistics',
+      grids.worker_odd.worker === true && grids.page_odd.worker === false &&
+      grids.worker_odd.stats === grids.worker.stats && grids.page_odd.stats === grids.worker.stats,
+      `${grids.worker_odd.stats.slice(0, 60)} / ${grids.page_odd.stats.slice(0, 60)}`);
 
     // A slow URL: the progress window shows and frames keep coming; Cancel ends the load.
     const openBefore = (await page.evaluate(() => window.attnviz.describe())).example;
