@@ -6,7 +6,8 @@
 //           reads of the size attnviz-lazy.js picks (up to 32 MiB) decoded straight into the final
 //           matrices a feed at a time; stream_4mib: the same with 4 MiB reads (window.attnvizSliceBytes)
 //   worker: viewer.openFile(file) as it is: the load worker reads and validates the file with its
-//           own WASM instance and hands the document over; the page only copies floats
+//           own WASM instance and hands the document over; the page only copies floats;
+//           worker_4mib: the same with 4 MiB reads
 // each in a fresh page, in the same run; then the same two ways for a 12 x 12 x 128 x 128 attention
 // JSON (27 MB, written here), which the page can only parse whole. Prints the open time, the WASM memory after it (against the
 // data's size), and the longest gap between animation frames while the file opened.
@@ -53,14 +54,24 @@ function writeJson(file, L, H, n) {
   fs.renameSync(file + '.part', file);
 }
 
+// Each run in its own page, closed afterwards: a page left open keeps drawing its grid of 144 maps
+// (150-450 ms a frame on the software renderer) and slows every later run (before stop 22 it did).
 async function run(browser, appPort, dataUrl, mode) {
-  const page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  try {
+    return await runIn(await context.newPage(), appPort, dataUrl, mode);
+  } finally {
+    await context.close();
+  }
+}
+
+async function runIn(page, appPort, dataUrl, mode) {
   await page.goto(`http://127.0.0.1:${appPort}/?example=seed004&view=heatmap`);
   await page.waitForFunction(() => window.attnviz !== undefined, null, { timeout: 60000 });
   return page.evaluate(async ({ url, mode, slice }) => {
     const blob = await (await fetch(url)).blob();  // in the page first: the bench times the open, not the network
     const file = new File([blob], url.endsWith('.json') ? 'big.json' : 'big.npy');
-    window.attnvizNoLoadWorker = mode !== 'worker';
+    window.attnvizNoLoadWorker = !mode.startsWith('worker');
     if (slice) window.attnvizSliceBytes = slice << 20;
     const v = window.attnviz, M = v.module;
     const before = M.HEAPU8.length;
@@ -104,11 +115,11 @@ async function run(browser, appPort, dataUrl, mode) {
     return { seconds, heap_before: before, heap_after: M.HEAPU8.length, data: file.size, example: d.example,
       maps: d.grid ? d.grid.stats.length : -1, gap_ms: gaps, after_ms: after, filled, frame_cpu,
       worker: mode !== 'old' && window.AttnVizLazy.stats.load_worker,
-      worker_read_ms: mode === 'worker' ? window.AttnVizLazy.stats.worker_read_ms : 0,
-      feeds: mode === 'old' ? [0, 0, 0, 0] : ['pieces', 'longest_feed_ms', 'feed_total_ms', 'finish_ms', 'read_wait_ms', 'yield_ms'].map((k) => window.AttnVizLazy.stats[k]),
+      worker_read_ms: mode.startsWith('worker') ? window.AttnVizLazy.stats.worker_read_ms : 0,
+      feeds: mode === 'old' ? [0, 0, 0, 0] : ['pieces', 'longest_feed_ms', 'feed_total_ms', 'finish_ms', 'read_wait_ms', 'yield_ms', 'idle_ms'].map((k) => window.AttnVizLazy.stats[k]),
       longest_feed: mode === 'old' ? seconds * 1000
         : Math.max(window.AttnVizLazy.stats.longest_feed_ms, window.AttnVizLazy.stats.finish_ms) };
-  }, { url: dataUrl, mode, slice: mode === 'stream_4mib' ? 4 : 0 });
+  }, { url: dataUrl, mode, slice: mode.endsWith('_4mib') ? 4 : 0 });
 }
 
 async function main() {
@@ -125,7 +136,7 @@ async function main() {
   const jsonUrl = `http://127.0.0.1:${data.address().port}/${path.basename(JSON_FILE)}`;
   const results = {};
   try {
-    for (const [mode, where, what] of [['old', url, 'npy'], ['stream_4mib', url, 'npy'], ['stream', url, 'npy'], ['worker', url, 'npy'],
+    for (const [mode, where, what] of [['old', url, 'npy'], ['stream_4mib', url, 'npy'], ['stream', url, 'npy'], ['worker_4mib', url, 'npy'], ['worker', url, 'npy'],
       ['stream', jsonUrl, 'json'], ['worker', jsonUrl, 'json']]) {
       if (ONLY && !ONLY.includes(`${what}_${mode}`)) continue;
       const r = await run(browser, app.address().port, where, mode);
@@ -139,13 +150,14 @@ async function main() {
         `load_worker=${r.worker ? `yes worker_read_s=${(r.worker_read_ms / 1000).toFixed(3)}` : 'no'} ` +
         `feeds=${r.feeds[0]} longest_feed_ms=${r.feeds[1].toFixed(1)} feed_total_ms=${r.feeds[2].toFixed(0)} ` +
         `finish_ms=${r.feeds[3].toFixed(1)}` +
-        (mode.startsWith('stream') ? ` read_wait_ms=${r.feeds[4].toFixed(0)} yield_ms=${r.feeds[5].toFixed(0)}` : ''));
+        (mode.startsWith('worker') ? ` page_idle_ms=${r.feeds[6].toFixed(0)}` : '') + (mode.startsWith('stream') ? ` read_wait_ms=${r.feeds[4].toFixed(0)} yield_ms=${r.feeds[5].toFixed(0)}` : ''));
     }
     if (ONLY) return;
     const ratio = (a, b, k) => (results[a][k] / results[b][k]).toFixed(2);
     console.log(`load browser npy stream_vs_old time=${ratio('npy_stream', 'npy_old', 'seconds')} ` +
       `heap=${ratio('npy_stream', 'npy_old', 'heap_after')}`);
-    console.log(`load browser npy stream_slices_vs_4mib time=${ratio('npy_stream', 'npy_stream_4mib', 'seconds')}`);
+    console.log(`load browser npy slices_vs_4mib stream_time=${ratio('npy_stream', 'npy_stream_4mib', 'seconds')} ` +
+      `worker_time=${ratio('npy_worker', 'npy_worker_4mib', 'seconds')}`);
     console.log(`load browser npy worker_vs_stream time=${ratio('npy_worker', 'npy_stream', 'seconds')} ` +
       `heap=${ratio('npy_worker', 'npy_stream', 'heap_after')} ` +
       `longest_task=${ratio('npy_worker', 'npy_stream', 'longest_feed')}`);

@@ -45,9 +45,10 @@
   // parses the whole file when the page reads a JSON or NPZ itself), whether the load worker read it; the biggest lazy read and
   // how long it took to arrive; how long the last decoding between frames took; reads aborted; the
   // time a page-read stream waited for its reads and for its turns between frames (read_wait_ms,
-  // yield_ms); the last 64 reads' start and end (performance.now()) and size. (window.attnvizMainThreadReads = true
+  // yield_ms), and a worker load's time waiting for the worker (idle_ms); the last 64 reads' start
+  // and end (performance.now()) and size. (window.attnvizMainThreadReads = true
   // before the first URL opens makes the page fetch Range requests itself, not in a worker: benchmarks.)
-  const stats = { pieces: 0, longest_feed_ms: 0, feed_total_ms: 0, read_wait_ms: 0, yield_ms: 0, finish_ms: 0, load_worker: false, biggest_read_bytes: 0, biggest_read_ms: 0, last_work_ms: 0,
+  const stats = { pieces: 0, longest_feed_ms: 0, feed_total_ms: 0, read_wait_ms: 0, yield_ms: 0, idle_ms: 0, finish_ms: 0, load_worker: false, biggest_read_bytes: 0, biggest_read_ms: 0, last_work_ms: 0,
     aborted_reads: 0, reads: [], worker_reads: 0, page_reads: 0 };
 
   // One load at a time per viewer: a file opened while another loads takes over the progress window,
@@ -197,7 +198,11 @@
         const err = call('attnviz_load_progress', ['number'], [received]);
         if (err) end(err);
       }, 100);
+      // idle_ms: how long the page had every piece copied and waited for the worker's next one.
+      let idleSince = performance.now(), pending = 0;
+      stats.idle_ms = 0;
       const feed = (piece, size, last) => {
+        if (pending++ === 0) stats.idle_ms += performance.now() - idleSince;
         queue = queue.then(async () => {
           if (ended) return;
           let frameStart = performance.now();
@@ -234,6 +239,7 @@
             }
           }
           if (ended) return;
+          if (--pending === 0) idleSince = performance.now();
           w.postMessage({ ack: true, buffer: piece }, [piece]);  // reused by the worker
           if (last) {
             const t = performance.now();

@@ -159,8 +159,16 @@ async function parse(source) {
   const buf = M._malloc(PIECE);
   if (!buf) throw new Error('not enough memory in the load worker');
   let received = 0, told = 0, raw = -1;
+  // One read ahead: the next slice arrives while this one is checked and handed over.
+  const readAhead = () => {
+    const p = source.read(PIECE);
+    p.catch(() => {});  // awaited below; not an unhandled rejection if the parse fails first
+    return p;
+  };
+  let next = readAhead();
   try {
-    for (let chunk; (chunk = await source.read(PIECE));) {
+    for (let chunk; (chunk = await next);) {
+      next = readAhead();
       const chunkStart = received;
       for (let at = 0; at < chunk.length; at += PIECE) {
         const part = chunk.subarray(at, Math.min(chunk.length, at + PIECE));
