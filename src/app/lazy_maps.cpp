@@ -355,8 +355,9 @@ bool LazyMaps::RequestWholeHead(int set, int layer, int head, int* in_flight) {
   return true;
 }
 
-// Overviews (or screen copies): in memory (kept), or read a layer's run of missing heads at once.
+// Overviews (or screen copies): in memory (kept), or read a run of a layer's missing heads at once.
 void LazyMaps::RequestOverviews(LazyPool pool) {
+  constexpr int kOverviewRun = 8;  // heads per read: 1 MiB of 256 x 256 F16 overviews
   std::vector<std::pair<int, int>>& wants = pool_wants_[(int)pool];
   std::sort(wants.begin(), wants.end());
   wants.erase(std::unique(wants.begin(), wants.end()), wants.end());
@@ -378,9 +379,12 @@ void LazyMaps::RequestOverviews(LazyPool pool) {
       if (pool == LazyPool::Overview) RequestWholeHead(set, layer, head, &whole_heads_in_flight);
       continue;
     }
-    int end = head + 1;  // the run of wanted, missing heads of this layer that follow
+    // The run of wanted, missing heads of this layer that follow, at most kOverviewRun: reads of a
+    // few heads each arrive one after another, so the grid's first thumbnails show while the rest
+    // are still read (a whole layer per read made them all wait for the slowest).
+    int end = head + 1;
     while (k + 1 < wants.size() && wants[k + 1].first == set && wants[k + 1].second == map + (end - head) &&
-           end < ls.layers[(size_t)layer].heads) {
+           end < ls.layers[(size_t)layer].heads && end - head < kOverviewRun) {
       const OverviewState& next = held[(size_t)(map + (end - head))];
       if (next.map.weights.size() || next.ticket) break;
       held[(size_t)(map + (end - head))].last_used = frame_;
@@ -431,9 +435,10 @@ void LazyMaps::Request(AppState* s) {
   std::vector<Example*> examples = SetExamples(s);
   ++frame_;
   Requests(s, examples);  // this frame's wants: kept from eviction, or asked for now
-  // Asynchronous reads start at once; synchronous ones are read at the next frame (PumpLazyMaps),
-  // so a burst of commands between frames reads only what is wanted last.
-  if (file_.source()->Asynchronous()) file_.Pump(0);
+  // Asynchronous reads start at once (decoding waits for the time between frames and the next
+  // frame's pump: a piece decoded here made frames 20-30 ms longer on a slow machine); synchronous
+  // ones are read at the next frame (PumpLazyMaps), so a burst of commands reads only what is wanted last.
+  file_.StartReads();
   Results(s, examples);
   wants_.clear();
   for (auto& w : pool_wants_) w.clear();

@@ -613,6 +613,42 @@ Status LazyAttentionFile::Step(Job* job) {
   return DecodePiece(job, dst, n);  // F32 in place: the checks only
 }
 
+void LazyAttentionFile::StartReads() {
+  if (!source_ || !source_->Asynchronous()) return;
+  uint64_t ended = 0;
+  Status how;
+  while (source_->TakeCompletion(&ended, &how)) CompleteRead(ended, how);
+  // Keep a few reads under way, oldest requests first.
+  int in_flight = 0;
+  for (const auto& j : jobs_) in_flight += j->state == JobState::Reading ? j->InFlight() : 0;
+  // Requests of one part (overviews, screen copies, bands) first, so a whole head's parts do not
+  // hold them back; while one is under way, whole heads keep one part in flight, not more (the
+  // stand-in the view draws now gets the bandwidth).
+  for (int pass = 0; pass < 2; ++pass) {
+    int limit = max_in_flight_;
+    if (pass == 1) {
+      int small = 0, big = 0;
+      for (const auto& j : jobs_) (j->Parts() > 1 ? big : small) += j->state == JobState::Reading ? j->InFlight() : 0;
+      if (small > 0) limit = std::min(max_in_flight_, small + std::max(1, big));
+    }
+    for (auto it = jobs_.begin(); it != jobs_.end() && in_flight < limit;) {
+      Job* job = it->get();
+      if (job->state == JobState::Decoding || (pass == 0 && job->Parts() > 1)) {
+        ++it;
+        continue;
+      }
+      const Status st = StartParts(job, &in_flight, limit);
+      if (st) {
+        ++it;
+        continue;
+      }
+      std::unique_ptr<Job> failed = std::move(*it);
+      it = jobs_.erase(it);
+      Finish(std::move(failed), st);
+    }
+  }
+}
+
 void LazyAttentionFile::Pump(double budget_ms) {
   if (!source_) return;
   const auto start = std::chrono::steady_clock::now();
@@ -620,39 +656,7 @@ void LazyAttentionFile::Pump(double budget_ms) {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   };
   const bool async = source_->Asynchronous();
-  uint64_t ended = 0;
-  Status how;
-  while (async && source_->TakeCompletion(&ended, &how)) CompleteRead(ended, how);
-  if (async) {  // keep a few reads under way, oldest requests first
-    int in_flight = 0;
-    for (const auto& j : jobs_) in_flight += j->state == JobState::Reading ? j->InFlight() : 0;
-    // Requests of one part (overviews, screen copies, bands) first, so a whole head's parts do not
-    // hold them back; while one is under way, whole heads keep one part in flight, not more (the
-    // stand-in the view draws now gets the bandwidth).
-    for (int pass = 0; pass < 2; ++pass) {
-      int limit = max_in_flight_;
-      if (pass == 1) {
-        int small = 0, big = 0;
-        for (const auto& j : jobs_) (j->Parts() > 1 ? big : small) += j->state == JobState::Reading ? j->InFlight() : 0;
-        if (small > 0) limit = std::min(max_in_flight_, small + std::max(1, big));
-      }
-      for (auto it = jobs_.begin(); it != jobs_.end() && in_flight < limit;) {
-        Job* job = it->get();
-        if (job->state == JobState::Decoding || (pass == 0 && job->Parts() > 1)) {
-          ++it;
-          continue;
-        }
-        const Status st = StartParts(job, &in_flight, limit);
-        if (st) {
-          ++it;
-          continue;
-        }
-        std::unique_ptr<Job> failed = std::move(*it);
-        it = jobs_.erase(it);
-        Finish(std::move(failed), st);
-      }
-    }
-  }
+  StartReads();
   // The next job with bytes to decode: stand-ins (overviews, screen copies) first, then requests of
   // one part (bands), then whole heads; oldest first within each.
   auto next_job = [&] {

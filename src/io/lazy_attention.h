@@ -163,6 +163,9 @@ class LazyAttentionFile {
   // decodes in pieces of kPieceWeights, so a frame never waits on a whole head. Requests of one part
   // (overviews, screen copies, bands) go before whole heads, in reading and in decoding.
   void Pump(double budget_ms);
+  // Asynchronous sources: takes the reads that ended and starts the next ones, decoding nothing
+  // (what a frame does after asking for what it drew; Pump decodes at least one piece).
+  void StartReads();
   // An asynchronous source's read `ticket` ended (ok, or why not).
   void CompleteRead(uint64_t ticket, const Status& st);
   bool PopResult(LazyResult* out);  // a finished request, oldest first
