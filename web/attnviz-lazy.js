@@ -33,9 +33,9 @@
 
   // Bytes per File.slice() read of an eager file (in the page, and in the load worker's twin):
   // each read costs tens of ms on top of its bytes in Chromium, so a big file is read in a few big
-  // slices: a quarter of the file, 4 to 32 MiB (the 151 MB .npy opened in 1.9 s with 32 MiB reads,
-  // 3.2 s with 4 MiB ones: bench/load_browser_bench.mjs, stop 22). Decoding still goes a feed at a
-  // time. (window.attnvizSliceBytes overrides it: benchmarks.)
+  // slices: a quarter of the file, 4 to 32 MiB (the 151 MB .npy opens in 0.53-0.89 of the time it
+  // takes with 4 MiB reads: bench/load_browser_bench.mjs, slices_vs_4mib, stop 22). Decoding still
+  // goes a feed at a time. (window.attnvizSliceBytes overrides it: benchmarks.)
   const sliceBytes = (total) => (typeof window !== 'undefined' && window.attnvizSliceBytes) ||
     Math.max(PIECE, Math.min(32 << 20, Math.floor(total / 4 / 65536) * 65536));
 

@@ -313,6 +313,35 @@ TEST(LazyAttention, AsynchronousReadsEndInAnyOrder) {
   EXPECT_EQ(f.LoadingBytes(), 0u);
 }
 
+// What a frame does after asking for what it drew: reads start, nothing is decoded (that waits for
+// Pump, between frames and at the next frame's start).
+TEST(LazyAttention, StartReadsStartsReadsAndDecodesNothing) {
+  const AttentionDocument doc = SmallDocument();
+  const std::string path = TempPath("start");
+  ASSERT_TRUE(WriteLazyAttention(doc, StDType::F16, path).ok);
+  std::vector<uint8_t> bytes;
+  ASSERT_TRUE(ReadFileBytes(path, &bytes).ok);
+  std::remove(path.c_str());
+  auto* hand = new HandSource(bytes);
+  LazyAttentionFile f;
+  ASSERT_TRUE(f.Open(std::unique_ptr<ByteSource>(hand), bytes.data(), bytes.size()).ok);
+  const uint64_t a = f.Submit(Rows(0, 0, 0, 0, 5));
+  EXPECT_TRUE(hand->started.empty());
+  f.StartReads();
+  ASSERT_EQ(hand->started.count(a), 1u);
+  hand->Deliver(a);
+  f.CompleteRead(a, Status::Ok());
+  f.StartReads();
+  LazyResult r;
+  EXPECT_FALSE(f.PopResult(&r));  // in, not decoded
+  EXPECT_EQ(f.Pending(), 1u);
+  f.Pump(10);
+  ASSERT_TRUE(f.PopResult(&r));
+  EXPECT_EQ(r.ticket, a);
+  ASSERT_TRUE(r.status.ok);
+  EXPECT_EQ(r.weights(2, 1), RoundHalf(doc.sets[0].data.layers[0].heads[0].weights(2, 1)));
+}
+
 TEST(LazyAttention, ABigReadComesInPartsDecodedAsTheyArrive) {
   // One 1536 x 2048 F16 head: 6 MiB, two parts (4 MiB + 2 MiB).
   std::mt19937 rng(5);
