@@ -261,17 +261,23 @@ class HandSource : public ByteSource {
   MemorySource mem_;
 };
 
+// Opens doc, written as F16, on a HandSource the test drives (owned by f); null on failure.
+HandSource* OpenByHand(const AttentionDocument& doc, const char* name, LazyAttentionFile* f) {
+  const std::string path = TempPath(name);
+  std::vector<uint8_t> bytes;
+  const bool written = WriteLazyAttention(doc, StDType::F16, path).ok && ReadFileBytes(path, &bytes).ok;
+  std::remove(path.c_str());
+  if (!written) return nullptr;
+  auto* hand = new HandSource(bytes);
+  return f->Open(std::unique_ptr<ByteSource>(hand), bytes.data(), bytes.size()).ok ? hand : nullptr;
+}
+
 TEST(LazyAttention, AsynchronousReadsEndInAnyOrder) {
   const AttentionDocument doc = SmallDocument();
-  const std::string path = TempPath("async");
-  ASSERT_TRUE(WriteLazyAttention(doc, StDType::F16, path).ok);
-  std::vector<uint8_t> bytes;
-  ASSERT_TRUE(ReadFileBytes(path, &bytes).ok);
-  std::remove(path.c_str());
-  auto* hand = new HandSource(bytes);
   LazyAttentionFile f;
   f.SetMaxInFlight(2);
-  ASSERT_TRUE(f.Open(std::unique_ptr<ByteSource>(hand), bytes.data(), bytes.size()).ok);
+  HandSource* hand = OpenByHand(doc, "async", &f);
+  ASSERT_NE(hand, nullptr);
   const uint64_t a = f.Submit(Rows(0, 0, 0, 0, 5));
   const uint64_t b = f.Submit(Rows(0, 1, 1, 1, 3));
   const uint64_t c = f.Submit(Overviews(0, 0, 0, 3));
@@ -317,14 +323,9 @@ TEST(LazyAttention, AsynchronousReadsEndInAnyOrder) {
 // Pump, between frames and at the next frame's start).
 TEST(LazyAttention, StartReadsStartsReadsAndDecodesNothing) {
   const AttentionDocument doc = SmallDocument();
-  const std::string path = TempPath("start");
-  ASSERT_TRUE(WriteLazyAttention(doc, StDType::F16, path).ok);
-  std::vector<uint8_t> bytes;
-  ASSERT_TRUE(ReadFileBytes(path, &bytes).ok);
-  std::remove(path.c_str());
-  auto* hand = new HandSource(bytes);
   LazyAttentionFile f;
-  ASSERT_TRUE(f.Open(std::unique_ptr<ByteSource>(hand), bytes.data(), bytes.size()).ok);
+  HandSource* hand = OpenByHand(doc, "start", &f);
+  ASSERT_NE(hand, nullptr);
   const uint64_t a = f.Submit(Rows(0, 0, 0, 0, 5));
   EXPECT_TRUE(hand->started.empty());
   f.StartReads();
