@@ -98,7 +98,7 @@ constexpr float kExpMaxRelError = 2.0e-7f;  // documented bound, checked by the 
 // A row whose every entry is -inf becomes all zeros, row_max 0 and row_sum 0 (never NaN).
 // row_max / row_sum ([rows]) may be null. Returns the number of fully masked rows.
 // Accuracy, against exact arithmetic: every weight of at least 1e-30 within kSoftmaxMaxRelError
-// of its value. (WASM uses a shorter exp than ExpFast, kernels_exp.h: its results are divided by
+// of its value. (It uses a shorter exp than ExpFast, kernels_exp.h: its results are divided by
 // a sum >= 1.) Checked by tests/core/kernels_test.cpp.
 // ---------------------------------------------------------------------------
 constexpr float kSoftmaxMaxRelError = 1.0e-6f;

@@ -27,8 +27,8 @@ constexpr float kP3 = 4.166953266e-02f;
 constexpr float kP4 = 1.666651815e-01f;
 constexpr float kP5 = 4.999998808e-01f;
 
-// The softmax's exp in WASM (ExpV<true> in kernels.cpp: x <= 0 only, its results are divided by
-// a row sum >= 1): the same reduction, e^r ~ 1 + r + r^2 Q(r) with Q of degree 3 (relative-error
+// The softmax's exp, in every build (ExpV<true>: x <= 0 only, its results are divided by a row
+// sum >= 1): the same reduction, e^r ~ 1 + r + r^2 Q(r) with Q of degree 3 (relative-error
 // weighted least squares on 2000 Chebyshev nodes, the script in docs/PERFORMANCE.md): 1.2e-7 in
 // exact arithmetic, one multiply-add shorter. Bound: kSoftmaxMaxRelError (kernels.h), checked by
 // tests/core/kernels_test.cpp. (A one-constant reduction r = x - n ln2 would save another, but

@@ -75,7 +75,7 @@ inline Vec VClampBelow(Vec x, float lo) {
 struct ExpParts {
   Vec t, n, r, p;
 };
-// kShort: the softmax's polynomial of WASM (Q, one degree less: kernels_exp.h).
+// kShort: the softmax's polynomial (Q, one degree less: kernels_exp.h).
 template <bool kShort = false>
 inline ExpParts ExpReduce(Vec x) {
   const Vec t = VFma(x, VSplat(kLog2e), VSplat(kRoundMagic));
@@ -95,29 +95,22 @@ inline ExpParts ExpReduce(Vec x) {
   }
   return {t, n, r, p};
 }
-// The relaxed-SIMD module's softmax uses the short polynomial, as kernels.cpp's SIMD128 one does.
-#if KT_LANES == 4 && defined(__wasm_relaxed_simd__)
-constexpr bool kShortSoftmaxExp = true;
-#else
-constexpr bool kShortSoftmaxExp = false;
-#endif
-
 template <bool kNonPositive = false>
 inline Vec ExpV(Vec x, const ExpConstants&) {
 #if KT_LANES == 16 && defined(__AVX512F__)
-  if (kNonPositive) {  // the softmax's exp: 12 instructions instead of 14, and no denormals
-    // e^r by Horner on the same coefficients, 2^n applied by vscalefps; inputs below -87 (and
+  if (kNonPositive) {  // the softmax's exp: 11 instructions instead of 14, and no denormals
+    // e^r by Horner on Q (kernels_exp.h), 2^n applied by vscalefps; inputs below -87 (and
     // -inf) give exactly 0 through the zero-mask (e^-87 = 1.6e-38 is the smallest result, a
     // normal float, so the P V pass never meets a denormal), a NaN stays NaN (unordered: kept).
     const __mmask16 keep = _mm512_cmp_ps_mask((__m512)x, _mm512_set1_ps(kExpFlushBelow), _CMP_NLT_UQ);
-    const ExpParts e = ExpReduce(x);
+    const ExpParts e = ExpReduce<true>(x);
     const Vec p = VFma(VFma(e.p, e.r, VSplat(1.0f)), e.r, VSplat(1.0f));
     return (Vec)_mm512_maskz_scalef_ps(keep, (__m512)p, (__m512)e.n);
   }
 #endif
   if (!kNonPositive) x = x > VSplat(kExpHi) ? VSplat(kExpHi) : x;
   x = VClampBelow(x, kExpLo);  // -inf -> -88 -> exactly 0; NaN stays NaN
-  const ExpParts e = ExpReduce < kNonPositive && kShortSoftmaxExp > (x);
+  const ExpParts e = ExpReduce<kNonPositive>(x);
   const Vec y = VFma(e.p, e.r * e.r, e.r) + 1.0f;
   const VU bits = ((VU)e.t + 127u) << 23;  // exponent field of 2^n (same-size vector casts reinterpret bits)
   return y * (Vec)bits;

@@ -103,7 +103,7 @@ TEST(Kernels, SoftmaxFastMatchesReference) {
 TEST(Kernels, SoftmaxWeightsErrorWithinDocumentedBound) {
   // Rows of 64: a 0 (the row max) and 63 scores swept over [-69, 0] (weights down to 1e-30),
   // 2^14 rows; each weight against exp / sum in double, for every tile variant (the AVX and
-  // relaxed-SIMD ones bring their own softmax; WASM's use a shorter exp, kernels_exp.h).
+  // relaxed-SIMD ones bring their own softmax, all on the shorter exp of kernels_exp.h).
   const int cols = 64, rows = 1 << 14;
   std::vector<float> x((size_t)rows * cols);
   std::vector<double> want(x.size());
