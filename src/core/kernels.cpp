@@ -124,14 +124,16 @@ inline Vec VMax(Vec a, Vec b) {
 // faster under V8 than letting it fold them.)
 struct ExpConstants {
   v128_t lo, hi, log2e, magic, ln2_hi, ln2_lo, p1, p2, p3, p4, p5, one, bias, q0, q1, q2, q3;
+  v128_t lo2, e1, e2, e3, e4, e5;  // Exp2V
 };
 inline ExpConstants LoadExpConstants() {
-  return ExpConstants{wasm_f32x4_splat(kExpLo),      wasm_f32x4_splat(kExpHi), wasm_f32x4_splat(kLog2e),
-                      wasm_f32x4_splat(kRoundMagic), wasm_f32x4_splat(kLn2Hi), wasm_f32x4_splat(kLn2Lo),
-                      wasm_f32x4_splat(kP1),         wasm_f32x4_splat(kP2),    wasm_f32x4_splat(kP3),
-                      wasm_f32x4_splat(kP4),         wasm_f32x4_splat(kP5),    wasm_f32x4_splat(1.0f),
-                      wasm_i32x4_splat(127),         wasm_f32x4_splat(kQ0),    wasm_f32x4_splat(kQ1),
-                      wasm_f32x4_splat(kQ2),         wasm_f32x4_splat(kQ3)};
+  return ExpConstants{
+      wasm_f32x4_splat(kExpLo), wasm_f32x4_splat(kExpHi),  wasm_f32x4_splat(kLog2e), wasm_f32x4_splat(kRoundMagic),
+      wasm_f32x4_splat(kLn2Hi), wasm_f32x4_splat(kLn2Lo),  wasm_f32x4_splat(kP1),    wasm_f32x4_splat(kP2),
+      wasm_f32x4_splat(kP3),    wasm_f32x4_splat(kP4),     wasm_f32x4_splat(kP5),    wasm_f32x4_splat(1.0f),
+      wasm_i32x4_splat(127),    wasm_f32x4_splat(kQ0),     wasm_f32x4_splat(kQ1),    wasm_f32x4_splat(kQ2),
+      wasm_f32x4_splat(kQ3),    wasm_f32x4_splat(kExp2Lo), wasm_f32x4_splat(kE1),    wasm_f32x4_splat(kE2),
+      wasm_f32x4_splat(kE3),    wasm_f32x4_splat(kE4),     wasm_f32x4_splat(kE5)};
 }
 
 // 4 lanes of ExpScalar. V8 lowers pmin/pmax to single minps/maxps (min/max need NaN
@@ -166,6 +168,20 @@ inline v128_t ExpV(v128_t x, const ExpConstants& c) {
   v128_t y = wasm_f32x4_add(wasm_f32x4_add(wasm_f32x4_mul(p, r2), r), c.one);
   const v128_t e = wasm_i32x4_shl(wasm_i32x4_add(t, c.bias), 23);
   return wasm_f32x4_mul(y, e);
+}
+
+// 2^x for x <= 0 or -inf (SoftmaxRowsLog2): t and 2^n as in ExpV, r = x - n exactly, 2^r by
+// Horner on kernels_exp.h's E (16 operations, ExpV<true> 21).
+inline v128_t Exp2V(v128_t x, const ExpConstants& c) {
+  x = wasm_f32x4_pmax(x, c.lo2);  // -inf -> -127 -> exactly 0 below; NaN stays NaN
+  const v128_t t = wasm_f32x4_add(x, c.magic);
+  const v128_t r = wasm_f32x4_sub(x, wasm_f32x4_sub(t, c.magic));
+  v128_t p = wasm_f32x4_add(wasm_f32x4_mul(c.e5, r), c.e4);
+  p = wasm_f32x4_add(wasm_f32x4_mul(p, r), c.e3);
+  p = wasm_f32x4_add(wasm_f32x4_mul(p, r), c.e2);
+  p = wasm_f32x4_add(wasm_f32x4_mul(p, r), c.e1);
+  const v128_t y = wasm_f32x4_add(wasm_f32x4_mul(p, r), c.one);
+  return wasm_f32x4_mul(y, wasm_i32x4_shl(wasm_i32x4_add(t, c.bias), 23));
 }
 
 inline float HorizontalMax(Vec v) {
@@ -295,6 +311,20 @@ float ExpScalar(float x) {
   return y * scale;
 }
 
+float Exp2Scalar(float x) {
+  x = x < kExp2Lo ? kExp2Lo : x;  // -inf -> -127 -> exactly 0; NaN stays NaN
+  const float t = x + kRoundMagic;
+  const float r = x - (t - kRoundMagic);  // exact
+  const float p = (((kE5 * r + kE4) * r + kE3) * r + kE2) * r + kE1;
+  const float y = p * r + 1.0f;
+  uint32_t t_bits;
+  std::memcpy(&t_bits, &t, sizeof t_bits);
+  const uint32_t bits = (t_bits + 127u) << 23;
+  float scale;
+  std::memcpy(&scale, &bits, sizeof scale);
+  return y * scale;
+}
+
 void ExpFast(const float* x, float* y, int n) {
   int i = 0;
   const ExpConstants c = LoadExpConstants();
@@ -337,8 +367,14 @@ int SoftmaxRowsRef(float* x, int rows, int cols, int ld, float scale, float* row
 
 int SoftmaxRows(float* x, int rows, int cols, int ld, float scale, float* row_max, float* row_sum) {
   const TileVariant& tile = SelectedTile();  // AVX2 / AVX-512 variants bring their own softmax
-  if (tile.softmax) return tile.softmax(x, rows, cols, ld, scale, row_max, row_sum);
-  return SoftmaxRowsImpl(x, rows, cols, ld, scale, row_max, row_sum);
+  if (tile.softmax) return tile.softmax(x, rows, cols, ld, scale, row_max, row_sum, 0);
+  return SoftmaxRowsImpl(x, rows, cols, ld, scale, row_max, row_sum, 0);
+}
+
+int SoftmaxRowsLog2(float* x, int rows, int cols, int ld, float scale, float* row_max, float* row_sum) {
+  const TileVariant& tile = SelectedTile();
+  if (tile.softmax) return tile.softmax(x, rows, cols, ld, scale, row_max, row_sum, 1);
+  return SoftmaxRowsImpl(x, rows, cols, ld, scale, row_max, row_sum, 1);
 }
 
 // ---------------------------------------------------------------------------
@@ -362,14 +398,17 @@ void AttentionForward(const float* q, const float* k, const float* v, int n_q, i
   const TileVariant& tile = SelectedTile();
   PackAll(true, n_k, d, k, d, &ws->packed_b, tile.panel);       // K^T [d, n_k]
   PackAll(false, d_v, n_k, v, d_v, &ws->packed_v, tile.panel);  // V [n_k, d_v]
+  // Scores in log2 units: the softmax's 2^x is 5 vector operations shorter than e^x (SoftmaxRowsLog2),
+  // and this one rounding of scale * log2e moves a weight by no more than the product's own rounding.
+  const float scale_log2 = (float)((double)scale * 1.4426950408889634);
   const int mr = tile.mr;
   const int block = std::max(mr, std::min(256, std::max(kMinBlockRows, 32768 / n_k)) / mr * mr);
   for (int i0 = 0; i0 < n_q; i0 += block) {
     const int rows = std::min(block, n_q - i0);
     float* s = weights + (size_t)i0 * n_k;
-    GemmPacked(rows, n_k, d, scale, q + (size_t)i0 * d, d, ws->packed_b.data(), s, n_k,
-               tile);                                        // pass 1: S = scale Q K^T
-    SoftmaxRows(s, rows, n_k, n_k, 1.0f, nullptr, nullptr);  // pass 2: softmax rows
+    GemmPacked(rows, n_k, d, scale_log2, q + (size_t)i0 * d, d, ws->packed_b.data(), s, n_k,
+               tile);                                            // pass 1: S = scale log2e Q K^T
+    SoftmaxRowsLog2(s, rows, n_k, n_k, 1.0f, nullptr, nullptr);  // pass 2: softmax rows, base 2
     GemmPacked(rows, d_v, n_k, 1.0f, s, n_k, ws->packed_v.data(), out + (size_t)i0 * d_v, d_v,
                tile);  // pass 3: O = P V
   }

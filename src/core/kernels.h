@@ -43,7 +43,8 @@ int PanelWidth();  // columns per packed B panel of the selected tile variant (8
 // separate WASM module (the relaxed-SIMD one) can implement the same call on shared memory.
 using BlockKernelFn = void (*)(int m, int n, int kc, float alpha, const float* a, int lda, const float* block, float* c,
                                int ldc, int accumulate);
-using SoftmaxFn = int (*)(float* x, int rows, int cols, int ld, float scale, float* row_max, float* row_sum);
+using SoftmaxFn = int (*)(float* x, int rows, int cols, int ld, float scale, float* row_max, float* row_sum,
+                          int log2);  // SoftmaxRows (log2 = 0) and SoftmaxRowsLog2 (log2 = 1)
 struct TileVariant {
   const char* tile;             // register tile rows x columns, e.g. "5x8"
   const char* isa;              // "wasm-simd128", "wasm-relaxed-simd", "sse2", "avx2-fma", "avx512f"
@@ -90,6 +91,7 @@ void GemmNTRef(int m, int n, int k, float alpha, const float* a, int lda, const 
 // kExpMaxRelError (measured by tests/core/kernels_test.cpp over 2M points: 8e-8 native and WASM).
 void ExpFast(const float* x, float* y, int n);
 float ExpScalar(float x);                   // the same polynomial, one value (scalar twin)
+float Exp2Scalar(float x);                  // 2^x for x <= 0: SoftmaxRowsLog2's polynomial (kernels_exp.h), one value
 constexpr float kExpMaxRelError = 2.0e-7f;  // documented bound, checked by the tests
 
 // ---------------------------------------------------------------------------
@@ -103,6 +105,10 @@ constexpr float kExpMaxRelError = 2.0e-7f;  // documented bound, checked by the 
 // ---------------------------------------------------------------------------
 constexpr float kSoftmaxMaxRelError = 1.0e-6f;
 int SoftmaxRows(float* x, int rows, int cols, int ld, float scale, float* row_max, float* row_sum);
+// The same over scores in log2 units: x = 2^(scale * x - m) / sum, m = max_j scale * x_j (row_max
+// in log2 units). AttentionForward folds log2e into Q K^T's scale and calls this: its 2^x needs
+// no ln2 split and a shorter polynomial (kernels_exp.h). Same contract and accuracy bound.
+int SoftmaxRowsLog2(float* x, int rows, int cols, int ld, float scale, float* row_max, float* row_sum);
 int SoftmaxRowsRef(float* x, int rows, int cols, int ld, float scale, float* row_max, float* row_sum);
 
 // ---------------------------------------------------------------------------

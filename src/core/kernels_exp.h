@@ -38,6 +38,20 @@ constexpr float kQ1 = 1.666688621e-01f;
 constexpr float kQ2 = 4.189857841e-02f;
 constexpr float kQ3 = 8.333837613e-03f;
 
+// The softmax over scores in log2 units (SoftmaxRowsLog2; AttentionForward folds log2e into the
+// Q K^T scale): 2^x for x <= 0. r = x - round(x) is exact (both are multiples of ulp(x)), so no
+// ln2 split; 2^r ~ 1 + r (E1 + r (E2 + r (E3 + r (E4 + r E5)))), |r| <= 1/2, by Horner: a
+// relative-error least-squares fit on 2000 Chebyshev nodes (docs/PERFORMANCE.md), 1.0e-7 in exact
+// arithmetic, 1.8e-7 evaluated in float32. 16 vector operations instead of the exp's 21.
+// x <= -127 (and -inf) gives exactly 0 (2^n with n = -127 has exponent field 0).
+constexpr float kExp2Lo = -127.0f;
+constexpr float kExp2FlushBelow = -125.0f;  // AVX-512 returns 0 below: 2^-125 * 2^-0.5 stays normal
+constexpr float kE1 = 6.931468844e-01f;
+constexpr float kE2 = 2.402223796e-01f;
+constexpr float kE3 = 5.550893024e-02f;
+constexpr float kE4 = 9.671698324e-03f;
+constexpr float kE5 = 1.321867225e-03f;
+
 }  // namespace exp_constants
 }  // namespace kernels
 }  // namespace attnviz

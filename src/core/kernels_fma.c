@@ -144,14 +144,17 @@ constexpr int kLanes = KT_LANES;
 inline float ExpScalar(float x) {  // the softmax's tail: one lane of the vector exp
   return ExpV(VSplat(x), ExpConstants{})[0];
 }
+inline float Exp2Scalar(float x) {  // the same for the softmax over log2 scores
+  return Exp2V(VSplat(x), ExpConstants{})[0];
+}
 }  // namespace
 #include "core/kernels_softmax_impl.h"
 }  // namespace kernels
 }  // namespace attnviz
 
 extern "C" EXPORT("softmax_rows") int softmax_rows(float* x, int rows, int cols, int ld, float scale, float* row_max,
-                                                   float* row_sum) {
-  return attnviz::kernels::SoftmaxRowsImpl(x, rows, cols, ld, scale, row_max, row_sum);
+                                                   float* row_sum, int log2) {
+  return attnviz::kernels::SoftmaxRowsImpl(x, rows, cols, ld, scale, row_max, row_sum, log2);
 }
 
 /* The mul+add peak's relaxed twin: 12 chains of acc = relaxed_madd(acc, m, c), iters x 2048

@@ -1,11 +1,48 @@
 // attnviz core: the body of SoftmaxRows (kernels.h) on the vector operations Vec, VLoad, VStore,
-// VSplat, VAdd, VSub, VMul, VMax, ExpV, HorizontalMax/Sum and kLanes that the including
+// VSplat, VAdd, VSub, VMul, VMax, ExpV, Exp2V, ExpScalar, Exp2Scalar, HorizontalMax/Sum and kLanes that the including
 // translation unit defines (SIMD128 / SSE2 in kernels.cpp; AVX2 and AVX-512 in
 // kernels_tiles_avx2/avx512.cpp). Include inside namespace attnviz::kernels, after them.
 // No library inline function is called (see kernels_vec_native.h).
 namespace {
 
-inline int SoftmaxRowsImpl(float* x, int rows, int cols, int ld, float scale, float* row_max, float* row_sum) {
+// One row's exponentials in place, e = exp(scale * x - m) (kLog2: 2^(scale * x - m)), and their
+// sum. scale == 1 (Attend's and AttentionForward's case) skips a multiply.
+template <bool kLog2>
+inline float ExpAndSum(float* r, int cols, float scale, float m, const ExpConstants& c) {
+  constexpr int W = 2 * kLanes;  // two vectors per step: independent dependency chains
+  const Vec vs = VSplat(scale), vmax = VSplat(m);
+  Vec acc0 = VSplat(0.0f), acc1 = acc0;
+  int j = 0;
+  if (scale == 1.0f) {
+    for (; j + W <= cols; j += W) {
+      const Vec x0 = VSub(VLoad(r + j), vmax), x1 = VSub(VLoad(r + j + kLanes), vmax);
+      const Vec e0 = kLog2 ? Exp2V(x0, c) : ExpV<true>(x0, c), e1 = kLog2 ? Exp2V(x1, c) : ExpV<true>(x1, c);
+      VStore(r + j, e0);
+      VStore(r + j + kLanes, e1);
+      acc0 = VAdd(acc0, e0);
+      acc1 = VAdd(acc1, e1);
+    }
+  } else {
+    for (; j + W <= cols; j += W) {
+      const Vec x0 = VSub(VMul(vs, VLoad(r + j)), vmax), x1 = VSub(VMul(vs, VLoad(r + j + kLanes)), vmax);
+      const Vec e0 = kLog2 ? Exp2V(x0, c) : ExpV<true>(x0, c), e1 = kLog2 ? Exp2V(x1, c) : ExpV<true>(x1, c);
+      VStore(r + j, e0);
+      VStore(r + j + kLanes, e1);
+      acc0 = VAdd(acc0, e0);
+      acc1 = VAdd(acc1, e1);
+    }
+  }
+  float sum = HorizontalSum(VAdd(acc0, acc1));
+  for (; j < cols; ++j) {
+    r[j] = kLog2 ? Exp2Scalar(scale * r[j] - m) : ExpScalar(scale * r[j] - m);
+    sum += r[j];
+  }
+  return sum;
+}
+
+// log2 != 0: x holds scores in log2 units, the weights are 2^(scale * x - m) / sum (SoftmaxRowsLog2).
+inline int SoftmaxRowsImpl(float* x, int rows, int cols, int ld, float scale, float* row_max, float* row_sum,
+                           int log2) {
   int fully_masked = 0;
   const float neg_inf = -__builtin_inff();
   constexpr int W = 2 * kLanes;  // two vectors per step: independent dependency chains
@@ -29,33 +66,8 @@ inline int SoftmaxRowsImpl(float* x, int rows, int cols, int ld, float scale, fl
       ++fully_masked;
       continue;
     }
-    // pass 2: e = exp(scale * x - m) <= 1, summed (scale == 1, Attend's case, skips a multiply)
-    const Vec vs = VSplat(scale), vmax = VSplat(m);
-    Vec acc0 = VSplat(0.0f), acc1 = acc0;
-    if (scale == 1.0f) {
-      for (j = 0; j + W <= cols; j += W) {
-        const Vec e0 = ExpV<true>(VSub(VLoad(r + j), vmax), c);
-        const Vec e1 = ExpV<true>(VSub(VLoad(r + j + kLanes), vmax), c);
-        VStore(r + j, e0);
-        VStore(r + j + kLanes, e1);
-        acc0 = VAdd(acc0, e0);
-        acc1 = VAdd(acc1, e1);
-      }
-    } else {
-      for (j = 0; j + W <= cols; j += W) {
-        const Vec e0 = ExpV<true>(VSub(VMul(vs, VLoad(r + j)), vmax), c);
-        const Vec e1 = ExpV<true>(VSub(VMul(vs, VLoad(r + j + kLanes)), vmax), c);
-        VStore(r + j, e0);
-        VStore(r + j + kLanes, e1);
-        acc0 = VAdd(acc0, e0);
-        acc1 = VAdd(acc1, e1);
-      }
-    }
-    float sum = HorizontalSum(VAdd(acc0, acc1));
-    for (; j < cols; ++j) {
-      r[j] = ExpScalar(scale * r[j] - m);
-      sum += r[j];
-    }
+    // pass 2: e = exp(scale * x - m) <= 1 (log2: 2^(scale * x - m)), summed
+    const float sum = log2 ? ExpAndSum<true>(r, cols, scale, m, c) : ExpAndSum<false>(r, cols, scale, m, c);
     // pass 3: normalise; sum >= 1 (the max entry gives exp(0) = 1), guarded anyway
     const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
     const Vec vinv = VSplat(inv);

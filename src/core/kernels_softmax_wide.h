@@ -24,8 +24,8 @@ constexpr int kLanes = KT_LANES;
 #include "core/kernels_softmax_impl.h"
 
 namespace {
-int SoftmaxRowsWide(float* x, int rows, int cols, int ld, float scale, float* row_max, float* row_sum) {
-  return SoftmaxRowsImpl(x, rows, cols, ld, scale, row_max, row_sum);
+int SoftmaxRowsWide(float* x, int rows, int cols, int ld, float scale, float* row_max, float* row_sum, int log2) {
+  return SoftmaxRowsImpl(x, rows, cols, ld, scale, row_max, row_sum, log2);
 }
 }  // namespace
 }  // namespace kernels

@@ -116,6 +116,33 @@ inline Vec ExpV(Vec x, const ExpConstants&) {
   return y * (Vec)bits;
 }
 
+// 2^x for x <= 0 or -inf (SoftmaxRowsLog2): r = x - round(x) exactly, 2^r by Horner on
+// kernels_exp.h's E, 2^n as in ExpV (AVX-512: vscalefps, zero below kExp2FlushBelow, so no
+// denormal results).
+inline Vec Exp2V(Vec x, const ExpConstants&) {
+#if KT_LANES == 16 && defined(__AVX512F__)
+  const __mmask16 keep = _mm512_cmp_ps_mask((__m512)x, _mm512_set1_ps(kExp2FlushBelow), _CMP_NLT_UQ);
+  const Vec n = (Vec)_mm512_mask_roundscale_ps((__m512)x, (__mmask16)0xffff, (__m512)x,  // masked form: see VClampBelow
+                                               _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+#else
+  x = VClampBelow(x, kExp2Lo);  // -inf -> -127 -> exactly 0; NaN stays NaN
+  const Vec t = x + kRoundMagic;
+  const Vec n = t - kRoundMagic;
+#endif
+  const Vec r = x - n;
+  Vec p = VFma(VSplat(kE5), r, VSplat(kE4));
+  p = VFma(p, r, VSplat(kE3));
+  p = VFma(p, r, VSplat(kE2));
+  p = VFma(p, r, VSplat(kE1));
+  const Vec y = VFma(p, r, VSplat(1.0f));
+#if KT_LANES == 16 && defined(__AVX512F__)
+  return (Vec)_mm512_maskz_scalef_ps(keep, (__m512)y, (__m512)n);
+#else
+  const VU bits = ((VU)t + 127u) << 23;
+  return y * (Vec)bits;
+#endif
+}
+
 // Log-step reductions: log2(KT_LANES) full-width shuffles (every lane ends with the result),
 // not KT_LANES dependent scalar operations per row.
 template <typename Op>

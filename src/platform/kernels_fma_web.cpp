@@ -41,8 +41,8 @@ EM_JS(void, attnviz_fma_5x8, (int m, int n, int kc, float alpha, const float* a,
 EM_JS(void, attnviz_fma_3x16, (int m, int n, int kc, float alpha, const float* a, int lda, const float* b, float* c, int ldc, int acc), {
   Module["attnvizFma"]["block_3x16"](m, n, kc, alpha, a, lda, b, c, ldc, acc);
 });
-EM_JS(int, attnviz_fma_softmax, (float* x, int rows, int cols, int ld, float scale, float* row_max, float* row_sum), {
-  return Module["attnvizFma"]["softmax_rows"](x, rows, cols, ld, scale, row_max, row_sum);
+EM_JS(int, attnviz_fma_softmax, (float* x, int rows, int cols, int ld, float scale, float* row_max, float* row_sum, int log2), {
+  return Module["attnvizFma"]["softmax_rows"](x, rows, cols, ld, scale, row_max, row_sum, log2);
 });
 EM_JS(double, attnviz_fma_peak_js, (int iters), {
   const t0 = performance.now();

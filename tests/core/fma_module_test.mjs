@@ -68,8 +68,9 @@ for (const name of ['block_4x8', 'block_5x8', 'block_3x16'])
   }
 // softmax_rows: against a double-precision softmax, with -inf entries, a fully masked row (zeros,
 // row max and sum 0), scale != 1, cols not a multiple of 8, ld > cols; writes x, row_max and
-// row_sum only, and returns the number of fully masked rows.
-for (const [rows, cols, scale] of [[5, 37, 0.37], [3, 128, 1], [2, 3, 1]]) {
+// row_sum only, and returns the number of fully masked rows. log2 = 1: scores in log2 units, 2^x.
+for (const [rows, cols, scale, log2] of [[5, 37, 0.37, 0], [3, 128, 1, 0], [2, 3, 1, 0], [5, 37, 0.37, 1], [3, 128, 1, 1]]) {
+  const exp = log2 ? (t) => 2 ** t : Math.exp;
   u8.fill(0xa5);
   const ld = cols + 3, X = 2048, M = X + rows * ld + 64, S = M + rows + 64;
   const x = Float32Array.from({ length: rows * ld }, () => 8 * rnd());
@@ -77,7 +78,7 @@ for (const [rows, cols, scale] of [[5, 37, 0.37], [3, 128, 1], [2, 3, 1]]) {
   for (let j = 0; j < cols; ++j) x[(rows - 1) * ld + j] = -Infinity;  // the last row fully masked
   heap.set(x, X);
   const before = u8.slice();
-  const masked = exports.softmax_rows(X * 4, rows, cols, ld, scale, M * 4, S * 4);
+  const masked = exports.softmax_rows(X * 4, rows, cols, ld, scale, M * 4, S * 4, log2);
   let maxErr = 0, sumErr = 0, maskedOk = true;
   for (let i = 0; i < rows; ++i) {
     let m = -Infinity;
@@ -88,9 +89,9 @@ for (const [rows, cols, scale] of [[5, 37, 0.37], [3, 128, 1], [2, 3, 1]]) {
       continue;
     }
     let sum = 0;
-    for (let j = 0; j < cols; ++j) sum += Math.exp(Math.fround(scale * x[i * ld + j]) - m);
+    for (let j = 0; j < cols; ++j) sum += exp(Math.fround(scale * x[i * ld + j]) - m);
     for (let j = 0; j < cols; ++j)
-      maxErr = Math.max(maxErr, Math.abs(heap[X + i * ld + j] - Math.exp(Math.fround(scale * x[i * ld + j]) - m) / sum));
+      maxErr = Math.max(maxErr, Math.abs(heap[X + i * ld + j] - exp(Math.fround(scale * x[i * ld + j]) - m) / sum));
     sumErr = Math.max(sumErr, Math.abs(heap[S + i] - sum) / sum, Math.abs(heap[M + i] - m));
   }
   maskedOk &&= heap[X + 1] === 0;
@@ -103,7 +104,7 @@ for (const [rows, cols, scale] of [[5, 37, 0.37], [3, 128, 1], [2, 3, 1]]) {
   };
   let stray = 0;
   for (let i = 0; i < u8.length; ++i) if (u8[i] !== before[i] && !written(i)) stray++;
-  check(`softmax_rows rows=${rows} cols=${cols} scale=${scale}`,
+  check(`softmax_rows rows=${rows} cols=${cols} scale=${scale} log2=${log2}`,
         masked === 1 && maskedOk && maxErr <= 1e-6 && sumErr <= 1e-6 && stray === 0,
         `max abs err ${maxErr.toExponential(2)}, row max/sum err ${sumErr.toExponential(2)}, masked rows ${masked}, ` +
         `${stray} stray bytes written`);

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -71,6 +72,29 @@ TEST(Kernels, GemmFastMatchesReferenceOnAwkwardShapes) {
   log.Print("fast GEMM vs reference, n in {1,3,17,255,1000} x d in {1,5,64,129} + rectangular:");
 }
 
+// SoftmaxRowsLog2's reference: SoftmaxRowsRef's steps with 2^x for e^x, accumulated in double.
+int SoftmaxRowsLog2Ref(float* x, int rows, int cols, float scale, float* row_max, float* row_sum) {
+  int dead = 0;
+  for (int i = 0; i < rows; ++i) {
+    float* r = x + (size_t)i * cols;
+    float m = -std::numeric_limits<float>::infinity();
+    for (int j = 0; j < cols; ++j) m = std::max(m, scale * r[j]);
+    if (m == -std::numeric_limits<float>::infinity()) {
+      std::fill(r, r + cols, 0.0f);
+      row_max[i] = row_sum[i] = 0.0f;
+      ++dead;
+      continue;
+    }
+    double sum = 0.0;
+    std::vector<double> e(cols);
+    for (int j = 0; j < cols; ++j) sum += e[j] = std::exp2((double)(scale * r[j] - m));
+    for (int j = 0; j < cols; ++j) r[j] = (float)(e[j] / sum);
+    row_max[i] = m;
+    row_sum[i] = (float)sum;
+  }
+  return dead;
+}
+
 TEST(Kernels, SoftmaxFastMatchesReference) {
   Rng rng(11);
   const float ninf = -std::numeric_limits<float>::infinity();
@@ -83,57 +107,70 @@ TEST(Kernels, SoftmaxFastMatchesReference) {
           if (rng.Chance(0.2f)) v = ninf;            // masked entries
         for (int j = 0; j < cols; ++j) x[j] = ninf;  // row 0 fully masked
         if (rows > 2) x[(size_t)2 * cols] = 1e4f;    // a huge score
-        std::vector<float> fast = x, ref = x, max_f(rows), sum_f(rows), max_r(rows), sum_r(rows);
-        const int dead_f = k::SoftmaxRows(fast.data(), rows, cols, cols, scale, max_f.data(), sum_f.data());
-        const int dead_r = k::SoftmaxRowsRef(ref.data(), rows, cols, cols, scale, max_r.data(), sum_r.data());
-        EXPECT_EQ(dead_f, dead_r);
-        EXPECT_GE(dead_f, 1);
-        const std::string shape = std::to_string(rows) + "x" + std::to_string(cols) + " scale " + std::to_string(scale);
-        EXPECT_TRUE(AllClose(AsMatrix(fast, rows, cols), AsMatrix(ref, rows, cols), 1e-7, 2e-6, "softmax " + shape,
-                             &log, "softmax weights"));
-        EXPECT_TRUE(AllClose(AsMatrix(sum_f, 1, rows), AsMatrix(sum_r, 1, rows), 1e-6, 2e-6,
-                             "softmax row sums " + shape, &log, "softmax row sums"));
-        EXPECT_TRUE(AllClose(AsMatrix(max_f, 1, rows), AsMatrix(max_r, 1, rows), 0, 0, "softmax row max " + shape, &log,
-                             "softmax row max"));
-        for (float v : fast) ASSERT_FALSE(std::isnan(v));
+        for (bool log2 : {false, true}) {            // SoftmaxRows, then SoftmaxRowsLog2 (scores in log2 units)
+          std::vector<float> fast = x, ref = x, max_f(rows), sum_f(rows), max_r(rows), sum_r(rows);
+          const int dead_f = log2 ? k::SoftmaxRowsLog2(fast.data(), rows, cols, cols, scale, max_f.data(), sum_f.data())
+                                  : k::SoftmaxRows(fast.data(), rows, cols, cols, scale, max_f.data(), sum_f.data());
+          const int dead_r = log2 ? SoftmaxRowsLog2Ref(ref.data(), rows, cols, scale, max_r.data(), sum_r.data())
+                                  : k::SoftmaxRowsRef(ref.data(), rows, cols, cols, scale, max_r.data(), sum_r.data());
+          EXPECT_EQ(dead_f, dead_r);
+          EXPECT_GE(dead_f, 1);
+          const std::string shape = std::to_string(rows) + "x" + std::to_string(cols) + " scale " +
+                                    std::to_string(scale) + (log2 ? " log2" : "");
+          EXPECT_TRUE(AllClose(AsMatrix(fast, rows, cols), AsMatrix(ref, rows, cols), 1e-7, 2e-6, "softmax " + shape,
+                               &log, "softmax weights"));
+          EXPECT_TRUE(AllClose(AsMatrix(sum_f, 1, rows), AsMatrix(sum_r, 1, rows), 1e-6, 2e-6,
+                               "softmax row sums " + shape, &log, "softmax row sums"));
+          EXPECT_TRUE(AllClose(AsMatrix(max_f, 1, rows), AsMatrix(max_r, 1, rows), 0, 0, "softmax row max " + shape,
+                               &log, "softmax row max"));
+          for (float v : fast) ASSERT_FALSE(std::isnan(v));
+        }
       }
-  log.Print("fast softmax vs reference (rows {1,3,17,255} x cols {1,3,17,255,1000}, -inf entries):");
+  log.Print("fast softmax (natural and log2) vs reference (rows {1,3,17,255} x cols {1,3,17,255,1000}, -inf entries):");
 }
 
 TEST(Kernels, SoftmaxWeightsErrorWithinDocumentedBound) {
-  // Rows of 64: a 0 (the row max) and 63 scores swept over [-69, 0] (weights down to 1e-30),
-  // 2^14 rows; each weight against exp / sum in double, for every tile variant (the AVX and
-  // relaxed-SIMD ones bring their own softmax, all on the shorter exp of kernels_exp.h).
+  // Rows of 64: a 0 (the row max) and 63 scores swept down to weights of 1e-30 (natural units:
+  // [-69, 0]; log2 units: [-99.6, 0]), 2^14 rows; each weight against exp / sum (exp2) in double,
+  // for every tile variant (the AVX and relaxed-SIMD ones bring their own softmax, all on the
+  // shorter exp and the 2^x of kernels_exp.h), SoftmaxRows and SoftmaxRowsLog2 both.
   const int cols = 64, rows = 1 << 14;
-  std::vector<float> x((size_t)rows * cols);
-  std::vector<double> want(x.size());
-  for (int i = 0; i < rows; ++i) {
-    float* r = &x[(size_t)i * cols];
-    r[0] = 0.0f;
-    for (int j = 1; j < cols; ++j)
-      r[j] = -69.0f * (float)((size_t)i * (cols - 1) + j - 1) / (float)((size_t)rows * (cols - 1));
-    double sum = 0.0;
-    for (int j = 0; j < cols; ++j) sum += std::exp((double)r[j]);
-    for (int j = 0; j < cols; ++j) want[(size_t)i * cols + j] = std::exp((double)r[j]) / sum;
-  }
-  for (int v = 0; v < k::TileVariantCount(); ++v) {
-    k::ForceTile(v);
-    std::vector<float> w = x;
-    k::SoftmaxRows(w.data(), rows, cols, cols, 1.0f, nullptr, nullptr);
-    double worst_rel = 0.0, worst_abs = 0.0;
-    float worst_x = 0.0f;
-    for (size_t e = 0; e < w.size(); ++e) {
-      const double err = std::abs(w[e] - want[e]);
-      worst_abs = std::max(worst_abs, err);
-      if (err / want[e] > worst_rel) {
-        worst_rel = err / want[e];
-        worst_x = x[e];
-      }
+  for (bool log2 : {false, true}) {
+    const double lowest = log2 ? -99.6 : -69.0;
+    std::vector<float> x((size_t)rows * cols);
+    std::vector<double> want(x.size());
+    for (int i = 0; i < rows; ++i) {
+      float* r = &x[(size_t)i * cols];
+      r[0] = 0.0f;
+      for (int j = 1; j < cols; ++j)
+        r[j] = (float)(lowest * (double)((size_t)i * (cols - 1) + j - 1) / (double)((size_t)rows * (cols - 1)));
+      double sum = 0.0;
+      for (int j = 0; j < cols; ++j) sum += log2 ? std::exp2((double)r[j]) : std::exp((double)r[j]);
+      for (int j = 0; j < cols; ++j)
+        want[(size_t)i * cols + j] = (log2 ? std::exp2((double)r[j]) : std::exp((double)r[j])) / sum;
     }
-    std::printf("  %s %s softmax weights: max relative error %.3g at x = %.4f (bound %.1g), max absolute %.3g\n",
-                k::TileVariantAt(v).isa, k::TileVariantAt(v).tile, worst_rel, worst_x, k::kSoftmaxMaxRelError,
-                worst_abs);
-    EXPECT_LE(worst_rel, k::kSoftmaxMaxRelError) << k::TileVariantAt(v).isa << " " << k::TileVariantAt(v).tile;
+    for (int v = 0; v < k::TileVariantCount(); ++v) {
+      k::ForceTile(v);
+      std::vector<float> w = x;
+      if (log2)
+        k::SoftmaxRowsLog2(w.data(), rows, cols, cols, 1.0f, nullptr, nullptr);
+      else
+        k::SoftmaxRows(w.data(), rows, cols, cols, 1.0f, nullptr, nullptr);
+      double worst_rel = 0.0, worst_abs = 0.0;
+      float worst_x = 0.0f;
+      for (size_t e = 0; e < w.size(); ++e) {
+        const double err = std::abs(w[e] - want[e]);
+        worst_abs = std::max(worst_abs, err);
+        if (err / want[e] > worst_rel) {
+          worst_rel = err / want[e];
+          worst_x = x[e];
+        }
+      }
+      std::printf("  %s %s %s weights: max relative error %.3g at x = %.4f (bound %.1g), max absolute %.3g\n",
+                  k::TileVariantAt(v).isa, k::TileVariantAt(v).tile, log2 ? "SoftmaxRowsLog2" : "SoftmaxRows",
+                  worst_rel, worst_x, k::kSoftmaxMaxRelError, worst_abs);
+      EXPECT_LE(worst_rel, k::kSoftmaxMaxRelError) << k::TileVariantAt(v).isa << " " << k::TileVariantAt(v).tile;
+    }
   }
   k::ForceTile(-1);
 }
