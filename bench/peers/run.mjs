@@ -77,13 +77,17 @@ function probeLines(a, label) {
   return selected;
 }
 
+// isa: the warm probe's fastest variant of that ISA, forced for the whole run; 'auto': attnviz as
+// the app runs it, on whatever variant the probe picked last (it probes again every few seconds
+// of use, src/core/kernels_tiles.cpp).
 function attnvizImpl(a, isa) {
-  const candidates = a.variants.filter((v) => v.isa === isa);
+  const auto = isa === 'auto';
+  const candidates = a.variants.filter((v) => auto || v.isa === isa);
   if (!candidates.length) return null;
-  const best = candidates.reduce((x, y) => (y.gflops > x.gflops ? y : x));
+  const best = auto ? { index: -1, tile: 'probe' } : candidates.reduce((x, y) => (y.gflops > x.gflops ? y : x));
   let ptrs = null;
   return {
-    name: isa,
+    name: auto ? 'attnviz-auto' : isa,
     tile: best.tile,
     setup(q, k, v, heads, n, d, scale) {
       const m = a.m;
@@ -169,7 +173,8 @@ async function main() {
   // warm-up: every implementation on every shape (tiers V8 up), then a probe on warm code
   for (const [n, d, heads] of SHAPES) {
     const q = randomArray(heads * n * d, 1), k = randomArray(heads * n * d, 2), v = randomArray(heads * n * d, 3);
-    const warm = [attnvizImpl(a, 'wasm-simd128'), attnvizImpl(a, 'wasm-relaxed-simd'), ...impls].filter(Boolean);
+    const warm = [attnvizImpl(a, 'wasm-simd128'), attnvizImpl(a, 'wasm-relaxed-simd'), attnvizImpl(a, 'auto'), ...impls]
+      .filter(Boolean);
     for (const impl of warm) {
       await impl.setup(q, k, v, heads, n, d, 1 / Math.sqrt(d));
       const t0 = performance.now();
@@ -193,7 +198,7 @@ async function main() {
   console.log(`peak impl=wasm-simd128 muladd_gflops=${peak.toFixed(2)}`);
   if (fmaPeak > 0) console.log(`peak impl=wasm-relaxed-simd madd_gflops=${fmaPeak.toFixed(2)}`);
 
-  const ours = [attnvizImpl(a, 'wasm-simd128'), attnvizImpl(a, 'wasm-relaxed-simd')].filter(Boolean);
+  const ours = [attnvizImpl(a, 'wasm-simd128'), attnvizImpl(a, 'wasm-relaxed-simd'), attnvizImpl(a, 'auto')].filter(Boolean);
   const all = [...ours, ...impls];
   for (const [n, d, heads] of SHAPES) {
     const q = randomArray(heads * n * d, 11 + n), k = randomArray(heads * n * d, 12 + n), v = randomArray(heads * n * d, 13 + n);

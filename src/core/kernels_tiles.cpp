@@ -9,7 +9,8 @@
 // every variant gets the same chance to be tiered up before its best run is taken. Still, a
 // probe at start-up sees mostly cold code under V8 (its pick there is close to random, and its
 // time is mostly the first compilation of each variant), so it is kept short (one variant per
-// ISA) and SelectedTile() probes again, fully, after kReprobeAfter and kSecondReprobeAfter uses.
+// ISA) and SelectedTile() probes again, fully, after kReprobeAfter and kSecondReprobeAfter uses,
+// then every kReprobeSeconds of use.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -32,6 +33,13 @@ constexpr int kMaxVariants = 32;
 // start-up probe left out, which sends them to V8's optimizing compiler; the second times them
 // optimized (under V8 a variant first run in the 200th use is still baseline code there).
 constexpr int kReprobeAfter = 200, kSecondReprobeAfter = 2000;
+// After those, the probe runs again whenever kReprobeSeconds have passed since the last one (the
+// clock is read every kClockEvery uses): a machine's speed changes while the app runs (on the
+// 2-vCPU EPYC VM of issue 14 a vCPU turns ~35 % slower for seconds at a time for the SIMD128
+// tiles, ~15 % for the relaxed-SIMD ones, whose FMAs are half the instructions), and the fastest
+// variant then is another. A full probe costs ~6 ms: 0.1 % of kernel-bound time.
+constexpr double kReprobeSeconds = 5.0;
+constexpr unsigned kClockEvery = 64;
 volatile float g_peak_sink = 0.0f;  // keeps the peak loop's result observable
 
 struct Registry {
@@ -40,8 +48,9 @@ struct Registry {
   TileProbe probe;
   std::atomic<int> selected{-1};  // the probe's pick, or a forced index
   bool probed = false;
-  std::atomic<bool> forced{false};  // ForceTile(i >= 0) is in effect
-  std::atomic<int> uses{0};         // SelectedTile() calls, for the one warm re-probe
+  std::atomic<bool> forced{false};          // ForceTile(i >= 0) is in effect
+  std::atomic<unsigned> uses{0};            // SelectedTile() calls, for the warm re-probes
+  std::atomic<long long> last_probe_ns{0};  // steady clock at the end of the last probe
   std::mutex mutex;
 };
 
@@ -58,6 +67,9 @@ Registry& TheRegistry() {
 }
 
 using Clock = std::chrono::steady_clock;
+long long NowNs() {
+  return (long long)std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
+}
 
 // Packs B [k, n] (row-major) into panels of `panel` columns, zero-padded.
 void PackForProbe(const std::vector<float>& b, int k, int n, int panel, std::vector<float>* out) {
@@ -115,6 +127,14 @@ void RunProbe(Registry* reg, bool quick = false) {
   probe.probe_ms = elapsed * 1e3;
   reg->probe = probe;
   reg->probed = true;
+  reg->last_probe_ns.store(NowNs());
+}
+
+// A warm re-probe is due at use kReprobeAfter and kSecondReprobeAfter, then every kReprobeSeconds.
+bool ReprobeDue(const Registry& reg, unsigned use) {
+  if (use == kReprobeAfter || use == kSecondReprobeAfter) return true;
+  if (use < kSecondReprobeAfter || use % kClockEvery != 0) return false;
+  return (double)(NowNs() - reg.last_probe_ns.load()) * 1e-9 >= kReprobeSeconds;
 }
 
 }  // namespace
@@ -147,12 +167,15 @@ const TileProbe& ProbeTiles(bool quick) {
 const TileVariant& SelectedTile() {
   Registry& reg = TheRegistry();
   // The start-up probe may have timed cold code (V8 runs a WASM function in its baseline
-  // compiler until it is hot); once the kernels have been used kReprobeAfter times, probe again.
-  const int use = reg.uses.fetch_add(1, std::memory_order_relaxed) + 1;
-  if ((use == kReprobeAfter || use == kSecondReprobeAfter) && !reg.forced) {
+  // compiler until it is hot); once the kernels have been used kReprobeAfter times, probe again,
+  // and then as ReprobeDue says.
+  const unsigned use = reg.uses.fetch_add(1, std::memory_order_relaxed) + 1;
+  if (!reg.forced && ReprobeDue(reg, use)) {
     std::lock_guard<std::mutex> lock(reg.mutex);
-    RunProbe(&reg);
-    reg.selected.store(reg.probe.selected);
+    if (ReprobeDue(reg, use)) {  // still: another thread may have just probed
+      RunProbe(&reg);
+      reg.selected.store(reg.probe.selected);
+    }
   }
   int s = reg.selected.load(std::memory_order_acquire);
   if (s < 0) {
