@@ -14,7 +14,8 @@
 // a separate module), and GCC vector-extension loops natively for SSE2, AVX2+FMA and AVX-512F,
 // the latter two compiled in their own translation units and offered only when the CPU has them.
 // A probe times the variants on this machine and keeps the fastest: a quick one (one variant per
-// ISA, ~2 ms) at the first call, full ones (every variant, ~6 ms) after 200 and 2000 calls.
+// ISA, ~2 ms) at the first call, full ones (every variant, ~6 ms) after 200 and 2000 calls, then
+// every 5 s of use (a machine's speed, and with it the fastest variant, can change while it runs).
 // All matrices are row-major with an explicit leading dimension (ld = row stride in floats).
 #pragma once
 #include <vector>
@@ -65,6 +66,8 @@ const TileProbe& ProbeTiles(bool quick = false);  // times every variant (~6 ms)
                                                   // quick: the start-up probe, one variant per ISA
 const TileVariant& SelectedTile();                // the pick: quick probe first, full ones at 200 and 2000 uses
 void ForceTile(int i);                            // tests and benchmarks: use variant i (-1: back to the probe's pick)
+int ProbeRuns();                                  // probes run so far (quick and full)
+void SetReprobeSeconds(double seconds);           // tests: the periodic re-probe's interval (< 0: the default, 5 s)
 double MulAddPeakGflops(double seconds);          // SIMD mul+add peak of this thread (independent chains, no memory)
 
 // ---------------------------------------------------------------------------

@@ -38,7 +38,7 @@ constexpr int kReprobeAfter = 200, kSecondReprobeAfter = 2000;
 // 2-vCPU EPYC VM of issue 14 a vCPU turns ~35 % slower for seconds at a time for the SIMD128
 // tiles, ~15 % for the relaxed-SIMD ones, whose FMAs are half the instructions), and the fastest
 // variant then is another. A full probe costs ~6 ms: 0.1 % of kernel-bound time.
-constexpr double kReprobeSeconds = 5.0;
+constexpr double kReprobeSeconds = 5.0;  // SetReprobeSeconds changes it (tests)
 constexpr unsigned kClockEvery = 64;
 volatile float g_peak_sink = 0.0f;  // keeps the peak loop's result observable
 
@@ -51,6 +51,8 @@ struct Registry {
   std::atomic<bool> forced{false};          // ForceTile(i >= 0) is in effect
   std::atomic<unsigned> uses{0};            // SelectedTile() calls, for the warm re-probes
   std::atomic<long long> last_probe_ns{0};  // steady clock at the end of the last probe
+  std::atomic<int> probe_runs{0};           // probes run so far (ProbeRuns)
+  std::atomic<double> reprobe_seconds{kReprobeSeconds};
   std::mutex mutex;
 };
 
@@ -128,13 +130,14 @@ void RunProbe(Registry* reg, bool quick = false) {
   reg->probe = probe;
   reg->probed = true;
   reg->last_probe_ns.store(NowNs());
+  reg->probe_runs.fetch_add(1);
 }
 
 // A warm re-probe is due at use kReprobeAfter and kSecondReprobeAfter, then every kReprobeSeconds.
 bool ReprobeDue(const Registry& reg, unsigned use) {
   if (use == kReprobeAfter || use == kSecondReprobeAfter) return true;
   if (use < kSecondReprobeAfter || use % kClockEvery != 0) return false;
-  return (double)(NowNs() - reg.last_probe_ns.load()) * 1e-9 >= kReprobeSeconds;
+  return (double)(NowNs() - reg.last_probe_ns.load()) * 1e-9 >= reg.reprobe_seconds.load();
 }
 
 }  // namespace
@@ -188,6 +191,14 @@ const TileVariant& SelectedTile() {
     }
   }
   return reg.variants[s];
+}
+
+int ProbeRuns() {
+  return TheRegistry().probe_runs.load();
+}
+
+void SetReprobeSeconds(double seconds) {
+  TheRegistry().reprobe_seconds.store(seconds >= 0.0 ? seconds : kReprobeSeconds);
 }
 
 void ForceTile(int i) {

@@ -67,6 +67,27 @@ TEST(KernelTiles, QuickProbeTimesOneVariantPerIsa) {
   k::ProbeTiles();  // back to a full probe's pick for the tests that follow
 }
 
+// After the warm re-probes at 200 and 2000 uses, the probe runs again when its interval has
+// passed (checked every 64 uses), and not while a variant is forced or before the interval.
+TEST(KernelTiles, ProbesAgainAfterItsInterval) {
+  ForceGuard guard;
+  k::ForceTile(-1);
+  for (int i = 0; i < 2100; ++i) k::SelectedTile();  // past both warm re-probes, whenever they came
+  k::SetReprobeSeconds(1e9);
+  int before = k::ProbeRuns();
+  for (int i = 0; i < 640; ++i) k::SelectedTile();
+  EXPECT_EQ(k::ProbeRuns(), before) << "probed before its interval";
+  k::SetReprobeSeconds(0.0);
+  k::ForceTile(0);
+  for (int i = 0; i < 640; ++i) k::SelectedTile();
+  EXPECT_EQ(k::ProbeRuns(), before) << "probed while a variant was forced";
+  k::ForceTile(-1);
+  before = k::ProbeRuns();
+  for (int i = 0; i < 640; ++i) k::SelectedTile();  // 10 clock checks, each due (interval 0)
+  EXPECT_EQ(k::ProbeRuns(), before + 10);
+  k::SetReprobeSeconds(-1.0);  // the default again
+}
+
 TEST(KernelTiles, RequiredIsaIsPresent) {
   std::string want;
   for (const std::string& arg : ::testing::internal::GetArgvs())
