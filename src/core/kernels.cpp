@@ -79,8 +79,12 @@ void Pack(bool trans_b, int n, int k0, int kc, const float* b, int ldb, float* p
       for (int kk = 0; kk < kc; ++kk) {
         const float* src = b + (size_t)(k0 + kk) * ldb + j0;
         float* row = dst + (size_t)kk * nr;
-        for (int jj = 0; jj < cols; ++jj) row[jj] = src[jj];
-        for (int jj = cols; jj < nr; ++jj) row[jj] = 0.0f;
+        int jj = 0;
+        // 4 floats per move (a full panel row: 2 to 8 moves), not a memcpy call per row
+        for (; jj + 4 <= cols; jj += 4)
+          *reinterpret_cast<Pack4u*>(row + jj) = *reinterpret_cast<const Pack4u*>(src + jj);
+        for (; jj < cols; ++jj) row[jj] = src[jj];
+        for (; jj < nr; ++jj) row[jj] = 0.0f;
       }
       continue;
     }
