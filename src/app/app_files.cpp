@@ -342,9 +342,9 @@ Status FeedFileLoad(AppState* s, const unsigned char* data, size_t n) {
   if (!L.active || !L.in_app) return Status::Error("no file is being loaded");
   if (L.cancel) return CancelledLoad(s);
   const Status st = L.loader.Feed(data, n);
-  if (!L.handing_over)
+  if (!L.HandingOver())
     L.received = L.loader.received();
-  else if (!L.reading_elsewhere)  // the worker read it all: the bar shows the handover
+  else if (L.stage == LoadStage::kHandOver)  // the worker read it all: the bar shows the handover
     L.received = std::min(L.loader.received(), L.total);
   if (!st) {
     const std::string name = L.name;
@@ -357,8 +357,7 @@ Status FeedFileLoad(AppState* s, const unsigned char* data, size_t n) {
 namespace {
 // What the progress window shows while the load worker reads and hands over (ProgressFileLoad).
 void ShowWorkerProgress(FileLoad* L, uint64_t file_bytes) {
-  if (L->read_all && L->handing_over) {
-    L->reading_elsewhere = false;
+  if (L->stage == LoadStage::kHandOver) {
     L->total = L->handover_total;
     L->received = std::min(L->loader.received(), L->total);
   } else {
@@ -371,11 +370,10 @@ Status ProgressFileLoad(AppState* s, uint64_t received) {
   FileLoad& L = s->load;
   if (!L.active || !L.in_app) return Status::Error("no file is being loaded");
   if (L.cancel) return CancelledLoad(s);
-  if (!L.reading_elsewhere) {
-    if (L.read_all) return Status::Ok();  // already showing the handover
-    L.reading_elsewhere = true;
-  }
-  if (received >= L.total) L.read_all = true;
+  if (L.stage == LoadStage::kHandOver) return Status::Ok();  // already showing the handover
+  if (L.stage == LoadStage::kHere) L.stage = LoadStage::kWorkerReads;
+  if (received >= L.total)  // read all: a handover under way now shows
+    L.stage = L.stage == LoadStage::kWorkerReadsAndHandsOver ? LoadStage::kHandOver : LoadStage::kWorkerRead;
   ShowWorkerProgress(&L, received);
   return Status::Ok();
 }
@@ -390,8 +388,8 @@ Status HandOverFileLoad(AppState* s, uint64_t total) {
     L = FileLoad();
     return Status::Error("could not open " + Shorten(name) + ": " + st.message);
   }
-  L.reading_elsewhere = true;
-  L.handing_over = true;
+  const bool read_all = L.stage == LoadStage::kWorkerRead || L.stage == LoadStage::kHandOver;
+  L.stage = read_all ? LoadStage::kHandOver : LoadStage::kWorkerReadsAndHandsOver;
   L.handover_total = total;
   ShowWorkerProgress(&L, L.received);
   return Status::Ok();
@@ -399,14 +397,14 @@ Status HandOverFileLoad(AppState* s, uint64_t total) {
 
 size_t FileLoadRoom(AppState* s, uint8_t** dst) {
   FileLoad& L = s->load;
-  return L.active && L.in_app && L.handing_over && !L.cancel ? L.loader.HandoverRoom(dst) : 0;
+  return L.active && L.in_app && L.HandingOver() && !L.cancel ? L.loader.HandoverRoom(dst) : 0;
 }
 
 Status AdvanceFileLoad(AppState* s, size_t n) {
   FileLoad& L = s->load;
-  if (!L.active || !L.in_app || !L.handing_over) return Status::Error("no file is being handed over");
+  if (!L.active || !L.in_app || !L.HandingOver()) return Status::Error("no file is being handed over");
   const Status st = L.loader.HandoverAdvance(n);
-  if (!L.reading_elsewhere) L.received = std::min(L.loader.received(), L.total);
+  if (L.stage == LoadStage::kHandOver) L.received = std::min(L.loader.received(), L.total);
   if (!st) {
     const std::string name = L.name;
     L = FileLoad();
@@ -445,7 +443,7 @@ void DescribeFileLoads(AppState* s, JsonWriter* w) {
   w->Key("cancel");
   w->Bool(L.cancel);
   w->Key("stage");  // loading: read here; reading: by the load worker; opening: its document handed over
-  w->String(L.reading_elsewhere ? "reading" : L.handing_over ? "opening" : "loading");
+  w->String(L.WorkerReading() ? "reading" : L.HandingOver() ? "opening" : "loading");
   w->Key("cancel_rect");
   w->BeginArray(true);
   for (float x : L.cancel_rect) w->NumberF(x);
@@ -465,9 +463,9 @@ void DrawLoadProgress(AppState* s) {
   // The load worker reads the file, then the rest of its handover comes in: said apart (describe's
   // "stage" says the same).
   ImGui::Text("%s %s",
-              L.reading_elsewhere ? "Reading"
-              : L.handing_over    ? "Opening"
-                                  : "Loading",
+              L.WorkerReading() ? "Reading"
+              : L.HandingOver() ? "Opening"
+                                : "Loading",
               Shorten(L.name, 48).c_str());
   const float f = L.total ? (float)((double)L.received / (double)L.total) : 0.0f;
   char text[64];

@@ -15,22 +15,36 @@ namespace attnviz {
 struct AppState;
 class JsonWriter;
 
+// Where a load fed to the app is; the progress window says the word in brackets (describe's "stage"
+// says "loading", "reading" or "opening").
+enum class LoadStage {
+  kHere,                     // the page feeds the file's bytes ["Loading"]
+  kWorkerReads,              // the browser's load worker reads the file, progress only ["Reading"]
+  kWorkerReadsAndHandsOver,  // ... and hands its document over while it reads (a bare .npy) ["Reading"]
+  kWorkerRead,               // the worker has read every byte; its handover has not begun ["Reading"]
+  kHandOver,                 // the worker's document is copied in; the bar shows its bytes ["Opening"]
+};
+
 // A file being read in pieces (docs/PERFORMANCE.md, "Big files"): the browser feeds it to the app
 // (BeginFileLoad/FeedFileLoad/FinishFileLoad), the native loader thread only reports progress. The
 // progress window shows while `active`; its Cancel button sets `cancel`.
 struct FileLoad {
-  std::string name;                // shown in the progress window
-  uint64_t received = 0;           // bytes read so far
-  uint64_t total = 0;              // the file's size (0: unknown)
-  bool active = false;             // the progress window shows
-  bool in_app = false;             // parsed here, piece by piece (else elsewhere: the native loader thread)
-  bool cancel = false;             // the user pressed Cancel
-  bool reading_elsewhere = false;  // the browser's load worker reads the file (progress only), then hands it over
-  bool read_all = false;           // ... and has read all of it
-  bool handing_over = false;       // the worker's document is being copied in (HandOverFileLoad)
-  uint64_t handover_total = 0;     // about how many bytes that is
-  float cancel_rect[4] = {};       // where the Cancel button was drawn (x0, y0, x1, y1 in CSS pixels), for describe()
-  AttentionLoader loader;          // in_app: the parser the pieces go to
+  std::string name;                    // shown in the progress window
+  uint64_t received = 0;               // bytes read so far
+  uint64_t total = 0;                  // the file's size (0: unknown)
+  bool active = false;                 // the progress window shows
+  bool in_app = false;                 // parsed here, piece by piece (else elsewhere: the native loader thread)
+  bool cancel = false;                 // the user pressed Cancel
+  LoadStage stage = LoadStage::kHere;  // in_app: who reads, and whether a handover is under way
+  uint64_t handover_total = 0;         // about how many bytes that is
+  float cancel_rect[4] = {};  // where the Cancel button was drawn (x0, y0, x1, y1 in CSS pixels), for describe()
+  AttentionLoader loader;     // in_app: the parser the pieces go to
+
+  bool WorkerReading() const {  // the progress shows the file's bytes as the worker reads them
+    return stage == LoadStage::kWorkerReads || stage == LoadStage::kWorkerReadsAndHandsOver ||
+           stage == LoadStage::kWorkerRead;
+  }
+  bool HandingOver() const { return stage == LoadStage::kWorkerReadsAndHandsOver || stage == LoadStage::kHandOver; }
 };
 
 // Opens an attention file (JSON or NPZ, version 1 or 2, or BertViz data; docs/FORMATS.md): one new

@@ -11,6 +11,17 @@
 
 namespace {
 size_t attnviz_room_size = 0;  // attnviz_load_room's size, for attnviz_load_room_size
+
+// The string exports' shape: runs call(app) and returns its message ("" or why not), valid until
+// the next such export is called (the page's ccall copies it out at once), or "app not started".
+template <typename Call>
+const char* MessageOf(Call call) {
+  static std::string result;
+  attnviz::App* app = attnviz::WebApp();
+  if (!app) return "app not started";
+  result = call(app).message;
+  return result.c_str();
+}
 }  // namespace
 
 extern "C" {
@@ -23,67 +34,41 @@ EMSCRIPTEN_KEEPALIVE const char* attnviz_describe() {
 
 // Runs an app command ("example seed002", "view lines", "step 3", ...). Returns "" or an error.
 EMSCRIPTEN_KEEPALIVE const char* attnviz_command(const char* command) {
-  static std::string result;
-  attnviz::App* app = attnviz::WebApp();
-  result = app ? app->Command(command ? command : "").message : "app not started";
-  return result.c_str();
+  return MessageOf([&](attnviz::App* app) { return app->Command(command ? command : ""); });
 }
 
 // Opens a dropped, picked or fetched file (bytes copied by the caller into the WASM heap).
 // Returns "" or why the file could not be opened (also shown in the status bar).
 EMSCRIPTEN_KEEPALIVE const char* attnviz_open_file(const char* name, const unsigned char* data, int size) {
-  static std::string result;
-  attnviz::App* app = attnviz::WebApp();
-  if (!app) return "app not started";
   if (!data || size < 0) return "no data";
-  result = app->OpenFile(name ? name : "file", data, (size_t)size).message;
-  return result.c_str();
+  return MessageOf([&](attnviz::App* app) { return app->OpenFile(name ? name : "file", data, (size_t)size); });
 }
 
 // A file read in pieces by the page (attnviz-lazy.js): begin with its size, feed every byte in order,
 // finish. Each returns "" or why not ("cancelled: ..." once the user pressed Cancel in the progress
 // window); frames keep coming between the calls.
 EMSCRIPTEN_KEEPALIVE const char* attnviz_load_begin(const char* name, double total) {
-  static std::string result;
-  attnviz::App* app = attnviz::WebApp();
-  if (!app) return "app not started";
-  result = app->BeginLoad(name ? name : "file", total > 0 ? (uint64_t)total : 0).message;
-  return result.c_str();
+  return MessageOf(
+      [&](attnviz::App* app) { return app->BeginLoad(name ? name : "file", total > 0 ? (uint64_t)total : 0); });
 }
 
 EMSCRIPTEN_KEEPALIVE const char* attnviz_load_feed(const unsigned char* data, int size) {
-  static std::string result;
-  attnviz::App* app = attnviz::WebApp();
-  if (!app) return "app not started";
-  result = app->FeedLoad(data, size > 0 ? (size_t)size : 0).message;
-  return result.c_str();
+  return MessageOf([&](attnviz::App* app) { return app->FeedLoad(data, size > 0 ? (size_t)size : 0); });
 }
 
 EMSCRIPTEN_KEEPALIVE const char* attnviz_load_finish() {
-  static std::string result;
-  attnviz::App* app = attnviz::WebApp();
-  if (!app) return "app not started";
-  result = app->FinishLoad().message;
-  return result.c_str();
+  return MessageOf([&](attnviz::App* app) { return app->FinishLoad(); });
 }
 
 // The browser's load worker (web/attnviz-load-worker.js) reads the file: after attnviz_load_begin,
 // how far it got ("cancelled: ..." once the user pressed Cancel); then attnviz_load_handover with
 // the size of the document it hands over, whose bytes come through attnviz_load_feed.
 EMSCRIPTEN_KEEPALIVE const char* attnviz_load_progress(double received) {
-  static std::string result;
-  attnviz::App* app = attnviz::WebApp();
-  if (!app) return "app not started";
-  result = app->ProgressLoad(received > 0 ? (uint64_t)received : 0).message;
-  return result.c_str();
+  return MessageOf([&](attnviz::App* app) { return app->ProgressLoad(received > 0 ? (uint64_t)received : 0); });
 }
 
 EMSCRIPTEN_KEEPALIVE const char* attnviz_load_handover(double total) {
-  static std::string result;
-  attnviz::App* app = attnviz::WebApp();
-  if (!app) return "app not started";
-  result = app->HandOverLoad(total > 0 ? (uint64_t)total : 0).message;
-  return result.c_str();
+  return MessageOf([&](attnviz::App* app) { return app->HandOverLoad(total > 0 ? (uint64_t)total : 0); });
 }
 
 // During a handover: where the next matrix bytes go (0: none; feed them) and how many fit there;
@@ -101,11 +86,7 @@ EMSCRIPTEN_KEEPALIVE double attnviz_load_room_size() {
 }
 
 EMSCRIPTEN_KEEPALIVE const char* attnviz_load_advance(double n) {
-  static std::string result;
-  attnviz::App* app = attnviz::WebApp();
-  if (!app) return "app not started";
-  result = app->AdvanceLoad(n > 0 ? (size_t)n : 0).message;
-  return result.c_str();
+  return MessageOf([&](attnviz::App* app) { return app->AdvanceLoad(n > 0 ? (size_t)n : 0); });
 }
 
 // The page could not read the rest of the file (network, file system): ends the load with the message.
