@@ -384,6 +384,19 @@ int SoftmaxRowsLog2(float* x, int rows, int cols, int ld, float scale, float* ro
 // ---------------------------------------------------------------------------
 // AttentionForward
 // ---------------------------------------------------------------------------
+namespace {
+// AttentionForward keeps a row block's base-2 softmax while every row's largest score is within
+// this in log2 units: float32 rounds the scores that matter (those near the row's largest) there
+// by at most ~2^-17, as it rounds scores of the same size in natural units.
+constexpr float kLog2ScoreLimit = 64.0f;
+
+bool RowMaxesWithin(const float* row_max, int rows, float limit) {
+  for (int i = 0; i < rows; ++i)
+    if (!(std::fabs(row_max[i]) <= limit)) return false;  // NaN too
+  return true;
+}
+}  // namespace
+
 void AttentionForward(const float* q, const float* k, const float* v, int n_q, int n_k, int d, int d_v, float scale,
                       float* weights, float* out, Workspace* ws) {
   if (n_q <= 0 || n_k <= 0) return;
@@ -404,15 +417,23 @@ void AttentionForward(const float* q, const float* k, const float* v, int n_q, i
   PackAll(false, d_v, n_k, v, d_v, &ws->packed_v, tile.panel);  // V [n_k, d_v]
   // Scores in log2 units: the softmax's 2^x is 5 vector operations shorter than e^x (SoftmaxRowsLog2),
   // and this one rounding of scale * log2e moves a weight by no more than the product's own rounding.
+  // A row block whose largest scores exceed kLog2ScoreLimit is done again in natural units: large
+  // scores that float32 holds exactly there (a worked example's integer dot products, 927 and 929)
+  // would lose their last bits once multiplied by log2e; the natural range reduction is exact.
   const float scale_log2 = (float)((double)scale * 1.4426950408889634);
+  if (ws->row_max.size() < (size_t)n_q) ws->row_max.resize((size_t)n_q);
   const int mr = tile.mr;
   const int block = std::max(mr, std::min(256, std::max(kMinBlockRows, 32768 / n_k)) / mr * mr);
   for (int i0 = 0; i0 < n_q; i0 += block) {
     const int rows = std::min(block, n_q - i0);
     float* s = weights + (size_t)i0 * n_k;
-    GemmPacked(rows, n_k, d, scale_log2, q + (size_t)i0 * d, d, ws->packed_b.data(), s, n_k,
-               tile);                                            // pass 1: S = scale log2e Q K^T
-    SoftmaxRowsLog2(s, rows, n_k, n_k, 1.0f, nullptr, nullptr);  // pass 2: softmax rows, base 2
+    const float* qi = q + (size_t)i0 * d;
+    GemmPacked(rows, n_k, d, scale_log2, qi, d, ws->packed_b.data(), s, n_k, tile);  // pass 1: S = scale log2e Q K^T
+    SoftmaxRowsLog2(s, rows, n_k, n_k, 1.0f, ws->row_max.data(), nullptr);           // pass 2: softmax rows
+    if (!RowMaxesWithin(ws->row_max.data(), rows, kLog2ScoreLimit)) {                // large scores: natural units
+      GemmPacked(rows, n_k, d, scale, qi, d, ws->packed_b.data(), s, n_k, tile);
+      SoftmaxRows(s, rows, n_k, n_k, 1.0f, nullptr, nullptr);
+    }
     GemmPacked(rows, d_v, n_k, 1.0f, s, n_k, ws->packed_v.data(), out + (size_t)i0 * d_v, d_v,
                tile);  // pass 3: O = P V
   }

@@ -30,6 +30,7 @@ struct Workspace {
   std::vector<float> packed_b;  // B packed in column panels of PanelWidth() columns (K^T in AttentionForward)
   std::vector<float> packed_v;  // AttentionForward: V packed the same way
   std::vector<float> scores;    // [n_q, n_k] scratch for AttentionForward when weights are not kept
+  std::vector<float> row_max;   // AttentionForward: a row block's largest scores
 };
 
 const char* KernelIsa();  // "wasm-simd128" or "native": the build family of the fast kernels

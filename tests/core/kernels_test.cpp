@@ -215,6 +215,22 @@ TEST(Kernels, ExpRelativeErrorWithinDocumentedBound) {
   EXPECT_TRUE(std::isfinite(out[7]));
 }
 
+// Large scores that float32 holds exactly (seed 002's dot products 927, 397, 148, 929) keep the
+// natural-base softmax, whose weights are then as exact as the reference's; small ones go through
+// the base-2 one (AttentionForwardMatchesReference covers those).
+TEST(Kernels, AttentionForwardKeepsLargeExactScoresExact) {
+  const std::vector<float> q = {1.0f}, kk = {927.0f, 397.0f, 148.0f, 929.0f}, v = {1.0f, 2.0f, 3.0f, 4.0f};
+  std::vector<float> w_fast(4), w_ref(4), o_fast(1), o_ref(1);
+  k::Workspace ws;
+  k::AttentionForward(q.data(), kk.data(), v.data(), 1, 4, 1, 1, 1.0f, w_fast.data(), o_fast.data(), &ws);
+  k::AttentionForwardRef(q.data(), kk.data(), v.data(), 1, 4, 1, 1, 1.0f, w_ref.data(), o_ref.data());
+  const double e2 = std::exp(-2.0), want_last = 1.0 / (1.0 + e2), want_first = e2 / (1.0 + e2);  // 0.88, 0.12
+  for (int j = 0; j < 4; ++j) EXPECT_NEAR(w_fast[j], w_ref[j], 1e-7) << j;
+  EXPECT_NEAR(w_fast[3], want_last, 2e-7);
+  EXPECT_NEAR(w_fast[0], want_first, 2e-7);
+  EXPECT_NEAR(o_fast[0], o_ref[0], 1e-6);
+}
+
 TEST(Kernels, AttentionForwardMatchesReference) {
   Rng rng(5);
   k::Workspace ws;
