@@ -118,6 +118,8 @@ int SoftmaxRowsRef(float* x, int rows, int cols, int ld, float scale, float* row
 // ---------------------------------------------------------------------------
 // AttentionForward: single head, no mask. Packs K^T and V once, then runs the three passes
 // per block of query rows (kernels.cpp says how many) so the scores stay in cache between passes.
+// The scores are computed in log2 units (scale * log2e) for SoftmaxRowsLog2, unless a block's largest
+// ones pass 64 there: that block is done again in natural units (exact for large exact scores).
 //   q [n_q, d], k [n_k, d], v [n_k, d_v]   (contiguous, row-major)
 //   weights [n_q, n_k] = softmax(scale * q k^T)   (null: use ws->scores as scratch)
 //   out [n_q, d_v] = weights v
