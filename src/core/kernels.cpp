@@ -294,6 +294,19 @@ void GemmNTRef(int m, int n, int k, float alpha, const float* a, int lda, const 
 // ---------------------------------------------------------------------------
 // Exp
 // ---------------------------------------------------------------------------
+namespace {
+// 2^n from t = n + 1.5 * 2^23 (the scalar exps' rounding): bits(t) = bits(M) + n, so
+// (bits(t) + 127) << 23 is the exponent field of 2^n (no float->int conversion).
+float Pow2OfRounded(float t) {
+  uint32_t bits;
+  std::memcpy(&bits, &t, sizeof bits);
+  bits = (bits + 127u) << 23;
+  float p;
+  std::memcpy(&p, &bits, sizeof p);
+  return p;
+}
+}  // namespace
+
 float ExpScalar(float x) {
   x = x > kExpHi ? kExpHi : x;
   x = x < kExpLo ? kExpLo : x;               // -inf -> -88 -> exactly 0 (2^-127 has exponent field 0); NaN stays NaN
@@ -307,12 +320,7 @@ float ExpScalar(float x) {
   p = p * r + kP4;
   p = p * r + kP5;
   const float y = p * (r * r) + r + 1.0f;
-  uint32_t t_bits;
-  std::memcpy(&t_bits, &t, sizeof t_bits);
-  const uint32_t bits = (t_bits + 127u) << 23;  // exponent field of 2^n (no float->int conversion)
-  float scale;
-  std::memcpy(&scale, &bits, sizeof scale);
-  return y * scale;
+  return y * Pow2OfRounded(t);
 }
 
 float Exp2Scalar(float x) {
@@ -321,12 +329,7 @@ float Exp2Scalar(float x) {
   const float r = x - (t - kRoundMagic);  // exact
   const float p = (((kE5 * r + kE4) * r + kE3) * r + kE2) * r + kE1;
   const float y = p * r + 1.0f;
-  uint32_t t_bits;
-  std::memcpy(&t_bits, &t, sizeof t_bits);
-  const uint32_t bits = (t_bits + 127u) << 23;
-  float scale;
-  std::memcpy(&scale, &bits, sizeof scale);
-  return y * scale;
+  return y * Pow2OfRounded(t);
 }
 
 void ExpFast(const float* x, float* y, int n) {
@@ -369,16 +372,20 @@ int SoftmaxRowsRef(float* x, int rows, int cols, int ld, float scale, float* row
   return fully_masked;
 }
 
+namespace {
+int SoftmaxOfTile(float* x, int rows, int cols, int ld, float scale, float* row_max, float* row_sum, int log2) {
+  const TileVariant& tile = SelectedTile();  // AVX2 / AVX-512 / relaxed variants bring their own softmax
+  if (tile.softmax) return tile.softmax(x, rows, cols, ld, scale, row_max, row_sum, log2);
+  return SoftmaxRowsImpl(x, rows, cols, ld, scale, row_max, row_sum, log2);
+}
+}  // namespace
+
 int SoftmaxRows(float* x, int rows, int cols, int ld, float scale, float* row_max, float* row_sum) {
-  const TileVariant& tile = SelectedTile();  // AVX2 / AVX-512 variants bring their own softmax
-  if (tile.softmax) return tile.softmax(x, rows, cols, ld, scale, row_max, row_sum, 0);
-  return SoftmaxRowsImpl(x, rows, cols, ld, scale, row_max, row_sum, 0);
+  return SoftmaxOfTile(x, rows, cols, ld, scale, row_max, row_sum, 0);
 }
 
 int SoftmaxRowsLog2(float* x, int rows, int cols, int ld, float scale, float* row_max, float* row_sum) {
-  const TileVariant& tile = SelectedTile();
-  if (tile.softmax) return tile.softmax(x, rows, cols, ld, scale, row_max, row_sum, 1);
-  return SoftmaxRowsImpl(x, rows, cols, ld, scale, row_max, row_sum, 1);
+  return SoftmaxOfTile(x, rows, cols, ld, scale, row_max, row_sum, 1);
 }
 
 // ---------------------------------------------------------------------------
