@@ -15,12 +15,15 @@
   'use strict';
 
   const PIECE = 4 << 20;  // bytes handed to the loader per call, at most: a few ms of copying and decoding
+  // Bytes per call once timed: a copy into fresh WASM pages pays their first touch (~15 us a 4 KiB page
+  // on a VM), and a 1 MiB call took up to 20-45 ms there; 256 KiB calls kept every task under ~16 ms.
+  const FEED_MAX = 256 << 10;
 
   // The next call's bytes: what ~4 ms of the last call's pace covers (machines differ several-fold in
-  // copying into fresh memory), 256 KiB to PIECE, so one call stays well inside a frame.
+  // copying into fresh memory), 64 to 256 KiB, so one call stays well inside a frame.
   const nextFeedBytes = (n, ms) => {
     const want = ms > 0.05 ? n * 4 / ms : PIECE;
-    return Math.max(256 << 10, Math.min(PIECE, Math.floor(want / 65536) * 65536));
+    return Math.max(64 << 10, Math.min(FEED_MAX, Math.floor(want / 65536) * 65536));
   };
 
   // Gives the browser a turn (input, a frame if one is due) without waiting for a frame: a task, not
@@ -82,7 +85,7 @@
       abort(`could not open ${name}: not enough memory`);
       throw new Error(`could not open ${name}: not enough memory`);
     }
-    let frameStart = performance.now(), woke = 0, feedBytes = 1 << 20;
+    let frameStart = performance.now(), woke = 0, feedBytes = FEED_MAX;
     // The progress window is redrawn ~10 times a second, not every frame: a slow renderer (software
     // WebGL) would otherwise spend more time drawing it than the file takes to read.
     const progress = () => {
@@ -175,7 +178,7 @@
     return new Promise((resolve, reject) => {
       const started = performance.now();
       let begun = false, heard = false, ended = false, buf = 0, received = 0, queue = Promise.resolve();
-      let feedBytes = 1 << 20, woke = 0;  // bytes per call: sized at run time to ~4 ms of copying
+      let feedBytes = FEED_MAX, woke = 0;  // bytes per call: sized at run time to ~4 ms of copying
       const end = (err) => {
         if (ended) return;
         ended = true;

@@ -203,7 +203,7 @@ void App::Frame() {
   s->draw_pool.clear();
   s->upload_budget = int64_t(16) << 20;  // ~16 MB of textures a frame; one bigger map still goes at once
   // A lazily read file's uploads stop 6 ms into the frame (its overviews stream in while the grid
-  // scrolls); an eager file's grid fills in as before (the byte budget only).
+  // scrolls); the grid sets its own (views/grid.cpp); other uploads have the byte budget only.
   s->upload_deadline =
       s->Current().lazy ? t0 + std::chrono::milliseconds(6) : std::chrono::steady_clock::time_point::max();
   s->frame.train_ms = 0;

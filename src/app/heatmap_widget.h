@@ -149,8 +149,10 @@ bool HeatmapWidget(const char* id, const AttentionMap& map, const HeatmapStyle& 
 void DescribeHeatmap(JsonWriter* w, const char* id, const HeatmapGeometry& g, const AttentionMap* map);
 
 // Draws map as a small thumbnail (no labels, no interaction) filling size. Returns true if clicked.
+// range_of: the map whose colour range the style resolves against (an overview standing in for its
+// map keeps the map's colours); null: map itself.
 bool HeatmapThumbnail(const char* id, const AttentionMap& map, const HeatmapStyle& style, HeatmapViewState* st,
-                      const HeatmapEnv& env, const ImVec2& size);
+                      const HeatmapEnv& env, const ImVec2& size, const AttentionMap* range_of = nullptr);
 
 // Adds an ImDrawList callback that draws a texture in rect (ImGui coordinates). False if the pool is full.
 bool AddHeatmapDrawCallback(const HeatmapEnv& env, const HeatmapDraw& draw, const float rect[4]);

@@ -1,6 +1,7 @@
 #include "io/attention_handover.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 #include "io/json.h"
@@ -73,22 +74,28 @@ Status StrList(const JsonValue& o, const char* key, size_t count_max, size_t max
 }
 
 // [rows, cols] -> a matrix of that size, within the budget.
-Status MakeMatrix(const JsonValue* shape, int64_t max_side, MemoryBudget* budget, uint64_t* floats, MatrixRM* m) {
+// Checks a matrix's shape and charges it to the budget. The matrix is allocated when its floats
+// arrive (HandoverReceiver::Reach): allocating 144 heads at once took 50-140 ms of the page's thread
+// (each fresh page is zeroed on first touch), spread over the feeds it costs nothing extra. Until
+// then it is rows x 0, and *cols holds its width.
+Status MakeMatrix(const JsonValue* shape, int64_t max_side, MemoryBudget* budget, uint64_t* floats, MatrixRM* m,
+                  int64_t* cols) {
   if (!shape || !shape->IsNumberArray() || shape->numbers.size() != 2)
     return Status::Error("handover: a matrix shape is not [rows, cols]");
   const double r = shape->numbers[0], c = shape->numbers[1];
   if (!(r >= 1 && c >= 1 && r <= (double)max_side && c <= (double)max_side) || r != (int64_t)r || c != (int64_t)c)
     return Status::Error("handover: a matrix shape is out of range");
   const uint64_t n = (uint64_t)r * (uint64_t)c;
-  if (!budget->TryCharge(n * sizeof(float)) || !TryAllocate((size_t)(n * sizeof(float))))
+  if (!budget->TryCharge(n * sizeof(float)))
     return Status::Error("handover: out of memory for the matrices (" + std::to_string(*floats + n) + " weights)");
   *floats += n;
-  m->resize((Eigen::Index)r, (Eigen::Index)c);
+  m->resize((Eigen::Index)r, 0);
+  *cols = (int64_t)c;
   return Status::Ok();
 }
 
 Status ReadSet(const JsonValue& js, const AttentionFileLimits& lim, MemoryBudget* budget, uint64_t* floats,
-               AttentionSet* set) {
+               std::vector<int64_t>* widths, AttentionSet* set) {
   if (!js.IsObject()) return Status::Error("handover: a set is not an object");
   std::string kind;
   Status st = Str(js, "name", lim.max_name_bytes, &set->name);
@@ -117,16 +124,20 @@ Status ReadSet(const JsonValue& js, const AttentionFileLimits& lim, MemoryBudget
       layer.heads.emplace_back();
       AttentionFile::Head& h = layer.heads.back();
       if (!(st = Str(jh, "name", lim.max_name_bytes, &h.name))) return st;
-      if (!(st = MakeMatrix(jh.Find("shape"), lim.max_tokens, budget, floats, &h.weights))) return st;
-      if (h.weights.rows() != nq || h.weights.cols() != nk)
+      int64_t wc = 0, qc = 0, kc = 0;
+      if (!(st = MakeMatrix(jh.Find("shape"), lim.max_tokens, budget, floats, &h.weights, &wc))) return st;
+      if (h.weights.rows() != nq || wc != nk)
         return Status::Error("handover: a head's shape does not match its set's tokens");
+      widths->push_back(wc);
       const JsonValue *q = jh.Find("q"), *k = jh.Find("k");
       if (!q != !k) return Status::Error("handover: a head has queries without keys or keys without queries");
       if (q) {
-        if (!(st = MakeMatrix(q, lim.max_tokens, budget, floats, &h.q))) return st;
-        if (!(st = MakeMatrix(k, lim.max_tokens, budget, floats, &h.k))) return st;
-        if (h.q.rows() != nq || h.k.rows() != nk || h.q.cols() != h.k.cols())
+        if (!(st = MakeMatrix(q, lim.max_tokens, budget, floats, &h.q, &qc))) return st;
+        if (!(st = MakeMatrix(k, lim.max_tokens, budget, floats, &h.k, &kc))) return st;
+        if (h.q.rows() != nq || h.k.rows() != nk || qc != kc)
           return Status::Error("handover: a head's queries and keys do not match its tokens");
+        widths->push_back(qc);
+        widths->push_back(kc);
       }
       if (*floats > (uint64_t)lim.max_values) return Status::Error("handover: too many weights");
     }
@@ -268,7 +279,8 @@ Status HandoverReceiver::Fail(Status st) {
 
 uint64_t HandoverReceiver::MemoryBytes() const {
   uint64_t b = head_.capacity();
-  for (const auto& blk : blocks_) b += (uint64_t)blk.second * sizeof(float);
+  for (const Block& blk : blocks_)
+    b += (uint64_t)blk.m->rows() * (uint64_t)blk.cols * sizeof(float);  // as they will be
   return b;
 }
 
@@ -291,11 +303,24 @@ Status HandoverReceiver::StartData() {
     return Status::Error("handover: no sets");
   MemoryBudget budget;
   uint64_t floats = 0;
+  std::vector<int64_t> widths;  // of the matrices, in stream order
   for (const JsonValue& js : sets->items) {
     d.sets.emplace_back();
-    if (!(st = ReadSet(js, limits_, &budget, &floats, &d.sets.back()))) return st;
+    if (!(st = ReadSet(js, limits_, &budget, &floats, &widths, &d.sets.back()))) return st;
   }
-  for (const HandoverBlock& b : HandoverBlocks(d)) blocks_.push_back({const_cast<float*>(b.data), b.count});
+  // The whole allocated and freed once: the WASM heap grows once, and a document that cannot fit
+  // fails now rather than half-way through its floats.
+  if (floats > (uint64_t)SIZE_MAX / sizeof(float) || !TryAllocate((size_t)floats * sizeof(float)))
+    return Status::Error("handover: out of memory for the matrices (" + std::to_string(floats) + " weights)");
+  // The matrices in stream order (HandoverBlocks), once the document's vectors no longer move.
+  size_t w = 0;
+  const auto add = [&](MatrixRM* m) { blocks_.push_back({m, widths[w++]}); };
+  for (AttentionSet& set : d.sets)
+    for (AttentionFile::Layer& l : set.data.layers)
+      for (AttentionFile::Head& h : l.heads) {
+        add(&h.weights);
+        if (h.q.rows() > 0) add(&h.q), add(&h.k);
+      }
   std::vector<uint8_t>().swap(head_);
   return Status::Ok();
 }
@@ -316,8 +341,9 @@ Status HandoverReceiver::ReadTrailer() {
     if (!clamped->IsNumberArray()) return Status::Error("handover: 'clamped' is not a list of matrices");
     for (double x : clamped->numbers) {
       if (!(x >= 0 && x < (double)blocks_.size())) return Status::Error("handover: 'clamped' names no matrix");
-      float* p = blocks_[(size_t)x].first;
-      for (size_t k = 0; k < blocks_[(size_t)x].second; ++k) p[k] = p[k] < 0.0f ? 0.0f : p[k];
+      MatrixRM& m = *blocks_[(size_t)x].m;  // every matrix is in by now
+      float* p = m.data();
+      for (Eigen::Index k = 0; k < m.size(); ++k) p[k] = p[k] < 0.0f ? 0.0f : p[k];
     }
   }
   std::vector<uint8_t>().swap(head_);
@@ -364,9 +390,10 @@ Status HandoverReceiver::Feed(const uint8_t* data, size_t n) {
     part_ = Part::Data;
   }
   while (part_ == Part::Data && n > 0 && block_ < blocks_.size()) {
-    const size_t size = blocks_[block_].second * sizeof(float);
+    if (!(st = Reach())) return Fail(st);
+    const size_t size = BlockBytes();
     const size_t take = std::min(n, size - block_at_);
-    std::memcpy((uint8_t*)blocks_[block_].first + block_at_, data, take);
+    std::memcpy((uint8_t*)blocks_[block_].m->data() + block_at_, data, take);
     data += take;
     n -= take;
     block_at_ += take;
@@ -384,17 +411,37 @@ Status HandoverReceiver::Feed(const uint8_t* data, size_t n) {
   return Status::Ok();
 }
 
+size_t HandoverReceiver::BlockBytes() const {
+  return (size_t)blocks_[block_].m->rows() * (size_t)blocks_[block_].cols * sizeof(float);
+}
+
+// The matrix being filled gets its memory (MakeMatrix left it rows x 0).
+Status HandoverReceiver::Reach() {
+  MatrixRM* m = blocks_[block_].m;
+  const int64_t cols = blocks_[block_].cols;
+  if (m->cols() == cols) return Status::Ok();
+  if (!TryAllocate(BlockBytes())) return Status::Error("handover: out of memory for the matrices");
+  m->resize(m->rows(), (Eigen::Index)cols);
+  return Status::Ok();
+}
+
 size_t HandoverReceiver::Room(uint8_t** dst) {
   if (failed_ || part_ != Part::Data || block_ >= blocks_.size()) return 0;
-  *dst = (uint8_t*)blocks_[block_].first + block_at_;
-  return blocks_[block_].second * sizeof(float) - block_at_;
+  const Status st = Reach();
+  if (!st) {
+    (void)Fail(st);
+    return 0;
+  }
+  *dst = (uint8_t*)blocks_[block_].m->data() + block_at_;
+  return BlockBytes() - block_at_;
 }
 
 Status HandoverReceiver::Advance(size_t n) {
   uint8_t* dst = nullptr;
+  if (failed_) return error_;
   if (n > Room(&dst)) return Fail(Status::Error("handover: advanced past a matrix"));
   block_at_ += n;
-  if (block_at_ == blocks_[block_].second * sizeof(float)) ++block_, block_at_ = 0;
+  if (block_at_ == BlockBytes()) ++block_, block_at_ = 0;
   if (block_ == blocks_.size()) part_ = Part::Trailer;
   return Status::Ok();
 }

@@ -57,7 +57,7 @@ class HandoverReceiver {
  private:
   enum class Part { Head, Data, Trailer, Done };
   Status Fail(Status st);
-  Status StartData();  // the skeleton is in: build the document, allocate its matrices
+  Status StartData();  // the skeleton is in: build the document (its matrices allocated as they arrive)
   Status Collect(const uint8_t** data, size_t* n, size_t prefix, uint64_t limit, bool* complete);  // head_
   Status ReadTrailer();
 
@@ -68,9 +68,15 @@ class HandoverReceiver {
   std::vector<uint8_t> head_;  // the magic, length and skeleton (then the trailer) while they arrive
   uint64_t head_bytes_ = 0;    // their size once the length is in (0 before)
   AttentionDocument doc_;
-  std::vector<std::pair<float*, size_t>> blocks_;  // where the floats go, in order
-  size_t block_ = 0;                               // the block being filled
-  size_t block_at_ = 0;                            // bytes of it filled
+  struct Block {
+    MatrixRM* m;   // rows x 0 until its floats arrive (Reach)
+    int64_t cols;  // its width
+  };
+  Status Reach();              // the block being filled gets its memory
+  size_t BlockBytes() const;   // its size
+  std::vector<Block> blocks_;  // where the floats go, in order
+  size_t block_ = 0;           // the block being filled
+  size_t block_at_ = 0;        // bytes of it filled
 };
 
 }  // namespace attnviz

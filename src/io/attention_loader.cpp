@@ -163,6 +163,8 @@ Status AttentionLoader::StartStream() {
     if (!TryAllocate((size_t)(nq * nk) * sizeof(float))) return Status::Ok();
     scratch_.resize((Eigen::Index)nq, (Eigen::Index)nk);
   }
+  // All the heads allocated and freed once first: the WASM heap grows once, not once per head.
+  if (keep_ && !TryAllocate((size_t)h.numel * sizeof(float))) return Status::Ok();
   file_.layers.assign((size_t)L, AttentionFile::Layer());
   for (int64_t l = 0; l < L; ++l) {
     AttentionFile::Layer& layer = file_.layers[(size_t)l];

@@ -525,6 +525,46 @@ TEST(AppViews, TheColourRangeFitsTheData) {
   EXPECT_FALSE(t.app.Command("range sideways").ok);
 }
 
+// A head bigger than 256 on a side shows its max-pooled overview in the grid (256 KB to upload
+// instead of a whole 300 x 600 map; a one-cell peak still shows), coloured with the head's own range;
+// a small head shows itself.
+TEST(AppViews, GridThumbnailsOfBigHeadsAreTheirOverviews) {
+  HeadlessApp t;
+  attnviz::NdArray a;
+  a.shape = {2, 300, 600};
+  a.data.resize(2 * 300 * 600 * 4);
+  for (int h = 0; h < 2; ++h)
+    for (int r = 0; r < 300; ++r)
+      for (int c = 0; c < 600; ++c) {
+        const float x = h == 0 && r == 123 && c == 457 ? 0.9f : 0.001f * (float)(h + 1);
+        std::memcpy(a.data.data() + (((size_t)h * 300 + r) * 600 + c) * 4, &x, 4);
+      }
+  std::vector<uint8_t> npy;
+  ASSERT_TRUE(attnviz::WriteNpy(a, &npy).ok);
+  ASSERT_TRUE(t.app.OpenFile("big.npy", npy.data(), npy.size()).ok);
+  t.Run("view grid");
+  t.Frames(4);
+  JsonValue d = t.Describe();
+  ASSERT_EQ(Num(d, "grid.drawn"), 2);
+  for (int i = 0; i < 2; ++i) {
+    const JsonValue* h = Heatmap(d, "thumb" + std::to_string(i));
+    ASSERT_TRUE(h);
+    EXPECT_EQ(Num(*h, "rows"), 256) << "thumb" << i;
+    EXPECT_EQ(Num(*h, "cols"), 256) << "thumb" << i;
+  }
+  EXPECT_NEAR(Num(*Heatmap(d, "thumb0"), "vmax"), 0.9, 1e-6) << "the one-cell peak is the overview's maximum";
+  EXPECT_NEAR(Num(*Heatmap(d, "thumb1"), "vmax"), 0.002, 1e-6);
+  EXPECT_EQ(Num(d, "grid.stats_pending"), 0);
+  EXPECT_NEAR(Num(Get(d, "grid.stats").items[0], "max_weight"), (0.9 + 299 * 0.001) / 300, 1e-6)
+      << "statistics are the whole head's, not the overview's";
+  t.Run("example multihead");  // small heads: themselves
+  t.Frames(2);
+  d = t.Describe();
+  const JsonValue* small = Heatmap(d, "thumb0");
+  ASSERT_TRUE(small);
+  EXPECT_LT(Num(*small, "rows"), 256);
+}
+
 TEST(AppViews, TheColourRangeOfABigMapComesFromASampleThatSeesEveryColumn) {
   HeadlessApp t;
   // 1024 x 1024 (over the 2^18 weights counted one by one): 0.5 in columns 1, 65, 129, ... (1.6 %

@@ -96,3 +96,36 @@ TEST(HeadStats, RowsAddedInPiecesGiveTheSameStatistics) {
   w(3, 3) = std::nanf("");
   EXPECT_FALSE(acc.AddRows(w, 0, 9).ok);
 }
+
+namespace {
+
+// The entropy's float logarithm against a double one, on rows that span the float range: weights
+// from 1e-38 up (below 1e-30 they add nothing), long rows (4096) and every residue of 8 columns.
+TEST(HeadStats, EntropyMatchesDoubleReferenceOnWideRangesOfWeights) {
+  for (int cols : {1, 7, 9, 513, 4096}) {
+    const int rows = 6;
+    MatrixRM w(rows, cols);
+    uint32_t x = 12345u;
+    for (int i = 0; i < rows; ++i) {
+      for (int j = 0; j < cols; ++j) {
+        x = x * 1664525u + 1013904223u;
+        const double u = (x >> 8) / 16777216.0;                           // [0, 1)
+        w(i, j) = (float)std::pow(10.0, -38.0 * u * u * (i + 1) / rows);  // 1e-38 .. 1, many magnitudes
+      }
+      if (i == 2) w.row(i) /= w.row(i).sum();  // one softmax-like row among raw ones
+    }
+    double ref = 0.0;
+    for (int i = 0; i < rows; ++i)
+      for (int j = 0; j < cols; ++j) {
+        const double p = w(i, j);
+        if (p > 0) ref -= p * std::log(p);
+      }
+    ref /= rows;
+    HeadStats s;
+    ASSERT_TRUE(attnviz::ComputeHeadStats(w, &s).ok);
+    EXPECT_NEAR(s.entropy, ref, 2e-6 * std::max(1.0, std::abs(ref))) << "cols " << cols;
+    EXPECT_GT(std::abs(ref), 0.0);
+  }
+}
+
+}  // namespace

@@ -10,6 +10,7 @@
 #include "app/lazy_maps.h"
 #include "imgui.h"
 #include "io/json.h"
+#include "io/lazy_attention.h"
 
 namespace attnviz {
 
@@ -42,26 +43,27 @@ bool ParseGridSort(const std::string& name, GridSort* out) {
 
 namespace {
 
+void SizeStats(int n, GridViewState* g) {
+  if (g->stats.size() == (size_t)n) return;  // OnExampleChanged cleared them
+  g->stats.assign((size_t)n, HeadStats{});
+  g->stats_ok.assign((size_t)n, 0);
+  g->stats_version.assign((size_t)n, ~0ull);
+}
+
 // Statistics of the maps whose version changed, a few rows at a time for a few ms a frame: the rest
 // show as pending until a later frame, and a big head is computed over several frames instead of in
-// one long one. The time is a quarter of the last frame's, at least 4 ms and at most 50 ms, so a slow
-// renderer (software WebGL, a few frames a second) does not take minutes to fill a grid of 144 heads
-// of 512 x 512 (~0.5 s in WASM). A lazily read file's frames stay short while overviews stream in:
-// decoding, statistics and uploads share one deadline (AppState::upload_deadline, 6 ms into the
-// frame), and statistics get what is left of it, 0.5 to 4 ms. Maps without weights (lazily read heads
-// not in memory) have none.
+// one long one. Overviews, uploads and statistics share one deadline (AppState::upload_deadline: 6 ms
+// into the frame for a lazily read file, whose overviews stream in while the grid scrolls; 12 ms from
+// the grid's start otherwise), and statistics, computed after the thumbnails, get what is left of it:
+// 0.5 to 4 ms (lazy), 2 to 12 ms. A grid of 144 heads of 512 x 512 takes ~0.5 s of statistics in WASM. Before
+// stop 24 the time was a quarter of the last frame's, up to 50 ms: with a slow renderer the frames
+// grew long (160-230 ms of the page's time) and so did the budget. Maps without weights (lazily read
+// heads not in memory) have none.
 void UpdateStats(const Example& ex, GridViewState* g, std::chrono::steady_clock::time_point deadline) {
-  double budget_ms = std::clamp(250.0 * (double)ImGui::GetIO().DeltaTime, ex.lazy ? 1.0 : 4.0, ex.lazy ? 4.0 : 50.0);
-  if (ex.lazy) {
-    const double left = std::chrono::duration<double, std::milli>(deadline - std::chrono::steady_clock::now()).count();
-    budget_ms = std::clamp(left, 0.5, budget_ms);
-  }
+  const double left = std::chrono::duration<double, std::milli>(deadline - std::chrono::steady_clock::now()).count();
+  const double budget_ms = ex.lazy ? std::clamp(left, 0.5, 4.0) : std::clamp(left, 2.0, 12.0);
   const size_t n = ex.maps.size();
-  if (g->stats.size() != n) {  // OnExampleChanged cleared them
-    g->stats.assign(n, HeadStats{});
-    g->stats_ok.assign(n, 0);
-    g->stats_version.assign(n, ~0ull);
-  }
+  SizeStats((int)n, g);
   const auto start = std::chrono::steady_clock::now();
   auto spent_ms = [&] {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -229,8 +231,49 @@ void GridView::OnExampleChanged(AppState* s) {
   state.stats_version.clear();
   state.order.clear();
   state.thumbs.assign(s->Current().maps.size(), HeatmapViewState{});
+  state.pooled.clear();
+  state.pooled_of.clear();
   state.clicked = -1;
 }
+
+namespace {
+
+// The map a thumbnail shows. A map bigger than an overview (256) on a side shows its max-pooled
+// overview, as a lazily read head does: a 512 x 512 head uploads 256 KB instead of 1 MB (5-11 ms
+// each on a software renderer, 16 a frame: 160-230 ms frames while a 144-head grid filled in), and
+// a peak narrower than a thumbnail's pixel still shows. One is pooled per frame past the deadline;
+// the rest show a placeholder until a later frame. A lazily read head shows its file's overview.
+const AttentionMap* ThumbnailMap(AppState* s, GridViewState* g, int i) {
+  static const AttentionMap kPlaceholder;
+  const Example& ex = s->Current();
+  const AttentionMap& m = ex.maps[(size_t)i];
+  if (ex.lazy) {
+    const AttentionMap* o = LazyOverview(s, i);
+    g->overviews_shown += o != nullptr;
+    return o ? o : &m;
+  }
+  const int64_t rows = m.weights.rows(), cols = m.weights.cols();
+  if (rows <= kOverviewSide && cols <= kOverviewSide) return &m;
+  if (g->pooled.size() != ex.maps.size()) {
+    g->pooled.assign(ex.maps.size(), AttentionMap{});
+    g->pooled_of.assign(ex.maps.size(), ~0ull);
+  }
+  AttentionMap& p = g->pooled[(size_t)i];
+  if (g->pooled_of[(size_t)i] == m.version) return &p;
+  if (g->pooled_now > 0 && std::chrono::steady_clock::now() > s->upload_deadline) return &kPlaceholder;
+  const int pr = OverviewSide(rows), pc = OverviewSide(cols);
+  if (p.weights.rows() != pr || p.weights.cols() != pc) {
+    if (!TryAllocate((size_t)pr * (size_t)pc * sizeof(float))) return &kPlaceholder;
+    p.weights.resize(pr, pc);
+  }
+  MaxPoolOverview(m.weights.data(), rows, cols, pr, pc, p.weights.data());
+  p.Touch();
+  g->pooled_of[(size_t)i] = m.version;
+  ++g->pooled_now;
+  return &p;
+}
+
+}  // namespace
 
 void GridView::ReleaseTextures(AppState* s) {
   for (HeatmapViewState& t : state.thumbs) s->ReleaseTextures(&t);
@@ -260,12 +303,17 @@ void GridView::Draw(AppState* s) {
   const int n = (int)ex.maps.size();
   g.drawn = 0;
   g.overviews_shown = 0;
+  g.pooled_now = 0;
   if (n == 0) {
     ImGui::TextDisabled("(no maps)");
     return;
   }
   if ((int)g.thumbs.size() < n) g.thumbs.resize((size_t)n);
-  UpdateStats(ex, &g, s->upload_deadline);
+  // An eager file's grid: 12 ms from here for overviews, uploads and statistics (a frame's first
+  // upload always goes), so the page's frames stay short however slow the renderer.
+  if (!ex.lazy)
+    s->upload_deadline = std::min(s->upload_deadline, std::chrono::steady_clock::now() + std::chrono::milliseconds(12));
+  SizeStats(n, &g);
   const int heads = std::max(1, std::min(ex.heads, n));
   const int grid_rows = (n + heads - 1) / heads;
   if (s->config.controls) DrawToolbar(&g, heads, grid_rows);
@@ -275,6 +323,8 @@ void GridView::Draw(AppState* s) {
     DrawSingle(s);
   else
     DrawThumbnails(s, heads, grid_rows);
+  UpdateStats(ex, &g,
+              s->upload_deadline);  // after the thumbnails: what the deadline left (the order follows next frame)
 }
 
 void GridView::DrawSingle(AppState* s) {
@@ -285,9 +335,9 @@ void GridView::DrawSingle(AppState* s) {
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float side = std::clamp(std::min(avail.x * 0.45f, avail.y - 8.0f), 48.0f, 360.0f);
   g.thumbs[0].geom.valid = false;
-  const AttentionMap* overview = ex.lazy ? LazyOverview(s, 0) : nullptr;
-  const AttentionMap& shown = overview ? *overview : ex.maps[0];
-  if (HeatmapThumbnail("thumb0", shown, s->style, &g.thumbs[0], s->env, ImVec2(side, side))) OpenMap(s, &g, 0);
+  if (HeatmapThumbnail("thumb0", *ThumbnailMap(s, &g, 0), s->style, &g.thumbs[0], s->env, ImVec2(side, side),
+                       ex.lazy ? nullptr : &ex.maps[0]))
+    OpenMap(s, &g, 0);
   if (ImGui::IsItemHovered()) StatsTooltip(ex, 0, g);
   g.drawn = g.thumbs[0].geom.valid ? 1 : 0;
   ImGui::SameLine();
@@ -330,14 +380,10 @@ void GridView::DrawThumbnails(AppState* s, int heads, int grid_rows) {
     const float tw = rows > cols ? cell * cols / rows : cell, th = rows > cols ? cell : cell * rows / cols;
     ImGui::SetCursorScreenPos(ImVec2(cell0.x + (cell - tw) * 0.5f, cell0.y + (cell - th) * 0.5f));
     ImGui::PushID(i);
-    // A lazily read file's heads show their overviews (a placeholder until it is read).
-    const AttentionMap* shown = &m;
-    if (ex.lazy) {
-      const AttentionMap* o = LazyOverview(s, i);
-      shown = o ? o : &m;
-      g.overviews_shown += o != nullptr;
-    }
-    if (HeatmapThumbnail("thumb", *shown, s->style, &tv, s->env, ImVec2(tw, th))) OpenMap(s, &g, i);
+    // The colours as the map's own (an eager map's overview keeps its range; a lazy head has only that).
+    if (HeatmapThumbnail("thumb", *ThumbnailMap(s, &g, i), s->style, &tv, s->env, ImVec2(tw, th),
+                         ex.lazy ? nullptr : &m))
+      OpenMap(s, &g, i);
     if (ImGui::IsItemHovered()) hovered = i;
     ImGui::PopID();
     g.drawn += tv.geom.valid ? 1 : 0;

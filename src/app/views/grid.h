@@ -23,6 +23,9 @@ struct GridViewState {
   std::vector<uint8_t> stats_ok;         // [n_maps] 0 where ComputeHeadStats failed (non-finite weights)
   std::vector<uint64_t> stats_version;   // [n_maps] map version the stats belong to
   std::vector<HeatmapViewState> thumbs;  // [n_maps] thumbnail widgets (textures)
+  std::vector<AttentionMap> pooled;      // [n_maps] a big map's max-pooled overview, shown as its thumbnail
+  std::vector<uint64_t> pooled_of;       // [n_maps] the map version each was pooled from
+  int pooled_now = 0;                    // overviews pooled this frame
   int clicked = -1;                      // map opened by the last click, -1 none
   int drawn = 0;                         // thumbnails drawn last frame
   int overviews_shown = 0;               // of them, drawn from a lazily read file's overviews
