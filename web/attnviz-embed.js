@@ -302,6 +302,19 @@
         if (m) Module._attnviz_set_memory_budget(Number(m[1]) * unit);
         else console.warn(`attnviz: maxMemory "${options.maxMemory}" is not a size such as 512M`);
       }
+      // Between frames, in the browser's idle time, the shown view's background work (the grid's
+      // statistics) in slices of up to 8 ms: with a slow renderer the page's thread idles most of a frame.
+      let idleOn = true;
+      cleanups.push(() => { idleOn = false; });
+      const idle = (deadline) => {
+        if (!idleOn || !Module) return;
+        const ms = Math.min(8, deadline.timeRemaining() - 1);
+        if (ms >= 1 && Module._attnviz_idle(ms)) wake();
+        nextIdle();
+      };
+      const nextIdle = () => (typeof requestIdleCallback === 'function' ? requestIdleCallback(idle, { timeout: 500 })
+        : setTimeout(() => idle({ timeRemaining: () => 5 }), 50));
+      nextIdle();
       const cmd = Module.cwrap('attnviz_command', 'string', ['string']);
       const describe = Module.cwrap('attnviz_describe', 'string', []);
       const run = (c) => { wake(); return cmd(String(c)); };

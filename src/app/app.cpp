@@ -173,6 +173,14 @@ void App::DeliverFetch(const std::string& url, const unsigned char* data, size_t
   if (!s_->models.Deliver(url, data, size, error)) s_->Notify("fetched " + url + ", which nothing asked for", true);
 }
 
+bool App::Idle(double ms) {
+  AppState* s = s_.get();
+  if (!(ms > 0) || s->load.active) return false;
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::microseconds((int64_t)(std::min(ms, 50.0) * 1000));
+  return s->ActiveView().Idle(s, deadline);
+}
+
 bool App::NeedsFrames() const {
   const AppState* s = s_.get();
   if (s->timeline.playing || !s->downloads.empty() || s->labels.Pending() || !s->exports.captures.empty()) return true;

@@ -9,6 +9,7 @@
 //   ViewInfo      one row of the registry: name, tab label, help text and a factory
 //   ViewCount / ViewInfoAt / FindView   the registry, in tab order (keys 1..N)
 #pragma once
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
@@ -59,6 +60,9 @@ class ViewModule {
   // True while the view animates on its own (training, a decoding animation): the platform keeps
   // drawing frames; an idle viewer draws none.
   virtual bool Animating(const AppState*) const { return false; }
+  // Background work between frames while the view is shown, until deadline (the browser's idle time:
+  // a software renderer leaves the page's thread idle most of a frame). True if it did some.
+  virtual bool Idle(AppState*, std::chrono::steady_clock::time_point /*deadline*/) { return false; }
   // The cell of the view's main heatmap under the mouse (for the embed API's hover event).
   virtual bool HoveredCell(int* /*row*/, int* /*col*/) const { return false; }
   // Text the sidebar shows instead of the example picker and matrix info, for views that do not

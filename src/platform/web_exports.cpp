@@ -114,6 +114,13 @@ EMSCRIPTEN_KEEPALIVE void attnviz_fetched(const char* url, const unsigned char* 
   if (app && url) app->DeliverFetch(url, data, size > 0 ? (size_t)size : 0, error ? error : "");
 }
 
+// The page's idle time (requestIdleCallback, attnviz-embed.js): the shown view's background work
+// for up to ms; 1 if it did some (the next frame shows it).
+EMSCRIPTEN_KEEPALIVE int attnviz_idle(double ms) {
+  attnviz::App* app = attnviz::WebApp();
+  return app && app->Idle(ms) ? 1 : 0;
+}
+
 // CPU milliseconds of the last App::Frame().
 EMSCRIPTEN_KEEPALIVE float attnviz_frame_cpu_ms() {
   attnviz::App* app = attnviz::WebApp();

@@ -565,6 +565,39 @@ TEST(AppViews, GridThumbnailsOfBigHeadsAreTheirOverviews) {
   EXPECT_LT(Num(*small, "rows"), 256);
 }
 
+// A grid whose statistics take longer than a frame's share keeps asking for frames (an idle
+// viewer draws none), and the page's idle time (App::Idle) finishes them without any frame.
+TEST(AppViews, GridStatisticsKeepFramesComingAndFinishInIdleTime) {
+  HeadlessApp t;
+  attnviz::NdArray a;
+  a.shape = {40, 512, 512};
+  a.data.resize((size_t)40 * 512 * 512 * 4);
+  for (size_t i = 0; i < (size_t)40 * 512 * 512; ++i) {
+    const float x = 1.0f / 512 + (float)(i % 7) * 1e-5f;
+    std::memcpy(a.data.data() + i * 4, &x, 4);
+  }
+  std::vector<uint8_t> npy;
+  ASSERT_TRUE(attnviz::WriteNpy(a, &npy).ok);
+  ASSERT_TRUE(t.app.OpenFile("forty.npy", npy.data(), npy.size()).ok);
+  t.Run("view grid");
+  t.Frames(1);
+  const double pending = Num(t.Describe(), "grid.stats_pending");
+  ASSERT_GT(pending, 0) << "40 heads of 512 x 512 take more than one frame's 12 ms";
+  EXPECT_TRUE(t.app.NeedsFrames()) << "the grid is still filling in";
+  int calls = 0;
+  while (Num(t.Describe(), "grid.stats_pending") > 0 && calls < 1000) {
+    EXPECT_TRUE(t.app.Idle(20.0)) << "pending statistics are idle work";
+    ++calls;
+  }
+  EXPECT_EQ(Num(t.Describe(), "grid.stats_pending"), 0) << calls << " idle calls";
+  EXPECT_FALSE(t.app.Idle(20.0)) << "nothing left to do";
+  t.Frames(1);
+  EXPECT_FALSE(t.app.NeedsFrames()) << "the grid is complete: an idle viewer draws no more frames";
+  const JsonValue& stats = Get(t.Describe(), "grid.stats");
+  ASSERT_EQ(stats.ArraySize(), 40u);
+  for (const JsonValue& h : stats.items) EXPECT_TRUE(h.Find("ok") && h.Find("ok")->boolean);
+}
+
 TEST(AppViews, TheColourRangeOfABigMapComesFromASampleThatSeesEveryColumn) {
   HeadlessApp t;
   // 1024 x 1024 (over the 2^18 weights counted one by one): 0.5 in columns 1, 65, 129, ... (1.6 %

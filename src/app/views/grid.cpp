@@ -59,9 +59,13 @@ void SizeStats(int n, GridViewState* g) {
 // stop 24 the time was a quarter of the last frame's, up to 50 ms: with a slow renderer the frames
 // grew long (160-230 ms of the page's time) and so did the budget. Maps without weights (lazily read
 // heads not in memory) have none.
-void UpdateStats(const Example& ex, GridViewState* g, std::chrono::steady_clock::time_point deadline) {
+// in_frame false: the page's idle time, up to the deadline exactly.
+void UpdateStats(const Example& ex, GridViewState* g, std::chrono::steady_clock::time_point deadline,
+                 bool in_frame = true) {
   const double left = std::chrono::duration<double, std::milli>(deadline - std::chrono::steady_clock::now()).count();
-  const double budget_ms = ex.lazy ? std::clamp(left, 0.5, 4.0) : std::clamp(left, 2.0, 12.0);
+  const double budget_ms = !in_frame ? std::max(0.0, left)
+                           : ex.lazy ? std::clamp(left, 0.5, 4.0)
+                                     : std::clamp(left, 2.0, 12.0);
   const size_t n = ex.maps.size();
   SizeStats((int)n, g);
   const auto start = std::chrono::steady_clock::now();
@@ -275,6 +279,25 @@ const AttentionMap* ThumbnailMap(AppState* s, GridViewState* g, int i) {
 
 }  // namespace
 
+// An eager file's grid keeps drawing while statistics or thumbnails are still to come: an idle
+// viewer draws no frames, and before stop 24 a 144-head grid stopped filling in after a few frames
+// until the mouse moved. (A lazily read file's frames follow its reads.)
+bool GridView::Animating(const AppState* s) const {
+  if (s->views[(size_t)s->view].get() != this) return false;
+  if (s->examples[(size_t)s->current].lazy) return false;
+  return state.stats_pending > 0 || state.waiting > 0;
+}
+
+// Statistics in the page's idle time too: 144 heads of 512 x 512 take ~0.3 s, which a frame's share
+// (what 12 ms leaves after the thumbnails) spread over seconds with a slow renderer.
+bool GridView::Idle(AppState* s, std::chrono::steady_clock::time_point deadline) {
+  const Example& ex = s->Current();
+  if (ex.lazy || state.stats.size() != ex.maps.size() || state.stats_pending == 0) return false;
+  const int pending = state.stats_pending, rows = state.partial.rows_added(), map = state.partial_map;
+  UpdateStats(ex, &state, deadline, false);
+  return state.stats_pending < pending || state.partial_map != map || state.partial.rows_added() != rows;
+}
+
 void GridView::ReleaseTextures(AppState* s) {
   for (HeatmapViewState& t : state.thumbs) s->ReleaseTextures(&t);
 }
@@ -302,6 +325,7 @@ void GridView::Draw(AppState* s) {
   Example& ex = s->Current();
   const int n = (int)ex.maps.size();
   g.drawn = 0;
+  g.waiting = 0;
   g.overviews_shown = 0;
   g.pooled_now = 0;
   if (n == 0) {
@@ -387,6 +411,7 @@ void GridView::DrawThumbnails(AppState* s, int heads, int grid_rows) {
     if (ImGui::IsItemHovered()) hovered = i;
     ImGui::PopID();
     g.drawn += tv.geom.valid ? 1 : 0;
+    g.waiting += !tv.geom.valid && tv.upload_error.empty();  // a placeholder until an upload
     if (i == s->current_map)
       dl->AddRect(ImVec2(cell0.x - 3, cell0.y - 3), ImVec2(cell0.x + cell + 3, cell0.y + cell + 3),
                   IM_COL32(80, 200, 255, 255), 0, 0, 1.5f);

@@ -28,6 +28,7 @@ struct GridViewState {
   int pooled_now = 0;                    // overviews pooled this frame
   int clicked = -1;                      // map opened by the last click, -1 none
   int drawn = 0;                         // thumbnails drawn last frame
+  int waiting = 0;                       // visible ones shown as placeholders (their uploads to come)
   int overviews_shown = 0;               // of them, drawn from a lazily read file's overviews
   int stats_pending = 0;                 // maps whose statistics are not computed yet (a few ms per frame)
   HeadStatsAccumulator partial;          // a big head's statistics, computed over several frames
@@ -45,6 +46,8 @@ class GridView : public ViewModule {
   void OnExampleChanged(AppState* s) override;
   bool DrawsLazyMaps() const override { return true; }
   void ReleaseTextures(AppState* s) override;
+  bool Animating(const AppState* s) const override;  // while statistics or thumbnails are to come
+  bool Idle(AppState* s, std::chrono::steady_clock::time_point deadline) override;  // statistics
 
   GridViewState state;  // sort, order, statistics, thumbnails
 
