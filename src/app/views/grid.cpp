@@ -43,6 +43,17 @@ bool ParseGridSort(const std::string& name, GridSort* out) {
 
 namespace {
 
+// An eager file's grid: the time for overviews, uploads and statistics in a frame (a frame's first
+// upload always goes): a fifth of the frame interval, 10 to 30 ms. A frame of a 60 Hz display keeps
+// 10 ms. A software renderer (a 144-head grid: ~110 ms frames, the page's thread blocked in GL most
+// of them) gets up to 22-30 ms, so the grid does not take 3x as long to fill as the renderer's frames
+// allow. Before stop 24 it was a quarter of the frame, up to 50 ms, plus 16 MB of uploads: 160-230 ms
+// of the page's time a frame on that renderer.
+std::chrono::microseconds GridSlice() {
+  const double ms = std::clamp(200.0 * (double)ImGui::GetIO().DeltaTime, 10.0, 30.0);
+  return std::chrono::microseconds((int64_t)(ms * 1000.0));
+}
+
 void SizeStats(int n, GridViewState* g) {
   if (g->stats.size() == (size_t)n) return;  // OnExampleChanged cleared them
   g->stats.assign((size_t)n, HeadStats{});
@@ -53,19 +64,18 @@ void SizeStats(int n, GridViewState* g) {
 // Statistics of the maps whose version changed, a few rows at a time for a few ms a frame: the rest
 // show as pending until a later frame, and a big head is computed over several frames instead of in
 // one long one. Overviews, uploads and statistics share one deadline (AppState::upload_deadline: 6 ms
-// into the frame for a lazily read file, whose overviews stream in while the grid scrolls; 12 ms from
-// the grid's start otherwise), and statistics, computed after the thumbnails, get what is left of it:
-// 0.5 to 4 ms (lazy), 2 to 12 ms. A grid of 144 heads of 512 x 512 takes ~0.5 s of statistics in WASM. Before
-// stop 24 the time was a quarter of the last frame's, up to 50 ms: with a slow renderer the frames
-// grew long (160-230 ms of the page's time) and so did the budget. Maps without weights (lazily read
-// heads not in memory) have none.
+// into the frame for a lazily read file, whose overviews stream in while the grid scrolls; for an
+// eager file, GridSlice from the grid's start), and statistics, computed after the thumbnails, get
+// what is left of it: 0.5 to 4 ms (lazy), at least 2 ms. A grid of 144 heads of 512 x 512 takes
+// ~0.3 s of statistics in WASM; the browser's idle time between frames does them too (Idle). Maps
+// without weights (lazily read heads not in memory) have none.
 // in_frame false: the page's idle time, up to the deadline exactly.
 void UpdateStats(const Example& ex, GridViewState* g, std::chrono::steady_clock::time_point deadline,
                  bool in_frame = true) {
   const double left = std::chrono::duration<double, std::milli>(deadline - std::chrono::steady_clock::now()).count();
   const double budget_ms = !in_frame ? std::max(0.0, left)
                            : ex.lazy ? std::clamp(left, 0.5, 4.0)
-                                     : std::clamp(left, 2.0, 12.0);
+                                     : std::clamp(left, 2.0, 30.0);
   const size_t n = ex.maps.size();
   SizeStats((int)n, g);
   const auto start = std::chrono::steady_clock::now();
@@ -289,7 +299,7 @@ bool GridView::Animating(const AppState* s) const {
 }
 
 // Statistics in the page's idle time too: 144 heads of 512 x 512 take ~0.3 s, which a frame's share
-// (what 12 ms leaves after the thumbnails) spread over seconds with a slow renderer.
+// (what GridSlice leaves after the thumbnails) spread over seconds with a slow renderer.
 bool GridView::Idle(AppState* s, std::chrono::steady_clock::time_point deadline) {
   const Example& ex = s->Current();
   if (ex.lazy || state.stats.size() != ex.maps.size() || state.stats_pending == 0) return false;
@@ -333,10 +343,7 @@ void GridView::Draw(AppState* s) {
     return;
   }
   if ((int)g.thumbs.size() < n) g.thumbs.resize((size_t)n);
-  // An eager file's grid: 12 ms from here for overviews, uploads and statistics (a frame's first
-  // upload always goes), so the page's frames stay short however slow the renderer.
-  if (!ex.lazy)
-    s->upload_deadline = std::min(s->upload_deadline, std::chrono::steady_clock::now() + std::chrono::milliseconds(12));
+  if (!ex.lazy) s->upload_deadline = std::min(s->upload_deadline, std::chrono::steady_clock::now() + GridSlice());
   SizeStats(n, &g);
   const int heads = std::max(1, std::min(ex.heads, n));
   const int grid_rows = (n + heads - 1) / heads;
