@@ -161,6 +161,12 @@ void StatsTooltip(const Example& ex, int i, const GridViewState& g) {
   ImGui::Text("first token  %.3f  (mean weight on column 0)", h.first_token);
   ImGui::Text("diagonality  %.3f  (mass within |i - j| <= 1)", h.diagonality);
   ImGui::Text("strongest diagonal  i - j = %+d  (%.3f)", h.dominant_offset, h.dominant_offset_mass);
+  const AttentionMap& m = ex.maps[i];
+  if (m.weights.rows() > kOverviewSide || m.weights.cols() > kOverviewSide)
+    ImGui::TextDisabled(
+        "the thumbnail shows the largest weight of each block (%d x %d);\n"
+        "the heatmap view shows every cell",
+        OverviewSide(m.weights.rows()), OverviewSide(m.weights.cols()));
   ImGui::TextDisabled("click to open in the heatmap view");
   ImGui::EndTooltip();
 }
