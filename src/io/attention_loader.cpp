@@ -93,8 +93,10 @@ Status AttentionLoader::Fail(Status st) {
 
 uint64_t AttentionLoader::MemoryBytes() const {
   uint64_t b = buffer_.capacity() + handover_.MemoryBytes() + (uint64_t)scratch_.size() * sizeof(float);
+  // Kept heads as they will be (each gets its memory when its floats arrive).
+  const uint64_t kept = mode_ == Mode::Stream && keep_ ? (uint64_t)head_size_ : 0;
   for (const AttentionFile::Layer& l : file_.layers)
-    for (const AttentionFile::Head& h : l.heads) b += (uint64_t)h.weights.size() * sizeof(float);
+    for (const AttentionFile::Head& h : l.heads) b += std::max((uint64_t)h.weights.size(), kept) * sizeof(float);
   return b;
 }
 
@@ -163,22 +165,17 @@ Status AttentionLoader::StartStream() {
     if (!TryAllocate((size_t)(nq * nk) * sizeof(float))) return Status::Ok();
     scratch_.resize((Eigen::Index)nq, (Eigen::Index)nk);
   }
-  // All the heads allocated and freed once first: the WASM heap grows once, not once per head.
+  // All the heads allocated and freed once: the WASM heap grows once, and a file that cannot fit
+  // goes to the whole-file reader (its message) now. Each head gets its memory when its first
+  // floats arrive (DecodeRun): allocating 144 heads at once took 50-140 ms of the page's thread,
+  // each fresh page zeroed on first touch; spread over the reads it costs nothing extra.
   if (keep_ && !TryAllocate((size_t)h.numel * sizeof(float))) return Status::Ok();
   file_.layers.assign((size_t)L, AttentionFile::Layer());
   for (int64_t l = 0; l < L; ++l) {
     AttentionFile::Layer& layer = file_.layers[(size_t)l];
     layer.name = "layer " + std::to_string(l);
     layer.heads.resize((size_t)H);
-    for (int64_t k = 0; k < H; ++k) {
-      layer.heads[(size_t)k].name = "head " + std::to_string(k);
-      if (!keep_) continue;
-      if (!TryAllocate((size_t)(nq * nk) * sizeof(float))) {
-        file_ = AttentionFile();
-        return Status::Ok();
-      }
-      layer.heads[(size_t)k].weights.resize((Eigen::Index)nq, (Eigen::Index)nk);
-    }
+    for (int64_t k = 0; k < H; ++k) layer.heads[(size_t)k].name = "head " + std::to_string(k);
   }
   nq_ = nq;
   nk_ = nk;
@@ -227,6 +224,10 @@ Status AttentionLoader::DecodeRun(const uint8_t* src, int64_t n) {
       p = swapped;
     }
     MatrixRM& m = keep_ ? h.weights : scratch_;
+    if (m.size() == 0) {  // a kept head's first floats: its memory now
+      if (!TryAllocate((size_t)head_size_ * sizeof(float))) return Status::Error("npy: out of memory for the weights");
+      m.resize((Eigen::Index)nq_, (Eigen::Index)nk_);
+    }
     float* dst = m.data() + in_head;
     if (npy_.dtype == DType::Float32) {
       std::memcpy(dst, p, (size_t)k * 4);
