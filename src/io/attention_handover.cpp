@@ -73,8 +73,7 @@ Status StrList(const JsonValue& o, const char* key, size_t count_max, size_t max
   return StrValues(o.Find(key), key, count_max, max, out);
 }
 
-// [rows, cols] -> a matrix of that size, within the budget.
-// Checks a matrix's shape and charges it to the budget. The matrix is allocated when its floats
+// [rows, cols]: checks a matrix's shape and charges it to the budget. The matrix is allocated when its floats
 // arrive (HandoverReceiver::Reach): allocating 144 heads at once took 50-140 ms of the page's thread
 // (each fresh page is zeroed on first touch), spread over the feeds it costs nothing extra. Until
 // then it is rows x 0, and *cols holds its width.

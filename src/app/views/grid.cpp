@@ -261,8 +261,8 @@ namespace {
 // The map a thumbnail shows. A map bigger than an overview (256) on a side shows its max-pooled
 // overview, as a lazily read head does: a 512 x 512 head uploads 256 KB instead of 1 MB (5-11 ms
 // each on a software renderer, 16 a frame: 160-230 ms frames while a 144-head grid filled in), and
-// a peak narrower than a thumbnail's pixel still shows. One is pooled per frame past the deadline;
-// the rest show a placeholder until a later frame. A lazily read head shows its file's overview.
+// a peak narrower than a thumbnail's pixel still shows. Overviews are pooled until the deadline (at
+// least one a frame); the rest show a placeholder until a later frame. A lazily read head shows its file's overview.
 const AttentionMap* ThumbnailMap(AppState* s, GridViewState* g, int i) {
   static const AttentionMap kPlaceholder;
   const Example& ex = s->Current();
@@ -360,8 +360,8 @@ void GridView::Draw(AppState* s) {
     DrawSingle(s);
   else
     DrawThumbnails(s, heads, grid_rows);
-  UpdateStats(ex, &g,
-              s->upload_deadline);  // after the thumbnails: what the deadline left (the order follows next frame)
+  // After the thumbnails, with what the deadline left; the order follows next frame.
+  UpdateStats(ex, &g, s->upload_deadline);
 }
 
 void GridView::DrawSingle(AppState* s) {
