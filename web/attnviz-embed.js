@@ -303,17 +303,29 @@
         else console.warn(`attnviz: maxMemory "${options.maxMemory}" is not a size such as 512M`);
       }
       // Between frames, in the browser's idle time, the shown view's background work (the grid's
-      // statistics) in slices of up to 8 ms: with a slow renderer the page's thread idles most of a frame.
-      let idleOn = true;
-      cleanups.push(() => { idleOn = false; });
+      // statistics) in slices of up to 8 ms: with a fast renderer the page's thread idles between frames.
+      // With nothing to do it looks again after 1 s, not at every idle period (a lesson page may hold
+      // many viewers). destroy() cancels what is pending, so nothing holds a destroyed viewer.
+      let idleOn = true, idleTimer = 0, idleHandle = 0;
       const idle = (deadline) => {
+        idleHandle = 0;
         if (!idleOn || !Module) return;
         const ms = Math.min(8, deadline.timeRemaining() - 1);
-        if (ms >= 1 && Module._attnviz_idle(ms)) wake();
-        nextIdle();
+        const worked = ms >= 1 && Module._attnviz_idle(ms);
+        if (worked) wake();
+        if (worked || ms < 1) nextIdle();
+        else idleTimer = setTimeout(nextIdle, 1000);
       };
-      const nextIdle = () => (typeof requestIdleCallback === 'function' ? requestIdleCallback(idle, { timeout: 500 })
-        : setTimeout(() => idle({ timeRemaining: () => 5 }), 50));
+      const nextIdle = () => {
+        idleTimer = 0;
+        if (typeof requestIdleCallback === 'function') idleHandle = requestIdleCallback(idle, { timeout: 500 });
+        else idleTimer = setTimeout(() => idle({ timeRemaining: () => 5 }), 50);
+      };
+      cleanups.push(() => {
+        idleOn = false;
+        clearTimeout(idleTimer);
+        if (idleHandle && typeof cancelIdleCallback === 'function') cancelIdleCallback(idleHandle);
+      });
       nextIdle();
       const cmd = Module.cwrap('attnviz_command', 'string', ['string']);
       const describe = Module.cwrap('attnviz_describe', 'string', []);
