@@ -489,6 +489,10 @@ TEST(Handover, LiesAndShortStreamsGiveMessagesNotCrashes) {
   EXPECT_NE(Receive(WithSkeleton(good, "\"query_tokens\"", "\"q_tokens\""), 64, &doc).message.find("query_tokens"),
             std::string::npos);
   EXPECT_FALSE(Receive(WithSkeleton(good, "{", "["), 64, &doc).ok);
+  // Keys wider than their queries: matrices are sized when their floats arrive, so the widths are
+  // checked from the skeleton alone.
+  EXPECT_NE(Receive(WithSkeleton(good, "\"k\":[3,4]", "\"k\":[3,5]"), 64, &doc).message.find("do not match its tokens"),
+            std::string::npos);
   // A skeleton that asks for 64 Gi weights: refused before anything is allocated.
   uint64_t memory = 0;
   const std::vector<uint8_t> huge = WithSkeleton(good, "[2,5]", "[65536,65536]");
