@@ -16,7 +16,7 @@
 
   const PIECE = 4 << 20;  // bytes handed to the loader per call, at most: a few ms of copying and decoding
   // Bytes per call once timed: a copy into fresh WASM pages pays their first touch (~15 us a 4 KiB page
-  // on a VM), and a 1 MiB call took up to 20-45 ms there; 256 KiB calls kept every task under ~16 ms.
+  // on a VM), and a 1 MiB call took up to 20-45 ms there; a 256 KiB call is ~1 ms of work.
   const FEED_MAX = 256 << 10;
 
   // The next call's bytes: what ~4 ms of the last call's pace covers (machines differ several-fold in
