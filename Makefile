@@ -92,6 +92,9 @@ bench: configure-native configure-web
 	@echo "== UI frame CPU time, browser (WASM, headless Chromium)"; node bench/ui_browser_bench.mjs
 	@echo "== web bundle size and first frame (headless Chromium)"; node bench/bundle_bench.mjs
 	cmake --build --preset native --target attnviz_load_bench -j $(JOBS)
+	@echo "== F16 weights decoded to float, native and wasm (node)"; cmake --build --preset native --target attnviz_decode_bench -j $(JOBS) >/dev/null; \
+	  ./build/native/bench/attnviz_decode_bench; cmake --build --preset web --target attnviz_decode_bench -j $(JOBS) >/dev/null; \
+	  node --no-experimental-fetch build/web/bench/attnviz_decode_bench.js
 	@echo "== big files: a 151 MB .npy opened natively, whole-file vs streamed"
 	@test -f $(BIG_NPY) || ./build/native/bench/attnviz_load_bench --make $(BIG_NPY)
 	./build/native/bench/attnviz_load_bench --mode old $(BIG_NPY)

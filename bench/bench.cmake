@@ -17,6 +17,17 @@ foreach(bench attnviz_bench attnviz_train_bench)
   endif()
 endforeach()
 
+# attnviz_decode_bench: F16 attention weights decoded to float, the shipped functions against the
+# ones they replaced, in one process (both builds).
+add_executable(attnviz_decode_bench bench/decode_bench.cpp)
+target_link_libraries(attnviz_decode_bench PRIVATE attnviz_io)
+target_compile_options(attnviz_decode_bench PRIVATE ${ATTNVIZ_WARNINGS})
+set_target_properties(attnviz_decode_bench PROPERTIES RUNTIME_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/bench")
+if(EMSCRIPTEN)
+  set_target_properties(attnviz_decode_bench PROPERTIES SUFFIX ".js")
+  target_link_options(attnviz_decode_bench PRIVATE -sENVIRONMENT=node -sALLOW_MEMORY_GROWTH=1)
+endif()
+
 # attnviz_load_bench (native): a 151 MB .npy opened by a headless App, whole-file vs streamed
 # (docs/PERFORMANCE.md, "Big files"); bench/load_browser_bench.mjs does the same in Chromium.
 if(NOT EMSCRIPTEN)

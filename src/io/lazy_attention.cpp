@@ -505,38 +505,14 @@ void LazyAttentionFile::CompleteRead(uint64_t ticket, const Status& st) {
 
 // Decodes n elements of src into the job's output at `done`; weights that are not finite or are
 // negative become 0 and are counted.
-namespace {
-
-// Every F16 value as the weight the viewer shows: NaN, infinities and negative numbers (a weight is a
-// probability) become 0. 256 KiB, built once: one load per weight instead of a conversion with branches.
-const float* HalfWeights() {
-  static std::vector<float> table = [] {
-    std::vector<float> t(65536);
-    for (uint32_t h = 0; h < 65536; ++h) {
-      const float f = HalfToFloat((uint16_t)h);
-      t[h] = f >= 0.0f && f <= 3.4e38f ? f : 0.0f;
-    }
-    return t;
-  }();
-  return table.data();
-}
-
-}  // namespace
-
 Status LazyAttentionFile::DecodePiece(Job* job, const uint8_t* src, int64_t n) {
   float* dst = job->out.data() + job->done;
   int64_t fixed = 0;
   float mx = job->max;               // the largest weight, kept as it is decoded (the viewer's colour range)
-  if (job->dtype == StDType::F16) {  // the common case, in one pass
-    const float* table = HalfWeights();
-    for (int64_t i = 0; i < n; ++i) {
-      uint16_t h;
-      std::memcpy(&h, src + 2 * i, 2);
-      dst[i] = table[h];
-      mx = std::max(mx, dst[i]);
-      // NaN or infinity (exponent all ones), or a negative number other than -0.
-      fixed += ((h & 0x7c00) == 0x7c00) | ((h >> 15) & ((h & 0x7fff) != 0));
-    }
+  if (job->dtype == StDType::F16) {  // the common case, in one vectorized pass
+    float piece_max = 0.0f;
+    fixed = (int64_t)DecodeHalfWeights(src, (size_t)n, dst, &piece_max);
+    mx = std::max(mx, piece_max);
   } else {
     if (!DecodeFloats(job->dtype, src, (size_t)n, dst)) return Status::Error("not a float tensor");
     for (int64_t i = 0; i < n; ++i) {

@@ -102,6 +102,10 @@ uint16_t FloatToBFloat16(float f);  // bfloat16, round to nearest even; NaN kept
 float BFloat16ToFloat(uint16_t b);  // exact
 // n elements of a float dtype (F16, BF16, F32, F64) -> float. Returns false for any other dtype.
 bool DecodeFloats(StDType t, const uint8_t* src, size_t n, float* dst);
+// n F16 attention weights -> float, as the viewer shows them: NaN, infinities and negative numbers
+// (a weight is a probability) become 0 and are counted in the return value; *max (when not null)
+// gets the largest weight (0 when n = 0). Branch-free, so it vectorizes.
+size_t DecodeHalfWeights(const uint8_t* src, size_t n, float* dst, float* max);
 // n floats -> F16, BF16 or F32 bytes (n * StDTypeSize(t)). Returns false for any other dtype.
 bool EncodeFloats(StDType t, const float* src, size_t n, uint8_t* dst);
 

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -183,6 +184,56 @@ TEST(Safetensors, HalfConversionsAreExactAndRoundToNearestEven) {
   EXPECT_EQ(FloatToHalf(std::ldexp(3.0f, -25)), 0x0002);             // 1.5 ulp: to even (2)
   EXPECT_EQ(FloatToHalf(std::ldexp(1.0f, -14) - std::ldexp(1.0f, -25)), 0x0400);  // rounds up to the smallest normal
   EXPECT_EQ(FloatToHalf(-0.0f), 0x8000);
+}
+
+// The vectorized paths (whole buffers, as the readers call them), at every start offset modulo a
+// vector and with lengths that leave a scalar tail, against the scalar reference HalfToFloat.
+TEST(Safetensors, HalfDecodingInBulkMatchesTheScalarReferenceForEveryValue) {
+  std::vector<uint8_t> bytes(2 * (65536 + 16));
+  for (uint32_t b = 0; b < 65536 + 16; ++b) {
+    const uint16_t h = (uint16_t)(b * 40503u);  // every value once in the first 65536 (40503 is odd)
+    std::memcpy(bytes.data() + 2 * b, &h, 2);
+  }
+  std::vector<float> out(65536 + 16);
+  for (int offset = 0; offset < 8; ++offset) {
+    const size_t n = 65536 + 7 - (size_t)offset;
+    const uint8_t* src = bytes.data() + 2 * offset;
+    ASSERT_TRUE(DecodeFloats(StDType::F16, src, n, out.data()));
+    int64_t mismatches = 0;
+    for (size_t i = 0; i < n; ++i) {
+      uint16_t h;
+      std::memcpy(&h, src + 2 * i, 2);
+      const float ref = HalfToFloat(h);
+      uint32_t fb, rb;
+      std::memcpy(&fb, &out[i], 4);
+      std::memcpy(&rb, &ref, 4);
+      mismatches += std::isnan(ref) ? !std::isnan(out[i]) || (fb & 0x7fffffffu) != (rb & 0x7fffffffu) : fb != rb;
+    }
+    EXPECT_EQ(mismatches, 0) << "DecodeFloats, offset " << offset;
+    // Weights: NaN, infinities and negative numbers other than -0 become 0 and are counted.
+    float mx = -1.0f;
+    const size_t fixed = DecodeHalfWeights(src, n, out.data(), &mx);
+    size_t want_fixed = 0;
+    float want_max = 0.0f;
+    mismatches = 0;
+    for (size_t i = 0; i < n; ++i) {
+      uint16_t h;
+      std::memcpy(&h, src + 2 * i, 2);
+      const float ref = HalfToFloat(h);
+      const bool bad = !(ref >= 0.0f) || std::isinf(ref);  // -0 >= 0: kept
+      want_fixed += bad;
+      const float want = bad ? 0.0f : ref;
+      want_max = std::max(want_max, want);
+      mismatches += out[i] != want;
+    }
+    EXPECT_EQ(mismatches, 0) << "DecodeHalfWeights, offset " << offset;
+    EXPECT_EQ(fixed, want_fixed);
+    EXPECT_EQ(mx, want_max);
+    EXPECT_EQ(mx, 65504.0f);  // the largest finite half is among them
+  }
+  float mx = -1.0f;  // nothing to decode: no weights fixed, a maximum of 0
+  EXPECT_EQ(DecodeHalfWeights(bytes.data(), 0, out.data(), &mx), 0u);
+  EXPECT_EQ(mx, 0.0f);
 }
 
 TEST(Safetensors, BFloat16ConversionsRoundToNearestEven) {

@@ -1,0 +1,163 @@
+// Decoding F16 attention weights to float (docs/PERFORMANCE.md, "Big files"): the lazy reader's
+// pieces and the eager readers' F16 heads. Times, in one process with the implementations
+// alternating, the shipped functions against the two they replaced (kept here as baselines):
+//   weights  DecodeHalfWeights (vectorized; NaN, infinities and negatives -> 0, counted, the max)
+//            vs  table: one load from a 256 KiB table per weight (the lazy reader until stop 25)
+//   exact    DecodeFloats(F16) (vectorized, exact for every value)
+//            vs  branchy: a conversion with branches for subnormals and infinities (until stop 25)
+// Lines:
+//   decode impl=.. weights=.. median_ns_per_weight=.. min_ns_per_weight=.. gb_per_s_out=..
+//   ratio impl=.. vs=.. ratio=..   (the baseline's median time over the shipped one's: > 1 is faster)
+//   attnviz_decode_bench            (native: build/native/bench/; WASM: node --no-experimental-fetch ...js)
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include "io/ndarray.h"
+#include "io/safetensors.h"
+
+using namespace attnviz;
+
+namespace {
+
+constexpr size_t kWeights = size_t(1) << 22;  // a 2048^2 head: 8 MiB of F16, 16 MiB of floats
+constexpr size_t kPiece = size_t(1) << 18;    // the lazy reader's piece (kPieceWeights)
+constexpr int kSamples = 9;
+
+const float* Table() {
+  static std::vector<float> table = [] {
+    std::vector<float> t(65536);
+    for (uint32_t h = 0; h < 65536; ++h) {
+      const float f = HalfToFloat((uint16_t)h);
+      t[h] = f >= 0.0f && f <= 3.4e38f ? f : 0.0f;
+    }
+    return t;
+  }();
+  return table.data();
+}
+
+size_t TableWeights(const uint8_t* src, size_t n, float* dst, float* max) {
+  const float* table = Table();
+  float mx = 0.0f;
+  size_t fixed = 0;
+  for (size_t i = 0; i < n; ++i) {
+    uint16_t h;
+    std::memcpy(&h, src + 2 * i, 2);
+    dst[i] = table[h];
+    mx = std::max(mx, dst[i]);
+    fixed += ((h & 0x7c00) == 0x7c00) | ((h >> 15) & ((h & 0x7fff) != 0));
+  }
+  *max = mx;
+  return fixed;
+}
+
+float Branchy(uint16_t h) {
+  uint32_t o = (uint32_t)(h & 0x7fff) << 13;
+  const uint32_t exp = o & 0x0f800000u;
+  o += 0x38000000u;
+  float f;
+  if (exp == 0x0f800000u) {
+    o += 0x38000000u;
+    std::memcpy(&f, &o, 4);
+  } else if (exp == 0) {
+    o += 1u << 23;
+    std::memcpy(&f, &o, 4);
+    f -= 6.103515625e-05f;
+  } else {
+    std::memcpy(&f, &o, 4);
+  }
+  return (h & 0x8000) ? -f : f;
+}
+
+void BranchyExact(const uint8_t* src, size_t n, float* dst) {
+  for (size_t i = 0; i < n; ++i) {
+    uint16_t h;
+    std::memcpy(&h, src + 2 * i, 2);
+    dst[i] = Branchy(h);
+  }
+}
+
+double Seconds(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+struct Impl {
+  const char* name;
+  int kind;  // 0 table, 1 DecodeHalfWeights, 2 branchy, 3 DecodeFloats
+  std::vector<double> samples;
+};
+
+double RunOnce(int kind, const std::vector<uint8_t>& src, std::vector<float>* dst, double* checksum) {
+  const auto t0 = std::chrono::steady_clock::now();
+  size_t fixed = 0;
+  float top = 0.0f;
+  for (size_t at = 0; at < kWeights; at += kPiece) {  // piece by piece, as the lazy reader decodes
+    const uint8_t* s = src.data() + 2 * at;
+    float* d = dst->data() + at;
+    float mx = 0.0f;
+    if (kind == 0) fixed += TableWeights(s, kPiece, d, &mx);
+    if (kind == 1) fixed += DecodeHalfWeights(s, kPiece, d, &mx);
+    if (kind == 2) BranchyExact(s, kPiece, d);
+    if (kind == 3) DecodeFloats(StDType::F16, s, kPiece, d);
+    top = std::max(top, mx);
+  }
+  const double t = Seconds(t0);
+  *checksum = (double)fixed + top + (*dst)[kWeights / 3];
+  return t;
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+}  // namespace
+
+int main() {
+  // Softmax-like weights: most tiny (many F16 subnormals), a few large, some hostile values.
+  std::vector<uint8_t> src(2 * kWeights);
+  uint32_t seed = 12345;
+  for (size_t i = 0; i < kWeights; ++i) {
+    seed = seed * 1664525u + 1013904223u;
+    const float u = (float)(seed >> 8) * (1.0f / 16777216.0f);
+    float w = std::exp(-24.0f * u);  // 1 .. 4e-11: normals and subnormals
+    uint16_t h = FloatToHalf(w);
+    if ((seed & 0xffff) == 7) h = 0x7e00;  // NaN
+    if ((seed & 0xffff) == 9) h = 0xbc00;  // -1
+    std::memcpy(src.data() + 2 * i, &h, 2);
+  }
+  std::vector<float> a(kWeights), b(kWeights);
+  Impl impls[] = {{"table", 0, {}}, {"DecodeHalfWeights", 1, {}}, {"branchy", 2, {}}, {"DecodeFloats_F16", 3, {}}};
+  double check[4] = {0, 0, 0, 0};
+  for (int round = 0; round < kSamples + 2; ++round)  // two warm-up rounds, then samples
+    for (int r = 0; r < 4; ++r) {
+      Impl& im = impls[(r + round) % 4];
+      const double t = RunOnce(im.kind, src, im.kind < 2 ? &a : &b, &check[im.kind]);
+      if (round >= 2) im.samples.push_back(t);
+    }
+  // The shipped functions agree with their baselines on every weight.
+  std::vector<float> ta(kWeights), tb(kWeights);
+  float m0 = 0, m1 = 0;
+  const size_t f0 = TableWeights(src.data(), kWeights, ta.data(), &m0);
+  const size_t f1 = DecodeHalfWeights(src.data(), kWeights, tb.data(), &m1);
+  size_t differ = f0 != f1 || m0 != m1;
+  for (size_t i = 0; i < kWeights; ++i) differ += ta[i] != tb[i];
+  BranchyExact(src.data(), kWeights, ta.data());
+  DecodeFloats(StDType::F16, src.data(), kWeights, tb.data());
+  for (size_t i = 0; i < kWeights; ++i) differ += std::memcmp(&ta[i], &tb[i], 4) != 0;
+  for (const Impl& im : impls) {
+    const double med = Median(im.samples), mn = *std::min_element(im.samples.begin(), im.samples.end());
+    std::printf("decode impl=%s weights=%zu median_ns_per_weight=%.3f min_ns_per_weight=%.3f gb_per_s_out=%.2f\n",
+                im.name, kWeights, med * 1e9 / kWeights, mn * 1e9 / kWeights, 4.0 * kWeights / med * 1e-9);
+  }
+  std::printf("ratio impl=DecodeHalfWeights vs=table ratio=%.2f\n",
+              Median(impls[0].samples) / Median(impls[1].samples));
+  std::printf("ratio impl=DecodeFloats_F16 vs=branchy ratio=%.2f\n",
+              Median(impls[2].samples) / Median(impls[3].samples));
+  std::printf("decode check differing_outputs=%zu (0: the same floats, counts and maxima as the baselines)\n", differ);
+  return differ == 0 ? 0 : 1;
+}
