@@ -5,7 +5,10 @@
 //            vs  table: one load from a 256 KiB table per weight (the lazy reader until stop 25)
 //   exact    DecodeFloats(F16) (vectorized, exact for every value)
 //            vs  branchy: a conversion with branches for subnormals and infinities (until stop 25)
+//   json     ParseJson of numbers as attnviz and numpy write float32 weights (<= 9 digits), with
+//            the exact fast path for short numbers vs every number through strtod
 // Lines:
+//   json impl=fast|strtod numbers=.. median_ms=.. mb_per_s=..   and   ratio impl=fast vs=strtod ratio=..
 //   decode impl=.. weights=.. median_ns_per_weight=.. min_ns_per_weight=.. gb_per_s_out=..
 //   ratio impl=.. vs=.. ratio=..   (the baseline's median time over the shipped one's: > 1 is faster)
 //   attnviz_decode_bench            (native: build/native/bench/; WASM: node --no-experimental-fetch ...js)
@@ -15,8 +18,10 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <string>
 #include <vector>
 
+#include "io/json.h"
 #include "io/ndarray.h"
 #include "io/safetensors.h"
 
@@ -115,6 +120,56 @@ double Median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
+// ParseJson over a [rows][cols] array of float32 weights written as numpy writes them, with and
+// without the fast path, alternating; returns false when the two trees differ.
+bool JsonLines() {
+  const int rows = 512, cols = 1024;
+  std::string doc = "[";
+  uint32_t seed = 99;
+  char b[32];
+  for (int r = 0; r < rows; ++r) {
+    doc += r ? ",[" : "[";
+    for (int c = 0; c < cols; ++c) {
+      seed = seed * 1664525u + 1013904223u;
+      const float w = std::exp(-16.0f * (float)(seed >> 8) * (1.0f / 16777216.0f));
+      for (int prec = 6; prec <= 9; ++prec) {  // the shortest text that reads back (numpy's str)
+        std::snprintf(b, sizeof(b), "%.*g", prec, (double)w);
+        if (std::strtof(b, nullptr) == w) break;
+      }
+      doc += (c ? "," : "");
+      doc += b;
+    }
+    doc += "]";
+  }
+  doc += "]";
+  std::vector<double> t[2];
+  JsonValue v[2];
+  for (int round = 0; round < 7; ++round)
+    for (int k = 0; k < 2; ++k) {
+      const int which = (k + round) % 2;  // 0: fast path, 1: strtod
+      JsonParseOptions options;
+      options.fast_numbers = which == 0;
+      v[which] = JsonValue();
+      const auto t0 = std::chrono::steady_clock::now();
+      if (!ParseJson(doc.data(), doc.size(), &v[which], options).ok) return false;
+      if (round >= 2) t[which].push_back(Seconds(t0));
+    }
+  const double fast = Median(t[0]), slow = Median(t[1]);
+  std::printf("json impl=fast numbers=%d median_ms=%.1f mb_per_s=%.1f\n", rows * cols, fast * 1e3,
+              doc.size() / fast * 1e-6);
+  std::printf("json impl=strtod numbers=%d median_ms=%.1f mb_per_s=%.1f\n", rows * cols, slow * 1e3,
+              doc.size() / slow * 1e-6);
+  std::printf("ratio impl=json_fast vs=json_strtod ratio=%.2f\n", slow / fast);
+  size_t differ = 0;
+  for (int r = 0; r < rows; ++r)
+    for (int c = 0; c < cols; ++c) {
+      const double x = v[0].items[(size_t)r].numbers[(size_t)c], y = v[1].items[(size_t)r].numbers[(size_t)c];
+      differ += std::memcmp(&x, &y, sizeof x) != 0;
+    }
+  std::printf("json check differing_numbers=%zu (0: the fast path reads every number as strtod does)\n", differ);
+  return differ == 0;
+}
+
 }  // namespace
 
 int main() {
@@ -159,5 +214,6 @@ int main() {
   std::printf("ratio impl=DecodeFloats_F16 vs=branchy ratio=%.2f\n",
               Median(impls[2].samples) / Median(impls[3].samples));
   std::printf("decode check differing_outputs=%zu (0: the same floats, counts and maxima as the baselines)\n", differ);
-  return differ == 0 ? 0 : 1;
+  const bool json_same = JsonLines();
+  return differ == 0 && json_same ? 0 : 1;
 }

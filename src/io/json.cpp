@@ -58,6 +58,51 @@ JsonValue JsonValue::MakeBool(bool b) {
 // ---------------------------------------------------------------------------
 namespace {
 
+// Clinger's fast path: a number of at most 2^53 as digits and a power of ten within 10^±22 is
+// the correctly rounded quotient or product of two exact doubles. It covers what attnviz and
+// numpy write for float32 weights (at most 9 significant digits: "0.0078125", "1.2345679e-05");
+// anything else goes to strtod, whose long double arithmetic is software in WebAssembly: 80 % of
+// the time of a JSON attention file there (bench/decode_bench.cpp, the json lines). `s` is a
+// number already checked against the JSON grammar.
+bool FastNumber(const char* s, size_t len, double* out) {
+  static const double kPow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                                  1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+  constexpr uint64_t kMax = uint64_t(1) << 53;
+  size_t i = 0;
+  const bool negative = s[0] == '-';
+  i += negative;
+  uint64_t w = 0;
+  int e = 0;
+  for (; i < len && s[i] >= '0' && s[i] <= '9'; ++i) {
+    if (w > kMax / 10) return false;
+    w = w * 10 + (uint64_t)(s[i] - '0');
+  }
+  if (i < len && s[i] == '.')
+    for (++i; i < len && s[i] >= '0' && s[i] <= '9'; ++i, --e) {
+      if (w > kMax / 10) return false;
+      w = w * 10 + (uint64_t)(s[i] - '0');
+    }
+  if (i < len && (s[i] == 'e' || s[i] == 'E')) {
+    ++i;
+    const bool down = s[i] == '-';
+    i += s[i] == '-' || s[i] == '+';
+    int x = 0;
+    for (; i < len && s[i] >= '0' && s[i] <= '9'; ++i) {
+      if (x > 10000) return false;
+      x = x * 10 + (s[i] - '0');
+    }
+    e += down ? -x : x;
+  }
+  if (w > kMax) return false;
+  double v = (double)w;
+  if (w != 0) {
+    if (e < -22 || e > 22) return false;
+    v = e < 0 ? v / kPow10[-e] : v * kPow10[e];
+  }
+  *out = negative ? -v : v;
+  return true;
+}
+
 class Parser {
  public:
   Parser(const char* s, size_t n, const JsonParseOptions& o) : s_(s), n_(n), opt_(o), budget_(o.max_memory) {}
@@ -281,6 +326,7 @@ class Parser {
       if (p_ >= n_ || s_[p_] < '0' || s_[p_] > '9') return Fail("expected a digit in the exponent");
       while (p_ < n_ && s_[p_] >= '0' && s_[p_] <= '9') ++p_;
     }
+    if (opt_.fast_numbers && FastNumber(s_ + start, p_ - start, out)) return true;
     // strtod needs a terminated string; numbers are short, so copy (long ones go to the heap).
     char buf[64];
     const size_t len = p_ - start;

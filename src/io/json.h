@@ -65,6 +65,7 @@ struct JsonParseOptions {
   int max_depth = 256;                          // deepest nesting of arrays/objects
   size_t max_bytes = size_t(1) << 30;           // refuse larger documents
   uint64_t max_memory = DefaultMemoryBudget();  // bytes the tree may take (values, strings, vectors)
+  bool fast_numbers = true;  // exact fast path for short numbers before strtod (false: strtod for all; benches)
 };
 // Parses one JSON document (whitespace around it allowed, nothing else). Errors read
 // "json: 3:17: expected ',' or ']' in array". The tree is built within options.max_memory:

@@ -4,8 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
+#include <cstring>
 #include <limits>
 #include <string>
+#include <vector>
 
 using namespace attnviz;
 
@@ -67,6 +70,78 @@ TEST(Json, Numbers) {
   EXPECT_NE(ErrorOf("NaN").find("NaN and Infinity"), std::string::npos);
   EXPECT_NE(ErrorOf("[Infinity]").find("NaN and Infinity"), std::string::npos);
   EXPECT_NE(ErrorOf("1e999").find("out of range"), std::string::npos);
+}
+
+// Every number reads as strtod reads it, bit for bit, with the fast path (short numbers) and
+// without it: floats as attnviz and numpy write them, doubles as Python writes them, and the
+// edges of the fast path (2^53, 10^22, subnormals, signed zeros, long mantissas).
+TEST(Json, NumbersReadExactlyAsStrtodDoes) {
+  std::vector<std::string> texts = {"0",
+                                    "-0",
+                                    "0.0",
+                                    "-0.0",
+                                    "0e5",
+                                    "-0E-5",
+                                    "1",
+                                    "-1",
+                                    "9007199254740992",
+                                    "9007199254740993",
+                                    "9007199254740991.5",
+                                    "123456789012345678",
+                                    "1e22",
+                                    "1e23",
+                                    "1e-22",
+                                    "1e-23",
+                                    "0.1",
+                                    "0.30000000000000004",
+                                    "1.7976931348623157e308",
+                                    "4.9e-324",
+                                    "2.2250738585072014e-308",
+                                    "1.401298464324817e-45",
+                                    "1.0000000000000000000",
+                                    "0.0000000000000000000000001",
+                                    "12345678901234567890e-10",
+                                    "3.4028235e38",
+                                    "1E+2",
+                                    "1e+0",
+                                    "65504",
+                                    "6.1035156e-05",
+                                    "5.9604645e-08"};
+  uint32_t seed = 7;
+  char b[64];
+  for (int i = 0; i < 4000; ++i) {
+    seed = seed * 1664525u + 1013904223u;
+    uint32_t bits = seed;
+    float f;
+    std::memcpy(&f, &bits, 4);
+    if (!std::isfinite(f)) continue;
+    const float w = (float)(seed >> 8) * (1.0f / 16777216.0f) * std::ldexp(1.0f, -(int)(seed % 24));
+    for (const char* fmt : {"%.9g", "%.6g", "%.17g"}) {
+      std::snprintf(b, sizeof(b), fmt, (double)f);
+      texts.push_back(b);
+      std::snprintf(b, sizeof(b), fmt, (double)w);  // weights in [0, 1)
+      texts.push_back(b);
+    }
+    std::snprintf(b, sizeof(b), "%.15g", (double)w * 3.0);
+    texts.push_back(b);
+  }
+  std::string doc = "[";
+  for (size_t i = 0; i < texts.size(); ++i) doc += (i ? "," : "") + texts[i];
+  doc += "]";
+  for (bool fast : {true, false}) {
+    JsonParseOptions options;
+    options.fast_numbers = fast;
+    JsonValue v;
+    ASSERT_TRUE(ParseJson(doc.data(), doc.size(), &v, options).ok);
+    ASSERT_EQ(v.numbers.size(), texts.size());
+    int mismatches = 0;
+    for (size_t i = 0; i < texts.size(); ++i) {
+      const double want = std::strtod(texts[i].c_str(), nullptr), got = v.numbers[i];
+      if (std::memcmp(&want, &got, sizeof want) != 0 && ++mismatches < 5)
+        ADD_FAILURE() << texts[i] << " read as " << got << ", strtod: " << want << (fast ? " (fast path on)" : "");
+    }
+    EXPECT_EQ(mismatches, 0);
+  }
 }
 
 TEST(Json, StringsEscapesAndUtf8) {
