@@ -6,7 +6,8 @@
 //   exact    DecodeFloats(F16) (vectorized, exact for every value)
 //            vs  branchy: a conversion with branches for subnormals and infinities (until stop 25)
 //   json     ParseJson of numbers as attnviz and numpy write float32 weights (<= 9 digits), with
-//            the exact fast path for short numbers vs every number through strtod
+//            the exact fast path for short numbers vs every number through strtod; and writing
+//            them back (JsonWriter::NumberF) vs printf until strtof reads the text back
 // Lines:
 //   json impl=fast|strtod numbers=.. median_ms=.. mb_per_s=..   and   ratio impl=fast vs=strtod ratio=..
 //   decode impl=.. weights=.. median_ns_per_weight=.. min_ns_per_weight=.. gb_per_s_out=..
@@ -166,6 +167,41 @@ bool JsonLines() {
       const double x = v[0].items[(size_t)r].numbers[(size_t)c], y = v[1].items[(size_t)r].numbers[(size_t)c];
       differ += std::memcmp(&x, &y, sizeof x) != 0;
     }
+  // Writing the same weights back (JsonWriter::NumberF: the shortest text that reads back).
+  std::vector<double> tw;
+  size_t out_bytes = 0;
+  for (int round = 0; round < 3; ++round) {
+    JsonWriter w(0);
+    const auto t0 = std::chrono::steady_clock::now();
+    w.BeginArray();
+    for (int r = 0; r < rows; ++r)
+      for (int c = 0; c < cols; ++c) w.NumberF((float)v[0].items[(size_t)r].numbers[(size_t)c]);
+    w.EndArray();
+    tw.push_back(Seconds(t0));
+    out_bytes = w.str().size();
+  }
+  // The baseline: what NumberF did until stop 25 (printf "%.6g".."%.9g" until strtof reads it back).
+  std::vector<double> tp;
+  for (int round = 0; round < 3; ++round) {
+    std::string out;
+    char b[32];
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int r = 0; r < rows; ++r)
+      for (int c = 0; c < cols; ++c) {
+        const float f = (float)v[0].items[(size_t)r].numbers[(size_t)c];
+        for (int prec = 6; prec <= 9; ++prec) {
+          std::snprintf(b, sizeof(b), "%.*g", prec, (double)f);
+          if (std::strtof(b, nullptr) == f) break;
+        }
+        out += b;
+        out += ',';
+      }
+    tp.push_back(Seconds(t0));
+  }
+  std::printf("json impl=write numbers=%d median_ms=%.1f mb_per_s=%.1f\n", rows * cols, Median(tw) * 1e3,
+              out_bytes / Median(tw) * 1e-6);
+  std::printf("json impl=write_printf numbers=%d median_ms=%.1f\n", rows * cols, Median(tp) * 1e3);
+  std::printf("ratio impl=json_write vs=json_write_printf ratio=%.2f\n", Median(tp) / Median(tw));
   std::printf("json check differing_numbers=%zu (0: the fast path reads every number as strtod does)\n", differ);
   return differ == 0;
 }

@@ -64,9 +64,10 @@ namespace {
 // anything else goes to strtod, whose long double arithmetic is software in WebAssembly: 80 % of
 // the time of a JSON attention file there (bench/decode_bench.cpp, the json lines). `s` is a
 // number already checked against the JSON grammar.
+const double kPow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                         1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};  // all exact
+
 bool FastNumber(const char* s, size_t len, double* out) {
-  static const double kPow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
-                                  1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
   constexpr uint64_t kMax = uint64_t(1) << 53;
   size_t i = 0;
   const bool negative = s[0] == '-';
@@ -101,6 +102,82 @@ bool FastNumber(const char* s, size_t len, double* out) {
   }
   *out = negative ? -v : v;
   return true;
+}
+
+// m * 10^e as the correctly rounded double (m < 2^53, |e| <= 22: two exact operands, one rounding).
+double ScaleExact(double m, int e) {
+  return e < 0 ? m / kPow10[-e] : m * kPow10[e];
+}
+
+// The text printf's "%.<prec>g" gives for the P-digit integer m (10^(P-1) <= m < 10^P) times
+// 10^(x - P + 1): fixed notation when -4 <= x < P, else d.ddde±xx; trailing zeros dropped.
+void FormatG(bool negative, uint64_t m, int prec, int x, char* out) {
+  char d[24];
+  for (int i = prec - 1; i >= 0; --i, m /= 10) d[i] = (char)('0' + m % 10);
+  int n = prec;
+  while (n > 1 && d[n - 1] == '0') --n;  // significant digits kept
+  char* o = out;
+  if (negative) *o++ = '-';
+  if (x < -4 || x >= prec) {
+    *o++ = d[0];
+    if (n > 1) {
+      *o++ = '.';
+      for (int i = 1; i < n; ++i) *o++ = d[i];
+    }
+    *o++ = 'e';
+    *o++ = x < 0 ? '-' : '+';
+    const int ax = x < 0 ? -x : x;
+    if (ax >= 100) *o++ = (char)('0' + ax / 100);
+    *o++ = (char)('0' + ax / 10 % 10);
+    *o++ = (char)('0' + ax % 10);
+  } else if (x >= 0) {
+    for (int i = 0; i <= x; ++i) *o++ = i < n ? d[i] : '0';
+    if (n > x + 1) {
+      *o++ = '.';
+      for (int i = x + 1; i < n; ++i) *o++ = d[i];
+    }
+  } else {
+    *o++ = '0';
+    *o++ = '.';
+    for (int i = 0; i < -x - 1; ++i) *o++ = '0';
+    for (int i = 0; i < n; ++i) *o++ = d[i];
+  }
+  *o = '\0';
+}
+
+// The shortest of "%.6g" .. "%.9g" of a finite float that reads back to it (through a double, as
+// this parser reads it), without printf and strtof: in WebAssembly both run in software long
+// double, 4 us a number. The digits come from one correctly rounded product and a round to even,
+// checked by reading them back exactly (ScaleExact). False when out of that range (|x| beyond
+// about 1e±13): the caller falls back to printf.
+bool ShortFloat(float v, char* out) {
+  const double a = std::fabs((double)v);
+  if (a == 0.0) {
+    std::strcpy(out, std::signbit(v) ? "-0" : "0");
+    return true;
+  }
+  int x = (int)std::floor(std::log10(a));  // the leading digit's exponent (corrected below)
+  for (int prec = 6; prec <= 9; ++prec) {
+    for (int attempt = 0; attempt < 3; ++attempt) {
+      const int k = prec - 1 - x;  // a * 10^k has prec digits before the point
+      if (k < -22 || k > 22 || -k < -22 || -k > 22) return false;
+      double m = std::nearbyint(ScaleExact(a, k));
+      if (m >= kPow10[prec]) {  // x was one too low (or the rounding carried: 9.9999999 -> 10.000000)
+        ++x;
+        continue;
+      }
+      if (m < kPow10[prec - 1]) {  // x was one too high
+        --x;
+        continue;
+      }
+      if ((float)ScaleExact(m, -k) == (float)a) {
+        FormatG(v < 0, (uint64_t)m, prec, x, out);
+        return true;
+      }
+      break;
+    }
+  }
+  return false;
 }
 
 class Parser {
@@ -605,6 +682,10 @@ void JsonWriter::NumberF(float v) {
     return;
   }
   char b[32];
+  if (ShortFloat(v, b)) {  // (the same text as the loop below, fast)
+    out_ += b;
+    return;
+  }
   for (int prec = 6; prec <= 9; ++prec) {
     std::snprintf(b, sizeof(b), "%.*g", prec, (double)v);
     if (std::strtof(b, nullptr) == v) break;

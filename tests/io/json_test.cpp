@@ -144,6 +144,59 @@ TEST(Json, NumbersReadExactlyAsStrtodDoes) {
   }
 }
 
+// NumberF writes what printf's shortest "%.6g".."%.9g" that strtof reads back gives, for floats
+// of every magnitude (its fast path covers about 1e-13..1e13, printf the rest).
+TEST(Json, FloatsAreWrittenAsTheShortestPrintfTextThatReadsBack) {
+  auto reference = [](float v) {
+    char b[32];
+    for (int prec = 6; prec <= 9; ++prec) {
+      std::snprintf(b, sizeof(b), "%.*g", prec, (double)v);
+      if (std::strtof(b, nullptr) == v) break;
+    }
+    return std::string(b);
+  };
+  std::vector<float> values = {0.0f,
+                               -0.0f,
+                               1.0f,
+                               -1.0f,
+                               0.5f,
+                               0.1f,
+                               1e-5f,
+                               1e-4f,
+                               9.9999999e-5f,
+                               123456.7f,
+                               999999.94f,
+                               9999999.0f,
+                               1e7f,
+                               1e8f,
+                               16777216.0f,
+                               65504.0f,
+                               3.4028235e38f,
+                               1e-45f,
+                               1.17549435e-38f,
+                               0.33333334f,
+                               2.5e-13f,
+                               7.0e12f,
+                               1048576.5f,
+                               0.0078125f};
+  uint32_t seed = 3;
+  for (int i = 0; i < 200000; ++i) {
+    seed = seed * 1664525u + 1013904223u;
+    float f;
+    std::memcpy(&f, &seed, 4);
+    if (std::isfinite(f)) values.push_back(f);
+    values.push_back(std::exp(-20.0f * (float)(seed >> 8) * (1.0f / 16777216.0f)));  // weights
+  }
+  int mismatches = 0;
+  for (float v : values) {
+    JsonWriter w(0);
+    w.NumberF(v);
+    const std::string want = reference(v);
+    if (w.str() != want && ++mismatches <= 5) ADD_FAILURE() << w.str() << " written, printf: " << want;
+  }
+  EXPECT_EQ(mismatches, 0);
+}
+
 TEST(Json, StringsEscapesAndUtf8) {
   EXPECT_EQ(MustParse(R"("a\"b\\c\/d\b\f\n\r\t")").string, "a\"b\\c/d\b\f\n\r\t");
   EXPECT_EQ(MustParse(R"("\u00e9\u20AC")").string, "\xC3\xA9\xE2\x82\xAC");                 // é €
