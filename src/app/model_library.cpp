@@ -1,8 +1,8 @@
 #include "app/model_library.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
-#include <sstream>
 #include <utility>
 
 #include "embedded_models.h"
@@ -33,10 +33,25 @@ std::vector<std::pair<std::string, size_t>> RemoteModels() {
   std::vector<std::pair<std::string, size_t>> out;
   const EmbeddedFile* index = attnviz_embedded_models_find("models.index");
   if (!index) return out;
-  std::istringstream in(std::string((const char*)index->data, index->size));
-  std::string name;
-  size_t size = 0;
-  while (in >> name >> size) out.push_back({name, size});
+  // Whitespace-separated pairs, read by hand: an istringstream here linked iostreams and locales
+  // into the page (70 KB of attnviz.wasm).
+  const char* p = (const char*)index->data;
+  const char* end = p + index->size;
+  auto word = [&](std::string* w) {
+    while (p < end && std::isspace((unsigned char)*p)) ++p;
+    const char* start = p;
+    while (p < end && !std::isspace((unsigned char)*p)) ++p;
+    w->assign(start, p);
+    return p > start;
+  };
+  std::string name, size;
+  while (word(&name) && word(&size)) {
+    size_t n = 0;
+    bool digits = true;
+    for (char c : size) digits = digits && c >= '0' && c <= '9', n = n * 10 + (size_t)(c - '0');
+    if (!digits) break;
+    out.push_back({name, n});
+  }
   return out;
 }
 

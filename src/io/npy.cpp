@@ -103,7 +103,8 @@ bool ParseDescr(const std::string& d, DType* t, int64_t* itemsize, bool* swap, s
     *err = "unsupported dtype '" + d + "'";
     return false;
   }
-  int64_t n = std::stoll(num);
+  int64_t n = 0;  // (checked above: 1-9 digits)
+  for (char c : num) n = n * 10 + (c - '0');
   switch (kind) {
     case 'b':
       if (n == 1) {
