@@ -59,6 +59,25 @@ async function main() {
     if (process.env.ATTNVIZ_DOCS_SCREENSHOT) fs.copyFileSync(shot.file, process.env.ATTNVIZ_DOCS_SCREENSHOT);
 
     check('unknown command gives an error', (await page.evaluate(() => window.attnviz.command('example nope'))).includes('unknown'));
+
+    // Frames do not read back the state that WebGL answers with a GPU round trip (the viewport,
+    // scissor box and blend state imgui's backend saves and restores): src/platform/webgl_state.js
+    // answers them. Bindings and enables, which Chromium keeps on the page's side, may still be read.
+    const reads = await page.evaluate(async () => {
+      const proto = WebGL2RenderingContext.prototype, original = proto.getParameter, seen = {};
+      const slow = [0x0BA2, 0x0C10, 0x80C8, 0x80C9, 0x80CA, 0x80CB, 0x8009, 0x883D];
+      proto.getParameter = function(p) { if (slow.includes(p)) seen[p] = (seen[p] || 0) + 1; return original.call(this, p); };
+      const f0 = window.attnviz.describe().frame;
+      for (let i = 0; i < 10; ++i) {
+        window.attnviz.command('numbers ' + (i % 2 ? 'on' : 'off'));  // something to draw
+        await new Promise((r) => requestAnimationFrame(r));
+      }
+      proto.getParameter = original;
+      return { frames: window.attnviz.describe().frame - f0, seen };
+    });
+    check('frames drawn while GL reads were counted', reads.frames >= 5, String(reads.frames));
+    check('no viewport/scissor/blend read-backs from WebGL during frames', Object.keys(reads.seen).length === 0,
+      JSON.stringify(reads.seen));
     check('no console errors', errors.length === 0, errors.slice(0, 3).join(' | '));
   } finally {
     await app.close();
