@@ -159,8 +159,8 @@ bool ShortFloat(float v, char* out) {
   int x = (int)std::floor(std::log10(a));  // the leading digit's exponent (corrected below)
   for (int prec = 6; prec <= 9; ++prec) {
     for (int attempt = 0; attempt < 3; ++attempt) {
-      const int k = prec - 1 - x;  // a * 10^k has prec digits before the point
-      if (k < -22 || k > 22 || -k < -22 || -k > 22) return false;
+      const int k = prec - 1 - x;           // a * 10^k has prec digits before the point
+      if (k < -22 || k > 22) return false;  // (then 10^-k is exact too)
       double m = std::nearbyint(ScaleExact(a, k));
       if (m >= kPow10[prec]) {  // x was one too low (or the rounding carried: 9.9999999 -> 10.000000)
         ++x;

@@ -591,8 +591,12 @@ TEST(AppViews, GridStatisticsKeepFramesComingAndFinishInIdleTime) {
   }
   EXPECT_EQ(Num(t.Describe(), "grid.stats_pending"), 0) << calls << " idle calls";
   EXPECT_FALSE(t.app.Idle(20.0)) << "nothing left to do";
-  t.Frames(1);
-  EXPECT_FALSE(t.app.NeedsFrames()) << "the grid is complete: an idle viewer draws no more frames";
+  // Thumbnails still to upload take frames of their own (a slow machine's uploads stop at the
+  // frame's deadline); then the frames stop.
+  int frames = 0;
+  for (; frames < 200 && (frames == 0 || t.app.NeedsFrames()); ++frames) t.Frames(1);
+  EXPECT_FALSE(t.app.NeedsFrames()) << "the grid is complete: an idle viewer draws no more frames (" << frames
+                                    << " frames)";
   const JsonValue& stats = Get(t.Describe(), "grid.stats");
   ASSERT_EQ(stats.ArraySize(), 40u);
   for (const JsonValue& h : stats.items) EXPECT_TRUE(h.Find("ok") && h.Find("ok")->boolean);

@@ -115,9 +115,14 @@ async function main() {
         window.attnviz.command('set encoder');
         window.attnviz.command('map 7');
         window.attnviz.command('view heatmap');
-        await new Promise((r) => setTimeout(r, 300));
-        const d = window.attnviz.describe();
-        const h = d.heatmaps.find((x) => x.id === 'main');
+        // Until a frame has drawn map 7 (a fixed 300 ms wait was not always enough under load).
+        let d, h;
+        for (const t0 = performance.now(); performance.now() - t0 < 20000;) {
+          await new Promise((r) => setTimeout(r, 50));
+          d = window.attnviz.describe();
+          h = d.heatmaps.find((x) => x.id === 'main');
+          if (d.map === 7 && h && h.weights && h.weights.length === h.rows * h.cols) break;
+        }
         let error = '';
         try {
           await window.attnviz.openFile(new File([bad], `bad.json`));
