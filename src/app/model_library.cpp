@@ -45,11 +45,9 @@ std::vector<std::pair<std::string, size_t>> RemoteModels() {
     return p > start;
   };
   std::string name, size;
-  while (word(&name) && word(&size)) {
+  while (word(&name) && word(&size) && size.size() <= 15 && size.find_first_not_of("0123456789") == std::string::npos) {
     size_t n = 0;
-    bool digits = true;
-    for (char c : size) digits = digits && c >= '0' && c <= '9', n = n * 10 + (size_t)(c - '0');
-    if (!digits) break;
+    for (char c : size) n = n * 10 + (size_t)(c - '0');
     out.push_back({name, n});
   }
   return out;

@@ -67,6 +67,11 @@ namespace {
 const double kPow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
                          1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};  // all exact
 
+// m * 10^e as the correctly rounded double (m < 2^53, |e| <= 22: two exact operands, one rounding).
+double ScaleExact(double m, int e) {
+  return e < 0 ? m / kPow10[-e] : m * kPow10[e];
+}
+
 bool FastNumber(const char* s, size_t len, double* out) {
   constexpr uint64_t kMax = uint64_t(1) << 53;
   size_t i = 0;
@@ -98,15 +103,10 @@ bool FastNumber(const char* s, size_t len, double* out) {
   double v = (double)w;
   if (w != 0) {
     if (e < -22 || e > 22) return false;
-    v = e < 0 ? v / kPow10[-e] : v * kPow10[e];
+    v = ScaleExact(v, e);
   }
   *out = negative ? -v : v;
   return true;
-}
-
-// m * 10^e as the correctly rounded double (m < 2^53, |e| <= 22: two exact operands, one rounding).
-double ScaleExact(double m, int e) {
-  return e < 0 ? m / kPow10[-e] : m * kPow10[e];
 }
 
 // The text printf's "%.<prec>g" gives for the P-digit integer m (10^(P-1) <= m < 10^P) times

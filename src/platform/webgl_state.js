@@ -35,6 +35,16 @@ mergeInto(LibraryManager.library, {
       }
       AttnvizGLState.values[name] = v;
     },
+    blend: function(sr, dr, sa, da) {
+      AttnvizGLState.set(0x80C9, [sr]);
+      AttnvizGLState.set(0x80C8, [dr]);
+      AttnvizGLState.set(0x80CB, [sa]);
+      AttnvizGLState.set(0x80CA, [da]);
+    },
+    equation: function(rgb, alpha) {
+      AttnvizGLState.set(0x8009, [rgb]);
+      AttnvizGLState.set(0x883D, [alpha]);
+    },
   },
 
   glViewport__deps: ['$AttnvizGLState'],
@@ -53,33 +63,25 @@ mergeInto(LibraryManager.library, {
   glBlendFunc__sig: 'vii',
   glBlendFunc: function(s, d) {
     GLctx.blendFunc(s, d);
-    AttnvizGLState.set(0x80C9, [s]);
-    AttnvizGLState.set(0x80C8, [d]);
-    AttnvizGLState.set(0x80CB, [s]);
-    AttnvizGLState.set(0x80CA, [d]);
+    AttnvizGLState.blend(s, d, s, d);
   },
   glBlendFuncSeparate__deps: ['$AttnvizGLState'],
   glBlendFuncSeparate__sig: 'viiii',
   glBlendFuncSeparate: function(sr, dr, sa, da) {
     GLctx.blendFuncSeparate(sr, dr, sa, da);
-    AttnvizGLState.set(0x80C9, [sr]);
-    AttnvizGLState.set(0x80C8, [dr]);
-    AttnvizGLState.set(0x80CB, [sa]);
-    AttnvizGLState.set(0x80CA, [da]);
+    AttnvizGLState.blend(sr, dr, sa, da);
   },
   glBlendEquation__deps: ['$AttnvizGLState'],
   glBlendEquation__sig: 'vi',
   glBlendEquation: function(m) {
     GLctx.blendEquation(m);
-    AttnvizGLState.set(0x8009, [m]);
-    AttnvizGLState.set(0x883D, [m]);
+    AttnvizGLState.equation(m, m);
   },
   glBlendEquationSeparate__deps: ['$AttnvizGLState'],
   glBlendEquationSeparate__sig: 'vii',
   glBlendEquationSeparate: function(rgb, alpha) {
     GLctx.blendEquationSeparate(rgb, alpha);
-    AttnvizGLState.set(0x8009, [rgb]);
-    AttnvizGLState.set(0x883D, [alpha]);
+    AttnvizGLState.equation(rgb, alpha);
   },
 
   glGetIntegerv__deps: ['$emscriptenWebGLGet', '$AttnvizGLState'],

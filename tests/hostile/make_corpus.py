@@ -296,6 +296,12 @@ def small_cases():
     case("json_null_weight", b'{"tokens": ["a"], "weights": [[null]]}', expect="must be an array of numbers",
          ext=".json")
     case("json_1e999", b'{"tokens": ["a"], "weights": [[1e999]]}', expect="number out of range", ext=".json")
+    case("json_exponent_overflows_int", b'{"tokens": ["a", "b"], "weights": [[1e99999999999999999999, 0.5]]}',
+         expect="number out of range", ext=".json",
+         note="an exponent past any int: the fast path for short numbers gives way to strtod, which says inf")
+    case("json_mantissa_past_2p53", b'{"tokens": ["a"], "weights": [[0.' + b"9" * 400 + b'e-400]]}', exit=0,
+         ext=".json", open_expect=None,
+         note="400 significant digits: too long for the fast path, read by strtod (a weight of 0)")
 
     # -- invalid UTF-8, deep nesting -----------------------------------------------------------
     case("json_invalid_utf8", b'{"tokens": ["\xff\xfe"], "weights": [[1]]}', expect="invalid UTF-8 in string",
