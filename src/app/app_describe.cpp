@@ -54,6 +54,8 @@ void WriteLabels(AppState* s, JsonWriter* w) {
   w->Number(ls.evicted);
   w->Key("failed");
   w->Number(ls.failed);
+  w->Key("deferred");  // labels the latest frame left for later frames (its rasterising budget was spent)
+  w->Number(ls.deferred);
   w->Key("frame_ms_max");
   w->Number(ls.frame_ms_max);
   w->Key("label_ms_max");

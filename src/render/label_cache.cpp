@@ -43,7 +43,6 @@ void LabelCache::BeginFrame() {
   ++frame_;
   budget_ = per_frame_;
   spent_ms_ = 0;
-  deferred_last_ = deferred_;
   deferred_ = 0;
 }
 
@@ -51,7 +50,7 @@ LabelCacheStats LabelCache::Stats() const {
   LabelCacheStats s = stats_;
   s.entries = (int)lru_.size();
   s.bytes = bytes_;
-  s.deferred_last_frame = deferred_last_;
+  s.deferred = deferred_;
   return s;
 }
 

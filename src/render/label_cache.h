@@ -43,14 +43,14 @@ struct LabelTexture {
 };
 
 struct LabelCacheStats {
-  int entries = 0;              // labels on the GPU
-  size_t bytes = 0;             // their RGBA bytes
-  int rasterised = 0;           // labels rasterised since Init
-  int evicted = 0;              // labels dropped by the LRU bound
-  int failed = 0;               // labels the back end could not draw
-  int deferred_last_frame = 0;  // labels asked for last frame beyond its rasterising budget
-  double frame_ms_max = 0;      // the most rasterising time one frame spent (budget: kFrameMs)
-  double label_ms_max = 0;      // the slowest single label (a frame may overrun by one label)
+  int entries = 0;          // labels on the GPU
+  size_t bytes = 0;         // their RGBA bytes
+  int rasterised = 0;       // labels rasterised since Init
+  int evicted = 0;          // labels dropped by the LRU bound
+  int failed = 0;           // labels the back end could not draw
+  int deferred = 0;         // labels the latest frame asked for beyond its rasterising budget
+  double frame_ms_max = 0;  // the most rasterising time one frame spent (budget: kFrameMs)
+  double label_ms_max = 0;  // the slowest single label (a frame may overrun by one label)
 };
 
 class LabelCache {
@@ -80,7 +80,7 @@ class LabelCache {
   std::unordered_map<std::string, std::list<Entry>::iterator> index_;
   std::unordered_map<std::string, int> failed_;  // keys the back end refused (not retried)
   size_t max_bytes_ = 0, bytes_ = 0;
-  int max_entries_ = 0, per_frame_ = 0, budget_ = 0, deferred_ = 0, deferred_last_ = 0;
+  int max_entries_ = 0, per_frame_ = 0, budget_ = 0, deferred_ = 0;
   static constexpr double kFrameMs = 4.0;  // rasterising time a frame may spend on new labels
   double spent_ms_ = 0;                    // spent so far this frame
   long frame_ = 0;
