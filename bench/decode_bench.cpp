@@ -8,11 +8,13 @@
 //   json     ParseJson of numbers as attnviz and numpy write float32 weights (<= 9 digits), with
 //            the exact fast path for short numbers vs every number through strtod; and writing
 //            them back (JsonWriter::NumberF) vs printf until strtof reads the text back
+//   json17   the same weights as Python's json writes a tensor's tolist() (16-17 digits): the
+//            128-bit integer path vs strtod
 // Lines:
-//   json impl=fast|strtod numbers=.. median_ms=.. mb_per_s=..   and   ratio impl=fast vs=strtod ratio=..
-//   decode impl=.. weights=.. median_ns_per_weight=.. min_ns_per_weight=.. gb_per_s_out=..
-//   ratio impl=.. vs=.. ratio=..   (the baseline's median time over the shipped one's: > 1 is faster)
-//   attnviz_decode_bench            (native: build/native/bench/; WASM: node --no-experimental-fetch ...js)
+//   json|json17 impl=fast|strtod numbers=.. median_ms=.. mb_per_s=..   and   ratio impl=json_fast vs=json_strtod
+//   ratio=.. decode impl=.. weights=.. median_ns_per_weight=.. min_ns_per_weight=.. gb_per_s_out=.. ratio impl=.. vs=..
+//   ratio=..   (the baseline's median time over the shipped one's: > 1 is faster) attnviz_decode_bench (native:
+//   build/native/bench/; WASM: node --no-experimental-fetch ...js)
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -121,10 +123,10 @@ double Median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-// ParseJson over a [rows][cols] array of float32 weights written as numpy writes them, with and
-// without the fast path, alternating; returns false when the two trees differ.
-bool JsonLines() {
-  const int rows = 512, cols = 1024;
+// A [rows][cols] JSON array of float32 weights: as numpy writes them (the shortest text that reads
+// back as the float: <= 9 digits), or as Python's json writes a tensor's tolist() (the shortest that
+// reads back as the double: mostly 16-17 digits).
+std::string WeightsJson(int rows, int cols, bool python) {
   std::string doc = "[";
   uint32_t seed = 99;
   char b[32];
@@ -133,9 +135,9 @@ bool JsonLines() {
     for (int c = 0; c < cols; ++c) {
       seed = seed * 1664525u + 1013904223u;
       const float w = std::exp(-16.0f * (float)(seed >> 8) * (1.0f / 16777216.0f));
-      for (int prec = 6; prec <= 9; ++prec) {  // the shortest text that reads back (numpy's str)
+      for (int prec = python ? 15 : 6; prec <= 17; ++prec) {
         std::snprintf(b, sizeof(b), "%.*g", prec, (double)w);
-        if (std::strtof(b, nullptr) == w) break;
+        if (python ? std::strtod(b, nullptr) == (double)w : std::strtof(b, nullptr) == w) break;
       }
       doc += (c ? "," : "");
       doc += b;
@@ -143,8 +145,13 @@ bool JsonLines() {
     doc += "]";
   }
   doc += "]";
+  return doc;
+}
+
+// ParseJson of one such document with and without the fast paths, alternating: prints the json
+// (numpy) or json17 (python) lines; returns how many numbers the two read differently.
+size_t JsonReadLines(const char* tag, const std::string& doc, int rows, int cols, JsonValue v[2]) {
   std::vector<double> t[2];
-  JsonValue v[2];
   for (int round = 0; round < 7; ++round)
     for (int k = 0; k < 2; ++k) {
       const int which = (k + round) % 2;  // 0: fast path, 1: strtod
@@ -152,21 +159,31 @@ bool JsonLines() {
       options.fast_numbers = which == 0;
       v[which] = JsonValue();
       const auto t0 = std::chrono::steady_clock::now();
-      if (!ParseJson(doc.data(), doc.size(), &v[which], options).ok) return false;
+      if (!ParseJson(doc.data(), doc.size(), &v[which], options).ok) return (size_t)rows * cols;
       if (round >= 2) t[which].push_back(Seconds(t0));
     }
   const double fast = Median(t[0]), slow = Median(t[1]);
-  std::printf("json impl=fast numbers=%d median_ms=%.1f mb_per_s=%.1f\n", rows * cols, fast * 1e3,
+  std::printf("%s impl=fast numbers=%d median_ms=%.1f mb_per_s=%.1f\n", tag, rows * cols, fast * 1e3,
               doc.size() / fast * 1e-6);
-  std::printf("json impl=strtod numbers=%d median_ms=%.1f mb_per_s=%.1f\n", rows * cols, slow * 1e3,
+  std::printf("%s impl=strtod numbers=%d median_ms=%.1f mb_per_s=%.1f\n", tag, rows * cols, slow * 1e3,
               doc.size() / slow * 1e-6);
-  std::printf("ratio impl=json_fast vs=json_strtod ratio=%.2f\n", slow / fast);
+  std::printf("ratio impl=%s_fast vs=%s_strtod ratio=%.2f\n", tag, tag, slow / fast);
   size_t differ = 0;
   for (int r = 0; r < rows; ++r)
     for (int c = 0; c < cols; ++c) {
       const double x = v[0].items[(size_t)r].numbers[(size_t)c], y = v[1].items[(size_t)r].numbers[(size_t)c];
       differ += std::memcmp(&x, &y, sizeof x) != 0;
     }
+  return differ;
+}
+
+// Reading both kinds of JSON, then writing float32 weights back; returns false when a fast path
+// read a number differently from strtod.
+bool JsonLines() {
+  const int rows = 512, cols = 1024;
+  JsonValue v[2], v17[2];
+  size_t differ = JsonReadLines("json", WeightsJson(rows, cols, false), rows, cols, v);
+  differ += JsonReadLines("json17", WeightsJson(rows, cols, true), rows, cols, v17);
   // Writing the same weights back (JsonWriter::NumberF: the shortest text that reads back).
   std::vector<double> tw;
   size_t out_bytes = 0;

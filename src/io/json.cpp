@@ -60,10 +60,11 @@ namespace {
 
 // Clinger's fast path: a number of at most 2^53 as digits and a power of ten within 10^±22 is
 // the correctly rounded quotient or product of two exact doubles. It covers what attnviz and
-// numpy write for float32 weights (at most 9 significant digits: "0.0078125", "1.2345679e-05");
-// anything else goes to strtod, whose long double arithmetic is software in WebAssembly: 80 % of
-// the time of a JSON attention file there (bench/decode_bench.cpp, the json lines). `s` is a
-// number already checked against the JSON grammar.
+// numpy write for float32 weights (at most 9 significant digits: "0.0078125", "1.2345679e-05").
+// Up to 19 digits and 10^±27, ScaleWide computes it in 128-bit integers (Python's json of a
+// float32 tensor's tolist(), as BertViz data is made, has 17). Anything else goes to strtod, whose long double
+// arithmetic is software in WebAssembly: 80 % of the time of a JSON attention file there (bench/decode_bench.cpp, the
+// json lines). `s` is a number already checked against the JSON grammar.
 const double kPow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
                          1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};  // all exact
 
@@ -72,20 +73,78 @@ double ScaleExact(double m, int e) {
   return e < 0 ? m / kPow10[-e] : m * kPow10[e];
 }
 
+// 5^0 .. 5^27: every one below 2^63.
+constexpr uint64_t kPow5[] = {1ull,
+                              5ull,
+                              25ull,
+                              125ull,
+                              625ull,
+                              3125ull,
+                              15625ull,
+                              78125ull,
+                              390625ull,
+                              1953125ull,
+                              9765625ull,
+                              48828125ull,
+                              244140625ull,
+                              1220703125ull,
+                              6103515625ull,
+                              30517578125ull,
+                              152587890625ull,
+                              762939453125ull,
+                              3814697265625ull,
+                              19073486328125ull,
+                              95367431640625ull,
+                              476837158203125ull,
+                              2384185791015625ull,
+                              11920928955078125ull,
+                              59604644775390625ull,
+                              298023223876953125ull,
+                              1490116119384765625ull,
+                              7450580596923828125ull};
+
+using U128 = unsigned __int128;
+
+// x (with `sticky`: nonzero bits below x were dropped) * 2^shift, correctly rounded to a double.
+// The top 64 bits of x are converted with the dropped bits ORed into their lowest bit (11 bits
+// below a double's last one): that keeps round-to-nearest-even exact.
+double RoundScaled(U128 x, bool sticky, int shift) {
+  const uint64_t hi = (uint64_t)(x >> 64);
+  uint64_t top = (uint64_t)x;
+  if (hi) {
+    const int drop = 64 - __builtin_clzll(hi);
+    top = (uint64_t)(x >> drop);
+    sticky |= (x & ((U128(1) << drop) - 1)) != 0;
+    shift += drop;
+  }
+  return std::ldexp((double)(top | (uint64_t)sticky), shift);
+}
+
+// w * 10^e, correctly rounded, for any w < 2^64 and |e| <= 27 in exact integer arithmetic: w * 5^e
+// for e >= 0; for e < 0, 128 bits of (w << s) / 5^-e and whether a remainder was left.
+double ScaleWide(uint64_t w, int e) {
+  if (e >= 0) return RoundScaled((U128)w * kPow5[e], false, e);
+  const int s = 64 + __builtin_clzll(w);  // the numerator fills 128 bits: at least 64 bits of quotient
+  const U128 n = (U128)w << s;
+  const uint64_t d = kPow5[-e];
+  const U128 q = n / d;
+  return RoundScaled(q, n - q * d != 0, e - s);
+}
+
 bool FastNumber(const char* s, size_t len, double* out) {
-  constexpr uint64_t kMax = uint64_t(1) << 53;
+  constexpr uint64_t kMax = uint64_t(1) << 53, kWide = ~uint64_t(0) / 10 - 1;  // 10 * kWide + 9 < 2^64
   size_t i = 0;
   const bool negative = s[0] == '-';
   i += negative;
   uint64_t w = 0;
   int e = 0;
   for (; i < len && s[i] >= '0' && s[i] <= '9'; ++i) {
-    if (w > kMax / 10) return false;
+    if (w > kWide) return false;
     w = w * 10 + (uint64_t)(s[i] - '0');
   }
   if (i < len && s[i] == '.')
     for (++i; i < len && s[i] >= '0' && s[i] <= '9'; ++i, --e) {
-      if (w > kMax / 10) return false;
+      if (w > kWide) return false;
       w = w * 10 + (uint64_t)(s[i] - '0');
     }
   if (i < len && (s[i] == 'e' || s[i] == 'E')) {
@@ -99,11 +158,14 @@ bool FastNumber(const char* s, size_t len, double* out) {
     }
     e += down ? -x : x;
   }
-  if (w > kMax) return false;
   double v = (double)w;
   if (w != 0) {
-    if (e < -22 || e > 22) return false;
-    v = ScaleExact(v, e);
+    if (w <= kMax && e >= -22 && e <= 22)
+      v = ScaleExact(v, e);
+    else if (e >= -27 && e <= 27)
+      v = ScaleWide(w, e);  // 17-digit doubles as Python and JavaScript write them: "0.10000000149011612"
+    else
+      return false;
   }
   *out = negative ? -v : v;
   return true;

@@ -75,6 +75,28 @@ TEST(Json, Numbers) {
 // Every number reads as strtod reads it, bit for bit, with the fast path (short numbers) and
 // without it: floats as attnviz and numpy write them, doubles as Python writes them, and the
 // edges of the fast path (2^53, 10^22, subnormals, signed zeros, long mantissas).
+// Every text, in one JSON array, is read bit for bit as strtod reads it, with the fast number
+// paths on and off.
+static void ExpectReadAsStrtod(const std::vector<std::string>& texts) {
+  std::string doc = "[";
+  for (size_t i = 0; i < texts.size(); ++i) doc += (i ? "," : "") + texts[i];
+  doc += "]";
+  for (bool fast : {true, false}) {
+    JsonParseOptions options;
+    options.fast_numbers = fast;
+    JsonValue v;
+    ASSERT_TRUE(ParseJson(doc.data(), doc.size(), &v, options).ok);
+    ASSERT_EQ(v.numbers.size(), texts.size());
+    int mismatches = 0;
+    for (size_t i = 0; i < texts.size(); ++i) {
+      const double want = std::strtod(texts[i].c_str(), nullptr), got = v.numbers[i];
+      if (std::memcmp(&want, &got, sizeof want) != 0 && ++mismatches < 5)
+        ADD_FAILURE() << texts[i] << " read as " << got << ", strtod: " << want << (fast ? " (fast path on)" : "");
+    }
+    EXPECT_EQ(mismatches, 0);
+  }
+}
+
 TEST(Json, NumbersReadExactlyAsStrtodDoes) {
   std::vector<std::string> texts = {"0",
                                     "-0",
@@ -125,23 +147,34 @@ TEST(Json, NumbersReadExactlyAsStrtodDoes) {
     std::snprintf(b, sizeof(b), "%.15g", (double)w * 3.0);
     texts.push_back(b);
   }
-  std::string doc = "[";
-  for (size_t i = 0; i < texts.size(); ++i) doc += (i ? "," : "") + texts[i];
-  doc += "]";
-  for (bool fast : {true, false}) {
-    JsonParseOptions options;
-    options.fast_numbers = fast;
-    JsonValue v;
-    ASSERT_TRUE(ParseJson(doc.data(), doc.size(), &v, options).ok);
-    ASSERT_EQ(v.numbers.size(), texts.size());
-    int mismatches = 0;
-    for (size_t i = 0; i < texts.size(); ++i) {
-      const double want = std::strtod(texts[i].c_str(), nullptr), got = v.numbers[i];
-      if (std::memcmp(&want, &got, sizeof want) != 0 && ++mismatches < 5)
-        ADD_FAILURE() << texts[i] << " read as " << got << ", strtod: " << want << (fast ? " (fast path on)" : "");
+  ExpectReadAsStrtod(texts);
+}
+
+// Up to 19 significant digits within 10^±27 the reader computes in 128-bit integers: random
+// doubles of every digit count there, and the decimal neighbours of the exact midpoints between
+// two doubles (where rounding is decided by the last bits), against strtod.
+TEST(Json, LongNumbersReadExactlyAsStrtodDoes) {
+  std::vector<std::string> texts = {"0.10000000149011612",   "9007199254740993",        "18446744073709551615",
+                                    "1844674407370955161.5", "9999999999999999999e-27", "1.0000000000000002",
+                                    "0.99999999999999994",   "4.4501477170144023e-27",  "123456789012345678e9"};
+  uint64_t seed = 11;
+  char b[80];
+  for (int i = 0; i < 6000; ++i) {
+    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+    const double unit = (double)(seed >> 11) * 0x1p-53;                     // [0, 1)
+    const double d = (0.5 + unit) * std::pow(10.0, (int)(seed % 51) - 25);  // 5e-26 .. 1.5e25
+    for (const char* fmt : {"%.17g", "%.16g", "%.19g", "%.18e"}) {
+      std::snprintf(b, sizeof(b), fmt, d);
+      texts.push_back(b);
     }
-    EXPECT_EQ(mismatches, 0);
+    // The midpoint between d and the next double is exact in long double (64 or 113 bits).
+    const long double mid = ((long double)d + (long double)std::nextafter(d, 2 * d)) / 2;
+    for (const char* fmt : {"%.19Lg", "%.18Lg", "%.17Lg"}) {
+      std::snprintf(b, sizeof(b), fmt, mid);
+      texts.push_back(b);
+    }
   }
+  ExpectReadAsStrtod(texts);
 }
 
 // NumberF writes what printf's shortest "%.6g".."%.9g" that strtof reads back gives, for floats
