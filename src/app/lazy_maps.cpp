@@ -315,6 +315,7 @@ void LazyMaps::Requests(AppState*, std::vector<Example*>& examples) {
     }
     // Not every frame after a failure (other rows, e.g. a band once zoomed in, may be asked at once).
     if (ms.failed_frame && frame_ - ms.failed_frame < 120 && ms.failed0 == w.row0 && ms.failed1 == w.row1) continue;
+    if (StandInFirst(w)) continue;
     if (ms.ticket) file_.Cancel(ms.ticket);
     const int layer = sets_[(size_t)w.set].LayerOf(w.map);
     LazyRequest r;
@@ -340,6 +341,21 @@ void LazyMaps::Requests(AppState*, std::vector<Example*>& examples) {
   RequestOverviews(LazyPool::Screen);  // a heatmap's stand-in first: the grid's overviews are many
   RequestOverviews(LazyPool::Overview);
   CancelUnwantedOverviews();
+}
+
+// Many rows of a head wait for its stored screen copy while the view asks for that too: the stand-in
+// (2 MiB for a 4096^2 F16 head) shows the head at the view's resolution, and read beside the rows'
+// first 4 MiB piece it arrived 4x later on a 2-vCPU machine (bench/lazy_browser_bench.mjs, stop 26:
+// 622 against 143 ms). A band (zoomed in) is read at once, and so is a head whose copy failed.
+bool LazyMaps::StandInFirst(const Want& w) const {
+  const SetState& ss = sets_[(size_t)w.set];
+  const int screen_rows = file_.index().sets[(size_t)w.set].PoolRows(LazyPool::Screen);
+  if (!screen_rows || w.row1 - w.row0 <= 2 * (int64_t)screen_rows) return false;
+  if (ss.pool[(int)LazyPool::Screen][(size_t)w.map].map.weights.size()) return false;  // in memory
+  const uint64_t failed = ss.maps[(size_t)w.map].pool_failed_frame;
+  if (failed && frame_ - failed < 120) return false;
+  const auto& wants = pool_wants_[(int)LazyPool::Screen];
+  return std::find(wants.begin(), wants.end(), std::make_pair(w.set, w.map)) != wants.end();
 }
 
 // A file without overviews: a wanted head is read whole (one at a time) and pooled into its overview.
@@ -610,6 +626,8 @@ void DescribeLazyCurrent(AppState* s, JsonWriter* w) {
   w->Number(m.row_offset);
   w->Number(m.row_offset + (double)m.weights.rows());
   w->EndArray();
+  w->Key("reading");  // rows of it are being read
+  w->Bool(LazyReading(s, s->current_map));
   w->EndObject();
 }
 

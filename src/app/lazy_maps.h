@@ -96,6 +96,7 @@ class LazyMaps {
   void Results(AppState* s, std::vector<Example*>& examples);
   void Requests(AppState* s, std::vector<Example*>& examples);  // rows the views drew, then overviews
   void RequestOverviews(LazyPool pool);
+  bool StandInFirst(const Want& w) const;  // the head's rows wait for its screen copy, asked for too
   bool RequestWholeHead(int set, int layer, int head, int* in_flight);  // a file without overviews: pool a head
   void CancelUnwantedOverviews();  // reads of overviews that this frame did not draw
   void InstallPooled(AppState* s, const OverviewRead& read, LazyResult* r, std::vector<Example*>& examples);

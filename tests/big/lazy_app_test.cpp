@@ -308,6 +308,26 @@ TEST(LazyApp, AScreenCopyIsReadFirstThenTheWholeHeadReplacesIt) {
   EXPECT_EQ(h->Find("rows_in")->number, 1100);
 }
 
+// A big head's rows wait for its screen copy: read beside the rows' first part, the stand-in that
+// shows the head at the view's resolution came 4x later (stop 26). Then the rows are read.
+TEST(LazyApp, ABigHeadsRowsAreAskedForOnceItsScreenCopyIsIn) {
+  HeadlessApp t;
+  ASSERT_TRUE(t.OpenModel("stand_in_first", 1, 1, 4096).ok);
+  ASSERT_TRUE(t.app.Command("view heatmap").ok);
+  t.Frames(1);
+  const auto current = [&t](const char* key) { return *t.Describe().Find("lazy_current")->Find(key); };
+  EXPECT_GE(Lazy(t.Describe(), "pending"), 1);  // the screen copy is read
+  EXPECT_FALSE(current("reading").boolean);     // the rows are not, yet
+  const auto held_end = [&current] { return current("held").numbers[1]; };
+  for (int i = 0; i < 400 && Lazy(t.Describe(), "screens") < 1; ++i) t.Frames(1, 20.0);
+  EXPECT_EQ(Lazy(t.Describe(), "screens"), 1);
+  t.Frames(1);
+  EXPECT_TRUE(current("reading").boolean);  // now the rows
+  EXPECT_LT(held_end(), 4096);
+  for (int i = 0; i < 400 && held_end() < 4096; ++i) t.Frames(1, 20.0);
+  EXPECT_EQ(held_end(), 4096);  // then the whole head
+}
+
 TEST(LazyApp, AHeadsRowsAreDrawnAsTheyArriveThenTheWholeHead) {
   // A 4096^2 head (32 MiB of F16, 64 MiB decoded) is decoded a few ms a frame: meanwhile the heatmap
   // draws the rows decoded so far at full resolution (rows_in, arrived) over the screen copy. At zoom
