@@ -62,9 +62,10 @@ namespace {
 // the correctly rounded quotient or product of two exact doubles. It covers what attnviz and
 // numpy write for float32 weights (at most 9 significant digits: "0.0078125", "1.2345679e-05").
 // Up to 19 digits and 10^±27, ScaleWide computes it in 128-bit integers (Python's json of a
-// float32 tensor's tolist(), as BertViz data is made, has 17). Anything else goes to strtod, whose long double
-// arithmetic is software in WebAssembly: 80 % of the time of a JSON attention file there (bench/decode_bench.cpp, the
-// json lines). `s` is a number already checked against the JSON grammar.
+// float32 tensor's tolist(), as BertViz data is made, has 17 digits). Anything else goes to
+// strtod, whose long double arithmetic is software in WebAssembly: 80 % of the time of a JSON
+// attention file there (bench/decode_bench.cpp, the json lines). `s` is a number already checked
+// against the JSON grammar.
 const double kPow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
                          1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};  // all exact
 
