@@ -13,14 +13,23 @@ size_t DecodeHalfWeightsF16c(const uint8_t*, size_t, float*, int32_t*, size_t*) 
 }
 }  // namespace attnviz
 #else
+#include <cpuid.h>
 #include <immintrin.h>
 
 #include <algorithm>
 
 namespace attnviz {
 
+// CPUID by hand: clang 14's __builtin_cpu_supports does not know "f16c".
 bool HalfF16cAvailable() {
-  static const bool yes = __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+  static const bool yes = [] {
+    unsigned a, b, c, d;
+    if (!__get_cpuid(1, &a, &b, &c, &d)) return false;
+    if (!(c & bit_F16C) || !(c & bit_AVX) || !(c & bit_OSXSAVE)) return false;
+    unsigned lo, hi;
+    __asm__("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    return (lo & 6u) == 6u;  // the system saves the XMM and YMM registers
+  }();
   return yes;
 }
 
