@@ -189,7 +189,7 @@
     return new Promise((resolve, reject) => {
       const started = performance.now();
       let begun = false, heard = false, ended = false, buf = 0, received = 0, queue = Promise.resolve();
-      let feedBytes = feedMax(), woke = 0;  // bytes per call: sized at run time to ~2 ms of copying
+      let feedBytes = feedMax(), woke = 0;  // bytes per call: sized at run time to ~4 ms of copying
       let frameStart = 0;  // when the page's work began since it last gave the browser a turn (0: idle)
       const end = (err) => {
         if (ended) return;
