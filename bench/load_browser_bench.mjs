@@ -8,8 +8,6 @@
 //   worker: viewer.openFile(file) as it is: the load worker reads and validates the file with its
 //           own WASM instance and hands the document over; the page only copies floats;
 //           worker_4mib: the same with 4 MiB reads
-//   stream_64k, worker_64k: with calls of at most 64 KiB (window.attnvizFeedMax), not 256 KiB;
-//           longest_run_ms is the longest stretch of the page's work between the browser's turns
 // each in a fresh page, in the same run; then the same two ways for a 12 x 12 x 128 x 128 attention
 // JSON (27 MB, written here), which the page can only parse whole. Prints the open time, the WASM memory after it (against the
 // data's size), and the longest gap between animation frames while the file opened.
@@ -75,7 +73,6 @@ async function runIn(page, appPort, dataUrl, mode) {
     const file = new File([blob], url.endsWith('.json') ? 'big.json' : 'big.npy');
     window.attnvizNoLoadWorker = !mode.startsWith('worker');
     if (slice) window.attnvizSliceBytes = slice << 20;
-    if (mode.endsWith('_64k')) window.attnvizFeedMax = 64 << 10;  // calls of at most 64 KiB
     const v = window.attnviz, M = v.module;
     const before = M.HEAPU8.length;
     const ticks = [];
@@ -119,8 +116,7 @@ async function runIn(page, appPort, dataUrl, mode) {
       maps: d.grid ? d.grid.stats.length : -1, gap_ms: gaps, after_ms: after, filled, frame_cpu,
       worker: mode !== 'old' && window.AttnVizLazy.stats.load_worker,
       worker_read_ms: mode.startsWith('worker') ? window.AttnVizLazy.stats.worker_read_ms : 0,
-      feeds: mode === 'old' ? [0, 0, 0, 0] : ['pieces', 'longest_feed_ms', 'feed_total_ms', 'finish_ms', 'read_wait_ms', 'yield_ms', 'idle_ms', 'longest_run_ms'].map((k) => window.AttnVizLazy.stats[k]),
-      run: mode === 'old' ? seconds * 1000 : window.AttnVizLazy.stats.longest_run_ms,
+      feeds: mode === 'old' ? [0, 0, 0, 0] : ['pieces', 'longest_feed_ms', 'feed_total_ms', 'finish_ms', 'read_wait_ms', 'yield_ms', 'idle_ms'].map((k) => window.AttnVizLazy.stats[k]),
       longest_feed: mode === 'old' ? seconds * 1000
         : Math.max(window.AttnVizLazy.stats.longest_feed_ms, window.AttnVizLazy.stats.finish_ms) };
   }, { url: dataUrl, mode, slice: mode.endsWith('_4mib') ? 4 : 0 });
@@ -141,7 +137,6 @@ async function main() {
   const results = {};
   try {
     for (const [mode, where, what] of [['old', url, 'npy'], ['stream_4mib', url, 'npy'], ['stream', url, 'npy'], ['worker_4mib', url, 'npy'], ['worker', url, 'npy'],
-      ['stream_64k', url, 'npy'], ['worker_64k', url, 'npy'],
       ['stream', jsonUrl, 'json'], ['worker', jsonUrl, 'json']]) {
       if (ONLY && !ONLY.includes(`${what}_${mode}`)) continue;
       const r = await run(browser, app.address().port, where, mode);
@@ -154,7 +149,7 @@ async function main() {
         `longest_frame_gap_after_ms=${r.after_ms.toFixed(0)} max_frame_cpu_ms_after=${r.frame_cpu.toFixed(1)} maps=${r.maps} ` +
         `load_worker=${r.worker ? `yes worker_read_s=${(r.worker_read_ms / 1000).toFixed(3)}` : 'no'} ` +
         `feeds=${r.feeds[0]} longest_feed_ms=${r.feeds[1].toFixed(1)} feed_total_ms=${r.feeds[2].toFixed(0)} ` +
-        `finish_ms=${r.feeds[3].toFixed(1)} longest_run_ms=${(r.feeds[7] || 0).toFixed(1)}` +
+        `finish_ms=${r.feeds[3].toFixed(1)}` +
         (mode.startsWith('worker') ? ` page_idle_ms=${r.feeds[6].toFixed(0)}` : '') + (mode.startsWith('stream') ? ` read_wait_ms=${r.feeds[4].toFixed(0)} yield_ms=${r.feeds[5].toFixed(0)}` : ''));
     }
     if (ONLY) return;
@@ -163,9 +158,6 @@ async function main() {
       `heap=${ratio('npy_stream', 'npy_old', 'heap_after')}`);
     console.log(`load browser npy slices_vs_4mib stream_time=${ratio('npy_stream', 'npy_stream_4mib', 'seconds')} ` +
       `worker_time=${ratio('npy_worker', 'npy_worker_4mib', 'seconds')}`);
-    console.log(`load browser npy feeds_64k_vs_default stream_longest_run=${ratio('npy_stream_64k', 'npy_stream', 'run')} ` +
-      `worker_longest_run=${ratio('npy_worker_64k', 'npy_worker', 'run')} stream_time=${ratio('npy_stream_64k', 'npy_stream', 'seconds')} ` +
-      `worker_time=${ratio('npy_worker_64k', 'npy_worker', 'seconds')}`);
     console.log(`load browser npy worker_vs_stream time=${ratio('npy_worker', 'npy_stream', 'seconds')} ` +
       `heap=${ratio('npy_worker', 'npy_stream', 'heap_after')} ` +
       `longest_task=${ratio('npy_worker', 'npy_stream', 'longest_feed')}`);

@@ -16,18 +16,14 @@
 
   const PIECE = 4 << 20;  // bytes handed to the loader per call, at most: a few ms of copying and decoding
   // Bytes per call once timed: a copy into fresh WASM pages pays their first touch (~15 us a 4 KiB page
-  // on a VM), and a 1 MiB call took up to 20-45 ms there; a 256 KiB call is ~1 ms of work. (Calls of
-  // 64 KiB did not shorten the longest stretch there: single calls still took 24-28 ms at times,
-  // stalls of the page's thread, not of the copy's size; stop 26. window.attnvizFeedMax overrides
-  // the most: benchmarks.)
-  const feedMax = () => (typeof window !== 'undefined' && window.attnvizFeedMax) || (256 << 10);
+  // on a VM), and a 1 MiB call took up to 20-45 ms there; a 256 KiB call is ~1 ms of work.
+  const FEED_MAX = 256 << 10;
 
   // The next call's bytes: what ~4 ms of the last call's pace covers (machines differ several-fold in
-  // copying into fresh memory), 64 KiB (or the override, if less) to feedMax(), so one call stays
-  // well inside a frame.
+  // copying into fresh memory), 64 to 256 KiB, so one call stays well inside a frame.
   const nextFeedBytes = (n, ms) => {
     const want = ms > 0.05 ? n * 4 / ms : PIECE;
-    return Math.max(Math.min(64 << 10, feedMax()), Math.min(feedMax(), Math.floor(want / 16384) * 16384));
+    return Math.max(64 << 10, Math.min(FEED_MAX, Math.floor(want / 65536) * 65536));
   };
 
   // Gives the browser a turn (input, a frame if one is due) without waiting for a frame: a task, not
@@ -48,15 +44,14 @@
 
   const nameOf = (url) => decodeURIComponent(String(url).split(/[?#]/)[0].split('/').pop() || 'download');
 
-  // Figures for benchmarks: the last stream's pieces, the longest feed, the longest stretch of work
-  // between the browser's turns (longest_run_ms), and the finishing call (which
+  // Figures for benchmarks: the last stream's pieces, the longest feed and the finishing call (which
   // parses the whole file when the page reads a JSON or NPZ itself), whether the load worker read it; the biggest lazy read and
   // how long it took to arrive; how long the last decoding between frames took; reads aborted; the
   // time a page-read stream waited for its reads and for its turns between frames (read_wait_ms,
   // yield_ms), and a worker load's time waiting for the worker (idle_ms); the last 64 reads' start
   // and end (performance.now()) and size. (window.attnvizMainThreadReads = true
   // before the first URL opens makes the page fetch Range requests itself, not in a worker: benchmarks.)
-  const stats = { pieces: 0, longest_feed_ms: 0, longest_run_ms: 0, feed_total_ms: 0, read_wait_ms: 0, yield_ms: 0, idle_ms: 0, finish_ms: 0, load_worker: false, biggest_read_bytes: 0, biggest_read_ms: 0, last_work_ms: 0,
+  const stats = { pieces: 0, longest_feed_ms: 0, feed_total_ms: 0, read_wait_ms: 0, yield_ms: 0, idle_ms: 0, finish_ms: 0, load_worker: false, biggest_read_bytes: 0, biggest_read_ms: 0, last_work_ms: 0,
     aborted_reads: 0, reads: [], worker_reads: 0, page_reads: 0 };
 
   // One load at a time per viewer: a file opened while another loads takes over the progress window,
@@ -78,7 +73,6 @@
     };
     stats.pieces = 0;
     stats.longest_feed_ms = 0;
-    stats.longest_run_ms = 0;
     stats.feed_total_ms = 0;
     stats.read_wait_ms = 0;
     stats.yield_ms = 0;
@@ -91,7 +85,7 @@
       abort(`could not open ${name}: not enough memory`);
       throw new Error(`could not open ${name}: not enough memory`);
     }
-    let frameStart = performance.now(), woke = 0, feedBytes = feedMax();
+    let frameStart = performance.now(), woke = 0, feedBytes = FEED_MAX;
     // The progress window is redrawn ~10 times a second, not every frame: a slow renderer (software
     // WebGL) would otherwise spend more time drawing it than the file takes to read.
     const progress = () => {
@@ -107,10 +101,7 @@
         const waitStart = performance.now();
         try {
           chunk = await read(PIECE);
-          const waited = performance.now() - waitStart;
-          stats.read_wait_ms += waited;
-          // A read that had to wait gave the browser its turns (one from a slice in memory did not).
-          if (waited > 1) frameStart = performance.now();
+          stats.read_wait_ms += performance.now() - waitStart;
         } catch (e) {
           const message = `could not open ${name}: ${e.message}`;
           abort(message);
@@ -135,7 +126,6 @@
           }
           if (performance.now() - frameStart > 8) {  // at most ~8 ms of work at a time
             const y0 = performance.now();
-            stats.longest_run_ms = Math.max(stats.longest_run_ms, y0 - frameStart);
             await yieldToBrowser();
             frameStart = performance.now();
             stats.yield_ms += frameStart - y0;
@@ -183,14 +173,12 @@
       : M.ccall(fn, 'string', types, args));
     stats.pieces = 0;
     stats.longest_feed_ms = 0;
-    stats.longest_run_ms = 0;
     stats.feed_total_ms = 0;
     stats.load_worker = true;
     return new Promise((resolve, reject) => {
       const started = performance.now();
       let begun = false, heard = false, ended = false, buf = 0, received = 0, queue = Promise.resolve();
-      let feedBytes = feedMax(), woke = 0;  // bytes per call: sized at run time to ~4 ms of copying
-      let frameStart = 0;  // when the page's work began since it last gave the browser a turn (0: idle)
+      let feedBytes = FEED_MAX, woke = 0;  // bytes per call: sized at run time to ~4 ms of copying
       const end = (err) => {
         if (ended) return;
         ended = true;
@@ -220,7 +208,7 @@
         if (pending++ === 0) stats.idle_ms += performance.now() - idleSince;
         queue = queue.then(async () => {
           if (ended) return;
-          if (!frameStart) frameStart = performance.now();
+          let frameStart = performance.now();
           const bytes = new Uint8Array(piece, 0, size);
           for (let at = 0; at < bytes.length && !ended;) {
             // A matrix's bytes go straight where they belong (one copy); the skeleton and the
@@ -248,18 +236,13 @@
               M.attnvizProgressFrame = true;
             }
             if (err) { end(err); return; }
-            if (performance.now() - frameStart > 8) {  // across pieces too: they may queue up
-              stats.longest_run_ms = Math.max(stats.longest_run_ms, performance.now() - frameStart);
+            if (performance.now() - frameStart > 8) {
               await yieldToBrowser();
               frameStart = performance.now();
             }
           }
           if (ended) return;
-          if (--pending === 0) {
-            idleSince = performance.now();
-            stats.longest_run_ms = Math.max(stats.longest_run_ms, idleSince - frameStart);
-            frameStart = 0;
-          }
+          if (--pending === 0) idleSince = performance.now();
           w.postMessage({ ack: true, buffer: piece }, [piece]);  // reused by the worker
           if (last) {
             const t = performance.now();
