@@ -141,8 +141,16 @@ async function main() {
       `columns in view ${span(hm0).toFixed(2)} -> ${span(hm1).toFixed(2)}`);
 
     // An idle viewer draws nothing.
+    // After the mouse leaves, a viewer draws a few more frames (6 after the last input): wait until
+    // both counts stood still for 0.5 s (at most 6 s; a loaded CI machine has needed more than 0.8 s for
+    // those frames), then count for 2 s. A viewer that kept drawing fails either way.
     await page.mouse.move(5, 5);
-    await page.waitForTimeout(800);
+    for (let i = 0, last = ''; i < 12; i++) {
+      await page.waitForTimeout(500);
+      const now = `${await frameOf(page, 0)},${await frameOf(page, 1)}`;
+      if (now === last) break;
+      last = now;
+    }
     const f0 = [await frameOf(page, 0), await frameOf(page, 1)];
     await page.waitForTimeout(2000);
     const f1 = [await frameOf(page, 0), await frameOf(page, 1)];
