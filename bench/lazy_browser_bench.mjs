@@ -18,6 +18,8 @@
 //                                  read so far (files without stored screen copies)
 //                              for the same model written with and without screen copies (in one run)
 //   a zoomed-in band           rows in view of another unvisited head (zoom 64)
+//   kept vs every frame drawn  twelve more switches alternating (ABBA) the default (a frame that would look like
+//                              the last one is not drawn again) with Module.attnvizDrawEveryFrame (first run)
 //   grid scrolling             the App::Frame CPU time and the frame gaps while the wheel scrolls the
 //                              1024-head grid and overviews stream in
 //   WASM memory                the most seen, against the 512 MB target
@@ -34,11 +36,11 @@ const N = 4096, L = 32, H = 32;
 const VISIT = [[7, 19], [15, 3], [31, 31]];  // heads written (one-hot rows), then switched to
 
 // One page: open the file, switch to unvisited heads, a zoomed-in band; optionally scroll the grid.
-async function run(browser, appPort, url, tag, { scroll = false, mainThreadReads = false } = {}) {
+async function run(browser, appPort, url, tag, { scroll = false, mainThreadReads = false, ab = false } = {}) {
   const page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
   await page.goto(`http://127.0.0.1:${appPort}/?example=seed004&view=heatmap`);
   await page.waitForFunction(() => window.attnviz !== undefined, null, { timeout: 60000 });
-  const r = await page.evaluate(async ({ url, visit, H, N, mainThreadReads }) => {
+  const r = await page.evaluate(async ({ url, visit, H, N, mainThreadReads, ab }) => {
     window.attnvizMainThreadReads = mainThreadReads;
     const v = window.attnviz, M = v.module, out = {};
     let heap = M.HEAPU8.length;
@@ -136,9 +138,30 @@ async function run(browser, appPort, url, tag, { scroll = false, mainThreadReads
     out.band_ms = performance.now() - t0;
     out.band_rows = d.heatmaps[0].held[1] - d.heatmaps[0].held[0];
     v.command('zoom 1');
+    // Frames that look like the last one kept (the default) against every frame drawn
+    // (Module.attnvizDrawEveryFrame), alternating over switches to heads not read yet: with a software
+    // GPU each drawn frame holds a core that the switch's reads wait for.
+    if (ab) out.ab = { kept: [], every: [], detail: [] };
+    if (ab) await until((x) => x.map === bl * H + bh && x.heatmaps[0] && atViewResolution(x, bl * H + bh));
+    for (let i = 0; i < (ab ? 12 : 0); i++) {
+      const every = i % 4 === 1 || i % 4 === 2;  // ABBA: neither goes first more often
+      M.attnvizDrawEveryFrame = every;
+      const m = (16 + i) * H + 5 + i;  // unvisited: the file's hole, read like any head
+      const d0 = v.describe();
+      t0 = performance.now();
+      v.command(`map ${m}`);
+      const d1 = await until((x) => polls > 0 && atViewResolution(x, m));
+      out.ab[every ? 'every' : 'kept'].push(performance.now() - t0);
+      const reads = window.AttnVizLazy.stats.reads.filter((q) => q.start >= t0 - 1)
+        .map((q) => `${(q.start - t0).toFixed(0)}..${(q.end - t0).toFixed(0)}`).join('+');
+      out.ab.detail.push(`${every ? 'every' : 'kept'}:${(performance.now() - t0).toFixed(0)}ms/` +
+        `${d1.frame - d0.frame - (d1.frames_kept - d0.frames_kept)}of${d1.frame - d0.frame}drawn/reads=${reads}`);
+      await until((x) => x.lazy_current.map === m && x.lazy_current.held[1] === N);  // its reads over
+    }
+    M.attnvizDrawEveryFrame = false;
     out.heap = heap;
     return out;
-  }, { url, visit: VISIT, H, N, mainThreadReads });
+  }, { url, visit: VISIT, H, N, mainThreadReads, ab });
   const ms = (a) => a.map((x) => x.toFixed(0)).join(',');
   console.log(`lazy browser ${tag} open_ms=${r.open_ms.toFixed(0)} first_frame_ms=${r.first_frame_ms.toFixed(0)} ` +
     `visible_overviews_ms=${r.overviews_ms.toFixed(0)} (target: first frame <= 2000)`);
@@ -156,6 +179,13 @@ async function run(browser, appPort, url, tag, { scroll = false, mainThreadReads
     'without screen copies: one computed from the rows read so far)');
   console.log(`lazy browser ${tag} full_resolution first_rows_ms=${ms(r.rows)} in_memory_ms=${ms(r.memory)} drawn_ms=${ms(r.drawn)} ` +
     `biggest_read_ms=${r.fetch_ms.toFixed(0)} decode_ms=${r.work_ms.toFixed(0)} aborted_reads=${r.aborted}`);
+  if (r.ab) {
+    const med = (a) => [...a].sort((x, y) => x - y)[a.length >> 1];
+    console.log(`lazy browser ${tag} switch_frames_kept_vs_every_frame_drawn kept_ms=${ms(r.ab.kept)} ` +
+      `every_ms=${ms(r.ab.every)} median_ratio=${(med(r.ab.every) / med(r.ab.kept)).toFixed(2)} ` +
+      '(view resolution; alternating, unvisited heads; ratio > 1: keeping unchanged frames is faster)');
+    console.log(`lazy browser ${tag} switch_frames_kept_vs_every_frame_drawn detail ${r.ab.detail.join(' ')}`);
+  }
   console.log(`lazy browser ${tag} zoomed_in_band rows=${r.band_rows} in_memory_ms=${r.band_memory_ms.toFixed(0)} ` +
     `drawn_ms=${r.band_ms.toFixed(0)}`);
   let heap = r.heap;
@@ -179,6 +209,9 @@ async function run(browser, appPort, url, tag, { scroll = false, mainThreadReads
     console.log(`lazy browser ${tag} grid_scroll frames=${cpu.length} frame_cpu_ms_median=${cpu[cpu.length >> 1].toFixed(2)} ` +
       `p95=${cpu[Math.floor(cpu.length * 0.95)].toFixed(2)} max=${cpu[cpu.length - 1].toFixed(2)} ` +
       `overviews_in_memory=${lazy.overviews} (target: <= 16 ms)`);
+    const fp = frames.map((f) => f.parts.fingerprint_ms).sort((a, b) => a - b);
+    console.log(`lazy browser ${tag} grid_scroll fingerprint_ms median=${fp[fp.length >> 1].toFixed(3)} ` +
+      `max=${fp[fp.length - 1].toFixed(3)} (App::DrawFingerprint after each frame, outside App::Frame)`);
     frames.sort((a, b) => b.cpu - a.cpu);
     for (const f of frames.slice(0, 3)) {  // the longest frames and where their time went
       const p = f.parts;
@@ -221,7 +254,7 @@ async function main() {
   try {
     const base = `http://127.0.0.1:${data.address().port}`;
     const port = app.address().port;
-    const yes = await run(browser, port, `${base}/llm.safetensors`, 'screens=yes', { scroll: true });
+    const yes = await run(browser, port, `${base}/llm.safetensors`, 'screens=yes', { scroll: true, ab: true });
     const no = await run(browser, port, `${base}/llm-noscreen.safetensors`, 'screens=no');
     const main = await run(browser, port, `${base}/llm.safetensors`, 'screens=yes reads=main_thread', { mainThreadReads: true });
     const mean = (a) => a.reduce((x, y) => x + y, 0) / a.length;

@@ -8,6 +8,7 @@
 #include "app/app_commands.h"
 #include "app/app_files.h"
 #include "app/app_state.h"
+#include "app/frame_fingerprint.h"
 #include "app/lazy_maps.h"
 #include "imgui.h"
 
@@ -142,6 +143,16 @@ bool App::SetDpiScale(float dpi_scale) {
 
 float App::LastFrameCpuMs() const {
   return s_->frame.cpu_ms;
+}
+
+uint64_t App::DrawFingerprint() const {
+  // A label texture may reuse a freed texture's name: the count of labels made tells them apart.
+  return FingerprintFrame(ImGui::GetDrawData(), s_->draw_pool, (uint64_t)s_->labels.Stats().rasterised);
+}
+
+void App::NoteFrameDrawn(bool drawn, float fingerprint_ms) {
+  if (!drawn) s_->frames_kept++;
+  s_->frame.fingerprint_ms = fingerprint_ms;
 }
 
 bool App::PopDownload(std::string* name, std::string* mime, std::vector<unsigned char>* bytes) {

@@ -63,8 +63,7 @@ class App {
   Status ProgressLoad(uint64_t received);  // the browser's load worker read this much (app_files.h)
   Status HandOverLoad(uint64_t total);
   size_t LoadRoom(uint8_t** dst);  // a handover's next matrix bytes go here (0: FeedLoad them)
-  Status AdvanceLoad(
-      size_t n);  // after copying n bytes there         // then hands its document over: FeedLoad, FinishLoad
+  Status AdvanceLoad(size_t n);    // after copying n bytes there (then FeedLoad, FinishLoad hand the document over)
   void AbortLoad(const std::string& message);  // the reading failed (network, file): the message shows
   // A file read elsewhere (the native loader thread): its progress in the same window, and the
   // document once read (sets moved). LoadCancelRequested: the user pressed Cancel.
@@ -101,8 +100,14 @@ class App {
   // and read back, cropped to view_rect (UI px); then PopCapture. RequestCapture: the embed API's.
   bool PeekCapture(float* scale, int* id, std::string* name, float view_rect[4]) const;
   void PopCapture(bool ok, const std::string& error);  // done (ok) or failed (error shown for UI requests)
-  Status RequestCapture(float scale,
-                        int id);  // scale 1..4; id != 0 names the caller  // true once after the user chose File > Open
+  Status RequestCapture(float scale, int id);          // scale 1..4; id != 0 names the caller
+  // After ImGui::Render(): a fingerprint of what the frame draws (ImGui's draw data, the heatmaps'
+  // parameters and texture versions, the label textures made so far). Equal to the last drawn
+  // frame's: it would look the same, and the web build does not draw it again (SwiftShader spends
+  // 60-100 ms of a core on each frame, which the page's reads then wait for; docs/PERFORMANCE.md).
+  uint64_t DrawFingerprint() const;
+  // The platform drew this frame, or kept the last one; the fingerprint took ms (describe()).
+  void NoteFrameDrawn(bool drawn, float fingerprint_ms);
 
  private:
   std::unique_ptr<AppState> s_;

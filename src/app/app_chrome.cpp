@@ -345,14 +345,23 @@ void DrawViewTabs(AppState* s) {
 
 void DrawStatusBar(AppState* s) {
   ImGui::Separator();
-  if (s->frame.train_ms > 0)
-    ImGui::TextDisabled("frame %.2f ms CPU + %.1f ms training", s->frame.cpu_ms_avg, s->frame.train_ms);
+  FrameStats& f = s->frame;
+  if (f.shown_at < 0 || ImGui::GetTime() - f.shown_at >= 0.5) {
+    f.shown_at = ImGui::GetTime();
+    f.shown_cpu_ms = f.cpu_ms_avg;
+    f.shown_train_ms = f.train_ms;
+    f.shown_fps = ImGui::GetIO().Framerate;
+  }
+  if (f.shown_train_ms > 0)
+    ImGui::TextDisabled("frame %.2f ms CPU + %.1f ms training", f.shown_cpu_ms, f.shown_train_ms);
   else
-    ImGui::TextDisabled("frame %.2f ms CPU", s->frame.cpu_ms_avg);
+    ImGui::TextDisabled("frame %.2f ms CPU", f.shown_cpu_ms);
   if (ImGui::IsItemHovered())
-    ImGui::SetTooltip("CPU time of App::Frame(), mean of the last 120 frames (GPU time not included)");
+    ImGui::SetTooltip(
+        "CPU time of App::Frame(), mean of the last 120 frames (GPU time not included); "
+        "refreshed twice a second");
   ImGui::SameLine();
-  ImGui::TextDisabled("|  %.0f fps", ImGui::GetIO().Framerate);
+  ImGui::TextDisabled("|  %.0f fps", f.shown_fps);
   const float help_x = ImGui::GetWindowWidth() - ImGui::CalcTextSize("? help").x - 16;
   if (!s->message.empty()) {
     ImGui::SameLine();

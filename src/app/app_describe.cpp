@@ -82,12 +82,16 @@ void DescribeFrame(const FrameStats& f, JsonWriter* w) {
   w->NumberF(f.upload_ms);
   w->Key("uploads");
   w->Number(f.uploads);
+  w->Key("fingerprint_ms");  // App::DrawFingerprint of the frame before (after ImGui::Render)
+  w->NumberF(f.fingerprint_ms);
   w->EndObject();
 }
 
 void WriteShared(AppState* s, JsonWriter* w) {
   w->Key("frame");
   w->Number(ImGui::GetFrameCount());
+  w->Key("frames_kept");  // frames that would have looked like the last drawn one, not drawn again
+  w->Number(s->frames_kept);
   w->Key("example");
   w->String(s->Current().id);
   w->Key("view");

@@ -35,9 +35,14 @@ struct FrameStats {
   float pump_ms = 0, request_ms = 0, upload_ms = 0;
   float decode_ms = 0, install_ms = 0;  // of pump_ms: reading and decoding; installing what arrived
   int uploads = 0;
-  float ring[120] = {};   // recent App::Frame() CPU times
-  int count = 0;          // frames recorded so far
-  void Record(float ms);  // adds a frame and updates the mean
+  float fingerprint_ms = 0;  // the last App::DrawFingerprint (measured by the platform)
+  float ring[120] = {};      // recent App::Frame() CPU times
+  int count = 0;             // frames recorded so far
+  void Record(float ms);     // adds a frame and updates the mean
+  // The status bar's readout, refreshed twice a second: a number that changed every frame would make
+  // every frame look new (App::DrawFingerprint), and nobody reads it at 60 Hz.
+  float shown_cpu_ms = 0, shown_train_ms = 0, shown_fps = 0;
+  double shown_at = -1;  // ImGui::GetTime() of the last refresh
 };
 
 struct AppEvent {
@@ -48,9 +53,10 @@ struct AppEvent {
 struct AppState {
   AppConfig config;
   HeatmapRenderer renderer;
-  std::vector<HeatmapCallbackData> draw_pool;             // reserved once in Init
-  HeatmapEnv env;                                         // renderer + pool, handed to every heatmap widget
-  int64_t upload_budget = 0;                              // texture bytes still to upload this frame (HeatmapEnv)
+  std::vector<HeatmapCallbackData> draw_pool;  // reserved once in Init
+  long frames_kept = 0;       // frames not drawn again: they looked like the last drawn one (App::DrawFingerprint)
+  HeatmapEnv env;             // renderer + pool, handed to every heatmap widget
+  int64_t upload_budget = 0;  // texture bytes still to upload this frame (HeatmapEnv)
   std::chrono::steady_clock::time_point upload_deadline;  // and until when (HeatmapEnv)
   float upload_ms_per_mib = 0;                            // how fast uploads have gone (HeatmapEnv)
   LabelCache labels;                                      // token labels the UI font cannot draw, as textures

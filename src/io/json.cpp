@@ -75,34 +75,16 @@ double ScaleExact(double m, int e) {
 }
 
 // 5^0 .. 5^27: every one below 2^63.
-constexpr uint64_t kPow5[] = {1ull,
-                              5ull,
-                              25ull,
-                              125ull,
-                              625ull,
-                              3125ull,
-                              15625ull,
-                              78125ull,
-                              390625ull,
-                              1953125ull,
-                              9765625ull,
-                              48828125ull,
-                              244140625ull,
-                              1220703125ull,
-                              6103515625ull,
-                              30517578125ull,
-                              152587890625ull,
-                              762939453125ull,
-                              3814697265625ull,
-                              19073486328125ull,
-                              95367431640625ull,
-                              476837158203125ull,
-                              2384185791015625ull,
-                              11920928955078125ull,
-                              59604644775390625ull,
-                              298023223876953125ull,
-                              1490116119384765625ull,
-                              7450580596923828125ull};
+struct Pow5Table {
+  uint64_t v[28];
+  constexpr Pow5Table() : v() {
+    v[0] = 1;
+    for (int i = 1; i < 28; ++i) v[i] = v[i - 1] * 5;
+  }
+};
+constexpr Pow5Table kPow5Table;
+constexpr const uint64_t* kPow5 = kPow5Table.v;
+static_assert(kPow5Table.v[27] == 7450580596923828125ull, "5^27 (the last entry) is below 2^63");
 
 using U128 = unsigned __int128;
 

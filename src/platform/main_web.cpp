@@ -123,6 +123,9 @@ EM_JS(int, attnviz_js_take_progress_frame, (), {
   return w ? 1 : 0;
 });
 
+// Module.attnvizDrawEveryFrame: draw even a frame that looks like the last one (A/B benchmarks).
+EM_JS(int, attnviz_js_draw_every_frame, (), { return Module["attnvizDrawEveryFrame"] ? 1 : 0; });
+
 // Opens a page of the app's folder in a new tab (Help > Tutorial).
 EM_JS(void, attnviz_js_open_url, (const char* url), {
   window.open(new URL(UTF8ToString(url), document.baseURI).href, "_blank", "noopener");
@@ -218,6 +221,7 @@ struct WebLoop {
   long frame = 0;
   int quiet_frames = 0;               // frames drawn since the last input or animation
   float last_size[4] = {0, 0, 0, 0};  // canvas CSS and backing-store size last frame
+  uint64_t drawn_fingerprint = 0;     // App::DrawFingerprint of the frame on the canvas (0: none)
   bool stopped = false;               // destroy() was called
 };
 WebLoop* g_loop = nullptr;
@@ -285,10 +289,20 @@ void Frame() {
   ImGui::NewFrame();
   L.app.Frame();
   ImGui::Render();
-  glViewport(0, 0, (int)sz[2], (int)sz[3]);
-  glClearColor(0.1f, 0.1f, 0.12f, 1.0f);
-  glClear(GL_COLOR_BUFFER_BIT);
-  ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+  // A frame that would look like the one on the canvas is not drawn again: without a draw call the
+  // canvas keeps its image and the compositor has nothing to do (the settling frames after input, a
+  // progress frame whose bar did not move). Module.attnvizDrawEveryFrame turns this off (benchmarks).
+  const double t_fingerprint = emscripten_get_now();
+  const uint64_t fingerprint = L.app.DrawFingerprint();
+  const bool draw = capturing || fingerprint != L.drawn_fingerprint || attnviz_js_draw_every_frame();
+  L.app.NoteFrameDrawn(draw, (float)(emscripten_get_now() - t_fingerprint));
+  if (draw) {
+    glViewport(0, 0, (int)sz[2], (int)sz[3]);
+    glClearColor(0.1f, 0.1f, 0.12f, 1.0f);
+    glClear(GL_COLOR_BUFFER_BIT);
+    ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+    L.drawn_fingerprint = capturing ? 0 : fingerprint;  // a capture draws at another scale
+  }
   if (capturing) attnviz::CaptureWebFrame(L.app, sz, cap_id, cap_name, cap_rect);
   if (++L.frame == 2) attnviz_js_first_frame();
   HandOver(L);

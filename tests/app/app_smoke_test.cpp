@@ -13,6 +13,7 @@
 
 #include "app/app.h"
 #include "app/examples.h"
+#include "app/frame_fingerprint.h"
 #include "app/heatmap_widget.h"
 #include "app/view_module.h"
 #include "imgui.h"
@@ -169,6 +170,69 @@ TEST(AppViews, HeatmapDrawsTheRowsTheDecodingStepShows) {
     EXPECT_EQ(Get(*h, "weights").numbers.size(), (size_t)(Num(*h, "rows") * Num(*h, "cols")));
     EXPECT_GT(Get(*h, "rect").numbers[2], Get(*h, "rect").numbers[0]) << "a matrix area of positive width";
   }
+}
+
+// A frame that would draw the same as the last has the same fingerprint (the web build then keeps the
+// canvas's image instead of drawing it again); the status bar's readout refreshes twice a second
+// (not every frame); a change on screen gives a new fingerprint.
+TEST(AppFrames, AFrameThatDrawsTheSameHasTheFingerprintOfTheLast) {
+  HeadlessApp t;
+  t.Run("example translation");
+  t.Run("view heatmap");
+  t.Frames(3);
+  uint64_t last = t.app.DrawFingerprint();
+  int same = 0;
+  for (int i = 0; i < 60; ++i) {  // one second at 60 Hz
+    t.Frames(1);
+    const uint64_t fp = t.app.DrawFingerprint();
+    same += fp == last;
+    last = fp;
+  }
+  EXPECT_GE(same, 57) << "an unchanged screen: only the readout's refreshes may make a frame new";
+  t.Run("view lines");
+  t.Frames(1);
+  EXPECT_NE(t.app.DrawFingerprint(), last) << "another view drew the fingerprint of the last";
+}
+
+// What a heatmap callback draws with is part of the fingerprint: its textures' names, versions and
+// shapes, and each of its parameters (the draw data only points at the callback's data).
+TEST(AppFrames, EveryHeatmapParameterAndTextureUploadChangesTheFingerprint) {
+  attnviz::HeatmapTexture a, b;
+  a.weights = 7, a.rows = 4, a.cols = 5;
+  b.weights = 8, b.rows = 4, b.cols = 5;
+  std::vector<attnviz::HeatmapCallbackData> cbs(1);
+  cbs[0].draw.tex = &a;
+  const uint64_t base = attnviz::FingerprintFrame(nullptr, cbs, 0);
+  EXPECT_EQ(attnviz::FingerprintFrame(nullptr, cbs, 0), base) << "the same frame, another fingerprint";
+  using Change = void (*)(attnviz::HeatmapCallbackData*, attnviz::HeatmapTexture*);
+  const std::pair<const char*, Change> changes[] = {
+      {"texture uploaded", [](attnviz::HeatmapCallbackData*, attnviz::HeatmapTexture* t) { t->version++; }},
+      {"texture resized", [](attnviz::HeatmapCallbackData*, attnviz::HeatmapTexture* t) { t->rows++; }},
+      {"another texture", [](attnviz::HeatmapCallbackData* c, attnviz::HeatmapTexture*) { c->draw.tex = nullptr; }},
+      {"frame b", [](attnviz::HeatmapCallbackData* c, attnviz::HeatmapTexture* t) { c->draw.tex_b = t; }},
+      {"mix", [](attnviz::HeatmapCallbackData* c, attnviz::HeatmapTexture*) { c->draw.frame_mix = 0.5f; }},
+      {"vmax", [](attnviz::HeatmapCallbackData* c, attnviz::HeatmapTexture*) { c->draw.vmax = 0.5f; }},
+      {"vmin", [](attnviz::HeatmapCallbackData* c, attnviz::HeatmapTexture*) { c->draw.vmin = 0.1f; }},
+      {"scale",
+       [](attnviz::HeatmapCallbackData* c, attnviz::HeatmapTexture*) { c->draw.scale = attnviz::ScaleMode::Log; }},
+      {"colormap", [](attnviz::HeatmapCallbackData* c,
+                      attnviz::HeatmapTexture*) { c->draw.colormap = attnviz::Colormap::Viridis; }},
+      {"rows shown", [](attnviz::HeatmapCallbackData* c, attnviz::HeatmapTexture*) { c->draw.rows_shown = 3; }},
+      {"view", [](attnviz::HeatmapCallbackData* c, attnviz::HeatmapTexture*) { c->draw.view[2] = 2.5f; }},
+      {"empty colour", [](attnviz::HeatmapCallbackData* c, attnviz::HeatmapTexture*) { c->draw.empty_rgba[0] = 1; }},
+      {"grid colour", [](attnviz::HeatmapCallbackData* c, attnviz::HeatmapTexture*) { c->draw.grid_rgba[3] = 0; }},
+      {"rectangle", [](attnviz::HeatmapCallbackData* c, attnviz::HeatmapTexture*) { c->rect_imgui[1] = 9; }},
+  };
+  for (const auto& [what, change] : changes) {
+    std::vector<attnviz::HeatmapCallbackData> changed = cbs;
+    attnviz::HeatmapTexture t = a;
+    changed[0].draw.tex = &t;
+    change(&changed[0], &t);
+    if (changed[0].draw.tex == nullptr) changed[0].draw.tex = &b;
+    EXPECT_NE(attnviz::FingerprintFrame(nullptr, changed, 0), base) << what;
+  }
+  EXPECT_NE(attnviz::FingerprintFrame(nullptr, cbs, 1), base) << "the extra word (labels made)";
+  EXPECT_NE(attnviz::FingerprintFrame(nullptr, {}, 0), base) << "no heatmap";
 }
 
 TEST(AppViews, LinesDrawsOneLinePerWeightAboveTheThreshold) {

@@ -115,6 +115,54 @@ async function main() {
     check('compare view is available on seed 004', d.compare && d.compare.available === true);
     await docShot(page, 'view-compare.png');
 
+    // A frame that would look like the one on the canvas is not drawn again (App::DrawFingerprint):
+    // the viewer woken with nothing changed keeps its image. A change is drawn at once: every
+    // cell of the heatmap after each step inverts to its weight, and the rows not yet emitted are empty.
+    await cmd(page, 'example translation');
+    await cmd(page, 'view heatmap');
+    await cmd(page, 'numbers off');
+    await cmd(page, 'step 5');
+    await page.mouse.move(2, 790);
+    await frames(page, 8);
+    const kept = await page.evaluate(async () => {
+      const v = window.attnviz, d0 = v.describe();
+      for (let i = 0; i < 10; i++) {
+        v.command('view heatmap');  // wakes the viewer; nothing on screen changes
+        await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+      }
+      const d1 = v.describe();
+      return { frames: d1.frame - d0.frame, kept: d1.frames_kept - d0.frames_kept };
+    });
+    check('a woken viewer with nothing new keeps its image (frames not drawn again)',
+      kept.frames >= 10 && kept.kept >= kept.frames - 3, `${kept.kept} of ${kept.frames} frames kept`);
+    for (const k of [2, 3]) {
+      await cmd(page, `step ${k}`);
+      await frames(page, 3);
+      d = await describe(page);
+      const h = d.heatmaps.find((x) => x.id === 'main');
+      const shot = await screenshot(page, `kept-then-step-${k}.png`);
+      checkHeatmapPixels(`step ${k} after kept frames`, d, h, shot.png);
+      const [x, y] = cellCentre(h, k, Math.min(1, h.cols - 1));
+      const rgb = pixel(shot.png, x, y);
+      check(`after kept frames, step ${k}: row ${k} is still empty`, rgb.every((v, i) => Math.abs(v - EMPTY_ROW[i]) <= 3),
+        `${rgb}`);
+    }
+
+    // Only the weights change (the same tokens, name, shape and colour range): the texture's new
+    // contents are drawn, though the ImGui draw data is the same as the last frame's.
+    const sameButWeights = [[[0.8, 0.1, 0.1], [0.2, 0.3, 0.5]], [[0.1, 0.1, 0.8], [0.5, 0.3, 0.2]]];
+    for (let i = 0; i < sameButWeights.length; i++) {
+      await page.evaluate((w) => window.attnviz.load({ source_tokens: ['the', 'cat', 'sat'], target_tokens: ['le', 'chat'],
+        weights: w }), sameButWeights[i]);
+      await cmd(page, 'numbers off');
+      await cmd(page, 'step 2');
+      await frames(page, 6);
+      d = await describe(page);
+      const h = d.heatmaps.find((x) => x.id === 'main');
+      const shot = await screenshot(page, `same-but-weights-${i + 1}.png`);
+      checkHeatmapPixels(`weights ${i + 1} of 2 (same tokens, shape and range)`, d, h, shot.png);
+    }
+
     check('no console errors', errors.length === 0, errors.slice(0, 3).join(' | '));
   } finally {
     await app.close();
