@@ -151,7 +151,7 @@ uint64_t App::DrawFingerprint() const {
 }
 
 void App::NoteFrameDrawn(bool drawn, float fingerprint_ms) {
-  if (!drawn) s_->frames_kept++;
+  if (!drawn) s_->frame.kept++;
   s_->frame.fingerprint_ms = fingerprint_ms;
 }
 

@@ -66,6 +66,8 @@ void WriteLabels(AppState* s, JsonWriter* w) {
 // "frame_cpu_ms" (the mean of the last 120 frames) and "frame_parts" of the last frame: lazy files'
 // decoding before the views, their requests after, texture uploads.
 void DescribeFrame(const FrameStats& f, JsonWriter* w) {
+  w->Key("frames_kept");  // frames that would have looked like the last drawn one, not drawn again
+  w->Number(f.kept);
   w->Key("frame_cpu_ms");
   w->NumberF(f.cpu_ms_avg);
   w->Key("frame_parts");
@@ -90,8 +92,6 @@ void DescribeFrame(const FrameStats& f, JsonWriter* w) {
 void WriteShared(AppState* s, JsonWriter* w) {
   w->Key("frame");
   w->Number(ImGui::GetFrameCount());
-  w->Key("frames_kept");  // frames that would have looked like the last drawn one, not drawn again
-  w->Number(s->frames_kept);
   w->Key("example");
   w->String(s->Current().id);
   w->Key("view");

@@ -36,6 +36,7 @@ struct FrameStats {
   float decode_ms = 0, install_ms = 0;  // of pump_ms: reading and decoding; installing what arrived
   int uploads = 0;
   float fingerprint_ms = 0;  // the last App::DrawFingerprint (measured by the platform)
+  long kept = 0;             // frames not drawn again: they looked like the last drawn one
   float ring[120] = {};      // recent App::Frame() CPU times
   int count = 0;             // frames recorded so far
   void Record(float ms);     // adds a frame and updates the mean
@@ -53,10 +54,9 @@ struct AppEvent {
 struct AppState {
   AppConfig config;
   HeatmapRenderer renderer;
-  std::vector<HeatmapCallbackData> draw_pool;  // reserved once in Init
-  long frames_kept = 0;       // frames not drawn again: they looked like the last drawn one (App::DrawFingerprint)
-  HeatmapEnv env;             // renderer + pool, handed to every heatmap widget
-  int64_t upload_budget = 0;  // texture bytes still to upload this frame (HeatmapEnv)
+  std::vector<HeatmapCallbackData> draw_pool;             // reserved once in Init
+  HeatmapEnv env;                                         // renderer + pool, handed to every heatmap widget
+  int64_t upload_budget = 0;                              // texture bytes still to upload this frame (HeatmapEnv)
   std::chrono::steady_clock::time_point upload_deadline;  // and until when (HeatmapEnv)
   float upload_ms_per_mib = 0;                            // how fast uploads have gone (HeatmapEnv)
   LabelCache labels;                                      // token labels the UI font cannot draw, as textures
