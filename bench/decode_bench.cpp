@@ -8,6 +8,7 @@
 //   json     ParseJson of numbers as attnviz and numpy write float32 weights (<= 9 digits), with
 //            the exact fast path for short numbers vs every number through strtod; and writing
 //            them back (JsonWriter::NumberF) vs printf until strtof reads the text back
+//   f32/bf16 DecodeWeights (branch-free, since stop 27) vs the conversion and a branchy clean-up loop
 //   json17   the same weights as Python's json writes a tensor's tolist() (16-17 digits): the
 //            128-bit integer path vs strtod
 // Lines:
@@ -121,6 +122,65 @@ double RunOnce(int kind, const std::vector<uint8_t>& src, std::vector<float>* ds
 double Median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
+}
+
+// The lazy reader's F32 and BF16 weights until stop 27: the plain conversion, then a loop with a
+// branch per weight for NaN, negatives and +inf, and the maximum.
+size_t OldFloatWeights(StDType t, const uint8_t* src, size_t n, float* dst, float* max) {
+  DecodeFloats(t, src, n, dst);
+  size_t fixed = 0;
+  float mx = 0.0f;
+  for (size_t i = 0; i < n; ++i) {
+    if (!(dst[i] >= 0.0f) || dst[i] > 3.4e38f) {
+      dst[i] = 0.0f;
+      ++fixed;
+    }
+    mx = std::max(mx, dst[i]);
+  }
+  *max = mx;
+  return fixed;
+}
+
+// F32 and BF16 weights, piece by piece: DecodeWeights against OldFloatWeights, alternating. Prints
+// the lines and returns whether both gave the same weights, counts and maxima.
+bool FloatWeightLines(const std::vector<float>& weights) {
+  bool same = true;
+  for (StDType t : {StDType::F32, StDType::BF16}) {
+    const size_t size = StDTypeSize(t);
+    std::vector<uint8_t> src(size * kWeights);
+    EncodeFloats(t, weights.data(), kWeights, src.data());
+    std::vector<float> a(kWeights), b(kWeights);
+    std::vector<double> samples[2];
+    double fixed[2] = {0, 0};
+    float top[2] = {0, 0};
+    for (int round = 0; round < kSamples + 2; ++round)
+      for (int r = 0; r < 2; ++r) {
+        const int k = (r + round) % 2;  // 0 shipped, 1 old
+        float* out = k ? b.data() : a.data();
+        fixed[k] = 0;
+        const auto t0 = std::chrono::steady_clock::now();
+        for (size_t at = 0; at < kWeights; at += kPiece) {
+          float mx = 0.0f;
+          size_t f = 0;
+          if (k == 0) DecodeWeights(t, src.data() + size * at, kPiece, out + at, &mx, &f);
+          if (k == 1) f = OldFloatWeights(t, src.data() + size * at, kPiece, out + at, &mx);
+          fixed[k] += (double)f;
+          top[k] = std::max(top[k], mx);
+        }
+        if (round >= 2) samples[k].push_back(Seconds(t0));
+      }
+    for (int k = 0; k < 2; ++k)
+      std::printf("decode impl=%s weights=%zu median_ns_per_weight=%.3f\n",
+                  k ? (t == StDType::F32 ? "old_F32" : "old_BF16")
+                    : (t == StDType::F32 ? "DecodeWeights_F32" : "DecodeWeights_BF16"),
+                  kWeights, Median(samples[k]) * 1e9 / kWeights);
+    std::printf("ratio impl=DecodeWeights_%s vs=old_%s ratio=%.2f\n", StDTypeName(t), StDTypeName(t),
+                Median(samples[1]) / Median(samples[0]));
+    size_t differ = fixed[0] != fixed[1] || top[0] != top[1];
+    for (size_t i = 0; i < kWeights; ++i) differ += a[i] != b[i];
+    same = same && differ == 0;
+  }
+  return same;
 }
 
 // A [rows][cols] JSON array of float32 weights: as numpy writes them (the shortest text that reads
@@ -267,6 +327,12 @@ int main() {
   std::printf("ratio impl=DecodeFloats_F16 vs=branchy ratio=%.2f\n",
               Median(impls[2].samples) / Median(impls[3].samples));
   std::printf("decode check differing_outputs=%zu (0: the same floats, counts and maxima as the baselines)\n", differ);
+  // The same weights as F32 and BF16 (with the NaNs and negatives), for the lazy reader's other dtypes.
+  std::vector<float> weights(kWeights);
+  DecodeFloats(StDType::F16, src.data(), kWeights, weights.data());
+  const bool floats_same = FloatWeightLines(weights);
+  std::printf("decode check f32_bf16_same=%d (1: the same floats, counts and maxima as the old loop)\n",
+              floats_same ? 1 : 0);
   const bool json_same = JsonLines();
-  return differ == 0 && json_same ? 0 : 1;
+  return differ == 0 && json_same && floats_same ? 0 : 1;
 }

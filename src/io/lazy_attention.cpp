@@ -507,24 +507,11 @@ void LazyAttentionFile::CompleteRead(uint64_t ticket, const Status& st) {
 // negative become 0 and are counted.
 Status LazyAttentionFile::DecodePiece(Job* job, const uint8_t* src, int64_t n) {
   float* dst = job->out.data() + job->done;
-  int64_t fixed = 0;
-  float mx = job->max;               // the largest weight, kept as it is decoded (the viewer's colour range)
-  if (job->dtype == StDType::F16) {  // the common case, in one vectorized pass
-    float piece_max = 0.0f;
-    fixed = (int64_t)DecodeHalfWeights(src, (size_t)n, dst, &piece_max);
-    mx = std::max(mx, piece_max);
-  } else {
-    if (!DecodeFloats(job->dtype, src, (size_t)n, dst)) return Status::Error("not a float tensor");
-    for (int64_t i = 0; i < n; ++i) {
-      if (!(dst[i] >= 0.0f) || dst[i] > 3.4e38f) {  // NaN, negative, +inf
-        dst[i] = 0.0f;
-        ++fixed;
-      }
-      mx = std::max(mx, dst[i]);
-    }
-  }
-  job->max = mx;
-  job->fixed += fixed;
+  float piece_max = 0.0f;  // the largest weight, kept as it is decoded (the viewer's colour range)
+  size_t fixed = 0;
+  if (!DecodeWeights(job->dtype, src, (size_t)n, dst, &piece_max, &fixed)) return Status::Error("not a float tensor");
+  job->max = std::max(job->max, piece_max);
+  job->fixed += (int64_t)fixed;
   job->done += n;
   return Status::Ok();
 }

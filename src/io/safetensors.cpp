@@ -422,6 +422,71 @@ size_t DecodeHalfWeights(const uint8_t* src, size_t n, float* dst, float* max) {
   return fixed;
 }
 
+namespace {
+
+// n weights whose float32 bits come from load(i) -> dst, as DecodeHalfWeights treats halfs: NaN,
+// infinities and negative numbers (not -0) become 0 and are counted; *top keeps the largest one's
+// bits (non-negative floats order as integers). Without branches, so it vectorizes (the loads are
+// always_inline: the web build's -Os target flags would leave them calls inside the loop).
+template <typename Load>
+size_t FloatBitsToWeights(size_t n, float* dst, int32_t* top, Load load) {
+  size_t fixed = 0;
+  int32_t t = *top;
+  for (size_t begin = 0; begin < n; begin += 65536) {  // a 32-bit count per chunk: lanes of one width
+    const size_t end = std::min(n, begin + 65536);
+    int32_t bad_count = 0;
+    for (size_t i = begin; i < end; ++i) {
+      const uint32_t u = load(i);
+      const int32_t x = (int32_t)(u & 0x7fffffffu);
+      const int32_t bad = (int32_t)(x > 0x7f7fffff) | ((int32_t)(u >> 31) & (int32_t)(x != 0));
+      const int32_t w = x & (bad - 1);  // 0 when bad
+      bad_count += bad;
+      t = t > w ? t : w;
+      std::memcpy(dst + i, &w, 4);
+    }
+    fixed += (size_t)bad_count;
+  }
+  *top = t;
+  return fixed;
+}
+
+}  // namespace
+
+bool DecodeWeights(StDType t, const uint8_t* src, size_t n, float* dst, float* max, size_t* fixed) {
+  int32_t top = 0;
+  switch (t) {
+    case StDType::F16:
+      *fixed = DecodeHalfWeights(src, n, dst, max);
+      return true;
+    case StDType::F32:  // (src may be dst: each weight is read before it is written)
+      *fixed = FloatBitsToWeights(n, dst, &top, [src](size_t i) __attribute__((always_inline)) {
+        uint32_t u;
+        std::memcpy(&u, src + 4 * i, 4);
+        return u;
+      });
+      break;
+    case StDType::BF16:
+      *fixed = FloatBitsToWeights(n, dst, &top, [src](size_t i) __attribute__((always_inline)) {
+        uint16_t h;
+        std::memcpy(&h, src + 2 * i, 2);
+        return (uint32_t)h << 16;
+      });
+      break;
+    case StDType::F64:
+      DecodeFloats(StDType::F64, src, n, dst);
+      *fixed = FloatBitsToWeights(n, dst, &top, [dst](size_t i) __attribute__((always_inline)) {
+        uint32_t u;
+        std::memcpy(&u, dst + i, 4);
+        return u;
+      });
+      break;
+    default:
+      return false;
+  }
+  if (max) std::memcpy(max, &top, 4);
+  return true;
+}
+
 bool EncodeFloats(StDType t, const float* src, size_t n, uint8_t* dst) {
   switch (t) {
     case StDType::F32:

@@ -106,6 +106,9 @@ bool DecodeFloats(StDType t, const uint8_t* src, size_t n, float* dst);
 // (a weight is a probability) become 0 and are counted in the return value; *max (when not null)
 // gets the largest weight (0 when n = 0). Branch-free, so it vectorizes.
 size_t DecodeHalfWeights(const uint8_t* src, size_t n, float* dst, float* max);
+// The same for any float dtype (F16, BF16, F32 — src may be dst — or F64): *fixed gets the count.
+// F32 and BF16 are branch-free too. Returns false for any other dtype.
+bool DecodeWeights(StDType t, const uint8_t* src, size_t n, float* dst, float* max, size_t* fixed);
 // n floats -> F16, BF16 or F32 bytes (n * StDTypeSize(t)). Returns false for any other dtype.
 bool EncodeFloats(StDType t, const float* src, size_t n, uint8_t* dst);
 

@@ -236,6 +236,57 @@ TEST(Safetensors, HalfDecodingInBulkMatchesTheScalarReferenceForEveryValue) {
   EXPECT_EQ(mx, 0.0f);
 }
 
+// F32, BF16 and F64 weights decode as the viewer shows them, like F16's: NaN, infinities and negative
+// numbers (not -0) become 0 and are counted, and the maximum is the largest weight. Random bit
+// patterns (every class: subnormals, NaNs, infinities, negatives, zeros) at several offsets, against
+// the plain conversion and a scalar check; F32 also in place.
+TEST(Safetensors, FloatWeightsOfEveryDtypeAreCleanedAndCountedLikeHalfs) {
+  std::vector<uint8_t> bytes(8 * 70000 + 64);
+  uint64_t x = 0x243F6A8885A308D3ull;
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    bytes[i] = (uint8_t)(x >> 24);
+  }
+  const uint32_t specials[] = {0x7f800000u, 0xff800000u, 0x7fc00000u, 0x80000000u,
+                               0x00000001u, 0x7f7fffffu, 0xbf800000u};
+  for (size_t k = 0; k < 7; ++k) std::memcpy(bytes.data() + 4 * k, &specials[k], 4);  // F32 and the BF16 halves
+  for (StDType t : {StDType::F32, StDType::BF16, StDType::F64}) {
+    for (size_t offset : {0u, 1u, 3u, 7u}) {
+      const size_t n = 66000 + offset;  // past one 65536-weight chunk
+      const uint8_t* src = bytes.data() + StDTypeSize(t) * offset;
+      std::vector<float> plain(n), out(n);
+      ASSERT_TRUE(DecodeFloats(t, src, n, plain.data()));
+      float mx = -1.0f;
+      size_t fixed = 99;
+      ASSERT_TRUE(DecodeWeights(t, src, n, out.data(), &mx, &fixed));
+      size_t want_fixed = 0, mismatches = 0;
+      float want_max = 0.0f;
+      for (size_t i = 0; i < n; ++i) {
+        const bool bad = !(plain[i] >= 0.0f) || std::isinf(plain[i]);  // -0 >= 0: kept (as 0)
+        const float want = bad ? 0.0f : plain[i];
+        want_fixed += bad;
+        want_max = std::max(want_max, want);
+        mismatches += out[i] != want;
+      }
+      EXPECT_EQ(mismatches, 0u) << StDTypeName(t) << " offset " << offset;
+      EXPECT_EQ(fixed, want_fixed) << StDTypeName(t) << " offset " << offset;
+      EXPECT_GT(want_fixed, n / 8) << "the random bits hold bad weights";
+      EXPECT_EQ(mx, want_max) << StDTypeName(t) << " offset " << offset;
+      if (t == StDType::F32) {  // in place, as the lazy reader decodes F32
+        std::vector<float> in(n);
+        std::memcpy(in.data(), src, 4 * n);
+        size_t fixed2 = 0;
+        ASSERT_TRUE(DecodeWeights(t, reinterpret_cast<const uint8_t*>(in.data()), n, in.data(), nullptr, &fixed2));
+        EXPECT_EQ(fixed2, want_fixed);
+        EXPECT_EQ(std::memcmp(in.data(), out.data(), 4 * n), 0) << "in place";
+      }
+    }
+  }
+  size_t fixed = 0;
+  float out[1];
+  EXPECT_FALSE(DecodeWeights(StDType::I32, bytes.data(), 1, out, nullptr, &fixed)) << "not a float dtype";
+}
+
 TEST(Safetensors, BFloat16ConversionsRoundToNearestEven) {
   EXPECT_EQ(FloatToBFloat16(1.0f), 0x3f80);
   EXPECT_EQ(BFloat16ToFloat(0x3f80), 1.0f);
