@@ -459,26 +459,29 @@ bool DecodeWeights(StDType t, const uint8_t* src, size_t n, float* dst, float* m
       *fixed = DecodeHalfWeights(src, n, dst, max);
       return true;
     case StDType::F32:  // (src may be dst: each weight is read before it is written)
-      *fixed = FloatBitsToWeights(n, dst, &top, [src](size_t i) __attribute__((always_inline)) {
-        uint32_t u;
-        std::memcpy(&u, src + 4 * i, 4);
-        return u;
-      });
+      *fixed = FloatBitsToWeights(
+          n, dst, &top, [src](size_t i) __attribute__((always_inline)) {
+            uint32_t u;
+            std::memcpy(&u, src + 4 * i, 4);
+            return u;
+          });
       break;
     case StDType::BF16:
-      *fixed = FloatBitsToWeights(n, dst, &top, [src](size_t i) __attribute__((always_inline)) {
-        uint16_t h;
-        std::memcpy(&h, src + 2 * i, 2);
-        return (uint32_t)h << 16;
-      });
+      *fixed = FloatBitsToWeights(
+          n, dst, &top, [src](size_t i) __attribute__((always_inline)) {
+            uint16_t h;
+            std::memcpy(&h, src + 2 * i, 2);
+            return (uint32_t)h << 16;
+          });
       break;
     case StDType::F64:
       DecodeFloats(StDType::F64, src, n, dst);
-      *fixed = FloatBitsToWeights(n, dst, &top, [dst](size_t i) __attribute__((always_inline)) {
-        uint32_t u;
-        std::memcpy(&u, dst + i, 4);
-        return u;
-      });
+      *fixed = FloatBitsToWeights(
+          n, dst, &top, [dst](size_t i) __attribute__((always_inline)) {
+            uint32_t u;
+            std::memcpy(&u, dst + i, 4);
+            return u;
+          });
       break;
     default:
       return false;
