@@ -106,11 +106,19 @@ async function main() {
     check('training loss is falling', d.train.loss_recent < d.train.loss_first - 0.3,
       `first 10 batches ${d.train.loss_first.toFixed(3)} -> last 10 ${d.train.loss_recent.toFixed(3)}`);
     // Pause is taken within a slice: the batch count then stays put.
+    // (Reports already posted may still arrive: wait until the count stood still for 0.4 s, at most
+    // 5 s; a worker that kept training never gets there, nor past the 1.2 s after.)
     await cmd(page, 'train pause');
-    await page.waitForTimeout(400);
-    const paused = (await describe(page)).train.batches;
-    await page.waitForTimeout(800);
-    check('pause stops the worker', (await describe(page)).train.batches === paused, `${paused} batches`);
+    let paused = -1;
+    for (let i = 0, last = -2; i < 12; i++) {
+      await page.waitForTimeout(400);
+      paused = (await describe(page)).train.batches;
+      if (paused === last) break;
+      last = paused;
+    }
+    await page.waitForTimeout(1200);
+    const later = (await describe(page)).train.batches;
+    check('pause stops the worker', later === paused, `${paused} -> ${later} batches`);
     await cmd(page, 'train resume');
     await page.waitForFunction((p) => window.attnviz.describe().train.batches > p, paused, { timeout: 60000 });
     check('resume goes on', true);
