@@ -112,7 +112,7 @@ TEST(Colormap, SampleIsTheShadersLutEntry) {
     const Colormap c = (Colormap)i;
     const uint8_t* lut = ColormapLut(c);
     for (int k = 0; k <= 20000; ++k) {
-      float t = k < 10000 ? k / 9999.0f : (float)rand() / RAND_MAX;
+      float t = k < 10000 ? k / 9999.0f : (float)((double)rand() / RAND_MAX);
       uint8_t rgb[3];
       ColormapSample(c, t, rgb);
       const int texel = ShaderTexel(t);
