@@ -346,7 +346,7 @@ void DrawViewTabs(AppState* s) {
 void DrawStatusBar(AppState* s) {
   ImGui::Separator();
   FrameStats& f = s->frame;
-  if (f.shown_at < 0 || ImGui::GetTime() - f.shown_at >= 0.5) {
+  if (ImGui::GetTime() - f.shown_at >= 0.5) {  // (shown_at starts at -1: the first frame refreshes)
     f.shown_at = ImGui::GetTime();
     f.shown_cpu_ms = f.cpu_ms_avg;
     f.shown_train_ms = f.train_ms;

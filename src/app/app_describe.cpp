@@ -63,8 +63,8 @@ void WriteLabels(AppState* s, JsonWriter* w) {
   w->EndObject();
 }
 
-// "frame_cpu_ms" (the mean of the last 120 frames) and "frame_parts" of the last frame: lazy files'
-// decoding before the views, their requests after, texture uploads.
+// "frames_kept", "frame_cpu_ms" (the mean of the last 120 frames) and "frame_parts" of the last frame:
+// lazy files' decoding before the views, their requests after, texture uploads, the fingerprint.
 void DescribeFrame(const FrameStats& f, JsonWriter* w) {
   w->Key("frames_kept");  // frames that would have looked like the last drawn one, not drawn again
   w->Number(f.kept);

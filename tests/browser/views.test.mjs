@@ -152,7 +152,8 @@ async function main() {
     }
 
     // Only the weights change (the same tokens, name, shape and colour range): the texture's new
-    // contents are drawn, though the ImGui draw data is the same as the last frame's.
+    // contents are drawn. (The status bar's message changes too, so this does not isolate the texture
+    // version in the fingerprint; AppFrames.EveryHeatmapParameterAndTextureUploadChangesTheFingerprint does.)
     const sameButWeights = [[[0.8, 0.1, 0.1], [0.2, 0.3, 0.5]], [[0.1, 0.1, 0.8], [0.5, 0.3, 0.2]]];
     for (let i = 0; i < sameButWeights.length; i++) {
       await page.evaluate((w) => window.attnviz.load({ source_tokens: ['the', 'cat', 'sat'], target_tokens: ['le', 'chat'],
