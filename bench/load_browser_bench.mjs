@@ -7,10 +7,14 @@
 //           matrices a feed at a time; stream_4mib: the same with 4 MiB reads (window.attnvizSliceBytes)
 //   worker: viewer.openFile(file) as it is: the load worker reads and validates the file with its
 //           own WASM instance and hands the document over; the page only copies floats;
-//           worker_4mib: the same with 4 MiB reads
+//           worker_4mib: the same with 4 MiB reads; worker_fixed256k: the same with the page's calls into
+//           the loader fixed at 256 KiB (window.attnvizFeedBytes), not paced at run time; worker_paced: worker
+//           again, after it (the paced figures are the mean of the two, around the fixed run)
 // each in a fresh page, in the same run; then the same two ways for a 12 x 12 x 128 x 128 attention
 // JSON (27 MB, written here), which the page can only parse whole. Prints the open time, the WASM memory after it (against the
-// data's size), and the longest gap between animation frames while the file opened.
+// data's size), the longest gap between animation frames while the file opened, the page's calls into
+// the loader (longest, 99th percentile, how many over 8 ms), and the most the page's thread worked
+// between two turns it gave the browser (longest_slice_ms).
 //   node bench/load_browser_bench.mjs [FILE.npy] [--only=npy_stream,...]   (make bench runs it; make the file first)
 import fs from 'node:fs';
 import path from 'node:path';
@@ -73,6 +77,7 @@ async function runIn(page, appPort, dataUrl, mode) {
     const file = new File([blob], url.endsWith('.json') ? 'big.json' : 'big.npy');
     window.attnvizNoLoadWorker = !mode.startsWith('worker');
     if (slice) window.attnvizSliceBytes = slice << 20;
+    if (mode.endsWith('_fixed256k')) window.attnvizFeedBytes = 256 << 10;  // the loader's calls not paced
     const v = window.attnviz, M = v.module;
     const before = M.HEAPU8.length;
     const ticks = [];
@@ -117,9 +122,14 @@ async function runIn(page, appPort, dataUrl, mode) {
       worker: mode !== 'old' && window.AttnVizLazy.stats.load_worker,
       worker_read_ms: mode.startsWith('worker') ? window.AttnVizLazy.stats.worker_read_ms : 0,
       feeds: mode === 'old' ? [0, 0, 0, 0] : ['pieces', 'longest_feed_ms', 'feed_total_ms', 'finish_ms', 'read_wait_ms', 'yield_ms', 'idle_ms'].map((k) => window.AttnVizLazy.stats[k]),
+      calls: (() => {  // the loader's calls: 99th percentile, and how many took over 8 ms
+        const ms = (mode === 'old' ? [seconds * 1000] : window.AttnVizLazy.stats.feed_ms).slice().sort((a, b) => a - b);
+        return { p99: ms[Math.min(ms.length - 1, Math.floor(ms.length * 0.99))] || 0, over8: ms.filter((x) => x > 8).length };
+      })(),
+      longest_slice: mode === 'old' ? seconds * 1000 : window.AttnVizLazy.stats.longest_slice_ms,
       longest_feed: mode === 'old' ? seconds * 1000
         : Math.max(window.AttnVizLazy.stats.longest_feed_ms, window.AttnVizLazy.stats.finish_ms) };
-  }, { url: dataUrl, mode, slice: mode.endsWith('_4mib') ? 4 : 0 });
+  }, { url: dataUrl, mode, slice: mode.includes('_4mib') ? 4 : 0 });
 }
 
 async function main() {
@@ -137,6 +147,7 @@ async function main() {
   const results = {};
   try {
     for (const [mode, where, what] of [['old', url, 'npy'], ['stream_4mib', url, 'npy'], ['stream', url, 'npy'], ['worker_4mib', url, 'npy'], ['worker', url, 'npy'],
+      ['worker_fixed256k', url, 'npy'], ['worker_paced', url, 'npy'],
       ['stream', jsonUrl, 'json'], ['worker', jsonUrl, 'json']]) {
       if (ONLY && !ONLY.includes(`${what}_${mode}`)) continue;
       const r = await run(browser, app.address().port, where, mode);
@@ -144,7 +155,8 @@ async function main() {
       const mb = (b) => (b / 1048576).toFixed(1);
       console.log(`load browser file=${what} mode=${mode} file_mb=${mb(r.data)} seconds=${r.seconds.toFixed(3)} ` +
         `wasm_heap_mb=${mb(r.heap_after)} heap_over_data=${(r.heap_after / r.data).toFixed(2)} ` +
-        `longest_task_ms=${r.longest_feed.toFixed(1)} ` +
+        `longest_task_ms=${r.longest_feed.toFixed(1)} call_p99_ms=${r.calls.p99.toFixed(1)} calls_over_8ms=${r.calls.over8} ` +
+        `longest_slice_ms=${r.longest_slice.toFixed(1)} ` +
         `longest_frame_gap_while_loading_ms=${r.gap_ms.toFixed(0)} grid_filled_s=${r.filled.toFixed(2)} ` +
         `longest_frame_gap_after_ms=${r.after_ms.toFixed(0)} max_frame_cpu_ms_after=${r.frame_cpu.toFixed(1)} maps=${r.maps} ` +
         `load_worker=${r.worker ? `yes worker_read_s=${(r.worker_read_ms / 1000).toFixed(3)}` : 'no'} ` +
@@ -161,6 +173,11 @@ async function main() {
     console.log(`load browser npy worker_vs_stream time=${ratio('npy_worker', 'npy_stream', 'seconds')} ` +
       `heap=${ratio('npy_worker', 'npy_stream', 'heap_after')} ` +
       `longest_task=${ratio('npy_worker', 'npy_stream', 'longest_feed')}`);
+    const paced = (k) => ((results.npy_worker[k] + results.npy_worker_paced[k]) / 2).toFixed(1);
+    console.log(`load browser npy paced_vs_fixed256k longest_call_ms=${paced('longest_feed')}/${results.npy_worker_fixed256k.longest_feed.toFixed(1)} ` +
+      `call_p99_ms=${((results.npy_worker.calls.p99 + results.npy_worker_paced.calls.p99) / 2).toFixed(1)}/${results.npy_worker_fixed256k.calls.p99.toFixed(1)} ` +
+      `calls_over_8ms=${(results.npy_worker.calls.over8 + results.npy_worker_paced.calls.over8) / 2}/${results.npy_worker_fixed256k.calls.over8} ` +
+      `time=${(((results.npy_worker.seconds + results.npy_worker_paced.seconds) / 2) / results.npy_worker_fixed256k.seconds).toFixed(2)}`);
     console.log(`load browser json worker_vs_stream time=${ratio('json_worker', 'json_stream', 'seconds')} ` +
       `heap=${ratio('json_worker', 'json_stream', 'heap_after')} ` +
       `longest_task=${ratio('json_worker', 'json_stream', 'longest_feed')}`);

@@ -15,16 +15,29 @@
   'use strict';
 
   const PIECE = 4 << 20;  // bytes handed to the loader per call, at most: a few ms of copying and decoding
-  // Bytes per call once timed: a copy into fresh WASM pages pays their first touch (~15 us a 4 KiB page
-  // on a VM), and a 1 MiB call took up to 20-45 ms there; a 256 KiB call is ~1 ms of work.
-  const FEED_MAX = 256 << 10;
+  // Bytes per call, sized at run time: a copy into fresh WASM pages pays their first touch, ~20 us a
+  // 4 KiB page on a VM here (docs/PERFORMANCE.md, "Big files": 12-15 ms for 256 KiB), and a copy
+  // into pages already touched is ~100x faster; the two come mixed, as a matrix ends and the next begins.
+  const FEED_MIN = 16 << 10, FEED_START = 64 << 10, FEED_MAX = 256 << 10;
+  const FEED_MS = 4;  // the work per call aimed at: four of them fit a 16 ms frame
 
-  // The next call's bytes: what ~4 ms of the last call's pace covers (machines differ several-fold in
-  // copying into fresh memory), 64 to 256 KiB, so one call stays well inside a frame.
-  const nextFeedBytes = (n, ms) => {
-    const want = ms > 0.05 ? n * 4 / ms : PIECE;
-    return Math.max(64 << 10, Math.min(FEED_MAX, Math.floor(want / 65536) * 65536));
-  };
+  // The loader's call sizes: what FEED_MS covers at the slowest pace seen lately (it decays 2 % a
+  // call), so a fast call into touched pages does not make the next one, into fresh pages, big.
+  // window.attnvizFeedBytes = N fixes the size instead (benchmarks: the baseline).
+  function feedPacer() {
+    let slow = 0;  // ms per byte
+    const fixed = global.attnvizFeedBytes > 0 ? global.attnvizFeedBytes : 0;
+    return {
+      bytes: fixed || FEED_START,
+      took(n, ms) {
+        if (stats.feed_ms.length < 100000) stats.feed_ms.push(ms);
+        if (n <= 0 || fixed) return;
+        slow = Math.max(ms / n, slow * 0.98);
+        const want = slow > 0 ? FEED_MS / slow : FEED_MAX;
+        this.bytes = Math.max(FEED_MIN, Math.min(FEED_MAX, Math.floor(want / 4096) * 4096));
+      },
+    };
+  }
 
   // Gives the browser a turn (input, a frame if one is due) without waiting for a frame: a task, not
   // requestAnimationFrame, so a slow renderer (software WebGL) does not slow the reading down.
@@ -51,7 +64,9 @@
   // yield_ms), and a worker load's time waiting for the worker (idle_ms); the last 64 reads' start
   // and end (performance.now()) and size. (window.attnvizMainThreadReads = true
   // before the first URL opens makes the page fetch Range requests itself, not in a worker: benchmarks.)
-  const stats = { pieces: 0, longest_feed_ms: 0, feed_total_ms: 0, read_wait_ms: 0, yield_ms: 0, idle_ms: 0, finish_ms: 0, load_worker: false, biggest_read_bytes: 0, biggest_read_ms: 0, last_work_ms: 0,
+  // feed_ms: each loader call's time; longest_slice_ms: the most the page's thread worked between two
+  // turns it gave the browser (frames), while a file loaded.
+  const stats = { pieces: 0, feed_ms: [], longest_slice_ms: 0, longest_feed_ms: 0, feed_total_ms: 0, read_wait_ms: 0, yield_ms: 0, idle_ms: 0, finish_ms: 0, load_worker: false, biggest_read_bytes: 0, biggest_read_ms: 0, last_work_ms: 0,
     aborted_reads: 0, reads: [], worker_reads: 0, page_reads: 0 };
 
   // One load at a time per viewer: a file opened while another loads takes over the progress window,
@@ -72,6 +87,8 @@
       ctx.wake();
     };
     stats.pieces = 0;
+    stats.feed_ms = [];
+    stats.longest_slice_ms = 0;
     stats.longest_feed_ms = 0;
     stats.feed_total_ms = 0;
     stats.read_wait_ms = 0;
@@ -85,7 +102,8 @@
       abort(`could not open ${name}: not enough memory`);
       throw new Error(`could not open ${name}: not enough memory`);
     }
-    let frameStart = performance.now(), woke = 0, feedBytes = FEED_MAX;
+    let frameStart = performance.now(), woke = 0;
+    const pace = feedPacer();
     // The progress window is redrawn ~10 times a second, not every frame: a slow renderer (software
     // WebGL) would otherwise spend more time drawing it than the file takes to read.
     const progress = () => {
@@ -99,9 +117,11 @@
       for (;;) {
         let chunk;
         const waitStart = performance.now();
+        stats.longest_slice_ms = Math.max(stats.longest_slice_ms, waitStart - frameStart);
         try {
           chunk = await read(PIECE);
-          stats.read_wait_ms += performance.now() - waitStart;
+          frameStart = performance.now();  // the wait gave the browser its turn
+          stats.read_wait_ms += frameStart - waitStart;
         } catch (e) {
           const message = `could not open ${name}: ${e.message}`;
           abort(message);
@@ -109,7 +129,7 @@
         }
         if (!chunk) break;
         for (let at = 0; at < chunk.length;) {
-          const part = chunk.subarray(at, Math.min(chunk.length, at + feedBytes));
+          const part = chunk.subarray(at, Math.min(chunk.length, at + pace.bytes));
           M.HEAPU8.set(part, buf);  // HEAPU8 is looked up each time: the heap may have grown
           const t = performance.now();
           err = call('attnviz_load_feed', ['number', 'number'], [buf, part.length]);
@@ -117,7 +137,7 @@
           stats.longest_feed_ms = Math.max(stats.longest_feed_ms, ms);
           stats.feed_total_ms += ms;
           stats.pieces++;
-          feedBytes = nextFeedBytes(part.length, ms);
+          pace.took(part.length, ms);
           at += part.length;
           progress();
           if (err) {
@@ -126,6 +146,7 @@
           }
           if (performance.now() - frameStart > 8) {  // at most ~8 ms of work at a time
             const y0 = performance.now();
+            stats.longest_slice_ms = Math.max(stats.longest_slice_ms, y0 - frameStart);
             await yieldToBrowser();
             frameStart = performance.now();
             stats.yield_ms += frameStart - y0;
@@ -172,13 +193,16 @@
     const call = (fn, types, args) => (M.attnvizLoadToken !== token ? superseded(name)
       : M.ccall(fn, 'string', types, args));
     stats.pieces = 0;
+    stats.feed_ms = [];
+    stats.longest_slice_ms = 0;
     stats.longest_feed_ms = 0;
     stats.feed_total_ms = 0;
     stats.load_worker = true;
     return new Promise((resolve, reject) => {
       const started = performance.now();
       let begun = false, heard = false, ended = false, buf = 0, received = 0, queue = Promise.resolve();
-      let feedBytes = FEED_MAX, woke = 0;  // bytes per call: sized at run time to ~4 ms of copying
+      const pace = feedPacer();  // bytes per call: sized at run time to ~4 ms of copying
+      let woke = 0;
       const end = (err) => {
         if (ended) return;
         ended = true;
@@ -215,7 +239,7 @@
             // trailer through the loader.
             if (M.attnvizLoadToken !== token) { end(superseded(name)); return; }
             const dst = M._attnviz_load_room(), room = dst ? M._attnviz_load_room_size() : 0;
-            const n = Math.min(bytes.length - at, feedBytes, room || PIECE);
+            const n = Math.min(bytes.length - at, pace.bytes, room || PIECE);
             const t = performance.now();
             let err;
             if (room) {
@@ -229,7 +253,7 @@
             stats.longest_feed_ms = Math.max(stats.longest_feed_ms, ms);
             stats.feed_total_ms += ms;
             stats.pieces++;
-            feedBytes = nextFeedBytes(n, ms);
+            pace.took(n, ms);
             at += n;
             if (t - woke > 100) {  // the progress redrawn ~10 times a second (as in stream)
               woke = t;
@@ -237,10 +261,12 @@
             }
             if (err) { end(err); return; }
             if (performance.now() - frameStart > 8) {
+              stats.longest_slice_ms = Math.max(stats.longest_slice_ms, performance.now() - frameStart);
               await yieldToBrowser();
               frameStart = performance.now();
             }
           }
+          stats.longest_slice_ms = Math.max(stats.longest_slice_ms, performance.now() - frameStart);
           if (ended) return;
           if (--pending === 0) idleSince = performance.now();
           w.postMessage({ ack: true, buffer: piece }, [piece]);  // reused by the worker
@@ -652,5 +678,5 @@
     }, () => reader.cancel().catch(() => {}));
   }
 
-  global.AttnVizLazy = { openFile: openFile, openUrl: openUrl, stream: stream, stats: stats };
+  global.AttnVizLazy = { openFile: openFile, openUrl: openUrl, stream: stream, stats: stats, feedPacer: feedPacer };
 })(typeof window !== 'undefined' ? window : globalThis);

@@ -88,6 +88,31 @@ async function main() {
     check('openFile streams a .npy into the viewer', r.d.example === 'file:small.npy' && r.pieces >= 1,
       `${r.d.example}, ${r.pieces} pieces`);
     check('its 2 x 3 heads are there', r.d.grid.stats.length === 6 || r.d.view === 'grid', `${r.d.view}`);
+
+    // The loader's calls are sized from the slowest pace seen lately: after a copy into fresh pages
+    // (12 ms for 256 KiB, as measured on a VM), a fast copy into touched pages does not make the next
+    // call big again; a long run of fast calls does, in the end.
+    const pace = await page.evaluate(() => {
+      const p = window.AttnVizLazy.feedPacer(), out = { first: p.bytes, worst: 0 };
+      p.took(256 << 10, 12);
+      out.afterSlow = p.bytes;
+      for (let i = 0; i < 20; i++) {
+        const n = p.bytes;
+        out.worst = Math.max(out.worst, i % 4 === 3 ? n * 12 / (256 << 10) : 0);  // every 4th call slow
+        p.took(n, i % 4 === 3 ? n * 12 / (256 << 10) : n * 0.1 / (256 << 10));
+      }
+      out.mixed = p.bytes;
+      for (let i = 0; i < 400; i++) p.took(p.bytes, p.bytes * 0.1 / (256 << 10));
+      out.afterFast = p.bytes;
+      return out;
+    });
+    check('the first call is small, and after a slow one each call is ~4 ms at that pace',
+      pace.first <= 64 << 10 && pace.afterSlow * 12 / (256 << 10) <= 4 && pace.afterSlow >= 64 << 10,
+      JSON.stringify(pace));
+    check('fast calls between slow ones keep the calls small (no slow call over 4.5 ms)',
+      pace.worst <= 4.5 && pace.mixed <= pace.afterSlow, JSON.stringify(pace));
+    check('a long run of fast calls brings the size back up to 256 KiB', pace.afterFast === 256 << 10,
+      JSON.stringify(pace));
     await page.evaluate(() => {
       window.attnviz.command('map 4');
       window.attnviz.command('view heatmap');
