@@ -11,6 +11,9 @@
 //   f32/bf16 DecodeWeights (branch-free, since stop 27) vs the conversion and a branchy clean-up loop
 //   json17   the same weights as Python's json writes a tensor's tolist() (16-17 digits): the
 //            128-bit integer path vs strtod
+//   upload   a 1024 x 1024 head made ready for the GPU: ScanRows (read only, since stop 28) vs the
+//            renderer's cleaned copy with row maxima until then, into a buffer already touched (a first
+//            upload also paid for the buffer's fresh pages: the lazy bench's upload_ms shows that)
 // Lines:
 //   json|json17 impl=fast|strtod numbers=.. median_ms=.. mb_per_s=..   and   ratio impl=json_fast vs=json_strtod
 //   ratio=.. decode impl=.. weights=.. median_ns_per_weight=.. min_ns_per_weight=.. gb_per_s_out=.. ratio impl=.. vs=..
@@ -25,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "core/row_scan.h"
 #include "io/json.h"
 #include "io/ndarray.h"
 #include "io/safetensors.h"
@@ -122,6 +126,46 @@ double RunOnce(int kind, const std::vector<uint8_t>& src, std::vector<float>* ds
 double Median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
+}
+
+// The renderer's upload preparation until stop 28 (HeatmapRenderer::CleanToScratch): every weight
+// copied, non-finite ones as 0, and each row's maximum.
+void CleanCopy(const float* data, int rows, int cols, float* clean, float* row_max) {
+  for (int r = 0; r < rows; ++r) {
+    float m = 0.0f;
+    for (int c = 0; c < cols; ++c) {
+      float v = data[(size_t)r * cols + c];
+      if (!std::isfinite(v)) v = 0.0f;
+      clean[(size_t)r * cols + c] = v;
+      m = std::max(m, v);
+    }
+    row_max[r] = m;
+  }
+}
+
+// A head's weights made ready for upload: ScanRows against the cleaned copy, alternating. Returns
+// whether the row maxima agree.
+bool UploadLines(const std::vector<float>& weights) {
+  const int rows = 1024, cols = 1024;
+  const size_t n = (size_t)rows * cols;
+  std::vector<float> clean(n), max_a(rows), max_b(rows);
+  const char* names[] = {"ScanRows", "clean_copy"};
+  std::vector<double> samples[2];
+  bool finite = true;
+  for (int round = 0; round < kSamples + 2; ++round)
+    for (int r = 0; r < 2; ++r) {
+      const int k = (r + round) % 2;
+      const auto t0 = std::chrono::steady_clock::now();
+      if (k == 0) finite = ScanRows(weights.data(), rows, cols, max_a.data());
+      if (k == 1) CleanCopy(weights.data(), rows, cols, clean.data(), max_b.data());
+      if (round >= 2) samples[k].push_back(Seconds(t0));
+    }
+  for (int k = 0; k < 2; ++k)
+    std::printf("upload impl=%s rows=%d cols=%d median_ms=%.3f\n", names[k], rows, cols, Median(samples[k]) * 1e3);
+  std::printf("ratio impl=ScanRows vs=clean_copy ratio=%.2f\n", Median(samples[1]) / Median(samples[0]));
+  size_t differ = finite ? 1 : 0;  // the weights hold NaNs: ScanRows must say so
+  for (int r = 0; r < rows; ++r) differ += max_a[r] != max_b[r];
+  return differ == 0;
 }
 
 // The lazy reader's F32 and BF16 weights until stop 27: the plain conversion, then a loop with a
@@ -333,6 +377,9 @@ int main() {
   const bool floats_same = FloatWeightLines(weights);
   std::printf("decode check f32_bf16_same=%d (1: the same floats, counts and maxima as the old loop)\n",
               floats_same ? 1 : 0);
+  const bool upload_same = UploadLines(weights);
+  std::printf("decode check upload_row_max_same=%d (1: ScanRows gives the copy's row maxima and finds the NaNs)\n",
+              upload_same ? 1 : 0);
   const bool json_same = JsonLines();
-  return differ == 0 && json_same && floats_same ? 0 : 1;
+  return differ == 0 && json_same && floats_same && upload_same ? 0 : 1;
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/row_scan.h"
 #include "embedded_shaders.h"
 #include "render/gl.h"
 
@@ -154,13 +155,28 @@ static Status CheckSize(int rows, int cols, int max_texture_size) {
   return Status::Ok();
 }
 
+// The weights to send and their row maxima: the caller's own weights when every one is finite (read
+// once, not copied: a copy into a fresh buffer cost the first head switch of a big file ~10 ms in
+// WASM), else a cleaned copy in the scratch buffer. Row maxima go to the scratch buffer's end.
+const float* HeatmapRenderer::Prepare(const float* data, int rows, int cols, float** row_max) {
+  const size_t n = (size_t)rows * cols;
+  if (data) {
+    if (row_max_.size() < (size_t)rows) row_max_.resize((size_t)rows);
+    *row_max = row_max_.data();
+    if (ScanRows(data, rows, cols, *row_max)) return data;
+  }
+  const float* clean = CleanToScratch(data, rows, cols);
+  *row_max = scratch_.data() + n;
+  return clean;
+}
+
 Status HeatmapRenderer::Upload(HeatmapTexture* tex, const float* data, int rows, int cols) {
   rows = std::max(rows, 1);
   cols = std::max(cols, 1);
   // The weights texture is [cols wide, rows high], the row maxima [rows wide, 1 high].
   if (Status st = CheckSize(rows, cols, max_texture_size_); !st) return st;
-  float* clean = CleanToScratch(data, rows, cols);
-  float* row_max = clean + (size_t)rows * cols;
+  float* row_max = nullptr;
+  const float* clean = Prepare(data, rows, cols, &row_max);
   glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
   SetupFloatTexture(&tex->weights);
   glTexImage2D(GL_TEXTURE_2D, 0, GL_R32F, cols, rows, 0, GL_RED, GL_FLOAT, clean);
@@ -195,8 +211,8 @@ void HeatmapRenderer::UploadRows(HeatmapTexture* tex, const float* data, int row
   row1 = std::clamp(row1, row0, tex->rows);
   if (!tex->weights || row1 == row0) return;
   const int rows = row1 - row0, cols = tex->cols;
-  float* clean = CleanToScratch(data, rows, cols);
-  float* row_max = clean + (size_t)rows * cols;
+  float* row_max = nullptr;
+  const float* clean = Prepare(data, rows, cols, &row_max);
   glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
   glBindTexture(GL_TEXTURE_2D, tex->weights);
   glTexSubImage2D(GL_TEXTURE_2D, 0, 0, row0, cols, rows, GL_RED, GL_FLOAT, clean);

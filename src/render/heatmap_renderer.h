@@ -49,7 +49,8 @@ class HeatmapRenderer {
  public:
   Status Init();    // compiles shaders, uploads the lookup textures; the error carries the GLSL log
   void Shutdown();  // frees every GL object it made
-  // Uploads data [rows, cols] row-major (creates or resizes tex). Non-finite values upload as 0.
+  // Uploads data [rows, cols] row-major (creates or resizes tex). Non-finite values upload as 0
+  // (data is sent as it is when it has none: core/row_scan.h; copied and cleaned when it has).
   // Fails, leaving tex as it was, when rows or cols exceed MaxTextureSize() (known after Init).
   Status Upload(HeatmapTexture* tex, const float* data, int rows, int cols);
   // Allocates tex as [rows, cols] of zeros (a lazily read head whose rows arrive in bands), then
@@ -69,8 +70,10 @@ class HeatmapRenderer {
   int loc_mix_ = -1, loc_range_ = -1, loc_mode_ = -1, loc_rows_shown_ = -1, loc_size_ = -1;
   int loc_empty_ = -1, loc_grid_ = -1, loc_cell_px_ = -1, loc_cells_per_px_ = -1;
   int max_texture_size_ = 0;
-  float* CleanToScratch(const float* data, int rows, int cols);  // sanitised weights, then row maxima
+  float* CleanToScratch(const float* data, int rows, int cols);                  // sanitised weights, then row maxima
+  const float* Prepare(const float* data, int rows, int cols, float** row_max);  // data itself if clean
   std::vector<float> scratch_;  // reused upload buffer (sanitised values), never shrunk
+  std::vector<float> row_max_;  // row maxima of weights sent as they are
 };
 
 // Compiles a program from two embedded shader files (names as in shaders/) into *program; on

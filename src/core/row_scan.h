@@ -1,0 +1,18 @@
+// attnviz core: a read-only pass over a weights matrix before it goes to the GPU.
+//
+// The heatmap shader scales per row by each row's maximum, and the GPU must not see NaN or
+// infinities. Weights the readers already cleaned (every lazily read head, every file's weights)
+// need no copy for that: ScanRows reads them once, gives each row's maximum, and says whether any
+// weight is not finite (only then does the renderer copy them, with those weights as 0).
+#pragma once
+#include <cstddef>
+
+namespace attnviz {
+
+// row_max[r] = max(0, the largest finite weight of row r) for rows x cols weights, rows in a row
+// (cols apart). Returns false if some weight is NaN or infinite: row_max then holds what a copy
+// with those weights as 0 would give. Branch-free over the float bits: a weight's bits as a signed
+// integer order every finite float >= 0 as the floats do, and every negative float below 0.
+bool ScanRows(const float* data, int rows, int cols, float* row_max);
+
+}  // namespace attnviz

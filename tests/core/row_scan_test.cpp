@@ -1,0 +1,87 @@
+// tests/core: ScanRows, the read-only pass that lets clean weights go to the GPU without a copy.
+#include "core/row_scan.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+namespace {
+
+// What the renderer's cleaned copy gives: max(0, the row's finite weights); and whether all are finite.
+bool Reference(const std::vector<float>& w, int rows, int cols, std::vector<float>* row_max) {
+  bool finite = true;
+  row_max->assign((size_t)rows, 0.0f);
+  for (int r = 0; r < rows; ++r)
+    for (int c = 0; c < cols; ++c) {
+      const float v = w[(size_t)r * cols + c];
+      if (!std::isfinite(v)) {
+        finite = false;
+        continue;
+      }
+      (*row_max)[(size_t)r] = std::max((*row_max)[(size_t)r], v);
+    }
+  return finite;
+}
+
+float FromBits(uint32_t b) {
+  float f;
+  std::memcpy(&f, &b, 4);
+  return f;
+}
+
+// Random weights of every kind (tiny, subnormal, negative, huge), rows of odd widths (vector tails).
+TEST(RowScan, RowMaximaMatchTheCleanedCopyForEveryKindOfWeight) {
+  uint32_t seed = 99;
+  auto next = [&] { return seed = seed * 1664525u + 1013904223u; };
+  for (int cols : {1, 3, 7, 16, 33, 1024}) {
+    const int rows = 37;
+    std::vector<float> w((size_t)rows * cols);
+    for (float& v : w) {
+      const uint32_t k = next() % 8;
+      v = k == 0   ? FromBits(next() & 0x007fffffu)               // subnormal or 0
+          : k == 1 ? -(float)(next() % 1000) / 7.0f               // negative
+          : k == 2 ? FromBits(next() % 0x7f800000u)               // any finite positive float
+                   : std::exp(-(float)(next() % 4000) / 100.0f);  // softmax-like
+    }
+    for (int r = 5; r < 9; ++r)  // rows of nothing but negatives or zeros: maximum 0
+      for (int c = 0; c < cols; ++c) w[(size_t)r * cols + c] = r == 5 ? -0.0f : -1.0f - (float)c;
+    std::vector<float> want, got((size_t)rows, -7.0f);
+    ASSERT_TRUE(Reference(w, rows, cols, &want));
+    EXPECT_TRUE(attnviz::ScanRows(w.data(), rows, cols, got.data())) << cols;
+    for (int r = 0; r < rows; ++r) {
+      EXPECT_EQ(got[(size_t)r], want[(size_t)r]) << "cols " << cols << " row " << r;
+      EXPECT_FALSE(std::signbit(got[(size_t)r])) << "cols " << cols << " row " << r;
+    }
+  }
+}
+
+// One NaN or infinity anywhere (first, last, in a vector tail) is found, and left out of its row's maximum.
+TEST(RowScan, NonFiniteWeightsAreFoundWherever) {
+  const float bad[] = {std::numeric_limits<float>::quiet_NaN(),
+                       -std::numeric_limits<float>::quiet_NaN(),
+                       std::numeric_limits<float>::infinity(),
+                       -std::numeric_limits<float>::infinity(),
+                       FromBits(0x7f800001u),
+                       FromBits(0xffc00000u)};
+  const int rows = 4, cols = 19;
+  for (float b : bad)
+    for (int at : {0, cols - 1, 2 * cols + 17, rows * cols - 1}) {
+      std::vector<float> w((size_t)rows * cols, 0.25f);
+      w[(size_t)at] = b;
+      std::vector<float> want, got((size_t)rows);
+      ASSERT_FALSE(Reference(w, rows, cols, &want));
+      EXPECT_FALSE(attnviz::ScanRows(w.data(), rows, cols, got.data())) << at;
+      for (int r = 0; r < rows; ++r) EXPECT_EQ(got[(size_t)r], want[(size_t)r]) << at << " row " << r;
+    }
+  std::vector<float> fine((size_t)rows * cols, std::numeric_limits<float>::max());
+  std::vector<float> got((size_t)rows);
+  EXPECT_TRUE(attnviz::ScanRows(fine.data(), rows, cols, got.data()));  // the largest finite float is fine
+  EXPECT_EQ(got[0], std::numeric_limits<float>::max());
+}
+
+}  // namespace
