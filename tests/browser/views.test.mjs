@@ -167,6 +167,18 @@ async function main() {
       checkHeatmapPixels(`weights ${i + 1} of 2 (same tokens, shape and range)`, d, h, shot.png);
     }
 
+    // The per-row scale divides by each row's maximum, which the renderer takes in its read-only pass
+    // over the weights (core/row_scan) and uploads beside them; the log scale maps through the range.
+    for (const scale of ['row', 'log', 'global']) {
+      await cmd(page, `scale ${scale}`);
+      await frames(page, 4);
+      d = await describe(page);
+      const h = d.heatmaps.find((x) => x.id === 'main');
+      const shot = await screenshot(page, `scale-${scale}.png`);
+      check(`scale ${scale} is described`, d.scale === scale, String(d.scale));
+      checkHeatmapPixels(`scale ${scale}`, d, h, shot.png);
+    }
+
     check('no console errors', errors.length === 0, errors.slice(0, 3).join(' | '));
   } finally {
     await app.close();
