@@ -65,9 +65,10 @@
   // and end (performance.now()) and size. (window.attnvizMainThreadReads = true
   // before the first URL opens makes the page fetch Range requests itself, not in a worker: benchmarks.)
   // feed_ms: each loader call's time; longest_slice_ms: the most the page's thread worked between two
-  // turns it gave the browser (frames), while a file loaded.
+  // turns it gave the browser (frames), while a file loaded. reads_into_spare: Range reads the worker
+  // made into a buffer the page had given back.
   const stats = { pieces: 0, feed_ms: [], longest_slice_ms: 0, longest_feed_ms: 0, feed_total_ms: 0, read_wait_ms: 0, yield_ms: 0, idle_ms: 0, finish_ms: 0, load_worker: false, biggest_read_bytes: 0, biggest_read_ms: 0, last_work_ms: 0,
-    aborted_reads: 0, reads: [], worker_reads: 0, page_reads: 0 };
+    aborted_reads: 0, reads: [], worker_reads: 0, page_reads: 0, reads_into_spare: 0 };
 
   // One load at a time per viewer: a file opened while another loads takes over the progress window,
   // and the older load stops without touching it (its calls would go to the new file's loader).
@@ -411,7 +412,11 @@
       if (controller) controllers.set(ticket, controller);
       range(offset, size, controller && controller.signal).then((bytes) => {
         controllers.delete(ticket);
-        if (r.closed || r.cancelled.delete(ticket)) return;  // the viewer no longer holds dst
+        const giveBack = () => { if (bytes.recycle) bytes.recycle(); };  // the worker's buffer, for its next read
+        if (r.closed || r.cancelled.delete(ticket)) {  // the viewer no longer holds dst
+          giveBack();
+          return;
+        }
         stats.reads.push({ start: t0, end: performance.now(), bytes: size });  // the last 64 reads
         if (stats.reads.length > 64) stats.reads.shift();
         if (size >= stats.biggest_read_bytes) {
@@ -419,10 +424,12 @@
           stats.biggest_read_ms = performance.now() - t0;
         }
         if (bytes.length !== size) {
+          giveBack();
           done(ticket, `the response ended after ${bytes.length} of ${size} bytes`);
           return;
         }
         M.HEAPU8.set(bytes, dst);
+        giveBack();
         r.bytes += size;
         done(ticket, '');
       }, (e) => {
@@ -477,9 +484,40 @@
     });
   }
 
+  // A response body of `size` bytes read into `buffer` (>= size bytes) with a BYOB reader: no new
+  // buffer for each read (a fresh 2 MiB one, its pages touched for the first time and later collected,
+  // made a read ~1.9x slower here: docs/PERFORMANCE.md, "Big files"). {buffer, length}, or null where
+  // the body is not a byte stream (the caller then takes arrayBuffer()).
+  async function readInto(res, buffer, size, what) {
+    let reader;
+    try {
+      reader = res.body.getReader({ mode: 'byob' });
+    } catch (e) {
+      return null;
+    }
+    let b = buffer, n = 0;
+    try {
+      while (n < size) {
+        const { done, value } = await reader.read(new Uint8Array(b, n, size - n));
+        if (value) b = value.buffer;  // the buffer comes back with each read (transferred)
+        if (done) break;
+        n += value.byteLength;
+      }
+      if (n === size && !(await reader.read(new Uint8Array(1))).done) {
+        reader.cancel().catch(() => {});
+        throw new Error(`reading ${what}: the server sent more bytes than asked for`);
+      }
+    } catch (e) {
+      if (/more bytes than asked/.test(e.message)) throw e;
+      throw new Error(`reading ${what} failed: the response was cut short (${e.message})`);
+    }
+    return { buffer: b, length: n };
+  }
+
   // One HTTP Range request: bytes [offset, offset + size) of a file of `total` bytes whose ETag or
-  // Last-Modified was `version` when it was opened. An ArrayBuffer, or an Error that says what went wrong.
-  async function rangeRequest(url, offset, size, total, version, signal) {
+  // Last-Modified was `version` when it was opened. An ArrayBuffer (or, given a spare buffer of at
+  // least size bytes, {buffer, length}: the body read into it), or an Error that says what went wrong.
+  async function rangeRequest(url, offset, size, total, version, signal, spare) {
     const bytes = `bytes ${offset}-${offset + size - 1}`;
     let res;
     try {
@@ -497,6 +535,10 @@
     const v = res.headers.get('ETag') || res.headers.get('Last-Modified') || '';
     if (now !== total || v !== version)
       throw new Error(`the file on the server changed since it was opened (${now} bytes, was ${total}); open it again`);
+    if (spare && res.body) {
+      const into = await readInto(res, spare, size, bytes);
+      if (into) return into;
+    }
     try {
       return await res.arrayBuffer();
     } catch (e) {
@@ -506,8 +548,9 @@
 
   // Range requests are made by a Web Worker running this same file when it can be started: a
   // response body is then read off the page's main thread, which a slow renderer keeps busy (software
-  // WebGL: ~100 ms frames), and arrives as one transferred ArrayBuffer. Without a worker (this file's
-  // URL unknown, workers refused), the page fetches itself.
+  // WebGL: ~100 ms frames), and arrives as one transferred ArrayBuffer, which the page sends back once
+  // it has copied the bytes into the viewer: the worker reads a later response into it (readInto).
+  // Without a worker (this file's URL unknown, workers refused), the page fetches itself.
   const SCRIPT_URL = typeof document !== 'undefined' && document.currentScript ? document.currentScript.src : '';
   let sharedWorker;  // undefined: not tried yet; null: not available
   function rangeWorker() {
@@ -523,11 +566,24 @@
     const pending = new Map();  // id -> {resolve, reject}
     let next = 1;
     w.onmessage = (e) => {
-      const p = pending.get(e.data.id);
+      const m = e.data, p = pending.get(m.id);
       if (!p) return;
-      pending.delete(e.data.id);
-      if (e.data.error !== undefined) p.reject(new Error(e.data.error));
-      else p.resolve(new Uint8Array(e.data.buffer));
+      pending.delete(m.id);
+      if (m.error !== undefined) {
+        p.reject(new Error(m.error));
+        return;
+      }
+      // The bytes; recycle() sends their buffer back to the worker, which reads the next response
+      // of that size into it (call it once the bytes are copied, and use them no more).
+      const bytes = new Uint8Array(m.buffer, 0, m.length === undefined ? m.buffer.byteLength : m.length);
+      if (m.reused) stats.reads_into_spare++;
+      bytes.recycle = () => {
+        bytes.recycle = null;
+        try {
+          w.postMessage({ give: m.buffer }, [m.buffer]);
+        } catch (err) { /* the worker is gone: the buffer is collected */ }
+      };
+      p.resolve(bytes);
     };
     w.onerror = () => {  // the worker could not start (e.g. a policy): later reads are the page's own
       sharedWorker = null;
@@ -558,8 +614,27 @@
   // In a worker: answer the page's Range requests (above).
   if (typeof window === 'undefined' && typeof importScripts === 'function' && typeof postMessage === 'function') {
     const controllers = new Map();
+    // Buffers the page sent back, read into again (at most SPARE_BYTES of them; the oldest go first).
+    const SPARE_BYTES = 32 << 20;
+    const spares = [];
+    let spareBytes = 0;
+    const takeSpare = (size) => {  // the smallest that holds size bytes
+      let best = -1;
+      for (let i = 0; i < spares.length; i++)
+        if (spares[i].byteLength >= size && (best < 0 || spares[i].byteLength < spares[best].byteLength)) best = i;
+      if (best < 0) return null;
+      const b = spares.splice(best, 1)[0];
+      spareBytes -= b.byteLength;
+      return b;
+    };
     global.onmessage = (e) => {
       const m = e.data;
+      if (m.give) {
+        spares.push(m.give);
+        spareBytes += m.give.byteLength;
+        while (spareBytes > SPARE_BYTES) spareBytes -= spares.shift().byteLength;
+        return;
+      }
       if (m.cancel) {
         const c = controllers.get(m.cancel);
         if (c) c.abort();
@@ -568,8 +643,11 @@
       }
       const c = new AbortController();
       controllers.set(m.id, c);
-      rangeRequest(m.url, m.offset, m.size, m.total, m.version, c.signal).then((buffer) => {
-        if (controllers.delete(m.id)) postMessage({ id: m.id, buffer }, [buffer]);
+      const spare = takeSpare(m.size);
+      rangeRequest(m.url, m.offset, m.size, m.total, m.version, c.signal, spare || new ArrayBuffer(m.size)).then((r) => {
+        if (!controllers.delete(m.id)) return;
+        if (r instanceof ArrayBuffer) postMessage({ id: m.id, buffer: r }, [r]);
+        else postMessage({ id: m.id, buffer: r.buffer, length: r.length, reused: !!spare }, [r.buffer]);
       }, (err) => {
         if (controllers.delete(m.id)) postMessage({ id: m.id, error: err.message });
       });

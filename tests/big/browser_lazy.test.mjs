@@ -68,8 +68,9 @@ async function screenshotMatchesScreenCopy(page, d, screen) {
   return checkHeatmapPixels('32 GiB: the screen copy', d, sub, png);
 }
 
-// A data server whose Range answers can be cut short (Content-Length says more than is sent).
-function cuttingServer(file) {
+// A data server whose Range answers can be cut short (Content-Length says more than is sent), or,
+// with long, carry 100 bytes more than the range asked for (Content-Length says so, Content-Range not).
+function cuttingServer(file, long = false) {
   const server = http.createServer((req, res) => {
     const size = fs.statSync(file).size;
     const m = /bytes=(\d+)-(\d+)/.exec(req.headers.range || '');
@@ -78,9 +79,9 @@ function cuttingServer(file) {
     if (req.method === 'OPTIONS') return res.writeHead(204, cors).end();
     if (!m) return res.writeHead(200, { ...cors, 'Content-Length': String(size) }).end(fs.readFileSync(file));
     const a = Number(m[1]), b = Math.min(Number(m[2]), size - 1);
-    const bytes = fs.readFileSync(file).subarray(a, b + 1);
+    const bytes = fs.readFileSync(file).subarray(a, b + 1 + (long && a > 0 ? 100 : 0));
     res.writeHead(206, { ...cors, 'Content-Range': `bytes ${a}-${b}/${size}`, 'Content-Length': String(bytes.length) });
-    if (a === 0) return res.end(bytes);  // the header arrives whole
+    if (a === 0 || long) return res.end(bytes);  // the header arrives whole
     res.write(bytes.subarray(0, bytes.length >> 1));
     setTimeout(() => res.socket.destroy(), 50);
   });
@@ -136,6 +137,7 @@ async function main() {
   const data = await serve(dir, 0, { cors: true });
   const noRanges = await serve(dir, 0, { cors: true, ranges: false });
   const cutting = await cuttingServer(small);
+  const tooLong = await cuttingServer(small, true);
   const headAt = plan.attention[0][7] + 19 * N * N * 2;  // layer 7 head 19's bytes; 4 MiB parts are 512 rows
   const holding = await holdingServer(big, headAt + 2 * 4 * 2 ** 20, headAt + N * N * 2);
   const url = (name, s = data) => `http://127.0.0.1:${s.address().port}/${name}`;
@@ -242,6 +244,11 @@ async function main() {
     await command(page, 'zoom 8 2600 3700');  // rows that came after the release
     await until(page, (x) => x.heatmaps[0].view[1] > 2300, 'the later rows in view');
     await pixelsMatch(page, '32 GiB: the whole head, later rows', oneHot, 'lazy-llm-arrived-later.png');
+    // The worker read later parts into buffers the page had given back (no new buffer each read).
+    const reads = await page.evaluate(() => window.AttnVizLazy.stats);
+    check('Range reads go into buffers the page gave back to the worker',
+      reads.reads_into_spare > 0 && reads.reads_into_spare < reads.worker_reads,
+      `${reads.reads_into_spare} of ${reads.worker_reads} reads`);
     await command(page, 'zoom 1');
     await page.setViewportSize({ width: 1280, height: 800 });
     const heap = await page.evaluate(() => window.attnviz.module.HEAPU8.length);
@@ -270,6 +277,14 @@ async function main() {
     await command(page, 'view heatmap');
     d = await until(page, (x) => x.message_is_error && x.example.includes('small'), 'the cut-short message');
     check('a response cut short gives a message', /small\.safetensors: reading bytes \d+-\d+ failed/.test(d.message), d.message);
+    // A response longer than the range asked for.
+    await page.evaluate((u) => window.attnviz.openUrl(u), url('small.safetensors', tooLong));
+    await command(page, 'map 3');
+    await command(page, 'view heatmap');
+    d = await until(page, (x) => x.message_is_error && x.example.includes('small') && /more bytes|ended after/.test(x.message),
+      'the too-long message');
+    check('a response longer than asked for gives a message', /reading bytes \d+-\d+: the server sent more bytes than asked for/
+      .test(d.message), d.message);
     // The server goes away while the file is open (a network error mid-way): the read fails with a message.
     const vanishing = await serve(dir, 0, { cors: true });
     await page.evaluate((u) => window.attnviz.openUrl(u), url('llm.safetensors', vanishing));
@@ -304,6 +319,7 @@ async function main() {
     data.close();
     noRanges.close();
     cutting.close();
+    tooLong.close();
     holding.close();
     fs.rmSync(dir, { recursive: true, force: true });
   }
