@@ -127,26 +127,6 @@ static void SetupFloatTexture(unsigned int* name) {
   glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
 }
 
-// rows x cols weights (null: zeros) into the scratch buffer with non-finite values as 0, followed by
-// each row's maximum (rows floats); returns the weights' start.
-float* HeatmapRenderer::CleanToScratch(const float* data, int rows, int cols) {
-  const size_t n = (size_t)rows * cols;
-  if (scratch_.size() < n + rows) scratch_.resize(n + rows);
-  float* clean = scratch_.data();
-  float* row_max = clean + n;
-  for (int r = 0; r < rows; ++r) {
-    float m = 0.0f;
-    for (int c = 0; c < cols; ++c) {
-      float v = data ? data[(size_t)r * cols + c] : 0.0f;
-      if (!std::isfinite(v)) v = 0.0f;
-      clean[(size_t)r * cols + c] = v;
-      m = std::max(m, v);
-    }
-    row_max[r] = m;
-  }
-  return clean;
-}
-
 static Status CheckSize(int rows, int cols, int max_texture_size) {
   if (max_texture_size > 0 && std::max(rows, cols) > max_texture_size) {
     return Status::Error("matrix " + std::to_string(rows) + " x " + std::to_string(cols) +
@@ -155,19 +135,22 @@ static Status CheckSize(int rows, int cols, int max_texture_size) {
   return Status::Ok();
 }
 
-// The weights to send and their row maxima: the caller's own weights when every one is finite (read
-// once, not copied: a copy into a fresh buffer cost the first head switch of a big file ~10 ms in
-// WASM), else a cleaned copy in the scratch buffer. Row maxima go to the scratch buffer's end.
-const float* HeatmapRenderer::Prepare(const float* data, int rows, int cols, float** row_max) {
+// The weights to send, and their row maxima in row_max_ (from ScanRows, which leaves NaN and
+// infinities out of them): the caller's own weights when every one is finite (read once, not copied:
+// a copy into a fresh buffer cost the first head switch of a big file ~10 ms in WASM), else a copy
+// in the scratch buffer with those weights as 0; zeros when data is null.
+const float* HeatmapRenderer::Prepare(const float* data, int rows, int cols) {
   const size_t n = (size_t)rows * cols;
-  if (data) {
-    if (row_max_.size() < (size_t)rows) row_max_.resize((size_t)rows);
-    *row_max = row_max_.data();
-    if (ScanRows(data, rows, cols, *row_max)) return data;
+  if (row_max_.size() < (size_t)rows) row_max_.resize((size_t)rows);
+  if (data && ScanRows(data, rows, cols, row_max_.data())) return data;
+  if (scratch_.size() < n) scratch_.resize(n);
+  if (!data) {
+    std::fill(row_max_.begin(), row_max_.begin() + rows, 0.0f);
+    std::fill(scratch_.begin(), scratch_.begin() + (ptrdiff_t)n, 0.0f);
+    return scratch_.data();
   }
-  const float* clean = CleanToScratch(data, rows, cols);
-  *row_max = scratch_.data() + n;
-  return clean;
+  for (size_t i = 0; i < n; ++i) scratch_[i] = std::isfinite(data[i]) ? data[i] : 0.0f;
+  return scratch_.data();
 }
 
 Status HeatmapRenderer::Upload(HeatmapTexture* tex, const float* data, int rows, int cols) {
@@ -175,8 +158,8 @@ Status HeatmapRenderer::Upload(HeatmapTexture* tex, const float* data, int rows,
   cols = std::max(cols, 1);
   // The weights texture is [cols wide, rows high], the row maxima [rows wide, 1 high].
   if (Status st = CheckSize(rows, cols, max_texture_size_); !st) return st;
-  float* row_max = nullptr;
-  const float* clean = Prepare(data, rows, cols, &row_max);
+  const float* clean = Prepare(data, rows, cols);
+  const float* row_max = row_max_.data();
   glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
   SetupFloatTexture(&tex->weights);
   glTexImage2D(GL_TEXTURE_2D, 0, GL_R32F, cols, rows, 0, GL_RED, GL_FLOAT, clean);
@@ -196,10 +179,10 @@ Status HeatmapRenderer::Allocate(HeatmapTexture* tex, int rows, int cols) {
   glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
   SetupFloatTexture(&tex->weights);
   glTexImage2D(GL_TEXTURE_2D, 0, GL_R32F, cols, rows, 0, GL_RED, GL_FLOAT, nullptr);
-  if (scratch_.size() < (size_t)rows) scratch_.resize((size_t)rows);
-  std::fill(scratch_.begin(), scratch_.begin() + rows, 0.0f);
+  if (row_max_.size() < (size_t)rows) row_max_.resize((size_t)rows);
+  std::fill(row_max_.begin(), row_max_.begin() + rows, 0.0f);
   SetupFloatTexture(&tex->row_max);
-  glTexImage2D(GL_TEXTURE_2D, 0, GL_R32F, rows, 1, 0, GL_RED, GL_FLOAT, scratch_.data());
+  glTexImage2D(GL_TEXTURE_2D, 0, GL_R32F, rows, 1, 0, GL_RED, GL_FLOAT, row_max_.data());
   tex->rows = rows;
   tex->cols = cols;
   tex->version++;
@@ -211,8 +194,8 @@ void HeatmapRenderer::UploadRows(HeatmapTexture* tex, const float* data, int row
   row1 = std::clamp(row1, row0, tex->rows);
   if (!tex->weights || row1 == row0) return;
   const int rows = row1 - row0, cols = tex->cols;
-  float* row_max = nullptr;
-  const float* clean = Prepare(data, rows, cols, &row_max);
+  const float* clean = Prepare(data, rows, cols);
+  const float* row_max = row_max_.data();
   glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
   glBindTexture(GL_TEXTURE_2D, tex->weights);
   glTexSubImage2D(GL_TEXTURE_2D, 0, 0, row0, cols, rows, GL_RED, GL_FLOAT, clean);

@@ -70,10 +70,9 @@ class HeatmapRenderer {
   int loc_mix_ = -1, loc_range_ = -1, loc_mode_ = -1, loc_rows_shown_ = -1, loc_size_ = -1;
   int loc_empty_ = -1, loc_grid_ = -1, loc_cell_px_ = -1, loc_cells_per_px_ = -1;
   int max_texture_size_ = 0;
-  float* CleanToScratch(const float* data, int rows, int cols);                  // sanitised weights, then row maxima
-  const float* Prepare(const float* data, int rows, int cols, float** row_max);  // data itself if clean
-  std::vector<float> scratch_;  // reused upload buffer (sanitised values), never shrunk
-  std::vector<float> row_max_;  // row maxima of weights sent as they are
+  const float* Prepare(const float* data, int rows, int cols);  // data itself if clean; row_max_ filled
+  std::vector<float> scratch_;  // cleaned weights (data with NaN or infinities; zeros), never shrunk
+  std::vector<float> row_max_;  // the last upload's row maxima, never shrunk
 };
 
 // Compiles a program from two embedded shader files (names as in shaders/) into *program; on
