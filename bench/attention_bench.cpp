@@ -116,13 +116,21 @@ void BenchAttention(int n, int d, int heads, std::mt19937* rng) {
                                          &ws);
     g_sink = g_sink + o(0, 0);
   };
-  std::vector<std::function<void()>> fns = {eigen, fast};
+  // the same kernels with the softmax's max pass kept (AttentionForward skips it when the scores are bounded)
+  auto fast_max_pass = [&] {
+    attnviz::kernels::SetUnshiftedSoftmax(false);
+    fast();
+    attnviz::kernels::SetUnshiftedSoftmax(true);
+  };
+  std::vector<std::function<void()>> fns = {eigen, fast, fast_max_pass};
 #ifdef ATTNVIZ_BENCH_EIGEN_NATIVE
   fns.push_back([&] {
     for (int h = 0; h < heads; ++h) EigenNativeAttention(q[h].data(), k[h].data(), v[h].data(), n, d, scale);
   });
 #endif
-  const std::vector<Timing> t = TimeAlternating(fns);
+  std::vector<Timing> t = TimeAlternating(fns);
+  const Timing max_pass = t[2];
+  t.erase(t.begin() + 2);
   const attnviz::kernels::TileVariant& tile = attnviz::kernels::SelectedTile();
   auto line = [&](const char* impl, const Timing& ti, const char* extra) {
     std::printf(
@@ -140,6 +148,9 @@ void BenchAttention(int n, int d, int heads, std::mt19937* rng) {
                   t[2].cpu_median / t[1].cpu_median);
   if (t.size() > 2) line("eigen-march-native", t[2], "");
   line(attnviz::kernels::KernelIsa(), t[1], extra);
+  std::printf("softmax_shift n=%d heads=%d unshifted_ms=%.4f max_pass_ms=%.4f ratio=%.3f cpu_ratio=%.3f\n", n, heads,
+              t[1].median * 1e3, max_pass.median * 1e3, max_pass.median / t[1].median,
+              max_pass.cpu_median / t[1].cpu_median);
   std::fflush(stdout);
 }
 
@@ -165,13 +176,30 @@ void BenchSoftmax(int rows, int cols, std::mt19937* rng) {
                          s = x;
                          attnviz::kernels::SoftmaxRows(s.data(), rows, cols, cols, 1.0f, nullptr, nullptr);
                          g_sink = g_sink + s(0, 0);
+                       },
+                       // AttentionForward's two base-2 softmaxes: with the max pass, and without
+                       // (the scores, in [-8, 8], are within its +-64)
+                       [&] {
+                         s = x;
+                         attnviz::kernels::SoftmaxRowsLog2(s.data(), rows, cols, cols, 1.0f, nullptr, nullptr);
+                         g_sink = g_sink + s(0, 0);
+                       },
+                       [&] {
+                         s = x;
+                         attnviz::kernels::SoftmaxRowsLog2Unshifted(s.data(), rows, cols, cols, 1.0f, nullptr, nullptr);
+                         g_sink = g_sink + s(0, 0);
                        }});
   const double t_eigen = t[0].median, t_copy = t[1].median, t_fast = t[2].median;
   // the copy that restores the input each repetition is subtracted from both
-  const double e = std::max(t_eigen - t_copy, 1e-12), f = std::max(t_fast - t_copy, 1e-12);
+  auto net = [&](double ti) { return std::max(ti - t_copy, 1e-12); };
+  const double e = net(t_eigen), f = net(t_fast), l2 = net(t[3].median), un = net(t[4].median);
   std::printf("softmax impl=eigen-naive n=%d cols=%d ns_per_score=%.3f\n", rows, cols, e / scores * 1e9);
   std::printf("softmax impl=%s n=%d cols=%d ns_per_score=%.3f speedup_vs_eigen=%.2f\n", attnviz::kernels::KernelIsa(),
               rows, cols, f / scores * 1e9, e / f);
+  std::printf("softmax impl=%s-log2 n=%d cols=%d ns_per_score=%.3f max_pass=yes\n", attnviz::kernels::KernelIsa(), rows,
+              cols, l2 / scores * 1e9);
+  std::printf("softmax impl=%s-log2-unshifted n=%d cols=%d ns_per_score=%.3f max_pass=no speedup_vs_max_pass=%.2f\n",
+              attnviz::kernels::KernelIsa(), rows, cols, un / scores * 1e9, l2 / un);
   std::fflush(stdout);
 }
 

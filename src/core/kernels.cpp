@@ -10,6 +10,7 @@
 #include "core/kernels.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -388,6 +389,10 @@ int SoftmaxRowsLog2(float* x, int rows, int cols, int ld, float scale, float* ro
   return SoftmaxOfTile(x, rows, cols, ld, scale, row_max, row_sum, 1);
 }
 
+int SoftmaxRowsLog2Unshifted(float* x, int rows, int cols, int ld, float scale, float* row_max, float* row_sum) {
+  return SoftmaxOfTile(x, rows, cols, ld, scale, row_max, row_sum, 2);
+}
+
 // ---------------------------------------------------------------------------
 // AttentionForward
 // ---------------------------------------------------------------------------
@@ -402,7 +407,41 @@ bool RowMaxesWithin(const float* row_max, int rows, float limit) {
     if (!(std::fabs(row_max[i]) <= limit)) return false;  // NaN too
   return true;
 }
+
+std::atomic<bool> g_unshifted{true};  // SetUnshiftedSoftmax
+
+// The largest squared Euclidean norm of rows x[i, 0 .. d) (row stride d). A NaN anywhere makes
+// it NaN and an infinity infinite, so that a bound built on it fails its <= test.
+float MaxRowNormSquared(const float* x, int rows, int d) {
+  float best = 0.0f;
+  for (int i = 0; i < rows; ++i) {
+    const float* r = x + (size_t)i * d;
+    Vec acc = VSplat(0.0f);
+    int j = 0;
+    for (; j + kLanes <= d; j += kLanes) {
+      const Vec v = VLoad(r + j);
+      acc = VAdd(acc, VMul(v, v));
+    }
+    float sum = HorizontalSum(acc);
+    for (; j < d; ++j) sum += r[j] * r[j];
+    best = (sum > best || sum != sum) ? sum : best;  // a NaN sticks: nothing compares greater
+  }
+  return best;
+}
+
+// Whether Cauchy-Schwarz keeps every score of q [rows, d] against keys whose largest squared norm
+// is k_norm2 within kUnshiftedLog2Limit in log2 units: |scale_log2 q_i . k_j| <= |scale_log2| |q_i|
+// |k_j|. The 1e-3 margin covers the rounding of the products and norms (~d 2^-24 relative).
+bool ScoresBounded(const float* q, int rows, int d, float scale_log2, float k_norm2) {
+  const double q_norm2 = MaxRowNormSquared(q, rows, d);
+  const double bound = std::fabs((double)scale_log2) * std::sqrt(q_norm2 * (double)k_norm2) * 1.001;
+  return bound <= kUnshiftedLog2Limit;  // false for NaN and infinity
+}
 }  // namespace
+
+void SetUnshiftedSoftmax(bool on) {
+  g_unshifted.store(on, std::memory_order_relaxed);
+}
 
 void AttentionForward(const float* q, const float* k, const float* v, int n_q, int n_k, int d, int d_v, float scale,
                       float* weights, float* out, Workspace* ws) {
@@ -429,6 +468,11 @@ void AttentionForward(const float* q, const float* k, const float* v, int n_q, i
   // would lose their last bits once multiplied by log2e; the natural range reduction is exact.
   const float scale_log2 = (float)((double)scale * 1.4426950408889634);
   if (ws->row_max.size() < (size_t)n_q) ws->row_max.resize((size_t)n_q);
+  // The softmax's max pass (a read of every score) can go when a bound on the scores proves it
+  // unneeded (SoftmaxRowsLog2Unshifted). The bound reads Q and K once, (n_q + n_k) d values, to
+  // save that pass over n_q n_k scores, so it is tried only when those are over twice as many.
+  const bool try_bound = g_unshifted.load(std::memory_order_relaxed) && (double)n_q * n_k > 2.0 * (n_q + n_k) * d;
+  const float k_norm2 = try_bound ? MaxRowNormSquared(k, n_k, d) : 0.0f;
   const int mr = tile.mr;
   const int block = std::max(mr, std::min(256, std::max(kMinBlockRows, 32768 / n_k)) / mr * mr);
   for (int i0 = 0; i0 < n_q; i0 += block) {
@@ -436,8 +480,14 @@ void AttentionForward(const float* q, const float* k, const float* v, int n_q, i
     float* s = weights + (size_t)i0 * n_k;
     const float* qi = q + (size_t)i0 * d;
     GemmPacked(rows, n_k, d, scale_log2, qi, d, ws->packed_b.data(), s, n_k, tile);  // pass 1: S = scale log2e Q K^T
-    SoftmaxRowsLog2(s, rows, n_k, n_k, 1.0f, ws->row_max.data(), nullptr);           // pass 2: softmax rows
-    if (!RowMaxesWithin(ws->row_max.data(), rows, kLog2ScoreLimit)) {                // large scores: natural units
+    bool natural = false;                                                            // pass 2: softmax rows
+    if (try_bound && ScoresBounded(qi, rows, d, scale_log2, k_norm2)) {
+      SoftmaxRowsLog2Unshifted(s, rows, n_k, n_k, 1.0f, nullptr, nullptr);
+    } else {
+      SoftmaxRowsLog2(s, rows, n_k, n_k, 1.0f, ws->row_max.data(), nullptr);
+      natural = !RowMaxesWithin(ws->row_max.data(), rows, kLog2ScoreLimit);  // large scores: natural units
+    }
+    if (natural) {
       GemmPacked(rows, n_k, d, scale, qi, d, ws->packed_b.data(), s, n_k, tile);
       SoftmaxRows(s, rows, n_k, n_k, 1.0f, nullptr, nullptr);
     }

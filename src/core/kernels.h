@@ -113,6 +113,12 @@ int SoftmaxRows(float* x, int rows, int cols, int ld, float scale, float* row_ma
 // in log2 units). AttentionForward folds log2e into Q K^T's scale and calls this: its 2^x needs
 // no ln2 split and a shorter polynomial (kernels_exp.h). Same contract and accuracy bound.
 int SoftmaxRowsLog2(float* x, int rows, int cols, int ld, float scale, float* row_max, float* row_sum);
+// The same without the max pass, for a caller that knows every scale * x is finite and within
+// +-kUnshiftedLog2Limit: x = 2^(scale * x) / sum, row_max 0. Every 2^x then lies in [2^-64, 2^64]
+// and a sum of up to 2^31 of them stays a normal float, so no shift is needed. Same accuracy
+// bound (2^x of the score itself: no rounding in a subtraction); no row is fully masked.
+constexpr float kUnshiftedLog2Limit = 64.0f;
+int SoftmaxRowsLog2Unshifted(float* x, int rows, int cols, int ld, float scale, float* row_max, float* row_sum);
 int SoftmaxRowsRef(float* x, int rows, int cols, int ld, float scale, float* row_max, float* row_sum);
 
 // ---------------------------------------------------------------------------
@@ -120,12 +126,15 @@ int SoftmaxRowsRef(float* x, int rows, int cols, int ld, float scale, float* row
 // per block of query rows (kernels.cpp says how many) so the scores stay in cache between passes.
 // The scores are computed in log2 units (scale * log2e) for SoftmaxRowsLog2, unless a block's largest
 // ones pass 64 there: that block is done again in natural units (exact for large exact scores).
+// When |scale| log2e max|q_i| max|k_j| (Cauchy-Schwarz, with a margin for rounding) bounds a block's
+// scores within kUnshiftedLog2Limit, the block's softmax is SoftmaxRowsLog2Unshifted (no max pass).
 //   q [n_q, d], k [n_k, d], v [n_k, d_v]   (contiguous, row-major)
 //   weights [n_q, n_k] = softmax(scale * q k^T)   (null: use ws->scores as scratch)
 //   out [n_q, d_v] = weights v
 // ---------------------------------------------------------------------------
 void AttentionForward(const float* q, const float* k, const float* v, int n_q, int n_k, int d, int d_v, float scale,
                       float* weights, float* out, Workspace* ws);
+void SetUnshiftedSoftmax(bool on);  // tests and benchmarks: let AttentionForward skip the max pass (default on)
 void AttentionForwardRef(const float* q, const float* k, const float* v, int n_q, int n_k, int d, int d_v, float scale,
                          float* weights, float* out);
 

@@ -175,6 +175,43 @@ TEST(Kernels, SoftmaxWeightsErrorWithinDocumentedBound) {
   k::ForceTile(-1);
 }
 
+// SoftmaxRowsLog2Unshifted: no max pass, scores anywhere in [-64, 64] (log2 units). Each row's top
+// score t sweeps [-64, 64] and its other 63 sweep down from t by up to 99.6 (weights to 1e-30),
+// never below -64; each weight against exp2 / sum in double, for every tile variant.
+TEST(Kernels, UnshiftedSoftmaxWeightsErrorWithinDocumentedBound) {
+  const int cols = 64, rows = 1 << 12;
+  const double lim = k::kUnshiftedLog2Limit;
+  std::vector<float> x((size_t)rows * cols);
+  std::vector<double> want(x.size());
+  for (int i = 0; i < rows; ++i) {
+    float* r = &x[(size_t)i * cols];
+    const double top = -lim + 2.0 * lim * i / (rows - 1);
+    const double lowest = std::max(top - 99.6, -lim);
+    r[0] = (float)top;
+    for (int j = 1; j < cols; ++j) r[j] = (float)(top + (lowest - top) * (j - 1) / (cols - 2));
+    double sum = 0.0;
+    for (int j = 0; j < cols; ++j) sum += std::exp2((double)r[j]);
+    for (int j = 0; j < cols; ++j) want[(size_t)i * cols + j] = std::exp2((double)r[j]) / sum;
+  }
+  for (int v = 0; v < k::TileVariantCount(); ++v) {
+    k::ForceTile(v);
+    std::vector<float> w = x, row_max(rows, 7.0f), row_sum(rows);
+    EXPECT_EQ(k::SoftmaxRowsLog2Unshifted(w.data(), rows, cols, cols, 1.0f, row_max.data(), row_sum.data()), 0);
+    double worst_rel = 0.0;
+    for (size_t e = 0; e < w.size(); ++e) worst_rel = std::max(worst_rel, std::abs(w[e] - want[e]) / want[e]);
+    std::printf("  %s %s SoftmaxRowsLog2Unshifted weights: max relative error %.3g (bound %.1g)\n",
+                k::TileVariantAt(v).isa, k::TileVariantAt(v).tile, worst_rel, k::kSoftmaxMaxRelError);
+    EXPECT_LE(worst_rel, k::kSoftmaxMaxRelError) << k::TileVariantAt(v).isa << " " << k::TileVariantAt(v).tile;
+    for (int i = 0; i < rows; ++i) {
+      ASSERT_EQ(row_max[i], 0.0f);  // the shift it used
+      double sum = 0.0;
+      for (int j = 0; j < cols; ++j) sum += std::exp2((double)x[(size_t)i * cols + j]);
+      ASSERT_NEAR(row_sum[i], sum, 2e-6 * sum) << i;
+    }
+  }
+  k::ForceTile(-1);
+}
+
 TEST(Kernels, ExpRelativeErrorWithinDocumentedBound) {
   // dense sweep of [-87.3, 88]; both the vector kernel and its scalar twin
   const int n = 1 << 21;
@@ -257,6 +294,41 @@ TEST(Kernels, AttentionForwardMatchesReference) {
   EXPECT_TRUE(AllClose(AsMatrix(o_fast, n_q, d_v), AsMatrix(o_ref, n_q, d_v), 2e-6, 1e-5,
                        "attention 17x255, d=5, d_v=129", &log, "output"));
   log.Print("AttentionForward fast vs reference, n in {1,3,17,255,1000} x d in {1,5,64,129}:");
+}
+
+// AttentionForward drops the softmax's max pass when Cauchy-Schwarz bounds a block's scores within
+// +-64 in log2 units. Small scores take that path (the weights then differ in their last bits from
+// the shifted softmax's, both within the reference's tolerance); larger ones (scale 2: bounds past 64)
+// keep the shifted path, bit for bit the same with the switch on or off.
+TEST(Kernels, AttentionForwardUnshiftedSoftmaxWhenScoresAreBounded) {
+  Rng rng(17);
+  const int n = 1000, d = 64;
+  const auto q = Random((size_t)n * d, &rng), kk = Random((size_t)n * d, &rng), v = Random((size_t)n * d, &rng);
+  k::Workspace ws;
+  for (float scale : {0.125f, 2.0f}) {
+    std::vector<float> w_on((size_t)n * n), o_on((size_t)n * d), w_off((size_t)n * n), o_off((size_t)n * d);
+    std::vector<float> w_ref((size_t)n * n), o_ref((size_t)n * d);
+    k::SetUnshiftedSoftmax(true);
+    k::AttentionForward(q.data(), kk.data(), v.data(), n, n, d, d, scale, w_on.data(), o_on.data(), &ws);
+    k::SetUnshiftedSoftmax(false);
+    k::AttentionForward(q.data(), kk.data(), v.data(), n, n, d, d, scale, w_off.data(), o_off.data(), &ws);
+    k::SetUnshiftedSoftmax(true);
+    k::AttentionForwardRef(q.data(), kk.data(), v.data(), n, n, d, d, scale, w_ref.data(), o_ref.data());
+    const std::string tag = "scale " + std::to_string(scale);
+    const double loose = scale < 1.0f ? 1.0 : 10.0;  // scores 16x larger: float rounds them 16x coarser
+    for (const auto* w : {&w_on, &w_off})
+      EXPECT_TRUE(AllClose(AsMatrix(*w, n, n), AsMatrix(w_ref, n, n), 1e-6 * loose, 1e-5, "weights " + tag));
+    for (const auto* o : {&o_on, &o_off})
+      EXPECT_TRUE(AllClose(AsMatrix(*o, n, d), AsMatrix(o_ref, n, d), 2e-6 * loose, 1e-5, "output " + tag));
+    size_t differ = 0;
+    for (size_t e = 0; e < w_on.size(); ++e) differ += w_on[e] != w_off[e];
+    std::printf("  scale %g: %zu of %zu weights differ between the unshifted and shifted softmax\n", scale, differ,
+                w_on.size());
+    if (scale < 1.0f)
+      EXPECT_GT(differ, w_on.size() / 10) << "the unshifted softmax was not taken";
+    else
+      EXPECT_EQ(differ, 0u) << "large scores must keep the shifted softmax";
+  }
 }
 
 // Attend() takes the fast path for unmasked dot / scaled dot; with keep_intermediates it
