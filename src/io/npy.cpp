@@ -472,13 +472,12 @@ Status ParseNpy(const uint8_t* data, size_t size, NdArray* out, MemoryBudget* bu
   a.dtype = dtype;
   a.itemsize = itemsize;
   const std::string what = "npy: an array of shape " + a.ShapeString() + " (" + DTypeName(dtype) + ")";
-  if (!(st = CheckedResize(&a.data, (size_t)need, budget, what))) return st;
-  if (need) std::memcpy(a.data.data(), data + h.data_offset, (size_t)need);
+  if (!(st = CheckedAssign(&a.data, data + h.data_offset, (size_t)need, budget, what))) return st;
   if (swap) ByteSwap(&a.data, dtype == DType::Unicode ? 4 : itemsize);
   if (fortran && OrderMatters(a.shape)) {
-    std::vector<uint8_t> scratch;
-    if (!(st =
-              CheckedResize(&scratch, (size_t)need, budget, "npy: the Fortran-to-C transpose of " + a.ShapeString()))) {
+    std::vector<uint8_t> scratch;  // a copy, overwritten by the transpose: memcpy is faster than resize's fill
+    if (!(st = CheckedAssign(&scratch, a.data.data(), (size_t)need, budget,
+                             "npy: the Fortran-to-C transpose of " + a.ShapeString()))) {
       budget->Refund(need);
       return st;
     }

@@ -200,6 +200,17 @@ def main():
             seconds = round(c["seconds"] * (2 if is_node else 1) * factor, 2)
             rss_mb = c["rss_mb"] + (NODE_EXTRA_MB if is_node else 0)
             problems, stats = run_case(c, path, tool, argv, exit_code, message, seconds, rss_mb, pending, is_node)
+            if not pending and problems and all(p.startswith("took ") for p in problems):
+                # Over its CPU limit and nothing else wrong: a VM's vCPU changes speed for seconds at
+                # a time (and ctest runs other tests beside this one), so the speed is measured again
+                # now and the case run once more under the limit scaled by it, if it is slower now.
+                now, now_cpu = machine_factor(a.cli, a.bombs)
+                if now > factor:
+                    seconds = round(c["seconds"] * (2 if is_node else 1) * now, 2)
+                    print(f"  {c['name']} [{tool}]: {problems[0]}; machine factor now {now:.2f} "
+                          f"({now_cpu:.3f} s), run again under {seconds} s", flush=True)
+                    problems, stats = run_case(c, path, tool, argv, exit_code, message, seconds, rss_mb, pending,
+                                               is_node)
             if pending and problems:
                 pending_seen.append(f"{c['name']} [{tool}]: {pending}")
                 line.append(f"{tool} PENDING {stats}")
