@@ -4,7 +4,9 @@
 //   - DefaultMemoryBudget   process-wide default (1 GiB) that readers' options start from
 //   - MemoryBudget          bytes a reader may still take; Charge before allocating
 //   - TryAllocate           asks the allocator first, so a failing allocation is a Status
+//   - ChargeAndCheck        budget + allocator check (what the two below share)
 //   - CheckedResize         budget + allocator check, then std::vector::resize
+//   - CheckedAssign         budget + allocator check, then a copy of n bytes (no resize: web -Os instances)
 //   - ParseByteSize         "512M", "2G", "1073741824" -> bytes (the CLI's --max-memory)
 //
 // Files come from strangers. With exceptions off (-fno-exceptions), a failed `new` is an abort
@@ -50,21 +52,27 @@ class MemoryBudget {
 // came from a file, so that failure becomes a Status instead of std::bad_alloc -> abort.
 bool TryAllocate(size_t bytes);
 
-// v->resize(n) after charging n * sizeof(T) to *budget (may be null) and checking TryAllocate.
-template <typename T>
-Status CheckedResize(std::vector<T>* v, size_t n, MemoryBudget* budget, const std::string& what) {
-  if (n > SIZE_MAX / sizeof(T)) return Status::Error(what + ": size overflows");
-  const size_t bytes = n * sizeof(T);
+// Charges bytes to *budget (may be null) and, when they are more than the vector holds already
+// (grow), checks TryAllocate; on failure nothing stays charged.
+inline Status ChargeAndCheck(size_t bytes, bool grow, MemoryBudget* budget, const std::string& what) {
   if (budget) {
     Status st = budget->Charge(bytes, what);
     if (!st) return st;
   }
-  if (n > v->capacity() && !TryAllocate(bytes)) {
+  if (grow && !TryAllocate(bytes)) {
     if (budget) budget->Refund(bytes);
     return Status::Error(what + ": out of memory allocating " + std::to_string(bytes) + " bytes");
   }
-  v->resize(n);
   return Status::Ok();
+}
+
+// v->resize(n) after charging n * sizeof(T) to *budget (may be null) and checking TryAllocate.
+template <typename T>
+Status CheckedResize(std::vector<T>* v, size_t n, MemoryBudget* budget, const std::string& what) {
+  if (n > SIZE_MAX / sizeof(T)) return Status::Error(what + ": size overflows");
+  const Status st = ChargeAndCheck(n * sizeof(T), n > v->capacity(), budget, what);
+  if (st) v->resize(n);
+  return st;
 }
 
 // *v = the n bytes at src, charged to *budget like CheckedResize. A copy from a range (memcpy in
@@ -73,16 +81,9 @@ Status CheckedResize(std::vector<T>* v, size_t n, MemoryBudget* budget, const st
 // a 256 MiB Fortran-order member spent 2.7 s of its 8.8 s there).
 inline Status CheckedAssign(std::vector<uint8_t>* v, const uint8_t* src, size_t n, MemoryBudget* budget,
                             const std::string& what) {
-  if (budget) {
-    Status st = budget->Charge(n, what);
-    if (!st) return st;
-  }
-  if (n > v->capacity() && !TryAllocate(n)) {
-    if (budget) budget->Refund(n);
-    return Status::Error(what + ": out of memory allocating " + std::to_string(n) + " bytes");
-  }
-  v->assign(src, src + n);
-  return Status::Ok();
+  const Status st = ChargeAndCheck(n, n > v->capacity(), budget, what);
+  if (st) v->assign(src, src + n);
+  return st;
 }
 
 // "1073741824", "512K", "512M", "1G", "1.5G" (binary units, case-insensitive, optional "iB"/"B").
