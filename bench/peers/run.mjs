@@ -24,7 +24,8 @@
 //   the fast moments only.
 //   attention impl=.. n=.. d=.. heads=.. median_gflops=.. best_gflops=.. median_ms=.. min_ms=.. cpu_median_gflops=..
 //   ratio impl=wasm-simd128 vs=<best peer> n=.. heads=.. ratio=.. ratio_min=.. ratio_cpu=..
-//   peak_fraction impl=.. n=.. heads=.. peak_gflops=.. median=.. best=.. cpu_median=.. [of_muladd_..=..]
+//   peak_fraction impl=.. n=.. heads=.. peak_gflops=.. median=.. best=.. start_median=.. [muladd_peak_gflops=..
+//   of_muladd_median=..]   (relaxed SIMD: against the madd peak, and against the mul+add one)
 import { createRequire } from 'module';
 import { readFileSync } from 'fs';
 import path from 'path';
