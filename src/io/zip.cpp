@@ -212,28 +212,54 @@ Status ZipList(const uint8_t* data, size_t size, std::vector<ZipEntry>* entries,
 
 namespace {
 
-// Inflates entry's raw deflate stream into *out, which grows with what zlib produces (never
-// pre-filled to the declared size) and never beyond it.
-// The output grows in a malloc'd buffer (realloc, doubling) and goes into *out with one copy at the
-// end. Grown in *out itself, every doubling went through std::vector's reallocation, whose byte
-// loops (fill the new part, destroy the old elements) the web build runs a byte at a time: 1.6 s
-// of a 256 MiB member's 8.8 s (docs/PERFORMANCE.md, -Os). Peak memory is as before: old and new
-// buffers during a doubling, the buffer and *out during the copy.
-struct GrowBuffer {
-  uint8_t* data = nullptr;
-  size_t size = 0;
-  ~GrowBuffer() { std::free(data); }
-  bool Grow(size_t n) {
-    void* p = std::realloc(data, n);
-    if (!p) return false;
-    data = static_cast<uint8_t*>(p);
-    size = n;
+// The output, grown as zlib produces it: doubling in a realloc'd buffer while below the declared
+// size, then at its last step moved into *out at the declared size (one reserve, then range
+// copies: the bytes so far, then zeros; libc++ copies ranges of bytes with memcpy). Grown in *out
+// itself, every doubling went through std::vector's reallocation, whose fill and destroy loops the
+// web build runs a byte at a time (1.6 s of a 256 MiB member's 8.8 s; docs/PERFORMANCE.md, -Os).
+// Peak memory is as it was: the last step holds the buffer (< declared) and *out (declared), as the
+// vector's last reallocation held its old and new storage.
+class InflateOutput {
+ public:
+  InflateOutput(std::vector<uint8_t>* out, uint64_t declared) : out_(out), declared_(declared) {}
+  ~InflateOutput() { std::free(buf_); }
+  uint8_t* data() { return in_out_ ? out_->data() : buf_; }
+  size_t size() const { return in_out_ ? out_->size() : size_; }
+  // Grows to want bytes (<= declared), keeping what is there; false when memory runs out.
+  bool Grow(uint64_t want) {
+    if (want > SIZE_MAX) return false;
+    if (want < declared_) {
+      void* p = std::realloc(buf_, (size_t)want);
+      if (!p) return false;
+      buf_ = static_cast<uint8_t*>(p);
+      size_ = (size_t)want;
+      return true;
+    }
+    if (!TryAllocate((size_t)want)) return false;
+    static const uint8_t kZeros[1 << 16] = {};
+    out_->reserve((size_t)want);
+    out_->assign(buf_, buf_ + size_);
+    while (out_->size() < want)
+      out_->insert(out_->end(), kZeros, kZeros + std::min<uint64_t>(sizeof kZeros, want - out_->size()));
+    std::free(buf_);
+    buf_ = nullptr;
+    size_ = 0;
+    in_out_ = true;
     return true;
   }
+
+ private:
+  std::vector<uint8_t>* out_;
+  uint64_t declared_;
+  uint8_t* buf_ = nullptr;
+  size_t size_ = 0;
+  bool in_out_ = false;
 };
 
+// Inflates entry's raw deflate stream into *out, which grows with what zlib produces (never
+// pre-filled to the declared size) and never beyond it.
 Status Inflate(const uint8_t* src, const ZipEntry& entry, std::vector<uint8_t>* out) {
-  GrowBuffer buf;
+  InflateOutput buf(out, entry.uncompressed_size);
   z_stream zs;
   std::memset(&zs, 0, sizeof(zs));
   if (inflateInit2(&zs, -MAX_WBITS) != Z_OK) return Status::Error("zip: zlib inflateInit2 failed");
@@ -251,16 +277,16 @@ Status Inflate(const uint8_t* src, const ZipEntry& entry, std::vector<uint8_t>* 
       zs.avail_in = in_left > chunk ? chunk : (uInt)in_left;
       in_left -= zs.avail_in;
     }
-    if (produced == buf.size && produced < declared) {  // grow: double, at least 64 KiB, at most declared
+    if (produced == buf.size() && produced < declared) {  // grow: double, at least 64 KiB, at most declared
       const uint64_t want = std::min<uint64_t>(declared, std::max<uint64_t>(uint64_t(1) << 16, 2 * (uint64_t)produced));
-      if (want > SIZE_MAX || !buf.Grow((size_t)want)) {
+      if (!buf.Grow(want)) {
         error = Status::Error(member + "out of memory inflating to " + std::to_string(want) + " bytes");
         break;
       }
     }
     const bool full = produced == declared;
-    zs.next_out = full ? sink : buf.data + produced;
-    const size_t room = buf.size - produced;
+    zs.next_out = full ? sink : buf.data() + produced;
+    const size_t room = buf.size() - produced;
     zs.avail_out = full ? 1 : (room > chunk ? chunk : (uInt)room);
     const uInt avail_before = zs.avail_out;
     const uLong before_in = zs.total_in;
@@ -293,10 +319,7 @@ Status Inflate(const uint8_t* src, const ZipEntry& entry, std::vector<uint8_t>* 
   if (produced != declared)
     return Status::Error("zip: member '" + entry.name + "' inflated to " + std::to_string(produced) +
                          " bytes, header says " + std::to_string(declared));
-  if (produced && !TryAllocate(produced))
-    return Status::Error(member + "out of memory inflating to " + std::to_string(produced) + " bytes");
-  if (produced) out->assign(buf.data, buf.data + produced);  // a range copy: memcpy
-  return Status::Ok();
+  return Status::Ok();  // produced == declared: the bytes are in *out
 }
 
 }  // namespace
