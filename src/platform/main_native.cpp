@@ -28,6 +28,7 @@
 #include "imgui_impl_opengl3.h"
 #include "io/file_util.h"
 #include "io/memory_budget.h"
+#include "platform/key_latch.h"
 #include "platform/label_raster.h"
 #include "platform/native_loader.h"
 #include "render/gl.h"
@@ -41,6 +42,12 @@ void GlfwError(int code, const char* text) {
 
 attnviz::App* g_app = nullptr;
 attnviz::NativeFileLoader* g_loader = nullptr;
+attnviz::KeyLatch g_keys;  // a tap between two frames is still a press
+
+void LatchedKey(GLFWwindow* window, int key, int scancode, int action, int mods) {
+  ImGui_ImplGlfw_KeyCallback(window, key, scancode, action, mods);
+  g_keys.OnKey(ImGui::GetIO(), key, action);
+}
 
 // Files dropped on the window are read on the loader thread; the window keeps drawing meanwhile.
 void DropCallback(GLFWwindow*, int count, const char** paths) {
@@ -142,6 +149,7 @@ GLFWwindow* OpenWindow(bool vsync) {
   IMGUI_CHECKVERSION();
   ImGui::CreateContext();
   ImGui_ImplGlfw_InitForOpenGL(window, true);
+  glfwSetKeyCallback(window, LatchedKey);  // replaces ImGui's, which it then calls
   ImGui_ImplOpenGL3_Init("#version 300 es");
   return window;
 }
@@ -187,6 +195,7 @@ void RunFrame(GLFWwindow* window, attnviz::App& app, int* fb_w, int* fb_h) {
   ImGui::NewFrame();
   app.Frame();
   ImGui::Render();
+  g_keys.EndFrame(ImGui::GetIO());
   glfwGetFramebufferSize(window, fb_w, fb_h);
   glViewport(0, 0, *fb_w, *fb_h);
   glClearColor(0.1f, 0.1f, 0.12f, 1.0f);

@@ -16,6 +16,7 @@
 #include "imgui.h"
 #include "imgui_impl_glfw.h"
 #include "imgui_impl_opengl3.h"
+#include "platform/key_latch.h"
 #include "platform/label_raster.h"
 #include "platform/web_capture.h"
 #include "platform/web_exports.h"
@@ -223,6 +224,7 @@ struct WebLoop {
   float last_size[4] = {0, 0, 0, 0};  // canvas CSS and backing-store size last frame
   uint64_t drawn_fingerprint = 0;     // App::DrawFingerprint of the frame on the canvas (0: none)
   bool stopped = false;               // destroy() was called
+  attnviz::KeyLatch keys;             // a tap between two frames is still a press
 };
 WebLoop* g_loop = nullptr;
 
@@ -289,6 +291,7 @@ void Frame() {
   ImGui::NewFrame();
   L.app.Frame();
   ImGui::Render();
+  L.keys.EndFrame(ImGui::GetIO());
   // A frame that would look like the one on the canvas is not drawn again: without a draw call the
   // canvas keeps its image and the compositor has nothing to do (the settling frames after input, a
   // progress frame whose bar did not move). Module.attnvizDrawEveryFrame turns this off (benchmarks).
@@ -338,6 +341,11 @@ extern "C" EMSCRIPTEN_KEEPALIVE void attnviz_train_failed(const char* message) {
   if (WorkerRunner::live) WorkerRunner::live->Fail(message ? message : "the training worker failed");
 }
 
+static void LatchedKey(GLFWwindow* window, int key, int scancode, int action, int mods) {
+  ImGui_ImplGlfw_KeyCallback(window, key, scancode, action, mods);
+  if (g_loop) g_loop->keys.OnKey(ImGui::GetIO(), key, action);
+}
+
 static void WheelToNotches(GLFWwindow* window, double dx, double dy) {
   const double k = attnviz_js_wheel_scale();
   ImGui_ImplGlfw_ScrollCallback(window, dx * k, dy * k);
@@ -364,6 +372,7 @@ int main() {
   ImGui::CreateContext();
   ImGui_ImplGlfw_InitForOpenGL(g_loop->window, true);
   glfwSetScrollCallback(g_loop->window, WheelToNotches);  // replaces ImGui's, which it then calls
+  glfwSetKeyCallback(g_loop->window, LatchedKey);         // likewise
   ImGui_ImplOpenGL3_Init("#version 300 es");
 
   attnviz::AppConfig config;

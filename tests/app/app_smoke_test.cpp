@@ -1,6 +1,7 @@
 // The whole app without a window or GL (imgui with no backend): every view runs for real, and
 // describe() — parsed as JSON after the frames — must report what each view actually drew:
 // heatmap rows, lines, thumbnails, the numbers in the steps table, the translation, training.
+#include <GLFW/glfw3.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -19,6 +20,7 @@
 #include "imgui.h"
 #include "io/json.h"
 #include "io/npy.h"
+#include "platform/key_latch.h"
 
 namespace {
 
@@ -170,6 +172,67 @@ TEST(AppViews, HeatmapDrawsTheRowsTheDecodingStepShows) {
     EXPECT_EQ(Get(*h, "weights").numbers.size(), (size_t)(Num(*h, "rows") * Num(*h, "cols")));
     EXPECT_GT(Get(*h, "rect").numbers[2], Get(*h, "rect").numbers[0]) << "a matrix area of positive width";
   }
+}
+
+// A key pressed and released between two frames (a quick tap while a software-rendered frame takes
+// 100+ ms) is one press: without the platform layer's KeyLatch imgui 1.86 never sees it; with it,
+// the key is down for exactly one frame, and Space plays the animation.
+TEST(AppKeys, ATapBetweenTwoFramesIsOnePress) {
+  HeadlessApp t;
+  ImGuiIO& io = ImGui::GetIO();
+  io.KeyMap[ImGuiKey_Space] = GLFW_KEY_SPACE;
+  t.Run("example translation");
+  t.Run("view heatmap");
+  t.Run("step 0");
+  t.Frames(2);
+  auto key = [&](attnviz::KeyLatch* latch, int k, bool down) {
+    io.KeysDown[k] = down;  // as the GLFW backend's callback writes it, then the latch
+    if (latch) latch->OnKey(io, k, down ? GLFW_PRESS : GLFW_RELEASE);
+  };
+  auto frame = [&](attnviz::KeyLatch* latch) {
+    t.Frames(1);
+    if (latch) latch->EndFrame(io);
+  };
+  auto playing = [&] {
+    return Get(t.Describe(), "timeline.playing").boolean || Num(t.Describe(), "timeline.step") > 0;
+  };
+
+  key(nullptr, GLFW_KEY_SPACE, true);
+  key(nullptr, GLFW_KEY_SPACE, false);
+  frame(nullptr);
+  EXPECT_FALSE(playing()) << "without the latch, the tap is lost (the reason for KeyLatch)";
+
+  attnviz::KeyLatch latch;
+  key(&latch, GLFW_KEY_SPACE, true);
+  key(&latch, GLFW_KEY_SPACE, false);
+  EXPECT_TRUE(io.KeysDown[GLFW_KEY_SPACE]) << "held until a frame has seen it";
+  frame(&latch);
+  EXPECT_TRUE(playing()) << "the tap reached the app";
+  EXPECT_EQ(io.KeysDownDuration[GLFW_KEY_SPACE], 0.0f) << "pressed in that frame";
+  EXPECT_FALSE(io.KeysDown[GLFW_KEY_SPACE]) << "and let go for the next";
+  frame(&latch);
+  EXPECT_LT(io.KeysDownDuration[GLFW_KEY_SPACE], 0.0f) << "one press, released in the next frame";
+
+  // A key held across frames is released at once; pressed again before a frame, it stays down.
+  key(&latch, GLFW_KEY_RIGHT, true);
+  frame(&latch);
+  key(&latch, GLFW_KEY_RIGHT, false);
+  EXPECT_FALSE(io.KeysDown[GLFW_KEY_RIGHT]);
+  key(&latch, GLFW_KEY_LEFT, true);
+  key(&latch, GLFW_KEY_LEFT, false);
+  key(&latch, GLFW_KEY_LEFT, true);
+  frame(&latch);
+  EXPECT_TRUE(io.KeysDown[GLFW_KEY_LEFT]) << "still physically down";
+
+  // Ctrl tapped with a key keeps io.KeyCtrl for the frame that sees the key (Ctrl+O, Ctrl+S).
+  key(&latch, GLFW_KEY_LEFT_CONTROL, true);
+  key(&latch, GLFW_KEY_O, true);
+  key(&latch, GLFW_KEY_O, false);
+  io.KeyCtrl = false;  // the backend derives it from the array it just cleared
+  key(&latch, GLFW_KEY_LEFT_CONTROL, false);
+  EXPECT_TRUE(io.KeyCtrl && io.KeysDown[GLFW_KEY_O]);
+  frame(&latch);
+  EXPECT_FALSE(io.KeyCtrl || io.KeysDown[GLFW_KEY_O]);
 }
 
 // A frame that would draw the same as the last has the same fingerprint (the web build then keeps the

@@ -32,9 +32,9 @@ async function main() {
     await page.evaluate(() => window.viewers[1].command('step 0'));
     await page.evaluate(() => window.viewers[0].command('step 0'));
     await page.evaluate(() => window.viewers[1].canvas.focus());
-    // Held for 150 ms, as a person would: imgui 1.86 samples key state once per frame, so a
-    // press and release between two (slow, SwiftShader) frames would not be seen.
-    await page.keyboard.press('Space', { delay: 150 });
+    // Pressed and released at once, between two frames: imgui 1.86 samples keys once per frame,
+    // and the platform layer's KeyLatch must hold the tap down until a frame has seen it.
+    await page.keyboard.press('Space');
     await page.waitForFunction(() => { const t = window.viewers[1].describe().timeline; return t.step > 0 || t.playing; },
       null, { timeout: 15000 }).catch(() => {});
     await frames(page, 10);
