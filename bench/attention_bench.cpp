@@ -6,17 +6,18 @@
 //   attention impl=<name> n=<n> d=<d> heads=<h> gflops=<median> best_gflops=<x> ns_per_score=<y> [speedup_vs_eigen=<r>]
 //   softmax impl=<name> n=<rows> cols=<cols> ns_per_score=<y> [speedup_vs_eigen=<r>]
 // FLOPs = 4 * n_q * n_k * d per head (2 for Q K^T, 2 for P V; softmax not counted).
-// Protocol (the same as bench/peers/run.mjs): warm-up, then >= 9 samples of >= ~20 ms each with
-// the implementations alternating sample by sample; gflops and speedups use the median sample,
-// best_gflops the fastest, cpu_gflops the median of process CPU time (std::clock; natively it
-// leaves out the time the process waited for a core on a loaded machine; Emscripten's clock()
-// follows the wall clock, so in WASM it equals gflops). Natively, eigen-march-native is Eigen built with -march=native
-// (bench/eigen_native.cpp): the baseline the native kernels are held to.
+// Protocol (the same as bench/peers/run.mjs): warm-up, then >= 9 samples of >= ~20 ms each (ATTNVIZ_BENCH_SAMPLE_MS)
+// with the implementations alternating sample by sample; gflops and speedups use the median sample, best_gflops the
+// fastest, cpu_gflops the median of process CPU time (std::clock; natively it leaves out the time the process waited
+// for a core on a loaded machine; Emscripten's clock() follows the wall clock, so in WASM it equals gflops). Natively,
+// eigen-march-native is Eigen built with -march=native (bench/eigen_native.cpp): the baseline the native kernels are
+// held to.
 #include <Eigen/Core>
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <functional>
@@ -36,8 +37,20 @@ struct Timing {
   double cpu_median = 0.0;         // seconds per call of process CPU time (std::clock): excludes preemption
 };
 
+// A sample's length: 20 ms, or ATTNVIZ_BENCH_SAMPLE_MS (1-1000) to see how the figures depend on it
+// (a baseline that pays a cold cache at each sample's start weighs less in longer ones). Natively
+// only: node's environment does not reach the WASM build's getenv.
+double SampleSeconds() {
+  static const double s = [] {
+    const char* e = std::getenv("ATTNVIZ_BENCH_SAMPLE_MS");
+    const double ms = e ? std::atof(e) : 0.0;
+    return ms >= 1.0 && ms <= 1000.0 ? ms * 1e-3 : 0.02;
+  }();
+  return s;
+}
+
 // Times each of fns: >= 9 rounds, each fn once per round in a rotating order; a sample is reps
-// back-to-back calls (reps chosen so a sample takes ~20 ms). Returns the median and minimum.
+// back-to-back calls (reps chosen so a sample takes SampleSeconds()). Returns the median and minimum.
 std::vector<Timing> TimeAlternating(const std::vector<std::function<void()>>& fns) {
   const size_t count = fns.size();
   std::vector<int> reps(count);
@@ -46,7 +59,7 @@ std::vector<Timing> TimeAlternating(const std::vector<std::function<void()>>& fn
     const auto t0 = Clock::now();
     fns[i]();
     const double s = std::chrono::duration<double>(Clock::now() - t0).count();
-    reps[i] = std::max(1, (int)(0.02 / std::max(s, 1e-7)));
+    reps[i] = std::max(1, (int)(SampleSeconds() / std::max(s, 1e-7)));
   }
   std::vector<std::vector<double>> samples(count), cpu(count);
   for (int round = 0; round < 9; ++round)
@@ -239,8 +252,8 @@ int main() {
   std::printf("peak impl=%s muladd_gflops=%.2f\n",
               std::strcmp(attnviz::kernels::KernelIsa(), "native") ? "wasm-simd128" : "sse2",
               attnviz::kernels::MulAddPeakGflops(0.05));
-  std::printf("# attnviz_bench: fast kernels = %s, single thread, median and min of 9 alternating samples\n",
-              attnviz::kernels::KernelIsa());
+  std::printf("# attnviz_bench: fast kernels = %s, single thread, median and min of 9 alternating samples of %.0f ms\n",
+              attnviz::kernels::KernelIsa(), SampleSeconds() * 1e3);
   for (int n : {128, 512, 1024, 2048}) BenchAttention(n, 64, 1, &rng);
   BenchAttention(512, 64, 12, &rng);
   BenchSoftmax(1024, 1024, &rng);
