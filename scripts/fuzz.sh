@@ -33,7 +33,7 @@ export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 seeds_of() {  # the read-only seed folders of a target
   case "$1" in
     npy) echo "tests/io/data" ;;
-    npz) echo "tests/io/data tests/cli/data" ;;
+    npz) echo "tests/fuzz/seeds/npz tests/io/data tests/cli/data" ;;
     json) echo "tests/fuzz/seeds/json tests/fuzz/seeds/attention" ;;
     attention) echo "tests/fuzz/seeds/attention tests/io/data" ;;
     safetensors) echo "tests/fuzz/seeds/safetensors" ;;

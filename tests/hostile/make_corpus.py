@@ -249,6 +249,15 @@ def small_cases():
     case("zip_stream_longer_than_declared", zip_bytes([longer, Member("tokens.npy", tokens_npy(["a", "b"]))]),
          expect="the deflate stream inflates to more than the 128 bytes its header declares",
          note="message says which: longer than declared")
+    # A stream that ends before its declared size, over 64 KiB: the inflater has grown its buffer
+    # (zip.cpp InflateOutput) and, in the first case, moved it into the member at the declared size.
+    ramp = npy("<f4", [1, 1, 160, 160], f32([(i % 97) / 97.0 for i in range(160 * 160)]))
+    shorter = (("zip_stream_shorter_moved", len(ramp) + 65536), ("zip_stream_shorter_buffered", 3 * len(ramp)))
+    for name, declared in shorter:
+        short = Member("attention.npy", ramp, size=declared)
+        case(name, zip_bytes([short, Member("tokens.npy", tokens_npy(["a", "b"]))]),
+             expect=f"zip: member 'attention.npy' inflated to {len(ramp)} bytes, header says {declared}",
+             note="message says which: shorter than declared (after the inflater's last growth step, or before it)")
     layered = {"tokens": ["a", "b"], "layers": [{"name": "wide", "heads": [[[1, 0], [0, 1]]] * 1024}]}
     layered["layers"] += [{"name": f"l{i}", "heads": [[[1, 0], [0, 1]]]} for i in range(1023)]
     case("layers_1x1024_plus_1023x1", json.dumps(layered, separators=(",", ":")).encode(), exit=0,
