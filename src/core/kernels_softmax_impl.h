@@ -6,33 +6,24 @@
 namespace {
 
 // One row's exponentials in place, e = exp(scale * x - m) (kLog2: 2^(scale * x - m)), and their
-// sum. scale == 1 (Attend's and AttentionForward's case) skips a multiply; !kShift (m == 0, the
-// unshifted log2 softmax) skips the subtraction.
-template <bool kLog2, bool kShift = true>
-inline float ExpAndSum(float* r, int cols, float scale, float m, const ExpConstants& c) {
+// sum. !kScale (scale == 1: Attend's and AttentionForward's case) skips a multiply; !kShift (m == 0,
+// the unshifted log2 softmax) skips the subtraction. Both are template arguments, so each case is
+// its own loop with nothing tested inside it.
+template <bool kLog2, bool kShift, bool kScale>
+inline float ExpAndSumLoop(float* r, int cols, float scale, float m, const ExpConstants& c) {
   constexpr int W = 2 * kLanes;  // two vectors per step: independent dependency chains
   const Vec vs = VSplat(scale), vmax = VSplat(m);
   Vec acc0 = VSplat(0.0f), acc1 = acc0;
   int j = 0;
-  if (scale == 1.0f) {
-    for (; j + W <= cols; j += W) {
-      Vec x0 = VLoad(r + j), x1 = VLoad(r + j + kLanes);
-      if (kShift) x0 = VSub(x0, vmax), x1 = VSub(x1, vmax);
-      const Vec e0 = kLog2 ? Exp2V(x0, c) : ExpV<true>(x0, c), e1 = kLog2 ? Exp2V(x1, c) : ExpV<true>(x1, c);
-      VStore(r + j, e0);
-      VStore(r + j + kLanes, e1);
-      acc0 = VAdd(acc0, e0);
-      acc1 = VAdd(acc1, e1);
-    }
-  } else {
-    for (; j + W <= cols; j += W) {
-      const Vec x0 = VSub(VMul(vs, VLoad(r + j)), vmax), x1 = VSub(VMul(vs, VLoad(r + j + kLanes)), vmax);
-      const Vec e0 = kLog2 ? Exp2V(x0, c) : ExpV<true>(x0, c), e1 = kLog2 ? Exp2V(x1, c) : ExpV<true>(x1, c);
-      VStore(r + j, e0);
-      VStore(r + j + kLanes, e1);
-      acc0 = VAdd(acc0, e0);
-      acc1 = VAdd(acc1, e1);
-    }
+  for (; j + W <= cols; j += W) {
+    Vec x0 = VLoad(r + j), x1 = VLoad(r + j + kLanes);
+    if (kScale) x0 = VMul(vs, x0), x1 = VMul(vs, x1);
+    if (kShift) x0 = VSub(x0, vmax), x1 = VSub(x1, vmax);
+    const Vec e0 = kLog2 ? Exp2V(x0, c) : ExpV<true>(x0, c), e1 = kLog2 ? Exp2V(x1, c) : ExpV<true>(x1, c);
+    VStore(r + j, e0);
+    VStore(r + j + kLanes, e1);
+    acc0 = VAdd(acc0, e0);
+    acc1 = VAdd(acc1, e1);
   }
   float sum = HorizontalSum(VAdd(acc0, acc1));
   for (; j < cols; ++j) {
@@ -40,6 +31,12 @@ inline float ExpAndSum(float* r, int cols, float scale, float m, const ExpConsta
     sum += r[j];
   }
   return sum;
+}
+
+template <bool kLog2, bool kShift = true>
+inline float ExpAndSum(float* r, int cols, float scale, float m, const ExpConstants& c) {
+  return scale == 1.0f ? ExpAndSumLoop<kLog2, kShift, false>(r, cols, scale, m, c)
+                       : ExpAndSumLoop<kLog2, kShift, true>(r, cols, scale, m, c);
 }
 
 // log2 != 0: x holds scores in log2 units, the weights are 2^(scale * x - m) / sum (SoftmaxRowsLog2).
