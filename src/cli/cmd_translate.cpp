@@ -1,9 +1,12 @@
 // attnviz-cli translate: translates a sentence with a trained seq2seq model and shows the alignment.
 //
-//   attnviz-cli translate --model models/bahdanau-en-fr.bin "the european economic area"
-//   attnviz-cli translate --model models/transformer-en-fr.bin --heads --out probe.json "syria sees the cat"
-//   attnviz-cli translate --figure c          (Bahdanau et al. 2015, Figure 3(c), with models/bahdanau-en-fr.bin)
-//   attnviz-cli translate --model models/luong-en-fr.bin --figure all   (one JSON line per figure)
+//   attnviz-cli translate "the european economic area"      (the built-in bahdanau-en-fr)
+//   attnviz-cli translate --model transformer-en-fr --heads --out probe.json "syria sees the cat"
+//   attnviz-cli translate --figure c          (Bahdanau et al. 2015, Figure 3(c), with the built-in bahdanau-en-fr)
+//   attnviz-cli translate --model my-run.bin --figure all   (a model file; one JSON line per figure)
+//
+// --model takes a file, or the name of a model built into the binary (models/*.bin at build time,
+// gen/embedded_models.cpp): a file of that name wins, so the CLI works from any directory.
 //
 // --out writes the attention file through io (SaveAttentionJson, docs/FORMATS.md): the same
 // format and the same float printing as the viewer's own saves, so the weights read back exactly.
@@ -17,6 +20,7 @@
 #include "core/seq2seq/figures.h"
 #include "core/seq2seq/metrics.h"
 #include "core/seq2seq/translate.h"
+#include "embedded_models.h"
 #include "io/attention_file.h"
 #include "io/file_util.h"
 #include "io/json.h"
@@ -39,11 +43,39 @@ int Fail(const std::string& message) {
   return attnviz::kExitError;
 }
 
+// The model built into the binary named name ("bahdanau-en-fr" or "bahdanau-en-fr.bin"), or null.
+const EmbeddedFile* BuiltinModel(const std::string& name) {
+  if (name.empty() || name.find('/') != std::string::npos) return nullptr;
+  const std::string file = name.size() > 4 && name.compare(name.size() - 4, 4, ".bin") == 0 ? name : name + ".bin";
+  return attnviz_embedded_models_find(file.c_str());
+}
+
+// "bahdanau-dates, bahdanau-en-fr, ...": the built-in models' names, for messages and --help.
+std::string BuiltinModelNames() {
+  size_t n = 0;
+  const EmbeddedFile* files = attnviz_embedded_models_files(&n);
+  std::string names;
+  for (size_t i = 0; i < n; ++i) {
+    const std::string f = files[i].name;
+    if (f.size() <= 4 || f.compare(f.size() - 4, 4, ".bin") != 0) continue;
+    names += (names.empty() ? "" : ", ") + f.substr(0, f.size() - 4);
+  }
+  return names.empty() ? "none" : names;
+}
+
+// A model file, or else a built-in model of that name. A missing file that names no built-in model
+// keeps the file's own error, with the built-in names after it.
 Status LoadModelFile(const std::string& path, Model* model) {
   std::vector<uint8_t> bytes;
   Status st = attnviz::ReadFileBytes(path, &bytes);
-  if (!st) return st;
-  if (!(st = LoadModel(bytes.data(), bytes.size(), model))) return Status::Error(path + ": " + st.message);
+  if (st) {
+    if (!(st = LoadModel(bytes.data(), bytes.size(), model))) return Status::Error(path + ": " + st.message);
+    return Status::Ok();
+  }
+  const EmbeddedFile* builtin = BuiltinModel(path);
+  if (!builtin) return Status::Error(st.message + " (built-in models: " + BuiltinModelNames() + ")");
+  if (!(st = LoadModel(builtin->data, builtin->size, model)))
+    return Status::Error("built-in model " + path + ": " + st.message);
   return Status::Ok();
 }
 
@@ -287,8 +319,10 @@ int TranslateFigure(const Model& model, const TranslateArgs& a, const FigureSent
 int RunTranslate(int argc, char** argv) {
   TranslateArgs a;
   attnviz::ArgParser args("translate", "translate a sentence with a seq2seq model and print the alignment");
-  args.String("--model", &a.model_path, "FILE",
-              "model file written by `attnviz-cli train --out` (with --figure: default models/bahdanau-TASK.bin)");
+  const std::string model_help =
+      "a model file written by `attnviz-cli train --out`, or a built-in model: " + BuiltinModelNames() +
+      " (default bahdanau-en-fr; with --figure bahdanau-TASK)";
+  args.String("--model", &a.model_path, "FILE|NAME", model_help.c_str());
   args.String("--figure", &a.figure, "ID",
               "translate a figure's sentence: a, b, c, d (Bahdanau et al. 2015, Figure 3), es1..es4 (TensorFlow "
               "tutorial); all: one JSON line of scores per figure of the model's task");
@@ -302,9 +336,10 @@ int RunTranslate(int argc, char** argv) {
   const FigureSentence* figure = nullptr;
   if (args.Seen("--figure") && a.figure != "all" && !(figure = FindFigure(a.figure)))
     return args.UsageError("unknown --figure '" + a.figure + "' (a, b, c, d, es1, es2, es3, es4 or all)");
-  if (a.model_path.empty()) {
-    if (!figure) return args.UsageError("--model FILE is required (it may be left out with --figure ID)");
-    a.model_path = std::string("models/bahdanau-") + TaskName(figure->task) + ".bin";
+  if (a.model_path.empty()) {  // the model of the translation figures, built in
+    a.model_path = std::string("bahdanau-") + (figure ? TaskName(figure->task) : "en-fr");
+    if (!BuiltinModel(a.model_path))
+      return args.UsageError("this build has no built-in " + a.model_path + ": give --model FILE");
   }
   Model model;
   if (Status st = LoadModelFile(a.model_path, &model); !st) return Fail(st.message);

@@ -459,6 +459,42 @@ TEST(Cli, TranslateFigures) {
   r = Cli("translate --figure z");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("unknown --figure 'z'"), std::string::npos) << r.err;
-  r = Cli("translate 'the cat'");
-  EXPECT_EQ(r.exit_code, 2) << "--model is required without --figure";
+}
+
+// The pretrained models are built into the CLI: --model takes their names, a sentence or a figure
+// without --model uses the built-in Bahdanau model of its task, and this works from any directory
+// (ctest runs the CLI in the build tree, where no models/ exists). Each gives what the model file
+// itself gives.
+TEST(Cli, TranslateWithBuiltinModels) {
+  const std::string sentence = "'the european economic area was signed .'";
+  const RunResult file = Cli("translate --model '" + ModelPath("bahdanau-en-fr.bin") + "' " + sentence);
+  ASSERT_EQ(file.exit_code, 0) << file.err;
+  RunResult r = Cli("translate " + sentence);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, file.out) << "no --model: the built-in bahdanau-en-fr";
+  EXPECT_NE(r.out.find("la zone"), std::string::npos) << r.out;
+
+  const RunResult transformer = Cli("translate --model '" + ModelPath("transformer-en-fr.bin") + "' " + sentence);
+  ASSERT_EQ(transformer.exit_code, 0) << transformer.err;
+  for (const char* name : {"transformer-en-fr", "transformer-en-fr.bin"}) {
+    r = Cli(std::string("translate --model ") + name + " " + sentence);
+    ASSERT_EQ(r.exit_code, 0) << name << ": " << r.err;
+    EXPECT_EQ(r.out, transformer.out) << name;
+  }
+  EXPECT_NE(transformer.out, file.out) << "two models, two outputs: the name picked the model";
+
+  const RunResult es3 = Cli("translate --model '" + ModelPath("bahdanau-es-en.bin") + "' --figure es3");
+  r = Cli("translate --figure es3");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, es3.out) << "a figure without --model: the built-in Bahdanau model of its task";
+  EXPECT_EQ(r.out.find("are they still at home ?\n\n"), 0u) << r.out;
+
+  r = Cli("translate --model no-such-model 'the cat'");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("cannot open 'no-such-model'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("built-in models: bahdanau-dates, bahdanau-en-fr"), std::string::npos) << r.err;
+  r = Cli("translate --model ../models/bahdanau-en-fr 'the cat'");
+  EXPECT_EQ(r.exit_code, 1) << "a path is a file, never a built-in name";
+  r = Cli("translate --help");
+  EXPECT_NE(r.out.find("transformer-en-fr"), std::string::npos) << "--help lists the built-in models: " << r.out;
 }
