@@ -116,6 +116,7 @@ Status WriteSvg(const MatrixRM& w, const AttentionFile& f, const RenderOptions& 
     so.vmax = L.vmax;
   }
   so.show_values = o.values;
+  so.decimals = o.decimals;
   so.colorbar = !o.no_colorbar;
   so.title = o.title;
   so.max_cells = o.max_cells;

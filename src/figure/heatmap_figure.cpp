@@ -84,6 +84,22 @@ int LabelStep(FigureLabels mode, float text_px, float cell) {
   return std::max(1, (int)std::ceil(text_px * 1.15f / cell));
 }
 
+// The cell side that fits the widest printed weight with 3 px (at scale 1) either side, or 0 when
+// no value is printed. Digits share one advance width, so the widest strings are those of the
+// smallest and the largest finite weights (the sign and the integer digits).
+float ValueCellSide(const MatrixRM& w, const HeatmapFigureOptions& o, FigureFont* font, float value_px, float s) {
+  if (!o.values) return 0.0f;
+  float lo = INFINITY, hi = -INFINITY;
+  for (Eigen::Index i = 0; i < w.size(); ++i) {
+    const float v = w.data()[i];
+    if (std::isfinite(v)) lo = std::min(lo, v), hi = std::max(hi, v);
+  }
+  if (!(lo <= hi)) return 0.0f;  // no finite weight: nothing is printed
+  const float tw = std::max(font->Measure(FormatNumber(lo, o.decimals), value_px),
+                            font->Measure(FormatNumber(hi, o.decimals), value_px));
+  return std::ceil(tw + 6.0f * s);
+}
+
 struct Plan {
   float s = 1, font = 13, pad = 8, title_h = 0, top_h = 0, left_w = 0, bar_w = 0;
   std::vector<std::string> cols, rows;
@@ -223,7 +239,9 @@ Status RenderHeatmapFigure(const MatrixRM& w, const std::vector<std::string>& so
   Plan p;
   p.s = o.scale_factor, p.font = o.font_px * p.s, p.pad = 8 * p.s;
   const float longest = (float)std::max(L.rows, L.cols);
-  const float cell = std::max(1.0f, std::min(o.cell_px * p.s, std::floor(o.max_matrix_px * p.s / longest)));
+  // With values, cells grow (square) to fit the printed weights, as far as max_matrix_px allows.
+  const float wanted = std::max(o.cell_px * p.s, ValueCellSide(w, o, font, p.font * 0.85f, p.s));
+  const float cell = std::max(1.0f, std::min(wanted, std::floor(o.max_matrix_px * p.s / longest)));
   L.cell_w = L.cell_h = cell;
   PlanLabels(w, source_tokens, target_tokens, o, font, &p, &L);
   if (!o.title.empty()) p.title_h = p.font * 1.6f;

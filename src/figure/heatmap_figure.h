@@ -40,7 +40,7 @@ struct HeatmapFigureOptions {
   int max_matrix_px = 4096;               // the matrix area's longer side at most (cells shrink, down to 1 px)
   int64_t max_pixels = int64_t(1) << 26;  // refuse figures larger than this (64 Mpx = 256 MiB of RGBA)
   FigureLabels labels = FigureLabels::Auto;
-  bool values = false;          // print weights in cells that fit them
+  bool values = false;          // print weights in the cells; cells grow to fit them (up to max_matrix_px)
   int decimals = 2;             // digits after the point for cell values
   size_t max_label_chars = 24;  // longer tokens end in an ellipsis
   bool colorbar = true;

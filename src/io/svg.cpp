@@ -15,6 +15,12 @@ std::string Fmt(const char* fmt, double a) {
   return b;
 }
 
+std::string Fixed(double v, int decimals) {  // "%.*f": 48 characters at most for a float
+  char b[64];
+  std::snprintf(b, sizeof(b), "%.*f", decimals, v);
+  return b;
+}
+
 std::string Hex(const uint8_t rgb[3]) {
   char b[8];
   std::snprintf(b, sizeof(b), "#%02x%02x%02x", rgb[0], rgb[1], rgb[2]);
@@ -113,12 +119,21 @@ Status WriteHeatmapSvg(const MatrixRM& w, const std::vector<std::string>& source
   ParseColormap(colormap.c_str(), &cmap);  // unknown names keep greys
   const ColormapTable& table = ColormapTableOf(cmap);
   const int rows = (int)w.rows(), cols = (int)w.cols();
-  const float cell = opt.cell_size > 1 ? opt.cell_size : 1, font = opt.font_size > 1 ? opt.font_size : 1;
+  const float font = opt.font_size > 1 ? opt.font_size : 1, value_font = font * 0.85f;
+  const int decimals = std::clamp(opt.decimals, 0, 8);
+  float lo = INFINITY, hi = -INFINITY;  // the finite weights' range
+  for (Eigen::Index i = 0; i < w.size(); ++i)
+    if (std::isfinite(w.data()[i])) lo = std::min(lo, w.data()[i]), hi = std::max(hi, w.data()[i]);
+  // With values, cells grow (square) to fit the widest number with 3 px either side: the widest are
+  // those of the smallest and largest weights (a sign, more integer digits).
+  float cell = opt.cell_size > 1 ? opt.cell_size : 1;
+  if (opt.show_values && lo <= hi)
+    cell = std::max(cell, std::ceil(std::max(TextWidth(Fixed(lo, decimals), value_font),
+                                             TextWidth(Fixed(hi, decimals), value_font)) +
+                                    6));
   float vmin = opt.vmin, vmax = opt.vmax;
   if (std::isnan(vmax)) {
-    vmax = 0;
-    for (Eigen::Index i = 0; i < w.size(); ++i)
-      if (std::isfinite(w.data()[i])) vmax = std::max(vmax, w.data()[i]);
+    vmax = std::max(0.0f, hi);
     if (vmax <= vmin) vmax = vmin + 1;
   }
   const float range = vmax > vmin ? vmax - vmin : 1.0f;
@@ -173,7 +188,7 @@ Status WriteHeatmapSvg(const MatrixRM& w, const std::vector<std::string>& source
   }
   s += "</g>\n";
   if (opt.show_values) {
-    s += "<g class=\"values\" text-anchor=\"middle\" font-size=\"" + Fmt("%g", std::min(font, cell * 0.36f)) + "\">\n";
+    s += "<g class=\"values\" text-anchor=\"middle\" font-size=\"" + Fmt("%g", value_font) + "\">\n";
     for (int i = 0; i < rows; ++i) {
       for (int j = 0; j < cols; ++j) {
         const float v = w(i, j);
@@ -181,8 +196,8 @@ Status WriteHeatmapSvg(const MatrixRM& w, const std::vector<std::string>& source
         ColormapSample(cmap, (v - vmin) / range, c);
         const bool black = ContrastingTextColor(c) == 0xFF000000u;  // as the app's cell text
         s += "<text x=\"" + Fmt("%g", x0 + (j + 0.5f) * cell) + "\" y=\"" +
-             Fmt("%g", y0 + (i + 0.5f) * cell + font * 0.3f) + "\" fill=\"" + (black ? "black" : "white") + "\">" +
-             Fmt("%.2f", v) + "</text>\n";
+             Fmt("%g", y0 + (i + 0.5f) * cell + value_font * 0.35f) + "\" fill=\"" + (black ? "black" : "white") +
+             "\">" + Fixed(v, decimals) + "</text>\n";
       }
     }
     s += "</g>\n";

@@ -18,7 +18,8 @@ struct SvgHeatmapOptions {
   float font_size = 12.0f;      // px, labels
   float vmin = 0.0f;            // value drawn with the colormap's t = 0
   float vmax = NAN;             // value drawn with t = 1; NaN = the matrix maximum (> 0)
-  bool show_values = false;     // print each weight in its cell (contrasting colour)
+  bool show_values = false;     // print each weight in its cell (contrasting colour); cells grow to fit
+  int decimals = 2;             // digits after the point of the printed weights (0..8)
   bool colorbar = true;         // colour bar with vmin / vmax labels on the right
   std::string title;            // optional caption above the heatmap
   size_t max_label_chars = 24;  // longer tokens are cut and end in an ellipsis

@@ -159,6 +159,60 @@ TEST(CliRender, DpiScalesTheFigureAndLabelsCanBeLeftOut) {
   EXPECT_LT(ic.height, ia.height) << "no column labels: shorter";
 }
 
+// The horizontal extent [first, last] of the pixels in cell (r, c) that differ from the cell's fill
+// (its corner pixel) by more than 40 in a channel: the printed weight. first > last when none.
+std::pair<int, int> TextSpan(const RgbaImage& img, const Layout& L, int r, int c) {
+  const int x0 = L.x0 + (int)std::lround(c * L.cw), x1 = L.x0 + (int)std::lround((c + 1) * L.cw);
+  const int y0 = L.y0 + (int)std::lround(r * L.ch), y1 = L.y0 + (int)std::lround((r + 1) * L.ch);
+  const uint8_t* fill = img.At(x0 + 1, y0 + 1);
+  int first = x1, last = x0 - 1;
+  for (int y = y0 + 1; y < y1 - 1; ++y)
+    for (int x = x0; x < x1; ++x) {
+      const uint8_t* px = img.At(x, y);
+      bool text = false;
+      for (int k = 0; k < 3; ++k) text = text || std::abs((int)px[k] - (int)fill[k]) > 40;
+      if (text) first = std::min(first, x), last = std::max(last, x);
+    }
+  return {first - x0, last - x0};
+}
+
+// --values prints every weight in its cell with room on both sides: the cells grow (square) to fit
+// the widest number, more digits make them wider, and without --values they keep --cell.
+TEST(CliRender, ValuesFitTheirCellsWithRoomOnBothSides) {
+  const std::string png = TempPath("values.png");
+  const MatrixRM& w = Weights("cross", 1, 1);
+  float plain = 0, two = 0, four = 0;
+  for (const char* flags : {"", "--values", "--decimals 4", "--values --dpi 192"}) {
+    RunResult r = Cli("render '" + kFile + "' --set cross --layer 1 --head 1 --out '" + png + "' " + flags);
+    ASSERT_EQ(r.exit_code, 0) << flags << "\n" << r.err;
+    const Layout L = ParseLayout(r.out);
+    EXPECT_EQ(L.cw, L.ch) << "square cells";
+    const std::string bytes = Slurp(png);
+    RgbaImage img;
+    ASSERT_TRUE(DecodePng((const uint8_t*)bytes.data(), bytes.size(), &img).ok);
+    const std::string f = flags;
+    if (f.empty()) {
+      plain = L.cw;
+      EXPECT_EQ(plain, 24.0f) << "the default cell without values";
+      continue;
+    }
+    if (f == "--values") two = L.cw;
+    if (f == "--decimals 4") four = L.cw;
+    const int margin = f.find("--dpi 192") != std::string::npos ? 4 : 2;  // 2 px at 1x
+    int worst = 1 << 20;
+    for (int row = 0; row < (int)w.rows(); ++row)
+      for (int col = 0; col < (int)w.cols(); ++col) {
+        const auto [first, last] = TextSpan(img, L, row, col);
+        ASSERT_LE(first, last) << flags << ": cell " << row << "," << col << " has no number";
+        worst = std::min({worst, first, (int)std::lround(L.cw) - 1 - last});
+      }
+    std::printf("%s: cells %.0f px, the closest number %d px from its cell's side\n", flags, L.cw, worst);
+    EXPECT_GE(worst, margin) << flags << ": a number touches its cell's side";
+  }
+  EXPECT_GT(two, plain) << "\"0.00\" needs more than 24 px with room on both sides";
+  EXPECT_GT(four, two) << "4 decimals: wider cells";
+}
+
 TEST(CliRender, LabelsAreThinnedWhenCellsAreSmallerThanText) {
   // 120 tokens: cells shrink to fit 4096 px? No: 24 px cells fit; with --cell 4 the 13 px labels overlap.
   std::string json = "{\"tokens\":[";

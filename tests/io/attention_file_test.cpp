@@ -404,3 +404,35 @@ TEST(Svg, HeatmapHasCellsLabelsAndEscapes) {
   EXPECT_NE(crowded.find("rotate(-45)"), std::string::npos);
   EXPECT_EQ(XmlEscape("a\x01\xFF'"), "a\xEF\xBF\xBD\xEF\xBF\xBD&apos;");
 }
+
+// The width attribute of the first cell: <rect x=".." y=".." width="W" ...
+float FirstCellWidth(const std::string& svg) {
+  const size_t at = svg.find("<rect x=");
+  const size_t wp = at == std::string::npos ? at : svg.find("width=\"", at);
+  return wp == std::string::npos ? -1.0f : std::strtof(svg.c_str() + wp + 7, nullptr);
+}
+
+// Printed weights have opt.decimals digits, and the cells grow (square) to fit the widest with
+// room on both sides; without values they keep cell_size.
+TEST(Svg, ValuesHaveTheirDecimalsAndCellsFitThem) {
+  MatrixRM w(2, 2);
+  w << 0.25f, 0.75f, -12.5f, 1.0f;
+  SvgHeatmapOptions o;
+  EXPECT_EQ(FirstCellWidth(HeatmapSvg(w, {}, {}, "greys", o)), 24.0f) << "no values: cell_size";
+  o.show_values = true;
+  const std::string two = HeatmapSvg(w, {}, {}, "greys", o);
+  EXPECT_NE(two.find(">0.25<"), std::string::npos);
+  EXPECT_NE(two.find(">-12.50<"), std::string::npos);
+  o.decimals = 4;
+  const std::string four = HeatmapSvg(w, {}, {}, "greys", o);
+  EXPECT_NE(four.find(">0.2500<"), std::string::npos) << "--decimals reaches the SVG";
+  EXPECT_NE(four.find(">-12.5000<"), std::string::npos);
+  EXPECT_EQ(four.find(">0.25<"), std::string::npos);
+  // "-12.5000" at 0.85 x 12 px: ~8 characters of ~6.3 px, 3 px either side.
+  EXPECT_GE(FirstCellWidth(four), 8 * 0.62f * 12 * 0.85f + 6) << four.substr(0, 600);
+  EXPECT_GT(FirstCellWidth(four), FirstCellWidth(two));
+  EXPECT_GT(FirstCellWidth(two), 24.0f) << "\"-12.50\" does not fit 24 px with room";
+  o.decimals = 0;
+  w << 0.25f, 0.75f, 0.5f, 1.0f;
+  EXPECT_EQ(FirstCellWidth(HeatmapSvg(w, {}, {}, "greys", o)), 24.0f) << "\"1\" fits the default cell";
+}
