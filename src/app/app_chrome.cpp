@@ -75,7 +75,8 @@ void DrawColourBar(AppState* s) {
   }
   ImGui::Dummy(ImVec2(w, h));
   // The numbers at both ends and the middle, for the map shown (per row: fractions of the row's maximum).
-  const HeatmapStyle r = ResolveStyle(s->style, s->CurrentMap());
+  HeatmapStyle r;
+  s->ColouredMap(&r);
   char lo[24], mid[24], hi[24];
   const bool row = r.scale == ScaleMode::PerRow, log = r.scale == ScaleMode::Log;
   std::snprintf(lo, sizeof(lo), "%.3g", row ? 0.0 : (double)r.vmin);

@@ -131,8 +131,9 @@ void WriteShared(AppState* s, JsonWriter* w) {
   w->String(ColormapName(s->style.colormap));
   w->Key("scale");
   w->String(ScaleName(s->style.scale));
-  // The colour range as it applies to the current map (RangeMode resolved).
-  const HeatmapStyle resolved = ResolveStyle(s->style, s->CurrentMap());
+  // The colour range as it applies to the map the view colours (RangeMode resolved).
+  HeatmapStyle resolved;
+  const AttentionMap& coloured = s->ColouredMap(&resolved);
   w->Key("range");
   w->String(RangeModeName(s->style.range));
   w->Key("vmin");
@@ -140,7 +141,7 @@ void WriteShared(AppState* s, JsonWriter* w) {
   w->Key("vmax");
   w->NumberF(resolved.vmax);
   w->Key("low_contrast");
-  w->NumberF(LowContrastFraction(resolved, s->CurrentMap()));
+  w->NumberF(LowContrastFraction(resolved, coloured));
   WriteLabels(s, w);
   w->Key("dpi_scale");
   w->NumberF(s->dpi_scale);

@@ -521,16 +521,19 @@ Status QueueSvgDownload(AppState* s) {
     if (view_status) QueueDownload(s, DownloadName(s->Current().id, "-lines.svg"), "image/svg+xml", view_svg);
     return view_status;
   }
-  const AttentionMap& m = s->CurrentMap();
+  HeatmapStyle style;
+  std::string title;
+  const AttentionMap& m = s->ColouredMap(&style, &title);  // the translation in Translate, ...
+  if (m.weights.size() == 0) return Status::Error("there is no map to save yet");
   SvgHeatmapOptions opt;
-  const HeatmapStyle style = ResolveStyle(s->style, m);
   opt.vmin = style.vmin;
   opt.vmax = style.vmax;
   opt.show_values = s->style.show_numbers && m.weights.size() <= 400;
-  opt.title = s->Current().title + (m.name.empty() ? "" : " - " + m.name);
+  opt.title = title;
   const std::string svg =
       HeatmapSvg(m.weights, m.source_tokens.vec(), m.target_tokens.vec(), ColormapName(s->style.colormap), opt);
-  QueueDownload(s, DownloadName(s->Current().id, ".svg"), "image/svg+xml", svg);
+  const std::string stem = &m == &s->CurrentMap() ? s->Current().id : std::string(ViewInfoAt(s->view).name);
+  QueueDownload(s, DownloadName(stem, ".svg"), "image/svg+xml", svg);
   return Status::Ok();
 }
 

@@ -21,6 +21,20 @@ const AttentionMap& AppState::CurrentMap() {
   return ex.maps[(size_t)std::clamp(current_map, 0, (int)ex.maps.size() - 1)];
 }
 
+const AttentionMap& AppState::ColouredMap(HeatmapStyle* resolved, std::string* name) {
+  const AttentionMap* map = nullptr;
+  HeatmapStyle shown = style;
+  std::string shown_name;
+  if (!ActiveView().ShownMap(this, &map, &shown, &shown_name) || !map) {
+    map = &CurrentMap();
+    shown = style;
+    shown_name = Current().title + (map->name.empty() ? "" : " - " + map->name);
+  }
+  if (resolved) *resolved = ResolveStyle(shown, *map);
+  if (name) *name = shown_name;
+  return *map;
+}
+
 void AppState::Notify(const std::string& text, bool error) {
   message = text;
   message_is_error = error;

@@ -92,8 +92,11 @@ struct AppState {
   FileLoad load;                           // a file being read in pieces (progress, cancel)
   ExportState exports;                     // PNG captures waiting for the platform, the view's area
 
-  Example& Current() { return examples[(size_t)current]; }   // the example shown
-  const AttentionMap& CurrentMap();                          // its map current_map (clamped)
+  Example& Current() { return examples[(size_t)current]; }  // the example shown
+  const AttentionMap& CurrentMap();                         // its map current_map (clamped)
+  // The map the active view colours with the sidebar's settings (ViewModule::ShownMap, else
+  // CurrentMap), its style resolved for it (ResolveStyle), and a name for titles and file names.
+  const AttentionMap& ColouredMap(HeatmapStyle* resolved, std::string* name = nullptr);
   ViewModule& ActiveView() { return *views[(size_t)view]; }  // the module of the view shown
   void Notify(const std::string& text, bool error);          // status bar message
   void ReleaseTextures(HeatmapViewState* v);                 // frees a widget's GPU copies (no-op headless)

@@ -19,6 +19,8 @@
 namespace attnviz {
 
 struct AppState;
+struct AttentionMap;
+struct HeatmapStyle;
 class JsonWriter;
 
 // ---------------------------------------------------------------------------
@@ -77,6 +79,13 @@ class ViewModule {
   // File > Save as SVG: a view that draws something else than the heatmap (lines) writes its own
   // SVG into *svg and returns true (*error set on failure); false = the map's heatmap SVG.
   virtual bool ExportSvg(AppState*, std::string* /*svg*/, Status* /*error*/) { return false; }
+  // The map the view colours with the sidebar's settings when it is not the current example's
+  // (Translate: the translation; Train: the probe), the style it draws it with (*style comes in as
+  // the sidebar's) and its name for titles and file names: the colour bar's numbers, describe's
+  // range and File > Save as SVG follow it (AppState::ColouredMap). False: the example's map.
+  virtual bool ShownMap(AppState*, const AttentionMap** /*map*/, HeatmapStyle* /*style*/, std::string* /*name*/) {
+    return false;
+  }
 };
 
 // ---------------------------------------------------------------------------

@@ -417,6 +417,39 @@ TEST(AppViews, TranslateShowsTheWordsItEmitted) {
   EXPECT_FALSE(t.app.Command("model 99").ok);
 }
 
+// Views that colour their own map (Translate: the translation) with the sidebar's settings: the
+// colour bar's numbers (describe's range) and File > Save as SVG are the shown map's, not those
+// of the example the other views show.
+TEST(AppViews, TranslateColourRangeAndSvgAreTheTranslations) {
+  HeadlessApp t;  // opens on Translate, which translates its default sentence
+  t.Frames(200);
+  JsonValue d = t.Describe();
+  const JsonValue* h = Heatmap(d, "translation");
+  ASSERT_NE(h, nullptr);
+  EXPECT_NEAR(Num(d, "vmax"), Num(*h, "vmax"), 1e-6) << "the colour bar's top is the translation's largest weight";
+  t.Run("save-svg");
+  std::string name, mime;
+  std::vector<unsigned char> bytes;
+  ASSERT_TRUE(t.app.PopDownload(&name, &mime, &bytes));
+  const std::string svg(bytes.begin(), bytes.end());
+  EXPECT_EQ(name, "translate.svg");
+  EXPECT_NE(svg.find("the european economic area -&gt; la zone"), std::string::npos)
+      << "the title: " << svg.substr(0, 900);
+  EXPECT_NE(svg.find(">europ\xc3\xa9"
+                     "enne<"),
+            std::string::npos)
+      << "the translation's words label the rows";
+  t.Run("view heatmap");  // the example's map again
+  t.Frames(2);
+  d = t.Describe();
+  h = Heatmap(d, "main");
+  ASSERT_NE(h, nullptr);
+  EXPECT_NEAR(Num(d, "vmax"), Num(*h, "vmax"), 1e-6);
+  t.Run("save-svg");
+  ASSERT_TRUE(t.app.PopDownload(&name, &mime, &bytes));
+  EXPECT_NE(name, "translate.svg") << "the example's own file name";
+}
+
 // Frames until the described value at `path` passes `ok`, for up to `seconds` of wall time.
 template <class Ok>
 JsonValue FramesUntil(HeadlessApp* t, const char* path, Ok ok, double seconds) {
@@ -445,6 +478,8 @@ TEST(AppViews, TrainRunsOnAThreadAndDrawsCurvesAndTheProbe) {
   const JsonValue* probe = Heatmap(d, "probe");
   ASSERT_NE(probe, nullptr) << "the probe's epoch-0 alignment is drawn from the start";
   EXPECT_GT(Num(*probe, "rows"), 0);
+  EXPECT_EQ(Num(*probe, "vmax"), 1.0) << "the probe is drawn on [0, 1]";
+  EXPECT_EQ(Num(d, "vmax"), 1.0) << "and the colour bar says so";
   // Frames do not wait for training: 30 frames take far less than 30 training steps of 20 ms.
   const auto f0 = std::chrono::steady_clock::now();
   t.Frames(30);

@@ -41,6 +41,13 @@ void UpdateProbeFrames(TrainViewState* tp) {
   tp->probe_epoch = a;
 }
 
+// The probe's style: weights on [0, 1] whatever the range setting, so that epoch 0's uniform
+// weights are the grey blur that sharpens (an automatic range would draw them white).
+HeatmapStyle ProbeStyle(HeatmapStyle style) {
+  if (style.scale == ScaleMode::Global) style.range = RangeMode::Fixed, style.vmin = 0.0f, style.vmax = 1.0f;
+  return style;
+}
+
 double MeanLoss(const std::vector<float>& losses, size_t from, size_t to) {
   double sum = 0;
   for (size_t i = from; i < to; ++i) sum += losses[i];
@@ -256,11 +263,16 @@ void TrainView::DrawProbe(AppState* s) {
   ImGui::SameLine();
   ImGui::TextDisabled("(probe AER %.0f%%)", probe.aer * 100);
   const ImVec2 avail = ImGui::GetContentRegionAvail();
-  // Weights on [0, 1] here whatever the range setting: epoch 0's uniform weights are the grey blur
-  // that sharpens (an automatic range would draw them white).
-  HeatmapStyle style = s->style;
-  if (style.scale == ScaleMode::Global) style.range = RangeMode::Fixed, style.vmin = 0.0f, style.vmax = 1.0f;
-  HeatmapWidget("probe", tp.probe_a, style, &tp.widget, s->env, ImVec2(avail.x, std::max(50.0f, avail.y)));
+  HeatmapWidget("probe", tp.probe_a, ProbeStyle(s->style), &tp.widget, s->env,
+                ImVec2(avail.x, std::max(50.0f, avail.y)));
+}
+
+bool TrainView::ShownMap(AppState*, const AttentionMap** map, HeatmapStyle* style, std::string* name) {
+  if (state.probe_a.weights.size() == 0) return false;
+  *map = &state.probe_a;
+  *style = ProbeStyle(*style);
+  *name = "training probe, " + state.probe_a.name;
+  return true;
 }
 
 void TrainView::Draw(AppState* s) {

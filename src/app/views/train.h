@@ -51,6 +51,8 @@ class TrainView : public ViewModule {
   void Advance(AppState* s, float dt) override;  // one training slice, and the probe replay
   void ReleaseTextures(AppState* s) override;
   const char* SidebarAbout() const override;
+  // The probe sentence's map at the shown epoch, with the style DrawProbe draws it with.
+  bool ShownMap(AppState* s, const AttentionMap** map, HeatmapStyle* style, std::string* name) override;
 
   TrainViewState state;  // the trainer, the curves, the probe scrubber
 

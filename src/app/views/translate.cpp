@@ -310,6 +310,16 @@ void TranslateView::DrawHeatmaps(AppState* s) {
   HeatmapWidget("gold", t.gold, gold, &t.gold_widget, s->env, ImVec2(w, h));
 }
 
+bool TranslateView::ShownMap(AppState*, const AttentionMap** map, HeatmapStyle*, std::string* name) {
+  if (!state.has_result || state.map.weights.size() == 0) return false;
+  *map = &state.map;
+  std::string source, output;  // the sentence translated (the input box may hold a newer one)
+  for (const std::string& w : state.result.source_tokens) source += (source.empty() ? "" : " ") + w;
+  for (const std::string& w : state.result.target_tokens) output += (output.empty() ? "" : " ") + w;
+  *name = source + " -> " + output + " - " + state.map.name;
+  return true;
+}
+
 void TranslateView::Advance(AppState* s, float dt) {
   state.timeline.Advance(dt);
   if (!state.retry_when_loaded) return;

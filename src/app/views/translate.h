@@ -51,6 +51,8 @@ class TranslateView : public ViewModule {
   void Advance(AppState* s, float dt) override;  // the animation; translates once a fetched model arrives
   void ReleaseTextures(AppState* s) override;
   const char* SidebarAbout() const override;
+  // The translation's map (with the sidebar's style), once there is one.
+  bool ShownMap(AppState* s, const AttentionMap** map, HeatmapStyle* style, std::string* name) override;
 
   TranslateViewState state;  // input, result, animation
 
