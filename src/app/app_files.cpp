@@ -513,8 +513,24 @@ Status NeedWholeMap(AppState* s) {
   return Status::Error(s->CurrentMap().name + " is not all in memory yet; wait for it, or zoom out");
 }
 
+// A name for exports of map m: the example id, plus the map index when there are several; the
+// view's name for a map of its own (the translation).
+std::string MapFileStem(AppState* s, const AttentionMap& m) {
+  if (&m != &s->CurrentMap()) return ViewInfoAt(s->view).name;
+  const Example& ex = s->Current();
+  return ex.maps.size() > 1 ? ex.id + "-map" + std::to_string(s->current_map) : ex.id;
+}
+
+// The map shown (AppState::ColouredMap), whole: a lazily read head must be all in memory.
+Status ShownWholeMap(AppState* s, const AttentionMap** m) {
+  *m = &s->ColouredMap(nullptr);
+  if (*m == &s->CurrentMap()) return NeedWholeMap(s);
+  return (*m)->weights.size() > 0 ? Status::Ok() : Status::Error("there is no map to save yet");
+}
+
 Status QueueSvgDownload(AppState* s) {
-  if (Status st = NeedWholeMap(s); !st) return st;
+  const AttentionMap* shown = nullptr;
+  if (Status st = ShownWholeMap(s, &shown); !st) return st;
   std::string view_svg;
   Status view_status;
   if (s->ActiveView().ExportSvg(s, &view_svg, &view_status)) {  // the lines view draws its own
@@ -524,7 +540,6 @@ Status QueueSvgDownload(AppState* s) {
   HeatmapStyle style;
   std::string title;
   const AttentionMap& m = s->ColouredMap(&style, &title);  // the translation in Translate, ...
-  if (m.weights.size() == 0) return Status::Error("there is no map to save yet");
   SvgHeatmapOptions opt;
   opt.vmin = style.vmin;
   opt.vmax = style.vmax;
@@ -532,8 +547,8 @@ Status QueueSvgDownload(AppState* s) {
   opt.title = title;
   const std::string svg =
       HeatmapSvg(m.weights, m.source_tokens.vec(), m.target_tokens.vec(), ColormapName(s->style.colormap), opt);
-  const std::string stem = &m == &s->CurrentMap() ? s->Current().id : std::string(ViewInfoAt(s->view).name);
-  QueueDownload(s, DownloadName(stem, ".svg"), "image/svg+xml", svg);
+  QueueDownload(s, DownloadName(&m == &s->CurrentMap() ? s->Current().id : MapFileStem(s, m), ".svg"), "image/svg+xml",
+                svg);
   return Status::Ok();
 }
 
@@ -558,26 +573,21 @@ Status QueueJsonDownload(AppState* s) {
   return Status::Ok();
 }
 
-// A name for exports of the current map: the example id, plus the map index when there are several.
-std::string MapFileStem(AppState* s) {
-  const Example& ex = s->Current();
-  return ex.maps.size() > 1 ? ex.id + "-map" + std::to_string(s->current_map) : ex.id;
-}
-
 Status QueueCsvDownload(AppState* s) {
-  if (Status st = NeedWholeMap(s); !st) return st;
-  const AttentionMap& m = s->CurrentMap();
-  const std::string csv = MatrixCsv(m.weights, m.source_tokens.vec(), m.target_tokens.vec());
-  QueueDownload(s, DownloadName(MapFileStem(s), ".csv"), "text/csv", csv);
+  const AttentionMap* m = nullptr;
+  if (Status st = ShownWholeMap(s, &m); !st) return st;
+  const std::string csv = MatrixCsv(m->weights, m->source_tokens.vec(), m->target_tokens.vec());
+  QueueDownload(s, DownloadName(MapFileStem(s, *m), ".csv"), "text/csv", csv);
   return Status::Ok();
 }
 
 Status QueueNpyDownload(AppState* s) {
-  if (Status st = NeedWholeMap(s); !st) return st;
+  const AttentionMap* m = nullptr;
+  if (Status st = ShownWholeMap(s, &m); !st) return st;
   std::vector<uint8_t> bytes;
-  const Status st = WriteNpy(FromMatrix(s->CurrentMap().weights), &bytes);
+  const Status st = WriteNpy(FromMatrix(m->weights), &bytes);
   if (!st) return st;
-  QueueDownload(s, DownloadName(MapFileStem(s), ".npy"), "application/octet-stream", std::move(bytes));
+  QueueDownload(s, DownloadName(MapFileStem(s, *m), ".npy"), "application/octet-stream", std::move(bytes));
   return Status::Ok();
 }
 

@@ -439,6 +439,17 @@ TEST(AppViews, TranslateColourRangeAndSvgAreTheTranslations) {
                      "enne<"),
             std::string::npos)
       << "the translation's words label the rows";
+  t.Run("save-csv");
+  ASSERT_TRUE(t.app.PopDownload(&name, &mime, &bytes));
+  EXPECT_EQ(name, "translate.csv");
+  EXPECT_NE(std::string(bytes.begin(), bytes.end())
+                .find("europ\xc3\xa9"
+                      "enne"),
+            std::string::npos)
+      << "CSV and NPY save the map shown, too";
+  t.Run("save-npy");
+  ASSERT_TRUE(t.app.PopDownload(&name, &mime, &bytes));
+  EXPECT_EQ(name, "translate.npy");
   t.Run("view heatmap");  // the example's map again
   t.Frames(2);
   d = t.Describe();
