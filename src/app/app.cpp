@@ -63,6 +63,7 @@ void DrawMainWindow(AppState* s) {
     ImGui::TextDisabled("reading %s from %s ...", s->CurrentMap().name.c_str(), s->Current().title.c_str());
   else
     s->ActiveView().Draw(s);
+  FinishViewRect(s);
   ImGui::EndChild();
   if (s->config.controls) DrawStatusBar(s);
   ImGui::End();
@@ -112,6 +113,7 @@ Status App::Init(const AppConfig& config) {
   s->env.upload_ms = &s->frame.upload_ms;
   s->env.uploads = &s->frame.uploads;
   s->env.upload_ms_per_mib = &s->upload_ms_per_mib;
+  s->env.figure_rect = s->exports.figure_rect;
   s->labels.Init(config.headless ? nullptr : config.labels);
   for (int i = 0; i < ViewCount(); ++i) s->views.push_back(ViewInfoAt(i).create());
   Status offered = ChooseOfferedViews(s);

@@ -161,7 +161,7 @@ void WriteShared(AppState* s, JsonWriter* w) {
   w->Key("mode");
   w->String(s->timeline.mode == TimelineMode::Decoding ? "decoding" : "frames");
   w->EndObject();
-  w->Key("view_rect");  // the active view's area (CSS px): what a PNG export shows
+  w->Key("view_rect");  // what a PNG export shows (CSS px): the view's area, or its heatmaps
   w->BeginArray();
   for (float v : s->exports.view_rect) w->NumberF(v);
   w->EndArray();

@@ -27,14 +27,18 @@ struct CaptureRequest {
 
 struct ExportState {
   std::vector<CaptureRequest> captures;  // oldest first; at most 16 pending
-  float view_rect[4] = {0, 0, 0, 0};     // x0, y0, x1, y1 of the active view's area last frame (UI px)
+  float view_rect[4] = {0, 0, 0, 0};     // x0, y0, x1, y1 (UI px) a PNG shows: the view's area, or its heatmaps
+  float figure_rect[4] = {0, 0, 0, 0};   // the box of the heatmaps drawn this frame (HeatmapEnv::figure_rect)
 };
 
 constexpr float kMaxExportScale = 4.0f;
 
 Status QueueCapture(AppState* s, float scale, int id);  // scale in [1, 4]; the name comes from the example
-// Records the area the active view is about to draw in (call where the view's Draw starts).
+// Records the area the active view is about to draw in (call where the view's Draw starts), and
+// empties the heatmaps' box; FinishViewRect (after Draw) crops to that box when the view exports
+// its heatmaps only (ViewModule::ExportsHeatmapsOnly) and drew some.
 void RecordViewRect(AppState* s);
+void FinishViewRect(AppState* s);
 // save-png [SCALE], save-gif [STEP_MS], save-webm [STEP_MS]: true if c was one of them (*result set).
 bool RunExportCommand(AppState* s, const CommandArgs& c, Status* result);
 std::string ExportCommandUsage();   // one line per command

@@ -607,6 +607,16 @@ void CellTooltip(const AttentionMap& map, const LabelEnv& labels, int r, int c) 
   ImGui::EndTooltip();
 }
 
+// Adds the widget's labels' margins and matrix (with its border) to *figure (HeatmapEnv::figure_rect):
+// the box stays the same while the decoding plays (the margins fit every label).
+void AddToFigure(float* figure, const ImVec2& origin, const HeatmapLayout& L) {
+  if (!figure) return;
+  const float box[4] = {origin.x, origin.y, L.m1.x + kPad, L.m1.y + kPad};
+  const bool empty = !(figure[2] > figure[0]);
+  for (int i = 0; i < 2; ++i) figure[i] = empty ? box[i] : std::min(figure[i], box[i]);
+  for (int i = 2; i < 4; ++i) figure[i] = empty ? box[i] : std::max(figure[i], box[i]);
+}
+
 }  // namespace
 
 bool HeatmapWidget(const char* id, const AttentionMap& map, const HeatmapStyle& user_style, HeatmapViewState* st,
@@ -671,6 +681,7 @@ bool HeatmapWidget(const char* id, const AttentionMap& map, const HeatmapStyle& 
   HandleZoomPan(L, rows, cols, st);
   L = ComputeLayout(rows, cols, labels, *st, origin, size);  // after this frame's zoom and pan
   QueueCells(env, style, L, map, have && !(coarse && under), under, coarse && under, arrived, st);
+  AddToFigure(env.figure_rect, origin, L);
   UpdateHover(L, rows, cols, st);
   const int hl_row = st->hover_row >= 0 ? st->hover_row : st->highlight_row;
   const int hl_col = st->hover_row >= 0 ? st->hover_col : st->highlight_col;

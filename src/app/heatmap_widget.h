@@ -129,6 +129,9 @@ struct HeatmapEnv {
   // The time an upload has taken per MiB, a running mean over frames: an upload that would end past
   // the deadline waits for the next frame, unless it is the frame's first. Null: not predicted.
   float* upload_ms_per_mib = nullptr;
+  // x0, y0, x1, y1 (UI px): each widget adds the box of its labels and matrix (the box a PNG of the
+  // view crops to, ViewModule::ExportsHeatmapsOnly). Null: not collected.
+  float* figure_rect = nullptr;
 };
 
 // False when an upload of `bytes` would end past env's deadline at the speed seen so far (the frame's

@@ -79,6 +79,10 @@ class ViewModule {
   // File > Save as SVG: a view that draws something else than the heatmap (lines) writes its own
   // SVG into *svg and returns true (*error set on failure); false = the map's heatmap SVG.
   virtual bool ExportSvg(AppState*, std::string* /*svg*/, Status* /*error*/) { return false; }
+  // True: a PNG, GIF or WebM of the view shows only its heatmaps (their labels and matrices,
+  // HeatmapEnv::figure_rect), not its controls: a figure for a paper or a lesson. False: the
+  // whole view area (views whose titles, curves or tables belong in the picture).
+  virtual bool ExportsHeatmapsOnly() const { return false; }
   // The map the view colours with the sidebar's settings when it is not the current example's
   // (Translate: the translation; Train: the probe), the style it draws it with (*style comes in as
   // the sidebar's) and its name for titles and file names: the colour bar's numbers, describe's

@@ -174,6 +174,38 @@ TEST(AppViews, HeatmapDrawsTheRowsTheDecodingStepShows) {
   }
 }
 
+// A PNG (GIF, WebM) of the Heatmap or Translate view shows the heatmaps, their labels and matrices,
+// not the controls above them or the space beside: describe's view_rect is the box read back. Views
+// whose controls belong in the picture (Lines, Compare) keep their whole area.
+TEST(AppViews, PngsOfHeatmapsShowTheFigureNotTheControls) {
+  HeadlessApp t;
+  t.Run("example translation");
+  t.Run("view lines");
+  t.Frames(2);
+  const std::vector<double> area = Get(t.Describe(), "view_rect").numbers;
+  ASSERT_EQ(area.size(), 4u);
+  for (int k : {3, 5}) {  // the box does not change while the decoding plays
+    t.Run("view heatmap");
+    t.Run("step " + std::to_string(k));
+    t.Frames(2);
+    const JsonValue d = t.Describe();
+    const JsonValue* h = Heatmap(d, "main");
+    ASSERT_NE(h, nullptr);
+    const std::vector<double> v = Get(d, "view_rect").numbers, m = Get(*h, "rect").numbers;
+    ASSERT_EQ(v.size(), 4u);
+    EXPECT_GT(v[1], area[1] + 10) << "the timeline's controls above the heatmap are left out";
+    EXPECT_LT(v[1], m[1] - 10) << "the column labels are in";
+    EXPECT_LT(v[0], m[0] - 10) << "the row labels are in";
+    EXPECT_GE(v[0], area[0]);
+    EXPECT_NEAR(v[2], m[2] + 6, 1) << "tight on the right: " << v[2] << " of " << area[2];
+    EXPECT_NEAR(v[3], m[3] + 6, 1) << "tight below: " << v[3] << " of " << area[3];
+    EXPECT_LT(v[2], area[2] - 100) << "the view is wider than the matrix here";
+  }
+  t.Run("view compare");
+  t.Frames(2);
+  EXPECT_EQ(Get(t.Describe(), "view_rect").numbers, area) << "Compare: the whole view, its titles";
+}
+
 // A key pressed and released between two frames (a quick tap while a software-rendered frame takes
 // 100+ ms) is one press: without the platform layer's KeyLatch imgui 1.86 never sees it; with it,
 // the key is down for exactly one frame, and Space plays the animation.

@@ -99,6 +99,11 @@ async function main() {
       fs.mkdirSync('build/test-artifacts', { recursive: true });
       fs.writeFileSync(`build/test-artifacts/export-${scale}x.png`, Buffer.from(r.bytes));
     }
+    const [vx0, vy0, vx1, vy1] = d.view_rect;
+    check('the PNG is the figure: the labels and the matrix, not the controls above or the space beside',
+      vx1 - h.rect[2] <= 8 && vy1 - h.rect[3] <= 8 && vy0 > 30 && h.rect[1] - vy0 > 10 &&
+      Math.abs(sizes[1][0] - (vx1 - vx0)) <= 2 && Math.abs(sizes[1][1] - (vy1 - vy0)) <= 2,
+      `view_rect ${d.view_rect.map(Math.round)}, matrix ${h.rect.map(Math.round)}, PNG ${sizes[1]}`);
     check('the 2x PNG is twice as large', Math.abs(sizes[2][0] - 2 * sizes[1][0]) <= 2 &&
       Math.abs(sizes[2][1] - 2 * sizes[1][1]) <= 2, JSON.stringify(sizes));
     const after = await page.evaluate(() => window.attnviz.describe());
