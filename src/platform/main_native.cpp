@@ -14,6 +14,7 @@
 #include <GLFW/glfw3.h>
 
 #include <algorithm>
+#include <cfloat>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -217,6 +218,7 @@ attnviz::Status CaptureFrame(GLFWwindow* window, attnviz::App& app, float scale,
   ImGui_ImplOpenGL3_NewFrame();
   ImGui_ImplGlfw_NewFrame();
   ImGuiIO& io = ImGui::GetIO();
+  io.MousePos = ImVec2(-FLT_MAX, -FLT_MAX);  // a figure: no hover highlight, no tooltip (Ctrl+Shift+S over a cell)
   io.DisplayFramebufferScale = ImVec2(io.DisplayFramebufferScale.x * scale, io.DisplayFramebufferScale.y * scale);
   ImGui::NewFrame();
   app.Frame();

@@ -6,6 +6,7 @@
 #include <emscripten.h>
 #include <emscripten/html5.h>
 
+#include <cfloat>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -288,6 +289,7 @@ void Frame() {
   ImGui_ImplOpenGL3_NewFrame();
   ImGui_ImplGlfw_NewFrame();
   PrepareInput(sz);
+  if (capturing) ImGui::GetIO().MousePos = ImVec2(-FLT_MAX, -FLT_MAX);  // a figure: no hover highlight or tooltip
   ImGui::NewFrame();
   L.app.Frame();
   ImGui::Render();

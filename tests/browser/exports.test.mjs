@@ -133,6 +133,23 @@ async function main() {
     check('exportWebm: 2.5 s long, each step 250 ms', Math.abs(last - 2500) <= 60 &&
       wi.times.slice(1).every((t, i) => Math.abs(t - wi.times[i] - 250) <= 60), wi.times.join(' '));
 
+    // The mouse over a cell highlights its row and column (yellow) on screen; a PNG is the figure
+    // without them, and without the tooltip.
+    const yellow = (png) => {
+      let n = 0;
+      for (let i = 0; i < png.data.length; i += 4)
+        n += png.data[i] > 230 && png.data[i + 1] > 170 && png.data[i + 1] < 220 && png.data[i + 2] < 40;
+      return n;
+    };
+    await page.mouse.move((h.rect[0] + h.rect[2]) / 2, (h.rect[1] + h.rect[3]) / 2);
+    await frames(page, 4);
+    const onScreen = yellow(PNG.sync.read(await page.screenshot()));
+    const hovered = PNG.sync.read(Buffer.from((await blobBytes(page, 'exportPng', { scale: 1 })).bytes));
+    check('a PNG taken with the mouse over a cell has no hover highlight', onScreen > 100 && yellow(hovered) === 0,
+      `${onScreen} highlight pixels on screen, ${yellow(hovered)} in the PNG`);
+    await page.mouse.move(1, 1);
+    await frames(page, 2);
+
     // Bad arguments are refused with a reason.
     const bad = await page.evaluate(async () => {
       const out = [];
