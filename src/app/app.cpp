@@ -75,7 +75,7 @@ void QueueEvents(AppState* s) {
     if (s->events.size() >= 64) s->events.erase(s->events.begin());  // nobody is reading: keep the newest
     s->events.push_back({type, std::move(json)});
   };
-  const int step = s->timeline.Step();
+  const int step = s->ShownTimeline().Step();
   if (step != s->last_step) push("step", "{\"step\":" + std::to_string(step) + "}");
   s->last_step = step;
   int hover[2] = {-1, -1};

@@ -239,16 +239,17 @@ void BuildFonts(float dpi_scale) {
 void HandleShortcuts(AppState* s) {
   ImGuiIO& io = ImGui::GetIO();
   if (io.WantTextInput) return;
+  Timeline& t = s->ShownTimeline();  // Translate's decoding, else the example's
   if (KeyPressed(ImGuiKey_Space, false)) {
-    if (s->timeline.playing)
-      s->timeline.playing = false;
+    if (t.playing)
+      t.playing = false;
     else
-      s->timeline.Play();
+      t.Play();
   }
-  if (KeyPressed(ImGuiKey_RightArrow)) s->timeline.StepForward();
-  if (KeyPressed(ImGuiKey_LeftArrow)) s->timeline.StepBack();
-  if (KeyPressed(ImGuiKey_Home, false)) s->timeline.Home();
-  if (KeyPressed(ImGuiKey_End, false)) s->timeline.End();
+  if (KeyPressed(ImGuiKey_RightArrow)) t.StepForward();
+  if (KeyPressed(ImGuiKey_LeftArrow)) t.StepBack();
+  if (KeyPressed(ImGuiKey_Home, false)) t.Home();
+  if (KeyPressed(ImGuiKey_End, false)) t.End();
   // imgui 1.86 names only A/C/V/X/Y/Z; both platforms use GLFW, whose letter key codes are ASCII.
   if (io.KeyCtrl && ImGui::IsKeyPressed('O', false)) s->open_dialog_requested = true;
   if (io.KeyCtrl && !io.KeyShift && ImGui::IsKeyPressed('S', false)) Report(s, QueueSvgDownload(s));

@@ -162,18 +162,19 @@ Status CmdScale(AppState* s, const CommandArgs& c) {
 Status CmdStep(AppState* s, const CommandArgs& c) {
   int k;
   if (!c.Int(0, &k)) return Status::Error("step needs a number");
-  s->timeline.playing = false;
-  s->timeline.position = std::min<float>(s->timeline.Max(), (float)std::max(0, k));
+  Timeline& t = s->ShownTimeline();
+  t.playing = false;
+  t.position = std::min<float>(t.Max(), (float)std::max(0, k));
   return Status::Ok();
 }
 
 Status CmdPlay(AppState* s, const CommandArgs&) {
-  s->timeline.Play();
+  s->ShownTimeline().Play();
   return Status::Ok();
 }
 
 Status CmdPause(AppState* s, const CommandArgs&) {
-  s->timeline.playing = false;
+  s->ShownTimeline().playing = false;
   return Status::Ok();
 }
 

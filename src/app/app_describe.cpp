@@ -89,6 +89,21 @@ void DescribeFrame(const FrameStats& f, JsonWriter* w) {
   w->EndObject();
 }
 
+// {step, count, playing, mode} of the timeline t.
+void WriteTimeline(const Timeline& t, JsonWriter* w) {
+  w->Key("timeline");
+  w->BeginObject();
+  w->Key("step");
+  w->Number(t.Step());
+  w->Key("count");
+  w->Number(t.count);
+  w->Key("playing");
+  w->Bool(t.playing);
+  w->Key("mode");
+  w->String(t.mode == TimelineMode::Decoding ? "decoding" : "frames");
+  w->EndObject();
+}
+
 void WriteShared(AppState* s, JsonWriter* w) {
   w->Key("frame");
   w->Number(ImGui::GetFrameCount());
@@ -150,18 +165,8 @@ void WriteShared(AppState* s, JsonWriter* w) {
   w->String(s->message);
   w->Key("message_is_error");
   w->Bool(s->message_is_error);
-  w->Key("timeline");
-  w->BeginObject();
-  w->Key("step");
-  w->Number(s->timeline.Step());
-  w->Key("count");
-  w->Number(s->timeline.count);
-  w->Key("playing");
-  w->Bool(s->timeline.playing);
-  w->Key("mode");
-  w->String(s->timeline.mode == TimelineMode::Decoding ? "decoding" : "frames");
-  w->EndObject();
-  w->Key("view_rect");  // what a PNG export shows (CSS px): the view's area, or its heatmaps
+  WriteTimeline(s->ShownTimeline(), w);  // Translate's own, else the example's
+  w->Key("view_rect");                   // what a PNG export shows (CSS px): the view's area, or its heatmaps
   w->BeginArray();
   for (float v : s->exports.view_rect) w->NumberF(v);
   w->EndArray();

@@ -35,6 +35,11 @@ const AttentionMap& AppState::ColouredMap(HeatmapStyle* resolved, std::string* n
   return *map;
 }
 
+Timeline& AppState::ShownTimeline() {
+  Timeline* own = ActiveView().OwnTimeline();
+  return own ? *own : timeline;
+}
+
 void AppState::Notify(const std::string& text, bool error) {
   message = text;
   message_is_error = error;

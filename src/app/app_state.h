@@ -97,6 +97,8 @@ struct AppState {
   // The map the active view colours with the sidebar's settings (ViewModule::ShownMap, else
   // CurrentMap), its style resolved for it (ResolveStyle), and a name for titles and file names.
   const AttentionMap& ColouredMap(HeatmapStyle* resolved, std::string* name = nullptr);
+  // The timeline the active view shows: its own (ViewModule::OwnTimeline), else the example's.
+  Timeline& ShownTimeline();
   ViewModule& ActiveView() { return *views[(size_t)view]; }  // the module of the view shown
   void Notify(const std::string& text, bool error);          // status bar message
   void ReleaseTextures(HeatmapViewState* v);                 // frees a widget's GPU copies (no-op headless)

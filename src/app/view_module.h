@@ -21,6 +21,7 @@ namespace attnviz {
 struct AppState;
 struct AttentionMap;
 struct HeatmapStyle;
+struct Timeline;
 class JsonWriter;
 
 // ---------------------------------------------------------------------------
@@ -83,6 +84,10 @@ class ViewModule {
   // HeatmapEnv::figure_rect), not its controls: a figure for a paper or a lesson. False: the
   // whole view area (views whose titles, curves or tables belong in the picture).
   virtual bool ExportsHeatmapsOnly() const { return false; }
+  // The timeline the view animates instead of the example's (Translate: its decoding), or null:
+  // the keys (Space, arrows, Home, End), play / pause / step, describe's timeline and the step
+  // events act on it (AppState::ShownTimeline), so a GIF of the view animates what it shows.
+  virtual Timeline* OwnTimeline() { return nullptr; }
   // The map the view colours with the sidebar's settings when it is not the current example's
   // (Translate: the translation; Train: the probe), the style it draws it with (*style comes in as
   // the sidebar's) and its name for titles and file names: the colour bar's numbers, describe's

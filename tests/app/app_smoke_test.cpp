@@ -267,6 +267,55 @@ TEST(AppKeys, ATapBetweenTwoFramesIsOnePress) {
   EXPECT_FALSE(io.KeyCtrl || io.KeysDown[GLFW_KEY_O]);
 }
 
+// Translate animates its own decoding: the keys (Space, Left, Right, Home, End), play / pause /
+// step and describe's timeline act on it there (so a GIF of the view animates the translation),
+// and on the example's timeline in the other views.
+TEST(AppKeys, TranslateKeysAndCommandsDriveItsOwnDecoding) {
+  HeadlessApp t;  // opens on Translate, which translates and plays its default sentence
+  ImGuiIO& io = ImGui::GetIO();
+  io.KeyMap[ImGuiKey_Space] = GLFW_KEY_SPACE;
+  io.KeyMap[ImGuiKey_LeftArrow] = GLFW_KEY_LEFT;
+  io.KeyMap[ImGuiKey_Home] = GLFW_KEY_HOME;
+  t.Frames(200);  // every word out
+  auto tap = [&](int k) {
+    io.KeysDown[k] = true;
+    t.Frames(1);
+    io.KeysDown[k] = false;
+    t.Frames(1);
+  };
+  JsonValue d = t.Describe();
+  ASSERT_EQ(Get(d, "view").string, "translate");
+  EXPECT_EQ(Num(d, "timeline.count"), 5) << "the translation's rows: four words and </s>";
+  EXPECT_EQ(Num(d, "translate.emitted"), 5);
+  tap(GLFW_KEY_LEFT);
+  d = t.Describe();
+  EXPECT_EQ(Num(d, "translate.emitted"), 4) << "Left steps the translation back";
+  EXPECT_EQ(Num(d, "timeline.step"), 4);
+  tap(GLFW_KEY_HOME);
+  EXPECT_EQ(Num(t.Describe(), "translate.emitted"), 0) << "Home: no word yet";
+  tap(GLFW_KEY_SPACE);
+  d = t.Describe();
+  EXPECT_TRUE(Get(d, "timeline.playing").boolean) << "Space plays the translation";
+  t.Run("pause");
+  t.Run("step 3");
+  t.Frames(1);
+  d = t.Describe();
+  EXPECT_EQ(Num(d, "translate.emitted"), 3) << "the step command too";
+  EXPECT_FALSE(Get(d, "timeline.playing").boolean);
+  t.Run("view heatmap");  // the example's own timeline
+  t.Run("step 1");
+  t.Frames(1);
+  d = t.Describe();
+  EXPECT_EQ(Num(d, "timeline.step"), 1);
+  const JsonValue* h = Heatmap(d, "main");
+  ASSERT_NE(h, nullptr);
+  EXPECT_EQ(Num(*h, "rows_shown"), 1);
+  EXPECT_EQ(Num(d, "translate.emitted"), 3) << "the translation kept its step";
+  t.Run("view translate");
+  t.Frames(1);
+  EXPECT_EQ(Num(t.Describe(), "timeline.step"), 3);
+}
+
 // A frame that would draw the same as the last has the same fingerprint (the web build then keeps the
 // canvas's image instead of drawing it again); the status bar's readout refreshes twice a second
 // (not every frame); a change on screen gives a new fingerprint.

@@ -52,6 +52,7 @@ class TranslateView : public ViewModule {
   void ReleaseTextures(AppState* s) override;
   const char* SidebarAbout() const override;
   bool ExportsHeatmapsOnly() const override { return true; }  // the alignment (and gold), not the input bar
+  Timeline* OwnTimeline() override { return state.has_result ? &state.timeline : nullptr; }  // the decoding
   // The translation's map (with the sidebar's style), once there is one.
   bool ShownMap(AppState* s, const AttentionMap** map, HeatmapStyle* style, std::string* name) override;
 
