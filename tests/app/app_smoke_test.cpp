@@ -478,6 +478,29 @@ TEST(AppViews, CompareDrawsThreePanelsOnlyWhenThereIsSomethingToCompare) {
   EXPECT_FALSE(Get(d, "compare.available").boolean);
 }
 
+// Compare's left and right panels share one colour range (the wider of the two), so that a colour
+// is the same weight on both sides; the sidebar's colour bar (describe's vmax) says which.
+TEST(AppViews, CompareSidesShareOneColourRange) {
+  HeadlessApp t;
+  t.Run("example seed004");
+  t.Run("view compare");
+  t.Run("compare-scores dot scaled_dot");
+  t.Frames(3);
+  const JsonValue d = t.Describe();
+  const JsonValue& panels = Get(d, "compare.panels");
+  ASSERT_EQ(panels.ArraySize(), 3u);
+  const JsonValue *left = &panels.items[0], *right = &panels.items[1];
+  auto largest = [](const JsonValue& h) {
+    const std::vector<double>& w = Get(h, "weights").numbers;
+    return w.empty() ? -1.0 : *std::max_element(w.begin(), w.end());
+  };
+  const double a = largest(*left), b = largest(*right);
+  ASSERT_GT(std::fabs(a - b), 0.05) << "the two score functions give maps of different largest weights";
+  EXPECT_NEAR(Num(*left, "vmax"), std::max(a, b), 1e-5);
+  EXPECT_NEAR(Num(*right, "vmax"), std::max(a, b), 1e-5) << "one range for both sides";
+  EXPECT_NEAR(Num(d, "vmax"), std::max(a, b), 1e-5) << "and the colour bar shows it";
+}
+
 TEST(AppViews, TranslateShowsTheWordsItEmitted) {
   HeadlessApp t;  // opens on Translate, which translates its default sentence
   t.Frames(1);

@@ -104,6 +104,23 @@ bool MapCombo(const char* id, const Example& ex, int* index) {
 
 const ImVec4 kErrorColour(1.0f, 0.45f, 0.4f, 1);
 
+// The style of the left and right panels: one colour range for both (the wider of their resolved
+// ranges), so that a colour is the same weight on either side. Per-row and fixed ranges already are.
+HeatmapStyle SharedStyle(const HeatmapStyle& style, const AttentionMap* a, const AttentionMap* b) {
+  if (style.range == RangeMode::Fixed || style.scale == ScaleMode::PerRow) return style;
+  HeatmapStyle r = style;
+  bool any = false;
+  for (const AttentionMap* m : {a, b}) {
+    if (m->weights.size() == 0) continue;  // a failed panel has no range
+    const HeatmapStyle one = ResolveStyle(style, *m);
+    r.vmin = any ? std::min(r.vmin, one.vmin) : one.vmin;
+    r.vmax = any ? std::max(r.vmax, one.vmax) : one.vmax;
+    any = true;
+  }
+  if (any) r.range = RangeMode::Fixed;
+  return r;
+}
+
 }  // namespace
 
 void CompareView::OnExampleChanged(AppState*) {
@@ -192,6 +209,7 @@ void CompareView::UpdateResults(AppState* s) {
 
 void CompareView::DrawPanels(AppState* s, const AttentionMap* panels[3]) {
   CompareViewState& cv = state;
+  const HeatmapStyle shared = SharedStyle(s->style, panels[0], panels[1]);
   HeatmapStyle diff_style = s->style;
   diff_style.colormap = Colormap::Diverging;
   diff_style.scale = ScaleMode::Global;
@@ -224,7 +242,7 @@ void CompareView::DrawPanels(AppState* s, const AttentionMap* panels[3]) {
     v.current_row = -1;
     v.highlight_row = cv.hover_row;  // a cell hovered in any panel is outlined in the other two
     v.highlight_col = cv.hover_col;
-    if (HeatmapWidget(ids[i], *panels[i], i == 2 ? diff_style : s->style, &v, s->env, size))
+    if (HeatmapWidget(ids[i], *panels[i], i == 2 ? diff_style : shared, &v, s->env, size))
       hover_row = v.hover_row, hover_col = v.hover_col;
     cv.panels_drawn += v.geom.valid ? 1 : 0;
     ImGui::PopID();
@@ -264,12 +282,27 @@ void CompareView::Draw(AppState* s) {
   for (HeatmapViewState& p : state.panels) p.geom.valid = false;
   if (!DrawControls(s)) return;
   UpdateResults(s);
-  Example& ex = s->Current();
-  const AttentionMap* panels[3] = {&state.result[0], &state.result[1], &state.result[2]};
-  if (state.mode == CompareMode::Maps)
-    panels[0] = &ex.maps[(size_t)state.map_index[0]], panels[1] = &ex.maps[(size_t)state.map_index[1]];
+  const AttentionMap* panels[3];
+  Panels(s, panels);
   DrawPanels(s, panels);
   DrawSummary(panels, s->env.labels);
+}
+
+void CompareView::Panels(AppState* s, const AttentionMap* panels[3]) const {
+  for (int i = 0; i < 3; ++i) panels[i] = &state.result[i];
+  const Example& ex = s->Current();
+  if (state.mode == CompareMode::Maps)
+    panels[0] = &ex.maps[(size_t)state.map_index[0]], panels[1] = &ex.maps[(size_t)state.map_index[1]];
+}
+
+bool CompareView::ShownMap(AppState* s, const AttentionMap** map, HeatmapStyle* style, std::string* name) {
+  if (state.panels_drawn < 2) return false;
+  const AttentionMap* panels[3];
+  Panels(s, panels);
+  *map = panels[0];
+  *style = SharedStyle(*style, panels[0], panels[1]);
+  *name = s->Current().title + " - left: " + panels[0]->name;
+  return true;
 }
 
 void CompareView::Describe(AppState* s, JsonWriter* w) {
@@ -306,8 +339,9 @@ void CompareView::Describe(AppState* s, JsonWriter* w) {
   w->BeginArray();
   const char* ids[3] = {"compare_left", "compare_right", "compare_diff"};
   const bool shown = &s->ActiveView() == this;
-  for (int i = 0; i < 3 && shown; ++i)  // only the difference's weights: the sides are the example's maps
-    DescribeHeatmap(w, ids[i], cv.panels[i].geom, i == 2 ? &cv.result[2] : nullptr);
+  const AttentionMap* maps[3];
+  Panels(s, maps);
+  for (int i = 0; i < 3 && shown; ++i) DescribeHeatmap(w, ids[i], cv.panels[i].geom, maps[i]);
   w->EndArray();
 }
 

@@ -42,10 +42,13 @@ class CompareView : public ViewModule {
   bool RunCommand(AppState* s, const CommandArgs& c, Status* result) override;
   void OnExampleChanged(AppState*) override;
   void ReleaseTextures(AppState* s) override;
+  // The left panel, with the colour range the left and right panels share (the sidebar's colour bar).
+  bool ShownMap(AppState* s, const AttentionMap** map, HeatmapStyle* style, std::string* name) override;
 
   CompareViewState state;  // choices, cached results, panels
 
  private:
+  void Panels(AppState* s, const AttentionMap* panels[3]) const;  // left, right, difference
   bool DrawControls(AppState* s);  // mode and the two choices; false when there is nothing to compare
   void UpdateResults(AppState* s);
   void DrawPanels(AppState* s, const AttentionMap* panels[3]);
