@@ -610,14 +610,18 @@ void CellTooltip(const AttentionMap& map, const LabelEnv& labels, int r, int c) 
 // Adds the widget's labels' margins and matrix (with its border) to *figure (HeatmapEnv::figure_rect):
 // the box stays the same while the decoding plays (the margins fit every label).
 void AddToFigure(float* figure, const ImVec2& origin, const HeatmapLayout& L) {
-  if (!figure) return;
   const float box[4] = {origin.x, origin.y, L.m1.x + kPad, L.m1.y + kPad};
+  AddFigureBox(figure, box);
+}
+
+}  // namespace
+
+void AddFigureBox(float* figure, const float box[4]) {
+  if (!figure || !(box[2] > box[0] && box[3] > box[1])) return;
   const bool empty = !(figure[2] > figure[0]);
   for (int i = 0; i < 2; ++i) figure[i] = empty ? box[i] : std::min(figure[i], box[i]);
   for (int i = 2; i < 4; ++i) figure[i] = empty ? box[i] : std::max(figure[i], box[i]);
 }
-
-}  // namespace
 
 bool HeatmapWidget(const char* id, const AttentionMap& map, const HeatmapStyle& user_style, HeatmapViewState* st,
                    const HeatmapEnv& env, const ImVec2& size) {

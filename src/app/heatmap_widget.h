@@ -142,6 +142,9 @@ void CountUpload(const HeatmapEnv& env, int64_t bytes, std::chrono::steady_clock
                  std::chrono::steady_clock::time_point t1);
 
 // Draws map into a size.x * size.y box at the cursor. Returns true while a cell is hovered.
+// Grows figure (HeatmapEnv::figure_rect: x0, y0, x1, y1; empty when x1 <= x0) to cover box. Null: nothing.
+void AddFigureBox(float* figure, const float box[4]);
+
 bool HeatmapWidget(const char* id, const AttentionMap& map, const HeatmapStyle& style, HeatmapViewState* st,
                    const HeatmapEnv& env, const ImVec2& size);
 

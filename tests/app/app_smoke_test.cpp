@@ -204,6 +204,25 @@ TEST(AppViews, PngsOfHeatmapsShowTheFigureNotTheControls) {
   t.Run("view compare");
   t.Frames(2);
   EXPECT_EQ(Get(t.Describe(), "view_rect").numbers, area) << "Compare: the whole view, its titles";
+  // The grid of a 2 x 3-head file: its headers and thumbnails, not the sort bar above them.
+  std::string f =
+      R"({"format":"attnviz","version":1,"source_tokens":["a","b","c"],"target_tokens":["a","b","c"],"layers":[)";
+  for (int l = 0; l < 2; ++l) {
+    f += std::string(l ? "," : "") + R"({"name":"L","heads":[)";
+    for (int h = 0; h < 3; ++h) f += std::string(h ? "," : "") + R"({"name":"h","weights":[[1,0,0],[0,1,0],[0,0,1]]})";
+    f += "]}";
+  }
+  f += "]}";
+  t.app.OpenFileBytes("heads.json", reinterpret_cast<const unsigned char*>(f.data()), f.size());
+  t.Run("view grid");
+  t.Frames(3);
+  const JsonValue d = t.Describe();
+  ASSERT_EQ(Get(d, "example").string, "file:heads.json") << Get(d, "message").string;
+  const std::vector<double> g = Get(d, "view_rect").numbers;
+  ASSERT_EQ(g.size(), 4u);
+  EXPECT_GT(g[1], area[1] + 10) << "the sort bar is left out";
+  EXPECT_LT(g[3], area[3] - 50) << "two rows of thumbnails end above the view's bottom";
+  EXPECT_GT(g[2] - g[0], 100) << "three thumbnails wide";
 }
 
 // A key pressed and released between two frames (a quick tap while a software-rendered frame takes
