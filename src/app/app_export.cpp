@@ -57,7 +57,7 @@ void RecordViewRect(AppState* s) {
 void FinishViewRect(AppState* s) {
   const float* f = s->exports.figure_rect;
   float* r = s->exports.view_rect;
-  if (!s->ActiveView().ExportsHeatmapsOnly() || !(f[2] > f[0] && f[3] > f[1])) return;
+  if (!s->ActiveView().ExportsFigureOnly() || !(f[2] > f[0] && f[3] > f[1])) return;
   const float box[4] = {std::max(r[0], f[0]), std::max(r[1], f[1]), std::min(r[2], f[2]), std::min(r[3], f[3])};
   if (box[2] - box[0] >= 1.0f && box[3] - box[1] >= 1.0f)
     for (int i = 0; i < 4; ++i) r[i] = box[i];

@@ -36,7 +36,7 @@ constexpr float kMaxExportScale = 4.0f;
 Status QueueCapture(AppState* s, float scale, int id);  // scale in [1, 4]; the name comes from the example
 // Records the area the active view is about to draw in (call where the view's Draw starts), and
 // empties the heatmaps' box; FinishViewRect (after Draw) crops to that box when the view exports
-// its heatmaps only (ViewModule::ExportsHeatmapsOnly) and drew some.
+// its heatmaps only (ViewModule::ExportsFigureOnly) and drew some.
 void RecordViewRect(AppState* s);
 void FinishViewRect(AppState* s);
 // save-png [SCALE], save-gif [STEP_MS], save-webm [STEP_MS]: true if c was one of them (*result set).

@@ -130,7 +130,7 @@ struct HeatmapEnv {
   // the deadline waits for the next frame, unless it is the frame's first. Null: not predicted.
   float* upload_ms_per_mib = nullptr;
   // x0, y0, x1, y1 (UI px): each widget adds the box of its labels and matrix (the box a PNG of the
-  // view crops to, ViewModule::ExportsHeatmapsOnly). Null: not collected.
+  // view crops to, ViewModule::ExportsFigureOnly). Null: not collected.
   float* figure_rect = nullptr;
 };
 

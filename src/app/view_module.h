@@ -80,10 +80,10 @@ class ViewModule {
   // File > Save as SVG: a view that draws something else than the heatmap (lines) writes its own
   // SVG into *svg and returns true (*error set on failure); false = the map's heatmap SVG.
   virtual bool ExportSvg(AppState*, std::string* /*svg*/, Status* /*error*/) { return false; }
-  // True: a PNG, GIF or WebM of the view shows only its heatmaps (their labels and matrices,
-  // HeatmapEnv::figure_rect), not its controls: a figure for a paper or a lesson. False: the
-  // whole view area (views whose titles, curves or tables belong in the picture).
-  virtual bool ExportsHeatmapsOnly() const { return false; }
+  // True: a PNG, GIF or WebM of the view shows only its figure (the heatmaps' labels and matrices,
+  // the grid's heads, the lines' canvas: HeatmapEnv::figure_rect), not its controls: a figure for a
+  // paper or a lesson. False: the whole view area (views whose titles, curves or tables belong in it).
+  virtual bool ExportsFigureOnly() const { return false; }
   // The timeline the view animates instead of the example's (Translate: its decoding), or null:
   // the keys (Space, arrows, Home, End), play / pause / step, describe's timeline and the step
   // events act on it (AppState::ShownTimeline), so a GIF of the view animates what it shows.

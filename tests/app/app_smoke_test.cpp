@@ -175,15 +175,26 @@ TEST(AppViews, HeatmapDrawsTheRowsTheDecodingStepShows) {
 }
 
 // A PNG (GIF, WebM) of the Heatmap or Translate view shows the heatmaps, their labels and matrices,
-// not the controls above them or the space beside: describe's view_rect is the box read back. Views
-// whose controls belong in the picture (Lines, Compare) keep their whole area.
+// not the controls above them or the space beside: describe's view_rect is the box read back. Lines
+// shows its canvas, Grid its heads; views whose titles belong in the picture (Compare) keep their area.
 TEST(AppViews, PngsOfHeatmapsShowTheFigureNotTheControls) {
   HeadlessApp t;
   t.Run("example translation");
+  t.Run("view compare");
+  t.Frames(2);
+  const std::vector<double> area = Get(t.Describe(), "view_rect").numbers;  // Compare: the whole view
+  ASSERT_EQ(area.size(), 4u);
   t.Run("view lines");
   t.Frames(2);
-  const std::vector<double> area = Get(t.Describe(), "view_rect").numbers;
-  ASSERT_EQ(area.size(), 4u);
+  const JsonValue lines = t.Describe();
+  const std::vector<double> lr = Get(lines, "view_rect").numbers, lc = Get(lines, "lines.rect").numbers;
+  ASSERT_EQ(lr.size(), 4u);
+  ASSERT_EQ(lc.size(), 4u);
+  EXPECT_GT(lr[1], area[1] + 40) << "Lines: the timeline and the toolbar are left out";
+  EXPECT_GE(lr[1], lc[1] - 40) << "the tokens and lines, not the empty canvas above them";
+  EXPECT_LE(lr[3], lc[3]) << "nor below";
+  EXPECT_LT(lr[0], lc[0] - 20) << "the source labels are in";
+  EXPECT_GT(lr[2], lc[2] + 20) << "the target labels are in";
   for (int k : {3, 5}) {  // the box does not change while the decoding plays
     t.Run("view heatmap");
     t.Run("step " + std::to_string(k));
@@ -201,9 +212,6 @@ TEST(AppViews, PngsOfHeatmapsShowTheFigureNotTheControls) {
     EXPECT_NEAR(v[3], m[3] + 6, 1) << "tight below: " << v[3] << " of " << area[3];
     EXPECT_LT(v[2], area[2] - 100) << "the view is wider than the matrix here";
   }
-  t.Run("view compare");
-  t.Frames(2);
-  EXPECT_EQ(Get(t.Describe(), "view_rect").numbers, area) << "Compare: the whole view, its titles";
   // The grid of a 2 x 3-head file: its headers and thumbnails, not the sort bar above them.
   std::string f =
       R"({"format":"attnviz","version":1,"source_tokens":["a","b","c"],"target_tokens":["a","b","c"],"layers":[)";
@@ -550,38 +558,35 @@ TEST(AppViews, TranslateColourRangeAndSvgAreTheTranslations) {
   const JsonValue* h = Heatmap(d, "translation");
   ASSERT_NE(h, nullptr);
   EXPECT_NEAR(Num(d, "vmax"), Num(*h, "vmax"), 1e-6) << "the colour bar's top is the translation's largest weight";
-  t.Run("save-svg");
-  std::string name, mime;
-  std::vector<unsigned char> bytes;
-  ASSERT_TRUE(t.app.PopDownload(&name, &mime, &bytes));
-  const std::string svg(bytes.begin(), bytes.end());
-  EXPECT_EQ(name, "translate.svg");
-  EXPECT_NE(svg.find("the european economic area -&gt; la zone"), std::string::npos)
-      << "the title: " << svg.substr(0, 900);
-  EXPECT_NE(svg.find(">europ\xc3\xa9"
-                     "enne<"),
-            std::string::npos)
-      << "the translation's words label the rows";
-  t.Run("save-csv");
-  ASSERT_TRUE(t.app.PopDownload(&name, &mime, &bytes));
-  EXPECT_EQ(name, "translate.csv");
-  EXPECT_NE(std::string(bytes.begin(), bytes.end())
-                .find("europ\xc3\xa9"
-                      "enne"),
-            std::string::npos)
-      << "CSV and NPY save the map shown, too";
-  t.Run("save-npy");
-  ASSERT_TRUE(t.app.PopDownload(&name, &mime, &bytes));
-  EXPECT_EQ(name, "translate.npy");
+  // The command's download: {file name, contents}; {"", ""} when it queued none.
+  auto download = [&t](const char* command) {
+    t.Run(command);
+    std::string name, mime;
+    std::vector<unsigned char> bytes;
+    if (!t.app.PopDownload(&name, &mime, &bytes)) return std::make_pair(std::string(), std::string());
+    return std::make_pair(name, std::string(bytes.begin(), bytes.end()));
+  };
+  const std::string word =
+      "europ\xc3\xa9"
+      "enne";
+  const auto svg = download("save-svg");
+  EXPECT_EQ(svg.first, "translate.svg");
+  EXPECT_NE(svg.second.find("the european economic area -&gt; la zone"), std::string::npos)
+      << "the title: " << svg.second.substr(0, 900);
+  EXPECT_NE(svg.second.find(">" + word + "<"), std::string::npos) << "the translation's words label the rows";
+  const auto csv = download("save-csv");
+  EXPECT_EQ(csv.first, "translate.csv");
+  EXPECT_NE(csv.second.find(word), std::string::npos) << "CSV and NPY save the map shown, too";
+  EXPECT_EQ(download("save-npy").first, "translate.npy");
   t.Run("view heatmap");  // the example's map again
   t.Frames(2);
   d = t.Describe();
   h = Heatmap(d, "main");
   ASSERT_NE(h, nullptr);
   EXPECT_NEAR(Num(d, "vmax"), Num(*h, "vmax"), 1e-6);
-  t.Run("save-svg");
-  ASSERT_TRUE(t.app.PopDownload(&name, &mime, &bytes));
-  EXPECT_NE(name, "translate.svg") << "the example's own file name";
+  const auto example = download("save-svg");
+  EXPECT_FALSE(example.first.empty());
+  EXPECT_NE(example.first, "translate.svg") << "the example's own file name";
 }
 
 // Frames until the described value at `path` passes `ok`, for up to `seconds` of wall time.

@@ -447,7 +447,7 @@ void GridView::DrawThumbnails(AppState* s, int heads, int grid_rows) {
   if (hovered >= 0) StatsTooltip(ex, hovered, g);
   ImGui::SetCursorScreenPos(origin);  // extend the scroll region over the whole grid
   ImGui::Dummy(ImVec2(left + heads * (cell + gap), head_h + grid_rows * (cell + cap_h + gap)));
-  // As a figure (PNG, ViewModule::ExportsHeatmapsOnly): the headers and thumbnails in view, with
+  // As a figure (PNG, ViewModule::ExportsFigureOnly): the headers and thumbnails in view, with
   // room for the current map's outline, without the sort bar or the space beside.
   const ImVec2 wp = ImGui::GetWindowPos(), ws = ImGui::GetWindowSize();
   const float m = 4.0f;  // a margin (the spacing between the sort bar and the grid)

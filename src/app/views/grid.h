@@ -45,7 +45,7 @@ class GridView : public ViewModule {
   bool RunCommand(AppState* s, const CommandArgs& c, Status* result) override;  // grid-sort KEY
   void OnExampleChanged(AppState* s) override;
   bool DrawsLazyMaps() const override { return true; }
-  bool ExportsHeatmapsOnly() const override { return true; }  // the grid of heads, not the sort bar
+  bool ExportsFigureOnly() const override { return true; }  // the grid of heads, not the sort bar
   void ReleaseTextures(AppState* s) override;
   bool Animating(const AppState* s) const override;  // while statistics or thumbnails are to come
   bool Idle(AppState* s, std::chrono::steady_clock::time_point deadline) override;  // statistics

@@ -20,7 +20,7 @@ class HeatmapView : public ViewModule {
   void DescribeHeatmaps(AppState* s, JsonWriter* w) override;
   bool RunCommand(AppState* s, const CommandArgs& c, Status* result) override;  // zoom FACTOR [ROW [COL]]
   void OnExampleChanged(AppState*) override { widget = HeatmapViewState{}; }
-  bool ExportsHeatmapsOnly() const override { return true; }  // the figure, not the timeline
+  bool ExportsFigureOnly() const override { return true; }  // the figure, not the timeline
   // A band (512 rows) of a head being read whole is decoded but not yet on the GPU (the upload budget ran out).
   bool Animating(const AppState*) const override {
     return widget.arrive_wanted && widget.tex_arrive_rows + 512 <= widget.arriving_rows;

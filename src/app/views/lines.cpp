@@ -342,6 +342,11 @@ void LinesView::Draw(AppState* s) {
   F.rows_shown = ls.rows_shown;
   F.current_row = (tl.Step() < tl.count || tl.playing) ? tl.Step() - 1 : -1;
   ImGui::InvisibleButton("##lines", F.size);
+  // A PNG: the tokens and their lines (a line above and below them), not the toolbars above.
+  const float line_h = ImGui::GetTextLineHeight();
+  const float figure[4] = {F.origin.x, std::min(F.src.Y(0), F.tgt.Y(0)) - line_h, F.origin.x + F.size.x,
+                           std::max(F.src.Y(cols - 1), F.tgt.Y(rows - 1)) + line_h};
+  AddFigureBox(s->env.figure_rect, figure);
   PickToken(F, ImGui::IsItemHovered(), &ls);
   ls.rect[0] = F.src.x;
   ls.rect[1] = F.origin.y + ImGui::GetTextLineHeight() + 16.0f;  // top and bottom of the token columns

@@ -44,6 +44,7 @@ class LinesView : public ViewModule {
   void Describe(AppState* s, JsonWriter* w) override;
   bool RunCommand(AppState* s, const CommandArgs& c, Status* result) override;  // lines-threshold X
   bool ExportSvg(AppState* s, std::string* svg, Status* error) override;        // lines_svg.cpp
+  bool ExportsFigureOnly() const override { return true; }                      // the canvas, not the toolbars
 
   LinesViewState state;  // what it drew and the cached lines
 };

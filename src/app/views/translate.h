@@ -51,7 +51,7 @@ class TranslateView : public ViewModule {
   void Advance(AppState* s, float dt) override;  // the animation; translates once a fetched model arrives
   void ReleaseTextures(AppState* s) override;
   const char* SidebarAbout() const override;
-  bool ExportsHeatmapsOnly() const override { return true; }  // the alignment (and gold), not the input bar
+  bool ExportsFigureOnly() const override { return true; }  // the alignment (and gold), not the input bar
   Timeline* OwnTimeline() override { return state.has_result ? &state.timeline : nullptr; }  // the decoding
   // The translation's map (with the sidebar's style), once there is one.
   bool ShownMap(AppState* s, const AttentionMap** map, HeatmapStyle* style, std::string* name) override;
