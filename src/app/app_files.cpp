@@ -507,10 +507,12 @@ Status SelectSet(AppState* s, const std::string& which) {
   return Status::Error("unknown attention set '" + which + "' (" + names + ")");
 }
 
-// Exports need the whole map in memory (a lazily read head may be on its way, or only a band of it).
-Status NeedWholeMap(AppState* s) {
-  if (s->CurrentMap().Complete()) return Status::Ok();
-  return Status::Error(s->CurrentMap().name + " is not all in memory yet; wait for it, or zoom out");
+// Exports need the whole map m in memory (a lazily read head may be on its way, or only a band of
+// it); a view's own map (the translation) must exist.
+Status NeedWholeMap(AppState* s, const AttentionMap& m) {
+  if (&m != &s->CurrentMap()) return m.weights.size() > 0 ? Status::Ok() : Status::Error("there is no map to save yet");
+  if (m.Complete()) return Status::Ok();
+  return Status::Error(m.name + " is not all in memory yet; wait for it, or zoom out");
 }
 
 // A name for exports of map m: the example id, plus the map index when there are several; the
@@ -521,25 +523,17 @@ std::string MapFileStem(AppState* s, const AttentionMap& m) {
   return ex.maps.size() > 1 ? ex.id + "-map" + std::to_string(s->current_map) : ex.id;
 }
 
-// The map shown (AppState::ColouredMap), whole: a lazily read head must be all in memory.
-Status ShownWholeMap(AppState* s, const AttentionMap** m) {
-  *m = &s->ColouredMap(nullptr);
-  if (*m == &s->CurrentMap()) return NeedWholeMap(s);
-  return (*m)->weights.size() > 0 ? Status::Ok() : Status::Error("there is no map to save yet");
-}
-
 Status QueueSvgDownload(AppState* s) {
-  const AttentionMap* shown = nullptr;
-  if (Status st = ShownWholeMap(s, &shown); !st) return st;
+  HeatmapStyle style;
+  std::string title;
+  const AttentionMap& m = s->ColouredMap(&style, &title);  // the translation in Translate, ...
+  if (Status st = NeedWholeMap(s, m); !st) return st;
   std::string view_svg;
   Status view_status;
   if (s->ActiveView().ExportSvg(s, &view_svg, &view_status)) {  // the lines view draws its own
     if (view_status) QueueDownload(s, DownloadName(s->Current().id, "-lines.svg"), "image/svg+xml", view_svg);
     return view_status;
   }
-  HeatmapStyle style;
-  std::string title;
-  const AttentionMap& m = s->ColouredMap(&style, &title);  // the translation in Translate, ...
   SvgHeatmapOptions opt;
   opt.vmin = style.vmin;
   opt.vmax = style.vmax;
@@ -547,8 +541,7 @@ Status QueueSvgDownload(AppState* s) {
   opt.title = title;
   const std::string svg =
       HeatmapSvg(m.weights, m.source_tokens.vec(), m.target_tokens.vec(), ColormapName(s->style.colormap), opt);
-  QueueDownload(s, DownloadName(&m == &s->CurrentMap() ? s->Current().id : MapFileStem(s, m), ".svg"), "image/svg+xml",
-                svg);
+  QueueDownload(s, DownloadName(MapFileStem(s, m), ".svg"), "image/svg+xml", svg);
   return Status::Ok();
 }
 
@@ -574,20 +567,20 @@ Status QueueJsonDownload(AppState* s) {
 }
 
 Status QueueCsvDownload(AppState* s) {
-  const AttentionMap* m = nullptr;
-  if (Status st = ShownWholeMap(s, &m); !st) return st;
-  const std::string csv = MatrixCsv(m->weights, m->source_tokens.vec(), m->target_tokens.vec());
-  QueueDownload(s, DownloadName(MapFileStem(s, *m), ".csv"), "text/csv", csv);
+  const AttentionMap& m = s->ColouredMap(nullptr);  // the map shown
+  if (Status st = NeedWholeMap(s, m); !st) return st;
+  const std::string csv = MatrixCsv(m.weights, m.source_tokens.vec(), m.target_tokens.vec());
+  QueueDownload(s, DownloadName(MapFileStem(s, m), ".csv"), "text/csv", csv);
   return Status::Ok();
 }
 
 Status QueueNpyDownload(AppState* s) {
-  const AttentionMap* m = nullptr;
-  if (Status st = ShownWholeMap(s, &m); !st) return st;
+  const AttentionMap& m = s->ColouredMap(nullptr);  // the map shown
+  if (Status st = NeedWholeMap(s, m); !st) return st;
   std::vector<uint8_t> bytes;
-  const Status st = WriteNpy(FromMatrix(m->weights), &bytes);
+  const Status st = WriteNpy(FromMatrix(m.weights), &bytes);
   if (!st) return st;
-  QueueDownload(s, DownloadName(MapFileStem(s, *m), ".npy"), "application/octet-stream", std::move(bytes));
+  QueueDownload(s, DownloadName(MapFileStem(s, m), ".npy"), "application/octet-stream", std::move(bytes));
   return Status::Ok();
 }
 

@@ -24,14 +24,12 @@ const AttentionMap& AppState::CurrentMap() {
 const AttentionMap& AppState::ColouredMap(HeatmapStyle* resolved, std::string* name) {
   const AttentionMap* map = nullptr;
   HeatmapStyle shown = style;
-  std::string shown_name;
-  if (!ActiveView().ShownMap(this, &map, &shown, &shown_name) || !map) {
+  if (!ActiveView().ShownMap(this, &map, &shown, name) || !map) {
     map = &CurrentMap();
     shown = style;
-    shown_name = Current().title + (map->name.empty() ? "" : " - " + map->name);
+    if (name) *name = Current().title + (map->name.empty() ? "" : " - " + map->name);
   }
   if (resolved) *resolved = ResolveStyle(shown, *map);
-  if (name) *name = shown_name;
   return *map;
 }
 

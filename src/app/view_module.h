@@ -90,8 +90,9 @@ class ViewModule {
   virtual Timeline* OwnTimeline() { return nullptr; }
   // The map the view colours with the sidebar's settings when it is not the current example's
   // (Translate: the translation; Train: the probe), the style it draws it with (*style comes in as
-  // the sidebar's) and its name for titles and file names: the colour bar's numbers, describe's
-  // range and File > Save as SVG follow it (AppState::ColouredMap). False: the example's map.
+  // the sidebar's) and, when name is not null, its name for titles: the colour bar's numbers (every
+  // frame, no name), describe's range and File > Save as SVG follow it (AppState::ColouredMap).
+  // False: the example's map.
   virtual bool ShownMap(AppState*, const AttentionMap** /*map*/, HeatmapStyle* /*style*/, std::string* /*name*/) {
     return false;
   }

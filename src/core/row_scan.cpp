@@ -1,6 +1,7 @@
 #include "core/row_scan.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -32,6 +33,15 @@ bool ScanRows(const float* data, int rows, int cols, float* row_max) {
     std::memcpy(&row_max[r], &bits, 4);
   }
   return bad == 0;
+}
+
+bool FiniteRange(const float* data, size_t n, float* lo, float* hi) {
+  float a = INFINITY, b = -INFINITY;
+  for (size_t i = 0; i < n; ++i)
+    if (std::isfinite(data[i])) a = std::min(a, data[i]), b = std::max(b, data[i]);
+  if (!(a <= b)) return false;
+  *lo = a, *hi = b;
+  return true;
 }
 
 }  // namespace attnviz

@@ -15,4 +15,8 @@ namespace attnviz {
 // integer order every finite float >= 0 as the floats do, and every negative float below 0.
 bool ScanRows(const float* data, int rows, int cols, float* row_max);
 
+// *lo and *hi = the smallest and the largest finite of n weights; false (and both untouched) when
+// none is finite. Figures use it for their colour range and the width of printed numbers.
+bool FiniteRange(const float* data, size_t n, float* lo, float* hi);
+
 }  // namespace attnviz

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "core/row_scan.h"
 #include "io/utf8.h"
 
 namespace attnviz {
@@ -37,10 +38,8 @@ float Quantile(const MatrixRM& w, double q) {
 
 void ResolveFigureRange(const MatrixRM& w, const HeatmapFigureOptions& o, HeatmapFigureLayout* L) {
   L->scale = o.scale;
-  float mx = 0;
-  for (Eigen::Index i = 0; i < w.size(); ++i)
-    if (std::isfinite(w.data()[i])) mx = std::max(mx, w.data()[i]);
-  if (!(mx > 0)) mx = 1.0f;
+  float lo = 0, mx = 0;
+  if (!FiniteRange(w.data(), (size_t)w.size(), &lo, &mx) || !(mx > 0)) mx = 1.0f;
   switch (o.scale) {
     case FigureScale::Fixed:
       L->vmin = o.vmin, L->vmax = o.vmax;
@@ -88,13 +87,8 @@ int LabelStep(FigureLabels mode, float text_px, float cell) {
 // no value is printed. Digits share one advance width, so the widest strings are those of the
 // smallest and the largest finite weights (the sign and the integer digits).
 float ValueCellSide(const MatrixRM& w, const HeatmapFigureOptions& o, FigureFont* font, float value_px, float s) {
-  if (!o.values) return 0.0f;
-  float lo = INFINITY, hi = -INFINITY;
-  for (Eigen::Index i = 0; i < w.size(); ++i) {
-    const float v = w.data()[i];
-    if (std::isfinite(v)) lo = std::min(lo, v), hi = std::max(hi, v);
-  }
-  if (!(lo <= hi)) return 0.0f;  // no finite weight: nothing is printed
+  float lo = 0, hi = 0;
+  if (!o.values || !FiniteRange(w.data(), (size_t)w.size(), &lo, &hi)) return 0.0f;  // nothing printed
   const float tw = std::max(font->Measure(FormatNumber(lo, o.decimals), value_px),
                             font->Measure(FormatNumber(hi, o.decimals), value_px));
   return std::ceil(tw + 6.0f * s);

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "core/colormap.h"
+#include "core/row_scan.h"
 #include "io/utf8.h"
 
 namespace attnviz {
@@ -121,13 +122,12 @@ Status WriteHeatmapSvg(const MatrixRM& w, const std::vector<std::string>& source
   const int rows = (int)w.rows(), cols = (int)w.cols();
   const float font = opt.font_size > 1 ? opt.font_size : 1, value_font = font * 0.85f;
   const int decimals = std::clamp(opt.decimals, 0, 8);
-  float lo = INFINITY, hi = -INFINITY;  // the finite weights' range
-  for (Eigen::Index i = 0; i < w.size(); ++i)
-    if (std::isfinite(w.data()[i])) lo = std::min(lo, w.data()[i]), hi = std::max(hi, w.data()[i]);
+  float lo = 0, hi = 0;  // the finite weights' range
+  const bool any_finite = FiniteRange(w.data(), (size_t)w.size(), &lo, &hi);
   // With values, cells grow (square) to fit the widest number with 3 px either side: the widest are
   // those of the smallest and largest weights (a sign, more integer digits).
   float cell = opt.cell_size > 1 ? opt.cell_size : 1;
-  if (opt.show_values && lo <= hi)
+  if (opt.show_values && any_finite)
     cell = std::max(cell, std::ceil(std::max(TextWidth(Fixed(lo, decimals), value_font),
                                              TextWidth(Fixed(hi, decimals), value_font)) +
                                     6));

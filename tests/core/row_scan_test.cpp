@@ -85,3 +85,19 @@ TEST(RowScan, NonFiniteWeightsAreFoundWherever) {
 }
 
 }  // namespace
+
+// FiniteRange skips NaN and infinities, keeps negative weights, and says so when none is finite.
+TEST(FiniteRange, SmallestAndLargestFiniteWeights) {
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  const float w[] = {nan, 0.25f, -inf, -12.5f, inf, 0.75f, nan};
+  float lo = 7, hi = 7;
+  ASSERT_TRUE(attnviz::FiniteRange(w, 7, &lo, &hi));
+  EXPECT_EQ(lo, -12.5f);
+  EXPECT_EQ(hi, 0.75f);
+  const float none[] = {nan, inf, -inf};
+  lo = hi = 7;
+  EXPECT_FALSE(attnviz::FiniteRange(none, 3, &lo, &hi));
+  EXPECT_FALSE(attnviz::FiniteRange(w, 0, &lo, &hi));
+  EXPECT_EQ(lo, 7.0f) << "untouched when there is none";
+  EXPECT_EQ(hi, 7.0f);
+}

@@ -301,7 +301,7 @@ bool CompareView::ShownMap(AppState* s, const AttentionMap** map, HeatmapStyle* 
   Panels(s, panels);
   *map = panels[0];
   *style = SharedStyle(*style, panels[0], panels[1]);
-  *name = s->Current().title + " - left: " + panels[0]->name;
+  if (name) *name = s->Current().title + " - left: " + panels[0]->name;
   return true;
 }
 

@@ -349,7 +349,7 @@ void LinesView::Draw(AppState* s) {
   AddFigureBox(s->env.figure_rect, figure);
   PickToken(F, ImGui::IsItemHovered(), &ls);
   ls.rect[0] = F.src.x;
-  ls.rect[1] = F.origin.y + ImGui::GetTextLineHeight() + 16.0f;  // top and bottom of the token columns
+  ls.rect[1] = F.origin.y + line_h + 16.0f;  // top and bottom of the token columns
   ls.rect[2] = F.tgt.x;
   ls.rect[3] = F.origin.y + F.size.y - 8.0f;
   ls.rect_valid = true;

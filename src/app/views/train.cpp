@@ -271,7 +271,7 @@ bool TrainView::ShownMap(AppState*, const AttentionMap** map, HeatmapStyle* styl
   if (state.probe_a.weights.size() == 0) return false;
   *map = &state.probe_a;
   *style = ProbeStyle(*style);
-  *name = "training probe, " + state.probe_a.name;
+  if (name) *name = "training probe, " + state.probe_a.name;
   return true;
 }
 

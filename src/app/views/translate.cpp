@@ -313,6 +313,7 @@ void TranslateView::DrawHeatmaps(AppState* s) {
 bool TranslateView::ShownMap(AppState*, const AttentionMap** map, HeatmapStyle*, std::string* name) {
   if (!state.has_result || state.map.weights.size() == 0) return false;
   *map = &state.map;
+  if (!name) return true;      // the colour bar, every frame: no strings
   std::string source, output;  // the sentence translated (the input box may hold a newer one)
   for (const std::string& w : state.result.source_tokens) source += (source.empty() ? "" : " ") + w;
   for (const std::string& w : state.result.target_tokens) output += (output.empty() ? "" : " ") + w;
