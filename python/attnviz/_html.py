@@ -174,12 +174,26 @@ _BOOT_JS = r"""
 """
 
 
-def _commands(view: Optional[str], colormap: Optional[str], commands: Sequence[str]) -> list:
+_SORTS = ("layer", "entropy", "max_weight", "first_token", "diagonality")
+
+
+def _commands(view: Optional[str], colormap: Optional[str], commands: Sequence[str],
+              hide: Union[str, Sequence[str]] = (), renormalize: bool = False, sort: Optional[str] = None) -> list:
     out = []
     if view:
         out.append(f"view {view}")
     if colormap:
         out.append(f"colormap {colormap}")
+    for h in [hide] if isinstance(hide, str) else hide:  # "special", "punctuation" or a token
+        if not str(h).strip():
+            raise ValueError("hide: give 'special', 'punctuation' or a token, not an empty string")
+        out.append(f"hide {h}")
+    if renormalize:
+        out.append("renormalize on")
+    if sort is not None:
+        if sort not in _SORTS:
+            raise ValueError(f"sort={sort!r}: one of {', '.join(_SORTS)}")
+        out.append(f"grid-sort {sort}")
     return out + [str(c) for c in commands]
 
 
@@ -189,17 +203,20 @@ def _css_size(v: Union[int, str]) -> str:
 
 def html_fragment(data: Any, *, height: Union[int, str] = 480, width: Union[int, str] = "100%",
                   embed: bool = False, view: Optional[str] = None, colormap: Optional[str] = None,
-                  commands: Sequence[str] = (), version: Optional[int] = None, encoding: str = "npz",
+                  commands: Sequence[str] = (), hide: Union[str, Sequence[str]] = (), renormalize: bool = False,
+                  sort: Optional[str] = None, version: Optional[int] = None, encoding: str = "npz",
                   set: Optional[Union[int, str]] = None, title: str = "attention", app_dir: Any = None,
                   **kwargs: Any) -> str:
     """The HTML that show() displays: a <div>, the app's CSS and one self-contained <script>."""
+    cmds = _commands(view, colormap, commands, hide, renormalize, sort)
     _, body, name = viewer_data(data, version=version, encoding=encoding, set=set, title=title, **kwargs)
     return _fragment(body, name, find_app(app_dir), height=_css_size(height), width=_css_size(width), embed=embed,
-                     commands=_commands(view, colormap, commands), page=False)
+                     commands=cmds, page=False)
 
 
 def show(data: Any, *, height: Union[int, str] = 480, width: Union[int, str] = "100%", embed: bool = False,
          view: Optional[str] = None, colormap: Optional[str] = None, commands: Sequence[str] = (),
+         hide: Union[str, Sequence[str]] = (), renormalize: bool = False, sort: Optional[str] = None,
          version: Optional[int] = None, encoding: str = "npz", set: Optional[Union[int, str]] = None,
          title: str = "attention", app_dir: Any = None, **kwargs: Any) -> None:
     """Shows a live viewer in the Jupyter cell output.
@@ -209,6 +226,9 @@ def show(data: Any, *, height: Union[int, str] = 480, width: Union[int, str] = "
     height, width: CSS sizes (numbers are pixels). embed: the compact viewer (no menu bar, no
         sidebar). view: heatmap, lines, grid, steps or compare. colormap: greys, viridis, magma,
         diverging. commands: more viewer commands, run after the file opens.
+    hide: "special" ([CLS], [SEP], <s>, ...), "punctuation", a token as its label shows it, or a
+        list of them; renormalize=True divides each row by what is left. sort: the grid's head
+        order: layer, entropy, max_weight, first_token or diagonality.
     version: the file version handed to the viewer (default 1 for one set, 2 for several).
     set: show one set (name or index) alone. title: the name the viewer shows for the data.
     encoding: "npz" (compact, the default) or "json" for the bytes handed to the viewer.
@@ -220,12 +240,13 @@ def show(data: Any, *, height: Union[int, str] = 480, width: Union[int, str] = "
     except ImportError:
         raise RuntimeError("attnviz.show() needs IPython (Jupyter); use attnviz.to_html(path, ...) elsewhere") from None
     display(HTML(html_fragment(data, height=height, width=width, embed=embed, view=view, colormap=colormap,
-                               commands=commands, version=version, encoding=encoding, set=set, title=title,
-                               app_dir=app_dir, **kwargs)))
+                               commands=commands, hide=hide, renormalize=renormalize, sort=sort, version=version,
+                               encoding=encoding, set=set, title=title, app_dir=app_dir, **kwargs)))
 
 
 def to_html(path: Union[str, "os.PathLike[str]"], data: Any, *, title: str = "attention", embed: bool = False,
             view: Optional[str] = None, colormap: Optional[str] = None, commands: Sequence[str] = (),
+            hide: Union[str, Sequence[str]] = (), renormalize: bool = False, sort: Optional[str] = None,
             version: Optional[int] = None, encoding: str = "npz", set: Optional[Union[int, str]] = None,
             app_dir: Any = None, **kwargs: Any) -> str:
     """Writes one self-contained HTML page (viewer and data) that opens from disk by double-click.
@@ -233,10 +254,10 @@ def to_html(path: Union[str, "os.PathLike[str]"], data: Any, *, title: str = "at
     The arguments are those of show(); the viewer fills the browser window and the page is
     titled "attnviz: TITLE". Returns the path.
     """
+    cmds = _commands(view, colormap, commands, hide, renormalize, sort)
     _, body, name = viewer_data(data, version=version, encoding=encoding, set=set, title=title, **kwargs)
     app = find_app(app_dir)
-    fragment = _fragment(body, name, app, height="100%", width="100%", embed=embed,
-                         commands=_commands(view, colormap, commands), page=True)
+    fragment = _fragment(body, name, app, height="100%", width="100%", embed=embed, commands=cmds, page=True)
     icon = _app_parts(app)["favicon"]
     page = ("<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"

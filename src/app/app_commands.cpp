@@ -88,6 +88,16 @@ Status Refilter(AppState* s, const TokenFilter& before) {
   return st;
 }
 
+// True when some query or key token of the example is `typed`, or is it without its word marker.
+bool ExampleHasToken(const Example& ex, const std::string& typed) {
+  auto matches = [&](const std::string& t) { return TokenMatches(t, typed); };
+  for (const AttentionMap& m : ex.original_maps.empty() ? ex.maps : ex.original_maps)
+    if (std::any_of(m.target_tokens.begin(), m.target_tokens.end(), matches) ||
+        std::any_of(m.source_tokens.begin(), m.source_tokens.end(), matches))
+      return true;
+  return false;
+}
+
 Status CmdHide(AppState* s, const CommandArgs& c) {
   const TokenFilter before = s->filter;
   TokenFilter& f = s->filter;
@@ -97,6 +107,8 @@ Status CmdHide(AppState* s, const CommandArgs& c) {
     f.punctuation = true;
   else if (c.rest == "none")
     f = TokenFilter{};
+  else if (!c.rest.empty() && !ExampleHasToken(s->Current(), c.rest))
+    return Status::Error("no token '" + c.rest + "' in " + s->Current().title);
   else if (!c.rest.empty())
     f.tokens.push_back(c.rest);
   else
@@ -112,7 +124,9 @@ Status CmdShow(AppState* s, const CommandArgs& c) {
   else if (c.rest == "punctuation")
     f.punctuation = false;
   else
-    f.tokens.erase(std::remove(f.tokens.begin(), f.tokens.end(), c.rest), f.tokens.end());
+    f.tokens.erase(std::remove_if(f.tokens.begin(), f.tokens.end(),
+                                  [&](const std::string& h) { return h == c.rest || TokenMatches(h, c.rest); }),
+                   f.tokens.end());
   return Refilter(s, before);
 }
 

@@ -25,6 +25,9 @@ void ArgParser::Int(const char* name, int* out, const char* metavar, const char*
 void ArgParser::Float(const char* name, float* out, const char* metavar, const char* help) {
   options_.push_back({name, metavar, help, Kind::Float, out, false, false});
 }
+void ArgParser::List(const char* name, std::vector<std::string>* out, const char* metavar, const char* help) {
+  options_.push_back({name, metavar, help, Kind::List, out, false, false});
+}
 void ArgParser::Positional(const char* name, std::string* out, const char* help, bool required) {
   options_.push_back({name, name, help, Kind::Positional, out, required, false});
 }
@@ -46,6 +49,9 @@ bool ArgParser::Assign(Option* o, const std::string& value) {
     case Kind::String:
     case Kind::Positional:
       *(std::string*)o->out = value;
+      return true;
+    case Kind::List:
+      ((std::vector<std::string>*)o->out)->push_back(value);
       return true;
     case Kind::Int: {
       errno = 0;
@@ -139,6 +145,7 @@ void ArgParser::PrintHelp(FILE* f) const {
   std::string line = "usage: attnviz-cli " + command_;
   for (const Option& o : options_) {
     std::string part = o.kind == Kind::Positional ? o.name : o.kind == Kind::Flag ? o.name : o.name + " " + o.metavar;
+    if (o.kind == Kind::List) part += " ...";
     line += o.required ? " " + part : " [" + part + "]";
   }
   std::fprintf(f, "%s\n\n%s\n\n", line.c_str(), description_.c_str());

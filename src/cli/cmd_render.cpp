@@ -1,5 +1,6 @@
 // attnviz-cli render: one head of an attention file as a figure: SVG (streamed), PNG or an
 // animated GIF of the decoding (drawn on the CPU: no GPU, no display).
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -8,6 +9,7 @@
 #include "cli/cli_limits.h"
 #include "cli/commands.h"
 #include "core/colormap.h"
+#include "core/token_select.h"
 #include "embedded_font.h"
 #include "figure/gif_codec.h"
 #include "figure/heatmap_figure.h"
@@ -31,9 +33,10 @@ struct RenderOptions {
   std::string format;     // "svg", "png" or "gif": --svg, else the extension of --out
   std::string font_path;  // --font: a TrueType/OpenType file instead of the embedded UI font
   std::string file, in_path, out_path, svg_path, colormap = "greys", title, set, scale = "auto", labels = "auto";
+  std::vector<std::string> hide;  // --hide: special, punctuation or a token
   int layer = 0, head = 0, max_cells = 1 << 20, decimals = 2, step_ms = 700;
   float cell = 24.0f, vmax = NAN, dpi = 96.0f;
-  bool values = false, no_colorbar = false;
+  bool values = false, no_colorbar = false, renormalize = false;
   CliLimits limits;
 };
 
@@ -46,6 +49,9 @@ void DeclareFlags(ArgParser* args, RenderOptions* o) {
                "attention set, by name or index (default: the first; a GIF: the first cross set)");
   args->Int("--layer", &o->layer, "L", "layer index (default 0)");
   args->Int("--head", &o->head, "H", "head index (default 0; -1 = mean of the layer's heads)");
+  args->List("--hide", &o->hide, "WHAT",
+             "leave tokens out: special ([CLS], </s>, the file's own), punctuation, or a token; repeatable");
+  args->Flag("--renormalize", &o->renormalize, "divide each row by the sum of the weights left after --hide");
   args->String("--colormap", &o->colormap, "NAME", "greys (default) | viridis | magma | diverging");
   args->String("--scale", &o->scale, "MODE",
                "colour range: auto (0..max, default) | fixed (0..1) | row | log | p99 | p99.9");
@@ -100,7 +106,14 @@ Status PickWeights(const AttentionFile& f, const RenderOptions& o, MatrixRM* mea
   return Status::Ok();
 }
 
-Status WriteSvg(const MatrixRM& w, const AttentionFile& f, const RenderOptions& o, size_t* written) {
+// The figure's weights and tokens: the chosen head's, or what --hide and --renormalize leave of them.
+struct Shown {
+  const MatrixRM* w = nullptr;
+  std::vector<std::string> source, target;  // keys (columns), queries (rows)
+};
+
+Status WriteSvg(const Shown& f, const RenderOptions& o, size_t* written) {
+  const MatrixRM& w = *f.w;
   FigureScale scale = FigureScale::Auto;
   ParseFigureScale(o.scale, &scale);
   if (scale == FigureScale::Row || scale == FigureScale::Log)
@@ -123,7 +136,7 @@ Status WriteSvg(const MatrixRM& w, const AttentionFile& f, const RenderOptions& 
   FileSink out;
   Status st = out.Open(o.out_path);
   if (!st) return st;
-  st = WriteHeatmapSvg(w, f.source_tokens, f.target_tokens, o.colormap, so, [&](const char* d, size_t n) {
+  st = WriteHeatmapSvg(w, f.source, f.target, o.colormap, so, [&](const char* d, size_t n) {
     *written += n;
     return out.Write(d, n);
   });
@@ -132,7 +145,8 @@ Status WriteSvg(const MatrixRM& w, const AttentionFile& f, const RenderOptions& 
 }
 
 // PNG: one figure. GIF: one frame per decoding step (row), the row being emitted outlined.
-Status WriteRaster(const MatrixRM& w, const AttentionFile& f, const RenderOptions& o, bool gif, size_t* written) {
+Status WriteRaster(const Shown& f, const RenderOptions& o, bool gif, size_t* written) {
+  const MatrixRM& w = *f.w;
   HeatmapFigureOptions fo;
   ParseColormap(o.colormap.c_str(), &fo.colormap);
   ParseFigureScale(o.scale, &fo.scale);
@@ -148,15 +162,15 @@ Status WriteRaster(const MatrixRM& w, const AttentionFile& f, const RenderOption
                           : font.Init(font_bytes.data(), font_bytes.size());
   if (!st)
     return Status::Error((o.font_path.empty() ? std::string("the embedded font") : o.font_path) + ": " + st.message);
-  std::vector<std::string> texts(f.source_tokens);  // glyphs the font lacks come from system fonts
-  texts.insert(texts.end(), f.target_tokens.begin(), f.target_tokens.end());
+  std::vector<std::string> texts(f.source);  // glyphs the font lacks come from system fonts
+  texts.insert(texts.end(), f.target.begin(), f.target.end());
   texts.push_back(o.title);
   AddSystemFallbacks(&font, texts);
   std::vector<uint8_t> bytes;
   HeatmapFigureLayout L;
   if (!gif) {
     RgbaImage img;
-    if (!(st = RenderHeatmapFigure(w, f.source_tokens, f.target_tokens, fo, &font, &img, &L))) return st;
+    if (!(st = RenderHeatmapFigure(w, f.source, f.target, fo, &font, &img, &L))) return st;
     if (!(st = EncodePng(img, o.dpi, &bytes))) return st;
     std::printf(
         "render: %dx%d px, cells at (%d, %d) of %.3f x %.3f px, range %.9g to %.9g, labels every %d rows, %d cols\n",
@@ -169,8 +183,7 @@ Status WriteRaster(const MatrixRM& w, const AttentionFile& f, const RenderOption
                              std::to_string(frames[0].width) + " x " + std::to_string(frames[0].height) +
                              " px, over 512 MiB of pixels: lower --dpi or --cell, or render a PNG");
       fo.rows_shown = k + 1, fo.current_row = k;
-      if (!(st = RenderHeatmapFigure(w, f.source_tokens, f.target_tokens, fo, &font, &frames[(size_t)k], &L)))
-        return st;
+      if (!(st = RenderHeatmapFigure(w, f.source, f.target, fo, &font, &frames[(size_t)k], &L))) return st;
     }
     std::vector<int> delays(frames.size(), std::max(2, o.step_ms / 10));
     delays.back() = std::max(delays.back(), 200);  // the finished map is held two seconds before the loop restarts
@@ -180,6 +193,38 @@ Status WriteRaster(const MatrixRM& w, const AttentionFile& f, const RenderOption
   }
   *written = bytes.size();
   return WriteFileBytes(o.out_path, bytes.data(), bytes.size());
+}
+
+// --hide and --renormalize: the rows and columns left (into *kept when some are left out).
+Status HideTokens(const AttentionDocument& doc, const AttentionFile& f, const RenderOptions& o, MatrixRM* kept,
+                  Shown* shown) {
+  TokenHide hide;
+  for (const std::string& h : o.hide) {
+    if (h == "special")
+      hide.special = true;
+    else if (h == "punctuation")
+      hide.punctuation = true;
+    else
+      hide.tokens.push_back(h);
+  }
+  for (const std::string& h : hide.tokens) {
+    auto matches = [&](const std::string& t) { return TokenMatches(t, h); };
+    if (std::none_of(f.target_tokens.begin(), f.target_tokens.end(), matches) &&
+        std::none_of(f.source_tokens.begin(), f.source_tokens.end(), matches))
+      std::fprintf(stderr, "attnviz-cli render: warning: --hide '%s' matches no token of the set\n",
+                   Printable(h).c_str());
+  }
+  const std::vector<int> rows = KeptTokens(f.target_tokens, hide, doc.tokenizer.special_tokens);
+  const std::vector<int> cols = KeptTokens(f.source_tokens, hide, doc.tokenizer.special_tokens);
+  if (rows.empty() || cols.empty())
+    return Status::Error("--hide would leave no " + std::string(rows.empty() ? "query" : "key") + " token");
+  if (!o.renormalize && rows.size() == (size_t)shown->w->rows() && cols.size() == (size_t)shown->w->cols())
+    return Status::Ok();  // nothing hidden: the head's own weights and tokens
+  SelectRowsCols(*shown->w, rows, cols, o.renormalize, kept);
+  shown->w = kept;
+  shown->target = PickTokens(f.target_tokens, rows);
+  shown->source = PickTokens(f.source_tokens, cols);
+  return Status::Ok();
 }
 
 // Flag checks that need no file: a usage error (exit 2) names the flag.
@@ -232,23 +277,30 @@ int RunRender(int argc, char** argv) {
   const AttentionSet* set = nullptr;
   if (!(st = PickSet(doc, o, o.format == "gif", &set))) return Fail(st.message);
   const AttentionFile& f = set->data;
-  MatrixRM mean;
-  const MatrixRM* w = nullptr;
-  if (!(st = PickWeights(f, o, &mean, &w))) return Fail(st.message);
+  MatrixRM mean, kept;
+  Shown shown{nullptr, f.source_tokens, f.target_tokens};
+  if (!(st = PickWeights(f, o, &mean, &shown.w))) return Fail(st.message);
+  if (!(st = HideTokens(doc, f, o, &kept, &shown))) return Fail(st.message);
+  const MatrixRM* w = shown.w;
   if (w->size() > o.max_cells)  // refused before the output file is created
     return Fail(o.file + ": layer " + std::to_string(o.layer) + " is " + std::to_string(w->rows()) + " x " +
                 std::to_string(w->cols()) + " = " + std::to_string(w->size()) + " cells, over --max-cells " +
                 std::to_string(o.max_cells));
   size_t written = 0;
-  st = o.format == "svg" ? WriteSvg(*w, f, o, &written) : WriteRaster(*w, f, o, o.format == "gif", &written);
+  st = o.format == "svg" ? WriteSvg(shown, o, &written) : WriteRaster(shown, o, o.format == "gif", &written);
   if (!st) return Fail(st.message);
   const AttentionFile::Layer& L = f.layers[(size_t)o.layer];
   const std::string what =
       o.head >= 0 ? "head " + std::to_string(o.head) + " \"" + PrintableName(L.heads[(size_t)o.head].name) + "\""
                   : std::string("mean of heads");
-  std::printf("render: set \"%s\", layer %d \"%s\", %s, %dx%d, %s -> %s (%zu bytes)\n",
+  const std::string hidden = w == &kept
+                                 ? " (" + std::to_string(f.target_tokens.size() - (size_t)w->rows()) + " query and " +
+                                       std::to_string(f.source_tokens.size() - (size_t)w->cols()) +
+                                       " key tokens hidden" + (o.renormalize ? ", rows renormalised)" : ")")
+                                 : "";
+  std::printf("render: set \"%s\", layer %d \"%s\", %s, %dx%d%s, %s -> %s (%zu bytes)\n",
               PrintableName(set->name).c_str(), o.layer, PrintableName(L.name).c_str(), what.c_str(), (int)w->rows(),
-              (int)w->cols(), o.colormap.c_str(), Printable(o.out_path).c_str(), written);
+              (int)w->cols(), hidden.c_str(), o.colormap.c_str(), Printable(o.out_path).c_str(), written);
   return kExitOk;
 }
 

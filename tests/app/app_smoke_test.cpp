@@ -1018,6 +1018,34 @@ TEST(AppFiles, HidingSpecialTokensAndRenormalising) {
   EXPECT_FALSE(t.app.Command("hide special").ok) << "examples with q, k, v keep every token";
 }
 
+// The labels show "the" for the SentencePiece token "\u2581the" (the viewer's "\u00b7the"): `hide the` hides it, a
+// token that is nowhere in the file is refused with its name (it used to be kept, hiding nothing), and `show` takes
+// either spelling.
+TEST(AppFiles, HidingATokenByItsLabel) {
+  HeadlessApp t;
+  const std::string f = R"({"tokens":["\u2581the","\u2581cat","\u2581sat","</s>"],"weights":[
+      [0.4,0.2,0.2,0.2],[0.5,0.3,0.1,0.1],[0.5,0.1,0.3,0.1],[0.7,0.1,0.1,0.1]]})";
+  t.app.OpenFileBytes("sp.json", reinterpret_cast<const unsigned char*>(f.data()), f.size());
+  t.Run("view heatmap");
+  t.Run("hide the");
+  t.Frames(1);
+  JsonValue d = t.Describe();
+  ASSERT_EQ(Get(d, "source_tokens").ArraySize(), 3u);
+  EXPECT_EQ(Get(d, "source_tokens").items[0].string, "\u00b7cat") << "the viewer's word marker";
+  const attnviz::Status st = t.app.Command("hide dog");
+  EXPECT_FALSE(st.ok);
+  EXPECT_NE(st.message.find("no token 'dog'"), std::string::npos) << st.message;
+  t.Frames(1);
+  EXPECT_EQ(Get(t.Describe(), "hidden.tokens").ArraySize(), 1u) << "the refused token is not kept";
+  t.Run("show the");
+  t.Frames(1);
+  EXPECT_EQ(Get(t.Describe(), "source_tokens").ArraySize(), 4u);
+  t.Run("hide \u00b7sat");  // the exact token, as a right click adds it
+  t.Run("show sat");
+  t.Frames(1);
+  EXPECT_EQ(Get(t.Describe(), "source_tokens").ArraySize(), 4u) << "show takes the label for the exact token";
+}
+
 TEST(AppFiles, ReopeningFilesKeepsTheExampleListBounded) {
   HeadlessApp t;
   const std::string f = R"({"tokens":["a","b"],"weights":[[0.5,0.5],[0.25,0.75]]})";

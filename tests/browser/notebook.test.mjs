@@ -1,8 +1,8 @@
 // The quickstart notebook (python/examples/quickstart.ipynb), executed by `jupyter nbconvert --to
 // html --execute` (ctest python_notebook), opened from disk as a person opens an exported notebook:
-// both attnviz.show() outputs run offline from the inlined WebAssembly, each in its own viewer, and
+// the three attnviz.show() outputs run offline from the inlined WebAssembly, each in its own viewer, and
 // the heatmaps drawn are the data the notebook gave. An AMD `define` (RequireJS, as in Jupyter) is
-// on the page and must be left alone.
+// on the page and must be left alone. The third was called with hide=, renormalize= and sort=.
 import fs from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { chromium } from 'playwright-core';
@@ -66,10 +66,10 @@ async function main() {
 
     const states = await page.evaluate(() => [...document.querySelectorAll('.attnviz-output')].map(
       (e) => [e.id, e.getAttribute('data-attnviz-state'), e.getAttribute('data-attnviz-error')]));
-    check('two viewers in the notebook', states.length === 2, JSON.stringify(states));
-    check('both viewers started from the inlined app', states.every((s) => s[1] === 'ready'), JSON.stringify(states));
-    check('each viewer has its own id and canvas', new Set(states.map((s) => s[0])).size === 2 &&
-      (await page.$$('.attnviz-output canvas')).length === 2);
+    check('three viewers in the notebook', states.length === 3, JSON.stringify(states));
+    check('every viewer started from the inlined app', states.every((s) => s[1] === 'ready'), JSON.stringify(states));
+    check('each viewer has its own id and canvas', new Set(states.map((s) => s[0])).size === 3 &&
+      (await page.$$('.attnviz-output canvas')).length === 3);
 
     // The notebook's template links its own scripts (RequireJS, MathJax); the outputs fetch nothing.
     const templateRefs = await page.evaluate(() => [...document.querySelectorAll('[src],[href]')]
@@ -98,6 +98,19 @@ async function main() {
       (r) => h.weights.slice(r * 6, r * 6 + 6).reduce((a, b) => a + b, 0)));
     check('viewer 2: every row of every head sums to 1', sums.length === 24 && sums.every((s) => Math.abs(s - 1) < 1e-5));
     check('the two viewers show different data', d1.heatmaps[0].weights.length !== d2.heatmaps[0].weights.length);
+
+    // Viewer 3: show(cap, tokens=[CLS] the cat sat . [SEP], hide=["special", "punctuation"],
+    // renormalize=True, sort="entropy"): 3x3 heads whose rows sum to 1, sharpest head first.
+    const d3 = await pixelsOf(page, 2, 'hidden');
+    check('viewer 3 hides [CLS], [SEP] and "."', d3.source_tokens.join(' ') === 'the cat sat' &&
+      d3.target_tokens.join(' ') === 'the cat sat' && d3.hidden.special && d3.hidden.punctuation,
+      `${d3.source_tokens} / ${JSON.stringify(d3.hidden)}`);
+    const sums3 = d3.heatmaps.flatMap((h) => [0, 1, 2].map((r) => h.weights.slice(r * 3, r * 3 + 3).reduce((a, b) => a + b, 0)));
+    check('viewer 3: rows renormalised over what is left', d3.heatmaps.length === 4 && sums3.every((s) => Math.abs(s - 1) < 1e-5),
+      sums3.map((s) => s.toFixed(4)).join(' '));
+    const ent = d3.grid.order.map((i) => d3.grid.stats[i].entropy);
+    check('viewer 3: the grid is sorted by entropy, lowest first', d3.grid.sort === 'entropy' && ent.length === 4 &&
+      ent.every((e, i) => i === 0 || e >= ent[i - 1]) && d3.grid.stats.every((x) => x.ok), `${d3.grid.sort}: ${ent}`);
 
     const ours = errors.filter((e) => !templateRefs.includes(e.url));
     check('no console errors from the outputs', ours.length === 0, ours.slice(0, 3).map((e) => e.text).join(' | '));

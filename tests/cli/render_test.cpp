@@ -269,6 +269,37 @@ TEST(CliRender, SvgOfAChosenSet) {
   EXPECT_EQ(text.find("chat"), std::string::npos) << "the encoder set has no French tokens";
 }
 
+// --hide leaves tokens out as the viewer's `hide` does, and --renormalize makes each row sum to 1
+// over what is left: the PNG's cells invert to those weights, the SVG has no hidden label.
+TEST(CliRender, HiddenTokensLeaveTheFigureAndRowsAreRenormalised) {
+  const std::string png = TempPath("hide.png"), svg = TempPath("hide.svg");
+  RunResult r = Cli("render '" + kFile + "' --set cross --layer 1 --head 1 --hide special --hide punctuation " +
+                    "--renormalize --scale fixed --out '" + png + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("9x8 (1 query and 2 key tokens hidden, rows renormalised)"), std::string::npos) << r.out;
+  const MatrixRM& w = Weights("cross", 1, 1);  // queries end in "\u2581.", keys in "\u2581.", "</s>"
+  MatrixRM expected = w.topLeftCorner(9, 8);
+  for (int i = 0; i < 9; ++i) expected.row(i) /= expected.row(i).sum();
+  const std::string bytes = Slurp(png);
+  RgbaImage img;
+  ASSERT_TRUE(DecodePng((const uint8_t*)bytes.data(), bytes.size(), &img).ok);
+  const Layout L = ParseLayout(r.out);
+  EXPECT_LE(InvertCells(img, L, expected, Colormap::Greys, false, 1 << 30), 0.5 / 255 + 1e-4);
+  EXPECT_GT((expected - w.topLeftCorner(9, 8)).cwiseAbs().maxCoeff(), 0.01) << "far more than the inversion's error";
+
+  r = Cli("render '" + kFile + "' --set cross --hide special --hide tapis --hide xyz --out '" + svg + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("--hide 'xyz' matches no token"), std::string::npos) << r.err;
+  std::string text = Slurp(svg);
+  EXPECT_EQ(text.find("&lt;/s&gt;"), std::string::npos) << "</s> is special";
+  EXPECT_EQ(text.find("tapis"), std::string::npos) << "'tapis' hides the token '\u2581tapis'";
+  EXPECT_NE(text.find("chaud"), std::string::npos);
+  ASSERT_EQ(Cli("render '" + kFile + "' --set cross --out '" + svg + "'").exit_code, 0);
+  text = Slurp(svg);
+  EXPECT_NE(text.find("&lt;/s&gt;"), std::string::npos) << "shown without --hide";
+  EXPECT_NE(text.find("tapis"), std::string::npos);
+}
+
 TEST(CliRender, BadArgumentsFailClearly) {
   const std::string out = TempPath("bad.png");
   struct Case {
@@ -293,6 +324,9 @@ TEST(CliRender, BadArgumentsFailClearly) {
       {"render --out '" + out + "'", 2, "give the attention FILE"},
       {"render '" + kFile + "' --out '" + out + "' --font '" + kFile + "'", 1, "not a TrueType font"},
       {"render '" + kFile + "' --out '" + out + ".gif' --dpi 384 --cell 100", 1, "over 512 MiB of pixels"},
+      {"render '" + kFile + "' --out '" + out + "' --set encoder --hide special --hide punctuation --hide the --hide " +
+           "black --hide cat --hide sat --hide on --hide warm --hide mat",
+       1, "--hide would leave no query token"},
   };
   for (const Case& c : cases) {
     RunResult r = Cli(c.args);

@@ -77,6 +77,19 @@ def test_fragments_get_their_own_ids_and_survive_hostile_tokens(rng):
     assert attnviz.load(inlined(f1)[0]).sets[0].tokens == hostile
 
 
+def test_hide_renormalize_and_sort_become_viewer_commands(rng):
+    a = softmax_attention(rng, (3, 3))
+    f = attnviz.html_fragment(a, tokens=["[CLS]", "x", "[SEP]"], view="grid", hide=["special", "x"], renormalize=True,
+                              sort="entropy", commands=["numbers off"])
+    assert ('"commands": ["view grid", "hide special", "hide x", "renormalize on", "grid-sort entropy", '
+            '"numbers off"]') in f
+    assert '"hide punctuation"' in attnviz.html_fragment(a, hide="punctuation")  # one string is one word
+    with pytest.raises(ValueError, match="sort='loudest': one of layer, entropy"):
+        attnviz.html_fragment(a, sort="loudest")
+    with pytest.raises(ValueError, match="hide"):
+        attnviz.html_fragment(a, hide=[""])
+
+
 def test_show_displays_html(monkeypatch, rng):
     import IPython.display
 
