@@ -133,6 +133,10 @@ void DrawStyleControls(AppState* s) {
   s->style.scale = (ScaleMode)scale;
   if (s->style.scale != ScaleMode::PerRow) DrawRangeControls(s);
   ImGui::Checkbox("numbers", &s->style.show_numbers);
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip(
+        "The weight in each cell: 3 decimals in wide cells, 2 in narrower ones, and in narrow cells\n"
+        "as in papers (.87, 1.0), leaving the weights that round to 0 blank.");
   ImGui::SameLine();
   ImGui::Checkbox("grid", &s->style.show_grid);
   int labels = (int)s->style.labels;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <vector>
 
 #include "imgui.h"
@@ -489,24 +490,44 @@ void UpdateHover(const HeatmapLayout& L, int rows, int cols, HeatmapViewState* s
   if (st->hover_row >= st->geom.rows_shown) st->hover_row = st->hover_col = -1;
 }
 
-// Weights in cells, in a colour that contrasts with the cell (only when the cells are big enough).
-void DrawCellNumbers(ImDrawList* dl, const AttentionMap& map, const HeatmapStyle& style, const HeatmapLayout& L,
-                     int rows_shown) {
-  if (!style.show_numbers || L.cell_x < 30.0f || L.cell_y < ImGui::GetTextLineHeight() + 2) return;
+// The weight as printed in a cell of room_px: 3 decimals in wide cells, else 2, else the paper
+// style without the leading zero (".87", "-.05", "1.0"), where weights that round to 0 are left
+// blank so the ones that matter stand out; false when nothing is printed.
+bool CellNumberText(float w, float room_px, char* buf, size_t n, ImVec2* size) {
+  std::snprintf(buf, n, room_px >= 40.0f ? "%.3f" : "%.2f", w);
+  if ((*size = ImGui::CalcTextSize(buf)).x <= room_px) return true;
+  if (std::fabs(w) < 0.005f) return false;
+  if (std::fabs(w) >= 0.995f)
+    std::snprintf(buf, n, "%.1f", w);
+  else if (char* zero = std::strstr(buf, "0."))
+    std::memmove(zero, zero + 1, std::strlen(zero));  // "0.87" -> ".87", "-0.05" -> "-.05"
+  return (*size = ImGui::CalcTextSize(buf)).x <= room_px;
+}
+
+// Weights in cells, in a colour that contrasts with the cell, as far as they fit (1 px each side).
+// Returns how many were drawn.
+int DrawCellNumbers(ImDrawList* dl, const AttentionMap& map, const HeatmapStyle& style, const HeatmapLayout& L,
+                    int rows_shown) {
+  if (!style.show_numbers || L.cell_y < ImGui::GetTextLineHeight() + 2) return 0;
+  const float room = L.cell_x - 2.0f;
+  if (room < ImGui::CalcTextSize(".00").x) return 0;  // the shortest form fits nowhere
   char buf[32];
+  ImVec2 ts;
+  int drawn = 0;
   const int held0 = map.row_offset, held1 = map.row_offset + (int)map.weights.rows();  // rows in memory
   for (int r = std::max(L.r_begin, held0); r < std::min({L.r_end, rows_shown, held1}); ++r) {
     const float row_max = map.weights.row(r - held0).maxCoeff();
     for (int c = L.c_begin; c < L.c_end; ++c) {
       const float w = map.weights(r - held0, c);
+      if (!CellNumberText(w, room, buf, sizeof(buf), &ts)) continue;
       uint8_t rgb[3];
       ColormapSample(style.colormap, HeatmapT(style, w, row_max), rgb);
-      std::snprintf(buf, sizeof(buf), L.cell_x >= 44.0f ? "%.3f" : "%.2f", w);
-      const ImVec2 ts = ImGui::CalcTextSize(buf);
       const ImVec2 p(L.CellX0(c) + (L.cell_x - ts.x) * 0.5f, L.CellY0(r) + (L.cell_y - ts.y) * 0.5f);
       dl->AddText(p, ContrastingTextColor(rgb), buf);
+      ++drawn;
     }
   }
+  return drawn;
 }
 
 constexpr ImU32 kHighlight = IM_COL32(255, 196, 0, 255);
@@ -692,7 +713,7 @@ bool HeatmapWidget(const char* id, const AttentionMap& map, const HeatmapStyle& 
 
   ImDrawList* dl = ImGui::GetWindowDrawList();
   dl->PushClipRect(L.m0, L.m1, true);
-  DrawCellNumbers(dl, map, style, L, st->geom.rows_shown);
+  st->geom.numbers = DrawCellNumbers(dl, map, style, L, st->geom.rows_shown);
   DrawHighlights(dl, L, rows, cols, hl_row, hl_col, st->current_row);
   dl->PopClipRect();
   dl->AddRect(ImVec2(L.m0.x - 1, L.m0.y - 1), ImVec2(L.m1.x + 1, L.m1.y + 1), IM_COL32(110, 110, 120, 255));
@@ -748,6 +769,8 @@ void DescribeHeatmap(JsonWriter* w, const char* id, const HeatmapGeometry& g, co
   }
   w->Key("colormap");
   w->String(ColormapName(g.colormap));
+  w->Key("numbers");  // cell values printed (numbers on, as far as they fit their cells)
+  w->Number(g.numbers);
   w->Key("labels");
   w->BeginObject();
   w->Key("row_stride");

@@ -70,6 +70,7 @@ struct HeatmapGeometry {
   };
   std::vector<Label> labels;           // keeps its capacity between frames
   int row_stride = 0, col_stride = 0;  // thinning: every k-th label drawn (0 = none)
+  int numbers = 0;                     // cell values printed this frame (numbers on, as far as they fit)
 };
 
 struct HeatmapViewState {

@@ -589,6 +589,35 @@ TEST(AppViews, TranslateColourRangeAndSvgAreTheTranslations) {
   EXPECT_NE(example.first, "translate.svg") << "the example's own file name";
 }
 
+// Cells narrower than "0.00" (a 17-word translation: about 24 px) print their weights the way
+// papers do, ".91" and "1.0", and leave the ones that round to 0 blank; they printed nothing.
+TEST(AppViews, NumbersFitNarrowCellsInThePaperStyle) {
+  HeadlessApp t;
+  t.Run("translate The European Economic Area was signed in August 1992 by my grandmother's friend Zorglub!");
+  t.Frames(2);
+  t.Run("step 1000");  // the whole translation decoded
+  t.Frames(2);
+  JsonValue d = t.Describe();
+  const JsonValue* h = Heatmap(d, "translation");
+  ASSERT_NE(h, nullptr);
+  const JsonValue& rect = Get(*h, "rect");
+  ASSERT_EQ(rect.numbers.size(), 4u);
+  const double cell = (rect.numbers[2] - rect.numbers[0]) / Num(*h, "cols");
+  const int rows = (int)Num(*h, "rows_shown"), cols = (int)Num(*h, "cols");
+  std::printf("cells %.1f px wide, %d x %d shown\n", cell, rows, cols);
+  ASSERT_LT(cell, 30.0) << "the case this test is about: cells too narrow for \"0.00\"";
+  ASSERT_GE(rows, 15);
+  const std::vector<double>& w = Get(*h, "weights").numbers;
+  ASSERT_GE(w.size(), (size_t)(rows * cols));
+  int expected = 0;
+  for (int i = 0; i < rows * cols; ++i) expected += std::fabs(w[(size_t)i]) >= 0.005;
+  EXPECT_GT(expected, rows) << "more than one weight per row is worth printing";
+  EXPECT_EQ(Num(*h, "numbers"), expected) << "every weight that does not round to 0, and only those";
+  t.Run("numbers off");
+  t.Frames(1);
+  EXPECT_EQ(Num(*Heatmap(t.Describe(), "translation"), "numbers"), 0);
+}
+
 // Frames until the described value at `path` passes `ok`, for up to `seconds` of wall time.
 template <class Ok>
 JsonValue FramesUntil(HeadlessApp* t, const char* path, Ok ok, double seconds) {
