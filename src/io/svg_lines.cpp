@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 
 #include "io/svg.h"
 #include "io/utf8.h"
@@ -21,6 +22,34 @@ std::string Label(const std::vector<std::string>& tokens, int i) {
   return i < (int)tokens.size() ? XmlEscape(PrintableText(tokens[(size_t)i], 24)) : std::to_string(i);
 }
 
+// The lines of one map: colour by the colormap, or rgb for a head of the head view.
+void AppendLines(const MatrixRM& w, const uint8_t* rgb_fixed, int head, int shown, float xl, float xr,
+                 const std::function<float(int)>& y_of, const SvgLinesOptions& o, std::string* s) {
+  const int n_k = (int)w.cols();
+  const std::string head_attr = head >= 0 ? "\" data-head=\"" + std::to_string(head) : "";
+  for (int r = 0; r < shown; ++r) {
+    float row_max = 0;
+    for (int c = 0; c < n_k; ++c) row_max = std::max(row_max, std::isfinite(w(r, c)) ? w(r, c) : 0.0f);
+    for (int c = 0; c < n_k; ++c) {
+      const float v = w(r, c);
+      if (!(v >= o.threshold)) continue;
+      const float t = o.row_normalised ? (row_max > 0 ? v / row_max : 0.0f)
+                                       : std::clamp((v - o.vmin) / std::max(o.vmax - o.vmin, 1e-12f), 0.0f, 1.0f);
+      uint8_t rgb[3];
+      if (rgb_fixed)
+        rgb[0] = rgb_fixed[0], rgb[1] = rgb_fixed[1], rgb[2] = rgb_fixed[2];
+      else
+        ColormapSample(o.colormap, t, rgb);
+      char col[8];
+      std::snprintf(col, sizeof col, "#%02x%02x%02x", rgb[0], rgb[1], rgb[2]);
+      *s += "<line x1=\"" + Num(xl + 6) + "\" y1=\"" + Num(y_of(c)) + "\" x2=\"" + Num(xr - 6) + "\" y2=\"" +
+            Num(y_of(r)) + "\" stroke=\"" + col + "\" stroke-opacity=\"" + Num(0.15f + 0.85f * t) +
+            "\" stroke-width=\"" + Num(0.5f + 3.0f * t) + "\" data-row=\"" + std::to_string(r) + "\" data-col=\"" +
+            std::to_string(c) + "\" data-weight=\"" + Num(v) + head_attr + "\"/>\n";
+    }
+  }
+}
+
 }  // namespace
 
 Status LinesSvgString(const MatrixRM& w, const std::vector<std::string>& source_tokens,
@@ -28,9 +57,14 @@ Status LinesSvgString(const MatrixRM& w, const std::vector<std::string>& source_
   const int n_q = (int)w.rows(), n_k = (int)w.cols();
   if (n_q < 1 || n_k < 1) return Status::Error("lines SVG: the map is empty");
   const int shown = std::clamp(o.rows_shown, 0, n_q);
+  std::vector<SvgLinesHead> maps = o.heads;
+  if (maps.empty()) maps.push_back({&w, -1, {}});
   int64_t count = 0;
-  for (int r = 0; r < shown; ++r)
-    for (int c = 0; c < n_k; ++c) count += w(r, c) >= o.threshold;
+  for (const SvgLinesHead& h : maps) {
+    if (!h.w || h.w->rows() != n_q || h.w->cols() != n_k) return Status::Error("lines SVG: heads of different shapes");
+    for (int r = 0; r < shown; ++r)
+      for (int c = 0; c < n_k; ++c) count += (*h.w)(r, c) >= o.threshold;
+  }
   if (count > o.max_lines)
     return Status::Error("lines SVG: " + std::to_string(count) + " lines are over " + std::to_string(o.max_lines) +
                          " (raise the threshold)");
@@ -46,24 +80,8 @@ Status LinesSvgString(const MatrixRM& w, const std::vector<std::string>& source_
     s += "<text x=\"8\" y=\"" + Num(8 + o.font_px) + "\" font-weight=\"bold\">" + XmlEscape(o.title) + "</text>\n";
   auto y_of = [&](int i) { return top + (i + 0.5f) * o.row_px; };
   s += "<g class=\"lines\" fill=\"none\">\n";
-  for (int r = 0; r < shown; ++r) {
-    float row_max = 0;
-    for (int c = 0; c < n_k; ++c) row_max = std::max(row_max, std::isfinite(w(r, c)) ? w(r, c) : 0.0f);
-    for (int c = 0; c < n_k; ++c) {
-      const float v = w(r, c);
-      if (!(v >= o.threshold)) continue;
-      const float t = o.row_normalised ? (row_max > 0 ? v / row_max : 0.0f)
-                                       : std::clamp((v - o.vmin) / std::max(o.vmax - o.vmin, 1e-12f), 0.0f, 1.0f);
-      uint8_t rgb[3];
-      ColormapSample(o.colormap, t, rgb);
-      char col[8];
-      std::snprintf(col, sizeof col, "#%02x%02x%02x", rgb[0], rgb[1], rgb[2]);
-      s += "<line x1=\"" + Num(xl + 6) + "\" y1=\"" + Num(y_of(c)) + "\" x2=\"" + Num(xr - 6) + "\" y2=\"" +
-           Num(y_of(r)) + "\" stroke=\"" + col + "\" stroke-opacity=\"" + Num(0.15f + 0.85f * t) +
-           "\" stroke-width=\"" + Num(0.5f + 3.0f * t) + "\" data-row=\"" + std::to_string(r) + "\" data-col=\"" +
-           std::to_string(c) + "\" data-weight=\"" + Num(v) + "\"/>\n";
-    }
-  }
+  for (const SvgLinesHead& h : maps)
+    AppendLines(*h.w, o.heads.empty() ? nullptr : h.rgb, o.heads.empty() ? -1 : h.head, shown, xl, xr, y_of, o, &s);
   s += "</g>\n<g class=\"source\" text-anchor=\"end\">\n";
   for (int c = 0; c < n_k; ++c)
     s += "<text x=\"" + Num(xl) + "\" y=\"" + Num(y_of(c) + o.font_px * 0.35f) + "\">" + Label(source_tokens, c) +

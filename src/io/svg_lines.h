@@ -12,6 +12,13 @@
 
 namespace attnviz {
 
+// One head of BertViz's head view: its weights (the shape of the main map) drawn in one colour.
+struct SvgLinesHead {
+  const MatrixRM* w = nullptr;
+  int head = 0;         // written as data-head
+  uint8_t rgb[3] = {};  // its colour; opacity and width still follow the weight
+};
+
 struct SvgLinesOptions {
   Colormap colormap = Colormap::Viridis;
   float threshold = 0.01f;     // weights below are not drawn
@@ -21,6 +28,7 @@ struct SvgLinesOptions {
   int max_lines = 50000;       // refuse more lines than this (raise the threshold)
   float row_px = 22.0f, gap_px = 220.0f, font_px = 13.0f;
   std::string title;
+  std::vector<SvgLinesHead> heads;  // when given, these heads' lines instead of w's (tokens still w's)
 };
 
 // w: [n_q, n_k]; source_tokens [n_k] on the left, target_tokens [n_q] on the right.

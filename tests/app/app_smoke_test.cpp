@@ -17,6 +17,7 @@
 #include "app/frame_fingerprint.h"
 #include "app/heatmap_widget.h"
 #include "app/view_module.h"
+#include "app/views/lines.h"
 #include "imgui.h"
 #include "io/json.h"
 #include "io/npy.h"
@@ -616,6 +617,91 @@ TEST(AppViews, NumbersFitNarrowCellsInThePaperStyle) {
   t.Run("numbers off");
   t.Frames(1);
   EXPECT_EQ(Num(*Heatmap(t.Describe(), "translation"), "numbers"), 0);
+}
+
+// Lines, all heads (BertViz's head view): every head of the current map's layer at once; each
+// ticked head draws the lines of its own weights, and lines-heads picks them.
+TEST(AppViews, LinesDrawEveryHeadOfTheLayerInItsColour) {
+  HeadlessApp t;
+  // 2 layers x 3 heads of 4 x 4: head h of layer l puts (l + h + 1) / 10 on the diagonal.
+  std::string f = R"({"tokens":["a","b","c","d"],"layers":[)";
+  std::vector<std::vector<double>> w;  // [layer * 3 + head] row-major weights
+  for (int l = 0; l < 2; ++l) {
+    f += l ? ",{\"heads\":[" : "{\"heads\":[";
+    for (int h = 0; h < 3; ++h) {
+      const double d = (l + h + 1) / 10.0, o = (1 - d) / 3;
+      w.emplace_back();
+      f += h ? ",[" : "[";
+      for (int r = 0; r < 4; ++r) {
+        f += r ? ",[" : "[";
+        for (int c = 0; c < 4; ++c) {
+          w.back().push_back(r == c ? d : o);
+          f += (c ? "," : "") + std::to_string(r == c ? d : o);
+        }
+        f += "]";
+      }
+      f += "]";
+    }
+    f += "]}";
+  }
+  f += "]}";
+  t.app.OpenFileBytes("heads.json", reinterpret_cast<const unsigned char*>(f.data()), f.size());
+  t.Run("view lines");
+  t.Run("step 4");
+  t.Run("lines-threshold 0.25");  // the diagonal of heads with d >= 0.25, the rest where (1 - d) / 3 >= 0.25
+  auto count = [&](int map) {
+    int n = 0;
+    for (double x : w[(size_t)map]) n += x >= 0.25;
+    return n;
+  };
+  t.Frames(2);
+  EXPECT_FALSE(Get(t.Describe(), "lines.all_heads").boolean) << "one map by default";
+  EXPECT_EQ(Num(t.Describe(), "lines.drawn"), count(0));
+  t.Run("lines-heads all");
+  t.Frames(2);
+  JsonValue d = t.Describe();
+  ASSERT_TRUE(Get(d, "lines.all_heads").boolean);
+  std::vector<double> drawn = Get(d, "lines.heads_drawn").numbers;
+  ASSERT_EQ(drawn.size(), 3u);
+  for (int h = 0; h < 3; ++h) EXPECT_EQ(drawn[(size_t)h], count(h)) << "head " << h;
+  EXPECT_EQ(Num(d, "lines.drawn"), count(0) + count(1) + count(2));
+  t.Run("lines-heads 0 2");
+  t.Run("layer-head 1 0");
+  t.Frames(2);
+  d = t.Describe();
+  EXPECT_EQ(Num(d, "lines.layer"), 1);
+  drawn = Get(d, "lines.heads_drawn").numbers;
+  ASSERT_EQ(drawn.size(), 3u);
+  EXPECT_EQ(drawn[0], count(3));
+  EXPECT_EQ(drawn[1], -1) << "unticked";
+  EXPECT_EQ(drawn[2], count(5));
+  EXPECT_GT(count(3), 0);
+  t.Run("save-svg");  // the SVG draws what the view shows: heads 0 and 2 of layer 1, each in its colour
+  std::string name, mime;
+  std::vector<unsigned char> bytes;
+  ASSERT_TRUE(t.app.PopDownload(&name, &mime, &bytes));
+  const std::string svg(bytes.begin(), bytes.end());
+  auto occurrences = [&](const std::string& needle) {
+    int n = 0;
+    for (size_t at = svg.find(needle); at != std::string::npos; at = svg.find(needle, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(occurrences("data-head=\"0\""), count(3));
+  EXPECT_EQ(occurrences("data-head=\"1\""), 0);
+  EXPECT_EQ(occurrences("data-head=\"2\""), count(5));
+  EXPECT_EQ(occurrences("<line "), count(3) + count(5));
+  uint8_t rgb[3];
+  attnviz::LinesHeadColour(2, rgb);
+  char colour[24];
+  std::snprintf(colour, sizeof colour, "stroke=\"#%02x%02x%02x\"", rgb[0], rgb[1], rgb[2]);
+  EXPECT_EQ(occurrences(colour), count(5)) << colour;
+  EXPECT_NE(svg.find("layer 1, all heads"), std::string::npos);
+  EXPECT_FALSE(t.app.Command("lines-heads 3").ok) << "no head 3";
+  t.Run("lines-heads off");
+  t.Frames(1);
+  EXPECT_FALSE(Get(t.Describe(), "lines.all_heads").boolean);
+  t.Run("example seed002");
+  EXPECT_FALSE(t.app.Command("lines-heads all").ok) << "one head: nothing to overlay";
 }
 
 // Frames until the described value at `path` passes `ok`, for up to `seconds` of wall time.

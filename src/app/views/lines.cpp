@@ -82,64 +82,129 @@ float ThresholdForBudget(const MatrixRM& w, int rows_shown, int only_row, int on
 }
 
 // Row maxima of the map, recomputed only when the map changes.
-void EnsureRowMax(const AttentionMap& map, LinesViewState* ls) {
-  if (ls->row_max_owner == &map && ls->row_max_version == map.version) return;
-  ls->row_max.resize((size_t)map.weights.rows());
-  for (int r = 0; r < map.weights.rows(); ++r) ls->row_max[(size_t)r] = map.weights.row(r).maxCoeff();
-  ls->row_max_owner = &map;
-  ls->row_max_version = map.version;
+void EnsureRowMax(const AttentionMap& map, LineCache* lc) {
+  if (lc->row_max_owner == &map && lc->row_max_version == map.version) return;
+  lc->row_max.resize((size_t)map.weights.rows());
+  for (int r = 0; r < map.weights.rows(); ++r) lc->row_max[(size_t)r] = map.weights.row(r).maxCoeff();
+  lc->row_max_owner = &map;
+  lc->row_max_version = map.version;
 }
 
-// The lines to draw, rebuilt only when the map, the decoding step, the hovered token or the
-// threshold change (a 4096 x 4096 map is scanned once, not every frame).
-void EnsureLines(const AttentionMap& map, int rows_shown, int only_row, int only_col, LinesViewState* ls) {
-  if (ls->lines_owner == &map && ls->lines_version == map.version && ls->lines_rows_shown == rows_shown &&
-      ls->lines_row == only_row && ls->lines_col == only_col && ls->lines_threshold == ls->threshold)
+// The lines to draw, at most `budget`, rebuilt only when the map, the decoding step, the hovered
+// token or the threshold change (a 4096 x 4096 map is scanned once, not every frame).
+void EnsureLines(const AttentionMap& map, int rows_shown, int only_row, int only_col, float user_threshold, int budget,
+                 LineCache* lc) {
+  const bool same_map = lc->owner == &map && lc->version == map.version && lc->budget == budget;
+  if (same_map && lc->rows_shown == rows_shown && lc->row == only_row && lc->col == only_col &&
+      lc->threshold == user_threshold)
     return;
   const MatrixRM& w = map.weights;
   // The decoding animation only adds or removes whole rows: update incrementally while the
   // threshold was not raised for the budget (lines are stored in row order).
-  const bool same_but_step = ls->lines_owner == &map && ls->lines_version == map.version && ls->lines_row == only_row &&
-                             ls->lines_col == only_col && ls->lines_threshold == ls->threshold && only_row < 0 &&
-                             ls->effective_threshold == ls->threshold;
-  if (same_but_step && rows_shown < ls->lines_rows_shown) {
-    while (!ls->lines.empty() && ls->lines.back().row >= rows_shown) ls->lines.pop_back();
-    ls->lines_rows_shown = rows_shown;
+  const bool same_but_step = same_map && lc->row == only_row && lc->col == only_col &&
+                             lc->threshold == user_threshold && only_row < 0 &&
+                             lc->effective_threshold == user_threshold;
+  if (same_but_step && rows_shown < lc->rows_shown) {
+    while (!lc->lines.empty() && lc->lines.back().row >= rows_shown) lc->lines.pop_back();
+    lc->rows_shown = rows_shown;
     return;
   }
-  if (same_but_step && rows_shown > ls->lines_rows_shown) {
+  if (same_but_step && rows_shown > lc->rows_shown) {
     const int c0 = only_col >= 0 ? only_col : 0, c1 = only_col >= 0 ? only_col + 1 : (int)w.cols();
     int added = 0;
-    for (int r = ls->lines_rows_shown; r < rows_shown; ++r)
-      for (int c = c0; c < c1; ++c) added += w(r, c) >= ls->threshold ? 1 : 0;
-    if ((int)ls->lines.size() + added <= kLineBudget) {
-      for (int r = ls->lines_rows_shown; r < rows_shown; ++r)
+    for (int r = lc->rows_shown; r < rows_shown; ++r)
+      for (int c = c0; c < c1; ++c) added += w(r, c) >= user_threshold ? 1 : 0;
+    if ((int)lc->lines.size() + added <= budget) {
+      for (int r = lc->rows_shown; r < rows_shown; ++r)
         for (int c = c0; c < c1; ++c)
-          if (w(r, c) >= ls->threshold) ls->lines.push_back({r, c});
-      ls->lines_rows_shown = rows_shown;
+          if (w(r, c) >= user_threshold) lc->lines.push_back({r, c});
+      lc->rows_shown = rows_shown;
       return;
     }
   }
-  const float threshold = ThresholdForBudget(w, rows_shown, only_row, only_col, ls->threshold, kLineBudget);
-  ls->effective_threshold = threshold;
-  if (ls->lines.capacity() < (size_t)kLineBudget) ls->lines.reserve((size_t)kLineBudget);  // once
-  ls->lines.clear();
+  const float threshold = ThresholdForBudget(w, rows_shown, only_row, only_col, user_threshold, budget);
+  lc->effective_threshold = threshold;
+  if (lc->lines.capacity() < (size_t)budget) lc->lines.reserve((size_t)budget);
+  lc->lines.clear();
   const int r0 = only_row >= 0 ? only_row : 0, r1 = only_row >= 0 ? only_row + 1 : rows_shown;
   const int c0 = only_col >= 0 ? only_col : 0, c1 = only_col >= 0 ? only_col + 1 : (int)w.cols();
   for (int r = r0; r < r1; ++r)
-    for (int c = c0; c < c1 && (int)ls->lines.size() < kLineBudget; ++c)
-      if (w(r, c) >= threshold) ls->lines.push_back({r, c});
-  ls->lines_owner = &map;
-  ls->lines_version = map.version;
-  ls->lines_rows_shown = rows_shown;
-  ls->lines_row = only_row;
-  ls->lines_col = only_col;
-  ls->lines_threshold = ls->threshold;
+    for (int c = c0; c < c1 && (int)lc->lines.size() < budget; ++c)
+      if (w(r, c) >= threshold) lc->lines.push_back({r, c});
+  lc->owner = &map;
+  lc->version = map.version;
+  lc->budget = budget;
+  lc->rows_shown = rows_shown;
+  lc->row = only_row;
+  lc->col = only_col;
+  lc->threshold = user_threshold;
+}
+
+// The maps of `layer`, in head order (a layer may have fewer heads than the example's most).
+std::vector<int> LayerMaps(const Example& ex, int layer) {
+  std::vector<int> maps;
+  for (int h = 0; h < ex.heads; ++h) {
+    const int m = ex.MapOf(layer, h);
+    int l = -1, hh = -1;
+    ex.LayerHeadOf(m, &l, &hh);
+    if (l != layer || hh != h) break;
+    maps.push_back(m);
+  }
+  return maps;
+}
+
+// All-heads mode is possible: several heads in the layer, all in memory and of one shape.
+bool AllHeadsAvailable(const Example& ex, const std::vector<int>& maps) {
+  if (ex.lazy || maps.size() < 2) return false;
+  const AttentionMap& m0 = ex.maps[(size_t)maps[0]];
+  for (int m : maps) {
+    const AttentionMap& a = ex.maps[(size_t)m];
+    if (!a.Complete() || a.weights.rows() != m0.weights.rows() || a.weights.cols() != m0.weights.cols()) return false;
+  }
+  return true;
+}
+
+// Head swatches of all-heads mode: a click hides or shows a head, a double-click shows it alone.
+void DrawHeadSwatches(LinesViewState* ls, int heads) {
+  ls->head_off.resize((size_t)heads, 0);
+  ImGui::AlignTextToFramePadding();
+  ImGui::TextDisabled("layer %d, heads", ls->layer);
+  ImGui::SameLine();
+  for (int h = 0; h < heads; ++h) {
+    uint8_t rgb[3];
+    LinesHeadColour(h, rgb);
+    const bool on = !ls->head_off[(size_t)h];
+    ImGui::PushID(h);
+    const ImVec4 col(rgb[0] / 255.0f, rgb[1] / 255.0f, rgb[2] / 255.0f, on ? 1.0f : 0.15f);
+    const float sz = ImGui::GetFrameHeight() * 0.7f;
+    if (ImGui::ColorButton("##head", col, ImGuiColorEditFlags_NoTooltip | ImGuiColorEditFlags_AlphaPreview,
+                           ImVec2(sz, sz)))
+      ls->head_off[(size_t)h] = on ? 1 : 0;
+    if (ImGui::IsItemHovered() && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left))
+      for (int k = 0; k < heads; ++k) ls->head_off[(size_t)k] = k != h;
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("head %d: %d lines\nclick: hide or show it; double-click: show it alone", h,
+                        h < (int)ls->heads_drawn.size() ? std::max(0, ls->heads_drawn[(size_t)h]) : 0);
+    ImGui::SameLine(0, 2);
+    ImGui::TextDisabled("%d", h);
+    ImGui::PopID();
+    ImGui::SameLine();
+  }
+  ImGui::NewLine();
 }
 
 // The controls above the canvas.
-void DrawToolbar(LinesViewState* ls, int rows, int cols) {
+void DrawToolbar(LinesViewState* ls, int rows, int cols, bool heads_available) {
+  ImGui::BeginDisabled(!heads_available);
+  ImGui::Checkbox("all heads", &ls->all_heads);
+  ImGui::EndDisabled();
+  if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+    ImGui::SetTooltip(heads_available ? "Every head of this layer at once, one colour each (BertViz's head view)"
+                                      : "Needs a layer of several heads held in memory");
+  ImGui::SameLine();
+  ImGui::BeginDisabled(ls->all_heads && heads_available);
   ImGui::Checkbox("colormap colours", &ls->use_colormap);
+  ImGui::EndDisabled();
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("Colour lines by the sidebar's colormap and scale, or a fixed accent");
   ImGui::SameLine();
   ImGui::Checkbox("per target", &ls->row_normalised);
@@ -197,24 +262,31 @@ void PickToken(const LinesFrame& F, bool hovered, LinesViewState* ls) {
 
 // Opacity and width grow with the weight (relative to its row's maximum, or through the sidebar's
 // scale); colours start a quarter up the colormap so weak lines stay visible.
-void DrawLineSet(ImDrawList* dl, const AttentionMap& map, const HeatmapStyle& style, const LinesFrame& F,
-                 LinesViewState* ls) {
+// head_rgb: all-heads mode's colour of this map's head (else the colormap or the accent).
+// Returns the lines drawn.
+int DrawLineSet(ImDrawList* dl, const AttentionMap& map, const HeatmapStyle& style, const LinesFrame& F,
+                const LinesViewState& ls, const LineCache& lc, const uint8_t* head_rgb) {
   const uint8_t accent[3] = {255, 160, 60};
   const HeatmapStyle resolved = ResolveStyle(style, map);
-  const bool need_row_max = ls->row_normalised || style.scale == ScaleMode::PerRow;
-  for (const LinesViewState::Line& line : ls->lines) {
+  const bool need_row_max = ls.row_normalised || style.scale == ScaleMode::PerRow;
+  int drawn = 0;
+  for (const LineCache::Line& line : lc.lines) {
     if (dl->VtxBuffer.Size >= kVertexGuard) break;
     const float wt = map.weights(line.row, line.col);
-    const float row_max = need_row_max ? ls->row_max[(size_t)line.row] : 1.0f;
-    const float t = ls->row_normalised ? (row_max > 0 ? wt / row_max : 0.0f) : HeatmapT(resolved, wt, row_max);
+    const float row_max = need_row_max ? lc.row_max[(size_t)line.row] : 1.0f;
+    const float t = ls.row_normalised ? (row_max > 0 ? wt / row_max : 0.0f) : HeatmapT(resolved, wt, row_max);
     uint8_t rgb[3] = {accent[0], accent[1], accent[2]};
-    if (ls->use_colormap) ColormapSample(style.colormap, 0.25f + 0.75f * t, rgb);
+    if (head_rgb)
+      rgb[0] = head_rgb[0], rgb[1] = head_rgb[1], rgb[2] = head_rgb[2];
+    else if (ls.use_colormap)
+      ColormapSample(style.colormap, 0.25f + 0.75f * t, rgb);
     const float alpha = std::clamp(0.08f + 0.92f * t, 0.0f, 1.0f);
     const float width = std::round(1.0f + 3.0f * t);
     dl->AddLine(ImVec2(F.src.x, F.src.Y(line.col)), ImVec2(F.tgt.x, F.tgt.Y(line.row)),
                 IM_COL32(rgb[0], rgb[1], rgb[2], (int)(alpha * 255)), width);
-    ++ls->drawn;
+    ++drawn;
   }
+  return drawn;
 }
 
 constexpr ImU32 kHighlight = IM_COL32(255, 196, 0, 255);
@@ -278,8 +350,60 @@ void CaptionedToken(const LabelEnv& labels, const char* caption, const char* tok
   LabelItem(labels, token, ImGui::GetColorU32(ImGuiCol_Text));
 }
 
-void TokenTooltip(const AttentionMap& map, const LinesFrame& F, const LinesViewState& ls, const LabelEnv& labels) {
+// A head drawn this frame: its index in the layer and its map.
+struct ShownHead {
+  int head;
+  const AttentionMap* map;
+};
+
+// The hovered token's strongest partner in map: its index, and its weight in *best_w.
+int StrongestPartner(const AttentionMap& map, const LinesFrame& F, const LinesViewState& ls, float* best_w) {
+  const MatrixRM& w = map.weights;
+  int best = -1;
+  *best_w = -1;
+  if (ls.hovered_source >= 0) {
+    for (int r = 0; r < F.rows_shown; ++r)
+      if (w(r, ls.hovered_source) > *best_w) *best_w = w(r, ls.hovered_source), best = r;
+  } else {
+    for (int c = 0; c < (int)w.cols(); ++c)
+      if (w(ls.hovered_target, c) > *best_w) *best_w = w(ls.hovered_target, c), best = c;
+  }
+  return best;
+}
+
+// All-heads mode: each head's strongest partner of the hovered token, in the head's colour.
+void HeadPartners(const std::vector<ShownHead>& heads, const LinesFrame& F, const LinesViewState& ls,
+                  const LabelEnv& labels) {
+  char b[32];
+  for (const ShownHead& h : heads) {
+    float best_w;
+    const int best = StrongestPartner(*h.map, F, ls, &best_w);
+    if (best < 0) continue;
+    uint8_t rgb[3];
+    LinesHeadColour(h.head, rgb);
+    ImGui::TextColored(ImVec4(rgb[0] / 255.0f, rgb[1] / 255.0f, rgb[2] / 255.0f, 1.0f), "head %d  %.3f", h.head,
+                       best_w);
+    ImGui::SameLine();
+    const TokenList& toks = ls.hovered_source >= 0 ? h.map->target_tokens : h.map->source_tokens;
+    LabelItem(labels, Token(toks, best, b, sizeof(b)), ImGui::GetColorU32(ImGuiCol_Text));
+  }
+}
+
+void TokenTooltip(const AttentionMap& map, const LinesFrame& F, const LinesViewState& ls, const LabelEnv& labels,
+                  const std::vector<ShownHead>& heads) {
   if (ls.hovered_source < 0 && ls.hovered_target < 0) return;
+  if (heads.size() > 1) {
+    char b[32];
+    ImGui::BeginTooltip();
+    CaptionedToken(labels, ls.hovered_source >= 0 ? "source " : "target ",
+                   ls.hovered_source >= 0 ? Token(map.source_tokens, ls.hovered_source, b, sizeof(b))
+                                          : Token(map.target_tokens, ls.hovered_target, b, sizeof(b)));
+    ImGui::TextDisabled("strongest partner in each head:");
+    HeadPartners(heads, F, ls, labels);
+    ImGui::Text("%d lines >= %.3f", ls.drawn, F.threshold);
+    ImGui::EndTooltip();
+    return;
+  }
   const MatrixRM& w = map.weights;
   char b1[32], b2[32];
   int best = -1;
@@ -318,6 +442,56 @@ void DrawCaptions(ImDrawList* dl, const LinesFrame& F, const LinesViewState& ls)
 
 }  // namespace
 
+namespace {
+
+// The maps to draw: the current one, or in all-heads mode every ticked head of its layer.
+std::vector<ShownHead> ShownHeads(AppState* s, LinesViewState* ls, bool* available) {
+  const Example& ex = s->Current();
+  int layer = 0, head = 0;
+  ex.LayerHeadOf(s->current_map, &layer, &head);
+  const std::vector<int> maps = LayerMaps(ex, layer);
+  *available = AllHeadsAvailable(ex, maps);
+  ls->layer = layer;
+  ls->heads_drawn.assign(*available && ls->all_heads ? maps.size() : 0, -1);
+  ls->shown_maps.clear();
+  if (!*available || !ls->all_heads) return {{head, &s->CurrentMap()}};
+  ls->head_off.resize(maps.size(), 0);
+  std::vector<ShownHead> out;
+  ls->shown_maps.clear();
+  for (size_t h = 0; h < maps.size(); ++h)
+    if (!ls->head_off[h]) out.push_back({(int)h, &ex.maps[(size_t)maps[h]]}), ls->shown_maps.push_back(maps[h]);
+  return out;
+}
+
+// Builds and draws the lines of every shown head; the line budget is shared between them.
+void DrawAllLines(ImDrawList* dl, const std::vector<ShownHead>& heads, const HeatmapStyle& style, LinesFrame* F,
+                  LinesViewState* ls) {
+  const bool several = !ls->heads_drawn.empty();
+  LineCache* caches = &ls->single;
+  if (several) {
+    ls->heads.resize(ls->heads_drawn.size());
+    caches = ls->heads.data();
+  }
+  const int budget = kLineBudget / std::max<int>(1, (int)heads.size());
+  ls->effective_threshold = ls->threshold;
+  for (const ShownHead& h : heads) {
+    LineCache* lc = several ? &caches[h.head] : caches;
+    EnsureRowMax(*h.map, lc);
+    EnsureLines(*h.map, ls->rows_shown, ls->hovered_target, ls->hovered_source, ls->threshold, budget, lc);
+    ls->effective_threshold = std::max(ls->effective_threshold, lc->effective_threshold);
+  }
+  F->threshold = ls->effective_threshold;
+  for (const ShownHead& h : heads) {
+    uint8_t rgb[3];
+    LinesHeadColour(h.head, rgb);
+    const int n = DrawLineSet(dl, *h.map, style, *F, *ls, several ? caches[h.head] : *caches, several ? rgb : nullptr);
+    ls->drawn += n;
+    if (several) ls->heads_drawn[(size_t)h.head] = n;
+  }
+}
+
+}  // namespace
+
 void LinesView::Draw(AppState* s) {
   LinesViewState& ls = state;
   const AttentionMap& map = s->CurrentMap();
@@ -326,7 +500,10 @@ void LinesView::Draw(AppState* s) {
   if (tl.mode != TimelineMode::Decoding || tl.count != rows) tl.Reset(TimelineMode::Decoding, rows);
   if (s->config.controls) DrawTimelineControls(&tl, "decoded");
   ls.rows_shown = std::clamp(tl.Step(), 0, rows);
-  if (s->config.controls) DrawToolbar(&ls, rows, cols);
+  bool available = false;
+  const std::vector<ShownHead> heads = ShownHeads(s, &ls, &available);
+  if (s->config.controls) DrawToolbar(&ls, rows, cols, available);
+  if (s->config.controls && !ls.heads_drawn.empty()) DrawHeadSwatches(&ls, (int)ls.heads_drawn.size());
   ls.drawn = 0;
   ls.hovered_source = ls.hovered_target = -1;
   ls.rect_valid = false;
@@ -353,18 +530,15 @@ void LinesView::Draw(AppState* s) {
   ls.rect[2] = F.tgt.x;
   ls.rect[3] = F.origin.y + F.size.y - 8.0f;
   ls.rect_valid = true;
-  // Too many lines for the vertex budget: the threshold is raised until they fit.
-  EnsureRowMax(map, &ls);
-  EnsureLines(map, ls.rows_shown, ls.hovered_target, ls.hovered_source, &ls);
-  F.threshold = ls.effective_threshold;
   ImDrawList* dl = ImGui::GetWindowDrawList();
   dl->PushClipRect(F.origin, ImVec2(F.origin.x + F.size.x, F.origin.y + F.size.y), true);
-  DrawLineSet(dl, map, s->style, F, &ls);
+  // Too many lines for the vertex budget: the threshold is raised until they fit.
+  DrawAllLines(dl, heads, s->style, &F, &ls);
   DrawSourceTokens(dl, map, F, ls, s->env.labels);
   DrawTargetTokens(dl, map, F, ls, s->env.labels);
   DrawCaptions(dl, F, ls);
   dl->PopClipRect();
-  TokenTooltip(map, F, ls, s->env.labels);
+  TokenTooltip(map, F, ls, s->env.labels, heads);
   ImGui::EndChild();
 }
 
@@ -382,6 +556,14 @@ void LinesView::Describe(AppState*, JsonWriter* w) {
   w->NumberF(l.effective_threshold);
   w->Key("colormap_colours");
   w->Bool(l.use_colormap);
+  w->Key("all_heads");  // every head of `layer` at once (BertViz's head view)
+  w->Bool(!l.heads_drawn.empty());
+  w->Key("layer");
+  w->Number(l.layer);
+  w->Key("heads_drawn");  // [head] lines drawn, -1 for an unticked head (all-heads mode)
+  w->BeginArray(true);
+  for (int n : l.heads_drawn) w->Number(n);
+  w->EndArray();
   w->Key("valid");
   w->Bool(l.rect_valid);
   w->Key("rect");
@@ -390,7 +572,34 @@ void LinesView::Describe(AppState*, JsonWriter* w) {
   w->EndArray();
 }
 
-bool LinesView::RunCommand(AppState*, const CommandArgs& c, Status* result) {
+namespace {
+
+// lines-heads all | off | H [H ...]: every head of the layer, the current map alone, or those heads.
+Status LinesHeads(AppState* s, const CommandArgs& c, LinesViewState* ls) {
+  if (c.rest == "off") return ls->all_heads = false, Status::Ok();
+  const Example& ex = s->Current();
+  int layer = 0, head = 0;
+  ex.LayerHeadOf(s->current_map, &layer, &head);
+  const std::vector<int> maps = LayerMaps(ex, layer);
+  if (!AllHeadsAvailable(ex, maps))
+    return Status::Error("lines-heads needs a layer of several heads held in memory (" + ex.title + ")");
+  std::vector<uint8_t> off(maps.size(), c.rest == "all" ? 0 : 1);
+  for (size_t i = 0; c.rest != "all" && i < c.words.size(); ++i) {
+    int h;
+    if (!c.Int(i, &h) || h < 0 || h >= (int)maps.size())
+      return Status::Error("lines-heads all|off|H [H ...], heads 0 to " + std::to_string(maps.size() - 1));
+    off[(size_t)h] = 0;
+  }
+  if (c.words.empty()) return Status::Error("lines-heads all|off|H [H ...]");
+  ls->head_off = off;
+  ls->all_heads = true;
+  return Status::Ok();
+}
+
+}  // namespace
+
+bool LinesView::RunCommand(AppState* s, const CommandArgs& c, Status* result) {
+  if (c.verb == "lines-heads") return *result = LinesHeads(s, c, &state), true;
   if (c.verb != "lines-threshold") return false;
   float t;
   if (!c.Float(0, &t) || !(t > 0 && t <= 1))
@@ -398,6 +607,13 @@ bool LinesView::RunCommand(AppState*, const CommandArgs& c, Status* result) {
   else
     state.threshold = t, *result = Status::Ok();
   return true;
+}
+
+// One colour per head, as BertViz's head view (d3's category10), repeating after ten heads.
+void LinesHeadColour(int head, uint8_t rgb[3]) {
+  static const uint8_t k[10][3] = {{31, 119, 180}, {255, 127, 14},  {44, 160, 44},   {214, 39, 40},  {148, 103, 189},
+                                   {140, 86, 75},  {227, 119, 194}, {127, 127, 127}, {188, 189, 34}, {23, 190, 207}};
+  for (int i = 0; i < 3; ++i) rgb[i] = k[head % 10][i];
 }
 
 }  // namespace attnviz

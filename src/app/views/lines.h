@@ -1,6 +1,7 @@
 // attnviz view "lines" (BertViz style): source tokens down the left, target tokens down the
 // right, one line per (target, source) pair whose opacity and width show the weight. Hovering a
 // token keeps only its lines. Follows the decoding timeline: rows >= the step are not yet emitted.
+// "all heads" overlays every head of the layer, one colour each, as BertViz's head view does.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -10,6 +11,23 @@
 namespace attnviz {
 
 struct AttentionMap;
+
+// The lines of one map, rebuilt only when the map, the decoding step, the hovered token or the
+// threshold change (a 4096 x 4096 map is scanned once, not every frame), and its row maxima.
+struct LineCache {
+  struct Line {
+    int row, col;  // one (target, source) pair to draw
+  };
+  std::vector<Line> lines;      // at most the line budget
+  const void* owner = nullptr;  // cache key: map, version, step, hovered token, threshold, budget
+  uint64_t version = ~0ull;     // map version of the cached lines
+  int rows_shown = -1, row = -2, col = -2, budget = 0;  // step, hovered target, hovered source
+  float threshold = -1;                                 // the user's threshold they were built for
+  float effective_threshold = 0.01f;                    // raised when the lines exceed the budget
+  std::vector<float> row_max;                           // [n_q] row maxima of the map (per-row opacity)
+  const void* row_max_owner = nullptr;                  // map the maxima belong to
+  uint64_t row_max_version = ~0ull;                     // its version
+};
 
 struct LinesViewState {
   int drawn = 0;                      // lines drawn last frame (weight >= threshold)
@@ -22,29 +40,30 @@ struct LinesViewState {
   float effective_threshold = 0.01f;  // threshold used (raised when the lines exceed the budget)
   float rect[4] = {0, 0, 0, 0};       // x of the source dots, top, x of the target dots, bottom
   bool rect_valid = false;            // drawn this frame
-  struct Line {
-    int row, col;  // one (target, source) pair to draw
-  };
-  std::vector<Line> lines;            // cached lines (at most the line budget), rebuilt on change
-  const void* lines_owner = nullptr;  // cache key: map, version, step, hovered token, threshold
-  uint64_t lines_version = ~0ull;     // map version of the cached lines
-  int lines_rows_shown = -1, lines_row = -2, lines_col = -2;  // step, hovered target, hovered source
-  float lines_threshold = -1;                                 // the user's threshold they were built for
-  std::vector<float> row_max;                                 // [n_q] row maxima of the map (per-row opacity)
-  const void* row_max_owner = nullptr;                        // map the maxima belong to
-  uint64_t row_max_version = ~0ull;                           // its version
-  float source_label_w = 0, target_label_w = 0;               // cached label extents
-  const void* labels_owner = nullptr;                         // map the extents belong to
-  uint64_t labels_version = ~0ull;                            // its version
+  // BertViz's head view: every head of the current map's layer at once, one colour each.
+  bool all_heads = false;
+  std::vector<uint8_t> head_off;  // [head] 1 = unticked in all-heads mode (ticked by default)
+  std::vector<int> heads_drawn;   // [head] lines drawn last frame (all-heads mode; -1 unticked)
+  std::vector<int> shown_maps;    // the example's maps drawn in all-heads mode (ticked heads), else empty
+  int layer = 0;                  // the layer shown in all-heads mode
+  LineCache single;               // the current map's lines
+  std::vector<LineCache> heads;   // [head] in all-heads mode
+  float source_label_w = 0, target_label_w = 0;  // cached label extents
+  const void* labels_owner = nullptr;            // map the extents belong to
+  uint64_t labels_version = ~0ull;               // its version
 };
+
+// All-heads mode's colour of head h (d3's category10, as BertViz; repeats after ten heads).
+void LinesHeadColour(int head, uint8_t rgb[3]);
 
 class LinesView : public ViewModule {
  public:
   void Draw(AppState* s) override;
   void Describe(AppState* s, JsonWriter* w) override;
-  bool RunCommand(AppState* s, const CommandArgs& c, Status* result) override;  // lines-threshold X
-  bool ExportSvg(AppState* s, std::string* svg, Status* error) override;        // lines_svg.cpp
-  bool ExportsFigureOnly() const override { return true; }                      // the canvas, not the toolbars
+  // lines-threshold X; lines-heads all|off|H [H ...]
+  bool RunCommand(AppState* s, const CommandArgs& c, Status* result) override;
+  bool ExportSvg(AppState* s, std::string* svg, Status* error) override;  // lines_svg.cpp
+  bool ExportsFigureOnly() const override { return true; }                // the canvas, not the toolbars
 
   LinesViewState state;  // what it drew and the cached lines
 };
