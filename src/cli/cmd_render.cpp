@@ -18,6 +18,7 @@
 #include "io/attention_sets.h"
 #include "io/file_util.h"
 #include "io/svg.h"
+#include "io/svg_lines.h"
 
 namespace attnviz {
 namespace {
@@ -34,9 +35,10 @@ struct RenderOptions {
   std::string font_path;  // --font: a TrueType/OpenType file instead of the embedded UI font
   std::string file, in_path, out_path, svg_path, colormap = "greys", title, set, scale = "auto", labels = "auto";
   std::vector<std::string> hide;  // --hide: special, punctuation or a token
+  float threshold = 0.01f;        // --lines: weights below are not drawn
   int layer = 0, head = 0, max_cells = 1 << 20, decimals = 2, step_ms = 700;
   float cell = 24.0f, vmax = NAN, dpi = 96.0f;
-  bool values = false, no_colorbar = false, renormalize = false;
+  bool values = false, no_colorbar = false, renormalize = false, lines = false, all_heads = false;
   CliLimits limits;
 };
 
@@ -52,6 +54,10 @@ void DeclareFlags(ArgParser* args, RenderOptions* o) {
   args->List("--hide", &o->hide, "WHAT",
              "leave tokens out: special ([CLS], </s>, the file's own), punctuation, or a token; repeatable");
   args->Flag("--renormalize", &o->renormalize, "divide each row by the sum of the weights left after --hide");
+  args->Flag("--lines", &o->lines,
+             "draw the lines view (BertViz style: keys left, queries right, one line per weight); SVG only");
+  args->Flag("--all-heads", &o->all_heads, "with --lines: every head of the layer, one colour each (head view)");
+  args->Float("--threshold", &o->threshold, "W", "with --lines: weights below W get no line (default 0.01)");
   args->String("--colormap", &o->colormap, "NAME", "greys (default) | viridis | magma | diverging");
   args->String("--scale", &o->scale, "MODE",
                "colour range: auto (0..max, default) | fixed (0..1) | row | log | p99 | p99.9");
@@ -110,6 +116,7 @@ Status PickWeights(const AttentionFile& f, const RenderOptions& o, MatrixRM* mea
 struct Shown {
   const MatrixRM* w = nullptr;
   std::vector<std::string> source, target;  // keys (columns), queries (rows)
+  std::vector<int> rows, cols;              // what --hide kept of the head's (empty: all of them)
 };
 
 Status WriteSvg(const Shown& f, const RenderOptions& o, size_t* written) {
@@ -142,6 +149,30 @@ Status WriteSvg(const Shown& f, const RenderOptions& o, size_t* written) {
   });
   if (!st) return st;  // out's destructor removes the partial file
   return out.Close();
+}
+
+// --lines: the lines view as SVG; with --all-heads every head of the layer (as --hide left it) in
+// its colour.
+Status WriteLinesSvg(const Shown& f, const AttentionFile::Layer& layer, const RenderOptions& o, size_t* written) {
+  SvgLinesOptions so;
+  ParseColormap(o.colormap.c_str(), &so.colormap);
+  so.threshold = o.threshold;
+  so.title = o.title;
+  std::vector<MatrixRM> kept(o.all_heads ? layer.heads.size() : 0);  // the heads without hidden tokens
+  for (size_t h = 0; h < kept.size(); ++h) {
+    SvgLinesHead head;
+    head.w = &layer.heads[h].weights;
+    if (!f.rows.empty())
+      SelectRowsCols(layer.heads[h].weights, f.rows, f.cols, o.renormalize, &kept[h]), head.w = &kept[h];
+    head.head = (int)h;
+    CategoryColour((int)h, head.rgb);
+    so.heads.push_back(head);
+  }
+  std::string svg;
+  Status st = LinesSvgString(*f.w, f.source, f.target, so, &svg);
+  if (!st) return st;
+  *written = svg.size();
+  return WriteFileBytes(o.out_path, reinterpret_cast<const uint8_t*>(svg.data()), svg.size());
 }
 
 // PNG: one figure. GIF: one frame per decoding step (row), the row being emitted outlined.
@@ -222,6 +253,8 @@ Status HideTokens(const AttentionDocument& doc, const AttentionFile& f, const Re
     return Status::Ok();  // nothing hidden: the head's own weights and tokens
   SelectRowsCols(*shown->w, rows, cols, o.renormalize, kept);
   shown->w = kept;
+  shown->rows = rows;
+  shown->cols = cols;
   shown->target = PickTokens(f.target_tokens, rows);
   shown->source = PickTokens(f.source_tokens, cols);
   return Status::Ok();
@@ -252,6 +285,9 @@ int CheckFlags(const ArgParser& args, RenderOptions* o) {
   if (o->format.empty() && ext != ".svg" && ext != ".png" && ext != ".gif")
     return args.UsageError("--out '" + p + "' must end in .png, .svg or .gif");
   if (o->format.empty()) o->format = ext.substr(1);
+  if (o->lines && o->format != "svg") return args.UsageError("--lines draws SVG only: give --out fig.svg");
+  if (o->all_heads && !o->lines) return args.UsageError("--all-heads goes with --lines");
+  if (!(o->threshold > 0 && o->threshold <= 1)) return args.UsageError("--threshold must be in (0, 1]");
   return -1;
 }
 
@@ -278,7 +314,7 @@ int RunRender(int argc, char** argv) {
   if (!(st = PickSet(doc, o, o.format == "gif", &set))) return Fail(st.message);
   const AttentionFile& f = set->data;
   MatrixRM mean, kept;
-  Shown shown{nullptr, f.source_tokens, f.target_tokens};
+  Shown shown{nullptr, f.source_tokens, f.target_tokens, {}, {}};
   if (!(st = PickWeights(f, o, &mean, &shown.w))) return Fail(st.message);
   if (!(st = HideTokens(doc, f, o, &kept, &shown))) return Fail(st.message);
   const MatrixRM* w = shown.w;
@@ -287,12 +323,16 @@ int RunRender(int argc, char** argv) {
                 std::to_string(w->cols()) + " = " + std::to_string(w->size()) + " cells, over --max-cells " +
                 std::to_string(o.max_cells));
   size_t written = 0;
-  st = o.format == "svg" ? WriteSvg(shown, o, &written) : WriteRaster(shown, o, o.format == "gif", &written);
+  if (o.lines)
+    st = WriteLinesSvg(shown, f.layers[(size_t)o.layer], o, &written);
+  else
+    st = o.format == "svg" ? WriteSvg(shown, o, &written) : WriteRaster(shown, o, o.format == "gif", &written);
   if (!st) return Fail(st.message);
   const AttentionFile::Layer& L = f.layers[(size_t)o.layer];
   const std::string what =
-      o.head >= 0 ? "head " + std::to_string(o.head) + " \"" + PrintableName(L.heads[(size_t)o.head].name) + "\""
-                  : std::string("mean of heads");
+      o.all_heads   ? "all " + std::to_string(L.heads.size()) + " heads, as lines"
+      : o.head >= 0 ? "head " + std::to_string(o.head) + " \"" + PrintableName(L.heads[(size_t)o.head].name) + "\""
+                    : std::string("mean of heads");
   const std::string hidden = w == &kept
                                  ? " (" + std::to_string(f.target_tokens.size() - (size_t)w->rows()) + " query and " +
                                        std::to_string(f.source_tokens.size() - (size_t)w->cols()) +

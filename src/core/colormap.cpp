@@ -123,4 +123,11 @@ uint32_t ContrastingTextColor(const uint8_t rgb[3]) {
   return lum > 140.0f ? 0xFF000000u : 0xFFFFFFFFu;
 }
 
+void CategoryColour(int i, uint8_t rgb[3]) {
+  static const uint8_t k[10][3] = {{31, 119, 180}, {255, 127, 14},  {44, 160, 44},   {214, 39, 40},  {148, 103, 189},
+                                   {140, 86, 75},  {227, 119, 194}, {127, 127, 127}, {188, 189, 34}, {23, 190, 207}};
+  const int j = ((i % 10) + 10) % 10;
+  for (int c = 0; c < 3; ++c) rgb[c] = k[j][c];
+}
+
 }  // namespace attnviz

@@ -55,6 +55,8 @@ const ColormapTable* FindColormap(const char* name);  // by name; nullptr if unk
 const uint8_t* ColormapLut(Colormap c);                    // kColormapLutSize RGBA8 entries, static, alpha 255
 int ColormapLutIndex(float t);                             // floor(clamp(t) * 255 + 0.5); NaN -> 0
 void ColormapSample(Colormap c, float t, uint8_t rgb[3]);  // rgb = ColormapLut(c)[ColormapLutIndex(t)]
+// Colour i of a categorical palette (d3's category10, as BertViz colours heads), repeating after ten.
+void CategoryColour(int i, uint8_t rgb[3]);
 
 uint32_t ContrastingTextColor(const uint8_t rgb[3]);  // black or white by Rec. 709 luminance; 0xAABBGGRR (ImGui)
 

@@ -14,11 +14,8 @@ namespace {
 const Rgb8 kBackground{255, 255, 255}, kText{20, 20, 24}, kEmpty{236, 236, 240}, kOutline{230, 120, 30};
 
 std::string Shorten(const std::string& s, size_t max_chars) {
-  std::string p = PrintableText(s, max_chars);
-  // A word-start marker (SentencePiece U+2581, GPT-2's U+0120) is a space: the label starts after it.
-  for (const char* mark : {"\xE2\x96\x81", "\xC4\xA0"})
-    if (p.size() > std::strlen(mark) && p.compare(0, std::strlen(mark), mark) == 0)
-      p.erase(0, std::strlen(mark));                   // control characters and bad UTF-8 become visible escapes
+  // control characters and bad UTF-8 become visible escapes; a word-start marker is a space
+  const std::string p = PrintableText(WithoutWordStart(s), max_chars);
   return p.empty() ? std::string("\xE2\x90\xA3") : p;  // an empty token shows as U+2423 (open box)
 }
 

@@ -29,7 +29,7 @@ std::string Hex(const uint8_t rgb[3]) {
 }
 
 std::string Label(const std::vector<std::string>& tokens, size_t i, size_t max_chars) {
-  std::string t = i < tokens.size() ? tokens[i] : std::to_string(i);
+  std::string t = i < tokens.size() ? WithoutWordStart(tokens[i]) : std::to_string(i);  // as the PNG labels it
   std::vector<uint32_t> cps;
   DecodeUtf8Lossy(t, &cps);
   if (max_chars > 1 && cps.size() > max_chars) {

@@ -19,7 +19,16 @@ std::string Num(float v) {
 }
 
 std::string Label(const std::vector<std::string>& tokens, int i) {
-  return i < (int)tokens.size() ? XmlEscape(PrintableText(tokens[(size_t)i], 24)) : std::to_string(i);
+  return i < (int)tokens.size() ? XmlEscape(PrintableText(WithoutWordStart(tokens[(size_t)i]), 24)) : std::to_string(i);
+}
+
+// A line's colour on the white page, strong lines the darkest: greys runs from light grey to black,
+// the diverging map over its red half, viridis and magma without their last fifth (yellow and
+// near-white vanish on white). Opacity and width show the weight as well.
+void LineColourOnWhite(Colormap c, float t, uint8_t rgb[3]) {
+  if (c == Colormap::Greys) return ColormapSample(c, 0.8f * (1.0f - t), rgb);
+  if (c == Colormap::Diverging) return ColormapSample(c, 0.6f + 0.4f * t, rgb);
+  ColormapSample(c, 0.8f * t, rgb);
 }
 
 // The lines of one map: colour by the colormap, or rgb for a head of the head view.
@@ -39,7 +48,7 @@ void AppendLines(const MatrixRM& w, const uint8_t* rgb_fixed, int head, int show
       if (rgb_fixed)
         rgb[0] = rgb_fixed[0], rgb[1] = rgb_fixed[1], rgb[2] = rgb_fixed[2];
       else
-        ColormapSample(o.colormap, t, rgb);
+        LineColourOnWhite(o.colormap, t, rgb);
       char col[8];
       std::snprintf(col, sizeof col, "#%02x%02x%02x", rgb[0], rgb[1], rgb[2]);
       *s += "<line x1=\"" + Num(xl + 6) + "\" y1=\"" + Num(y_of(c)) + "\" x2=\"" + Num(xr - 6) + "\" y2=\"" +

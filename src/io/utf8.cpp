@@ -1,6 +1,7 @@
 #include "io/utf8.h"
 
 #include <cstdio>
+#include <cstring>
 
 namespace attnviz {
 
@@ -107,6 +108,14 @@ bool IsBidiControl(uint32_t cp) {
 }
 
 }  // namespace
+
+std::string WithoutWordStart(const std::string& token) {
+  for (const char* mark : {"\xE2\x96\x81", "\xC4\xA0"}) {
+    const size_t n = std::strlen(mark);
+    if (token.size() > n && token.compare(0, n, mark) == 0) return token.substr(n);
+  }
+  return token;
+}
 
 std::string PrintableText(const std::string& s, size_t max_chars) {
   std::string out;

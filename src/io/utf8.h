@@ -23,5 +23,8 @@ size_t Utf8Length(const std::string& s);
 // backslash and double quote are written as escapes (\x1b, \u202e, \\, \"), invalid UTF-8 bytes
 // as \xNN; text longer than max_chars code points is cut and ends in "...(N bytes)".
 std::string PrintableText(const std::string& s, size_t max_chars = 200);
+// A token as a figure labels it: a leading word-start marker (SentencePiece U+2581, GPT-2's
+// U+0120) is a space, so the label starts after it ("\u2581cat" -> "cat"; a lone marker stays).
+std::string WithoutWordStart(const std::string& token);
 
 }  // namespace attnviz

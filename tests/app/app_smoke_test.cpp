@@ -17,7 +17,7 @@
 #include "app/frame_fingerprint.h"
 #include "app/heatmap_widget.h"
 #include "app/view_module.h"
-#include "app/views/lines.h"
+#include "core/colormap.h"
 #include "imgui.h"
 #include "io/json.h"
 #include "io/npy.h"
@@ -691,7 +691,7 @@ TEST(AppViews, LinesDrawEveryHeadOfTheLayerInItsColour) {
   EXPECT_EQ(occurrences("data-head=\"2\""), count(5));
   EXPECT_EQ(occurrences("<line "), count(3) + count(5));
   uint8_t rgb[3];
-  attnviz::LinesHeadColour(2, rgb);
+  attnviz::CategoryColour(2, rgb);
   char colour[24];
   std::snprintf(colour, sizeof colour, "stroke=\"#%02x%02x%02x\"", rgb[0], rgb[1], rgb[2]);
   EXPECT_EQ(occurrences(colour), count(5)) << colour;

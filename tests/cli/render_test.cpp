@@ -300,6 +300,49 @@ TEST(CliRender, HiddenTokensLeaveTheFigureAndRowsAreRenormalised) {
   EXPECT_NE(text.find("tapis"), std::string::npos);
 }
 
+int Occurrences(const std::string& text, const std::string& needle) {
+  int n = 0;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
+}
+
+// --lines draws the lines view as SVG: one line per weight >= --threshold, the strongest of each
+// row black (greys on the white page), labels without the word-start marker; --all-heads draws
+// every head of the layer in its own colour, as --hide left them.
+TEST(CliRender, LinesSvgOfOneHeadOrEveryHeadOfTheLayer) {
+  const std::string svg = TempPath("lines.svg");
+  RunResult r =
+      Cli("render '" + kFile + "' --set cross --layer 1 --head 1 --lines --threshold 0.1 --out '" + svg + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::string text = Slurp(svg);
+  const MatrixRM& w = Weights("cross", 1, 1);
+  int expected = 0;
+  for (Eigen::Index i = 0; i < w.size(); ++i) expected += w.data()[i] >= 0.1f;
+  EXPECT_EQ(Occurrences(text, "<line "), expected);
+  EXPECT_EQ(Occurrences(text, "stroke=\"#000000\""), (int)w.rows()) << "each row's strongest line is black";
+  EXPECT_NE(text.find(">chat<"), std::string::npos) << "'\u2581chat' is labelled 'chat'";
+  EXPECT_EQ(text.find("\u2581"), std::string::npos);
+
+  r = Cli("render '" + kFile + "' --set cross --layer 1 --lines --all-heads --hide special --threshold 0.05 --out '" +
+          svg + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("all 2 heads, as lines"), std::string::npos) << r.out;
+  text = Slurp(svg);
+  for (int h = 0; h < 2; ++h) {
+    const MatrixRM& wh = Weights("cross", 1, h);
+    int n = 0;
+    for (int i = 0; i < (int)wh.rows(); ++i)
+      for (int c = 0; c + 1 < (int)wh.cols(); ++c) n += wh(i, c) >= 0.05f;  // the last key, </s>, is hidden
+    EXPECT_EQ(Occurrences(text, "data-head=\"" + std::to_string(h) + "\""), n) << "head " << h;
+    uint8_t rgb[3];
+    CategoryColour(h, rgb);
+    char colour[24];
+    std::snprintf(colour, sizeof colour, "stroke=\"#%02x%02x%02x\"", rgb[0], rgb[1], rgb[2]);
+    EXPECT_EQ(Occurrences(text, colour), n) << colour;
+  }
+  EXPECT_EQ(text.find("&lt;/s&gt;"), std::string::npos);
+}
+
 TEST(CliRender, BadArgumentsFailClearly) {
   const std::string out = TempPath("bad.png");
   struct Case {
@@ -324,6 +367,9 @@ TEST(CliRender, BadArgumentsFailClearly) {
       {"render --out '" + out + "'", 2, "give the attention FILE"},
       {"render '" + kFile + "' --out '" + out + "' --font '" + kFile + "'", 1, "not a TrueType font"},
       {"render '" + kFile + "' --out '" + out + ".gif' --dpi 384 --cell 100", 1, "over 512 MiB of pixels"},
+      {"render '" + kFile + "' --out '" + out + "' --lines", 2, "--lines draws SVG only"},
+      {"render '" + kFile + "' --out '" + out + "' --all-heads", 2, "--all-heads goes with --lines"},
+      {"render '" + kFile + "' --out '" + out + ".svg' --lines --threshold 0", 2, "--threshold must be in (0, 1]"},
       {"render '" + kFile + "' --out '" + out + "' --set encoder --hide special --hide punctuation --hide the --hide " +
            "black --hide cat --hide sat --hide on --hide warm --hide mat",
        1, "--hide would leave no query token"},

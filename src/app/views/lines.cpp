@@ -172,7 +172,7 @@ void DrawHeadSwatches(LinesViewState* ls, int heads) {
   ImGui::SameLine();
   for (int h = 0; h < heads; ++h) {
     uint8_t rgb[3];
-    LinesHeadColour(h, rgb);
+    CategoryColour(h, rgb);
     const bool on = !ls->head_off[(size_t)h];
     ImGui::PushID(h);
     const ImVec4 col(rgb[0] / 255.0f, rgb[1] / 255.0f, rgb[2] / 255.0f, on ? 1.0f : 0.15f);
@@ -380,7 +380,7 @@ void HeadPartners(const std::vector<ShownHead>& heads, const LinesFrame& F, cons
     const int best = StrongestPartner(*h.map, F, ls, &best_w);
     if (best < 0) continue;
     uint8_t rgb[3];
-    LinesHeadColour(h.head, rgb);
+    CategoryColour(h.head, rgb);
     ImGui::TextColored(ImVec4(rgb[0] / 255.0f, rgb[1] / 255.0f, rgb[2] / 255.0f, 1.0f), "head %d  %.3f", h.head,
                        best_w);
     ImGui::SameLine();
@@ -483,7 +483,7 @@ void DrawAllLines(ImDrawList* dl, const std::vector<ShownHead>& heads, const Hea
   F->threshold = ls->effective_threshold;
   for (const ShownHead& h : heads) {
     uint8_t rgb[3];
-    LinesHeadColour(h.head, rgb);
+    CategoryColour(h.head, rgb);
     const int n = DrawLineSet(dl, *h.map, style, *F, *ls, several ? caches[h.head] : *caches, several ? rgb : nullptr);
     ls->drawn += n;
     if (several) ls->heads_drawn[(size_t)h.head] = n;
@@ -607,13 +607,6 @@ bool LinesView::RunCommand(AppState* s, const CommandArgs& c, Status* result) {
   else
     state.threshold = t, *result = Status::Ok();
   return true;
-}
-
-// One colour per head, as BertViz's head view (d3's category10), repeating after ten heads.
-void LinesHeadColour(int head, uint8_t rgb[3]) {
-  static const uint8_t k[10][3] = {{31, 119, 180}, {255, 127, 14},  {44, 160, 44},   {214, 39, 40},  {148, 103, 189},
-                                   {140, 86, 75},  {227, 119, 194}, {127, 127, 127}, {188, 189, 34}, {23, 190, 207}};
-  for (int i = 0; i < 3; ++i) rgb[i] = k[head % 10][i];
 }
 
 }  // namespace attnviz

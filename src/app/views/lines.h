@@ -53,9 +53,6 @@ struct LinesViewState {
   uint64_t labels_version = ~0ull;               // its version
 };
 
-// All-heads mode's colour of head h (d3's category10, as BertViz; repeats after ten heads).
-void LinesHeadColour(int head, uint8_t rgb[3]);
-
 class LinesView : public ViewModule {
  public:
   void Draw(AppState* s) override;

@@ -23,7 +23,7 @@ bool LinesView::ExportSvg(AppState* s, std::string* svg, Status* error) {
     SvgLinesHead h;
     h.w = &s->Current().maps[(size_t)map].weights;
     h.head = head;
-    LinesHeadColour(head, h.rgb);
+    CategoryColour(head, h.rgb);
     o.heads.push_back(h);
   }
   if (!o.heads.empty()) o.title = s->Current().title + " - layer " + std::to_string(state.layer) + ", all heads";
