@@ -7,6 +7,7 @@
     with torch.no_grad(), attnviz.capture(model) as cap:        # any nn.MultiheadAttention
         model(src, tgt)
     attnviz.to_html("attention.html", cap, source_tokens=src_words, target_tokens=tgt_words)
+    attnviz.head_view(outputs.attentions, tokens)               # BertViz's head_view/model_view, same arguments
 
 Only numpy is required; torch is imported by capture() alone. docs/PYTHON.md has the details,
 docs/FORMATS.md the file format.
@@ -17,6 +18,7 @@ from ._html import find_app, html_fragment, show, to_html
 from ._io import decode, encode, load, save
 from ._model import AttentionFile, AttentionSet, AttentionWarning, detect_tokenizer
 from ._safetensors import SafetensorsWriter
+from ._views import head_view, model_view
 
 
 def capture(model, modules=None):
@@ -31,5 +33,5 @@ def capture(model, modules=None):
 
 __version__ = "0.1.0"
 __all__ = ["AttentionFile", "AttentionSet", "AttentionWarning", "SafetensorsWriter", "capture", "decode",
-           "detect_tokenizer", "encode", "find_app", "from_bertviz", "from_hf", "html_fragment", "load", "save", "show",
-           "to_html"]
+           "detect_tokenizer", "encode", "find_app", "from_bertviz", "from_hf", "head_view", "html_fragment", "load",
+           "model_view", "save", "show", "to_html"]

@@ -2,7 +2,8 @@
 // html --execute` (ctest python_notebook), opened from disk as a person opens an exported notebook:
 // the three attnviz.show() outputs run offline from the inlined WebAssembly, each in its own viewer, and
 // the heatmaps drawn are the data the notebook gave. An AMD `define` (RequireJS, as in Jupyter) is
-// on the page and must be left alone. The third was called with hide=, renormalize= and sort=.
+// on the page and must be left alone. The third was called with hide=, renormalize= and sort=, the
+// fourth is attnviz.head_view (BertViz's arguments).
 import fs from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { chromium } from 'playwright-core';
@@ -66,10 +67,10 @@ async function main() {
 
     const states = await page.evaluate(() => [...document.querySelectorAll('.attnviz-output')].map(
       (e) => [e.id, e.getAttribute('data-attnviz-state'), e.getAttribute('data-attnviz-error')]));
-    check('three viewers in the notebook', states.length === 3, JSON.stringify(states));
+    check('four viewers in the notebook', states.length === 4, JSON.stringify(states));
     check('every viewer started from the inlined app', states.every((s) => s[1] === 'ready'), JSON.stringify(states));
-    check('each viewer has its own id and canvas', new Set(states.map((s) => s[0])).size === 3 &&
-      (await page.$$('.attnviz-output canvas')).length === 3);
+    check('each viewer has its own id and canvas', new Set(states.map((s) => s[0])).size === 4 &&
+      (await page.$$('.attnviz-output canvas')).length === 4);
 
     // The notebook's template links its own scripts (RequireJS, MathJax); the outputs fetch nothing.
     const templateRefs = await page.evaluate(() => [...document.querySelectorAll('[src],[href]')]
@@ -111,6 +112,18 @@ async function main() {
     const ent = d3.grid.order.map((i) => d3.grid.stats[i].entropy);
     check('viewer 3: the grid is sorted by entropy, lowest first', d3.grid.sort === 'entropy' && ent.length === 4 &&
       ent.every((e, i) => i === 0 || e >= ent[i - 1]) && d3.grid.stats.every((x) => x.ok), `${d3.grid.sort}: ${ent}`);
+
+    // Viewer 4: head_view(2 layers of [1, 4, 6, 6], tokens): the Lines view, all 4 heads of layer 0.
+    const id4 = await page.evaluate(() => document.querySelectorAll('.attnviz-output')[3].id);
+    await page.evaluate((k) => window.attnvizViewers[k].canvas.scrollIntoView({ block: 'center' }), id4);
+    await frames(page, 4);
+    const d4 = await page.evaluate((k) => window.attnvizViewers[k].describe(), id4);
+    await screenshot(page, 'notebook-head-view.png');
+    check('viewer 4 (head_view) draws every head of layer 0 in the Lines view', d4.view === 'lines' &&
+      d4.lines.all_heads && d4.lines.layer === 0 && d4.lines.heads_drawn.length === 4 &&
+      d4.lines.heads_drawn.every((n) => n > 0) && d4.lines.drawn === d4.lines.heads_drawn.reduce((a, b) => a + b, 0),
+      `${d4.view} ${JSON.stringify(d4.lines && { all: d4.lines.all_heads, heads: d4.lines.heads_drawn, drawn: d4.lines.drawn })}`);
+    check('viewer 4 shows the tokens given', d4.source_tokens.join(' ') === 'the cat sat on the mat', String(d4.source_tokens));
 
     const ours = errors.filter((e) => !templateRefs.includes(e.url));
     check('no console errors from the outputs', ours.length === 0, ours.slice(0, 3).map((e) => e.text).join(' | '));

@@ -99,3 +99,34 @@ def test_errors(rng):
     with pytest.raises(ValueError, match=r"set 'x' layer 0 .*has weights \[3, 3\] but there are 2"):
         attnviz.from_bertviz([{"name": "x", "attn": att[0][:1].tolist(), "left_text": ["a", "b"],
                                "right_text": ["a", "b", "c"]}])
+
+
+def _page_data_and_commands(html):
+    """The attention file and the viewer commands inlined in show()'s HTML."""
+    import base64
+    import re
+
+    data = base64.b64decode(re.search(r'var data = "([A-Za-z0-9+/=]*)";', html).group(1))
+    commands = json.loads(re.search(r'"commands": (\[[^\]]*\])', html).group(1))
+    return attnviz.load(data), commands
+
+
+def test_head_view_and_model_view_take_bertviz_arguments(rng):
+    """from attnviz import head_view, model_view: BertViz's calls, drawn by the Lines and Grid views."""
+    att = softmax_attention(rng, (3, 4, 5, 5))
+    per_layer = tuple(torch.from_numpy(att[l][None]) for l in range(3))  # as outputs.attentions
+    tokens = ["[CLS]", "the", "cat", "sat", "[SEP]"]
+    doc, commands = _page_data_and_commands(attnviz.head_view(per_layer, tokens, html_action="return").data)
+    np.testing.assert_allclose(doc.sets[0].weights, att, rtol=1e-6)
+    assert commands == ["view lines", "layer-head 0 0", "lines-heads all"]
+    _, commands = _page_data_and_commands(
+        attnviz.head_view(per_layer, tokens, layer=2, heads=[1, 3], html_action="return", hide="special").data)
+    assert commands == ["view lines", "hide special", "layer-head 2 1", "lines-heads 1 3"]
+    doc, commands = _page_data_and_commands(
+        attnviz.model_view(per_layer, tokens, display_mode="light", include_heads=[0, 2], html_action="return").data)
+    assert commands == ["view grid", "theme light"]
+    np.testing.assert_allclose(doc.sets[0].weights, att[:, [0, 2]], rtol=1e-6)
+    with pytest.raises(ValueError, match="include_heads"):
+        attnviz.model_view(per_layer, tokens, include_heads=[4], html_action="return")
+    with pytest.raises(ValueError, match="html_action"):
+        attnviz.head_view(per_layer, tokens, html_action="save")
