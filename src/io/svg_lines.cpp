@@ -77,7 +77,8 @@ Status LinesSvgString(const MatrixRM& w, const std::vector<std::string>& source_
   if (count > o.max_lines)
     return Status::Error("lines SVG: " + std::to_string(count) + " lines are over " + std::to_string(o.max_lines) +
                          " (raise the threshold)");
-  const float label_w = 170.0f, top = 16.0f + (o.title.empty() ? 0.0f : o.font_px * 2.0f);
+  const float legend_y = 16.0f + (o.title.empty() ? 0.0f : o.font_px * 2.0f);  // the heads' colours, if several
+  const float label_w = 170.0f, top = legend_y + (o.heads.empty() ? 0.0f : o.font_px * 2.0f);
   const float xl = 8.0f + label_w, xr = xl + o.gap_px;
   const float width = xr + label_w + 8.0f, height = top + std::max(n_q, n_k) * o.row_px + 8.0f;
   std::string& s = *out;
@@ -87,6 +88,16 @@ Status LinesSvgString(const MatrixRM& w, const std::vector<std::string>& source_
       "height=\"100%\" fill=\"#ffffff\"/>\n";
   if (!o.title.empty())
     s += "<text x=\"8\" y=\"" + Num(8 + o.font_px) + "\" font-weight=\"bold\">" + XmlEscape(o.title) + "</text>\n";
+  if (!o.heads.empty()) s += "<g class=\"legend\">\n";
+  for (size_t i = 0; i < o.heads.size(); ++i) {
+    const float x = 8.0f + (float)i * o.font_px * 5.5f;
+    char col[8];
+    std::snprintf(col, sizeof col, "#%02x%02x%02x", o.heads[i].rgb[0], o.heads[i].rgb[1], o.heads[i].rgb[2]);
+    s += "<rect x=\"" + Num(x) + "\" y=\"" + Num(legend_y) + "\" width=\"" + Num(o.font_px) + "\" height=\"" +
+         Num(o.font_px) + "\" fill=\"" + col + "\"/><text x=\"" + Num(x + o.font_px * 1.3f) + "\" y=\"" +
+         Num(legend_y + o.font_px * 0.85f) + "\">head " + std::to_string(o.heads[i].head) + "</text>\n";
+  }
+  if (!o.heads.empty()) s += "</g>\n";
   auto y_of = [&](int i) { return top + (i + 0.5f) * o.row_px; };
   s += "<g class=\"lines\" fill=\"none\">\n";
   for (const SvgLinesHead& h : maps)

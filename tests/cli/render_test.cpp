@@ -341,6 +341,7 @@ TEST(CliRender, LinesSvgOfOneHeadOrEveryHeadOfTheLayer) {
     EXPECT_EQ(Occurrences(text, colour), n) << colour;
   }
   EXPECT_EQ(text.find("&lt;/s&gt;"), std::string::npos);
+  EXPECT_NE(text.find(">head 1</text>"), std::string::npos) << "a legend of the heads' colours";
 }
 
 TEST(CliRender, BadArgumentsFailClearly) {

@@ -165,8 +165,11 @@ bool AllHeadsAvailable(const Example& ex, const std::vector<int>& maps) {
 }
 
 // Head swatches of all-heads mode: a click hides or shows a head, a double-click shows it alone.
-void DrawHeadSwatches(LinesViewState* ls, int heads) {
+// The row is part of a PNG of the view (figure_rect): the legend of the lines' colours.
+void DrawHeadSwatches(LinesViewState* ls, int heads, float* figure_rect) {
   ls->head_off.resize((size_t)heads, 0);
+  const ImVec2 start = ImGui::GetCursorScreenPos();
+  ImVec2 end = start;
   ImGui::AlignTextToFramePadding();
   ImGui::TextDisabled("layer %d, heads", ls->layer);
   ImGui::SameLine();
@@ -175,10 +178,12 @@ void DrawHeadSwatches(LinesViewState* ls, int heads) {
     CategoryColour(h, rgb);
     const bool on = !ls->head_off[(size_t)h];
     ImGui::PushID(h);
-    const ImVec4 col(rgb[0] / 255.0f, rgb[1] / 255.0f, rgb[2] / 255.0f, on ? 1.0f : 0.15f);
+    const float k = on ? 1.0f : 0.25f;  // an unticked head: its colour faded into the background
+    const ImVec4 bg = ImGui::GetStyleColorVec4(ImGuiCol_WindowBg);
+    const ImVec4 col(bg.x + (rgb[0] / 255.0f - bg.x) * k, bg.y + (rgb[1] / 255.0f - bg.y) * k,
+                     bg.z + (rgb[2] / 255.0f - bg.z) * k, 1.0f);
     const float sz = ImGui::GetFrameHeight() * 0.7f;
-    if (ImGui::ColorButton("##head", col, ImGuiColorEditFlags_NoTooltip | ImGuiColorEditFlags_AlphaPreview,
-                           ImVec2(sz, sz)))
+    if (ImGui::ColorButton("##head", col, ImGuiColorEditFlags_NoTooltip, ImVec2(sz, sz)))
       ls->head_off[(size_t)h] = on ? 1 : 0;
     if (ImGui::IsItemHovered() && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left))
       for (int k = 0; k < heads; ++k) ls->head_off[(size_t)k] = k != h;
@@ -187,10 +192,13 @@ void DrawHeadSwatches(LinesViewState* ls, int heads) {
                         h < (int)ls->heads_drawn.size() ? std::max(0, ls->heads_drawn[(size_t)h]) : 0);
     ImGui::SameLine(0, 2);
     ImGui::TextDisabled("%d", h);
+    end = ImGui::GetItemRectMax();
     ImGui::PopID();
     ImGui::SameLine();
   }
   ImGui::NewLine();
+  const float box[4] = {start.x - 4.0f, start.y, end.x + 4.0f, end.y + 2.0f};
+  AddFigureBox(figure_rect, box);
 }
 
 // The controls above the canvas.
@@ -503,7 +511,8 @@ void LinesView::Draw(AppState* s) {
   bool available = false;
   const std::vector<ShownHead> heads = ShownHeads(s, &ls, &available);
   if (s->config.controls) DrawToolbar(&ls, rows, cols, available);
-  if (s->config.controls && !ls.heads_drawn.empty()) DrawHeadSwatches(&ls, (int)ls.heads_drawn.size());
+  if (s->config.controls && !ls.heads_drawn.empty())
+    DrawHeadSwatches(&ls, (int)ls.heads_drawn.size(), s->env.figure_rect);
   ls.drawn = 0;
   ls.hovered_source = ls.hovered_target = -1;
   ls.rect_valid = false;
