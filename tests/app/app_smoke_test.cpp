@@ -665,6 +665,17 @@ TEST(AppViews, LinesDrawEveryHeadOfTheLayerInItsColour) {
   ASSERT_EQ(drawn.size(), 3u);
   for (int h = 0; h < 3; ++h) EXPECT_EQ(drawn[(size_t)h], count(h)) << "head " << h;
   EXPECT_EQ(Num(d, "lines.drawn"), count(0) + count(1) + count(2));
+  {  // hovering target "a": its partners are the keys any head draws a line to (all 4; head 0 alone: 3)
+    const std::vector<double> rect = Get(d, "lines.rect").numbers, ty = Get(d, "lines.token_y").numbers;
+    ASSERT_EQ(ty.size(), 4u);
+    ImGui::GetIO().MousePos = ImVec2((float)rect[2] + 12.0f, (float)ty[2]);
+    t.Frames(2);
+    const JsonValue hd = t.Describe();
+    EXPECT_EQ(Num(hd, "lines.hovered_target"), 0);
+    EXPECT_EQ(Num(hd, "lines.partners"), 4) << "partners through every head drawn, not only the current map's";
+    ImGui::GetIO().MousePos = ImVec2(-FLT_MAX, -FLT_MAX);
+    t.Frames(1);
+  }
   t.Run("lines-heads 0 2");
   t.Run("layer-head 1 0");
   t.Frames(2);

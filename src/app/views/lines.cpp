@@ -239,6 +239,9 @@ struct LinesFrame {
   int rows_shown = 0;    // emitted target rows
   int current_row = -1;  // the row being emitted, -1 none
   float threshold = 0;   // effective threshold of the lines drawn
+  // All-heads mode, a token hovered: each partner token's largest weight over the heads drawn
+  // (empty: the current map's weights decide).
+  std::vector<float> partner;
 };
 
 LinesFrame LayoutCanvas(const LinesViewState& ls, int rows, int cols) {
@@ -300,8 +303,10 @@ int DrawLineSet(ImDrawList* dl, const AttentionMap& map, const HeatmapStyle& sty
 constexpr ImU32 kHighlight = IM_COL32(255, 196, 0, 255);
 
 // Source dots and labels down the left, thinned when crowded; the hovered token and its partners stand out.
-void DrawSourceTokens(ImDrawList* dl, const AttentionMap& map, const LinesFrame& F, const LinesViewState& ls,
-                      const LabelEnv& labels) {
+// Returns the partner tokens of the hovered target.
+int DrawSourceTokens(ImDrawList* dl, const AttentionMap& map, const LinesFrame& F, const LinesViewState& ls,
+                     const LabelEnv& labels) {
+  int partners = 0;
   const ImU32 text_col = ImGui::GetColorU32(ImGuiCol_Text), dim_col = ImGui::GetColorU32(ImGuiCol_TextDisabled);
   const float line_h = ImGui::GetTextLineHeight(), pad = 8.0f;
   const int cols = F.src.n, only_row = ls.hovered_target;
@@ -311,7 +316,9 @@ void DrawSourceTokens(ImDrawList* dl, const AttentionMap& map, const LinesFrame&
   float last_y = -1e9f;  // labels never overlap: one is skipped when too close to the last
   for (int c = 0; c < cols; ++c) {
     const bool is_hl = c == ls.hovered_source;
-    const bool partner = only_row >= 0 && map.weights(only_row, c) >= F.threshold;
+    const float pw = F.partner.empty() ? (only_row >= 0 ? map.weights(only_row, c) : 0.0f) : F.partner[(size_t)c];
+    const bool partner = only_row >= 0 && pw >= F.threshold;
+    partners += partner;
     const ImU32 col = only_row >= 0 && !partner ? dim_col : (is_hl || partner ? kHighlight : text_col);
     const float y = F.src.Y(c);
     if (dots || is_hl || partner)
@@ -321,11 +328,14 @@ void DrawSourceTokens(ImDrawList* dl, const AttentionMap& map, const LinesFrame&
     last_y = y;
     DrawLabel(dl, labels, ImVec2(F.src.x - pad, y), col, Token(map.source_tokens, c, buf, sizeof(buf)), false, 1.0f);
   }
+  return partners;
 }
 
 // Target dots and labels down the right; rows not yet emitted are dimmed, the current one accented.
-void DrawTargetTokens(ImDrawList* dl, const AttentionMap& map, const LinesFrame& F, const LinesViewState& ls,
-                      const LabelEnv& labels) {
+// Returns the partner tokens of the hovered source.
+int DrawTargetTokens(ImDrawList* dl, const AttentionMap& map, const LinesFrame& F, const LinesViewState& ls,
+                     const LabelEnv& labels) {
+  int partners = 0;
   const ImU32 text_col = ImGui::GetColorU32(ImGuiCol_Text), dim_col = ImGui::GetColorU32(ImGuiCol_TextDisabled);
   const ImU32 cur = IM_COL32(80, 200, 255, 255);
   const float line_h = ImGui::GetTextLineHeight(), pad = 8.0f;
@@ -337,7 +347,9 @@ void DrawTargetTokens(ImDrawList* dl, const AttentionMap& map, const LinesFrame&
   for (int r = 0; r < rows; ++r) {
     const bool emitted = r < F.rows_shown;
     const bool is_hl = r == ls.hovered_target;
-    const bool partner = only_col >= 0 && emitted && map.weights(r, only_col) >= F.threshold;
+    const float pw = F.partner.empty() ? (only_col >= 0 ? map.weights(r, only_col) : 0.0f) : F.partner[(size_t)r];
+    const bool partner = only_col >= 0 && emitted && pw >= F.threshold;
+    partners += partner;
     ImU32 col = !emitted ? dim_col : (is_hl || partner ? kHighlight : (r == F.current_row ? cur : text_col));
     if (only_col >= 0 && !partner) col = dim_col;
     const float y = F.tgt.Y(r);
@@ -348,6 +360,7 @@ void DrawTargetTokens(ImDrawList* dl, const AttentionMap& map, const LinesFrame&
     last_y = y;
     DrawLabel(dl, labels, ImVec2(F.tgt.x + pad, y), col, Token(map.target_tokens, r, buf, sizeof(buf)), false);
   }
+  return partners;
 }
 
 // The hovered token's strongest partner.
@@ -489,6 +502,17 @@ void DrawAllLines(ImDrawList* dl, const std::vector<ShownHead>& heads, const Hea
     ls->effective_threshold = std::max(ls->effective_threshold, lc->effective_threshold);
   }
   F->threshold = ls->effective_threshold;
+  F->partner.clear();
+  if (several && !heads.empty() && (ls->hovered_source >= 0 || ls->hovered_target >= 0)) {
+    const MatrixRM& w0 = heads[0].map->weights;
+    F->partner.assign((size_t)(ls->hovered_target >= 0 ? w0.cols() : w0.rows()), 0.0f);
+    for (const ShownHead& h : heads)
+      for (size_t i = 0; i < F->partner.size(); ++i) {
+        const float x = ls->hovered_target >= 0 ? h.map->weights(ls->hovered_target, (Eigen::Index)i)
+                                                : h.map->weights((Eigen::Index)i, ls->hovered_source);
+        F->partner[i] = std::max(F->partner[i], x);
+      }
+  }
   for (const ShownHead& h : heads) {
     uint8_t rgb[3];
     CategoryColour(h.head, rgb);
@@ -543,8 +567,8 @@ void LinesView::Draw(AppState* s) {
   dl->PushClipRect(F.origin, ImVec2(F.origin.x + F.size.x, F.origin.y + F.size.y), true);
   // Too many lines for the vertex budget: the threshold is raised until they fit.
   DrawAllLines(dl, heads, s->style, &F, &ls);
-  DrawSourceTokens(dl, map, F, ls, s->env.labels);
-  DrawTargetTokens(dl, map, F, ls, s->env.labels);
+  ls.partners = DrawSourceTokens(dl, map, F, ls, s->env.labels) + DrawTargetTokens(dl, map, F, ls, s->env.labels);
+  ls.token_y[0] = F.src.Y(0), ls.token_y[1] = F.src.spacing, ls.token_y[2] = F.tgt.Y(0), ls.token_y[3] = F.tgt.spacing;
   DrawCaptions(dl, F, ls);
   dl->PopClipRect();
   TokenTooltip(map, F, ls, s->env.labels, heads);
@@ -565,6 +589,12 @@ void LinesView::Describe(AppState*, JsonWriter* w) {
   w->NumberF(l.effective_threshold);
   w->Key("colormap_colours");
   w->Bool(l.use_colormap);
+  w->Key("partners");  // tokens highlighted as partners of the hovered one (any head drawn)
+  w->Number(l.partners);
+  w->Key("token_y");  // y of source token 0, source spacing, y of target token 0, target spacing
+  w->BeginArray(true);
+  for (float y : l.token_y) w->NumberF(y);
+  w->EndArray();
   w->Key("all_heads");  // every head of `layer` at once (BertViz's head view)
   w->Bool(!l.heads_drawn.empty());
   w->Key("layer");

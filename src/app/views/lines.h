@@ -40,6 +40,8 @@ struct LinesViewState {
   float effective_threshold = 0.01f;  // threshold used (raised when the lines exceed the budget)
   float rect[4] = {0, 0, 0, 0};       // x of the source dots, top, x of the target dots, bottom
   bool rect_valid = false;            // drawn this frame
+  int partners = 0;                   // tokens highlighted as partners of the hovered one, last frame
+  float token_y[4] = {0, 0, 0, 0};    // y of source token 0, source spacing, y of target token 0, spacing
   // BertViz's head view: every head of the current map's layer at once, one colour each.
   bool all_heads = false;
   std::vector<uint8_t> head_off;  // [head] 1 = unticked in all-heads mode (ticked by default)
