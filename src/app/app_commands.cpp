@@ -107,7 +107,7 @@ Status CmdHide(AppState* s, const CommandArgs& c) {
     f.punctuation = true;
   else if (c.rest == "none")
     f = TokenFilter{};
-  else if (!c.rest.empty() && !ExampleHasToken(s->Current(), c.rest))
+  else if (!c.rest.empty() && !s->Current().lazy && !s->Current().has_inputs && !ExampleHasToken(s->Current(), c.rest))
     return Status::Error("no token '" + c.rest + "' in " + s->Current().title);
   else if (!c.rest.empty())
     f.tokens.push_back(c.rest);

@@ -186,7 +186,7 @@ void DrawHeadSwatches(LinesViewState* ls, int heads, float* figure_rect) {
     if (ImGui::ColorButton("##head", col, ImGuiColorEditFlags_NoTooltip, ImVec2(sz, sz)))
       ls->head_off[(size_t)h] = on ? 1 : 0;
     if (ImGui::IsItemHovered() && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left))
-      for (int k = 0; k < heads; ++k) ls->head_off[(size_t)k] = k != h;
+      for (int j = 0; j < heads; ++j) ls->head_off[(size_t)j] = j != h;
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip("head %d: %d lines\nclick: hide or show it; double-click: show it alone", h,
                         h < (int)ls->heads_drawn.size() ? std::max(0, ls->heads_drawn[(size_t)h]) : 0);
