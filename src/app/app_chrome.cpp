@@ -240,6 +240,19 @@ void BuildFonts(float dpi_scale) {
   io.FontGlobalScale = 1.0f / dpi_scale;
 }
 
+// Up / Down: the previous / next map (head by head, on into the next layer); Page Up / Page Down:
+// the same head of the previous / next layer.
+void BrowseMapKeys(AppState* s) {
+  const Example& ex = s->Current();
+  const int n = (int)ex.maps.size();
+  int layer = 0, head = 0;
+  ex.LayerHeadOf(s->current_map, &layer, &head);
+  if (KeyPressed(ImGuiKey_DownArrow)) s->current_map = std::min(n - 1, s->current_map + 1);
+  if (KeyPressed(ImGuiKey_UpArrow)) s->current_map = std::max(0, s->current_map - 1);
+  if (KeyPressed(ImGuiKey_PageDown) && layer + 1 < ex.layers) s->current_map = ex.MapOf(layer + 1, head);
+  if (KeyPressed(ImGuiKey_PageUp) && layer > 0) s->current_map = ex.MapOf(layer - 1, head);
+}
+
 void HandleShortcuts(AppState* s) {
   ImGuiIO& io = ImGui::GetIO();
   if (io.WantTextInput) return;
@@ -254,6 +267,7 @@ void HandleShortcuts(AppState* s) {
   if (KeyPressed(ImGuiKey_LeftArrow)) t.StepBack();
   if (KeyPressed(ImGuiKey_Home, false)) t.Home();
   if (KeyPressed(ImGuiKey_End, false)) t.End();
+  BrowseMapKeys(s);
   // imgui 1.86 names only A/C/V/X/Y/Z; both platforms use GLFW, whose letter key codes are ASCII.
   if (io.KeyCtrl && ImGui::IsKeyPressed('O', false)) s->open_dialog_requested = true;
   if (io.KeyCtrl && !io.KeyShift && ImGui::IsKeyPressed('S', false)) Report(s, QueueSvgDownload(s));
@@ -395,6 +409,7 @@ void DrawHelpWindow(AppState* s) {
     ImGui::BulletText("Space: play / pause the animation");
     ImGui::BulletText("Left / Right: step back / forward");
     ImGui::BulletText("Home / End: first / last step");
+    ImGui::BulletText("Up / Down: previous / next head; Page Up / Page Down: previous / next layer");
     for (int k = 0; k < (int)s->offered.size() && k < 9; ++k)
       ImGui::BulletText("%d: %s view", k + 1, ViewInfoAt(s->offered[(size_t)k]).label);
     ImGui::BulletText("Ctrl+O: open a file; Ctrl+S: save the heatmap as SVG; Ctrl+Shift+S: the view as PNG (2x)");

@@ -295,6 +295,37 @@ TEST(AppKeys, ATapBetweenTwoFramesIsOnePress) {
   EXPECT_FALSE(io.KeyCtrl || io.KeysDown[GLFW_KEY_O]);
 }
 
+// Up / Down browse the heads one by one (on into the next layer), Page Up / Page Down the layers.
+TEST(AppKeys, ArrowsBrowseHeadsAndPageKeysBrowseLayers) {
+  HeadlessApp t;
+  ImGuiIO& io = ImGui::GetIO();
+  io.KeyMap[ImGuiKey_UpArrow] = GLFW_KEY_UP;
+  io.KeyMap[ImGuiKey_DownArrow] = GLFW_KEY_DOWN;
+  io.KeyMap[ImGuiKey_PageUp] = GLFW_KEY_PAGE_UP;
+  io.KeyMap[ImGuiKey_PageDown] = GLFW_KEY_PAGE_DOWN;
+  const std::string head = "[[0.5,0.5],[0.5,0.5]]", layer = "{\"heads\":[" + head + "," + head + "," + head + "]}";
+  const std::string f = R"({"tokens":["a","b"],"layers":[)" + layer + "," + layer + "]}";
+  t.app.OpenFileBytes("heads.json", reinterpret_cast<const unsigned char*>(f.data()), f.size());
+  t.Run("view heatmap");
+  t.Frames(1);
+  auto press = [&](int key) {
+    io.KeysDown[key] = true;
+    t.Frames(1);
+    io.KeysDown[key] = false;
+    t.Frames(1);
+    return (int)Num(t.Describe(), "map");
+  };
+  ASSERT_EQ(Num(t.Describe(), "map"), 0);
+  EXPECT_EQ(press(GLFW_KEY_DOWN), 1);
+  EXPECT_EQ(press(GLFW_KEY_DOWN), 2);
+  EXPECT_EQ(press(GLFW_KEY_DOWN), 3) << "past the layer's last head: the next layer's first";
+  EXPECT_EQ(press(GLFW_KEY_UP), 2);
+  EXPECT_EQ(press(GLFW_KEY_PAGE_UP), 2) << "no layer above layer 0";
+  EXPECT_EQ(press(GLFW_KEY_PAGE_DOWN), 5) << "layer 1, the same head 2";
+  EXPECT_EQ(press(GLFW_KEY_DOWN), 5) << "the last map stays";
+  EXPECT_EQ(press(GLFW_KEY_PAGE_UP), 2);
+}
+
 // Translate animates its own decoding: the keys (Space, Left, Right, Home, End), play / pause /
 // step and describe's timeline act on it there (so a GIF of the view animates the translation),
 // and on the example's timeline in the other views.
