@@ -11,6 +11,7 @@
 #include "cli/cli_args.h"
 #include "cli/cli_limits.h"
 #include "cli/commands.h"
+#include "core/head_stats.h"
 #include "io/attention_file.h"
 #include "io/byte_source.h"
 #include "io/file_util.h"
@@ -136,6 +137,47 @@ void PrintAttentionFile(const AttentionFile& f) {
   for (const std::string& w : f.warnings) std::printf("  warning: %s\n", Printable(w).c_str());
 }
 
+// --heads: every head's statistics (core/head_stats.h, as the viewer's grid shows them), in layer
+// order or sorted by one of them as the grid sorts (entropy lowest first, the others highest first).
+void PrintHeadStats(const AttentionFile& f, const std::string& sort) {
+  struct Row {
+    int layer, head;
+    HeadStats s;
+    bool ok;
+  };
+  std::vector<Row> rows;
+  for (size_t l = 0; l < f.layers.size(); ++l)
+    for (size_t h = 0; h < f.layers[l].heads.size(); ++h) {
+      Row r{(int)l, (int)h, {}, false};
+      r.ok = ComputeHeadStats(f.layers[l].heads[h].weights, &r.s).ok;
+      rows.push_back(r);
+    }
+  auto key = [&](const Row& r) {
+    if (sort == "entropy") return r.s.entropy;
+    if (sort == "max_weight") return -r.s.max_weight;
+    if (sort == "first_token") return -r.s.first_token;
+    return -r.s.diagonality;
+  };
+  if (sort != "layer")
+    std::stable_sort(rows.begin(), rows.end(), [&](const Row& a, const Row& b) {
+      return a.ok != b.ok ? a.ok : (a.ok && key(a) < key(b));  // heads without statistics last
+    });
+  std::printf("heads (%s; entropy in nats, of at most %.3f):\n",
+              sort == "layer"
+                  ? "layer order"
+                  : ("sorted by " + sort + (sort == "entropy" ? ", lowest first" : ", highest first")).c_str(),
+              std::log((double)std::max(1, f.NumKeys())));
+  std::printf("  layer  head  entropy  max_weight  first_token  diagonality  offset (mass)\n");
+  for (const Row& r : rows) {
+    if (!r.ok) {
+      std::printf("  %5d  %4d  (weights not finite: no statistics)\n", r.layer, r.head);
+      continue;
+    }
+    std::printf("  %5d  %4d  %7.3f  %10.3f  %11.3f  %11.3f  %+6d (%.3f)\n", r.layer, r.head, r.s.entropy,
+                r.s.max_weight, r.s.first_token, r.s.diagonality, r.s.dominant_offset, r.s.dominant_offset_mass);
+  }
+}
+
 void PrintLazySet(const LazySet& set) {
   int heads = 0;
   for (const LazyLayer& l : set.layers) heads += l.heads;
@@ -203,7 +245,8 @@ int InspectSafetensors(const std::string& path, std::unique_ptr<ByteSource> sour
 }
 
 int RunInspect(int argc, char** argv) {
-  std::string path;
+  std::string path, sort = "layer";
+  bool heads = false;
   CliLimits limits;
   ArgParser args("inspect",
                  "Prints the arrays (name, dtype, shape, min/max/mean) of an .npz or .npy file, and the\n"
@@ -211,8 +254,15 @@ int RunInspect(int argc, char** argv) {
                  "safetensors file is described from its header: tensors, sets, shapes, dtypes (no weights read).\n"
                  "Exit 1 when the file cannot be read, or holds an 'attention' array that is not valid.");
   args.Positional("FILE", &path, ".npz, .npy, .safetensors or attention .json");
+  args.Flag("--heads", &heads,
+            "also every head's statistics: entropy, max weight, first-token weight, diagonality, dominant offset");
+  args.String("--sort", &sort, "KEY",
+              "order of --heads: layer (default) | entropy (lowest first) | max_weight | first_token | diagonality");
   DeclareLimitFlags(&args, &limits);
   if (int rc = args.Parse(argc, argv); rc >= 0) return rc;
+  if (sort != "layer" && sort != "entropy" && sort != "max_weight" && sort != "first_token" && sort != "diagonality")
+    return args.UsageError("unknown --sort '" + sort + "' (layer, entropy, max_weight, first_token, diagonality)");
+  if (args.Seen("--sort")) heads = true;
   if (int rc = ApplyLimitFlags(args, limits); rc >= 0) return rc;
   std::unique_ptr<ByteSource> source;  // a safetensors file is not read whole (other formats are, below)
   uint8_t first[16] = {};
@@ -220,8 +270,14 @@ int RunInspect(int argc, char** argv) {
   // length beyond a truncated file); JSON, NPY and NPZ start otherwise.
   if (OpenFileSource(path, &source) && source->Size() >= 16 && source->Read(0, 16, first) &&
       (LooksLikeSafetensors(first, sizeof(first), source->Size()) ||
-       (first[8] == '{' && first[0] != '{' && first[0] != '[' && first[0] != 0x93 && first[0] != 'P')))
-    return InspectSafetensors(path, std::move(source));
+       (first[8] == '{' && first[0] != '{' && first[0] != '[' && first[0] != 0x93 && first[0] != 'P'))) {
+    const int rc = InspectSafetensors(path, std::move(source));
+    if (rc == kExitOk && heads)  // the statistics need every weight: not read from a file of tens of GB
+      std::printf(
+          "heads: no statistics for a safetensors file (they need every weight); the viewer's grid "
+          "computes them head by head\n");
+    return rc;
+  }
   source.reset();
   std::vector<uint8_t> bytes;
   Status st = ReadFileBytes(path, &bytes);
@@ -241,6 +297,7 @@ int RunInspect(int argc, char** argv) {
     return Fail(path + ": " + (has_attention ? "not a valid attention file: " : "") + st.message);
   }
   PrintAttentionFile(f);
+  if (heads) PrintHeadStats(f, sort);
   return kExitOk;
 }
 

@@ -5,11 +5,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
+#include "core/head_stats.h"
 #include "core/seq2seq/figures.h"
 #include "core/seq2seq/translate.h"
 #include "io/attention_file.h"
@@ -268,6 +271,52 @@ TEST(Cli, InspectAndRender) {
   EXPECT_NE(r.out.find("mean of heads, 3x5"), std::string::npos) << r.out;
   std::remove(out.c_str());
   std::remove(svg.c_str());
+}
+
+// inspect --heads / --sort: every head's statistics, ordered as the viewer's grid orders them.
+TEST(Cli, InspectListsHeadStatisticsSortedAsTheGrid) {
+  const std::string att = std::string(ATTNVIZ_SOURCE_DIR) + "/tests/io/data/attention_lhqk.npz";
+  std::vector<uint8_t> bytes;
+  ASSERT_TRUE(ReadFileBytes(att, &bytes).ok);
+  NpzFile npz;
+  ASSERT_TRUE(ParseNpz(bytes.data(), bytes.size(), &npz).ok);
+  AttentionFile f;
+  ASSERT_TRUE(AttentionFileFromArrays(npz, &f).ok);
+  struct Head {
+    int layer, head;
+    double entropy;
+  };
+  std::vector<Head> want;
+  for (size_t l = 0; l < f.layers.size(); ++l)
+    for (size_t h = 0; h < f.layers[l].heads.size(); ++h) {
+      HeadStats hs;
+      ASSERT_TRUE(ComputeHeadStats(f.layers[l].heads[h].weights, &hs).ok);
+      want.push_back({(int)l, (int)h, hs.entropy});
+    }
+  std::stable_sort(want.begin(), want.end(), [](const Head& a, const Head& b) { return a.entropy < b.entropy; });
+  ASSERT_FALSE(want.front().layer == 0 && want.front().head == 0 && want.back().layer == 1 && want.back().head == 2)
+      << "the fixture's entropy order must differ from layer order, or the test proves nothing";
+  RunResult r = Cli("inspect '" + att + "' --sort entropy");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const size_t table = r.out.find("offset (mass)\n");
+  ASSERT_NE(table, std::string::npos) << r.out;
+  const char* p = r.out.c_str() + table + 14;
+  for (const Head& h : want) {
+    int layer = -1, head = -1, n = 0;
+    double entropy = -1;
+    ASSERT_EQ(std::sscanf(p, " %d %d %lf%n", &layer, &head, &entropy, &n), 3) << p;
+    EXPECT_EQ(layer, h.layer);
+    EXPECT_EQ(head, h.head);
+    EXPECT_NEAR(entropy, h.entropy, 5e-4);
+    p = std::strchr(p, '\n');
+    ASSERT_NE(p, nullptr);
+    ++p;
+  }
+  r = Cli("inspect '" + att + "' --sort loudest");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("unknown --sort 'loudest'"), std::string::npos) << r.err;
+  r = Cli("inspect '" + att + "'");
+  EXPECT_EQ(r.out.find("entropy"), std::string::npos) << "the table only with --heads or --sort";
 }
 
 TEST(Cli, InspectReadsASafetensorsHeaderOnly) {
