@@ -18,6 +18,7 @@ from ._html import find_app, html_fragment, show, to_html
 from ._io import decode, encode, load, save
 from ._model import AttentionFile, AttentionSet, AttentionWarning, detect_tokenizer
 from ._safetensors import SafetensorsWriter
+from ._stats import head_stats
 from ._views import head_view, model_view
 
 
@@ -33,5 +34,5 @@ def capture(model, modules=None):
 
 __version__ = "0.1.0"
 __all__ = ["AttentionFile", "AttentionSet", "AttentionWarning", "SafetensorsWriter", "capture", "decode",
-           "detect_tokenizer", "encode", "find_app", "from_bertviz", "from_hf", "head_view", "html_fragment", "load",
-           "model_view", "save", "show", "to_html"]
+           "detect_tokenizer", "encode", "find_app", "from_bertviz", "from_hf", "head_stats", "head_view",
+           "html_fragment", "load", "model_view", "save", "show", "to_html"]

@@ -101,3 +101,31 @@ def test_html_and_inspect(tmp_path, rng, app_dir):
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == 0, err
     assert "version 2, 1 set(s)" in out and "set 'cross' (cross): 1 layer(s) x 1 head(s), n_q=2 x n_k=3" in out
+
+
+def test_head_stats_match_the_cli_and_sort_as_the_grid(tmp_path, rng, cli):
+    """attnviz.head_stats: the numbers `attnviz-cli inspect --heads` prints (core/head_stats.h), in
+    the grid's order; a fully masked row counts in no mean."""
+    w = softmax_attention(rng, (2, 3, 5, 6)) ** 3
+    w /= w.sum(axis=-1, keepdims=True)
+    w[1, 2, 4] = 0.0  # a masked query
+    path = attnviz.save(tmp_path / "a.npz", w, query_tokens=list("abcde"), key_tokens=list("uvwxyz"))
+    ours = attnviz.head_stats(path, sort="entropy")
+    assert [r["entropy"] for r in ours] == sorted(r["entropy"] for r in ours)
+    assert [(r["layer"], r["head"]) for r in ours] != [(l, h) for l in range(2) for h in range(3)]
+    assert ours[[(r["layer"], r["head"]) for r in ours].index((1, 2))]["rows_counted"] == 4
+    out = subprocess.run([cli, "inspect", str(path), "--sort", "entropy"], capture_output=True, text=True, check=True)
+    table = out.stdout.split("offset (mass)\n", 1)[1].strip().splitlines()
+    assert len(table) == len(ours) == 6
+    for line, r in zip(table, ours):
+        layer, head, ent, mx, first, diag, off, mass = line.replace("(", " ").replace(")", " ").split()
+        assert (int(layer), int(head), int(off)) == (r["layer"], r["head"], r["dominant_offset"]), line
+        for got, key in ((ent, "entropy"), (mx, "max_weight"), (first, "first_token"), (diag, "diagonality"),
+                         (mass, "dominant_offset_mass")):
+            assert abs(float(got) - r[key]) < 6e-4, (line, key, r[key])
+    by_first = attnviz.head_stats(w, sort="first_token", query_tokens=list("abcde"), key_tokens=list("uvwxyz"))
+    assert [r["first_token"] for r in by_first] == sorted((r["first_token"] for r in by_first), reverse=True)
+    with pytest.raises(ValueError, match="sort='loudest'"):
+        attnviz.head_stats(w, sort="loudest")
+    with pytest.raises(ValueError, match="set='cross' is not in the data"):
+        attnviz.head_stats(path, set="cross")
