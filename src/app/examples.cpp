@@ -200,7 +200,8 @@ Status BuildMultiHead(Example* ex) {
     if (!st) return st;
     for (int h = 0; h < heads; ++h) {
       AttentionMap m;
-      m.name = "layer " + std::to_string(l + 1) + " / head " + std::to_string(h + 1);
+      m.name =
+          "layer " + std::to_string(l) + " / head " + std::to_string(h);  // 0-based, as the sliders, the grid and files
       m.source_tokens = words;
       m.target_tokens = words;
       m.weights = r.head_weights[h];
@@ -230,7 +231,7 @@ Status RandomAttention(int n, int maps_count, int layers, int heads, uint64_t se
     Status st = Attend(q, k, k, p, &res);
     if (!st) return st;
     AttentionMap m;
-    m.name = "layer " + std::to_string(i / heads + 1) + " / head " + std::to_string(i % heads + 1);
+    m.name = "layer " + std::to_string(i / heads) + " / head " + std::to_string(i % heads);
     m.source_tokens = tokens;
     m.target_tokens = tokens;
     m.weights = std::move(res.weights);
@@ -295,7 +296,7 @@ Status BuildExamples(std::vector<Example>* out) {
   out->push_back(CausalSelfAttention());
   out->push_back(Lazy("multihead", "Multi-head: 2 layers x 4 heads",
                       "Two layers of 4-head self-attention (torch nn.MultiheadAttention layout, fixed random weights; "
-                      "layer 2 is causal). Open the grid to compare heads and sort them by entropy or diagonality.",
+                      "layer 1 is causal). Open the grid to compare heads and sort them by entropy or diagonality.",
                       BuildMultiHead));
   out->push_back(Lazy("big4096", "Performance: one 4096 x 4096 map",
                       "Random scaled-dot attention over 4096 tokens (d = 64), 16.7 million cells: zoom with the wheel, "

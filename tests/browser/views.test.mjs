@@ -88,6 +88,29 @@ async function main() {
     check('grid click opens the clicked head', d.view === 'heatmap' && d.map === Number(target.id.slice(5)),
       `view=${d.view} map=${d.map} clicked=${target.id}`);
 
+    // Lines, all heads (BertViz's head view): each of the layer's 4 heads draws lines in its own
+    // colour (d3's category10); the mouse is moved off the canvas so no hover filters them.
+    await cmd(page, 'view lines');
+    check('lines-heads all accepted on the multihead example', (await cmd(page, 'lines-heads all')) === '');
+    await page.mouse.move(5, 795);
+    await frames(page, 4);
+    d = await describe(page);
+    shot = await docShot(page, 'view-lines-heads.png');
+    const headRgb = [[31, 119, 180], [255, 127, 14], [44, 160, 44], [214, 39, 40]];
+    const seen = headRgb.map(() => 0);
+    if (d.lines && d.lines.valid) {
+      const [x0, y0, x1, y1] = d.lines.rect;
+      for (let y = y0 + 4; y < y1 - 4; y += 2)
+        for (let x = x0 + (x1 - x0) * 0.2; x < x0 + (x1 - x0) * 0.8; x += 2) {
+          const px = pixel(shot.png, x, y);
+          headRgb.forEach((c, k) => { if (c.every((v, i) => Math.abs(v - px[i]) <= 12)) seen[k]++; });
+        }
+    }
+    check('lines, all heads: 4 heads drawn, each with lines', d.lines && d.lines.all_heads &&
+      d.lines.heads_drawn.length === 4 && d.lines.heads_drawn.every((n) => n > 0), JSON.stringify(d.lines && d.lines.heads_drawn));
+    check('lines, all heads: every head\'s colour is on the canvas', seen.every((n) => n >= 20), `pixels per head colour: ${seen}`);
+    await cmd(page, 'lines-heads off');
+
     // Step-by-step view shows the seed 002 numbers.
     await cmd(page, 'example seed002');
     await cmd(page, 'view steps');
