@@ -227,7 +227,9 @@
     listen(canvas, 'mousedown', () => canvas.focus());
     // Keys that would scroll the page go to the viewer while it has focus.
     listen(canvas, 'keydown', (e) => {
-      if ([' ', 'ArrowLeft', 'ArrowRight', 'ArrowUp', 'ArrowDown', 'Home', 'End'].includes(e.key)) e.preventDefault();
+      if ([' ', 'ArrowLeft', 'ArrowRight', 'ArrowUp', 'ArrowDown', 'Home', 'End', 'PageUp', 'PageDown'].includes(e.key)) {
+        e.preventDefault();
+      }
     });
     // Over an embedded viewer without focus, the wheel scrolls the page (Ctrl/Cmd + wheel zooms).
     listen(canvas, 'wheel', (e) => {

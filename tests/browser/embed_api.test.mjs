@@ -127,6 +127,25 @@ async function main() {
     check('focused viewer: the wheel scrolls the panel under it', st.scroll_y > 0, `scroll_y ${st.scroll_y}`);
     check('...and not the page', (await page.evaluate(() => window.scrollY)) === pageY);
 
+    // Page Down / Page Up and the arrows browse the heads of the focused viewer, not the page.
+    await page.evaluate(() => { const v = window.viewers[0]; v.command('example multihead'); v.command('view heatmap'); });
+    await frames(page, 4);
+    const mapOf0 = () => page.evaluate(() => window.viewers[0].describe().map);
+    const scrollBefore = await page.evaluate(() => window.scrollY);
+    await page.keyboard.press('PageDown');
+    await frames(page, 4);
+    const afterPageDown = await mapOf0();
+    await page.keyboard.press('ArrowDown');
+    await frames(page, 4);
+    const afterDown = await mapOf0();
+    await page.keyboard.press('PageUp');
+    await frames(page, 4);
+    const afterPageUp = await mapOf0();
+    check('Page Down, Down, Page Up: layer 1 head 0, head 1, layer 0 head 1 (maps 4, 5, 1)',
+      afterPageDown === 4 && afterDown === 5 && afterPageUp === 1, `${afterPageDown} ${afterDown} ${afterPageUp}`);
+    check('...and the page did not scroll', (await page.evaluate(() => window.scrollY)) === scrollBefore);
+    await page.evaluate(() => window.viewers[0].command('example seed002'));
+
     // One wheel notch up over the focused viewer's heatmap zooms in by one step (not by 100).
     await page.evaluate(() => window.viewers[0].command('view heatmap'));
     await frames(page, 4);
