@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <functional>
 
 #include "io/svg.h"
 #include "io/utf8.h"
@@ -32,8 +31,9 @@ void LineColourOnWhite(Colormap c, float t, uint8_t rgb[3]) {
 }
 
 // The lines of one map: colour by the colormap, or rgb for a head of the head view.
-void AppendLines(const MatrixRM& w, const uint8_t* rgb_fixed, int head, int shown, float xl, float xr,
-                 const std::function<float(int)>& y_of, const SvgLinesOptions& o, std::string* s) {
+void AppendLines(const MatrixRM& w, const uint8_t* rgb_fixed, int head, int shown, float xl, float xr, float top,
+                 const SvgLinesOptions& o, std::string* s) {
+  auto y_of = [&](int i) { return top + (i + 0.5f) * o.row_px; };
   const int n_k = (int)w.cols();
   const std::string head_attr = head >= 0 ? "\" data-head=\"" + std::to_string(head) : "";
   for (int r = 0; r < shown; ++r) {
@@ -101,7 +101,7 @@ Status LinesSvgString(const MatrixRM& w, const std::vector<std::string>& source_
   auto y_of = [&](int i) { return top + (i + 0.5f) * o.row_px; };
   s += "<g class=\"lines\" fill=\"none\">\n";
   for (const SvgLinesHead& h : maps)
-    AppendLines(*h.w, o.heads.empty() ? nullptr : h.rgb, o.heads.empty() ? -1 : h.head, shown, xl, xr, y_of, o, &s);
+    AppendLines(*h.w, o.heads.empty() ? nullptr : h.rgb, o.heads.empty() ? -1 : h.head, shown, xl, xr, top, o, &s);
   s += "</g>\n<g class=\"source\" text-anchor=\"end\">\n";
   for (int c = 0; c < n_k; ++c)
     s += "<text x=\"" + Num(xl) + "\" y=\"" + Num(y_of(c) + o.font_px * 0.35f) + "\">" + Label(source_tokens, c) +

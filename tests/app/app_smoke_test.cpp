@@ -1135,16 +1135,21 @@ TEST(AppFiles, CsvAndNpyExportsHoldTheMapShown) {
   for (size_t i = 0; i < w.size(); ++i) EXPECT_NEAR(a.GetDouble((int64_t)i), w[i], 1e-7);
 }
 
+// Opens a JSON attention file in the heatmap view, runs a hide command and describes the frame after.
+JsonValue OpenAndHide(HeadlessApp* t, const char* name, const std::string& json, const char* hide) {
+  t->app.OpenFileBytes(name, reinterpret_cast<const unsigned char*>(json.data()), json.size());
+  t->Run("view heatmap");
+  t->Run(hide);
+  t->Frames(1);
+  return t->Describe();
+}
+
 TEST(AppFiles, HidingSpecialTokensAndRenormalising) {
   HeadlessApp t;
   const std::string f = R"({"tokens":["[CLS]","the","cat","[SEP]"],"layers":[{"heads":[
       [[0.4,0.2,0.2,0.2],[0.5,0.3,0.1,0.1],[0.5,0.1,0.3,0.1],[0.7,0.1,0.1,0.1]],
       [[0.1,0.3,0.3,0.3],[0.1,0.6,0.2,0.1],[0.1,0.2,0.6,0.1],[0.2,0.2,0.2,0.4]]]}]})";
-  t.app.OpenFileBytes("bert.json", reinterpret_cast<const unsigned char*>(f.data()), f.size());
-  t.Run("view heatmap");
-  t.Run("hide special");
-  t.Frames(1);
-  JsonValue d = t.Describe();
+  JsonValue d = OpenAndHide(&t, "bert.json", f, "hide special");
   ASSERT_EQ(Get(d, "source_tokens").ArraySize(), 2u);
   EXPECT_EQ(Get(d, "source_tokens").items[0].string, "the");
   EXPECT_TRUE(Get(d, "hidden.special").boolean);
@@ -1182,11 +1187,7 @@ TEST(AppFiles, HidingATokenByItsLabel) {
   HeadlessApp t;
   const std::string f = R"({"tokens":["\u2581the","\u2581cat","\u2581sat","</s>"],"weights":[
       [0.4,0.2,0.2,0.2],[0.5,0.3,0.1,0.1],[0.5,0.1,0.3,0.1],[0.7,0.1,0.1,0.1]]})";
-  t.app.OpenFileBytes("sp.json", reinterpret_cast<const unsigned char*>(f.data()), f.size());
-  t.Run("view heatmap");
-  t.Run("hide the");
-  t.Frames(1);
-  JsonValue d = t.Describe();
+  JsonValue d = OpenAndHide(&t, "sp.json", f, "hide the");
   ASSERT_EQ(Get(d, "source_tokens").ArraySize(), 3u);
   EXPECT_EQ(Get(d, "source_tokens").items[0].string, "\u00b7cat") << "the viewer's word marker";
   const attnviz::Status st = t.app.Command("hide dog");

@@ -240,8 +240,8 @@ struct LinesFrame {
   int current_row = -1;  // the row being emitted, -1 none
   float threshold = 0;   // effective threshold of the lines drawn
   // All-heads mode, a token hovered: each partner token's largest weight over the heads drawn
-  // (empty: the current map's weights decide).
-  std::vector<float> partner;
+  // (LinesViewState::partner_weight; null: the current map's weights decide).
+  const std::vector<float>* partner = nullptr;
 };
 
 LinesFrame LayoutCanvas(const LinesViewState& ls, int rows, int cols) {
@@ -316,7 +316,7 @@ int DrawSourceTokens(ImDrawList* dl, const AttentionMap& map, const LinesFrame& 
   float last_y = -1e9f;  // labels never overlap: one is skipped when too close to the last
   for (int c = 0; c < cols; ++c) {
     const bool is_hl = c == ls.hovered_source;
-    const float pw = F.partner.empty() ? (only_row >= 0 ? map.weights(only_row, c) : 0.0f) : F.partner[(size_t)c];
+    const float pw = !F.partner ? (only_row >= 0 ? map.weights(only_row, c) : 0.0f) : (*F.partner)[(size_t)c];
     const bool partner = only_row >= 0 && pw >= F.threshold;
     partners += partner;
     const ImU32 col = only_row >= 0 && !partner ? dim_col : (is_hl || partner ? kHighlight : text_col);
@@ -347,7 +347,7 @@ int DrawTargetTokens(ImDrawList* dl, const AttentionMap& map, const LinesFrame& 
   for (int r = 0; r < rows; ++r) {
     const bool emitted = r < F.rows_shown;
     const bool is_hl = r == ls.hovered_target;
-    const float pw = F.partner.empty() ? (only_col >= 0 ? map.weights(r, only_col) : 0.0f) : F.partner[(size_t)r];
+    const float pw = !F.partner ? (only_col >= 0 ? map.weights(r, only_col) : 0.0f) : (*F.partner)[(size_t)r];
     const bool partner = only_col >= 0 && emitted && pw >= F.threshold;
     partners += partner;
     ImU32 col = !emitted ? dim_col : (is_hl || partner ? kHighlight : (r == F.current_row ? cur : text_col));
@@ -502,16 +502,18 @@ void DrawAllLines(ImDrawList* dl, const std::vector<ShownHead>& heads, const Hea
     ls->effective_threshold = std::max(ls->effective_threshold, lc->effective_threshold);
   }
   F->threshold = ls->effective_threshold;
-  F->partner.clear();
+  F->partner = nullptr;
   if (several && !heads.empty() && (ls->hovered_source >= 0 || ls->hovered_target >= 0)) {
     const MatrixRM& w0 = heads[0].map->weights;
-    F->partner.assign((size_t)(ls->hovered_target >= 0 ? w0.cols() : w0.rows()), 0.0f);
+    std::vector<float>& pw = ls->partner_weight;  // keeps its capacity between frames
+    pw.assign((size_t)(ls->hovered_target >= 0 ? w0.cols() : w0.rows()), 0.0f);
     for (const ShownHead& h : heads)
-      for (size_t i = 0; i < F->partner.size(); ++i) {
+      for (size_t i = 0; i < pw.size(); ++i) {
         const float x = ls->hovered_target >= 0 ? h.map->weights(ls->hovered_target, (Eigen::Index)i)
                                                 : h.map->weights((Eigen::Index)i, ls->hovered_source);
-        F->partner[i] = std::max(F->partner[i], x);
+        pw[i] = std::max(pw[i], x);
       }
+    F->partner = &pw;
   }
   for (const ShownHead& h : heads) {
     uint8_t rgb[3];

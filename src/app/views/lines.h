@@ -44,12 +44,13 @@ struct LinesViewState {
   float token_y[4] = {0, 0, 0, 0};    // y of source token 0, source spacing, y of target token 0, spacing
   // BertViz's head view: every head of the current map's layer at once, one colour each.
   bool all_heads = false;
-  std::vector<uint8_t> head_off;  // [head] 1 = unticked in all-heads mode (ticked by default)
-  std::vector<int> heads_drawn;   // [head] lines drawn last frame (all-heads mode; -1 unticked)
-  std::vector<int> shown_maps;    // the example's maps drawn in all-heads mode (ticked heads), else empty
-  int layer = 0;                  // the layer shown in all-heads mode
-  LineCache single;               // the current map's lines
-  std::vector<LineCache> heads;   // [head] in all-heads mode
+  std::vector<uint8_t> head_off;      // [head] 1 = unticked in all-heads mode (ticked by default)
+  std::vector<int> heads_drawn;       // [head] lines drawn last frame (all-heads mode; -1 unticked)
+  std::vector<int> shown_maps;        // the example's maps drawn in all-heads mode (ticked heads), else empty
+  int layer = 0;                      // the layer shown in all-heads mode
+  std::vector<float> partner_weight;  // hovered token's partners: largest weight over the heads drawn
+  LineCache single;                   // the current map's lines
+  std::vector<LineCache> heads;       // [head] in all-heads mode
   float source_label_w = 0, target_label_w = 0;  // cached label extents
   const void* labels_owner = nullptr;            // map the extents belong to
   uint64_t labels_version = ~0ull;               // its version
