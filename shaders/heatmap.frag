@@ -1,9 +1,11 @@
 // Heatmap cells: weight -> normalised t -> colormap lookup texture.
-// u_weights_a/b: R32F [rows, cols] (texel x = column, y = row), NEAREST; b is the
-// next animation frame, mixed by u_frame_mix. u_row_max: R32F [rows, 1] for per-row scaling.
+// u_weights_a/b: R16F [rows, cols] (texel x = column, y = row), NEAREST, each texel a weight divided
+// by its row's scale; b is the next animation frame, mixed by u_frame_mix. u_rows_a/b: RG32F
+// [rows, 1]: r = the row's largest weight (per-row colour), g = its scale (a power of two).
 uniform sampler2D u_weights_a;
 uniform sampler2D u_weights_b;
-uniform sampler2D u_row_max;
+uniform sampler2D u_rows_a;
+uniform sampler2D u_rows_b;
 uniform sampler2D u_lut;        // RGBA8 [1, 256]
 uniform float u_frame_mix;      // 0 = frame a, 1 = frame b
 uniform vec2 u_range;           // vmin, vmax of the scale
@@ -17,11 +19,17 @@ uniform vec2 u_cells_per_px;    // matrix cells covered by one pixel, x and y (>
 in vec2 v_cell;
 out vec4 o_color;
 
+// The scales of row y in frames a (x) and b (y), fetched once per row.
+vec2 rowScales(int y) {
+  float a = texelFetch(u_rows_a, ivec2(y, 0), 0).g;
+  return vec2(a, u_frame_mix > 0.0 ? texelFetch(u_rows_b, ivec2(y, 0), 0).g : a);
+}
+
 // A cell's weight; the next frame's texture is read only while frames are being mixed (a
 // software renderer pays for every fetch: up to 64 per pixel zoomed out).
-float weightAt(ivec2 c) {
-  float a = texelFetch(u_weights_a, c, 0).r;
-  return u_frame_mix > 0.0 ? mix(a, texelFetch(u_weights_b, c, 0).r, u_frame_mix) : a;
+float weightAt(ivec2 c, vec2 s) {
+  float a = texelFetch(u_weights_a, c, 0).r * s.x;
+  return u_frame_mix > 0.0 ? mix(a, texelFetch(u_weights_b, c, 0).r * s.y, u_frame_mix) : a;
 }
 
 void main() {
@@ -39,24 +47,25 @@ void main() {
   ivec2 step = max(ivec2(1), ivec2(floor(u_cells_per_px / vec2(n))));
   float w = 0.0;
   if (n.x == 1 && n.y == 1) {
-    w = weightAt(cell);
+    w = weightAt(cell, rowScales(cell.y));
   } else {
     ivec2 base = ivec2(floor(v_cell - 0.5 * u_cells_per_px));
     w = -1e30;
     for (int j = 0; j < 8; ++j) {
       if (j >= n.y) break;
+      int y = clamp(base.y + j * step.y, 0, u_size.y - 1);
+      if (y >= u_rows_shown) continue;
+      vec2 s = rowScales(y);
       for (int i = 0; i < 8; ++i) {
         if (i >= n.x) break;
-        ivec2 c = clamp(base + ivec2(i, j) * step, ivec2(0), u_size - 1);
-        if (c.y >= u_rows_shown) continue;
-        w = max(w, weightAt(c));
+        w = max(w, weightAt(ivec2(clamp(base.x + i * step.x, 0, u_size.x - 1), y), s));
       }
     }
     w = max(w, 0.0);
   }
   float t;
   if (u_scale_mode == 1) {
-    float m = texelFetch(u_row_max, ivec2(cell.y, 0), 0).r;
+    float m = texelFetch(u_rows_a, ivec2(cell.y, 0), 0).r;
     t = m > 0.0 ? w / m : 0.0;
   } else if (u_scale_mode == 2) {
     float lo = log(max(u_range.x, 1e-12));

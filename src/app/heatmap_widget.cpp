@@ -70,7 +70,7 @@ bool EnsureTexture(const HeatmapEnv& env, const AttentionMap& map, HeatmapTextur
                    uint64_t* version, std::string* error) {
   if (!env.renderer) return true;  // headless
   if (*owner == &map && *version == map.version) return true;
-  const int64_t bytes = (int64_t)map.weights.size() * 4;
+  const int64_t bytes = (int64_t)map.weights.size() * kTexelBytes;
   if (env.upload_budget && *env.upload_budget <= 0) return false;
   if (!UploadFits(env, bytes)) return false;
   const auto t0 = std::chrono::steady_clock::now();
@@ -90,7 +90,7 @@ void UploadArriveBand(const HeatmapEnv& env, HeatmapViewState* st, const float* 
   if (row1 <= row0) return;
   const auto t0 = std::chrono::steady_clock::now();
   env.renderer->UploadRows(&st->tex_arrive, data + (size_t)row0 * st->tex_arrive.cols, row0, row1);
-  CountUpload(env, (int64_t)(row1 - row0) * st->tex_arrive.cols * 4, t0, std::chrono::steady_clock::now());
+  CountUpload(env, (int64_t)(row1 - row0) * st->tex_arrive.cols * kTexelBytes, t0, std::chrono::steady_clock::now());
   st->tex_arrive_rows = row1;
 }
 
@@ -109,7 +109,7 @@ int UploadArrivingRows(const HeatmapEnv& env, const AttentionMap& map, HeatmapVi
   const int rows = std::min(st->arriving_rows, map.Rows());
   if (!env.renderer) return st->tex_arrive_rows = rows;
   // Whole bands only (a part's worth): each upload costs a software renderer a frame's time.
-  const int64_t band_bytes = (int64_t)kArriveBandRows * map.Cols() * 4;
+  const int64_t band_bytes = (int64_t)kArriveBandRows * map.Cols() * kTexelBytes;
   while (st->tex_arrive_rows + kArriveBandRows <= rows && (!env.upload_budget || *env.upload_budget > 0) &&
          UploadFits(env, band_bytes))
     UploadArriveBand(env, st, st->arriving, st->tex_arrive_rows + kArriveBandRows);

@@ -10,29 +10,38 @@ namespace attnviz {
 namespace {
 
 // One row: the maximum of the bits of the weights that are finite (at least 0: bits of +0.0), and
-// how many are not. No branch per weight, so it vectorizes (SSE/AVX natively, WASM SIMD on the web).
-inline int32_t RowMaxBits(const float* p, int cols, int32_t* bad) {
-  int32_t mx = 0, nonfinite = 0;
+// how many are not; *abs_bits gets the largest bits of a finite |w|. No branch per weight, so it
+// vectorizes (SSE/AVX natively, WASM SIMD on the web).
+inline int32_t RowMaxBits(const float* p, int cols, int32_t* bad, int32_t* abs_bits) {
+  int32_t mx = 0, amx = 0, nonfinite = 0;
   for (int c = 0; c < cols; ++c) {
     int32_t b;
     std::memcpy(&b, p + c, 4);
     const int32_t inf = (b & 0x7f800000) == 0x7f800000;  // NaN or infinity, either sign
     nonfinite += inf;
     mx = std::max(mx, inf ? 0 : b);
+    amx = std::max(amx, inf ? 0 : b & 0x7fffffff);
   }
   *bad |= nonfinite != 0;
+  *abs_bits = amx;
   return mx;
 }
 
 }  // namespace
 
-bool ScanRows(const float* data, int rows, int cols, float* row_max) {
+bool ScanRows(const float* data, int rows, int cols, float* row_max, float* row_abs_max) {
   int32_t bad = 0;
   for (int r = 0; r < rows; ++r) {
-    const int32_t bits = RowMaxBits(data + (size_t)r * (size_t)cols, cols, &bad);
+    int32_t abs_bits = 0;
+    const int32_t bits = RowMaxBits(data + (size_t)r * (size_t)cols, cols, &bad, &abs_bits);
     std::memcpy(&row_max[r], &bits, 4);
+    if (row_abs_max) std::memcpy(&row_abs_max[r], &abs_bits, 4);
   }
   return bad == 0;
+}
+
+bool ScanRows(const float* data, int rows, int cols, float* row_max) {
+  return ScanRows(data, rows, cols, row_max, nullptr);
 }
 
 bool FiniteRange(const float* data, size_t n, float* lo, float* hi) {

@@ -14,6 +14,9 @@ namespace attnviz {
 // with those weights as 0 would give. Branch-free over the float bits: a weight's bits as a signed
 // integer order every finite float >= 0 as the floats do, and every negative float below 0.
 bool ScanRows(const float* data, int rows, int cols, float* row_max);
+// The same, and row_abs_max[r] = the largest |w| of row r's finite weights (0 when there is none), in
+// the same pass: the row's scale in the half-float texture it goes to (render/heatmap_renderer.h).
+bool ScanRows(const float* data, int rows, int cols, float* row_max, float* row_abs_max);
 
 // *lo and *hi = the smallest and the largest finite of n weights; false (and both untouched) when
 // none is finite. Figures use it for their colour range and the width of printed numbers.

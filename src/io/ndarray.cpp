@@ -65,28 +65,6 @@ std::string NdArray::ShapeString() const {
   return s + ")";
 }
 
-float HalfToFloat(uint16_t h) {
-  const uint32_t sign = (uint32_t)(h >> 15) << 31;
-  const uint32_t exp = (h >> 10) & 0x1f;
-  const uint32_t mant = h & 0x3ff;
-  uint32_t bits;
-  if (exp == 0) {
-    if (mant == 0) {
-      bits = sign;
-    } else {  // subnormal: value = mant * 2^-24
-      float f = std::ldexp((float)mant, -24);
-      return sign ? -f : f;
-    }
-  } else if (exp == 31) {
-    bits = sign | 0x7f800000u | (mant << 13);
-  } else {
-    bits = sign | ((exp + 112) << 23) | (mant << 13);
-  }
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-
 namespace {
 
 template <typename T>

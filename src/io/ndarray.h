@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/attention.h"
+#include "core/half.h"  // HalfToFloat
 #include "core/status.h"
 
 namespace attnviz {
@@ -96,8 +97,6 @@ NdArray FromStrings(const std::vector<std::string>& strings);
 // files; callers that need finite data use this to flag it.
 int64_t CountNonFinite(const NdArray& a, int64_t* first_index = nullptr);
 
-// IEEE half -> float (handles subnormals, inf, NaN).
-float HalfToFloat(uint16_t h);
 // One element of a numeric dtype at p (unaligned, little-endian) as double; 0 for text dtypes.
 double ElementAsDouble(DType dtype, const uint8_t* p);
 

@@ -293,22 +293,6 @@ Status SafetensorsHeaderBytes(const std::vector<SafetensorsTensorSpec>& tensors,
   return Status::Ok();
 }
 
-uint16_t FloatToHalf(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  const uint16_t sign = (uint16_t)((x >> 16) & 0x8000);
-  const uint32_t a = x & 0x7fffffffu;
-  if (a > 0x7f800000u) return sign | 0x7e00 | (uint16_t)((a >> 13) & 0x3ff);  // NaN stays NaN (quiet)
-  if (a >= 0x477ff000u) return sign | 0x7c00;                                 // rounds to infinity
-  if (a >= 0x38800000u) {                                                     // a normal half
-    const uint32_t r = a + 0xfffu + ((a >> 13) & 1u);                         // round to nearest even
-    return sign | (uint16_t)((r - 0x38000000u) >> 13);                        // rebias 127 -> 15
-  }
-  float m;  // a subnormal half: a multiple of 2^-24 (1024 * 2^-24 is the smallest normal, encoded right)
-  std::memcpy(&m, &a, 4);
-  return sign | (uint16_t)std::nearbyint(m * 16777216.0f);
-}
-
 uint16_t FloatToBFloat16(float f) {
   uint32_t x;
   std::memcpy(&x, &f, 4);

@@ -23,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/half.h"  // FloatToHalf, HalfToFloat
 #include "core/status.h"
 #include "io/memory_budget.h"
 
@@ -97,7 +98,6 @@ Status SafetensorsHeaderBytes(const std::vector<SafetensorsTensorSpec>& tensors,
 // ---------------------------------------------------------------------------
 // Float conversions (little-endian bytes)
 // ---------------------------------------------------------------------------
-uint16_t FloatToHalf(float f);      // IEEE half, round to nearest even; overflow -> inf, NaN kept
 uint16_t FloatToBFloat16(float f);  // bfloat16, round to nearest even; NaN kept
 float BFloat16ToFloat(uint16_t b);  // exact
 // n elements of a float dtype (F16, BF16, F32, F64) -> float. Returns false for any other dtype.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/half.h"
 #include "core/row_scan.h"
 #include "embedded_shaders.h"
 #include "render/gl.h"
@@ -72,9 +73,10 @@ Status HeatmapRenderer::Init() {
   loc_view_ = glGetUniformLocation(program_, "u_view");
   loc_a_ = glGetUniformLocation(program_, "u_weights_a");
   loc_b_ = glGetUniformLocation(program_, "u_weights_b");
-  loc_row_max_ = glGetUniformLocation(program_, "u_row_max");
+  loc_row_max_ = glGetUniformLocation(program_, "u_rows_a");
   loc_lut_ = glGetUniformLocation(program_, "u_lut");
   loc_mix_ = glGetUniformLocation(program_, "u_frame_mix");
+  loc_rows_b_ = glGetUniformLocation(program_, "u_rows_b");
   loc_range_ = glGetUniformLocation(program_, "u_range");
   loc_mode_ = glGetUniformLocation(program_, "u_scale_mode");
   loc_rows_shown_ = glGetUniformLocation(program_, "u_rows_shown");
@@ -120,7 +122,7 @@ void HeatmapRenderer::Shutdown() {
 static void SetupFloatTexture(unsigned int* name) {
   if (!*name) glGenTextures(1, name);
   glBindTexture(GL_TEXTURE_2D, *name);
-  // R32F is not filterable in WebGL2 without an extension: NEAREST and texelFetch only.
+  // Cells are drawn as squares (texelFetch; R32F is not filterable in WebGL2 without an extension).
   glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
   glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
   glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
@@ -135,38 +137,62 @@ static Status CheckSize(int rows, int cols, int max_texture_size) {
   return Status::Ok();
 }
 
-// The weights to send, and their row maxima in row_max_ (from ScanRows, which leaves NaN and
-// infinities out of them): the caller's own weights when every one is finite (read once, not copied:
-// a copy into a fresh buffer cost the first head switch of a big file ~10 ms in WASM), else a copy
-// in the scratch buffer with those weights as 0; zeros when data is null.
-const float* HeatmapRenderer::Prepare(const float* data, int rows, int cols) {
-  const size_t n = (size_t)rows * cols;
-  if (row_max_.size() < (size_t)rows) row_max_.resize((size_t)rows);
-  if (data && ScanRows(data, rows, cols, row_max_.data())) return data;
-  if (scratch_.size() < n) scratch_.resize(n);
-  if (!data) {
-    std::fill(row_max_.begin(), row_max_.begin() + rows, 0.0f);
-    std::fill(scratch_.begin(), scratch_.begin() + (ptrdiff_t)n, 0.0f);
-    return scratch_.data();
+// rows_ <- [max(0, largest finite w), scale] for each of rows rows of data (zeros when data is null):
+// scale = the smallest power of two >= the row's largest finite |w| (1 for a row of zeros).
+void HeatmapRenderer::ScanForRows(const float* data, int rows, int cols) {
+  if (rows_.size() < 2 * (size_t)rows) rows_.resize(2 * (size_t)rows);
+  if (abs_max_.size() < 2 * (size_t)rows) abs_max_.resize(2 * (size_t)rows);
+  float* row_max = abs_max_.data() + rows;  // the second half of the scratch
+  if (data) {
+    ScanRows(data, rows, cols, row_max, abs_max_.data());
+  } else {
+    std::fill(abs_max_.begin(), abs_max_.begin() + 2 * (ptrdiff_t)rows, 0.0f);
   }
-  for (size_t i = 0; i < n; ++i) scratch_[i] = std::isfinite(data[i]) ? data[i] : 0.0f;
-  return scratch_.data();
+  for (int r = 0; r < rows; ++r) {
+    rows_[2 * (size_t)r] = row_max[r];
+    rows_[2 * (size_t)r + 1] = PowerOfTwoAtLeast(abs_max_[(size_t)r]);
+  }
+}
+
+// Rows [row0, row1) of data (rows of tex.cols, data at row row0; scales in rows_ from row 0 = row0)
+// into tex's weights texture as half(w / scale), a band of at most kHalfBandCells at a time (a 4096^2
+// head: 64 calls of 512 KiB, instead of a 32 MiB copy held beside it); zeros when data is null.
+void HeatmapRenderer::SendHalfRows(const HeatmapTexture& tex, const float* data, int row0, int row1) {
+  const int cols = tex.cols;
+  const int band = std::max(1, (int)(kHalfBandCells / (size_t)cols));
+  const size_t cap = (size_t)std::min(band, row1 - row0) * (size_t)cols;
+  if (halves_.size() < cap) halves_.resize(cap);
+  glPixelStorei(GL_UNPACK_ALIGNMENT, 2);
+  glBindTexture(GL_TEXTURE_2D, tex.weights);
+  for (int r = row0; r < row1; r += band) {
+    const int n = std::min(band, row1 - r);
+    if (data) {
+      for (int i = 0; i < n; ++i) {
+        const size_t k = (size_t)(r - row0 + i);
+        FloatsToHalves(data + k * (size_t)cols, (size_t)cols, 1.0f / rows_[2 * k + 1],  // exact: a power of two
+                       halves_.data() + (size_t)i * (size_t)cols);
+      }
+    } else {
+      std::fill(halves_.begin(), halves_.begin() + (ptrdiff_t)n * cols, (uint16_t)0);
+    }
+    glTexSubImage2D(GL_TEXTURE_2D, 0, 0, r, cols, n, GL_RED, GL_HALF_FLOAT, halves_.data());
+  }
 }
 
 Status HeatmapRenderer::Upload(HeatmapTexture* tex, const float* data, int rows, int cols) {
   rows = std::max(rows, 1);
   cols = std::max(cols, 1);
-  // The weights texture is [cols wide, rows high], the row maxima [rows wide, 1 high].
+  // The weights texture is [cols wide, rows high], the row maxima and scales [rows wide, 1 high].
   if (Status st = CheckSize(rows, cols, max_texture_size_); !st) return st;
-  const float* clean = Prepare(data, rows, cols);
-  const float* row_max = row_max_.data();
-  glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
+  ScanForRows(data, rows, cols);  // NaN and infinities are left out (and sent as 0)
   SetupFloatTexture(&tex->weights);
-  glTexImage2D(GL_TEXTURE_2D, 0, GL_R32F, cols, rows, 0, GL_RED, GL_FLOAT, clean);
-  SetupFloatTexture(&tex->row_max);
-  glTexImage2D(GL_TEXTURE_2D, 0, GL_R32F, rows, 1, 0, GL_RED, GL_FLOAT, row_max);
+  glTexImage2D(GL_TEXTURE_2D, 0, GL_R16F, cols, rows, 0, GL_RED, GL_HALF_FLOAT, nullptr);
   tex->rows = rows;
   tex->cols = cols;
+  SendHalfRows(*tex, data, 0, rows);
+  glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
+  SetupFloatTexture(&tex->row_max);
+  glTexImage2D(GL_TEXTURE_2D, 0, GL_RG32F, rows, 1, 0, GL_RG, GL_FLOAT, rows_.data());
   tex->version++;
   return Status::Ok();
 }
@@ -176,13 +202,12 @@ Status HeatmapRenderer::Allocate(HeatmapTexture* tex, int rows, int cols) {
   cols = std::max(cols, 1);
   if (Status st = CheckSize(rows, cols, max_texture_size_); !st) return st;
   // No pixels: WebGL2 zeroes them, GL ES leaves them undefined; the caller draws only rows uploaded.
-  glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
   SetupFloatTexture(&tex->weights);
-  glTexImage2D(GL_TEXTURE_2D, 0, GL_R32F, cols, rows, 0, GL_RED, GL_FLOAT, nullptr);
-  if (row_max_.size() < (size_t)rows) row_max_.resize((size_t)rows);
-  std::fill(row_max_.begin(), row_max_.begin() + rows, 0.0f);
+  glTexImage2D(GL_TEXTURE_2D, 0, GL_R16F, cols, rows, 0, GL_RED, GL_HALF_FLOAT, nullptr);
+  ScanForRows(nullptr, rows, cols);
+  glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
   SetupFloatTexture(&tex->row_max);
-  glTexImage2D(GL_TEXTURE_2D, 0, GL_R32F, rows, 1, 0, GL_RED, GL_FLOAT, row_max_.data());
+  glTexImage2D(GL_TEXTURE_2D, 0, GL_RG32F, rows, 1, 0, GL_RG, GL_FLOAT, rows_.data());
   tex->rows = rows;
   tex->cols = cols;
   tex->version++;
@@ -193,14 +218,12 @@ void HeatmapRenderer::UploadRows(HeatmapTexture* tex, const float* data, int row
   row0 = std::clamp(row0, 0, tex->rows);
   row1 = std::clamp(row1, row0, tex->rows);
   if (!tex->weights || row1 == row0) return;
-  const int rows = row1 - row0, cols = tex->cols;
-  const float* clean = Prepare(data, rows, cols);
-  const float* row_max = row_max_.data();
+  const int rows = row1 - row0;
+  ScanForRows(data, rows, tex->cols);
+  SendHalfRows(*tex, data, row0, row1);
   glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
-  glBindTexture(GL_TEXTURE_2D, tex->weights);
-  glTexSubImage2D(GL_TEXTURE_2D, 0, 0, row0, cols, rows, GL_RED, GL_FLOAT, clean);
   glBindTexture(GL_TEXTURE_2D, tex->row_max);
-  glTexSubImage2D(GL_TEXTURE_2D, 0, row0, 0, rows, 1, GL_RED, GL_FLOAT, row_max);
+  glTexSubImage2D(GL_TEXTURE_2D, 0, row0, 0, rows, 1, GL_RG, GL_FLOAT, rows_.data());
   tex->version++;
 }
 
@@ -236,8 +259,11 @@ void HeatmapRenderer::Draw(const HeatmapDraw& d, int fb_w, int fb_h) {
   glBindTexture(GL_TEXTURE_2D, luts_[(int)d.colormap]);
   glUniform1i(loc_a_, 0);
   glUniform1i(loc_b_, 1);
+  glActiveTexture(GL_TEXTURE4);
+  glBindTexture(GL_TEXTURE_2D, b->row_max);
   glUniform1i(loc_row_max_, 2);
   glUniform1i(loc_lut_, 3);
+  glUniform1i(loc_rows_b_, 4);
   glUniform1f(loc_mix_, b == d.tex ? 0.0f : d.frame_mix);
   glUniform2f(loc_range_, d.vmin, d.vmax);
   glUniform1i(loc_mode_, (int)d.scale);

@@ -1,6 +1,6 @@
 // attnviz render: draws attention matrices with the project's GLSL ES 3.00 shaders.
 //
-//   HeatmapTexture   one matrix on the GPU (R32F weights + R32F row maxima); upload only on change
+//   HeatmapTexture   one matrix on the GPU (R16F weights / row scale + RG32F row maxima, scales); upload on change
 //   HeatmapDraw      where and how to draw one texture this frame (screen rect, view, scale)
 //   HeatmapRenderer  owns the shader program, the quad and the colormap lookup textures
 //
@@ -20,9 +20,15 @@
 
 namespace attnviz {
 
+// Weights travel and live as half floats (2 bytes a cell instead of 4: a 4096^2 head is 32 MiB on
+// the GPU): texel = half(w / s), s = its row's scale, the smallest power of two >= the row's largest
+// |w|, so each weight is rounded once, to 11 significant bits relative to w (steps of 2^-24 s below
+// 2^-14 s), whatever the magnitudes of the other rows; the shader multiplies back.
+constexpr int kTexelBytes = 2;  // bytes per cell of a weights texture (R16F)
+
 struct HeatmapTexture {
-  unsigned int weights = 0;  // GL texture name, R32F [rows, cols]
-  unsigned int row_max = 0;  // GL texture name, R32F [rows] (per-row scale)
+  unsigned int weights = 0;  // GL texture name, R16F [rows, cols]: weight / its row's scale
+  unsigned int row_max = 0;  // GL texture name, RG32F [rows]: the row's maximum (per-row colour), scale
   int rows = 0;              // n_q
   int cols = 0;              // n_k
   uint64_t version = 0;      // bumped on every upload
@@ -49,13 +55,13 @@ class HeatmapRenderer {
  public:
   Status Init();    // compiles shaders, uploads the lookup textures; the error carries the GLSL log
   void Shutdown();  // frees every GL object it made
-  // Uploads data [rows, cols] row-major (creates or resizes tex). Non-finite values upload as 0
-  // (data is sent as it is when it has none: core/row_scan.h; copied and cleaned when it has).
+  // Uploads data [rows, cols] row-major (creates or resizes tex), as halves in bands of at most
+  // kHalfBandCells (a fixed scratch, whatever the size). Non-finite values upload as 0.
   // Fails, leaving tex as it was, when rows or cols exceed MaxTextureSize() (known after Init).
   Status Upload(HeatmapTexture* tex, const float* data, int rows, int cols);
   // Allocates tex as [rows, cols] of zeros (a lazily read head whose rows arrive in bands), then
   // UploadRows replaces rows [row0, row1) with data [row1 - row0, cols] (glTexSubImage2D of the
-  // band and of its row maxima). Allocate fails like Upload; UploadRows needs tex allocated.
+  // band and of its rows' maxima and scales). Allocate fails like Upload; UploadRows needs tex allocated.
   Status Allocate(HeatmapTexture* tex, int rows, int cols);
   void UploadRows(HeatmapTexture* tex, const float* data, int row0, int row1);
   void Release(HeatmapTexture* tex);  // frees tex's GL objects
@@ -70,9 +76,14 @@ class HeatmapRenderer {
   int loc_mix_ = -1, loc_range_ = -1, loc_mode_ = -1, loc_rows_shown_ = -1, loc_size_ = -1;
   int loc_empty_ = -1, loc_grid_ = -1, loc_cell_px_ = -1, loc_cells_per_px_ = -1;
   int max_texture_size_ = 0;
-  const float* Prepare(const float* data, int rows, int cols);  // data itself if clean; row_max_ filled
-  std::vector<float> scratch_;  // cleaned weights (data with NaN or infinities; zeros), never shrunk
-  std::vector<float> row_max_;  // the last upload's row maxima, never shrunk
+  static constexpr size_t kHalfBandCells = 1 << 18;  // 512 KiB of halves per glTexSubImage2D
+  // Rows [row0, row1) of data into tex (rows_ holds their maxima and scales), band by band.
+  void SendHalfRows(const HeatmapTexture& tex, const float* data, int row0, int row1);
+  void ScanForRows(const float* data, int rows, int cols);  // rows_ <- [max, scale] per row
+  std::vector<uint16_t> halves_;  // one band of converted weights, at most kHalfBandCells, never shrunk
+  std::vector<float> rows_;       // the last upload's [row max, row scale] pairs, never shrunk
+  std::vector<float> abs_max_;    // scratch: the rows' largest |w|, then their maxima; never shrunk
+  int loc_rows_b_ = -1;           // u_rows_b: frame b's row maxima and scales
 };
 
 // Compiles a program from two embedded shader files (names as in shaders/) into *program; on

@@ -16,8 +16,24 @@ async function docShot(page, name) {
 const cmd = (page, c) => page.evaluate((x) => window.attnviz.command(x), c);
 const describe = (page) => page.evaluate(() => window.attnviz.describe());
 
+// Records the weights textures the page makes: every texImage2D / texSubImage2D of a one-channel
+// format, as [call, internalformat, type, width, height, bytes of the data argument].
+function watchTextures() {
+  window.__textures = [];
+  const proto = WebGL2RenderingContext.prototype;
+  const image = proto.texImage2D, sub = proto.texSubImage2D;
+  proto.texImage2D = function (...a) {
+    if (a.length >= 9 && a[6] === this.RED) window.__textures.push(['image', a[2], a[7], a[3], a[4], a[8] ? a[8].byteLength : 0]);
+    return image.apply(this, a);
+  };
+  proto.texSubImage2D = function (...a) {
+    if (a.length >= 9 && a[6] === this.RED) window.__textures.push(['sub', 0, a[7], a[4], a[5], a[8] ? a[8].byteLength : 0]);
+    return sub.apply(this, a);
+  };
+}
+
 async function main() {
-  const app = await openApp('?example=translation&view=heatmap');
+  const app = await openApp('?example=translation&view=heatmap', { init: watchTextures });
   const { page, errors } = app;
   try {
     await cmd(page, 'numbers off');
@@ -201,6 +217,33 @@ async function main() {
       check(`scale ${scale} is described`, d.scale === scale, String(d.scale));
       checkHeatmapPixels(`scale ${scale}`, d, h, shot.png);
     }
+
+    // Half-float textures (render/heatmap_renderer.h): each row is scaled by its own power of two, so
+    // rows a million apart in magnitude keep 11 bits each. Raw halves would saturate row 0 (> 65504)
+    // and round row 1 to multiples of 6e-8 (t 0.24 instead of 0.25); one scale for the whole map
+    // would leave row 1 all zeros.
+    await page.evaluate(() => { window.__textures.length = 0; });
+    const wide = [[1e6, 5e5, 2.5e5, 0], [4e-7, 2e-7, 1e-7, 3e-8], [0.25, 0.5, 0.125, 0.125]];
+    await page.evaluate((w) => window.attnviz.load({ source_tokens: ['a', 'b', 'c', 'd'], target_tokens: ['x', 'y', 'z'],
+      weights: w }), wide);
+    await cmd(page, 'numbers off');
+    await cmd(page, 'step 3');
+    for (const scale of ['row', 'global']) {
+      await cmd(page, `scale ${scale}`);
+      await frames(page, 4);
+      d = await describe(page);
+      const h = d.heatmaps.find((x) => x.id === 'main');
+      const shot = await screenshot(page, `half-rows-${scale}.png`);
+      check(`wide-range weights opened (${scale})`, h && h.rows === 3 && h.cols === 4);
+      checkHeatmapPixels(`weights 1e-7 to 1e6, scale ${scale}`, d, h, shot.png, 1, 0.01);
+    }
+    const tex = await page.evaluate(() => window.__textures.filter((t) => t[3] === 4));
+    const gl = { R16F: 0x822D, HALF_FLOAT: 0x140B };
+    check('the 3 x 4 map went to the GPU as an R16F texture of halves', tex.length >= 2 &&
+      tex.some((t) => t[0] === 'image' && t[1] === gl.R16F && t[4] === 3) && tex.every((t) => t[2] === gl.HALF_FLOAT),
+      JSON.stringify(tex));
+    check('its 3 rows were sent as halves, 2 bytes a cell', tex.some((t) => t[0] === 'sub' && t[2] === gl.HALF_FLOAT &&
+      t[4] === 3), JSON.stringify(tex));
 
     check('no console errors', errors.length === 0, errors.slice(0, 3).join(' | '));
   } finally {

@@ -53,6 +53,14 @@ TEST(RowScan, RowMaximaMatchTheCleanedCopyForEveryKindOfWeight) {
     std::vector<float> want, got((size_t)rows, -7.0f);
     ASSERT_TRUE(Reference(w, rows, cols, &want));
     EXPECT_TRUE(attnviz::ScanRows(w.data(), rows, cols, got.data())) << cols;
+    std::vector<float> abs_max((size_t)rows, -1.0f), got2((size_t)rows);  // the half textures' row scales
+    EXPECT_TRUE(attnviz::ScanRows(w.data(), rows, cols, got2.data(), abs_max.data()));
+    EXPECT_EQ(got2, got) << cols;
+    for (int r = 0; r < rows; ++r) {
+      float want_abs = 0.0f;
+      for (int c = 0; c < cols; ++c) want_abs = std::max(want_abs, std::fabs(w[(size_t)r * cols + c]));
+      EXPECT_EQ(abs_max[(size_t)r], want_abs) << "cols " << cols << " row " << r;
+    }
     for (int r = 0; r < rows; ++r) {
       EXPECT_EQ(got[(size_t)r], want[(size_t)r]) << "cols " << cols << " row " << r;
       EXPECT_FALSE(std::signbit(got[(size_t)r])) << "cols " << cols << " row " << r;
@@ -76,6 +84,11 @@ TEST(RowScan, NonFiniteWeightsAreFoundWherever) {
       std::vector<float> want, got((size_t)rows);
       ASSERT_FALSE(Reference(w, rows, cols, &want));
       EXPECT_FALSE(attnviz::ScanRows(w.data(), rows, cols, got.data())) << at;
+      std::vector<float> abs_max((size_t)rows), got2((size_t)rows);
+      w[(size_t)(at == 0 ? 1 : 0)] = -0.5f;  // row 0's largest |w| is a negative weight's
+      EXPECT_FALSE(attnviz::ScanRows(w.data(), rows, cols, got2.data(), abs_max.data())) << at;
+      for (int r = 0; r < rows; ++r) EXPECT_EQ(abs_max[(size_t)r], r == 0 ? 0.5f : 0.25f) << at << " row " << r;
+      w[(size_t)(at == 0 ? 1 : 0)] = 0.25f;
       for (int r = 0; r < rows; ++r) EXPECT_EQ(got[(size_t)r], want[(size_t)r]) << at << " row " << r;
     }
   std::vector<float> fine((size_t)rows * cols, std::numeric_limits<float>::max());

@@ -4,6 +4,7 @@ attnviz_add_test(core_tests
   SOURCES tests/core/attention_test.cpp tests/core/kernels_test.cpp tests/core/kernels_tiles_test.cpp
           tests/core/head_stats_test.cpp tests/core/colormap_test.cpp tests/core/label_layout_test.cpp
           tests/core/row_scan_test.cpp tests/core/token_select_test.cpp
+          tests/core/half_test.cpp
   LIBS attnviz_core)
 target_include_directories(core_tests PRIVATE ${CMAKE_SOURCE_DIR}/tests/core)
 # The relaxed-SIMD (FMA) tile variants: the WASM twin links the web glue that loads them; the

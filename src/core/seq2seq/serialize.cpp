@@ -4,9 +4,11 @@
 //   "AVS2" | u32 version | 14 x i32 config (version 1: the first 12) | vocab(source) | vocab(target) | u32 n_params |
 //   n_params x { u16 name_len, name, u32 rows, u32 cols, u8 dtype (0 f32, 1 f16), data } | u32 fnv1a(all before)
 //   vocab: u32 count, count x { u16 len, bytes }
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
+#include "core/half.h"
 #include "core/seq2seq/model.h"
 
 namespace attnviz {
@@ -22,47 +24,6 @@ uint32_t Fnv1a(const uint8_t* p, size_t n) {
   uint32_t h = 2166136261u;
   for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 16777619u;
   return h;
-}
-
-uint16_t FloatToHalf(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  const uint32_t sign = (x >> 16) & 0x8000u;
-  const int32_t exp = static_cast<int32_t>((x >> 23) & 0xFF) - 127 + 15;
-  uint32_t mant = x & 0x7FFFFFu;
-  if (exp >= 31) return static_cast<uint16_t>(sign | 0x7BFFu);  // clamp to the largest finite half
-  if (exp <= 0) {
-    if (exp < -10) return static_cast<uint16_t>(sign);
-    mant |= 0x800000u;
-    const int shift = 14 - exp;
-    uint32_t h = mant >> shift;
-    const uint32_t rem = mant & ((1u << shift) - 1), half = 1u << (shift - 1);
-    if (rem > half || (rem == half && (h & 1))) ++h;
-    return static_cast<uint16_t>(sign | h);
-  }
-  uint32_t h = (static_cast<uint32_t>(exp) << 10) | (mant >> 13);
-  const uint32_t rem = mant & 0x1FFFu;
-  if (rem > 0x1000u || (rem == 0x1000u && (h & 1))) ++h;  // round to nearest even (may carry into the exponent)
-  if ((h & 0x7C00u) == 0x7C00u) h = 0x7BFFu;
-  return static_cast<uint16_t>(sign | h);
-}
-
-float HalfToFloat(uint16_t h) {
-  const uint32_t sign = (h & 0x8000u) << 16;
-  const uint32_t exp = (h >> 10) & 0x1F, mant = h & 0x3FFu;
-  uint32_t x;
-  if (exp == 0) {
-    const float f = std::ldexp(static_cast<float>(mant), -24);
-    std::memcpy(&x, &f, 4);
-    x |= sign;
-  } else if (exp == 31) {
-    x = sign | 0x7F800000u | (mant << 13);  // inf / NaN (rejected by the finiteness check)
-  } else {
-    x = sign | ((exp - 15 + 127) << 23) | (mant << 13);
-  }
-  float f;
-  std::memcpy(&f, &x, 4);
-  return f;
 }
 
 class Writer {
@@ -175,7 +136,7 @@ Status SaveModel(const Model& m, std::vector<uint8_t>* out, bool half) {
     w.U8(half ? 1 : 0);
     for (int i = 0; i < p.value.size(); ++i) {
       if (half)
-        w.U16(FloatToHalf(p.value.data()[i]));
+        w.U16(FloatToHalf(std::clamp(p.value.data()[i], -65504.0f, 65504.0f)));  // saturate
       else
         w.F32(p.value.data()[i]);
     }
