@@ -14,6 +14,9 @@
 //   upload   a 1024 x 1024 head made ready for the GPU: ScanRows (read only, since stop 28) vs the
 //            renderer's cleaned copy with row maxima until then, into a buffer already touched (a first
 //            upload also paid for the buffer's fresh pages: the lazy bench's upload_ms shows that)
+//   halves   the renderer's work before an R16F upload since stop 33 (RowsToHalves: each row's
+//            maximum and scale, then its halves, into a 512 KiB band) vs ScanRows alone (the R32F
+//            upload's), and vs ScanRows then the scalar FloatToHalf per weight
 // Lines:
 //   json|json17 impl=fast|strtod numbers=.. median_ms=.. mb_per_s=..   and   ratio impl=json_fast vs=json_strtod
 //   ratio=.. decode impl=.. weights=.. median_ns_per_weight=.. min_ns_per_weight=.. gb_per_s_out=.. ratio impl=.. vs=..
@@ -28,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "core/half.h"
 #include "core/row_scan.h"
 #include "io/json.h"
 #include "io/ndarray.h"
@@ -166,6 +170,57 @@ bool UploadLines(const std::vector<float>& weights) {
   size_t differ = finite ? 1 : 0;  // the weights hold NaNs: ScanRows must say so
   for (int r = 0; r < rows; ++r) differ += max_a[r] != max_b[r];
   return differ == 0;
+}
+
+// What HeatmapRenderer::Upload does on the CPU for an R16F texture (bands of 2^18 weights):
+// RowsToHalves, or the same with the scalar FloatToHalf after ScanRows.
+void HalfRows(const float* w, int rows, int cols, bool scalar, std::vector<float>* pairs, std::vector<uint16_t>* band) {
+  const int band_rows = std::max(1, (1 << 18) / cols);
+  for (int r0 = 0; r0 < rows; r0 += band_rows) {
+    const int n = std::min(band_rows, rows - r0);
+    const float* src = w + (size_t)r0 * cols;
+    if (!scalar) {
+      RowsToHalves(src, n, cols, pairs->data() + 2 * (size_t)r0, band->data());
+      continue;
+    }
+    ScanRows(src, n, cols, pairs->data() + 2 * (size_t)r0);  // (only the maxima's cost; the pairs are not used)
+    for (int r = 0; r < n; ++r) {
+      float a = 0.0f;
+      for (int c = 0; c < cols; ++c)
+        a = std::max(a, std::isfinite(src[(size_t)r * cols + c]) ? std::fabs(src[(size_t)r * cols + c]) : 0.0f);
+      const float inv = 1.0f / PowerOfTwoAtLeast(a);
+      for (int c = 0; c < cols; ++c) {
+        const float v = src[(size_t)r * cols + c];
+        (*band)[(size_t)r * cols + c] = std::isfinite(v) ? FloatToHalf(v * inv) : 0;
+      }
+    }
+  }
+}
+
+// The renderer's R16F preparation against ScanRows alone (R32F) and a scalar conversion, alternating.
+// Returns whether the vector and scalar halves agree.
+bool HalfLines(const std::vector<float>& weights) {
+  const int rows = 1024, cols = 1024;
+  std::vector<float> row_max(rows), pairs(2 * (size_t)rows);
+  std::vector<uint16_t> band_a((size_t)1 << 18), band_b((size_t)1 << 18);
+  const char* names[] = {"RowsToHalves", "ScanRows", "scalar_halves"};
+  std::vector<double> samples[3];
+  for (int round = 0; round < kSamples + 2; ++round)
+    for (int i = 0; i < 3; ++i) {
+      const int k = (i + round) % 3;
+      const auto t0 = std::chrono::steady_clock::now();
+      if (k == 0) HalfRows(weights.data(), rows, cols, false, &pairs, &band_a);
+      if (k == 1) ScanRows(weights.data(), rows, cols, row_max.data());
+      if (k == 2) HalfRows(weights.data(), rows, cols, true, &pairs, &band_b);
+      if (round >= 2) samples[k].push_back(Seconds(t0));
+    }
+  for (int k = 0; k < 3; ++k)
+    std::printf("halves impl=%s rows=%d cols=%d median_ms=%.3f ns_per_weight=%.3f\n", names[k], rows, cols,
+                Median(samples[k]) * 1e3, Median(samples[k]) * 1e9 / ((double)rows * cols));
+  std::printf("ratio impl=RowsToHalves vs=ScanRows ratio=%.2f (< 1: the R16F texture's CPU cost over R32F's)\n",
+              Median(samples[1]) / Median(samples[0]));
+  std::printf("ratio impl=RowsToHalves vs=scalar_halves ratio=%.2f\n", Median(samples[2]) / Median(samples[0]));
+  return band_a == band_b;
 }
 
 // The lazy reader's F32 and BF16 weights until stop 27: the plain conversion, then a loop with a
@@ -380,6 +435,9 @@ int main() {
   const bool upload_same = UploadLines(weights);
   std::printf("decode check upload_row_max_same=%d (1: ScanRows gives the copy's row maxima and finds the NaNs)\n",
               upload_same ? 1 : 0);
+  const bool halves_same = HalfLines(weights);
+  std::printf("decode check halves_same=%d (1: the vectorized halves equal the scalar FloatToHalf's)\n",
+              halves_same ? 1 : 0);
   const bool json_same = JsonLines();
-  return differ == 0 && json_same && floats_same && upload_same ? 0 : 1;
+  return differ == 0 && json_same && floats_same && upload_same && halves_same ? 0 : 1;
 }

@@ -21,8 +21,9 @@ float HalfToFloat(uint16_t h);  // exact
 // 0 and products beyond the half range as +-65504 (0x7bff). No branch per element.
 void FloatsToHalves(const float* src, size_t n, float scale, uint16_t* dst);
 
-// The smallest power of two >= |x| (1 for x = 0 or not finite; at most 2^127): the scale that puts
-// every weight of magnitude <= |x| into [-1, 1] with no rounding of its own.
+// The smallest power of two >= |x|, within [2^-126, 2^127] (1 for x = 0 or not finite): the scale
+// that puts every weight of magnitude <= |x| into [-1, 1] (into [-2, 2] above 2^127) with no
+// rounding of its own; its inverse is a finite float too.
 float PowerOfTwoAtLeast(float x);
 
 }  // namespace attnviz

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "core/half.h"
+
 namespace attnviz {
 
 namespace {
@@ -29,19 +31,30 @@ inline int32_t RowMaxBits(const float* p, int cols, int32_t* bad, int32_t* abs_b
 
 }  // namespace
 
-bool ScanRows(const float* data, int rows, int cols, float* row_max, float* row_abs_max) {
+bool ScanRows(const float* data, int rows, int cols, float* row_max) {
   int32_t bad = 0;
   for (int r = 0; r < rows; ++r) {
-    int32_t abs_bits = 0;
+    int32_t abs_bits;
     const int32_t bits = RowMaxBits(data + (size_t)r * (size_t)cols, cols, &bad, &abs_bits);
     std::memcpy(&row_max[r], &bits, 4);
-    if (row_abs_max) std::memcpy(&row_abs_max[r], &abs_bits, 4);
   }
   return bad == 0;
 }
 
-bool ScanRows(const float* data, int rows, int cols, float* row_max) {
-  return ScanRows(data, rows, cols, row_max, nullptr);
+bool RowsToHalves(const float* data, int rows, int cols, float* rows_out, uint16_t* dst) {
+  int32_t bad = 0;
+  for (int r = 0; r < rows; ++r) {
+    const float* row = data + (size_t)r * (size_t)cols;
+    int32_t abs_bits = 0;
+    const int32_t bits = RowMaxBits(row, cols, &bad, &abs_bits);
+    float abs_max;
+    std::memcpy(&rows_out[2 * (size_t)r], &bits, 4);
+    std::memcpy(&abs_max, &abs_bits, 4);
+    const float scale = PowerOfTwoAtLeast(abs_max);
+    rows_out[2 * (size_t)r + 1] = scale;
+    FloatsToHalves(row, (size_t)cols, 1.0f / scale, dst + (size_t)r * (size_t)cols);  // exact: a power of two
+  }
+  return bad == 0;
 }
 
 bool FiniteRange(const float* data, size_t n, float* lo, float* hi) {

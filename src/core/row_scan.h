@@ -6,6 +6,7 @@
 // weight is not finite (only then does the renderer copy them, with those weights as 0).
 #pragma once
 #include <cstddef>
+#include <cstdint>
 
 namespace attnviz {
 
@@ -14,9 +15,12 @@ namespace attnviz {
 // with those weights as 0 would give. Branch-free over the float bits: a weight's bits as a signed
 // integer order every finite float >= 0 as the floats do, and every negative float below 0.
 bool ScanRows(const float* data, int rows, int cols, float* row_max);
-// The same, and row_abs_max[r] = the largest |w| of row r's finite weights (0 when there is none), in
-// the same pass: the row's scale in the half-float texture it goes to (render/heatmap_renderer.h).
-bool ScanRows(const float* data, int rows, int cols, float* row_max, float* row_abs_max);
+
+// A weights texture's rows made ready for the GPU in one pass per row (the row still in L1 for its
+// second read): rows_out[2 r] = row r's maximum as ScanRows gives it, rows_out[2 r + 1] = its scale
+// s (the smallest power of two >= its largest finite |w|; 1 for a row of zeros), dst[r cols + c] =
+// half(w / s) (core/half.h: NaN and infinities as 0). Returns false if some weight is not finite.
+bool RowsToHalves(const float* data, int rows, int cols, float* rows_out, uint16_t* dst);
 
 // *lo and *hi = the smallest and the largest finite of n weights; false (and both untouched) when
 // none is finite. Figures use it for their colour range and the width of printed numbers.

@@ -137,43 +137,26 @@ static Status CheckSize(int rows, int cols, int max_texture_size) {
   return Status::Ok();
 }
 
-// rows_ <- [max(0, largest finite w), scale] for each of rows rows of data (zeros when data is null):
-// scale = the smallest power of two >= the row's largest finite |w| (1 for a row of zeros).
-void HeatmapRenderer::ScanForRows(const float* data, int rows, int cols) {
-  if (rows_.size() < 2 * (size_t)rows) rows_.resize(2 * (size_t)rows);
-  if (abs_max_.size() < 2 * (size_t)rows) abs_max_.resize(2 * (size_t)rows);
-  float* row_max = abs_max_.data() + rows;  // the second half of the scratch
-  if (data) {
-    ScanRows(data, rows, cols, row_max, abs_max_.data());
-  } else {
-    std::fill(abs_max_.begin(), abs_max_.begin() + 2 * (ptrdiff_t)rows, 0.0f);
-  }
-  for (int r = 0; r < rows; ++r) {
-    rows_[2 * (size_t)r] = row_max[r];
-    rows_[2 * (size_t)r + 1] = PowerOfTwoAtLeast(abs_max_[(size_t)r]);
-  }
-}
-
-// Rows [row0, row1) of data (rows of tex.cols, data at row row0; scales in rows_ from row 0 = row0)
-// into tex's weights texture as half(w / scale), a band of at most kHalfBandCells at a time (a 4096^2
-// head: 64 calls of 512 KiB, instead of a 32 MiB copy held beside it); zeros when data is null.
+// Rows [row0, row1) of data (rows of tex.cols, data at row row0) into tex's weights texture as
+// half(w / s), s each row's scale (core/row_scan.h RowsToHalves), a band of at most kHalfBandCells at
+// a time (a 4096^2 head: 64 calls of 512 KiB, instead of a 32 MiB copy held beside it); zeros when
+// data is null. rows_ gets the rows' [maximum, scale] pairs from index 0, for the RG32F texture.
 void HeatmapRenderer::SendHalfRows(const HeatmapTexture& tex, const float* data, int row0, int row1) {
-  const int cols = tex.cols;
+  const int cols = tex.cols, rows = row1 - row0;
   const int band = std::max(1, (int)(kHalfBandCells / (size_t)cols));
-  const size_t cap = (size_t)std::min(band, row1 - row0) * (size_t)cols;
+  const size_t cap = (size_t)std::min(band, rows) * (size_t)cols;
   if (halves_.size() < cap) halves_.resize(cap);
+  if (rows_.size() < 2 * (size_t)rows) rows_.resize(2 * (size_t)rows);
   glPixelStorei(GL_UNPACK_ALIGNMENT, 2);
   glBindTexture(GL_TEXTURE_2D, tex.weights);
   for (int r = row0; r < row1; r += band) {
     const int n = std::min(band, row1 - r);
+    float* pairs = rows_.data() + 2 * (size_t)(r - row0);
     if (data) {
-      for (int i = 0; i < n; ++i) {
-        const size_t k = (size_t)(r - row0 + i);
-        FloatsToHalves(data + k * (size_t)cols, (size_t)cols, 1.0f / rows_[2 * k + 1],  // exact: a power of two
-                       halves_.data() + (size_t)i * (size_t)cols);
-      }
+      RowsToHalves(data + (size_t)(r - row0) * (size_t)cols, n, cols, pairs, halves_.data());
     } else {
       std::fill(halves_.begin(), halves_.begin() + (ptrdiff_t)n * cols, (uint16_t)0);
+      for (int i = 0; i < n; ++i) pairs[2 * i] = 0.0f, pairs[2 * i + 1] = 1.0f;
     }
     glTexSubImage2D(GL_TEXTURE_2D, 0, 0, r, cols, n, GL_RED, GL_HALF_FLOAT, halves_.data());
   }
@@ -184,7 +167,6 @@ Status HeatmapRenderer::Upload(HeatmapTexture* tex, const float* data, int rows,
   cols = std::max(cols, 1);
   // The weights texture is [cols wide, rows high], the row maxima and scales [rows wide, 1 high].
   if (Status st = CheckSize(rows, cols, max_texture_size_); !st) return st;
-  ScanForRows(data, rows, cols);  // NaN and infinities are left out (and sent as 0)
   SetupFloatTexture(&tex->weights);
   glTexImage2D(GL_TEXTURE_2D, 0, GL_R16F, cols, rows, 0, GL_RED, GL_HALF_FLOAT, nullptr);
   tex->rows = rows;
@@ -204,7 +186,8 @@ Status HeatmapRenderer::Allocate(HeatmapTexture* tex, int rows, int cols) {
   // No pixels: WebGL2 zeroes them, GL ES leaves them undefined; the caller draws only rows uploaded.
   SetupFloatTexture(&tex->weights);
   glTexImage2D(GL_TEXTURE_2D, 0, GL_R16F, cols, rows, 0, GL_RED, GL_HALF_FLOAT, nullptr);
-  ScanForRows(nullptr, rows, cols);
+  if (rows_.size() < 2 * (size_t)rows) rows_.resize(2 * (size_t)rows);
+  for (int r = 0; r < rows; ++r) rows_[2 * (size_t)r] = 0.0f, rows_[2 * (size_t)r + 1] = 1.0f;
   glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
   SetupFloatTexture(&tex->row_max);
   glTexImage2D(GL_TEXTURE_2D, 0, GL_RG32F, rows, 1, 0, GL_RG, GL_FLOAT, rows_.data());
@@ -219,7 +202,6 @@ void HeatmapRenderer::UploadRows(HeatmapTexture* tex, const float* data, int row
   row1 = std::clamp(row1, row0, tex->rows);
   if (!tex->weights || row1 == row0) return;
   const int rows = row1 - row0;
-  ScanForRows(data, rows, tex->cols);
   SendHalfRows(*tex, data, row0, row1);
   glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
   glBindTexture(GL_TEXTURE_2D, tex->row_max);

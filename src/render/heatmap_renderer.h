@@ -77,12 +77,10 @@ class HeatmapRenderer {
   int loc_empty_ = -1, loc_grid_ = -1, loc_cell_px_ = -1, loc_cells_per_px_ = -1;
   int max_texture_size_ = 0;
   static constexpr size_t kHalfBandCells = 1 << 18;  // 512 KiB of halves per glTexSubImage2D
-  // Rows [row0, row1) of data into tex (rows_ holds their maxima and scales), band by band.
+  // Rows [row0, row1) of data into tex band by band; rows_ gets their [maximum, scale] pairs.
   void SendHalfRows(const HeatmapTexture& tex, const float* data, int row0, int row1);
-  void ScanForRows(const float* data, int rows, int cols);  // rows_ <- [max, scale] per row
   std::vector<uint16_t> halves_;  // one band of converted weights, at most kHalfBandCells, never shrunk
   std::vector<float> rows_;       // the last upload's [row max, row scale] pairs, never shrunk
-  std::vector<float> abs_max_;    // scratch: the rows' largest |w|, then their maxima; never shrunk
   int loc_rows_b_ = -1;           // u_rows_b: frame b's row maxima and scales
 };
 

@@ -107,6 +107,8 @@ TEST(Half, PowerOfTwoScales) {
   EXPECT_EQ(attnviz::PowerOfTwoAtLeast(0.0f), 1.0f);
   EXPECT_EQ(attnviz::PowerOfTwoAtLeast(NAN), 1.0f);
   EXPECT_EQ(attnviz::PowerOfTwoAtLeast(std::numeric_limits<float>::max()), 0x1p127f);
+  EXPECT_EQ(attnviz::PowerOfTwoAtLeast(1e-40f), 0x1p-126f);  // a subnormal: 1 / scale stays finite
+  EXPECT_TRUE(std::isfinite(1.0f / attnviz::PowerOfTwoAtLeast(1e-45f)));
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// tests/core: ScanRows, the read-only pass that lets clean weights go to the GPU without a copy.
+// tests/core: ScanRows, the read-only pass over weights before the GPU, and RowsToHalves, the R16F one.
 #include "core/row_scan.h"
 
 #include <gtest/gtest.h>
@@ -9,6 +9,8 @@
 #include <cstring>
 #include <limits>
 #include <vector>
+
+#include "core/half.h"
 
 namespace {
 
@@ -53,14 +55,24 @@ TEST(RowScan, RowMaximaMatchTheCleanedCopyForEveryKindOfWeight) {
     std::vector<float> want, got((size_t)rows, -7.0f);
     ASSERT_TRUE(Reference(w, rows, cols, &want));
     EXPECT_TRUE(attnviz::ScanRows(w.data(), rows, cols, got.data())) << cols;
-    std::vector<float> abs_max((size_t)rows, -1.0f), got2((size_t)rows);  // the half textures' row scales
-    EXPECT_TRUE(attnviz::ScanRows(w.data(), rows, cols, got2.data(), abs_max.data()));
-    EXPECT_EQ(got2, got) << cols;
+    // The half textures' pass: the same maxima, each row's scale, each weight halved by it.
+    std::vector<float> pairs(2 * (size_t)rows, -1.0f);
+    std::vector<uint16_t> halves(w.size()), want_halves(w.size());
+    EXPECT_TRUE(attnviz::RowsToHalves(w.data(), rows, cols, pairs.data(), halves.data()));
     for (int r = 0; r < rows; ++r) {
       float want_abs = 0.0f;
       for (int c = 0; c < cols; ++c) want_abs = std::max(want_abs, std::fabs(w[(size_t)r * cols + c]));
-      EXPECT_EQ(abs_max[(size_t)r], want_abs) << "cols " << cols << " row " << r;
+      const float scale = attnviz::PowerOfTwoAtLeast(want_abs);
+      EXPECT_EQ(pairs[2 * (size_t)r], want[(size_t)r]) << "cols " << cols << " row " << r;
+      EXPECT_EQ(pairs[2 * (size_t)r + 1], scale) << "cols " << cols << " row " << r;
+      // |w| / s in (1/2, 1], but for rows of subnormals (s = 2^-126) and rows past 2^127 (s = 2^127)
+      EXPECT_TRUE(want_abs == 0.0f || scale == 0x1p-126f ||
+                  (want_abs / scale <= (scale == 0x1p127f ? 2.0f : 1.0f) && want_abs / scale > 0.5f))
+          << want_abs << " " << scale;
+      for (int c = 0; c < cols; ++c)
+        want_halves[(size_t)r * cols + c] = attnviz::FloatToHalf(w[(size_t)r * cols + c] / scale);
     }
+    EXPECT_EQ(halves, want_halves) << cols;
     for (int r = 0; r < rows; ++r) {
       EXPECT_EQ(got[(size_t)r], want[(size_t)r]) << "cols " << cols << " row " << r;
       EXPECT_FALSE(std::signbit(got[(size_t)r])) << "cols " << cols << " row " << r;
@@ -84,10 +96,12 @@ TEST(RowScan, NonFiniteWeightsAreFoundWherever) {
       std::vector<float> want, got((size_t)rows);
       ASSERT_FALSE(Reference(w, rows, cols, &want));
       EXPECT_FALSE(attnviz::ScanRows(w.data(), rows, cols, got.data())) << at;
-      std::vector<float> abs_max((size_t)rows), got2((size_t)rows);
+      std::vector<float> pairs(2 * (size_t)rows);
+      std::vector<uint16_t> halves(w.size(), 7);
       w[(size_t)(at == 0 ? 1 : 0)] = -0.5f;  // row 0's largest |w| is a negative weight's
-      EXPECT_FALSE(attnviz::ScanRows(w.data(), rows, cols, got2.data(), abs_max.data())) << at;
-      for (int r = 0; r < rows; ++r) EXPECT_EQ(abs_max[(size_t)r], r == 0 ? 0.5f : 0.25f) << at << " row " << r;
+      EXPECT_FALSE(attnviz::RowsToHalves(w.data(), rows, cols, pairs.data(), halves.data())) << at;
+      for (int r = 0; r < rows; ++r) EXPECT_EQ(pairs[2 * (size_t)r + 1], r == 0 ? 0.5f : 0.25f) << at << " row " << r;
+      EXPECT_EQ(halves[(size_t)at], 0) << at;  // the bad weight goes to the GPU as 0
       w[(size_t)(at == 0 ? 1 : 0)] = 0.25f;
       for (int r = 0; r < rows; ++r) EXPECT_EQ(got[(size_t)r], want[(size_t)r]) << at << " row " << r;
     }
