@@ -101,6 +101,7 @@ bench: configure-native configure-web
 	./build/native/bench/attnviz_load_bench --mode stream $(BIG_NPY)
 	@echo "== big files: the same in headless Chromium"; node bench/load_browser_bench.mjs $(BIG_NPY)
 	@echo "== LLM-sized: a 32 GiB safetensors file read lazily in headless Chromium"; node bench/lazy_browser_bench.mjs
+	@echo "== heatmap texture uploads, R16F vs R32F, in headless Chromium"; node bench/upload_browser_bench.mjs
 	@echo "== HTTP Range reads in headless Chromium: the HTTP cache, and frames kept vs drawn"; node bench/range_browser_bench.mjs
 
 clean:

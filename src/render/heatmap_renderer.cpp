@@ -122,7 +122,7 @@ void HeatmapRenderer::Shutdown() {
 static void SetupFloatTexture(unsigned int* name) {
   if (!*name) glGenTextures(1, name);
   glBindTexture(GL_TEXTURE_2D, *name);
-  // Cells are drawn as squares (texelFetch; R32F is not filterable in WebGL2 without an extension).
+  // Cells are drawn as squares: texelFetch, NEAREST.
   glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
   glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
   glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
