@@ -49,14 +49,14 @@ def head_view(attention: Any = None, tokens: Optional[Sequence[str]] = None, sen
               encoder_tokens: Optional[Sequence[str]] = None, decoder_tokens: Optional[Sequence[str]] = None,
               include_layers: Optional[Sequence[int]] = None, html_action: str = "view", **show_kwargs: Any) -> Any:
     """BertViz's head_view, in attnviz's Lines view: every head of `layer` (default 0) at once, one
-    colour each, or only `heads`. The arguments are BertViz's (prettify_tokens is accepted: the
+    colour each, or only `heads`, the attending tokens down the left as BertViz draws them. The arguments are BertViz's (prettify_tokens is accepted: the
     viewer shows word markers its own way); show_kwargs go to attnviz.show (height=, hide=, ...).
     html_action="return" returns the IPython HTML object instead of displaying it."""
     data = from_bertviz(attention, tokens, sentence_b_start=sentence_b_start, encoder_attention=encoder_attention,
                         decoder_attention=decoder_attention, cross_attention=cross_attention,
                         encoder_tokens=encoder_tokens, decoder_tokens=decoder_tokens, include_layers=include_layers)
     heads = None if heads is None else [int(h) for h in heads]
-    commands = [f"layer-head {int(layer or 0)} {heads[0] if heads else 0}"]
+    commands = [f"layer-head {int(layer or 0)} {heads[0] if heads else 0}", "lines-queries left"]  # as BertViz
     if max(s.weights.shape[1] for s in data.sets) > 1:  # one head: the Lines view shows it alone
         commands.append("lines-heads all" if not heads else "lines-heads " + " ".join(str(h) for h in heads))
     return _emit(data, html_action, "lines", commands, show_kwargs)

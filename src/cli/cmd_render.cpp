@@ -39,6 +39,7 @@ struct RenderOptions {
   int layer = 0, head = 0, max_cells = 1 << 20, decimals = 2, step_ms = 700;
   float cell = 24.0f, vmax = NAN, dpi = 96.0f;
   bool values = false, no_colorbar = false, renormalize = false, lines = false, all_heads = false;
+  bool queries_left = false;  // --lines: BertViz's orientation
   CliLimits limits;
 };
 
@@ -57,6 +58,8 @@ void DeclareFlags(ArgParser* args, RenderOptions* o) {
   args->Flag("--lines", &o->lines,
              "draw the lines view (BertViz style: keys left, queries right, one line per weight); SVG only");
   args->Flag("--all-heads", &o->all_heads, "with --lines: every head of the layer, one colour each (head view)");
+  args->Flag("--queries-left", &o->queries_left,
+             "with --lines: queries (targets) down the left, keys down the right, as BertViz draws them");
   args->Float("--threshold", &o->threshold, "W", "with --lines: weights below W get no line (default 0.01)");
   args->String("--colormap", &o->colormap, "NAME", "greys (default) | viridis | magma | diverging");
   args->String("--scale", &o->scale, "MODE",
@@ -157,6 +160,7 @@ Status WriteLinesSvg(const Shown& f, const AttentionFile::Layer& layer, const Re
   SvgLinesOptions so;
   ParseColormap(o.colormap.c_str(), &so.colormap);
   so.threshold = o.threshold;
+  so.queries_left = o.queries_left;
   so.title = o.title;
   std::vector<MatrixRM> kept(o.all_heads ? layer.heads.size() : 0);  // the heads without hidden tokens
   for (size_t h = 0; h < kept.size(); ++h) {
@@ -287,6 +291,7 @@ int CheckFlags(const ArgParser& args, RenderOptions* o) {
   if (o->format.empty()) o->format = ext.substr(1);
   if (o->lines && o->format != "svg") return args.UsageError("--lines draws SVG only: give --out fig.svg");
   if (o->all_heads && !o->lines) return args.UsageError("--all-heads goes with --lines");
+  if (o->queries_left && !o->lines) return args.UsageError("--queries-left goes with --lines");
   if (!(o->threshold > 0 && o->threshold <= 1)) return args.UsageError("--threshold must be in (0, 1]");
   return -1;
 }

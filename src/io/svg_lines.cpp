@@ -30,8 +30,9 @@ void LineColourOnWhite(Colormap c, float t, uint8_t rgb[3]) {
   ColormapSample(c, 0.8f * t, rgb);
 }
 
-// The lines of one map: colour by the colormap, or rgb for a head of the head view.
-void AppendLines(const MatrixRM& w, const uint8_t* rgb_fixed, int head, int shown, float xl, float xr, float top,
+// The lines of one map: colour by the colormap, or rgb for a head of the head view. xs, xt: the ends
+// of a line at a source and at a target token.
+void AppendLines(const MatrixRM& w, const uint8_t* rgb_fixed, int head, int shown, float xs, float xt, float top,
                  const SvgLinesOptions& o, std::string* s) {
   auto y_of = [&](int i) { return top + (i + 0.5f) * o.row_px; };
   const int n_k = (int)w.cols();
@@ -51,10 +52,10 @@ void AppendLines(const MatrixRM& w, const uint8_t* rgb_fixed, int head, int show
         LineColourOnWhite(o.colormap, t, rgb);
       char col[8];
       std::snprintf(col, sizeof col, "#%02x%02x%02x", rgb[0], rgb[1], rgb[2]);
-      *s += "<line x1=\"" + Num(xl + 6) + "\" y1=\"" + Num(y_of(c)) + "\" x2=\"" + Num(xr - 6) + "\" y2=\"" +
-            Num(y_of(r)) + "\" stroke=\"" + col + "\" stroke-opacity=\"" + Num(0.15f + 0.85f * t) +
-            "\" stroke-width=\"" + Num(0.5f + 3.0f * t) + "\" data-row=\"" + std::to_string(r) + "\" data-col=\"" +
-            std::to_string(c) + "\" data-weight=\"" + Num(v) + head_attr + "\"/>\n";
+      *s += "<line x1=\"" + Num(xs) + "\" y1=\"" + Num(y_of(c)) + "\" x2=\"" + Num(xt) + "\" y2=\"" + Num(y_of(r)) +
+            "\" stroke=\"" + col + "\" stroke-opacity=\"" + Num(0.15f + 0.85f * t) + "\" stroke-width=\"" +
+            Num(0.5f + 3.0f * t) + "\" data-row=\"" + std::to_string(r) + "\" data-col=\"" + std::to_string(c) +
+            "\" data-weight=\"" + Num(v) + head_attr + "\"/>\n";
     }
   }
 }
@@ -99,16 +100,21 @@ Status LinesSvgString(const MatrixRM& w, const std::vector<std::string>& source_
   }
   if (!o.heads.empty()) s += "</g>\n";
   auto y_of = [&](int i) { return top + (i + 0.5f) * o.row_px; };
+  // Keys (sources) on the left by default; BertViz's orientation puts the queries (targets) there.
+  const float xs = o.queries_left ? xr : xl, xt = o.queries_left ? xl : xr;
+  const float gap = o.queries_left ? 6.0f : -6.0f;  // lines stop short of the labels
+  const char* left = " text-anchor=\"end\"";
   s += "<g class=\"lines\" fill=\"none\">\n";
   for (const SvgLinesHead& h : maps)
-    AppendLines(*h.w, o.heads.empty() ? nullptr : h.rgb, o.heads.empty() ? -1 : h.head, shown, xl, xr, top, o, &s);
-  s += "</g>\n<g class=\"source\" text-anchor=\"end\">\n";
+    AppendLines(*h.w, o.heads.empty() ? nullptr : h.rgb, o.heads.empty() ? -1 : h.head, shown, xs - gap, xt + gap, top,
+                o, &s);
+  s += std::string("</g>\n<g class=\"source\"") + (o.queries_left ? "" : left) + ">\n";
   for (int c = 0; c < n_k; ++c)
-    s += "<text x=\"" + Num(xl) + "\" y=\"" + Num(y_of(c) + o.font_px * 0.35f) + "\">" + Label(source_tokens, c) +
+    s += "<text x=\"" + Num(xs) + "\" y=\"" + Num(y_of(c) + o.font_px * 0.35f) + "\">" + Label(source_tokens, c) +
          "</text>\n";
-  s += "</g>\n<g class=\"target\">\n";
+  s += std::string("</g>\n<g class=\"target\"") + (o.queries_left ? left : "") + ">\n";
   for (int r = 0; r < n_q; ++r)
-    s += "<text x=\"" + Num(xr) + "\" y=\"" + Num(y_of(r) + o.font_px * 0.35f) + "\"" +
+    s += "<text x=\"" + Num(xt) + "\" y=\"" + Num(y_of(r) + o.font_px * 0.35f) + "\"" +
          (r >= shown ? " fill-opacity=\"0.35\"" : "") + ">" + Label(target_tokens, r) + "</text>\n";
   s += "</g>\n</svg>\n";
   return Status::Ok();

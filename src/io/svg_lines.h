@@ -1,7 +1,7 @@
 // attnviz io: the lines view (BertViz style) as a standalone SVG: source tokens down the left,
-// target tokens down the right, one line per (target, source) pair whose weight is at least the
-// threshold, its opacity the weight over the row's maximum (or over the global range), coloured
-// by the colormap. Rows from rows_shown on are not yet decoded: no lines, their labels dimmed.
+// target tokens down the right (or the other way round, queries_left, as BertViz draws them), one line per (target,
+// source) pair whose weight is at least the threshold, its opacity the weight over the row's maximum (or over the
+// global range), coloured by the colormap. Rows from rows_shown on are not yet decoded: no lines, their labels dimmed.
 #pragma once
 #include <string>
 #include <vector>
@@ -27,6 +27,7 @@ struct SvgLinesOptions {
   int rows_shown = 1 << 30;    // decoding step: rows >= this have no lines
   int max_lines = 50000;       // refuse more lines than this (raise the threshold)
   float row_px = 22.0f, gap_px = 220.0f, font_px = 13.0f;
+  bool queries_left = false;  // target (query) tokens down the left, as BertViz; else source (key) tokens
   std::string title;
   std::vector<SvgLinesHead> heads;  // when given, these heads' lines instead of w's (tokens still w's)
 };

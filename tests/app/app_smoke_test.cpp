@@ -746,6 +746,56 @@ TEST(AppViews, LinesDrawEveryHeadOfTheLayerInItsColour) {
   EXPECT_FALSE(t.app.Command("lines-heads all").ok) << "one head: nothing to overlay";
 }
 
+// Lines with the queries on the left, as BertViz draws its head view: the columns, hovering, the
+// captions' sides and the SVG follow; the default keeps the source sentence on the left.
+TEST(AppViews, LinesCanPutTheQueriesOnTheLeftAsBertViz) {
+  HeadlessApp t;
+  t.Run("example translation");
+  t.Run("view lines");
+  t.Run("step 1000");
+  t.Frames(2);
+  JsonValue d = t.Describe();
+  std::vector<double> rect = Get(d, "lines.rect").numbers;
+  ASSERT_EQ(rect.size(), 4u);
+  EXPECT_FALSE(Get(d, "lines.queries_left").boolean);
+  EXPECT_LT(rect[0], rect[2]) << "source (key) dots left of the target (query) dots by default";
+  t.Run("lines-queries left");
+  t.Frames(2);
+  d = t.Describe();
+  rect = Get(d, "lines.rect").numbers;
+  const std::vector<double> ty = Get(d, "lines.token_y").numbers;
+  ASSERT_EQ(ty.size(), 4u);
+  EXPECT_TRUE(Get(d, "lines.queries_left").boolean);
+  EXPECT_GT(rect[0], rect[2]) << "the target (query) dots now on the left";
+  ImGui::GetIO().MousePos = ImVec2((float)rect[2] - 12.0f, (float)ty[2]);  // over the first target's label
+  t.Frames(2);
+  d = t.Describe();
+  EXPECT_EQ(Num(d, "lines.hovered_target"), 0);
+  EXPECT_EQ(Num(d, "lines.hovered_source"), -1);
+  ImGui::GetIO().MousePos = ImVec2((float)rect[0] + 12.0f, (float)ty[0]);  // over the first source's label
+  t.Frames(2);
+  EXPECT_EQ(Num(t.Describe(), "lines.hovered_source"), 0);
+  ImGui::GetIO().MousePos = ImVec2(-FLT_MAX, -FLT_MAX);
+  t.Frames(1);
+  t.Run("save-svg");
+  std::string name, mime;
+  std::vector<unsigned char> bytes;
+  ASSERT_TRUE(t.app.PopDownload(&name, &mime, &bytes));
+  const std::string svg(bytes.begin(), bytes.end());
+  EXPECT_NE(svg.find("<g class=\"target\" text-anchor=\"end\">"), std::string::npos) << "targets down the left";
+  EXPECT_NE(svg.find("<g class=\"source\">"), std::string::npos) << "sources down the right";
+  const size_t line = svg.find("<line x1=\"");
+  ASSERT_NE(line, std::string::npos);
+  float x1 = 0, y1 = 0, x2 = 0;
+  ASSERT_EQ(std::sscanf(svg.c_str() + line, "<line x1=\"%f\" y1=\"%f\" x2=\"%f\"", &x1, &y1, &x2), 3);
+  EXPECT_GT(x1, x2) << "a line runs from its source on the right to its target on the left";
+  EXPECT_FALSE(t.app.Command("lines-queries up").ok);
+  t.Run("lines-queries right");
+  t.Frames(1);
+  rect = Get(t.Describe(), "lines.rect").numbers;
+  EXPECT_LT(rect[0], rect[2]);
+}
+
 // Frames until the described value at `path` passes `ok`, for up to `seconds` of wall time.
 template <class Ok>
 JsonValue FramesUntil(HeadlessApp* t, const char* path, Ok ok, double seconds) {

@@ -342,6 +342,17 @@ TEST(CliRender, LinesSvgOfOneHeadOrEveryHeadOfTheLayer) {
   }
   EXPECT_EQ(text.find("&lt;/s&gt;"), std::string::npos);
   EXPECT_NE(text.find(">head 1</text>"), std::string::npos) << "a legend of the heads' colours";
+
+  // --queries-left: BertViz's orientation, the targets' labels down the left (anchored at their end).
+  EXPECT_NE(text.find("<g class=\"source\" text-anchor=\"end\">"), std::string::npos) << "keys left by default";
+  r = Cli("render '" + kFile + "' --set cross --layer 1 --head 1 --lines --queries-left --out '" + svg + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  text = Slurp(svg);
+  EXPECT_NE(text.find("<g class=\"target\" text-anchor=\"end\">"), std::string::npos);
+  EXPECT_NE(text.find("<g class=\"source\">"), std::string::npos);
+  r = Cli("render '" + kFile + "' --queries-left --out '" + svg + "'");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--queries-left goes with --lines"), std::string::npos) << r.err;
 }
 
 TEST(CliRender, BadArgumentsFailClearly) {

@@ -118,10 +118,10 @@ def test_head_view_and_model_view_take_bertviz_arguments(rng):
     tokens = ["[CLS]", "the", "cat", "sat", "[SEP]"]
     doc, commands = _page_data_and_commands(attnviz.head_view(per_layer, tokens, html_action="return").data)
     np.testing.assert_allclose(doc.sets[0].weights, att, rtol=1e-6)
-    assert commands == ["view lines", "layer-head 0 0", "lines-heads all"]
+    assert commands == ["view lines", "layer-head 0 0", "lines-queries left", "lines-heads all"]
     _, commands = _page_data_and_commands(
         attnviz.head_view(per_layer, tokens, layer=2, heads=[1, 3], html_action="return", hide="special").data)
-    assert commands == ["view lines", "hide special", "layer-head 2 1", "lines-heads 1 3"]
+    assert commands == ["view lines", "hide special", "layer-head 2 1", "lines-queries left", "lines-heads 1 3"]
     doc, commands = _page_data_and_commands(
         attnviz.model_view(per_layer, tokens, display_mode="light", include_heads=[0, 2], html_action="return").data)
     assert commands == ["view grid", "theme light"]

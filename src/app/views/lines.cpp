@@ -221,6 +221,12 @@ void DrawToolbar(LinesViewState* ls, int rows, int cols, bool heads_available) {
         "Each target word's strongest line is fully opaque (long sequences spread their weight thin).\n"
         "Off: opacity follows the sidebar's colour scale.");
   ImGui::SameLine();
+  ImGui::Checkbox("queries left", &ls->queries_left);
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip(
+        "The attending (target, query) tokens down the left and the attended (source, key) ones down the\n"
+        "right, as BertViz draws them. Off: the source sentence on the left, as in alignment figures.");
+  ImGui::SameLine();
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 9);
   ImGui::SliderFloat("hide below", &ls->threshold, 0.001f, 0.5f, "%.3f", ImGuiSliderFlags_Logarithmic);
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("Lines for weights below this are not drawn");
@@ -253,8 +259,10 @@ LinesFrame LayoutCanvas(const LinesViewState& ls, int rows, int cols) {
   const float src_w = std::min(ls.source_label_w, F.size.x * 0.3f),
               tgt_w = std::min(ls.target_label_w, F.size.x * 0.3f);
   const float top = F.origin.y + line_h + pad * 2, height = F.size.y - line_h - pad * 3;
-  F.src = Layout(cols, F.origin.x + pad + src_w + pad, top, height, line_h);
-  F.tgt = Layout(rows, F.origin.x + F.size.x - pad - tgt_w - pad, top, height, line_h);
+  const float left_w = ls.queries_left ? tgt_w : src_w, right_w = ls.queries_left ? src_w : tgt_w;
+  const float left_x = F.origin.x + pad + left_w + pad, right_x = F.origin.x + F.size.x - pad - right_w - pad;
+  F.src = Layout(cols, ls.queries_left ? right_x : left_x, top, height, line_h);
+  F.tgt = Layout(rows, ls.queries_left ? left_x : right_x, top, height, line_h);
   F.dot = std::clamp(std::min(F.src.spacing, F.tgt.spacing) * 0.3f, 1.0f, 3.0f);
   return F;
 }
@@ -264,10 +272,14 @@ void PickToken(const LinesFrame& F, bool hovered, LinesViewState* ls) {
   ls->hovered_source = ls->hovered_target = -1;
   if (!hovered) return;
   const ImVec2 mouse = ImGui::GetIO().MousePos;
-  if (mouse.x <= F.src.x + 9.0f)
-    ls->hovered_source = F.src.Hit(mouse.y);
-  else if (mouse.x >= F.tgt.x - 9.0f)
-    ls->hovered_target = F.tgt.Hit(mouse.y);
+  const Column& left = ls->queries_left ? F.tgt : F.src;
+  const Column& right = ls->queries_left ? F.src : F.tgt;
+  int* left_hit = ls->queries_left ? &ls->hovered_target : &ls->hovered_source;
+  int* right_hit = ls->queries_left ? &ls->hovered_source : &ls->hovered_target;
+  if (mouse.x <= left.x + 9.0f)
+    *left_hit = left.Hit(mouse.y);
+  else if (mouse.x >= right.x - 9.0f)
+    *right_hit = right.Hit(mouse.y);
   if (ls->hovered_target >= F.rows_shown) ls->hovered_target = -1;
 }
 
@@ -302,8 +314,8 @@ int DrawLineSet(ImDrawList* dl, const AttentionMap& map, const HeatmapStyle& sty
 
 constexpr ImU32 kHighlight = IM_COL32(255, 196, 0, 255);
 
-// Source dots and labels down the left, thinned when crowded; the hovered token and its partners stand out.
-// Returns the partner tokens of the hovered target.
+// Source dots and labels down the left (the right when queries_left), thinned when crowded; the hovered token and its
+// partners stand out. Returns the partner tokens of the hovered target.
 int DrawSourceTokens(ImDrawList* dl, const AttentionMap& map, const LinesFrame& F, const LinesViewState& ls,
                      const LabelEnv& labels) {
   int partners = 0;
@@ -326,13 +338,17 @@ int DrawSourceTokens(ImDrawList* dl, const AttentionMap& map, const LinesFrame& 
     if (c % F.src.stride != 0 && !is_hl && !partner) continue;
     if (y - last_y < line_h && !is_hl) continue;
     last_y = y;
-    DrawLabel(dl, labels, ImVec2(F.src.x - pad, y), col, Token(map.source_tokens, c, buf, sizeof(buf)), false, 1.0f);
+    const char* token = Token(map.source_tokens, c, buf, sizeof(buf));
+    if (ls.queries_left)
+      DrawLabel(dl, labels, ImVec2(F.src.x + pad, y), col, token, false);
+    else
+      DrawLabel(dl, labels, ImVec2(F.src.x - pad, y), col, token, false, 1.0f);
   }
   return partners;
 }
 
-// Target dots and labels down the right; rows not yet emitted are dimmed, the current one accented.
-// Returns the partner tokens of the hovered source.
+// Target dots and labels down the right (the left when queries_left); rows not yet emitted are dimmed, the current one
+// accented. Returns the partner tokens of the hovered source.
 int DrawTargetTokens(ImDrawList* dl, const AttentionMap& map, const LinesFrame& F, const LinesViewState& ls,
                      const LabelEnv& labels) {
   int partners = 0;
@@ -358,7 +374,11 @@ int DrawTargetTokens(ImDrawList* dl, const AttentionMap& map, const LinesFrame& 
     if (r % F.tgt.stride != 0 && !is_hl && !partner && r != F.current_row) continue;
     if (y - last_y < line_h && !is_hl) continue;
     last_y = y;
-    DrawLabel(dl, labels, ImVec2(F.tgt.x + pad, y), col, Token(map.target_tokens, r, buf, sizeof(buf)), false);
+    const char* token = Token(map.target_tokens, r, buf, sizeof(buf));
+    if (ls.queries_left)
+      DrawLabel(dl, labels, ImVec2(F.tgt.x - pad, y), col, token, false, 1.0f);
+    else
+      DrawLabel(dl, labels, ImVec2(F.tgt.x + pad, y), col, token, false);
   }
   return partners;
 }
@@ -451,9 +471,10 @@ void TokenTooltip(const AttentionMap& map, const LinesFrame& F, const LinesViewS
 void DrawCaptions(ImDrawList* dl, const LinesFrame& F, const LinesViewState& ls) {
   const ImU32 dim_col = ImGui::GetColorU32(ImGuiCol_TextDisabled);
   const float pad = 8.0f;
-  dl->AddText(ImVec2(F.origin.x + pad, F.origin.y + pad), dim_col, "source");
-  dl->AddText(ImVec2(F.origin.x + F.size.x - pad - ImGui::CalcTextSize("target").x, F.origin.y + pad), dim_col,
-              "target");
+  const char* left = ls.queries_left ? "target (query)" : "source";
+  const char* right = ls.queries_left ? "source (key)" : "target";
+  dl->AddText(ImVec2(F.origin.x + pad, F.origin.y + pad), dim_col, left);
+  dl->AddText(ImVec2(F.origin.x + F.size.x - pad - ImGui::CalcTextSize(right).x, F.origin.y + pad), dim_col, right);
   if (F.threshold <= ls.threshold) return;
   char note[96];
   std::snprintf(note, sizeof(note), "%d lines: showing weights >= %.3f", ls.drawn, F.threshold);
@@ -591,6 +612,8 @@ void LinesView::Describe(AppState*, JsonWriter* w) {
   w->NumberF(l.effective_threshold);
   w->Key("colormap_colours");
   w->Bool(l.use_colormap);
+  w->Key("queries_left");  // target (query) tokens down the left, as BertViz; rect[0] is then right of rect[2]
+  w->Bool(l.queries_left);
   w->Key("partners");  // tokens highlighted as partners of the hovered one (any head drawn)
   w->Number(l.partners);
   w->Key("token_y");  // y of source token 0, source spacing, y of target token 0, target spacing
@@ -641,6 +664,12 @@ Status LinesHeads(AppState* s, const CommandArgs& c, LinesViewState* ls) {
 
 bool LinesView::RunCommand(AppState* s, const CommandArgs& c, Status* result) {
   if (c.verb == "lines-heads") return *result = LinesHeads(s, c, &state), true;
+  if (c.verb == "lines-queries") {  // left | right
+    const std::string side = c.words.size() == 1 ? c.words[0] : "";
+    if (side != "left" && side != "right") return *result = Status::Error("lines-queries left|right"), true;
+    state.queries_left = side == "left";
+    return *result = Status::Ok(), true;
+  }
   if (c.verb != "lines-threshold") return false;
   float t;
   if (!c.Float(0, &t) || !(t > 0 && t <= 1))

@@ -1,7 +1,7 @@
 // attnviz view "lines" (BertViz style): source tokens down the left, target tokens down the
-// right, one line per (target, source) pair whose opacity and width show the weight. Hovering a
-// token keeps only its lines. Follows the decoding timeline: rows >= the step are not yet emitted.
-// "all heads" overlays every head of the layer, one colour each, as BertViz's head view does.
+// right (or, queries_left, the other way round as BertViz draws them), one line per (target, source) pair whose opacity
+// and width show the weight. Hovering a token keeps only its lines. Follows the decoding timeline: rows >= the step are
+// not yet emitted. "all heads" overlays every head of the layer, one colour each, as BertViz's head view does.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -37,6 +37,7 @@ struct LinesViewState {
   float threshold = 0.01f;            // lines below this weight are skipped
   bool use_colormap = true;           // colour lines by the colormap (else a fixed accent)
   bool row_normalised = true;         // opacity = weight / row max (else the sidebar's scale)
+  bool queries_left = false;          // target (query) tokens down the left, as BertViz; else the source (key) tokens
   float effective_threshold = 0.01f;  // threshold used (raised when the lines exceed the budget)
   float rect[4] = {0, 0, 0, 0};       // x of the source dots, top, x of the target dots, bottom
   bool rect_valid = false;            // drawn this frame
@@ -60,7 +61,7 @@ class LinesView : public ViewModule {
  public:
   void Draw(AppState* s) override;
   void Describe(AppState* s, JsonWriter* w) override;
-  // lines-threshold X; lines-heads all|off|H [H ...]
+  // lines-threshold X; lines-heads all|off|H [H ...]; lines-queries left|right
   bool RunCommand(AppState* s, const CommandArgs& c, Status* result) override;
   bool ExportSvg(AppState* s, std::string* svg, Status* error) override;  // lines_svg.cpp
   bool ExportsFigureOnly() const override { return true; }                // the canvas, not the toolbars

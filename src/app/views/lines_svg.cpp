@@ -14,6 +14,7 @@ bool LinesView::ExportSvg(AppState* s, std::string* svg, Status* error) {
   o.colormap = style.colormap;
   o.threshold = state.effective_threshold;
   o.row_normalised = state.row_normalised;
+  o.queries_left = state.queries_left;
   o.vmin = style.vmin, o.vmax = style.vmax;
   o.rows_shown = state.rect_valid ? state.rows_shown : (int)m.weights.rows();
   o.title = s->Current().title + (m.name.empty() ? "" : " - " + m.name);
