@@ -1,9 +1,9 @@
-// attnviz core: a read-only pass over a weights matrix before it goes to the GPU.
+// attnviz core: the passes over a weights matrix before it goes to the GPU.
 //
 // The heatmap shader scales per row by each row's maximum, and the GPU must not see NaN or
-// infinities. Weights the readers already cleaned (every lazily read head, every file's weights)
-// need no copy for that: ScanRows reads them once, gives each row's maximum, and says whether any
-// weight is not finite (only then does the renderer copy them, with those weights as 0).
+// infinities. RowsToHalves (the renderer's, since stop 33) gives each row's maximum and scale and
+// its weights as halves, non-finite ones as 0; ScanRows, the maxima alone, was the R32F upload's
+// read-only pass (bench/decode_bench.cpp keeps it as that baseline).
 #pragma once
 #include <cstddef>
 #include <cstdint>

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/half.h"
 #include "core/row_scan.h"
 #include "embedded_shaders.h"
 #include "render/gl.h"
@@ -73,7 +72,7 @@ Status HeatmapRenderer::Init() {
   loc_view_ = glGetUniformLocation(program_, "u_view");
   loc_a_ = glGetUniformLocation(program_, "u_weights_a");
   loc_b_ = glGetUniformLocation(program_, "u_weights_b");
-  loc_row_max_ = glGetUniformLocation(program_, "u_rows_a");
+  loc_rows_a_ = glGetUniformLocation(program_, "u_rows_a");
   loc_lut_ = glGetUniformLocation(program_, "u_lut");
   loc_mix_ = glGetUniformLocation(program_, "u_frame_mix");
   loc_rows_b_ = glGetUniformLocation(program_, "u_rows_b");
@@ -243,7 +242,7 @@ void HeatmapRenderer::Draw(const HeatmapDraw& d, int fb_w, int fb_h) {
   glUniform1i(loc_b_, 1);
   glActiveTexture(GL_TEXTURE4);
   glBindTexture(GL_TEXTURE_2D, b->row_max);
-  glUniform1i(loc_row_max_, 2);
+  glUniform1i(loc_rows_a_, 2);
   glUniform1i(loc_lut_, 3);
   glUniform1i(loc_rows_b_, 4);
   glUniform1f(loc_mix_, b == d.tex ? 0.0f : d.frame_mix);

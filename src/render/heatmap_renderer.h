@@ -72,7 +72,7 @@ class HeatmapRenderer {
  private:
   unsigned int program_ = 0, vao_ = 0, vbo_ = 0;
   unsigned int luts_[(int)Colormap::Count] = {};
-  int loc_rect_ = -1, loc_view_ = -1, loc_a_ = -1, loc_b_ = -1, loc_row_max_ = -1, loc_lut_ = -1;
+  int loc_rect_ = -1, loc_view_ = -1, loc_a_ = -1, loc_b_ = -1, loc_rows_a_ = -1, loc_lut_ = -1;
   int loc_mix_ = -1, loc_range_ = -1, loc_mode_ = -1, loc_rows_shown_ = -1, loc_size_ = -1;
   int loc_empty_ = -1, loc_grid_ = -1, loc_cell_px_ = -1, loc_cells_per_px_ = -1;
   int max_texture_size_ = 0;
