@@ -22,7 +22,12 @@ struct Column {
   float spacing = 0;  // between token centres
   int n = 0;          // tokens
   int stride = 1;     // label every stride-th token when crowded
+  bool left = true;   // down the canvas's left side: labels left of the dots, right-aligned
   float Y(int i) const { return y0 + spacing * i; }
+  // The mouse is over this column's labels or dots (never over the lines between the columns).
+  bool OnLabelSide(float mouse_x) const { return left ? mouse_x <= x + 9.0f : mouse_x >= x - 9.0f; }
+  ImVec2 LabelAt(float y, float pad) const { return ImVec2(left ? x - pad : x + pad, y); }
+  float LabelAlign() const { return left ? 1.0f : 0.0f; }  // DrawLabel's horizontal alignment
   int Hit(float y) const {
     if (n == 0 || spacing <= 0) return -1;
     const int i = (int)std::floor((y - y0) / spacing + 0.5f);
@@ -30,10 +35,11 @@ struct Column {
   }
 };
 
-Column Layout(int n, float x, float top, float height, float line_h) {
+Column Layout(int n, float x, bool left, float top, float height, float line_h) {
   Column c;
   c.n = n;
   c.x = x;
+  c.left = left;
   if (n <= 0) return c;
   c.spacing = std::min(height / n, line_h * 3.5f);
   c.y0 = top + (height - c.spacing * n) * 0.5f + c.spacing * 0.5f;
@@ -261,8 +267,8 @@ LinesFrame LayoutCanvas(const LinesViewState& ls, int rows, int cols) {
   const float top = F.origin.y + line_h + pad * 2, height = F.size.y - line_h - pad * 3;
   const float left_w = ls.queries_left ? tgt_w : src_w, right_w = ls.queries_left ? src_w : tgt_w;
   const float left_x = F.origin.x + pad + left_w + pad, right_x = F.origin.x + F.size.x - pad - right_w - pad;
-  F.src = Layout(cols, ls.queries_left ? right_x : left_x, top, height, line_h);
-  F.tgt = Layout(rows, ls.queries_left ? left_x : right_x, top, height, line_h);
+  F.src = Layout(cols, ls.queries_left ? right_x : left_x, !ls.queries_left, top, height, line_h);
+  F.tgt = Layout(rows, ls.queries_left ? left_x : right_x, ls.queries_left, top, height, line_h);
   F.dot = std::clamp(std::min(F.src.spacing, F.tgt.spacing) * 0.3f, 1.0f, 3.0f);
   return F;
 }
@@ -272,14 +278,10 @@ void PickToken(const LinesFrame& F, bool hovered, LinesViewState* ls) {
   ls->hovered_source = ls->hovered_target = -1;
   if (!hovered) return;
   const ImVec2 mouse = ImGui::GetIO().MousePos;
-  const Column& left = ls->queries_left ? F.tgt : F.src;
-  const Column& right = ls->queries_left ? F.src : F.tgt;
-  int* left_hit = ls->queries_left ? &ls->hovered_target : &ls->hovered_source;
-  int* right_hit = ls->queries_left ? &ls->hovered_source : &ls->hovered_target;
-  if (mouse.x <= left.x + 9.0f)
-    *left_hit = left.Hit(mouse.y);
-  else if (mouse.x >= right.x - 9.0f)
-    *right_hit = right.Hit(mouse.y);
+  if (F.src.OnLabelSide(mouse.x))
+    ls->hovered_source = F.src.Hit(mouse.y);
+  else if (F.tgt.OnLabelSide(mouse.x))
+    ls->hovered_target = F.tgt.Hit(mouse.y);
   if (ls->hovered_target >= F.rows_shown) ls->hovered_target = -1;
 }
 
@@ -338,11 +340,8 @@ int DrawSourceTokens(ImDrawList* dl, const AttentionMap& map, const LinesFrame& 
     if (c % F.src.stride != 0 && !is_hl && !partner) continue;
     if (y - last_y < line_h && !is_hl) continue;
     last_y = y;
-    const char* token = Token(map.source_tokens, c, buf, sizeof(buf));
-    if (ls.queries_left)
-      DrawLabel(dl, labels, ImVec2(F.src.x + pad, y), col, token, false);
-    else
-      DrawLabel(dl, labels, ImVec2(F.src.x - pad, y), col, token, false, 1.0f);
+    DrawLabel(dl, labels, F.src.LabelAt(y, pad), col, Token(map.source_tokens, c, buf, sizeof(buf)), false,
+              F.src.LabelAlign());
   }
   return partners;
 }
@@ -374,11 +373,8 @@ int DrawTargetTokens(ImDrawList* dl, const AttentionMap& map, const LinesFrame& 
     if (r % F.tgt.stride != 0 && !is_hl && !partner && r != F.current_row) continue;
     if (y - last_y < line_h && !is_hl) continue;
     last_y = y;
-    const char* token = Token(map.target_tokens, r, buf, sizeof(buf));
-    if (ls.queries_left)
-      DrawLabel(dl, labels, ImVec2(F.tgt.x - pad, y), col, token, false, 1.0f);
-    else
-      DrawLabel(dl, labels, ImVec2(F.tgt.x + pad, y), col, token, false);
+    DrawLabel(dl, labels, F.tgt.LabelAt(y, pad), col, Token(map.target_tokens, r, buf, sizeof(buf)), false,
+              F.tgt.LabelAlign());
   }
   return partners;
 }
