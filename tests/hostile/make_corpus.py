@@ -48,6 +48,10 @@ def f32(values):
     return struct.pack("<%df" % len(values), *values)
 
 
+def f16(values):
+    return struct.pack("<%de" % len(values), *values)
+
+
 def u_strings(strings, width=None):
     width = width or max(1, max(len(s) for s in strings))
     out = b""
@@ -300,6 +304,9 @@ def small_cases():
          expect="has a non-finite weight at row 0, column 1")
     case("npz_inf_weight", valid_attention_npz(attention=[0.5, 0.5, float("inf"), 0.0]),
          expect="has a non-finite weight at row 1, column 0")
+    case("npy_f16_nan_inf_subnormal", npy("<f2", [1, 1, 2, 2], f16([0.5, float("nan"), 2.0 ** -24, float("-inf")])),
+         exit=0, stdout="has a non-finite weight at row 0, column 1", open_expect="has a non-finite weight at row 0, column 1",
+         ext=".npy", note="half floats widened by core/half.h (stop 33): a NaN, a subnormal and -inf; the first bad one named")
     case("json_nan_literal", b'{"tokens": ["a"], "weights": [[NaN]]}', expect="NaN and Infinity are not valid JSON",
          ext=".json")
     case("json_null_weight", b'{"tokens": ["a"], "weights": [[null]]}', expect="must be an array of numbers",
