@@ -1,6 +1,8 @@
 // attnviz app: the maps of a lazily read file (io/lazy_attention.h, docs/PERFORMANCE.md "Big files").
 // Its heads come into memory when a view draws them and leave, least recently used first, when the
-// cache budget needs the room; the grid draws each head's max-pooled overview instead.
+// cache budget needs the room; the grid draws each head's max-pooled overview instead. Heads of F16
+// files that no view draws any more are first kept as halves (the file's own precision, half the
+// memory) and widened again when a view draws them: a head visited before comes back without a read.
 //
 //   LazyMaps             one open file: the reads in flight, what is in memory, the budget
 //   (OpenLazyAttention in app_files.h: a safetensors file -> one example per set, maps without weights)
@@ -70,6 +72,10 @@ class LazyMaps {
     uint64_t pool_failed_frame = 0;  // reading its overview or screen copy failed then: not asked again for a while
     uint64_t pooled_ticket = 0;      // the whole-head read its computed screen copy comes from
     int64_t pooled_rows = 0;         // rows of it pooled so far
+    // F16 files: rows [packed_row0, packed_row0 + packed_rows) kept as halves while no view draws
+    // them (PackOldest); widened when one does (Unpack). Counted in the cache at 2 bytes a weight.
+    std::unique_ptr<uint16_t[]> packed;
+    int64_t packed_row0 = 0, packed_rows = 0;
   };
   struct OverviewState {
     AttentionMap map;     // [R, C] weights; empty while not in memory
@@ -101,6 +107,10 @@ class LazyMaps {
   void CancelUnwantedOverviews();  // reads of overviews that this frame did not draw
   void InstallPooled(AppState* s, const OverviewRead& read, LazyResult* r, std::vector<Example*>& examples);
   bool MakeRoom(uint64_t bytes, std::vector<Example*>& examples);  // evicts what this frame did not draw
+  bool Packable(size_t set, size_t map) const;                     // its layer's weights are F16 in the file
+  bool PackOldest(std::vector<Example*>& examples);                // the oldest undrawn F16 rows -> halves
+  void DropPacked(size_t set, MapState* ms);                       // frees a map's halves
+  bool Unpack(const Want& w, std::vector<Example*>& examples);     // halves that cover w -> the map's weights
   void Install(int set, int map, LazyResult* r, std::vector<Example*>& examples);
   void InstallOverview(int set, int map, LazyPool pool, MatrixRM weights);
   void ComputeScreens(std::vector<Example*>& examples);  // files without screen copies: pool what was decoded
@@ -115,7 +125,7 @@ class LazyMaps {
   std::unordered_map<uint64_t, OverviewRead> overview_reads_;
   uint64_t frame_ = 1;
   uint64_t resident_ = 0, max_resident_ = 0, max_memory_ = 0;  // bytes of weights and overviews held
-  uint64_t evictions_ = 0, installs_ = 0;
+  uint64_t evictions_ = 0, installs_ = 0, packs_ = 0, unpacks_ = 0;
   std::string last_error_;
 };
 

@@ -28,8 +28,8 @@ std::string TempPath(const std::string& name) {
   return testing::TempDir() + "attnviz_lazy_app_" + name + ".safetensors";
 }
 
-// layers x heads heads of n x n softmax rows, F16, with overviews.
-void WriteModel(const std::string& path, int layers, int heads, int n) {
+// layers x heads heads of n x n softmax rows, F16 (or dtype), with overviews.
+void WriteModel(const std::string& path, int layers, int heads, int n, StDType dtype = StDType::F16) {
   std::mt19937 rng(4);
   std::uniform_real_distribution<float> u(0.0f, 3.0f);
   AttentionDocument doc;
@@ -52,7 +52,7 @@ void WriteModel(const std::string& path, int layers, int heads, int n) {
     set.data.layers.push_back(layer);
   }
   doc.sets.push_back(set);
-  ASSERT_TRUE(WriteLazyAttention(doc, StDType::F16, path).ok);
+  ASSERT_TRUE(WriteLazyAttention(doc, dtype, path).ok);
 }
 
 struct HeadlessApp {
@@ -94,9 +94,9 @@ struct HeadlessApp {
     return st ? app.OpenLazy(path, std::move(src)) : st;
   }
   // Writes a model (WriteModel) to TempPath(name), removed with the app, and opens it.
-  Status OpenModel(const std::string& name, int layers, int heads, int n) {
+  Status OpenModel(const std::string& name, int layers, int heads, int n, StDType dtype = StDType::F16) {
     const std::string path = Remember(TempPath(name));
-    WriteModel(path, layers, heads, n);
+    WriteModel(path, layers, heads, n, dtype);
     return Open(path);
   }
   const std::string& Remember(const std::string& path) {  // a file removed with the app
@@ -203,6 +203,71 @@ TEST(LazyApp, HeadsStayWithinTheCacheBudget) {
   t.Frames(4);
   d = t.Describe();
   EXPECT_EQ(Lazy(d, "bytes_read"), read);
+}
+
+const JsonValue* Heatmap(const JsonValue& d);
+
+// The map shown, as save-npy downloads it.
+std::vector<unsigned char> ShownNpy(HeadlessApp& t) {
+  std::string name, mime;
+  std::vector<unsigned char> bytes;
+  EXPECT_TRUE(t.app.Command("save-npy").ok);
+  EXPECT_TRUE(t.app.PopDownload(&name, &mime, &bytes));
+  return bytes;
+}
+
+TEST(LazyApp, F16HeadsNoViewDrawsAreKeptAsHalvesAndComeBackWithoutARead) {
+  // A 512^2 head is 1 MiB as floats, 512 KiB as halves; its overview 256 KiB. The budget holds the
+  // head drawn, two more as halves and their overviews, but not three heads as floats.
+  CacheBudget budget(3 << 20);
+  HeadlessApp t;
+  ASSERT_TRUE(t.OpenModel("packed", 1, 4, 512).ok);
+  ASSERT_TRUE(t.app.Command("view heatmap").ok);
+  ASSERT_TRUE(t.app.Command("map 1").ok);
+  t.Frames(6);
+  const std::vector<unsigned char> first = ShownNpy(t);
+  ASSERT_GT(first.size(), 512u * 512u * 4u);
+  for (int m : {2, 3}) {
+    ASSERT_TRUE(t.app.Command("map " + std::to_string(m)).ok);
+    t.Frames(6);
+  }
+  JsonValue d = t.Describe();
+  EXPECT_EQ(Lazy(d, "packed"), 2);  // heads 1 and 2, as halves
+  EXPECT_EQ(Lazy(d, "heads"), 1);   // head 3, drawn
+  EXPECT_EQ(Lazy(d, "evictions"), 0);
+  EXPECT_LE(Lazy(d, "max_resident_bytes"), 3 << 20);
+  const double read = Lazy(d, "bytes_read"), installs = Lazy(d, "installs");
+  // Back to head 1: widened from its halves, not read; the same weights as the file's.
+  ASSERT_TRUE(t.app.Command("map 1").ok);
+  t.Frames(4);
+  d = t.Describe();
+  EXPECT_EQ(Lazy(d, "bytes_read"), read);
+  EXPECT_EQ(Lazy(d, "installs"), installs);
+  EXPECT_EQ(Lazy(d, "unpacks"), 1);
+  EXPECT_EQ(Heatmap(d)->Find("held")->numbers, (std::vector<double>{0, 512}));
+  EXPECT_LE(Lazy(d, "max_resident_bytes"), 3 << 20);
+  EXPECT_TRUE(ShownNpy(t) == first);
+}
+
+TEST(LazyApp, F32HeadsAreNotKeptAsHalves) {
+  // Halves would round an F32 file's weights: its heads leave whole and are read again.
+  CacheBudget budget(3 << 20);
+  HeadlessApp t;
+  ASSERT_TRUE(t.OpenModel("not_packed", 1, 4, 512, StDType::F32).ok);
+  ASSERT_TRUE(t.app.Command("view heatmap").ok);
+  for (int m : {1, 2, 3}) {
+    ASSERT_TRUE(t.app.Command("map " + std::to_string(m)).ok);
+    t.Frames(6);
+  }
+  const double read = Lazy(t.Describe(), "bytes_read");
+  ASSERT_TRUE(t.app.Command("map 1").ok);
+  t.Frames(6);
+  const JsonValue d = t.Describe();
+  EXPECT_EQ(Lazy(d, "packs"), 0);
+  EXPECT_EQ(Lazy(d, "packed"), 0);
+  EXPECT_GT(Lazy(d, "evictions"), 0);
+  EXPECT_GE(Lazy(d, "bytes_read"), read + 512.0 * 512 * 4);  // head 1 read again
+  EXPECT_EQ(Heatmap(d)->Find("held")->numbers, (std::vector<double>{0, 512}));
 }
 
 TEST(LazyApp, AZoomedInViewReadsOnlyTheRowsInView) {

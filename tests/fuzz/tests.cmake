@@ -1,6 +1,6 @@
 # fuzz: libFuzzer targets, one per reader (docs/SECURITY.md), built with clang-14 and
 # -fsanitize=fuzzer,address,undefined in build/sanitize (`make sanitize-build`, ATTNVIZ_FUZZ=ON),
-# next to ASan + UBSan builds of the core, io and CLI unit tests. The native build's ctest runs
+# next to ASan + UBSan builds of the core, io, CLI and lazy-app unit tests. The native build's ctest runs
 # them from there: each fuzzer for 30 s under a 1 GiB RSS limit (scripts/fuzz.sh), every seed and
 # regression file once, and the sanitized unit tests. `make fuzz` runs each for FUZZ_TIME.
 set(ATTNVIZ_FUZZ_TARGETS npy npz json attention safetensors)
@@ -17,7 +17,7 @@ elseif(NOT EMSCRIPTEN)
       "clang ASan + UBSan + libFuzzer build folder whose tests the native ctest runs")
   set(sanitizer_env "ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:quarantine_size_mb=64"
                     "UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1")
-  foreach(t core_tests io_tests hostile_tests cli_tests big_tests)
+  foreach(t core_tests io_tests hostile_tests cli_tests big_tests lazy_app_tests)
     add_test(NAME asan_${t} COMMAND "${ATTNVIZ_SANITIZE_DIR}/${t}")
     set_tests_properties(asan_${t} PROPERTIES LABELS sanitize ENVIRONMENT "${sanitizer_env}")
   endforeach()
