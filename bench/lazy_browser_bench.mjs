@@ -20,6 +20,8 @@
 //   a zoomed-in band           rows in view of another unvisited head (zoom 64)
 //   kept vs every frame drawn  twelve more switches alternating (ABBA) the default (a frame that would look like
 //                              the last one is not drawn again) with Module.attnvizDrawEveryFrame (first run)
+//   switch to visited heads    then back to 8 of those 12, the last visited first: until the whole head is
+//                              in memory and drawn, and the reads that took (heads kept as halves: none)
 //   grid scrolling             the App::Frame CPU time and the frame gaps while the wheel scrolls the
 //                              1024-head grid and overviews stream in
 //   WASM memory                the most seen, against the 512 MB target
@@ -159,6 +161,21 @@ async function run(browser, appPort, url, tag, { scroll = false, mainThreadReads
       await until((x) => x.lazy_current.map === m && x.lazy_current.held[1] === N);  // its reads over
     }
     M.attnvizDrawEveryFrame = false;
+    // Back to those heads, the last visited first: heads the cache still holds (as floats, or for an
+    // F16 file as halves, widened again) come back without a read; the others are read again.
+    if (ab) out.revisit = { ms: [], reads: [], unpacks: 0, heap_before: heap };
+    const unpacks0 = (v.describe().lazy || {}).unpacks || 0;
+    for (let i = ab ? 11 : -1; i >= 4; i--) {
+      const m = (16 + i) * H + 5 + i;
+      t0 = performance.now();
+      v.command(`map ${m}`);
+      await until((x) => polls > 0 && x.lazy_current.map === m && x.lazy_current.held[1] === N &&
+        x.heatmaps[0] && x.heatmaps[0].held && x.heatmaps[0].held[1] === N);
+      out.revisit.ms.push(performance.now() - t0);
+      out.revisit.reads.push(window.AttnVizLazy.stats.reads.filter((q) => q.start >= t0 - 1).length);
+    }
+    if (ab) out.revisit.unpacks = ((v.describe().lazy || {}).unpacks || 0) - unpacks0;
+    if (ab) out.revisit.heap_after = heap;
     out.heap = heap;
     return out;
   }, { url, visit: VISIT, H, N, mainThreadReads, ab });
@@ -185,6 +202,13 @@ async function run(browser, appPort, url, tag, { scroll = false, mainThreadReads
       `every_ms=${ms(r.ab.every)} median_ratio=${(med(r.ab.every) / med(r.ab.kept)).toFixed(2)} ` +
       '(view resolution; alternating, unvisited heads; ratio > 1: keeping unchanged frames is faster)');
     console.log(`lazy browser ${tag} switch_frames_kept_vs_every_frame_drawn detail ${r.ab.detail.join(' ')}`);
+  }
+  if (r.revisit) {
+    console.log(`lazy browser ${tag} switch_to_visited_head in_memory_and_drawn_ms=${ms(r.revisit.ms)} ` +
+      `reads=${r.revisit.reads.join(',')} widened_from_halves=${r.revisit.unpacks} ` +
+      `wasm_memory_max_mb_before=${(r.revisit.heap_before / 2 ** 20).toFixed(0)} ` +
+      `after=${(r.revisit.heap_after / 2 ** 20).toFixed(0)} ` +
+      '(the 8 heads of the switches above, last visited first; 0 reads: still in the cache)');
   }
   console.log(`lazy browser ${tag} zoomed_in_band rows=${r.band_rows} in_memory_ms=${r.band_memory_ms.toFixed(0)} ` +
     `drawn_ms=${r.band_ms.toFixed(0)}`);
