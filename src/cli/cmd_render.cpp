@@ -13,6 +13,7 @@
 #include "embedded_font.h"
 #include "figure/gif_codec.h"
 #include "figure/heatmap_figure.h"
+#include "figure/lines_figure.h"
 #include "figure/png_codec.h"
 #include "figure/system_fallback_fonts.h"
 #include "io/attention_sets.h"
@@ -56,7 +57,7 @@ void DeclareFlags(ArgParser* args, RenderOptions* o) {
              "leave tokens out: special ([CLS], </s>, the file's own), punctuation, or a token; repeatable");
   args->Flag("--renormalize", &o->renormalize, "divide each row by the sum of the weights left after --hide");
   args->Flag("--lines", &o->lines,
-             "draw the lines view (BertViz style: keys left, queries right, one line per weight); SVG only");
+             "draw the lines view (BertViz style: keys left, queries right, one line per weight); SVG or PNG");
   args->Flag("--all-heads", &o->all_heads, "with --lines: every head of the layer, one colour each (head view)");
   args->Flag("--queries-left", &o->queries_left,
              "with --lines: queries (targets) down the left, keys down the right, as BertViz draws them");
@@ -64,7 +65,7 @@ void DeclareFlags(ArgParser* args, RenderOptions* o) {
   args->String("--colormap", &o->colormap, "NAME", "greys (default) | viridis | magma | diverging");
   args->String("--scale", &o->scale, "MODE",
                "colour range: auto (0..max, default) | fixed (0..1) | row | log | p99 | p99.9");
-  args->Float("--dpi", &o->dpi, "N", "PNG/GIF resolution: 96 = 1x (default), 192 = 2x, 384 = 4x");
+  args->Float("--dpi", &o->dpi, "N", "PNG/GIF resolution (--lines PNG too): 96 = 1x (default), 192 = 2x, 384 = 4x");
   args->String("--labels", &o->labels, "MODE", "token labels: auto (thinned so none overlap, default) | all | none");
   args->Int("--decimals", &o->decimals, "N", "digits after the point of cell values (default 2; implies --values)");
   args->Flag("--values", &o->values, "print each weight in its cell");
@@ -73,7 +74,7 @@ void DeclareFlags(ArgParser* args, RenderOptions* o) {
   args->Int("--step-ms", &o->step_ms, "MS", "GIF: how long each decoding step is shown (default 700)");
   args->String("--title", &o->title, "TEXT", "caption above the heatmap");
   args->String("--font", &o->font_path, "FILE.ttf",
-               "PNG/GIF label font (default: the embedded DejaVu Sans subset; e.g. a Noto font for CJK tokens)");
+               "PNG/GIF label font, --lines PNG too (default: the embedded DejaVu Sans subset; e.g. Noto for CJK)");
   args->Flag("--no-colorbar", &o->no_colorbar, "leave out the colour bar");
   args->Int("--max-cells", &o->max_cells, "N", "refuse maps with more cells (default 1048576)");
   DeclareLimitFlags(args, &o->limits);
@@ -154,29 +155,75 @@ Status WriteSvg(const Shown& f, const RenderOptions& o, size_t* written) {
   return out.Close();
 }
 
-// --lines: the lines view as SVG; with --all-heads every head of the layer (as --hide left it) in
-// its colour.
-Status WriteLinesSvg(const Shown& f, const AttentionFile::Layer& layer, const RenderOptions& o, size_t* written) {
+// --lines: the lines view's options; with --all-heads every head of the layer (as --hide left it) in
+// its colour (*kept holds those heads' weights).
+SvgLinesOptions LinesOptions(const Shown& f, const AttentionFile::Layer& layer, const RenderOptions& o,
+                             std::vector<MatrixRM>* kept) {
   SvgLinesOptions so;
   ParseColormap(o.colormap.c_str(), &so.colormap);
   so.threshold = o.threshold;
   so.queries_left = o.queries_left;
   so.title = o.title;
-  std::vector<MatrixRM> kept(o.all_heads ? layer.heads.size() : 0);  // the heads without hidden tokens
-  for (size_t h = 0; h < kept.size(); ++h) {
+  kept->assign(o.all_heads ? layer.heads.size() : 0, MatrixRM());  // the heads without hidden tokens
+  for (size_t h = 0; h < kept->size(); ++h) {
     SvgLinesHead head;
     head.w = &layer.heads[h].weights;
     if (!f.rows.empty())
-      SelectRowsCols(layer.heads[h].weights, f.rows, f.cols, o.renormalize, &kept[h]), head.w = &kept[h];
+      SelectRowsCols(layer.heads[h].weights, f.rows, f.cols, o.renormalize, &(*kept)[h]), head.w = &(*kept)[h];
     head.head = (int)h;
     CategoryColour((int)h, head.rgb);
     so.heads.push_back(head);
   }
-  std::string svg;
-  Status st = LinesSvgString(*f.w, f.source, f.target, so, &svg);
-  if (!st) return st;
-  *written = svg.size();
-  return WriteFileBytes(o.out_path, reinterpret_cast<const uint8_t*>(svg.data()), svg.size());
+  return so;
+}
+
+// The figure font: the embedded one or --font, with system fonts for glyphs it lacks in `texts`.
+// font_bytes keeps --font's bytes alive while the font is used.
+Status LoadFigureFont(const RenderOptions& o, const std::vector<std::string>& texts, std::vector<uint8_t>* font_bytes,
+                      FigureFont* font) {
+  const EmbeddedFile* ttf = attnviz_embedded_font_find("DejaVuSans.ttf");
+  Status st;
+  if (!o.font_path.empty() && !(st = ReadFileBytes(o.font_path, font_bytes))) return st;
+  st = font_bytes->empty() ? font->Init(ttf ? ttf->data : nullptr, ttf ? ttf->size : 0)
+                           : font->Init(font_bytes->data(), font_bytes->size());
+  if (!st)
+    return Status::Error((o.font_path.empty() ? std::string("the embedded font") : o.font_path) + ": " + st.message);
+  AddSystemFallbacks(font, texts);
+  return Status::Ok();
+}
+
+std::vector<std::string> FigureTexts(const Shown& f, const RenderOptions& o) {
+  std::vector<std::string> texts(f.source);
+  texts.insert(texts.end(), f.target.begin(), f.target.end());
+  texts.push_back(o.title);
+  return texts;
+}
+
+// --lines: the lines view as SVG, or as PNG drawn on the CPU (the same figure).
+Status WriteLines(const Shown& f, const AttentionFile::Layer& layer, const RenderOptions& o, size_t* written) {
+  std::vector<MatrixRM> kept;
+  LinesFigureOptions lo;
+  lo.lines = LinesOptions(f, layer, o, &kept);
+  if (o.format == "svg") {
+    std::string svg;
+    const Status st = LinesSvgString(*f.w, f.source, f.target, lo.lines, &svg);
+    if (!st) return st;
+    *written = svg.size();
+    return WriteFileBytes(o.out_path, reinterpret_cast<const uint8_t*>(svg.data()), svg.size());
+  }
+  lo.scale_factor = o.dpi / 96.0f;
+  std::vector<uint8_t> font_bytes, bytes;
+  FigureFont font;
+  Status st = LoadFigureFont(o, FigureTexts(f, o), &font_bytes, &font);
+  RgbaImage img;
+  LinesLayout L;
+  if (!st || !(st = RenderLinesFigure(*f.w, f.source, f.target, lo, &font, &img, &L))) return st;
+  if (!(st = EncodePng(img, o.dpi, &bytes))) return st;
+  std::printf("render: %dx%d px, lines from x %.1f to %.1f px, rows from y %.1f every %.1f px (at scale %.3g)\n",
+              img.width, img.height, L.line_source * lo.scale_factor, L.line_target * lo.scale_factor,
+              L.YOf(0) * lo.scale_factor, L.row_px * lo.scale_factor, lo.scale_factor);
+  *written = bytes.size();
+  return WriteFileBytes(o.out_path, bytes.data(), bytes.size());
 }
 
 // PNG: one figure. GIF: one frame per decoding step (row), the row being emitted outlined.
@@ -188,19 +235,10 @@ Status WriteRaster(const Shown& f, const RenderOptions& o, bool gif, size_t* wri
   ParseFigureLabels(o.labels, &fo.labels);
   fo.scale_factor = o.dpi / 96.0f, fo.cell_px = o.cell, fo.decimals = o.decimals, fo.values = o.values;
   fo.colorbar = !o.no_colorbar, fo.title = o.title;
-  const EmbeddedFile* ttf = attnviz_embedded_font_find("DejaVuSans.ttf");
   std::vector<uint8_t> font_bytes;  // --font, kept alive while the font is used
-  Status st;
-  if (!o.font_path.empty() && !(st = ReadFileBytes(o.font_path, &font_bytes))) return st;
   FigureFont font;
-  st = font_bytes.empty() ? font.Init(ttf ? ttf->data : nullptr, ttf ? ttf->size : 0)
-                          : font.Init(font_bytes.data(), font_bytes.size());
-  if (!st)
-    return Status::Error((o.font_path.empty() ? std::string("the embedded font") : o.font_path) + ": " + st.message);
-  std::vector<std::string> texts(f.source);  // glyphs the font lacks come from system fonts
-  texts.insert(texts.end(), f.target.begin(), f.target.end());
-  texts.push_back(o.title);
-  AddSystemFallbacks(&font, texts);
+  Status st = LoadFigureFont(o, FigureTexts(f, o), &font_bytes, &font);
+  if (!st) return st;
   std::vector<uint8_t> bytes;
   HeatmapFigureLayout L;
   if (!gif) {
@@ -289,7 +327,11 @@ int CheckFlags(const ArgParser& args, RenderOptions* o) {
   if (o->format.empty() && ext != ".svg" && ext != ".png" && ext != ".gif")
     return args.UsageError("--out '" + p + "' must end in .png, .svg or .gif");
   if (o->format.empty()) o->format = ext.substr(1);
-  if (o->lines && o->format != "svg") return args.UsageError("--lines draws SVG only: give --out fig.svg");
+  if (o->lines && o->format == "gif") return args.UsageError("--lines draws SVG or PNG: give --out fig.svg or fig.png");
+  if (o->lines)
+    for (const char* flag :
+         {"--scale", "--labels", "--decimals", "--values", "--cell", "--vmax", "--step-ms", "--no-colorbar"})
+      if (args.Seen(flag)) return args.UsageError(std::string(flag) + " is for heatmap figures, not --lines");
   if (o->all_heads && !o->lines) return args.UsageError("--all-heads goes with --lines");
   if (o->queries_left && !o->lines) return args.UsageError("--queries-left goes with --lines");
   if (!(o->threshold > 0 && o->threshold <= 1)) return args.UsageError("--threshold must be in (0, 1]");
@@ -329,7 +371,7 @@ int RunRender(int argc, char** argv) {
                 std::to_string(o.max_cells));
   size_t written = 0;
   if (o.lines)
-    st = WriteLinesSvg(shown, f.layers[(size_t)o.layer], o, &written);
+    st = WriteLines(shown, f.layers[(size_t)o.layer], o, &written);
   else
     st = o.format == "svg" ? WriteSvg(shown, o, &written) : WriteRaster(shown, o, o.format == "gif", &written);
   if (!st) return Fail(st.message);

@@ -355,6 +355,91 @@ TEST(CliRender, LinesSvgOfOneHeadOrEveryHeadOfTheLayer) {
   EXPECT_NE(r.err.find("--queries-left goes with --lines"), std::string::npos) << r.err;
 }
 
+// "lines from x A to B px, rows from y Y every R px" from render --lines' report (PNG).
+struct LinesAt {
+  float xs = 0, xt = 0, y0 = 0, row = 0;
+  float Y(int i) const { return y0 + (float)i * row; }
+};
+LinesAt ParseLinesAt(const std::string& out) {
+  LinesAt L;
+  const size_t at = out.find("lines from x ");
+  EXPECT_NE(at, std::string::npos) << out;
+  if (at == std::string::npos) return L;
+  const int n = std::sscanf(out.c_str() + at, "lines from x %f to %f px, rows from y %f every %f px", &L.xs, &L.xt,
+                            &L.y0, &L.row);
+  EXPECT_EQ(n, 4) << out;
+  return L;
+}
+
+int Darkness(const RgbaImage& img, int x, int y) {  // 0 white .. 255 black
+  const uint8_t* p = img.At(x, y);
+  return 255 - (p[0] + p[1] + p[2]) / 3;
+}
+
+// Distance from (x, y) to the segment (ax, ay)-(bx, by).
+float SegmentDistance(float x, float y, float ax, float ay, float bx, float by) {
+  const float dx = bx - ax, dy = by - ay;
+  const float t = std::clamp(((x - ax) * dx + (y - ay) * dy) / (dx * dx + dy * dy), 0.0f, 1.0f);
+  return std::hypot(x - (ax + t * dx), y - (ay + t * dy));
+}
+
+// The PNG checks of a lines figure of w at threshold 0.1: each row's strongest line is black at its
+// midpoint, the gap is white wherever no line passes within 4 px, and every key's label has ink.
+void CheckLinesPng(const RgbaImage& img, const LinesAt& L, const MatrixRM& w, const std::string& what) {
+  for (int r = 0; r < (int)w.rows(); ++r) {
+    Eigen::Index c = 0;
+    w.row(r).maxCoeff(&c);
+    const float mx = 0.5f * (L.xs + L.xt), my = 0.5f * (L.Y((int)c) + L.Y(r));
+    EXPECT_GT(Darkness(img, (int)mx, (int)my), 200) << what << ": row " << r << "'s strongest line, at its middle";
+  }
+  int white = 0, checked = 0;
+  for (float x = std::min(L.xs, L.xt) + 10; x < std::max(L.xs, L.xt) - 10; x += 7)
+    for (float y = L.Y(0); y < L.Y((int)std::max(w.rows(), w.cols()) - 1); y += 5) {
+      float nearest = 1e9f;
+      for (int r = 0; r < (int)w.rows(); ++r)
+        for (int c = 0; c < (int)w.cols(); ++c)
+          if (w(r, c) >= 0.1f) nearest = std::min(nearest, SegmentDistance(x, y, L.xs, L.Y(c), L.xt, L.Y(r)));
+      if (nearest < 4 * L.row / 22) continue;
+      ++checked;
+      white += Darkness(img, (int)x, (int)y) == 0;
+    }
+  EXPECT_GT(checked, 20) << what;
+  EXPECT_EQ(white, checked) << what << ": pixels no line passes near are white";
+  const float side = L.xs < L.xt ? -1.0f : 1.0f;  // the keys' labels lie beyond the lines' source end
+  for (int c = 0; c < (int)w.cols(); ++c) {
+    int ink = 0;
+    for (int x = 0; x < (int)(100 * L.row / 22); ++x)
+      for (int dy = -(int)(L.row / 3); dy <= (int)(L.row / 3); ++dy)
+        ink += Darkness(img, (int)(L.xs + side * (2 * L.row / 22 + (float)x)), (int)L.Y(c) + dy) > 64;
+    EXPECT_GT(ink, 0) << what << ": key " << c << " has a label";  // key 8 is "."
+  }
+}
+
+TEST(CliRender, LinesPngIsTheSvgFigureDrawnOnTheCpu) {
+  const std::string png = TempPath("lines.png");
+  const MatrixRM& w = Weights("cross", 1, 1);
+  int width = 0;
+  for (const char* extra : {"", " --queries-left", " --dpi 192"}) {
+    const RunResult r = Cli("render '" + kFile + "' --set cross --layer 1 --head 1 --lines --threshold 0.1" + extra +
+                            " --out '" + png + "'");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const std::string bytes = Slurp(png);
+    RgbaImage img;
+    ASSERT_TRUE(DecodePng(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), &img).ok);
+    const LinesAt L = ParseLinesAt(r.out);
+    CheckLinesPng(img, L, w, std::string("render --lines") + extra);
+    const std::string e = extra;
+    if (e.empty()) {
+      width = img.width;
+      EXPECT_LT(L.xs, L.xt) << "keys on the left";
+    } else if (e == " --queries-left") {
+      EXPECT_GT(L.xs, L.xt) << "keys on the right";
+    } else {
+      EXPECT_NEAR(img.width, 2 * width, 1);
+    }
+  }
+}
+
 TEST(CliRender, BadArgumentsFailClearly) {
   const std::string out = TempPath("bad.png");
   struct Case {
@@ -379,7 +464,8 @@ TEST(CliRender, BadArgumentsFailClearly) {
       {"render --out '" + out + "'", 2, "give the attention FILE"},
       {"render '" + kFile + "' --out '" + out + "' --font '" + kFile + "'", 1, "not a TrueType font"},
       {"render '" + kFile + "' --out '" + out + ".gif' --dpi 384 --cell 100", 1, "over 512 MiB of pixels"},
-      {"render '" + kFile + "' --out '" + out + "' --lines", 2, "--lines draws SVG only"},
+      {"render '" + kFile + "' --out '" + out + ".gif' --lines", 2, "--lines draws SVG or PNG"},
+      {"render '" + kFile + "' --out '" + out + "' --lines --scale row", 2, "--scale is for heatmap figures"},
       {"render '" + kFile + "' --out '" + out + "' --all-heads", 2, "--all-heads goes with --lines"},
       {"render '" + kFile + "' --out '" + out + ".svg' --lines --threshold 0", 2, "--threshold must be in (0, 1]"},
       {"render '" + kFile + "' --out '" + out + "' --set encoder --hide special --hide punctuation --hide the --hide " +
