@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "app/app_commands.h"
 #include "app/app_export.h"
 #include "app/app_files.h"
 #include "app/app_state.h"
@@ -11,6 +12,7 @@
 #include "app/lazy_maps.h"
 #include "embedded_font.h"
 #include "imgui.h"
+#include "io/memory_budget.h"
 
 namespace attnviz {
 namespace {
@@ -202,6 +204,44 @@ void DrawMatrixInfo(AppState* s) {
   if (!m.name.empty()) ImGui::Text("%s", m.name.c_str());
 }
 
+// A lazily read file: what its cache holds against the budget, what was read, and the budget itself.
+void DrawLazyCache(AppState* s) {
+  LazyCacheStats st;
+  if (!LazyCacheStatsOf(s, &st)) return;
+  ImGui::Separator();
+  ImGui::TextDisabled("CACHE");
+  HelpMarker(
+      "This file is read lazily: a head is read when a view draws it and stays in memory up to the "
+      "budget, least recently drawn first out. Heads of an F16 file that you left are kept as halves "
+      "(half the memory, the same weights) and come back without a read. The grid shows each head's "
+      "max-pooled overview.");
+  const float used = st.budget ? (float)((double)st.resident / (double)st.budget) : 0.0f;
+  const std::string bar = FormatByteSize(st.resident) + " of " + FormatByteSize(st.budget);
+  ImGui::ProgressBar(std::min(used, 1.0f), ImVec2(-1, 0), bar.c_str());
+  HelpTip("Memory the heads, their halves, overviews and screen copies take now, against the cache budget");
+  ImGui::Text("%d head%s, %d as halves", st.heads, st.heads == 1 ? "" : "s", st.packed);
+  if (st.bands) ImGui::SameLine(), ImGui::Text("+ %d band%s", st.bands, st.bands == 1 ? "" : "s");
+  ImGui::TextDisabled("%d overviews, %d screen copies", st.overviews, st.screens);
+  ImGui::TextDisabled("read %s in %llu reads%s", FormatByteSize(st.bytes_read).c_str(), (unsigned long long)st.reads,
+                      st.pending ? ", loading..." : "");
+  HelpTip(("of " + FormatByteSize(st.file_bytes) + " in the file").c_str());
+  static const char* const kBudgets[] = {"64M", "128M", "256M", "512M", "1G", "2G"};
+  int at = -1;
+  for (int i = 0; i < (int)IM_ARRAYSIZE(kBudgets); ++i) {
+    uint64_t b = 0;
+    if (ParseByteSize(kBudgets[i], &b) && b == st.budget) at = i;
+  }
+  ImGui::SetNextItemWidth(-1);
+  if (ImGui::BeginCombo("##cache", ("budget " + FormatByteSize(st.budget)).c_str())) {
+    for (int i = 0; i < (int)IM_ARRAYSIZE(kBudgets); ++i)
+      if (ImGui::Selectable(kBudgets[i], i == at)) Report(s, RunCommand(s, std::string("cache ") + kBudgets[i]));
+    ImGui::EndCombo();
+  }
+  HelpTip(
+      "How much memory the file's heads may take (the cache command: cache 512M). A lower budget takes effect at "
+      "once.");
+}
+
 bool KeyPressed(ImGuiKey key, bool repeat = true) {
   return ImGui::IsKeyPressed(ImGui::GetKeyIndex(key), repeat);
 }
@@ -343,6 +383,7 @@ void DrawSidebar(AppState* s) {
   DrawStyleControls(s);
   if (!about) DrawTokenFilter(s);
   if (!about) DrawMatrixInfo(s);
+  if (!about) DrawLazyCache(s);
 }
 
 void DrawViewTabs(AppState* s) {

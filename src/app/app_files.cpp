@@ -266,8 +266,7 @@ Example ExampleFromLazySet(const std::string& name, const std::shared_ptr<LazyMa
   ex.description = std::to_string(ex.layers) + " layer(s) x " + std::to_string(ex.heads) + " head(s), " +
                    std::to_string(set.n_q) + " x " + std::to_string(set.n_k) + " tokens, read lazily from " +
                    Shorten(name) + " (" + FormatByteSize(ix.header.file_size) +
-                   "): heads are read when you look at them, within the cache budget (" +
-                   FormatByteSize(LazyCacheBudget()) + "; the cache command sets it).";
+                   "): heads are read when you look at them and kept within a cache budget (CACHE, below).";
   if (n_sets > 1)
     ex.description += " Attention set '" + Shorten(set.name) + "' (" + AttentionKindName(set.kind) + ") of " +
                       std::to_string(n_sets) + ".";

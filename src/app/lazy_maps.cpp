@@ -536,6 +536,7 @@ void LazyMaps::Request(AppState* s) {
   std::vector<Example*> examples = SetExamples(s);
   ++frame_;
   Requests(s, examples);  // this frame's wants: kept from eviction, or asked for now
+  MakeRoom(0, examples);  // a budget just lowered (the cache command) holds at once
   // Asynchronous reads start at once (decoding waits for the time between frames and the next
   // frame's pump: a piece decoded here made frames 20-30 ms longer on a slow machine); synchronous
   // ones are read at the next frame (PumpLazyMaps), so a burst of commands reads only what is wanted last.
@@ -561,33 +562,46 @@ bool LazyMaps::Work(AppState* s, double budget_ms, FrameStats* parts) {
   return file_.Busy();
 }
 
-void LazyMaps::Describe(JsonWriter* w, int heads, int bands) const {
-  int overviews = 0, screens = 0;  // (screens: stored ones read, or computed ones)
-  int packed = 0;                  // heads and bands kept as halves
+LazyCacheStats LazyMaps::Stats(int heads, int bands) const {
+  LazyCacheStats st;
+  st.name = name_;
+  st.file_bytes = file_.index().header.file_size;
+  st.budget = LazyCacheBudget();
+  st.resident = resident_;
+  st.loading = file_.LoadingBytes();
+  st.bytes_read = file_.BytesRead();
+  st.reads = file_.Reads();
+  st.heads = heads, st.bands = bands;
+  st.pending = (int)file_.Pending();
   for (const SetState& ss : sets_) {
-    for (const MapState& ms : ss.maps) packed += ms.packed != nullptr;
-    for (const OverviewState& o : ss.pool[(int)LazyPool::Overview]) overviews += o.map.weights.size() > 0;
-    for (const OverviewState& o : ss.pool[(int)LazyPool::Screen]) screens += o.map.weights.size() > 0;
+    for (const MapState& ms : ss.maps) st.packed += ms.packed != nullptr;
+    for (const OverviewState& o : ss.pool[(int)LazyPool::Overview]) st.overviews += o.map.weights.size() > 0;
+    for (const OverviewState& o : ss.pool[(int)LazyPool::Screen]) st.screens += o.map.weights.size() > 0;
   }
+  return st;
+}
+
+void LazyMaps::Describe(JsonWriter* w, int heads, int bands) const {
+  const LazyCacheStats st = Stats(heads, bands);
   w->BeginObject();
   w->Key("name");
   w->String(name_);
   w->Key("budget");
-  w->Number((double)LazyCacheBudget());
+  w->Number((double)st.budget);
   w->Key("resident_bytes");
-  w->Number((double)resident_);
+  w->Number((double)st.resident);
   w->Key("max_resident_bytes");
   w->Number((double)max_resident_);
   w->Key("max_memory_bytes");  // resident + reads in flight, the most seen
   w->Number((double)max_memory_);
   w->Key("loading_bytes");
-  w->Number((double)file_.LoadingBytes());
+  w->Number((double)st.loading);
   w->Key("pending");
-  w->Number((double)file_.Pending());
+  w->Number(st.pending);
   w->Key("reads");
-  w->Number((double)file_.Reads());
+  w->Number((double)st.reads);
   w->Key("bytes_read");
-  w->Number((double)file_.BytesRead());
+  w->Number((double)st.bytes_read);
   w->Key("installs");
   w->Number((double)installs_);
   w->Key("evictions");
@@ -597,11 +611,11 @@ void LazyMaps::Describe(JsonWriter* w, int heads, int bands) const {
   w->Key("unpacks");  // ... and widened again for a view, with no read
   w->Number((double)unpacks_);
   w->Key("packed");  // heads and bands held as halves now
-  w->Number(packed);
+  w->Number(st.packed);
   w->Key("overviews");
-  w->Number(overviews);
+  w->Number(st.overviews);
   w->Key("screens");  // screen copies in memory
-  w->Number(screens);
+  w->Number(st.screens);
   w->Key("heads");  // whole heads in memory
   w->Number(heads);
   w->Key("bands");
@@ -684,6 +698,23 @@ bool LazyReading(AppState* s, int map) {
   return ex.lazy && map >= 0 && map < (int)ex.maps.size() && ex.lazy->Reading(ex.lazy_set, map);
 }
 
+namespace {
+
+// Whole heads and bands held as floats by every set of the current example's file.
+void CountHeld(AppState* s, int* heads, int* bands) {
+  *heads = *bands = 0;
+  const Example& ex = s->Current();
+  for (const Example& e : s->examples) {
+    if (e.lazy != ex.lazy) continue;
+    for (const AttentionMap& m : e.maps) {
+      *heads += m.weights.size() && m.Complete();
+      *bands += m.weights.size() && !m.Complete();
+    }
+  }
+}
+
+}  // namespace
+
 void DescribeLazy(AppState* s, JsonWriter* w) {
   DescribeLazyCurrent(s, w);
   w->Key("lazy");
@@ -692,15 +723,18 @@ void DescribeLazy(AppState* s, JsonWriter* w) {
     w->Null();
     return;
   }
-  int heads = 0, bands = 0;  // of every set of the file
-  for (const Example& e : s->examples) {
-    if (e.lazy != ex.lazy) continue;
-    for (const AttentionMap& m : e.maps) {
-      heads += m.weights.size() && m.Complete();
-      bands += m.weights.size() && !m.Complete();
-    }
-  }
+  int heads, bands;
+  CountHeld(s, &heads, &bands);
   ex.lazy->Describe(w, heads, bands);
+}
+
+bool LazyCacheStatsOf(AppState* s, LazyCacheStats* out) {
+  Example& ex = s->Current();
+  if (!ex.lazy) return false;
+  int heads, bands;
+  CountHeld(s, &heads, &bands);
+  *out = ex.lazy->Stats(heads, bands);
+  return true;
 }
 
 void DescribeLazyCurrent(AppState* s, JsonWriter* w) {

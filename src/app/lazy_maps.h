@@ -12,6 +12,7 @@
 //   PumpLazyMaps         once a frame, before the views: a few ms of reading and decoding, results in
 //   RequestLazyMaps      once a frame, after the views: what they drew is kept, what is missing asked for
 //   SetLazyCacheBudget   the memory heads and overviews may take (the `cache` command)
+//   LazyCacheStats       what a lazily read file holds now (the sidebar's CACHE section, describe())
 //   DescribeLazy         describe()'s "lazy"
 //
 // Wants are collected while the views draw a frame and acted on right after it: what the frame drew
@@ -36,6 +37,17 @@ constexpr uint64_t kDefaultLazyCacheBytes = uint64_t(256) << 20;  // heads + ove
 uint64_t LazyCacheBudget();
 void SetLazyCacheBudget(uint64_t bytes);  // 0 restores the default
 
+struct LazyCacheStats {
+  std::string name;                            // the file
+  uint64_t file_bytes = 0;                     // its size
+  uint64_t budget = 0, resident = 0;           // the cache budget, and the bytes it holds now
+  uint64_t loading = 0;                        // bytes of reads and decoding under way
+  uint64_t bytes_read = 0, reads = 0;          // so far
+  int heads = 0, bands = 0;                    // whole heads and zoomed-in bands as floats (every set)
+  int packed = 0, overviews = 0, screens = 0;  // heads and bands as halves, overviews, screen copies
+  int pending = 0;                             // requests not finished
+};
+
 class LazyMaps {
  public:
   ~LazyMaps();
@@ -58,6 +70,7 @@ class LazyMaps {
   // Reads and results only; true if busy. `parts` (a frame's, or null between frames) gets the time.
   bool Work(AppState* s, double budget_ms, FrameStats* parts);
   void Describe(JsonWriter* w, int heads, int bands) const;  // heads, bands: what the examples hold
+  LazyCacheStats Stats(int heads, int bands) const;          // likewise
   int MapIndex(int set, int layer, int head) const;          // maps[] index of a layer's head
   bool Reading(int set, int map) const;                      // rows of the map are being read
 
@@ -142,6 +155,7 @@ bool WorkLazyMaps(AppState* s, double budget_ms, FrameStats* parts = nullptr);
 bool LazyWaiting(AppState* s);                  // the current example is lazy and its current map is not all in memory
 bool LazyReading(AppState* s, int map);         // rows of a map of the current example are being read
 void DescribeLazy(AppState* s, JsonWriter* w);  // "lazy": the current example's file, or null; and "lazy_current"
+bool LazyCacheStatsOf(AppState* s, LazyCacheStats* out);  // the current example's file; false when it is not lazy
 void DescribeLazyCurrent(AppState* s, JsonWriter* w);  // "lazy_current": {map, held rows} of the current map, or null
 
 }  // namespace attnviz

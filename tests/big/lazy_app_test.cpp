@@ -270,6 +270,28 @@ TEST(LazyApp, F32HeadsAreNotKeptAsHalves) {
   EXPECT_EQ(Heatmap(d)->Find("held")->numbers, (std::vector<double>{0, 512}));
 }
 
+TEST(LazyApp, ALoweredBudgetHoldsAtOnce) {
+  // Three 512^2 heads (1 MiB each as floats) and their overviews in memory; then `cache 2M`: the next
+  // frame keeps the head drawn and its overview, and lets the rest go to halves or out, within 2 MiB.
+  HeadlessApp t;
+  ASSERT_TRUE(t.OpenModel("lowered", 1, 4, 512).ok);
+  ASSERT_TRUE(t.app.Command("view heatmap").ok);
+  for (int m : {1, 2, 3}) {
+    ASSERT_TRUE(t.app.Command("map " + std::to_string(m)).ok);
+    t.Frames(6);
+  }
+  EXPECT_GT(Lazy(t.Describe(), "resident_bytes"), 3 << 20);
+  {
+    CacheBudget budget(0);  // restores the default at the end
+    ASSERT_TRUE(t.app.Command("cache 2M").ok);
+    t.Frames(1);
+    const JsonValue d = t.Describe();
+    EXPECT_LE(Lazy(d, "resident_bytes"), 2 << 20);
+    EXPECT_EQ(Lazy(d, "budget"), 2 << 20);
+    EXPECT_EQ(Heatmap(d)->Find("held")->numbers, (std::vector<double>{0, 512}));  // the head drawn stays
+  }
+}
+
 TEST(LazyApp, AZoomedInViewReadsOnlyTheRowsInView) {
   HeadlessApp t;
   ASSERT_TRUE(t.OpenModel("zoom", 1, 2, 512).ok);
