@@ -163,7 +163,7 @@ async function run(browser, appPort, url, tag, { scroll = false, mainThreadReads
     M.attnvizDrawEveryFrame = false;
     // Back to those heads, the last visited first: heads the cache still holds (as floats, or for an
     // F16 file as halves, widened again) come back without a read; the others are read again.
-    if (ab) out.revisit = { ms: [], reads: [], unpacks: 0, heap_before: heap };
+    if (ab) out.revisit = { ms: [], reads: [], heap_mb: [], unpacks: 0, heap_before: heap };
     const unpacks0 = (v.describe().lazy || {}).unpacks || 0;
     for (let i = ab ? 11 : -1; i >= 4; i--) {
       const m = (16 + i) * H + 5 + i;
@@ -173,6 +173,7 @@ async function run(browser, appPort, url, tag, { scroll = false, mainThreadReads
         x.heatmaps[0] && x.heatmaps[0].held && x.heatmaps[0].held[1] === N);
       out.revisit.ms.push(performance.now() - t0);
       out.revisit.reads.push(window.AttnVizLazy.stats.reads.filter((q) => q.start >= t0 - 1).length);
+      out.revisit.heap_mb.push(Math.round(heap / 2 ** 20));
     }
     if (ab) out.revisit.unpacks = ((v.describe().lazy || {}).unpacks || 0) - unpacks0;
     if (ab) out.revisit.heap_after = heap;
@@ -207,7 +208,7 @@ async function run(browser, appPort, url, tag, { scroll = false, mainThreadReads
     console.log(`lazy browser ${tag} switch_to_visited_head in_memory_and_drawn_ms=${ms(r.revisit.ms)} ` +
       `reads=${r.revisit.reads.join(',')} widened_from_halves=${r.revisit.unpacks} ` +
       `wasm_memory_max_mb_before=${(r.revisit.heap_before / 2 ** 20).toFixed(0)} ` +
-      `after=${(r.revisit.heap_after / 2 ** 20).toFixed(0)} ` +
+      `after=${(r.revisit.heap_after / 2 ** 20).toFixed(0)} (after each: ${r.revisit.heap_mb.join(',')}) ` +
       '(the 8 heads of the switches above, last visited first; 0 reads: still in the cache)');
   }
   console.log(`lazy browser ${tag} zoomed_in_band rows=${r.band_rows} in_memory_ms=${r.band_memory_ms.toFixed(0)} ` +

@@ -222,6 +222,23 @@ bool LazyMaps::Unpack(const Want& w, std::vector<Example*>& examples) {
   return true;
 }
 
+uint64_t LazyMaps::AskedBytes() const {
+  uint64_t b = 0;
+  for (size_t s = 0; s < sets_.size(); ++s) {
+    const LazySet& ls = file_.index().sets[s];
+    for (const MapState& ms : sets_[s].maps)
+      if (ms.ticket) b += (uint64_t)(ms.row1 - ms.row0) * (uint64_t)ls.n_k * sizeof(float);
+  }
+  for (const auto& kv : overview_reads_) {
+    const OverviewRead& r = kv.second;
+    const LazySet& ls = file_.index().sets[(size_t)r.set];
+    b += r.full ? (uint64_t)ls.n_q * (uint64_t)ls.n_k * sizeof(float)
+                : (uint64_t)(r.head1 - r.head0) * (uint64_t)ls.PoolRows(r.pool) * (uint64_t)ls.PoolCols(r.pool) *
+                      sizeof(float);
+  }
+  return b;
+}
+
 bool LazyMaps::MakeRoom(uint64_t bytes, std::vector<Example*>& examples) {
   const uint64_t budget = LazyCacheBudget();
   while (resident_ + bytes > budget) {
@@ -379,6 +396,11 @@ void LazyMaps::Results(AppState* s, std::vector<Example*>& examples) {
 }
 
 void LazyMaps::Requests(AppState*, std::vector<Example*>& examples) {
+  // Everything this frame drew is kept before any room is made below (Compare draws two maps; the
+  // heatmap a stand-in beside the rows).
+  for (const Want& w : wants_) sets_[(size_t)w.set].maps[(size_t)w.map].last_used = frame_;
+  for (int p = 0; p < 2; ++p)
+    for (const auto& sm : pool_wants_[p]) sets_[(size_t)sm.first].pool[p][(size_t)sm.second].last_used = frame_;
   // Rows the views drew: in memory (kept), being read, or asked for now.
   std::vector<uint64_t> wanted;
   for (const Want& w : wants_) {
@@ -536,7 +558,11 @@ void LazyMaps::Request(AppState* s) {
   std::vector<Example*> examples = SetExamples(s);
   ++frame_;
   Requests(s, examples);  // this frame's wants: kept from eviction, or asked for now
-  MakeRoom(0, examples);  // a budget just lowered (the cache command) holds at once
+  // Room for what is being read now, not only when it arrives: what this frame does not draw goes to
+  // halves or out first, so the reads' buffers can take the blocks that leave (with halves filling
+  // the cache, a head read without this raised the WASM peak by ~70 MB: no free 64 MiB block among
+  // 32 MiB ones). A budget just lowered (the cache command) holds at once too.
+  MakeRoom(AskedBytes(), examples);
   // Asynchronous reads start at once (decoding waits for the time between frames and the next
   // frame's pump: a piece decoded here made frames 20-30 ms longer on a slow machine); synchronous
   // ones are read at the next frame (PumpLazyMaps), so a burst of commands reads only what is wanted last.
@@ -550,6 +576,7 @@ bool LazyMaps::Work(AppState* s, double budget_ms, FrameStats* parts) {
   std::vector<Example*> examples = SetExamples(s);
   const auto t0 = std::chrono::steady_clock::now();
   file_.Pump(budget_ms);
+  max_memory_ = std::max(max_memory_, resident_ + file_.LoadingBytes());  // heads read, not yet installed
   const auto t1 = std::chrono::steady_clock::now();
   ComputeScreens(examples);
   Results(s, examples);

@@ -120,10 +120,11 @@ class LazyMaps {
   void CancelUnwantedOverviews();  // reads of overviews that this frame did not draw
   void InstallPooled(AppState* s, const OverviewRead& read, LazyResult* r, std::vector<Example*>& examples);
   bool MakeRoom(uint64_t bytes, std::vector<Example*>& examples);  // evicts what this frame did not draw
-  bool Packable(size_t set, size_t map) const;                     // its layer's weights are F16 in the file
-  bool PackOldest(std::vector<Example*>& examples);                // the oldest undrawn F16 rows -> halves
-  void DropPacked(size_t set, MapState* ms);                       // frees a map's halves
-  bool Unpack(const Want& w, std::vector<Example*>& examples);     // halves that cover w -> the map's weights
+  uint64_t AskedBytes() const;  // the results of the reads under way, as floats (what they will install)
+  bool Packable(size_t set, size_t map) const;                  // its layer's weights are F16 in the file
+  bool PackOldest(std::vector<Example*>& examples);             // the oldest undrawn F16 rows -> halves
+  void DropPacked(size_t set, MapState* ms);                    // frees a map's halves
+  bool Unpack(const Want& w, std::vector<Example*>& examples);  // halves that cover w -> the map's weights
   void Install(int set, int map, LazyResult* r, std::vector<Example*>& examples);
   void InstallOverview(int set, int map, LazyPool pool, MatrixRM weights);
   void ComputeScreens(std::vector<Example*>& examples);  // files without screen copies: pool what was decoded

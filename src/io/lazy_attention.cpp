@@ -465,6 +465,7 @@ bool LazyAttentionFile::Busy() const {
 uint64_t LazyAttentionFile::LoadingBytes() const {
   uint64_t b = 0;
   for (const auto& j : jobs_) b += j->staging_bytes + (uint64_t)j->out.size() * sizeof(float);
+  for (const LazyResult& r : results_) b += (uint64_t)r.weights.size() * sizeof(float);  // not popped yet
   return b;
 }
 

@@ -177,7 +177,7 @@ class LazyAttentionFile {
   bool Busy() const;                                  // work for Pump to do (not only reads under way that end later)
   uint64_t BytesRead() const { return bytes_read_; }  // file bytes read so far
   uint64_t Reads() const { return reads_; }           // reads started so far
-  uint64_t LoadingBytes() const;                      // memory held by requests in progress
+  uint64_t LoadingBytes() const;                      // memory held by requests in progress, and results not popped
   void SetMaxInFlight(int reads) { max_in_flight_ = reads < 1 ? 1 : reads; }  // asynchronous reads at once
   // Asynchronous reads bigger than this come in parts of this size, started in order a few at a
   // time, and the parts in are decoded while the rest arrive (a 4096^2 F16 head: 8 parts).
