@@ -148,10 +148,28 @@ int LazyMaps::SetState::LayerOf(int map) const {
   return layer;
 }
 
-bool LazyMaps::Packable(size_t set, size_t map) const {
-  const LazySet& ls = file_.index().sets[set];
-  return ls.layers[(size_t)sets_[set].LayerOf((int)map)].dtype == StDType::F16;
+StDType LazyMaps::FileType(size_t set, size_t map) const {
+  return file_.index().sets[set].layers[(size_t)sets_[set].LayerOf((int)map)].dtype;
 }
+
+bool LazyMaps::Packable(size_t set, size_t map) const {
+  const StDType t = FileType(set, map);
+  return t == StDType::F16 || t == StDType::BF16;
+}
+
+namespace {
+
+// A BF16 file's weights as floats back to BF16: their top 16 bits (exact: they came from BF16, or
+// are a fixed-up 0).
+void FloatsToBf16(const float* src, size_t n, uint16_t* dst) {
+  for (size_t i = 0; i < n; ++i) {
+    uint32_t u;
+    std::memcpy(&u, src + i, 4);
+    dst[i] = (uint16_t)(u >> 16);
+  }
+}
+
+}  // namespace
 
 void LazyMaps::DropPacked(size_t set, MapState* ms) {
   if (!ms->packed) return;
@@ -160,8 +178,9 @@ void LazyMaps::DropPacked(size_t set, MapState* ms) {
   ms->packed_row0 = ms->packed_rows = 0;
 }
 
-// F16 files: the least recently drawn head or band that this frame does not draw is kept as halves,
-// half its memory. The file stored halves, so nothing is lost (a fixed-up weight is 0, a half too).
+// F16 and BF16 files: the least recently drawn head or band that this frame does not draw is kept in
+// the file's 16 bits, half its memory. The file stored them, so nothing is lost (a fixed-up weight
+// is 0, in either type too).
 // False when there is none, or no memory for the halves (MakeRoom then evicts).
 bool LazyMaps::PackOldest(std::vector<Example*>& examples) {
   uint64_t oldest = frame_;
@@ -179,7 +198,10 @@ bool LazyMaps::PackOldest(std::vector<Example*>& examples) {
   const size_t n = (size_t)m.weights.size();
   std::unique_ptr<uint16_t[]> halves(new (std::nothrow) uint16_t[n]);
   if (!halves) return false;
-  FloatsToHalves(m.weights.data(), n, 1.0f, halves.get());
+  if (FileType(set, index) == StDType::F16)
+    FloatsToHalves(m.weights.data(), n, 1.0f, halves.get());
+  else
+    FloatsToBf16(m.weights.data(), n, halves.get());
   DropPacked(set, &ms);
   ms.packed = std::move(halves);
   ms.packed_row0 = m.row_offset;
@@ -210,7 +232,9 @@ bool LazyMaps::Unpack(const Want& w, std::vector<Example*>& examples) {
   if (!room) return false;  // read as any rows not in memory are (a budget too small says so then)
   m.weights.resize(ms.packed_rows, n_k);
   float max = 0;
-  DecodeHalfWeights(reinterpret_cast<const uint8_t*>(ms.packed.get()), n, m.weights.data(), &max);
+  size_t fixed = 0;
+  DecodeWeights(FileType((size_t)w.set, (size_t)w.map), reinterpret_cast<const uint8_t*>(ms.packed.get()), n,
+                m.weights.data(), &max, &fixed);
   m.row_offset = (int)ms.packed_row0;
   m.Touch();
   m.range_stats = MapRangeStats{};

@@ -1,8 +1,9 @@
 // attnviz app: the maps of a lazily read file (io/lazy_attention.h, docs/PERFORMANCE.md "Big files").
 // Its heads come into memory when a view draws them and leave, least recently used first, when the
 // cache budget needs the room; the grid draws each head's max-pooled overview instead. Heads of F16
-// files that no view draws any more are first kept as halves (the file's own precision, half the
-// memory) and widened again when a view draws them: a head visited before comes back without a read.
+// and BF16 files that no view draws any more are first kept in those 16 bits (the file's own
+// precision, half the memory) and widened again when a view draws them: a head visited before comes
+// back without a read.
 //
 //   LazyMaps             one open file: the reads in flight, what is in memory, the budget
 //   (OpenLazyAttention in app_files.h: a safetensors file -> one example per set, maps without weights)
@@ -85,8 +86,8 @@ class LazyMaps {
     uint64_t pool_failed_frame = 0;  // reading its overview or screen copy failed then: not asked again for a while
     uint64_t pooled_ticket = 0;      // the whole-head read its computed screen copy comes from
     int64_t pooled_rows = 0;         // rows of it pooled so far
-    // F16 files: rows [packed_row0, packed_row0 + packed_rows) kept as halves while no view draws
-    // them (PackOldest); widened when one does (Unpack). Counted in the cache at 2 bytes a weight.
+    // F16 and BF16 files: rows [packed_row0, packed_row0 + packed_rows) kept in the file's type while
+    // no view draws them (PackOldest); widened when one does (Unpack). 2 bytes a weight in the cache.
     std::unique_ptr<uint16_t[]> packed;
     int64_t packed_row0 = 0, packed_rows = 0;
   };
@@ -121,7 +122,8 @@ class LazyMaps {
   void InstallPooled(AppState* s, const OverviewRead& read, LazyResult* r, std::vector<Example*>& examples);
   bool MakeRoom(uint64_t bytes, std::vector<Example*>& examples);  // evicts what this frame did not draw
   uint64_t AskedBytes() const;  // the results of the reads under way, as floats (what they will install)
-  bool Packable(size_t set, size_t map) const;                  // its layer's weights are F16 in the file
+  StDType FileType(size_t set, size_t map) const;               // its layer's weights in the file
+  bool Packable(size_t set, size_t map) const;                  // ... are F16 or BF16
   bool PackOldest(std::vector<Example*>& examples);             // the oldest undrawn F16 rows -> halves
   void DropPacked(size_t set, MapState* ms);                    // frees a map's halves
   bool Unpack(const Want& w, std::vector<Example*>& examples);  // halves that cover w -> the map's weights

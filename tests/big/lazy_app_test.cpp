@@ -216,12 +216,13 @@ std::vector<unsigned char> ShownNpy(HeadlessApp& t) {
   return bytes;
 }
 
-TEST(LazyApp, F16HeadsNoViewDrawsAreKeptAsHalvesAndComeBackWithoutARead) {
+// F16 and BF16 files alike (their weights kept in the file's own 16 bits).
+void CheckHeadsAreKeptIn16BitsAndComeBackWithoutARead(StDType dtype) {
   // A 511^2 head (an odd side) is 1 MiB as floats, 510 KiB as halves; its overview 256 KiB. The
   // budget holds the head drawn, two more as halves and their overviews, but not three heads as floats.
   CacheBudget budget(3 << 20);
   HeadlessApp t;
-  ASSERT_TRUE(t.OpenModel("packed", 1, 4, 511).ok);
+  ASSERT_TRUE(t.OpenModel(std::string("packed_") + StDTypeName(dtype), 1, 4, 511, dtype).ok);
   ASSERT_TRUE(t.app.Command("view heatmap").ok);
   ASSERT_TRUE(t.app.Command("map 1").ok);
   t.Frames(6);
@@ -247,6 +248,14 @@ TEST(LazyApp, F16HeadsNoViewDrawsAreKeptAsHalvesAndComeBackWithoutARead) {
   EXPECT_EQ(Heatmap(d)->Find("held")->numbers, (std::vector<double>{0, 511}));
   EXPECT_LE(Lazy(d, "max_resident_bytes"), 3 << 20);
   EXPECT_TRUE(ShownNpy(t) == first);
+}
+
+TEST(LazyApp, F16HeadsNoViewDrawsAreKeptAsHalvesAndComeBackWithoutARead) {
+  CheckHeadsAreKeptIn16BitsAndComeBackWithoutARead(StDType::F16);
+}
+
+TEST(LazyApp, BF16HeadsAreKeptInTheirOwn16BitsToo) {
+  CheckHeadsAreKeptIn16BitsAndComeBackWithoutARead(StDType::BF16);
 }
 
 TEST(LazyApp, RoomForAHeadIsMadeWhenItIsAskedFor) {
