@@ -44,11 +44,11 @@ format-check: setup
 format: setup
 	@bash scripts/format.sh
 
-# clang-14 build with ASan + UBSan (+ libFuzzer coverage) of the core, io and CLI unit tests, the
+# clang-14 build with ASan + UBSan (+ libFuzzer coverage) of the core, io, CLI and lazy-app unit tests, the
 # CLI and the fuzz targets (tests/fuzz). make test runs them from the native ctest.
 SANITIZE_DIR := build/sanitize
-SANITIZE_TARGETS := core_tests io_tests hostile_tests cli_tests big_tests attnviz-cli fuzz_npy fuzz_npz fuzz_json \
-                    fuzz_attention fuzz_safetensors
+SANITIZE_TARGETS := core_tests io_tests hostile_tests cli_tests big_tests lazy_app_tests attnviz-cli fuzz_npy fuzz_npz \
+                    fuzz_json fuzz_attention fuzz_safetensors
 sanitize-build: setup
 	@test -f $(SANITIZE_DIR)/build.ninja || CC=clang-14 CXX=clang++-14 cmake -S . -B $(SANITIZE_DIR) -G Ninja \
 	  -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS_DEBUG="-O1 -g" -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" -DATTNVIZ_FUZZ=ON

@@ -180,8 +180,8 @@ void LazyMaps::DropPacked(size_t set, MapState* ms) {
 
 // F16 and BF16 files: the least recently drawn head or band that this frame does not draw is kept in
 // the file's 16 bits, half its memory. The file stored them, so nothing is lost (a fixed-up weight
-// is 0, in either type too).
-// False when there is none, or no memory for the halves (MakeRoom then evicts).
+// is 0, in either type too). False when there is none, or no memory for the 16 bits (MakeRoom then
+// evicts).
 bool LazyMaps::PackOldest(std::vector<Example*>& examples) {
   uint64_t oldest = frame_;
   size_t set = 0, index = 0;
@@ -196,14 +196,14 @@ bool LazyMaps::PackOldest(std::vector<Example*>& examples) {
   AttentionMap& m = examples[set]->maps[index];
   MapState& ms = sets_[set].maps[index];
   const size_t n = (size_t)m.weights.size();
-  std::unique_ptr<uint16_t[]> halves(new (std::nothrow) uint16_t[n]);
-  if (!halves) return false;
+  std::unique_ptr<uint16_t[]> bits(new (std::nothrow) uint16_t[n]);
+  if (!bits) return false;
   if (FileType(set, index) == StDType::F16)
-    FloatsToHalves(m.weights.data(), n, 1.0f, halves.get());
+    FloatsToHalves(m.weights.data(), n, 1.0f, bits.get());
   else
-    FloatsToBf16(m.weights.data(), n, halves.get());
+    FloatsToBf16(m.weights.data(), n, bits.get());
   DropPacked(set, &ms);
-  ms.packed = std::move(halves);
+  ms.packed = std::move(bits);
   ms.packed_row0 = m.row_offset;
   ms.packed_rows = m.weights.rows();
   resident_ = resident_ - Bytes(m.weights) + n * sizeof(uint16_t);
@@ -214,7 +214,7 @@ bool LazyMaps::PackOldest(std::vector<Example*>& examples) {
   return true;
 }
 
-// Rows kept as halves that cover what a view wants come back as floats, with no read: about 1 ns a
+// Rows kept in 16 bits that cover what a view wants come back as floats, with no read: about 1 ns a
 // weight (16 ms for a 4096^2 head in WASM) against a read of 32 MiB.
 bool LazyMaps::Unpack(const Want& w, std::vector<Example*>& examples) {
   MapState& ms = sets_[(size_t)w.set].maps[(size_t)w.map];
@@ -226,7 +226,7 @@ bool LazyMaps::Unpack(const Want& w, std::vector<Example*>& examples) {
   m.weights.resize(0, 0);
   m.Touch();
   ms.last_used = frame_;
-  resident_ -= n * sizeof(uint16_t);  // the halves make way for the floats they become
+  resident_ -= n * sizeof(uint16_t);  // the 16 bits make way for the floats they become
   const bool room = MakeRoom(n * sizeof(float), examples) && TryAllocate(n * sizeof(float));
   resident_ += n * sizeof(uint16_t);
   if (!room) return false;  // read as any rows not in memory are (a budget too small says so then)
@@ -266,10 +266,10 @@ uint64_t LazyMaps::AskedBytes() const {
 bool LazyMaps::MakeRoom(uint64_t bytes, std::vector<Example*>& examples) {
   const uint64_t budget = LazyCacheBudget();
   while (resident_ + bytes > budget) {
-    if (PackOldest(examples)) continue;  // F16 files: heads go to halves before anything leaves
-    // The least recently drawn head, band, halves, overview or screen copy that this frame does not draw.
+    if (PackOldest(examples)) continue;  // F16, BF16 files: heads go to 16 bits before anything leaves
+    // The least recently drawn head, band, 16-bit copy, overview or screen copy that this frame does not draw.
     uint64_t oldest = frame_;
-    int kind = -1;  // 0 rows, 1 + LazyPool, 3 halves
+    int kind = -1;  // 0 rows, 1 + LazyPool, 3 16-bit copy
     size_t set = 0, index = 0;
     for (size_t s = 0; s < sets_.size(); ++s) {
       Example* ex = examples[s];
@@ -304,7 +304,7 @@ void LazyMaps::Install(int set, int map, LazyResult* r, std::vector<Example*>& e
   AttentionMap& m = ex->maps[(size_t)map];
   resident_ -= Bytes(m.weights);  // a band replaced by more rows
   m.weights.resize(0, 0);
-  DropPacked((size_t)set, &sets_[(size_t)set].maps[(size_t)map]);  // halves of other rows
+  DropPacked((size_t)set, &sets_[(size_t)set].maps[(size_t)map]);  // 16 bits of other rows
   if (!MakeRoom(Bytes(r->weights), examples)) {
     m.Touch();
     r->status = Status::Error(PrintableText(m.name, 80) + " needs " + FormatByteSize(Bytes(r->weights)) +
@@ -437,7 +437,7 @@ void LazyMaps::Requests(AppState*, std::vector<Example*>& examples) {
       ms.last_used = frame_;
       continue;
     }
-    if (Unpack(w, examples)) continue;  // kept as halves: widened, not read
+    if (Unpack(w, examples)) continue;  // kept in 16 bits: widened, not read
     // A read under way that covers the rows is waited for, unless it is far bigger than what is in
     // view now (a whole head asked for before the view zoomed in): then the band goes first.
     if (ms.ticket && ms.row0 <= w.row0 && w.row1 <= ms.row1 && (ms.row1 - ms.row0) <= 4 * (w.row1 - w.row0)) {
@@ -583,7 +583,7 @@ void LazyMaps::Request(AppState* s) {
   ++frame_;
   Requests(s, examples);  // this frame's wants: kept from eviction, or asked for now
   // Room for what is being read now, not only when it arrives: what this frame does not draw goes to
-  // halves or out first, so the reads' buffers can take the blocks that leave (with halves filling
+  // 16 bits or out first, so the reads' buffers can take the blocks that leave (with halves filling
   // the cache, a head read without this raised the WASM peak by ~70 MB: no free 64 MiB block among
   // 32 MiB ones). A budget just lowered (the cache command) holds at once too.
   MakeRoom(AskedBytes(), examples);
@@ -657,11 +657,11 @@ void LazyMaps::Describe(JsonWriter* w, int heads, int bands) const {
   w->Number((double)installs_);
   w->Key("evictions");
   w->Number((double)evictions_);
-  w->Key("packs");  // heads and bands turned into halves (F16 files)
+  w->Key("packs");  // heads and bands turned into 16 bits (F16 files: halves; BF16 files: BF16)
   w->Number((double)packs_);
   w->Key("unpacks");  // ... and widened again for a view, with no read
   w->Number((double)unpacks_);
-  w->Key("packed");  // heads and bands held as halves now
+  w->Key("packed");  // heads and bands held in 16 bits now
   w->Number(st.packed);
   w->Key("overviews");
   w->Number(st.overviews);

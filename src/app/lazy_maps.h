@@ -45,7 +45,7 @@ struct LazyCacheStats {
   uint64_t loading = 0;                        // bytes of reads and decoding under way
   uint64_t bytes_read = 0, reads = 0;          // so far
   int heads = 0, bands = 0;                    // whole heads and zoomed-in bands as floats (every set)
-  int packed = 0, overviews = 0, screens = 0;  // heads and bands as halves, overviews, screen copies
+  int packed = 0, overviews = 0, screens = 0;  // heads and bands in 16 bits, overviews, screen copies
   int pending = 0;                             // requests not finished
 };
 
@@ -124,9 +124,9 @@ class LazyMaps {
   uint64_t AskedBytes() const;  // the results of the reads under way, as floats (what they will install)
   StDType FileType(size_t set, size_t map) const;               // its layer's weights in the file
   bool Packable(size_t set, size_t map) const;                  // ... are F16 or BF16
-  bool PackOldest(std::vector<Example*>& examples);             // the oldest undrawn F16 rows -> halves
-  void DropPacked(size_t set, MapState* ms);                    // frees a map's halves
-  bool Unpack(const Want& w, std::vector<Example*>& examples);  // halves that cover w -> the map's weights
+  bool PackOldest(std::vector<Example*>& examples);             // the oldest undrawn F16/BF16 rows -> 16 bits
+  void DropPacked(size_t set, MapState* ms);                    // frees a map's 16-bit copy
+  bool Unpack(const Want& w, std::vector<Example*>& examples);  // 16 bits that cover w -> the map's weights
   void Install(int set, int map, LazyResult* r, std::vector<Example*>& examples);
   void InstallOverview(int set, int map, LazyPool pool, MatrixRM weights);
   void ComputeScreens(std::vector<Example*>& examples);  // files without screen copies: pool what was decoded
