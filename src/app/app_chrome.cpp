@@ -218,7 +218,7 @@ void DrawLazyCache(AppState* s) {
   const float used = st.budget ? (float)((double)st.resident / (double)st.budget) : 0.0f;
   const std::string bar = FormatByteSize(st.resident) + " of " + FormatByteSize(st.budget);
   ImGui::ProgressBar(std::min(used, 1.0f), ImVec2(-1, 0), bar.c_str());
-  HelpTip("Memory the heads, their halves, overviews and screen copies take now, against the cache budget");
+  HelpTip("Memory the heads, their 16-bit copies, overviews and screen copies take now, against the cache budget");
   ImGui::Text("%d head%s, %d in 16 bits", st.heads, st.heads == 1 ? "" : "s", st.packed);
   if (st.bands) ImGui::SameLine(), ImGui::Text("+ %d band%s", st.bands, st.bands == 1 ? "" : "s");
   ImGui::TextDisabled("%d overviews, %d screen copies", st.overviews, st.screens);

@@ -225,7 +225,6 @@ bool LazyMaps::Unpack(const Want& w, std::vector<Example*>& examples) {
   resident_ -= Bytes(m.weights);  // rows held beside that do not cover the view
   m.weights.resize(0, 0);
   m.Touch();
-  ms.last_used = frame_;
   resident_ -= n * sizeof(uint16_t);  // the 16 bits make way for the floats they become
   const bool room = MakeRoom(n * sizeof(float), examples) && TryAllocate(n * sizeof(float));
   resident_ += n * sizeof(uint16_t);
@@ -433,11 +432,8 @@ void LazyMaps::Requests(AppState*, std::vector<Example*>& examples) {
     const AttentionMap& m = ex->maps[(size_t)w.map];
     MapState& ms = sets_[(size_t)w.set].maps[(size_t)w.map];
     const int64_t have0 = m.row_offset, have1 = m.row_offset + (int64_t)m.weights.rows();
-    if (m.weights.size() && have0 <= w.row0 && w.row1 <= have1) {
-      ms.last_used = frame_;
-      continue;
-    }
-    if (Unpack(w, examples)) continue;  // kept in 16 bits: widened, not read
+    if (m.weights.size() && have0 <= w.row0 && w.row1 <= have1) continue;  // kept (stamped above)
+    if (Unpack(w, examples)) continue;                                     // kept in 16 bits: widened, not read
     // A read under way that covers the rows is waited for, unless it is far bigger than what is in
     // view now (a whole head asked for before the view zoomed in): then the band goes first.
     if (ms.ticket && ms.row0 <= w.row0 && w.row1 <= ms.row1 && (ms.row1 - ms.row0) <= 4 * (w.row1 - w.row0)) {
@@ -458,7 +454,6 @@ void LazyMaps::Requests(AppState*, std::vector<Example*>& examples) {
     ms.ticket = file_.Submit(r);
     ms.row0 = w.row0;
     ms.row1 = w.row1;
-    ms.last_used = frame_;
     wanted.push_back(ms.ticket);
   }
   // Rows no view draws any more are not read (a head clicked past quickly).
@@ -514,8 +509,7 @@ void LazyMaps::RequestOverviews(LazyPool pool) {
     const int set = wants[k].first, map = wants[k].second;
     SetState& ss = sets_[(size_t)set];
     std::vector<OverviewState>& held = ss.pool[(int)pool];
-    OverviewState& o = held[(size_t)map];
-    o.last_used = frame_;
+    const OverviewState& o = held[(size_t)map];  // stamped as drawn in Requests
     MapState& ms = ss.maps[(size_t)map];
     if (o.map.weights.size() || o.ticket || ms.overview_ticket) continue;
     if (ms.pool_failed_frame && frame_ - ms.pool_failed_frame < 120) continue;
@@ -534,7 +528,6 @@ void LazyMaps::RequestOverviews(LazyPool pool) {
            end < ls.layers[(size_t)layer].heads && end - head < kOverviewRun) {
       const OverviewState& next = held[(size_t)(map + (end - head))];
       if (next.map.weights.size() || next.ticket) break;
-      held[(size_t)(map + (end - head))].last_used = frame_;
       ++end, ++k;
     }
     LazyRequest r;
