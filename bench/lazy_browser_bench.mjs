@@ -22,6 +22,9 @@
 //                              the last one is not drawn again) with Module.attnvizDrawEveryFrame (first run)
 //   switch to visited heads    then back to 8 of those 12, the last visited first: until the whole head is
 //                              in memory and drawn, and the reads that took (heads kept as halves: none)
+//   quick / paced switches     then 8 unvisited heads each as soon as the last showed at the view's
+//                              resolution (a user stepping through heads; served_mb: what the server sent
+//                              meanwhile), and 8 more each 1 s after (the last one's whole head being read)
 //   grid scrolling             the App::Frame CPU time and the frame gaps while the wheel scrolls the
 //                              1024-head grid and overviews stream in
 //   WASM memory                the most seen, against the 512 MB target
@@ -35,6 +38,7 @@ import { write } from '../tests/big/safetensors.mjs';
 
 const APP_DIR = process.env.ATTNVIZ_WEB_APP || 'build/web/app';
 const N = 4096, L = 32, H = 32;
+let served = 0;  // bytes the data server sent (every response, to the end or until cancelled)
 const VISIT = [[7, 19], [15, 3], [31, 31]];  // heads written (one-hot rows), then switched to
 
 // One page: open the file, switch to unvisited heads, a zoomed-in band; optionally scroll the grid.
@@ -42,6 +46,7 @@ async function run(browser, appPort, url, tag, { scroll = false, mainThreadReads
   const page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
   await page.goto(`http://127.0.0.1:${appPort}/?example=seed004&view=heatmap`);
   await page.waitForFunction(() => window.attnviz !== undefined, null, { timeout: 60000 });
+  await page.exposeFunction('attnvizServedBytes', () => served);
   const r = await page.evaluate(async ({ url, visit, H, N, mainThreadReads, ab }) => {
     window.attnvizMainThreadReads = mainThreadReads;
     const v = window.attnviz, M = v.module, out = {};
@@ -112,7 +117,9 @@ async function run(browser, appPort, url, tag, { scroll = false, mainThreadReads
       // The Range reads made for it until then (start..end ms after the command, and bytes): on a
       // 2-vCPU VM with a software GPU they, not the frames, were most of the switch (stop 26).
       out.switch_reads.push(window.AttnVizLazy.stats.reads.filter((q) => q.start >= t0 - 1)
-        .map((q) => `${(q.start - t0).toFixed(0)}..${(q.end - t0).toFixed(0)}:${(q.bytes / 1024).toFixed(0)}K`).join('+') || 'none');
+        .map((q) => `${(q.start - t0).toFixed(0)}..${(q.end - t0).toFixed(0)}:${(q.bytes / 1024).toFixed(0)}K` +
+          (q.sent === undefined ? '' : `[${['sent', 'headers', 'body'].map((k) => (q[k] - t0).toFixed(0)).join('/')}]`))
+        .join('+') || 'none');
       out.first.push(first);
       out.partial.push(partial);
       out.viewres.push(performance.now() - t0);
@@ -177,6 +184,27 @@ async function run(browser, appPort, url, tag, { scroll = false, mainThreadReads
     }
     if (ab) out.revisit.unpacks = ((v.describe().lazy || {}).unpacks || 0) - unpacks0;
     if (ab) out.revisit.heap_after = heap;
+    // Quick switches, as a user stepping through heads does: the next unvisited head as soon as the
+    // last one shows at the view's resolution (the switches above wait for the whole head). A whole
+    // head read meanwhile is cancelled; until then it shares the 2 cores with the new head's reads.
+    // Then the same at a reader's pace: each head kept in view 1 s after it showed, so its whole head
+    // is being read when the next is asked for.
+    // What the server sent meanwhile: a network slower than this loopback spends it before the next head.
+    if (ab) out.quick = { ms: [], reads: [], paced_ms: [], served: -(await window.attnvizServedBytes()) };
+    for (let i = 0; i < (ab ? 16 : 0); i++) {
+      const paced = i >= 8;
+      if (i === 8) out.quick.served += await window.attnvizServedBytes();
+      const m = paced ? (i - 8) * H + 20 + i : (16 + i) * H + 20 + i;  // unvisited (the file's hole)
+      t0 = performance.now();
+      v.command(`map ${m}`);
+      await until((x) => polls > 0 && atViewResolution(x, m));
+      out.quick[paced ? 'paced_ms' : 'ms'].push(performance.now() - t0);
+      if (paced) await new Promise((res) => setTimeout(res, 1000));
+      if (!paced) out.quick.reads.push(window.AttnVizLazy.stats.reads.filter((q) => q.start >= t0 - 1 && q.end <= performance.now())
+        .map((q) => `${(q.start - t0).toFixed(0)}..${(q.end - t0).toFixed(0)}:${(q.bytes / 1024).toFixed(0)}K` +
+          (q.sent === undefined ? '' : `[${['sent', 'headers', 'body'].map((k) => (q[k] - t0).toFixed(0)).join('/')}]`))
+        .join('+') || 'none');
+    }
     out.heap = heap;
     return out;
   }, { url, visit: VISIT, H, N, mainThreadReads, ab });
@@ -190,7 +218,7 @@ async function run(browser, appPort, url, tag, { scroll = false, mainThreadReads
     `shown_rows=${r.viewres_rows.join(',')} longest_frame_cpu_ms=${r.longest.map((x) => x.toFixed(1)).join(',')} ` +
     `(switched = view_resolution; target: <= 300; longest frame: until the whole head is drawn)`);
   console.log(`lazy browser ${tag} switch_to_unvisited_head reads_until_view_resolution=${r.switch_reads.join(',')} ` +
-    `(start..end ms after the command: size)`);
+    `(start..end ms after the command: size [the worker's request sent/headers in/body in])`);
   console.log(`lazy browser ${tag} switch_to_unvisited_head first_frame_parts ` + r.first_parts.map((p) =>
     `pump_ms=${p.pump_ms.toFixed(1)}/request_ms=${p.request_ms.toFixed(1)}/upload_ms=${p.upload_ms.toFixed(1)}/uploads=${p.uploads}`).join(' '));
   console.log(`lazy browser ${tag} filling_in first_partial_screen_copy_ms=${ms(r.partial)} (0: none; files ` +
@@ -203,6 +231,19 @@ async function run(browser, appPort, url, tag, { scroll = false, mainThreadReads
       `every_ms=${ms(r.ab.every)} median_ratio=${(med(r.ab.every) / med(r.ab.kept)).toFixed(2)} ` +
       '(view resolution; alternating, unvisited heads; ratio > 1: keeping unchanged frames is faster)');
     console.log(`lazy browser ${tag} switch_frames_kept_vs_every_frame_drawn detail ${r.ab.detail.join(' ')}`);
+  }
+  if (r.quick) {
+    const sorted = [...r.quick.ms].sort((a, b) => a - b);
+    console.log(`lazy browser ${tag} quick_switch_to_unvisited_head view_resolution_ms=${ms(r.quick.ms)} ` +
+      `median=${sorted[sorted.length >> 1].toFixed(0)} max=${sorted[sorted.length - 1].toFixed(0)} ` +
+      `served_mb=${(r.quick.served / 2 ** 20).toFixed(1)} ` +
+      `(each as soon as the last showed at the view's resolution; served: bytes the server sent meanwhile; target: <= 300)`);
+    const p = [...r.quick.paced_ms].sort((a, b) => a - b);
+    console.log(`lazy browser ${tag} paced_switch_to_unvisited_head view_resolution_ms=${ms(r.quick.paced_ms)} ` +
+      `median=${p[p.length >> 1].toFixed(0)} max=${p[p.length - 1].toFixed(0)} ` +
+      `(each 1 s after the last showed at the view's resolution, its whole head being read; target: <= 300)`);
+    console.log(`lazy browser ${tag} quick_switch_to_unvisited_head reads=${r.quick.reads.join(',')} ` +
+      `(start..end ms after the command: size [the worker's request sent/headers in/body in])`);
   }
   if (r.revisit) {
     console.log(`lazy browser ${tag} switch_to_visited_head in_memory_and_drawn_ms=${ms(r.revisit.ms)} ` +
@@ -271,6 +312,10 @@ async function main() {
   }
   const app = await serve(APP_DIR, 0);
   const data = await serve(dir, 0, { cors: true });
+  data.on('request', (req, res) => {  // bytes sent, including those of reads cancelled on the way
+    const sock = res.socket, b0 = sock.bytesWritten;
+    res.on('close', () => { served += sock.bytesWritten - b0; });
+  });
   const browser = await chromium.launch({
     executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
     args: ['--no-sandbox', '--use-angle=swiftshader', '--enable-unsafe-swiftshader', '--disable-background-networking',

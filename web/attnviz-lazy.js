@@ -41,6 +41,7 @@
 
   // Gives the browser a turn (input, a frame if one is due) without waiting for a frame: a task, not
   // requestAnimationFrame, so a slow renderer (software WebGL) does not slow the reading down.
+  const epochMs = () => performance.timeOrigin + performance.now();  // the same clock in the page and a worker
   const yieldToBrowser = () => new Promise((resolve) => {
     const ch = new MessageChannel();
     ch.port1.onmessage = () => resolve();
@@ -417,7 +418,11 @@
           giveBack();
           return;
         }
-        stats.reads.push({ start: t0, end: performance.now(), bytes: size });  // the last 64 reads
+        // The last 64 reads; a worker's also say when its request left, its headers came and its body
+        // ended (page time), which tells a slow server or network from a busy page.
+        const q = { start: t0, end: performance.now(), bytes: size };
+        if (bytes.times) for (const k of ['sent', 'headers', 'body']) q[k] = bytes.times[k] - performance.timeOrigin;
+        stats.reads.push(q);
         if (stats.reads.length > 64) stats.reads.shift();
         if (size >= stats.biggest_read_bytes) {
           stats.biggest_read_bytes = size;
@@ -517,7 +522,7 @@
   // One HTTP Range request: bytes [offset, offset + size) of a file of `total` bytes whose ETag or
   // Last-Modified was `version` when it was opened. An ArrayBuffer (or, given a spare buffer of at
   // least size bytes, {buffer, length}: the body read into it), or an Error that says what went wrong.
-  async function rangeRequest(url, offset, size, total, version, signal, spare) {
+  async function rangeRequest(url, offset, size, total, version, signal, spare, at) {
     const bytes = `bytes ${offset}-${offset + size - 1}`;
     let res;
     try {
@@ -530,6 +535,7 @@
     } catch (e) {
       throw new Error(`reading ${bytes} failed: the network failed (${e.message})`);
     }
+    if (at) at.headers = epochMs();
     if (res.status !== 206) throw new Error(`reading ${bytes}: HTTP ${res.status} to a Range request`);
     const now = Number((/\/(\d+)\s*$/.exec(res.headers.get('Content-Range') || '') || [])[1]);
     const v = res.headers.get('ETag') || res.headers.get('Last-Modified') || '';
@@ -576,6 +582,7 @@
       // The bytes; recycle() sends their buffer back to the worker, which reads the next response
       // of that size into it (call it once the bytes are copied, and use them no more).
       const bytes = new Uint8Array(m.buffer, 0, m.length === undefined ? m.buffer.byteLength : m.length);
+      bytes.times = m.at;
       if (m.reused) stats.reads_into_spare++;
       bytes.recycle = () => {
         bytes.recycle = null;
@@ -644,10 +651,12 @@
       const c = new AbortController();
       controllers.set(m.id, c);
       const spare = takeSpare(m.size);
-      rangeRequest(m.url, m.offset, m.size, m.total, m.version, c.signal, spare || new ArrayBuffer(m.size)).then((r) => {
+      const at = { sent: epochMs() };  // when the request left, its headers came and its body ended (ms, the epoch)
+      rangeRequest(m.url, m.offset, m.size, m.total, m.version, c.signal, spare || new ArrayBuffer(m.size), at).then((r) => {
         if (!controllers.delete(m.id)) return;
-        if (r instanceof ArrayBuffer) postMessage({ id: m.id, buffer: r }, [r]);
-        else postMessage({ id: m.id, buffer: r.buffer, length: r.length, reused: !!spare }, [r.buffer]);
+        at.body = epochMs();
+        if (r instanceof ArrayBuffer) postMessage({ id: m.id, buffer: r, at }, [r]);
+        else postMessage({ id: m.id, buffer: r.buffer, length: r.length, reused: !!spare, at }, [r.buffer]);
       }, (err) => {
         if (controllers.delete(m.id)) postMessage({ id: m.id, error: err.message });
       });

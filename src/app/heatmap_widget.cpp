@@ -593,7 +593,7 @@ void DrawAxisLabels(ImDrawList* dl, const AttentionMap& map, const HeatmapLayout
 }
 
 // Both tokens, the weight, its rank in the row and the cell's arithmetic.
-void CellTooltip(const AttentionMap& map, const LabelEnv& labels, int r, int c) {
+void CellTooltip(const AttentionMap& map, const LabelEnv& labels, int r, int c, bool dwell) {
   const int rows = map.Rows(), cols = map.Cols();
   char b1[32], b2[32];
   ImGui::BeginTooltip();
@@ -606,7 +606,10 @@ void CellTooltip(const AttentionMap& map, const LabelEnv& labels, int r, int c) 
   ImGui::Separator();
   const int held = r - map.row_offset;
   if (held < 0 || held >= (int)map.weights.rows()) {  // a lazily read map: this row is not in memory
-    ImGui::TextDisabled("row %d is being read (the colours are its overview's)", r);
+    if (dwell)  // views/heatmap.cpp: a head shown by its screen copy is read once it stays in view
+      ImGui::TextDisabled("row %d is read if this head stays in view (the colours are a max-pooled copy's)", r);
+    else
+      ImGui::TextDisabled("row %d is being read (the colours are a max-pooled copy's)", r);
     ImGui::EndTooltip();
     return;
   }
@@ -681,6 +684,7 @@ bool HeatmapWidget(const char* id, const AttentionMap& map, const HeatmapStyle& 
   // Arriving rows add detail only where the stand-in is coarser than the view: not under a whole
   // 1024^2 screen copy at zoom 1 in a box under 1024 px high (uploading them would slow the head down).
   const bool fine_under = under && !st->underlay_partial && st->underlay->weights.rows() / st->zoom >= size.y;
+  st->box_height = size.y;
   st->arrive_wanted = !map.Complete() && st->arriving && !fine_under;
   const int arrived = st->arrive_wanted ? UploadArrivingRows(env, map, st) : 0;
   if ((have && !ready) ||
@@ -720,7 +724,7 @@ bool HeatmapWidget(const char* id, const AttentionMap& map, const HeatmapStyle& 
   st->geom.labels.clear();
   st->geom.row_stride = st->geom.col_stride = 0;
   if (labels) DrawAxisLabels(dl, map, L, env, style.labels, st->geom.rows_shown, hl_row, hl_col, &st->geom);
-  if (st->hover_row >= 0) CellTooltip(map, env.labels, st->hover_row, st->hover_col);
+  if (st->hover_row >= 0) CellTooltip(map, env.labels, st->hover_row, st->hover_col, st->geom.dwell);
   ImGui::PopID();
   return st->hover_row >= 0;
 }
@@ -766,6 +770,8 @@ void DescribeHeatmap(JsonWriter* w, const char* id, const HeatmapGeometry& g, co
     w->Bool(g.coarse);
     w->Key("arrived");  // rows [0, arrived) drawn from the parts of a head being read whole
     w->Number(g.arrived);
+    w->Key("dwell");  // its screen copy shows it at the view's resolution; read whole once it stays in view
+    w->Bool(g.dwell);
   }
   w->Key("colormap");
   w->String(ColormapName(g.colormap));

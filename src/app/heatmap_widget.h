@@ -58,6 +58,7 @@ struct HeatmapGeometry {
   bool coarse = false;                  // a whole head in memory, zoomed out so far that its screen copy
                                         // (max-pooled, at least a cell per pixel) is drawn instead
   int arrived = 0;                      // rows [0, arrived) of a head being read whole, drawn from its parts
+  bool dwell = false;                   // its rows wait until it has stayed in view (views/heatmap.cpp)
   int rows_in = 0;                      // rows drawn at full resolution (arrived and held ones; all when complete)
   float vmin = 0, vmax = 1;             // the resolved colour range it was drawn with
   Colormap colormap = Colormap::Greys;  // and its colormap
@@ -91,10 +92,15 @@ struct HeatmapViewState {
   uint64_t arriving_key = 0;  // the read (its ticket): another read starts the texture again
   HeatmapTexture tex_arrive;
   uint64_t tex_arrive_key = 0;
-  const float* tex_arrive_data = nullptr;   // the buffer tex_arrive's rows came from
-  int tex_arrive_rows = 0;                  // rows [0, n) of it uploaded
-  bool arrive_wanted = false;               // last frame: the stand-in was coarser than the view, so they were drawn
-  HeatmapTexture tex, tex_next, tex_under;  // GPU copies of the map, the next frame, the underlay
+  const float* tex_arrive_data = nullptr;  // the buffer tex_arrive's rows came from
+  int tex_arrive_rows = 0;                 // rows [0, n) of it uploaded
+  bool arrive_wanted = false;              // last frame: the stand-in was coarser than the view, so they were drawn
+  float box_height = 0;                    // last frame's height (a stand-in with as many rows in view is fine)
+  // A lazily read head shown by such a stand-in is read whole only once it stays in view (WantLazyRows).
+  const void* dwell_map = nullptr;                             // that head
+  std::chrono::steady_clock::time_point dwell_since;           // shown so since
+  bool dwell_pending = false;                                  // its rows are not asked for yet: frames until they are
+  HeatmapTexture tex, tex_next, tex_under;                     // GPU copies of the map, the next frame, the underlay
   const void *tex_owner = nullptr, *tex_next_owner = nullptr;  // which map the textures hold
   const void* tex_under_owner = nullptr;
   uint64_t tex_version = ~0ull, tex_next_version = ~0ull;  // which version they hold

@@ -16,6 +16,7 @@ namespace attnviz {
 namespace {
 
 std::atomic<uint64_t> g_cache_budget{kDefaultLazyCacheBytes};
+std::atomic<double> g_dwell_ms{kDefaultLazyDwellMs};
 
 uint64_t Bytes(const MatrixRM& m) {
   return (uint64_t)m.size() * sizeof(float);
@@ -29,6 +30,14 @@ uint64_t LazyCacheBudget() {
 
 void SetLazyCacheBudget(uint64_t bytes) {
   g_cache_budget.store(bytes ? bytes : kDefaultLazyCacheBytes, std::memory_order_relaxed);
+}
+
+double LazyDwellMs() {
+  return g_dwell_ms.load(std::memory_order_relaxed);
+}
+
+void SetLazyDwellMs(double ms) {
+  g_dwell_ms.store(ms >= 0 ? ms : kDefaultLazyDwellMs, std::memory_order_relaxed);
 }
 
 LazyMaps::~LazyMaps() = default;  // the file cancels the reads under way (LazyAttentionFile's destructor)
@@ -57,6 +66,11 @@ int LazyMaps::MapIndex(int set, int layer, int head) const {
 
 bool LazyMaps::Reading(int set, int map) const {
   return sets_[(size_t)set].maps[(size_t)map].ticket != 0;
+}
+
+bool LazyMaps::Kept(int set, int map, int64_t row0, int64_t row1) const {
+  const MapState& ms = sets_[(size_t)set].maps[(size_t)map];
+  return ms.packed && ms.packed_row0 <= row0 && row1 <= ms.packed_row0 + ms.packed_rows;
 }
 
 bool LazyMaps::Arriving(int set, int map, const MatrixRM** head, int64_t* rows, uint64_t* ticket) const {
@@ -740,6 +754,11 @@ bool LazyWaiting(AppState* s) {
 bool LazyReading(AppState* s, int map) {
   Example& ex = s->Current();
   return ex.lazy && map >= 0 && map < (int)ex.maps.size() && ex.lazy->Reading(ex.lazy_set, map);
+}
+
+bool LazyKept(AppState* s, int map, int64_t row0, int64_t row1) {
+  Example& ex = s->Current();
+  return ex.lazy && map >= 0 && map < (int)ex.maps.size() && ex.lazy->Kept(ex.lazy_set, map, row0, row1);
 }
 
 namespace {

@@ -37,6 +37,11 @@ class JsonWriter;
 constexpr uint64_t kDefaultLazyCacheBytes = uint64_t(256) << 20;  // heads + overviews in memory
 uint64_t LazyCacheBudget();
 void SetLazyCacheBudget(uint64_t bytes);  // 0 restores the default
+// A head a stored screen copy shows at the view's resolution is read whole only once it has stayed in
+// view this long (views/heatmap.cpp): stepping through heads reads no head left at once.
+constexpr double kDefaultLazyDwellMs = 300;
+double LazyDwellMs();
+void SetLazyDwellMs(double ms);  // < 0 restores the default (tests: 0 reads at once)
 
 struct LazyCacheStats {
   std::string name;                            // the file
@@ -70,10 +75,11 @@ class LazyMaps {
   void Request(AppState* s);  // see RequestLazyMaps
   // Reads and results only; true if busy. `parts` (a frame's, or null between frames) gets the time.
   bool Work(AppState* s, double budget_ms, FrameStats* parts);
-  void Describe(JsonWriter* w, int heads, int bands) const;  // heads, bands: what the examples hold
-  LazyCacheStats Stats(int heads, int bands) const;          // likewise
-  int MapIndex(int set, int layer, int head) const;          // maps[] index of a layer's head
-  bool Reading(int set, int map) const;                      // rows of the map are being read
+  void Describe(JsonWriter* w, int heads, int bands) const;       // heads, bands: what the examples hold
+  LazyCacheStats Stats(int heads, int bands) const;               // likewise
+  int MapIndex(int set, int layer, int head) const;               // maps[] index of a layer's head
+  bool Reading(int set, int map) const;                           // rows of the map are being read
+  bool Kept(int set, int map, int64_t row0, int64_t row1) const;  // those rows are held in 16 bits
 
  private:
   struct MapState {
@@ -155,8 +161,9 @@ void RequestLazyMaps(AppState* s);  // after the views drew: requests for what t
 // Between frames (the browser calls it when a read ends): decoding and installing only, for about
 // budget_ms; what the views want is left for the next frame. True while there is more to do.
 bool WorkLazyMaps(AppState* s, double budget_ms, FrameStats* parts = nullptr);
-bool LazyWaiting(AppState* s);                  // the current example is lazy and its current map is not all in memory
-bool LazyReading(AppState* s, int map);         // rows of a map of the current example are being read
+bool LazyWaiting(AppState* s);           // the current example is lazy and its current map is not all in memory
+bool LazyReading(AppState* s, int map);  // rows of a map of the current example are being read
+bool LazyKept(AppState* s, int map, int64_t row0, int64_t row1);  // ... held in 16 bits (no read to show)
 void DescribeLazy(AppState* s, JsonWriter* w);  // "lazy": the current example's file, or null; and "lazy_current"
 bool LazyCacheStatsOf(AppState* s, LazyCacheStats* out);  // the current example's file; false when it is not lazy
 void DescribeLazyCurrent(AppState* s, JsonWriter* w);  // "lazy_current": {map, held rows} of the current map, or null

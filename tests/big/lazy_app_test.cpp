@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <deque>
@@ -111,6 +112,12 @@ struct HeadlessApp {
 struct CacheBudget {
   explicit CacheBudget(uint64_t bytes) { SetLazyCacheBudget(bytes); }
   ~CacheBudget() { SetLazyCacheBudget(0); }
+};
+
+// How long a head shown by its screen copy stays in view before it is read whole, for one test.
+struct LazyDwell {
+  explicit LazyDwell(double ms) { SetLazyDwellMs(ms); }
+  ~LazyDwell() { SetLazyDwellMs(-1); }
 };
 
 double Lazy(const JsonValue& d, const char* key) {
@@ -426,6 +433,7 @@ TEST(LazyApp, AScreenCopyIsReadFirstThenTheWholeHeadReplacesIt) {
 // shows the head at the view's resolution came 4x later (stop 26). Then the rows are read.
 TEST(LazyApp, ABigHeadsRowsAreAskedForOnceItsScreenCopyIsIn) {
   HeadlessApp t;
+  LazyDwell dwell(0);  // (the rows of a head that stays in view: below)
   ASSERT_TRUE(t.OpenModel("stand_in_first", 1, 1, 4096).ok);
   // The command asks at once for what the heatmap draws (App::Command), before any frame: a frame's
   // 3 ms of reading can already bring in the 2 MiB copy on a fast machine, and the rows with it.
@@ -442,6 +450,48 @@ TEST(LazyApp, ABigHeadsRowsAreAskedForOnceItsScreenCopyIsIn) {
   EXPECT_LT(held_end(), 4096);
   for (int i = 0; i < 400 && held_end() < 4096; ++i) t.Frames(1, 20.0);
   EXPECT_EQ(held_end(), 4096);  // then the whole head
+}
+
+// Stepping through heads: a head over 2048 on a side that its screen copy shows at the view's
+// resolution is read whole only once it has stayed in view (the dwell, 300 ms by default); a head
+// left sooner costs its 2 MiB screen copy only, not its 32 MiB. (Smaller heads are read at once.)
+TEST(LazyApp, AHeadLeftWithinTheDwellIsNotReadWhole) {
+  HeadlessApp t;
+  LazyDwell dwell(60000);  // a minute: the frames here take no time
+  ASSERT_TRUE(t.OpenModel("dwell", 1, 2, 4096).ok);
+  ASSERT_TRUE(t.app.Command("view heatmap").ok);
+  const auto current = [&t](const char* key) { return *t.Describe().Find("lazy_current")->Find(key); };
+  const auto shown_by_screen_copy = [&t](int head) {
+    const JsonValue d = t.Describe();
+    const JsonValue* h = Heatmap(d);
+    return d.Find("map")->number == head && h && h->Find("underlay")->boolean &&
+           h->Find("underlay_rows")->number == 1024;
+  };
+  for (int i = 0; i < 400 && !shown_by_screen_copy(0); ++i) t.Frames(1, 20.0);
+  ASSERT_TRUE(shown_by_screen_copy(0));
+  t.Frames(20, 20.0);
+  EXPECT_TRUE(Heatmap(t.Describe())->Find("dwell")->boolean);
+  EXPECT_FALSE(current("reading").boolean);
+  EXPECT_EQ(current("held").numbers, (std::vector<double>{0, 0}));
+  const double read0 = Lazy(t.Describe(), "bytes_read");
+  EXPECT_LT(read0, 4 << 20);  // its screen copy and the overviews
+  // Head 1 stays in view past a dwell of 100 ms: then it is read whole, not before; head 0 never is.
+  SetLazyDwellMs(100);
+  ASSERT_TRUE(t.app.Command("map 1").ok);
+  for (int i = 0; i < 400 && !shown_by_screen_copy(1); ++i) t.Frames(1, 20.0);
+  ASSERT_TRUE(shown_by_screen_copy(1));
+  const auto shown = std::chrono::steady_clock::now();
+  double asked_ms = -1;
+  for (int i = 0; i < 1000 && current("held").numbers[1] < 4096; ++i) {
+    t.Frames(1, 5.0);
+    if (asked_ms < 0 && current("reading").boolean)
+      asked_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - shown).count();
+    usleep(5000);
+  }
+  EXPECT_GE(asked_ms, 90.0);  // not asked for before the dwell (a frame's timing aside)
+  EXPECT_EQ(current("held").numbers, (std::vector<double>{0, 4096}));
+  EXPECT_FALSE(Heatmap(t.Describe())->Find("dwell")->boolean);
+  EXPECT_LT(Lazy(t.Describe(), "bytes_read") - read0, 35 << 20);  // head 1 and its screen copy only
 }
 
 TEST(LazyApp, AHeadsRowsAreDrawnAsTheyArriveThenTheWholeHead) {

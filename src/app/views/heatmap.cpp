@@ -1,6 +1,7 @@
 #include "app/views/heatmap.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 
 #include "app/app_commands.h"
@@ -113,6 +114,27 @@ void WantLazyRows(AppState* s, const AttentionMap& map, HeatmapViewState* w) {
   const int held0 = map.row_offset, held1 = map.row_offset + (int)map.weights.rows();
   const int v0 = std::max(0, (int)std::floor(w->pan_row)), v1 = std::min(rows, (int)std::ceil(w->pan_row + visible));
   if (map.weights.size() && held0 <= v0 && v1 <= held1) r0 = held0, r1 = held1;
+  // Stepping through heads: a head its stored screen copy already shows at the view's resolution is
+  // read whole only once it has stayed in view LazyDwellMs(). A head left sooner costs no read (32 MiB
+  // for a 4096^2 F16 head), whose bytes, cancelled or not, held up the next head's screen copy on a
+  // 2-vCPU machine (bench/lazy_browser_bench.mjs, quick_switch_to_unvisited_head).
+  const auto now = std::chrono::steady_clock::now();
+  const bool held = map.weights.size() && held0 <= r0 && r1 <= held1;
+  w->dwell_pending = w->geom.dwell = false;
+  // (Before the heatmap's first frame its height is not known: the window's bounds it.)
+  const float box = w->box_height > 0 ? w->box_height : ImGui::GetIO().DisplaySize.y;
+  const bool fine = screen && !partial && box > 0 && (float)screen->Rows() / w->zoom >= box;
+  if (!held && fine && !LazyReading(s, s->current_map) && !LazyKept(s, s->current_map, r0, r1)) {
+    if (w->dwell_map != &map) w->dwell_map = &map, w->dwell_since = now;
+    const bool waiting = std::chrono::duration<double, std::milli>(now - w->dwell_since).count() < LazyDwellMs();
+    // App::NeedsFrames: frames go on until the rows are asked for, and one more after that frame,
+    // whose requests may bring them in at once (a head kept in 16 bits and widened, no read to wake it).
+    w->dwell_pending = true;
+    w->geom.dwell = waiting;
+    if (waiting) return;
+  } else if (!held) {
+    w->dwell_map = nullptr;
+  }
   LazyWantRows(s, map, r0, r1);
 }
 
