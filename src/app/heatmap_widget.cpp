@@ -656,8 +656,7 @@ bool HeatmapWidget(const char* id, const AttentionMap& map, const HeatmapStyle& 
   const bool coarse = have && map.Complete() && CoarseUnderlayShowsAll(map, *st, size);
   const bool want_under = st->underlay && st->underlay->weights.size() > 0 && (!map.Complete() || coarse);
   const HeatmapStyle style = ResolveStyle(user_style, have || !want_under ? map : *st->underlay);
-  st->geom.vmin = style.vmin;
-  st->geom.vmax = style.vmax;
+  st->geom.vmin = style.vmin, st->geom.vmax = style.vmax;
   st->geom.colormap = style.colormap;
   ImGui::PushID(id);
   const int rows = map.Rows(), cols = map.Cols();
