@@ -216,15 +216,15 @@ void DrawLazyCache(AppState* s) {
       "(half the memory, the same weights) and come back without a read. The grid shows each head's "
       "max-pooled overview.");
   const float used = st.budget ? (float)((double)st.resident / (double)st.budget) : 0.0f;
-  const std::string bar = FormatByteSize(st.resident) + " of " + FormatByteSize(st.budget);
+  const std::string bar = FormatApproxByteSize(st.resident) + " of " + FormatByteSize(st.budget);
   ImGui::ProgressBar(std::min(used, 1.0f), ImVec2(-1, 0), bar.c_str());
   HelpTip("Memory the heads, their 16-bit copies, overviews and screen copies take now, against the cache budget");
   ImGui::Text("%d head%s, %d in 16 bits", st.heads, st.heads == 1 ? "" : "s", st.packed);
   if (st.bands) ImGui::SameLine(), ImGui::Text("+ %d band%s", st.bands, st.bands == 1 ? "" : "s");
   ImGui::TextDisabled("%d overviews, %d screen copies", st.overviews, st.screens);
-  ImGui::TextDisabled("read %s in %llu reads%s", FormatByteSize(st.bytes_read).c_str(), (unsigned long long)st.reads,
-                      st.pending ? ", loading..." : "");
-  HelpTip(("of " + FormatByteSize(st.file_bytes) + " in the file").c_str());
+  ImGui::TextDisabled("read %s in %llu reads%s", FormatApproxByteSize(st.bytes_read).c_str(),
+                      (unsigned long long)st.reads, st.pending ? ", loading..." : "");
+  HelpTip(("of " + FormatApproxByteSize(st.file_bytes) + " in the file").c_str());
   static const char* const kBudgets[] = {"64M", "128M", "256M", "512M", "1G", "2G"};
   int at = -1;
   for (int i = 0; i < (int)IM_ARRAYSIZE(kBudgets); ++i) {

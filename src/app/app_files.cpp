@@ -265,7 +265,7 @@ Example ExampleFromLazySet(const std::string& name, const std::shared_ptr<LazyMa
   }
   ex.description = std::to_string(ex.layers) + " layer(s) x " + std::to_string(ex.heads) + " head(s), " +
                    std::to_string(set.n_q) + " x " + std::to_string(set.n_k) + " tokens, read lazily from " +
-                   Shorten(name) + " (" + FormatByteSize(ix.header.file_size) +
+                   Shorten(name) + " (" + FormatApproxByteSize(ix.header.file_size) +
                    "): heads are read when you look at them and kept within a cache budget (CACHE, below).";
   if (n_sets > 1)
     ex.description += " Attention set '" + Shorten(set.name) + "' (" + AttentionKindName(set.kind) + ") of " +
@@ -305,9 +305,9 @@ Status OpenLazyAttention(AppState* s, const std::string& name, std::unique_ptr<B
     return Status::Error("could not open " + Shorten(name) + ": " + selected.message);
   }
   (void)SelectView(s, s->Current().maps.size() > 1 ? "grid" : "heatmap");
-  s->Notify(
-      "opened " + Shorten(name) + " (" + FormatByteSize(ix.header.file_size) + "): heads are read as you look at them",
-      false);
+  s->Notify("opened " + Shorten(name) + " (" + FormatApproxByteSize(ix.header.file_size) +
+                "): heads are read as you look at them",
+            false);
   return Status::Ok();
 }
 

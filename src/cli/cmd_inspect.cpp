@@ -203,17 +203,6 @@ void PrintLazySet(const LazySet& set) {
                 set.screen_rows, set.screen_cols);
 }
 
-// "1.5 GiB", "12.0 MiB", "900 bytes": sizes at a glance (FormatByteSize gives exact ones).
-std::string ApproxSize(uint64_t bytes) {
-  const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
-  double v = (double)bytes;
-  int u = 0;
-  while (v >= 1024 && u < 4) v /= 1024, ++u;
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), u ? "%.1f %s" : "%.0f %s", v, units[u]);
-  return buf;
-}
-
 // A safetensors file: its header only (the file may be tens of GB).
 int InspectSafetensors(const std::string& path, std::unique_ptr<ByteSource> source) {
   std::vector<uint8_t> prefix;
@@ -222,15 +211,15 @@ int InspectSafetensors(const std::string& path, std::unique_ptr<ByteSource> sour
   if (st) st = ParseSafetensorsHeader(prefix.data(), prefix.size(), source->Size(), &header);
   if (!st) return Fail(path + ": " + st.message);
   std::printf("%s: safetensors, %s, %zu tensor%s (header %s; the weights are not read)\n", Printable(path).c_str(),
-              ApproxSize(header.file_size).c_str(), header.tensors.size(), header.tensors.size() == 1 ? "" : "s",
-              ApproxSize(header.data_start).c_str());
+              FormatApproxByteSize(header.file_size).c_str(), header.tensors.size(),
+              header.tensors.size() == 1 ? "" : "s", FormatApproxByteSize(header.data_start).c_str());
   for (size_t i = 0; i < header.tensors.size() && i < 64; ++i) {
     const SafetensorsTensor& t = header.tensors[i];
     std::string shape = "(";
     for (size_t d = 0; d < t.shape.size(); ++d) shape += (d ? ", " : "") + std::to_string(t.shape[d]);
     shape += t.shape.size() == 1 ? ",)" : ")";
     std::printf("  %-20s %-8s %-22s %s\n", PrintableName(t.name).c_str(), StDTypeName(t.dtype), shape.c_str(),
-                ApproxSize(t.end - t.begin).c_str());
+                FormatApproxByteSize(t.end - t.begin).c_str());
   }
   if (header.tensors.size() > 64) std::printf("  ... %zu more\n", header.tensors.size() - 64);
   LazyAttentionIndex index;

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 
 namespace attnviz {
@@ -80,6 +81,16 @@ std::string FormatByteSize(uint64_t bytes) {
     ++u;
   }
   return std::to_string(v) + " " + units[u];
+}
+
+std::string FormatApproxByteSize(uint64_t bytes) {
+  const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
+  double v = (double)bytes;
+  int u = 0;
+  while (v >= 1024 && u < 4) v /= 1024, ++u;
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), u ? "%.1f %s" : "%.0f %s", v, units[u]);
+  return buf;
 }
 
 }  // namespace attnviz

@@ -89,6 +89,7 @@ inline Status CheckedAssign(std::vector<uint8_t>* v, const uint8_t* src, size_t 
 // "1073741824", "512K", "512M", "1G", "1.5G" (binary units, case-insensitive, optional "iB"/"B").
 // Returns false on anything else, on 0 and on values above 2^50.
 bool ParseByteSize(const std::string& text, uint64_t* bytes);
-std::string FormatByteSize(uint64_t bytes);  // "1 GiB", "256 MiB", "1536 bytes"
+std::string FormatByteSize(uint64_t bytes);        // "1 GiB", "256 MiB", "1536 bytes": exact
+std::string FormatApproxByteSize(uint64_t bytes);  // "1.5 GiB", "38.6 MiB", "900 bytes": at a glance
 
 }  // namespace attnviz

@@ -592,6 +592,10 @@ TEST(HostileText, ByteSizes) {
   for (const char* bad : {"", "0", "-1G", "1X", "G", "nan", "1e30"}) EXPECT_FALSE(ParseByteSize(bad, &b)) << bad;
   EXPECT_EQ(FormatByteSize(uint64_t(1) << 30), "1 GiB");
   EXPECT_EQ(FormatByteSize(1536), "1536 bytes");
+  // At a glance (the sidebar's CACHE section, inspect): one decimal past bytes.
+  EXPECT_EQ(FormatApproxByteSize(40456448), "38.6 MiB");
+  EXPECT_EQ(FormatApproxByteSize(900), "900 bytes");
+  EXPECT_EQ(FormatApproxByteSize(uint64_t(3) << 29), "1.5 GiB");
 }
 
 TEST(HostileText, FilesAboveTheBudgetAreNotRead) {
