@@ -39,9 +39,9 @@
     };
   }
 
+  const epochMs = () => performance.timeOrigin + performance.now();  // the same clock in the page and a worker
   // Gives the browser a turn (input, a frame if one is due) without waiting for a frame: a task, not
   // requestAnimationFrame, so a slow renderer (software WebGL) does not slow the reading down.
-  const epochMs = () => performance.timeOrigin + performance.now();  // the same clock in the page and a worker
   const yieldToBrowser = () => new Promise((resolve) => {
     const ch = new MessageChannel();
     ch.port1.onmessage = () => resolve();
