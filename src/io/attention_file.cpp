@@ -11,6 +11,7 @@
 #include "io/npz.h"
 #include "io/safetensors.h"
 #include "io/utf8.h"
+#include "io/zip.h"
 
 namespace attnviz {
 
@@ -169,8 +170,7 @@ Status NpzNames(const NpzFile& z, const char* name, size_t count, std::vector<st
   return Status::Ok();
 }
 
-Status FromAttentionArray(const NdArray& a, const char* array_name, const AttentionFileLimits& limits,
-                          AttentionFile* f) {
+Status CheckAttentionShape(const NdArray& a, const char* array_name, const AttentionFileLimits& limits) {
   if (!DTypeIsNumeric(a.dtype))
     return Status::Error(std::string("attention: '") + array_name + "' must be a numeric array, got " +
                          DTypeName(a.dtype));
@@ -198,6 +198,51 @@ Status FromAttentionArray(const NdArray& a, const char* array_name, const Attent
       a.Numel() > limits.max_values)
     return Status::Error(std::string("attention: '") + array_name + "' of shape " + a.ShapeString() +
                          " exceeds the size limits");
+  return Status::Ok();
+}
+
+Status PeekNpzAttention(const uint8_t* data, size_t size, const AttentionFileLimits& limits) {
+  std::vector<ZipEntry> entries;
+  if (size < 2 || data[0] != 'P' || data[1] != 'K' || !ZipList(data, size, &entries)) return Status::Ok();
+  // The array ParseAttentionNpzArrays will use ('attention', else 'head_weights', else 'weights'),
+  // and every set's (version 2), by array name (the member's, '.npy' dropped, as ParseNpz does).
+  const auto array_name = [](const ZipEntry& e) {
+    const size_t n = e.name.size();
+    return n > 4 && e.name.compare(n - 4, 4, ".npy") == 0 ? e.name.substr(0, n - 4) : e.name;
+  };
+  std::vector<const ZipEntry*> used;
+  bool v2 = false;
+  for (const ZipEntry& e : entries) v2 = v2 || array_name(e) == "attnviz_version";
+  for (const char* name : {"attention", "head_weights", "weights"}) {
+    if (v2) break;
+    for (const ZipEntry& e : entries)
+      if (array_name(e) == name) used.push_back(&e);
+    if (!used.empty()) break;
+  }
+  for (const ZipEntry& e : entries) {
+    const std::string n = array_name(e);
+    if (n.rfind("set", 0) == 0 && n.size() > 10 && n.compare(n.size() - 10, 10, "_attention") == 0) used.push_back(&e);
+  }
+  std::vector<uint8_t> head;
+  for (const ZipEntry* e : used) {
+    NpyHeader h;
+    if (!ZipPeek(data, size, *e, 1 << 16, &head) || !ParseNpyHeader(head.data(), head.size(), &h)) continue;
+    NdArray shape_only;
+    shape_only.shape = h.shape;
+    shape_only.dtype = h.dtype;
+    const Status st = CheckAttentionShape(shape_only, array_name(*e).c_str(), limits);
+    if (!st) return st;
+  }
+  return Status::Ok();
+}
+
+Status FromAttentionArray(const NdArray& a, const char* array_name, const AttentionFileLimits& limits,
+                          AttentionFile* f) {
+  Status st = CheckAttentionShape(a, array_name, limits);
+  if (!st) return st;
+  const size_t nd = a.shape.size();
+  const int64_t L = nd == 4 ? a.shape[0] : 1, H = nd >= 3 ? a.shape[nd - 3] : 1;
+  const int64_t nq = a.shape[nd - 2], nk = a.shape[nd - 1];
   f->layers.assign((size_t)L, AttentionFile::Layer());
   int64_t flat = 0;
   for (int64_t l = 0; l < L; ++l) {
@@ -342,7 +387,7 @@ Status ParseAttentionNpz(const uint8_t* data, size_t size, AttentionFile* out, c
     NdArray a;
     if (!(st = ParseNpy(data, size, &a))) return st;
     z.Add("attention", std::move(a));
-  } else if (!(st = ParseNpz(data, size, &z))) {
+  } else if (!(st = PeekNpzAttention(data, size, limits)) || !(st = ParseNpz(data, size, &z))) {
     return st;
   }
   return AttentionFileFromArrays(z, out, limits);

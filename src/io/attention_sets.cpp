@@ -383,8 +383,8 @@ Status LoadAttentionDocument(const uint8_t* data, size_t size, AttentionDocument
       NdArray a;
       if (!(st = ParseNpy(data, size, &a))) return st;
       z.Add("attention", std::move(a));
-    } else if (!(st = ParseNpz(data, size, &z))) {
-      return st;
+    } else if (!(st = PeekNpzAttention(data, size, limits)) || !(st = ParseNpz(data, size, &z))) {
+      return st;  // (a bad attention array's shape is refused before anything is inflated)
     }
     if (z.Find("attnviz_version")) {
       st = NpzDocument(z, limits, &doc);

@@ -324,6 +324,33 @@ Status Inflate(const uint8_t* src, const ZipEntry& entry, std::vector<uint8_t>* 
 
 }  // namespace
 
+Status ZipPeek(const uint8_t* data, size_t size, const ZipEntry& entry, size_t max_bytes, std::vector<uint8_t>* out) {
+  if (entry.data_offset > size || entry.compressed_size > size - entry.data_offset)
+    return Status::Error("zip: data of '" + entry.name + "' runs past the end of the file");
+  const size_t want = (size_t)std::min<uint64_t>(max_bytes, entry.uncompressed_size);
+  out->assign(want, 0);
+  const uint8_t* src = data + entry.data_offset;
+  if (entry.method == 0) {
+    std::memcpy(out->data(), src, std::min<uint64_t>(want, entry.compressed_size));
+    out->resize((size_t)std::min<uint64_t>(want, entry.compressed_size));
+    return Status::Ok();
+  }
+  z_stream zs;
+  std::memset(&zs, 0, sizeof(zs));
+  if (inflateInit2(&zs, -MAX_WBITS) != Z_OK) return Status::Error("zip: zlib inflateInit2 failed");
+  zs.next_in = const_cast<Bytef*>(src);
+  zs.avail_in = (uInt)std::min<uint64_t>(entry.compressed_size, uint64_t(1) << 30);
+  zs.next_out = out->data();
+  zs.avail_out = (uInt)want;
+  int rc = Z_OK;
+  while (rc == Z_OK && zs.avail_out > 0 && zs.avail_in > 0) rc = inflate(&zs, Z_NO_FLUSH);
+  out->resize(want - zs.avail_out);
+  inflateEnd(&zs);
+  if (rc != Z_OK && rc != Z_STREAM_END && rc != Z_BUF_ERROR)
+    return Status::Error("zip: member '" + entry.name + "': the deflate stream is corrupt");
+  return Status::Ok();
+}
+
 Status ZipExtract(const uint8_t* data, size_t size, const ZipEntry& entry, std::vector<uint8_t>* out,
                   const ZipReadOptions& options, MemoryBudget* budget) {
   if (entry.data_offset > size || entry.compressed_size > size - entry.data_offset)

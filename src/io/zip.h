@@ -47,6 +47,11 @@ Status ZipList(const uint8_t* data, size_t size, std::vector<ZipEntry>* entries,
 Status ZipExtract(const uint8_t* data, size_t size, const ZipEntry& entry, std::vector<uint8_t>* out,
                   const ZipReadOptions& options = ZipReadOptions(), MemoryBudget* budget = nullptr);
 
+// The first bytes of a listed member: at most max_bytes (fewer if it is shorter), inflated only as
+// far as they need. Lets a reader check a member's header before it inflates the whole member (a
+// 1 GiB member of a shape it cannot use is refused at once). Not CRC-checked: ZipExtract is.
+Status ZipPeek(const uint8_t* data, size_t size, const ZipEntry& entry, size_t max_bytes, std::vector<uint8_t>* out);
+
 struct ZipWriteMember {
   std::string name;                  // member name
   const std::vector<uint8_t>* data;  // uncompressed bytes (not owned)
