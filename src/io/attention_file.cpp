@@ -201,9 +201,8 @@ Status CheckAttentionShape(const NdArray& a, const char* array_name, const Atten
   return Status::Ok();
 }
 
-Status PeekNpzAttention(const uint8_t* data, size_t size, const AttentionFileLimits& limits) {
-  std::vector<ZipEntry> entries;
-  if (size < 2 || data[0] != 'P' || data[1] != 'K' || !ZipList(data, size, &entries)) return Status::Ok();
+Status PeekNpzAttention(const uint8_t* data, size_t size, const std::vector<ZipEntry>& entries,
+                        const AttentionFileLimits& limits) {
   // The array ParseAttentionNpzArrays will use ('attention', else 'head_weights', else 'weights'),
   // and every set's (version 2), by array name (the member's, '.npy' dropped, as ParseNpz does).
   const auto array_name = [](const ZipEntry& e) {
@@ -234,6 +233,14 @@ Status PeekNpzAttention(const uint8_t* data, size_t size, const AttentionFileLim
     if (!st) return st;
   }
   return Status::Ok();
+}
+
+Status ParseAttentionNpzFile(const uint8_t* data, size_t size, const AttentionFileLimits& limits, NpzFile* out) {
+  std::vector<ZipEntry> entries;
+  Status st = ZipList(data, size, &entries);
+  if (!st) return Status::Error("npz: " + st.message);
+  if (!(st = PeekNpzAttention(data, size, entries, limits))) return st;
+  return ParseNpzListed(data, size, entries, out);
 }
 
 Status FromAttentionArray(const NdArray& a, const char* array_name, const AttentionFileLimits& limits,
@@ -387,7 +394,7 @@ Status ParseAttentionNpz(const uint8_t* data, size_t size, AttentionFile* out, c
     NdArray a;
     if (!(st = ParseNpy(data, size, &a))) return st;
     z.Add("attention", std::move(a));
-  } else if (!(st = PeekNpzAttention(data, size, limits)) || !(st = ParseNpz(data, size, &z))) {
+  } else if (!(st = ParseAttentionNpzFile(data, size, limits, &z))) {
     return st;
   }
   return AttentionFileFromArrays(z, out, limits);

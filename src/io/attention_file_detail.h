@@ -23,9 +23,13 @@ Status NpzNames(const NpzFile& z, const char* name, size_t count, std::vector<st
 // The checks FromAttentionArray makes before it reads the data: a numeric array of 2 to 4 dimensions
 // within the limits (a shape alone will do: an array's .npy header, before its data is inflated).
 Status CheckAttentionShape(const NdArray& a, const char* array_name, const AttentionFileLimits& limits);
-// An .npz whose attention array's header fails CheckAttentionShape, refused before any member is
-// inflated; Ok when it passes or cannot be peeked at (ParseNpz then gives its own message).
-Status PeekNpzAttention(const uint8_t* data, size_t size, const AttentionFileLimits& limits);
+// An .npz (data[0, size), `entries` its listed members) whose attention array's header fails
+// CheckAttentionShape, refused before any member is inflated; Ok when it passes or cannot be peeked
+// at (ParseNpzListed then gives its own message).
+Status PeekNpzAttention(const uint8_t* data, size_t size, const std::vector<ZipEntry>& entries,
+                        const AttentionFileLimits& limits);
+// A whole .npz into arrays, its attention array's shape checked first (PeekNpzAttention).
+Status ParseAttentionNpzFile(const uint8_t* data, size_t size, const AttentionFileLimits& limits, NpzFile* out);
 // [L, H, n_q, n_k], [H, n_q, n_k] or [n_q, n_k] into f->layers (named "layer l" / "head h").
 Status FromAttentionArray(const NdArray& a, const char* array_name, const AttentionFileLimits& limits,
                           AttentionFile* f);

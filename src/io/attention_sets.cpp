@@ -383,7 +383,7 @@ Status LoadAttentionDocument(const uint8_t* data, size_t size, AttentionDocument
       NdArray a;
       if (!(st = ParseNpy(data, size, &a))) return st;
       z.Add("attention", std::move(a));
-    } else if (!(st = PeekNpzAttention(data, size, limits)) || !(st = ParseNpz(data, size, &z))) {
+    } else if (!(st = ParseAttentionNpzFile(data, size, limits, &z))) {
       return st;  // (a bad attention array's shape is refused before anything is inflated)
     }
     if (z.Find("attnviz_version")) {

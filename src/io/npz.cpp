@@ -26,8 +26,14 @@ void NpzFile::Add(const std::string& name, NdArray array) {
 
 Status ParseNpz(const uint8_t* data, size_t size, NpzFile* out, const ZipReadOptions& options) {
   std::vector<ZipEntry> entries;
-  Status st = ZipList(data, size, &entries, options);
+  const Status st = ZipList(data, size, &entries, options);
   if (!st) return Status::Error("npz: " + st.message);
+  return ParseNpzListed(data, size, entries, out, options);
+}
+
+Status ParseNpzListed(const uint8_t* data, size_t size, const std::vector<ZipEntry>& entries, NpzFile* out,
+                      const ZipReadOptions& options) {
+  Status st;
   // One budget for the whole archive: every array kept, its name and bookkeeping, plus the member
   // being parsed.
   MemoryBudget budget(options.max_total_bytes);

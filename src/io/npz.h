@@ -23,6 +23,9 @@ struct NpzFile {
 // member ("npz: member 'weights.npy': npy: truncated data ..."). The arrays kept plus the member
 // being inflated stay within options.max_total_bytes (the memory budget).
 Status ParseNpz(const uint8_t* data, size_t size, NpzFile* out, const ZipReadOptions& options = ZipReadOptions());
+// The same from the members ZipList gave (a caller that looked at them first lists them once).
+Status ParseNpzListed(const uint8_t* data, size_t size, const std::vector<ZipEntry>& entries, NpzFile* out,
+                      const ZipReadOptions& options = ZipReadOptions());
 
 struct NpzWriteOptions {
   bool compressed = false;  // deflate, as np.savez_compressed
