@@ -369,6 +369,12 @@ def small_cases():
     cut = Member("attention.npy", npy("<f4", [16, 16], f32([i / 7.0 for i in range(256)])))
     cut.body = cut.body[: len(cut.body) // 2]
     case("zip_deflate_truncated", zip_bytes([cut]), expect="the deflate stream is truncated")
+    # An attention array of a shape the viewer cannot use, its stream cut: the viewer refuses it from
+    # its .npy header before inflating the member (PeekNpzAttention); inspect meets the cut stream.
+    cut5 = Member("attention.npy", npy("<f4", [2, 2, 2, 2, 16], f32([i / 7.0 for i in range(256)])))
+    cut5.body = cut5.body[: len(cut5.body) // 2]
+    case("npz_attention_5dims_cut_stream", zip_bytes([cut5]), expect="the deflate stream is truncated",
+         open_expect="'attention' must have shape [layers, heads, n_q, n_k]")
     case("zip64_locator_outside", zip_bytes([Member("a.npy", good)], zip64=True)[:-42] +
          struct.pack("<IIQI", 0x07064B50, 0, 10 ** 12, 1) + zip_bytes([Member("a.npy", good)], zip64=True)[-22:],
          expect="Zip64 end-of-central-directory record missing or truncated")
