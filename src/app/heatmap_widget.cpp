@@ -406,7 +406,7 @@ void HandleZoomPan(const HeatmapLayout& L, int rows, int cols, HeatmapViewState*
 bool CoarseUnderlayShowsAll(const AttentionMap& map, const HeatmapViewState& st, const ImVec2& size) {
   const AttentionMap* u = st.underlay;
   if (!u || st.underlay_partial || u->weights.size() == 0 || u->weights.rows() >= map.Rows()) return false;
-  return (float)u->weights.rows() / st.zoom >= size.y && (float)u->weights.cols() / st.zoom >= size.x;
+  return StandInRowsFill(u->weights.rows(), st.zoom, size.y) && StandInRowsFill(u->weights.cols(), st.zoom, size.x);
 }
 
 // Queues the shader draws of the cells and records the geometry for describe(). A lazily read map
@@ -682,7 +682,7 @@ bool HeatmapWidget(const char* id, const AttentionMap& map, const HeatmapStyle& 
                                                  &st->tex_under_version, &st->upload_error));
   // Arriving rows add detail only where the stand-in is coarser than the view: not under a whole
   // 1024^2 screen copy at zoom 1 in a box under 1024 px high (uploading them would slow the head down).
-  const bool fine_under = under && !st->underlay_partial && st->underlay->weights.rows() / st->zoom >= size.y;
+  const bool fine_under = under && !st->underlay_partial && StandInRowsFill(st->underlay->Rows(), st->zoom, size.y);
   st->box_height = size.y;
   st->arrive_wanted = !map.Complete() && st->arriving && !fine_under;
   const int arrived = st->arrive_wanted ? UploadArrivingRows(env, map, st) : 0;

@@ -152,6 +152,12 @@ void CountUpload(const HeatmapEnv& env, int64_t bytes, std::chrono::steady_clock
 // Grows figure (HeatmapEnv::figure_rect: x0, y0, x1, y1; empty when x1 <= x0) to cover box. Null: nothing.
 void AddFigureBox(float* figure, const float box[4]);
 
+// A stand-in of `rows` rows has at least one row per pixel of a box `height` high at this zoom (the
+// widget then draws no finer rows over it; views/heatmap.cpp then waits before reading the head).
+inline bool StandInRowsFill(int64_t rows, float zoom, float height) {
+  return height > 0 && (float)rows / zoom >= height;
+}
+
 bool HeatmapWidget(const char* id, const AttentionMap& map, const HeatmapStyle& style, HeatmapViewState* st,
                    const HeatmapEnv& env, const ImVec2& size);
 

@@ -123,7 +123,7 @@ void WantLazyRows(AppState* s, const AttentionMap& map, HeatmapViewState* w) {
   w->dwell_pending = w->geom.dwell = false;
   // (Before the heatmap's first frame its height is not known: the window's bounds it.)
   const float box = w->box_height > 0 ? w->box_height : ImGui::GetIO().DisplaySize.y;
-  const bool fine = screen && !partial && box > 0 && (float)screen->Rows() / w->zoom >= box;
+  const bool fine = screen && !partial && StandInRowsFill(screen->Rows(), w->zoom, box);
   if (!held && fine && !LazyReading(s, s->current_map) && !LazyKept(s, s->current_map, r0, r1)) {
     if (w->dwell_map != &map) w->dwell_map = &map, w->dwell_since = now;
     const bool waiting = std::chrono::duration<double, std::milli>(now - w->dwell_since).count() < LazyDwellMs();
