@@ -2,11 +2,14 @@
 // loads this file when a viewer first opens a file or a URL; a page may also include it itself.
 //
 //   AttnVizLazy.openFile(ctx, file)  a File/Blob: attention JSON/NPZ/NPY streamed into the viewer's
-//                                    loader in 4 MiB pieces (File.slice); a safetensors file lazily:
-//                                    the viewer reads the ranges it needs with File.slice()
+//                                    loader in 4 MiB pieces (File.slice); a safetensors file (or a .npy
+//                                    too big to read whole) lazily: the viewer reads the ranges it
+//                                    needs with File.slice()
 //   AttnVizLazy.openUrl(ctx, url)    the same over HTTP: the response body streamed as it arrives
 //                                    (Content-Length known); a .safetensors URL lazily, with HTTP Range
-//                                    requests (a server without them: a whole download up to 512 MiB)
+//                                    requests (a server without them: a whole download up to 512 MiB);
+//                                    a .npy URL too, when the first Range request shows it too big to
+//                                    read whole
 //
 // ctx = { Module, wake, openBytes, progressOverlay, element }: what the viewer lends.
 // While a file streams, frames keep coming (a piece at a time, at most ~8 ms per frame), the app
@@ -338,10 +341,24 @@
     for (let i = 7; i >= 0; i--) n = n * 256 + b[i];
     return n >= 2 && n <= size - 8;
   }
+  const isNpy = (b) => b.length >= 8 && b[0] === 0x93 && String.fromCharCode(...b.subarray(1, 6)) === 'NUMPY';
+  // The bytes before the data: a safetensors file's 8-byte length + N; a .npy file's magic, version,
+  // length and dict (version 1: a 2-byte length at 8, else 4 bytes).
   function headerLength(b) {
+    if (isNpy(b)) return b.length < 12 ? 12 : (b[6] === 1 ? 10 + (b[8] | (b[9] << 8)) : 12 + (b[8] | (b[9] << 8) | (b[10] << 16)) + b[11] * 16777216);
     let n = 0;
     for (let i = 7; i >= 0; i--) n = n * 256 + b[i];
     return 8 + n;
+  }
+  // Whether the viewer reads a file lazily (attnviz_opens_lazily): asked of a .npy (from its header),
+  // which is read lazily only when too big to read whole.
+  function opensLazily(ctx, prefix, size) {
+    const M = ctx.Module;
+    const p = M._malloc(Math.max(1, prefix.length));
+    M.HEAPU8.set(prefix, p);
+    const yes = M.ccall('attnviz_opens_lazily', 'number', ['number', 'number', 'number'], [p, prefix.length, size]);
+    M._free(p);
+    return yes === 1;
   }
 
   function installReaders(ctx) {
@@ -472,8 +489,10 @@
 
   function openFile(ctx, file) {
     const name = file.name || 'file';
-    return file.slice(0, 16).arrayBuffer().then((b) => {
-      if (looksLikeSafetensors(new Uint8Array(b), file.size)) return openLazy(ctx, name, file.size, fileRange(file));
+    return file.slice(0, 65536).arrayBuffer().then((b) => {
+      const head = new Uint8Array(b);
+      if (looksLikeSafetensors(head, file.size) || (isNpy(head) && opensLazily(ctx, head, file.size)))
+        return openLazy(ctx, name, file.size, fileRange(file));
       const inPage = () => {
         let at = 0;
         return stream(ctx, name, file.size, async (n) => {
@@ -664,15 +683,22 @@
   }
 
   // HTTP Range requests; the file must keep the size (and ETag / Last-Modified) it had when opened.
-  async function openUrlLazy(ctx, url) {
+  // ifBig (a .npy URL): FALLBACK unless the server answers Range requests and the file is one the
+  // viewer reads lazily (too big to read whole); the caller then streams it whole.
+  async function openUrlLazy(ctx, url, ifBig = false) {
     const name = nameOf(url);
     const fail = (what) => new Error(`could not open ${url}: ${what}`);
     let first;
     try {
       first = await fetch(url, { mode: 'cors', cache: 'no-store', headers: { Range: 'bytes=0-65535' } });
     } catch (e) {
+      if (ifBig) return FALLBACK;
       throw fail('the network failed or the server does not allow this page to read it (CORS: it must send ' +
         'Access-Control-Allow-Origin, and allow the Range header)');
+    }
+    if (ifBig && (first.status !== 206 || !first.ok)) {
+      if (first.body) first.body.cancel().catch(() => {});
+      return FALLBACK;
     }
     if (!first.ok) throw fail(`HTTP ${first.status} ${first.statusText}`.trim());
     if (first.status !== 206) {  // no Range support: the whole file, if it is small enough
@@ -697,6 +723,7 @@
     if (!total) throw fail('the server answered the Range request without the file\'s size (Content-Range: bytes a-b/size)');
     const version = first.headers.get('ETag') || first.headers.get('Last-Modified') || '';
     const head = new Uint8Array(await first.arrayBuffer());
+    if (ifBig && !opensLazily(ctx, head, total)) return FALLBACK;
     const one = (offset, size, signal) => {
       const w = rangeWorker();  // null once the worker failed to start: the page reads itself
       if (w) stats.worker_reads++;
@@ -712,7 +739,12 @@
   }
 
   async function openUrl(ctx, url) {
-    if (/\.safetensors$/i.test(String(url).split(/[?#]/)[0])) return openUrlLazy(ctx, url);
+    const path = String(url).split(/[?#]/)[0];
+    if (/\.safetensors$/i.test(path)) return openUrlLazy(ctx, url);
+    if (/\.npy$/i.test(path)) {  // read lazily if too big to read whole (one Range request tells)
+      const r = await openUrlLazy(ctx, url, true);
+      if (r !== FALLBACK) return r;
+    }
     const name = nameOf(url);
     let response = await ctx.fetchOk(url);  // errors say network/CORS or the HTTP status (attnviz-embed.js)
     const total = Number(response.headers.get('Content-Length')) || 0;

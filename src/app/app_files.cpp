@@ -304,9 +304,17 @@ Status OpenLazyAttention(AppState* s, const std::string& name, std::unique_ptr<B
     (void)SelectExample(s, std::min(previous, (int)s->examples.size() - 1));
     return Status::Error("could not open " + Shorten(name) + ": " + selected.message);
   }
-  (void)SelectView(s, s->Current().maps.size() > 1 ? "grid" : "heatmap");
+  // Without stored overviews the grid reads every head it shows whole to pool one: for big heads
+  // (a .npy of an LLM's attention) that is GBs before the first screen fills, so such a file opens on
+  // its first head, and the message says how to get overviews.
+  const LazySet& shown = ix.sets[first];
+  const bool pools_big_heads = !shown.overview_rows && shown.n_q * shown.n_k > int64_t(kScreenSide) * kScreenSide;
+  (void)SelectView(s, s->Current().maps.size() > 1 && !pools_big_heads ? "grid" : "heatmap");
   s->Notify("opened " + Shorten(name) + " (" + FormatApproxByteSize(ix.header.file_size) +
-                "): heads are read as you look at them",
+                "): heads are read as you look at them" +
+                (pools_big_heads ? std::string("; the file stores no overviews, so the grid reads each head it shows "
+                                               "whole (attnviz-cli convert FILE out.safetensors writes them)")
+                                 : std::string()),
             false);
   return Status::Ok();
 }

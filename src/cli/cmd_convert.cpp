@@ -4,8 +4,10 @@
 // IN: attention JSON (v1, v2, BertViz), NPZ, NPY or safetensors; OUT by its extension: .safetensors
 // (every set, max-pooled overviews and, for heads over 1024 on a side, 1024^2 screen copies, heads
 // streamed to disk), .json (version 2) or .npz (one set).
-// A .npy input is decoded straight into its matrices (io/attention_loader.h); a safetensors input
-// is read head by head and must fit in the memory budget.
+// A .npy input is decoded straight into its matrices (io/attention_loader.h). A safetensors input (or
+// a .npy too big for that: io/lazy_attention.h) is read head by head: into a .safetensors output one
+// head at a time, whatever the file's size (WriteLazyAttentionStreamed); into .json or .npz whole,
+// within the memory budget.
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -32,48 +34,79 @@ bool EndsWith(const std::string& s, const char* suffix) {
   return s.size() >= x.size() && s.compare(s.size() - x.size(), x.size(), x) == 0;
 }
 
-// Every head of a safetensors file into a document (within the memory budget).
-Status ReadLazy(std::unique_ptr<ByteSource> source, AttentionDocument* doc) {
-  std::vector<uint8_t> prefix;
-  Status st = ReadLazyPrefix(source.get(), &prefix);
-  if (!st) return st;
-  LazyAttentionFile f;
-  if (!(st = f.Open(std::move(source), prefix.data(), prefix.size()))) return st;
-  MemoryBudget budget;
-  const LazyAttentionIndex& ix = f.index();
-  doc->version = 2;
-  doc->tokenizer = ix.tokenizer;
-  doc->meta = ix.meta;
-  doc->warnings = ix.warnings;
-  for (size_t s = 0; s < ix.sets.size(); ++s) {
-    const LazySet& ls = ix.sets[s];
-    AttentionSet set;
-    set.name = ls.name;
-    set.kind = ls.kind;
-    set.data.target_tokens = ls.query_tokens;
-    set.data.source_tokens = ls.key_tokens;
-    set.data.self_attention = ls.self_attention;
-    for (size_t l = 0; l < ls.layers.size(); ++l) {
-      AttentionFile::Layer layer{ls.layers[l].name, {}};
-      for (int h = 0; h < ls.layers[l].heads; ++h) {
-        if (!(st = budget.Charge((uint64_t)(ls.n_q * ls.n_k) * 4, "convert: the weights of every head"))) return st;
-        LazyRequest r;
-        r.set = (int)s, r.layer = (int)l, r.head = h, r.row0 = 0, r.row1 = ls.n_q;
-        f.Submit(r);
-        LazyResult res;
-        while (!f.PopResult(&res)) f.Pump(1000);
-        if (!res.status) return res.status;
-        if (res.fixed)
-          doc->warnings.push_back("layer " + std::to_string(l) + " head " + std::to_string(h) + ": " +
-                                  std::to_string(res.fixed) + " NaN, infinite or negative weights written as 0");
-        const std::string name = h < (int)ls.head_names.size() ? ls.head_names[(size_t)h] : "head " + std::to_string(h);
-        layer.heads.push_back({name, std::move(res.weights)});
+// A file read lazily (safetensors, a big .npy): its shape as a document (tokens, names, heads
+// without weights), and each head on request.
+struct LazyInput {
+  LazyAttentionFile file;
+  AttentionDocument shape;
+
+  Status Open(std::unique_ptr<ByteSource> source) {
+    std::vector<uint8_t> prefix;
+    Status st = ReadLazyPrefix(source.get(), &prefix);
+    if (!st || !(st = file.Open(std::move(source), prefix.data(), prefix.size()))) return st;
+    const LazyAttentionIndex& ix = file.index();
+    shape.version = 2;
+    shape.tokenizer = ix.tokenizer;
+    shape.meta = ix.meta;
+    shape.warnings = ix.warnings;
+    for (const LazySet& ls : ix.sets) {
+      AttentionSet set;
+      set.name = ls.name;
+      set.kind = ls.kind;
+      set.data.target_tokens = ls.query_tokens;
+      set.data.source_tokens = ls.key_tokens;
+      set.data.self_attention = ls.self_attention;
+      for (const LazyLayer& ll : ls.layers) {
+        AttentionFile::Layer layer{ll.name, {}};
+        for (int h = 0; h < ll.heads; ++h)
+          layer.heads.push_back(
+              {h < (int)ls.head_names.size() ? ls.head_names[(size_t)h] : "head " + std::to_string(h), {}});
+        set.data.layers.push_back(std::move(layer));
       }
-      set.data.layers.push_back(std::move(layer));
+      shape.sets.push_back(std::move(set));
     }
-    doc->sets.push_back(std::move(set));
+    return Status::Ok();
+  }
+
+  // Head h of layer l of set s (warnings about weights written as 0 go to *warnings).
+  Status Head(int s, int l, int h, MatrixRM* weights, std::vector<std::string>* warnings) {
+    LazyRequest r;
+    r.set = s, r.layer = l, r.head = h, r.row0 = 0, r.row1 = file.index().sets[(size_t)s].n_q;
+    file.Submit(r);
+    LazyResult res;
+    while (!file.PopResult(&res)) file.Pump(1000);
+    if (!res.status) return res.status;
+    if (res.fixed)
+      warnings->push_back("layer " + std::to_string(l) + " head " + std::to_string(h) + ": " +
+                          std::to_string(res.fixed) + " NaN, infinite or negative weights written as 0");
+    *weights = std::move(res.weights);
+    return Status::Ok();
+  }
+};
+
+// Every head of a file read lazily into a document (within the memory budget: .json and .npz outputs).
+Status ReadLazy(LazyInput* in, AttentionDocument* doc) {
+  MemoryBudget budget;
+  *doc = in->shape;
+  for (size_t s = 0; s < doc->sets.size(); ++s) {
+    const LazySet& ls = in->file.index().sets[s];
+    for (size_t l = 0; l < doc->sets[s].data.layers.size(); ++l)
+      for (size_t h = 0; h < doc->sets[s].data.layers[l].heads.size(); ++h) {
+        Status st = budget.Charge((uint64_t)(ls.n_q * ls.n_k) * 4, "convert: the weights of every head");
+        if (!st) return Status::Error(st.message + " (a .safetensors output needs one head at a time)");
+        if (!(st = in->Head((int)s, (int)l, (int)h, &doc->sets[s].data.layers[l].heads[h].weights, &doc->warnings)))
+          return st;
+      }
   }
   return Status::Ok();
+}
+
+int Wrote(const std::string& out, const AttentionDocument& doc) {
+  int heads = 0;
+  for (const AttentionSet& s : doc.sets)
+    for (const AttentionFile::Layer& l : s.data.layers) heads += (int)l.heads.size();
+  std::printf("wrote %s: %zu set(s), %d head(s)\n", Printable(out).c_str(), doc.sets.size(), heads);
+  return kExitOk;
 }
 
 // Any other attention file, read in pieces (a .npy straight into its matrices).
@@ -119,11 +152,21 @@ int RunConvert(int argc, char** argv) {
   std::unique_ptr<ByteSource> source;
   Status st = OpenFileSource(in, &source);
   if (!st) return Fail(st.message);
-  uint8_t first[16] = {};
-  const bool lazy =
-      source->Size() >= 16 && source->Read(0, 16, first) && LooksLikeSafetensors(first, sizeof(first), source->Size());
+  const bool lazy = OpensLazily(source.get());
   AttentionDocument doc;
-  st = lazy ? ReadLazy(std::move(source), &doc) : ReadEager(in, &doc);
+  LazyInput lazy_in;
+  if (lazy && !(st = lazy_in.Open(std::move(source)))) return Fail(in + ": " + st.message);
+  if (lazy && to_st) {  // streamed: one head in memory at a time, whatever the file's size
+    doc = lazy_in.shape;
+    st = WriteLazyAttentionStreamed(lazy_in.shape, dtype, out, [&](int s, int l, int h, MatrixRM* w) {
+      const Status got = lazy_in.Head(s, l, h, w, &doc.warnings);
+      return got ? got : Status::Error(in + ": " + got.message);
+    });
+    for (const std::string& w : doc.warnings) std::fprintf(stderr, "warning: %s\n", Printable(w).c_str());
+    if (!st) return Fail(st.message);
+    return Wrote(out, doc);
+  }
+  st = lazy ? ReadLazy(&lazy_in, &doc) : ReadEager(in, &doc);
   if (!st) return Fail(in + ": " + st.message);
   for (const std::string& w : doc.warnings) std::fprintf(stderr, "warning: %s\n", Printable(w).c_str());
 
@@ -140,11 +183,7 @@ int RunConvert(int argc, char** argv) {
     if ((st = SaveAttentionNpz(f, true, &bytes))) st = WriteFileBytes(out, bytes.data(), bytes.size());
   }
   if (!st) return Fail(out + ": " + st.message);
-  int heads = 0;
-  for (const AttentionSet& s : doc.sets)
-    for (const AttentionFile::Layer& l : s.data.layers) heads += (int)l.heads.size();
-  std::printf("wrote %s: %zu set(s), %d head(s)\n", Printable(out).c_str(), doc.sets.size(), heads);
-  return kExitOk;
+  return Wrote(out, doc);
 }
 
 }  // namespace

@@ -233,6 +233,20 @@ int InspectSafetensors(const std::string& path, std::unique_ptr<ByteSource> sour
   return kExitOk;
 }
 
+// A .npy too big to read whole (NpyOpensLazily): its header only.
+int InspectNpyLazily(const std::string& path, std::unique_ptr<ByteSource> source) {
+  std::vector<uint8_t> prefix;
+  Status st = ReadLazyPrefix(source.get(), &prefix);
+  LazyAttentionIndex index;
+  if (st) st = ReadLazyNpyIndex(prefix.data(), prefix.size(), source->Size(), &index);
+  if (!st) return Fail(path + ": " + st.message);
+  std::printf("%s: npy, %s, too big to read whole: read lazily, head by head (the weights are not read)\n",
+              Printable(path).c_str(), FormatApproxByteSize(index.header.file_size).c_str());
+  for (const LazySet& set : index.sets) PrintLazySet(set);
+  for (const std::string& w : index.warnings) std::printf("  warning: %s\n", Printable(w).c_str());
+  return kExitOk;
+}
+
 int RunInspect(int argc, char** argv) {
   std::string path, sort = "layer";
   bool heads = false;
@@ -240,7 +254,8 @@ int RunInspect(int argc, char** argv) {
   ArgParser args("inspect",
                  "Prints the arrays (name, dtype, shape, min/max/mean) of an .npz or .npy file, and the\n"
                  "layers / heads / tokens of an attention file (JSON or NPZ, see docs/FORMATS.md). A\n"
-                 "safetensors file is described from its header: tensors, sets, shapes, dtypes (no weights read).\n"
+                 "safetensors file (or a .npy too big to read whole) is described from its header: tensors, sets,\n"
+                 "shapes, dtypes (no weights read).\n"
                  "Exit 1 when the file cannot be read, or holds an 'attention' array that is not valid.");
   args.Positional("FILE", &path, ".npz, .npy, .safetensors or attention .json");
   args.Flag("--heads", &heads,
@@ -264,6 +279,14 @@ int RunInspect(int argc, char** argv) {
     if (rc == kExitOk && heads)  // the statistics need every weight: not read from a file of tens of GB
       std::printf(
           "heads: no statistics for a safetensors file (they need every weight); the viewer's grid "
+          "computes them head by head\n");
+    return rc;
+  }
+  if (source && LooksLikeNpy(first, sizeof(first)) && OpensLazily(source.get())) {
+    const int rc = InspectNpyLazily(path, std::move(source));
+    if (rc == kExitOk && heads)
+      std::printf(
+          "heads: no statistics for a .npy this big (they need every weight); the viewer's grid "
           "computes them head by head\n");
     return rc;
   }

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 
 #include "io/memory_budget.h"
 
@@ -74,6 +75,12 @@ Status FileSink::Open(const std::string& path) {
 bool FileSink::Write(const char* data, size_t size) {
   if (!f_ || failed_) return false;
   if (size && std::fwrite(data, 1, size, f_) != size) failed_ = true;
+  return !failed_;
+}
+
+bool FileSink::Seek(uint64_t offset) {
+  if (!f_ || failed_) return false;
+  if (offset > (uint64_t)std::numeric_limits<off_t>::max() || fseeko(f_, (off_t)offset, SEEK_SET) != 0) failed_ = true;
   return !failed_;
 }
 

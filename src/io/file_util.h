@@ -28,6 +28,7 @@ class FileSink {
   ~FileSink();
   Status Open(const std::string& path);       // create/replace
   bool Write(const char* data, size_t size);  // false after any write error
+  bool Seek(uint64_t offset);                 // the next Write goes there (past the end: a hole); false on error
   Status Close();                             // flushes and closes; error if any write failed
 
  private:

@@ -9,8 +9,11 @@
 #include <new>
 
 #include "io/attention_file_detail.h"
+#include "io/file_util.h"
 #include "io/json.h"
+#include "io/memory_budget.h"
 #include "io/ndarray.h"
+#include "io/npy.h"
 #include "io/utf8.h"
 
 namespace attnviz {
@@ -204,6 +207,50 @@ Status AttnvizLayout(const SafetensorsHeader& h, const AttentionFileLimits& limi
   return Status::Ok();
 }
 
+// The layers of one array [L, H, n_q, n_k], [H, n_q, n_k] or [n_q, n_k] of `dtype` at file offset
+// `begin` (C order); `what` names it in messages.
+Status PlainArraySet(const std::vector<int64_t>& shape, StDType dtype, uint64_t begin, const char* what,
+                     const AttentionFileLimits& limits, LazySet* set) {
+  const size_t nd = shape.size();
+  if (nd < 2 || nd > 4)
+    return Status::Error(std::string(what) + " must be [layers, heads, n_q, n_k], [heads, n_q, n_k] or [n_q, n_k]");
+  const int64_t L = nd == 4 ? shape[0] : 1, H = nd >= 3 ? shape[nd - 3] : 1;
+  set->name = "attention";
+  set->n_q = shape[nd - 2];
+  set->n_k = shape[nd - 1];
+  if (L < 1 || H < 1 || set->n_q < 1 || set->n_k < 1 || L > limits.max_layers || H > limits.max_heads ||
+      set->n_q > limits.max_tokens || set->n_k > limits.max_tokens)
+    return Status::Error(std::string(what) + " of this shape is empty or exceeds the size limits");
+  const uint64_t layer_bytes = (uint64_t)(H * set->n_q * set->n_k) * (uint64_t)StDTypeSize(dtype);
+  for (int64_t l = 0; l < L; ++l) {
+    LazyLayer layer;
+    layer.name = "layer " + std::to_string(l);
+    layer.heads = (int)H;
+    layer.dtype = dtype;
+    layer.offset = begin + (uint64_t)l * layer_bytes;
+    set->layers.push_back(std::move(layer));
+  }
+  return Status::Ok();
+}
+
+// Tokens by index where the file gave none; the kind from whether queries and keys are the same.
+Status IndexTokensWhereMissing(LazySet* set, LazyAttentionIndex* out) {
+  if (set->query_tokens.empty()) {
+    IndexTokens(set->n_q, &set->query_tokens);
+    out->warnings.push_back("no query tokens given; using indices");
+  }
+  if (set->key_tokens.empty()) {
+    IndexTokens(set->n_k, &set->key_tokens);
+    out->warnings.push_back("no key tokens given; using indices");
+  }
+  if ((int64_t)set->query_tokens.size() != set->n_q || (int64_t)set->key_tokens.size() != set->n_k)
+    return Status::Error("safetensors: " + std::to_string(set->query_tokens.size()) + " query and " +
+                         std::to_string(set->key_tokens.size()) + " key tokens for 'attention' [.., " +
+                         std::to_string(set->n_q) + ", " + std::to_string(set->n_k) + "]");
+  set->kind = set->query_tokens == set->key_tokens ? AttentionKind::Self : AttentionKind::Cross;
+  return Status::Ok();
+}
+
 // A plain file: one float tensor "attention" [L, H, n_q, n_k], [H, n_q, n_k] or [n_q, n_k].
 Status PlainLayout(const SafetensorsHeader& h, const AttentionFileLimits& limits, LazyAttentionIndex* out) {
   const SafetensorsTensor* t = h.Find("attention");
@@ -219,29 +266,11 @@ Status PlainLayout(const SafetensorsHeader& h, const AttentionFileLimits& limits
   if (!StDTypeIsFloat(t->dtype))
     return Status::Error(std::string("safetensors: 'attention' is ") + StDTypeName(t->dtype) +
                          "; attention weights must be F16, BF16, F32 or F64");
-  const size_t nd = t->shape.size();
-  if (nd < 2 || nd > 4)
-    return Status::Error("safetensors: 'attention' must be [layers, heads, n_q, n_k], [heads, n_q, n_k] or [n_q, n_k]");
-  const int64_t L = nd == 4 ? t->shape[0] : 1, H = nd >= 3 ? t->shape[nd - 3] : 1;
   LazySet set;
-  set.name = "attention";
-  set.n_q = t->shape[nd - 2];
-  set.n_k = t->shape[nd - 1];
-  if (L < 1 || H < 1 || set.n_q < 1 || set.n_k < 1 || L > limits.max_layers || H > limits.max_heads ||
-      set.n_q > limits.max_tokens || set.n_k > limits.max_tokens)
-    return Status::Error("safetensors: 'attention' of this shape is empty or exceeds the size limits");
-  const uint64_t layer_bytes = (uint64_t)(H * set.n_q * set.n_k) * (uint64_t)StDTypeSize(t->dtype);
-  for (int64_t l = 0; l < L; ++l) {
-    LazyLayer layer;
-    layer.name = "layer " + std::to_string(l);
-    layer.heads = (int)H;
-    layer.dtype = t->dtype;
-    layer.offset = t->begin + (uint64_t)l * layer_bytes;
-    set.layers.push_back(std::move(layer));
-  }
+  Status st = PlainArraySet(t->shape, t->dtype, t->begin, "safetensors: 'attention'", limits, &set);
+  if (!st) return st;
   JsonValue v;
   bool found = false;
-  Status st;
   if (!(st = MetaJson(h, "tokens", &v, &found))) return st;
   if (found) {
     if (!(st = JsonTokens(&v, "tokens", limits, &set.key_tokens))) return st;
@@ -252,19 +281,7 @@ Status PlainLayout(const SafetensorsHeader& h, const AttentionFileLimits& limits
   if (found && !(st = JsonTokens(&v, "query_tokens", limits, &set.query_tokens))) return st;
   if (!(st = MetaJson(h, "key_tokens", &v, &found))) return st;
   if (found && !(st = JsonTokens(&v, "key_tokens", limits, &set.key_tokens))) return st;
-  if (set.query_tokens.empty()) {
-    IndexTokens(set.n_q, &set.query_tokens);
-    out->warnings.push_back("no query tokens given; using indices");
-  }
-  if (set.key_tokens.empty()) {
-    IndexTokens(set.n_k, &set.key_tokens);
-    out->warnings.push_back("no key tokens given; using indices");
-  }
-  if ((int64_t)set.query_tokens.size() != set.n_q || (int64_t)set.key_tokens.size() != set.n_k)
-    return Status::Error("safetensors: " + std::to_string(set.query_tokens.size()) + " query and " +
-                         std::to_string(set.key_tokens.size()) + " key tokens for 'attention' [.., " +
-                         std::to_string(set.n_q) + ", " + std::to_string(set.n_k) + "]");
-  set.kind = set.query_tokens == set.key_tokens ? AttentionKind::Self : AttentionKind::Cross;
+  if (!(st = IndexTokensWhereMissing(&set, out))) return st;
   out->sets.push_back(std::move(set));
   return Status::Ok();
 }
@@ -280,6 +297,73 @@ Status ReadLazyAttentionIndex(SafetensorsHeader header, LazyAttentionIndex* out,
   index.header = std::move(header);
   *out = std::move(index);
   return Status::Ok();
+}
+
+bool LooksLikeNpy(const uint8_t* prefix, size_t n) {
+  return n >= 6 && std::memcmp(prefix, "\x93NUMPY", 6) == 0;
+}
+
+namespace {
+// Shapes the lazy .npy reader takes: the size limits bound each dimension, so their product does too.
+constexpr int64_t kLazyNpyMaxElements = int64_t(1) << 50;
+}  // namespace
+
+Status ReadLazyNpyIndex(const uint8_t* prefix, size_t n, uint64_t file_size, LazyAttentionIndex* out,
+                        const AttentionFileLimits& limits) {
+  NpyHeader h;
+  Status st = ParseNpyHeader(prefix, n, &h, kLazyNpyMaxElements);
+  if (!st) return st;
+  StDType dtype;
+  if (h.dtype == DType::Float16)
+    dtype = StDType::F16;
+  else if (h.dtype == DType::Float32)
+    dtype = StDType::F32;
+  else if (h.dtype == DType::Float64)
+    dtype = StDType::F64;
+  else
+    return Status::Error(std::string("npy: the array is ") + DTypeName(h.dtype) +
+                         "; attention weights must be float16, float32 or float64");
+  if (h.byte_swap && h.itemsize > 1)
+    return Status::Error(
+        "npy: the array is big-endian, which is read only whole; save it little-endian "
+        "(np.save(path, a.astype(a.dtype.newbyteorder('<'))))");
+  int64_t long_dims = 0;  // a Fortran-order array of one non-trivial dimension is laid out as in C order
+  for (int64_t d : h.shape) long_dims += d > 1;
+  if (h.fortran_order && long_dims > 1)
+    return Status::Error(
+        "npy: the array is in Fortran order, which is read only whole; save it in C order "
+        "(np.save(path, np.ascontiguousarray(a)))");
+  LazyAttentionIndex index;
+  LazySet set;
+  if (!(st = PlainArraySet(h.shape, dtype, h.data_offset, "npy: the array", limits, &set))) return st;
+  const uint64_t need = (uint64_t)h.numel * (uint64_t)h.itemsize;
+  if (h.data_offset > file_size || need > file_size - h.data_offset)
+    return Status::Error("npy: the file is " + std::to_string(file_size) + " bytes, but its array needs " +
+                         std::to_string(h.data_offset + need) + " (truncated?)");
+  set.self_attention = set.n_q == set.n_k;  // one list of tokens (indices) for a square array
+  if (!(st = IndexTokensWhereMissing(&set, &index))) return st;
+  index.sets.push_back(std::move(set));
+  index.npy = true;
+  index.header.file_size = file_size;
+  index.header.data_start = h.data_offset;
+  *out = std::move(index);
+  return Status::Ok();
+}
+
+bool NpyOpensLazily(const uint8_t* prefix, size_t n, uint64_t file_size) {
+  NpyHeader h;
+  if (!LooksLikeNpy(prefix, n) || !ParseNpyHeader(prefix, n, &h, kLazyNpyMaxElements)) return false;
+  return h.numel > AttentionFileLimits().max_values ||
+         file_size > std::min<uint64_t>(kMaxFileBytes, DefaultMemoryBudget());
+}
+
+bool OpensLazily(ByteSource* source) {
+  uint8_t first[16] = {};
+  if (source->Asynchronous() || source->Size() < sizeof(first) || !source->Read(0, sizeof(first), first)) return false;
+  if (LooksLikeSafetensors(first, sizeof(first), source->Size())) return true;
+  std::vector<uint8_t> prefix;
+  return LooksLikeNpy(first, sizeof(first)) && ReadLazyPrefix(source, &prefix) &&
+         NpyOpensLazily(prefix.data(), prefix.size(), source->Size());
 }
 
 ByteRange HeadRowsRange(const LazySet& set, int layer, int head, int64_t row0, int64_t row1) {
@@ -334,14 +418,24 @@ void MaxPoolRows(const float* head, int64_t rows, int64_t cols, int64_t row0, in
 // LazyAttentionFile
 // ---------------------------------------------------------------------------
 
+namespace {
+constexpr uint64_t kMaxNpyHeaderBytes = (uint64_t(1) << 20) + 12;  // as ParseNpyHeader allows
+}  // namespace
+
 Status ReadLazyPrefix(ByteSource* source, std::vector<uint8_t>* out) {
   if (source->Asynchronous()) return Status::Error("ReadLazyPrefix needs a synchronous source");
-  uint8_t first[8];
+  uint8_t first[12] = {};
   if (source->Size() < 8) return Status::Error("safetensors: the file is too short for the 8-byte header length");
-  Status st = source->Read(0, 8, first);
+  Status st = source->Read(0, std::min<uint64_t>(sizeof(first), source->Size()), first);
   if (!st) return st;
   uint64_t need = 0;
-  if (!(st = SafetensorsHeaderLength(first, 8, source->Size(), &need))) return st;
+  if (LooksLikeNpy(first, sizeof(first))) {
+    if (!NpyHeaderBytes(first, sizeof(first), &need) || need > source->Size())
+      return Status::Error("npy: the file is too short for its header");
+    if (need > kMaxNpyHeaderBytes) return Status::Error("npy: header length " + std::to_string(need) + " is too large");
+  } else if (!(st = SafetensorsHeaderLength(first, 8, source->Size(), &need))) {
+    return st;
+  }
   if (!TryAllocate((size_t)need)) return Status::Error("safetensors: out of memory for the header");
   out->resize((size_t)need);
   return source->Read(0, need, out->data());
@@ -370,10 +464,14 @@ LazyAttentionFile::~LazyAttentionFile() {
 }
 
 Status LazyAttentionFile::Open(std::unique_ptr<ByteSource> source, const uint8_t* prefix, size_t n) {
-  SafetensorsHeader header;
-  Status st = ParseSafetensorsHeader(prefix, n, source->Size(), &header);
-  if (!st) return st;
-  if (!(st = ReadLazyAttentionIndex(std::move(header), &index_))) return st;
+  Status st;
+  if (LooksLikeNpy(prefix, n)) {
+    if (!(st = ReadLazyNpyIndex(prefix, n, source->Size(), &index_))) return st;
+  } else {
+    SafetensorsHeader header;
+    if (!(st = ParseSafetensorsHeader(prefix, n, source->Size(), &header))) return st;
+    if (!(st = ReadLazyAttentionIndex(std::move(header), &index_))) return st;
+  }
   source_ = std::move(source);
   return Status::Ok();
 }

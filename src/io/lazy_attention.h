@@ -19,11 +19,14 @@
 // zoomed-out heatmap draws it at full screen fidelity (a 4096^2 F16 head: 2 MiB instead of 32 MiB).
 // A plain safetensors file with one float tensor "attention" [layers, heads, n_q, n_k] (or 3-D,
 // 2-D) opens too, with tokens from __metadata__ "tokens" / "query_tokens" / "key_tokens" (JSON) or indices.
+// So does a bare .npy array of that shape (what np.save writes), when it is too big to read whole
+// (NpyOpensLazily): C order, little-endian float16, float32 or float64; its tokens are indices.
 #pragma once
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -83,7 +86,8 @@ struct LazyAttentionIndex {
   std::vector<LazySet> sets;          // at least one
   TokenizerInfo tokenizer;            // from __metadata__ "tokenizer"
   JsonValue meta;                     // from __metadata__ "meta" (Null if none)
-  bool attnviz_layout = false;        // false: a plain "attention" tensor
+  bool attnviz_layout = false;        // false: a plain "attention" tensor (or a .npy array)
+  bool npy = false;                   // a bare .npy array (header.file_size and data_start are set, no tensors)
   std::vector<std::string> warnings;  // e.g. "no tokens given; using indices"
 };
 
@@ -92,6 +96,18 @@ struct LazyAttentionIndex {
 // weights are never all in memory).
 Status ReadLazyAttentionIndex(SafetensorsHeader header, LazyAttentionIndex* out,
                               const AttentionFileLimits& limits = AttentionFileLimits());
+
+// A bare .npy array [layers, heads, n_q, n_k], [heads, n_q, n_k] or [n_q, n_k] from its header
+// (prefix: the file's first n bytes, at least the header) and the file's size, with the same limits.
+Status ReadLazyNpyIndex(const uint8_t* prefix, size_t n, uint64_t file_size, LazyAttentionIndex* out,
+                        const AttentionFileLimits& limits = AttentionFileLimits());
+bool LooksLikeNpy(const uint8_t* prefix, size_t n);  // the \x93NUMPY magic
+// True when prefix (at least the header) is a .npy file the eager readers refuse for its size
+// (over AttentionFileLimits::max_values weights, or over the biggest file they read whole) but
+// whose header parses: the viewer and the CLI then read it lazily, which says what else is wrong.
+bool NpyOpensLazily(const uint8_t* prefix, size_t n, uint64_t file_size);
+// True when a synchronous source holds a file to read lazily: safetensors, or a .npy as above.
+bool OpensLazily(ByteSource* source);
 
 struct ByteRange {
   uint64_t offset = 0;  // first byte in the file
@@ -227,7 +243,8 @@ class LazyAttentionFile {
   int max_in_flight_ = 4;
 };
 
-// The header bytes of a safetensors file from a synchronous source: its 8-byte length, then 8 + N.
+// The header bytes of a safetensors file from a synchronous source: its 8-byte length, then 8 + N
+// (of a .npy file: its magic, version, length and dict).
 Status ReadLazyPrefix(ByteSource* source, std::vector<uint8_t>* out);
 
 // ---------------------------------------------------------------------------
@@ -251,5 +268,11 @@ struct LazyWritePlan {
 Status PlanLazyAttention(const AttentionDocument& shape, StDType dtype, LazyWritePlan* out);
 // Writes doc as an attnviz safetensors file (streamed through a FileSink: no second copy of the weights).
 Status WriteLazyAttention(const AttentionDocument& doc, StDType dtype, const std::string& path);
+// The same from a document of the shape only (tokens, names, heads without weights), asking for each
+// head's weights in file order (set, layer, head) and writing each with its overview and screen copy
+// before asking for the next: one head in memory at a time (attnviz-cli convert of a file read lazily).
+using LazyHeadSource = std::function<Status(int set, int layer, int head, MatrixRM* weights)>;
+Status WriteLazyAttentionStreamed(const AttentionDocument& shape, StDType dtype, const std::string& path,
+                                  const LazyHeadSource& head);
 
 }  // namespace attnviz

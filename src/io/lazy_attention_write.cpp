@@ -181,4 +181,42 @@ Status WriteLazyAttention(const AttentionDocument& doc, StDType dtype, const std
   return sink.Close();
 }
 
+Status WriteLazyAttentionStreamed(const AttentionDocument& shape, StDType dtype, const std::string& path,
+                                  const LazyHeadSource& head) {
+  LazyWritePlan plan;
+  Status st = PlanLazyAttention(shape, dtype, &plan);
+  if (!st) return st;
+  FileSink sink;
+  if (!(st = sink.Open(path))) return st;
+  bool ok = sink.Write((const char*)plan.header.data(), plan.header.size());
+  const uint64_t item = (uint64_t)StDTypeSize(dtype);
+  std::vector<uint8_t> buf;
+  std::vector<float> pooled;
+  MatrixRM w;
+  for (size_t s = 0; s < shape.sets.size() && ok; ++s) {
+    for (size_t l = 0; l < plan.heads[s].size() && ok; ++l) {
+      for (int h = 0; h < plan.heads[s][l] && ok; ++h) {
+        if (!(st = head((int)s, (int)l, h, &w))) return st;  // the sink removes the part written
+        if (w.rows() != plan.n_q[s] || w.cols() != plan.n_k[s])
+          return Status::Error("safetensors: layer " + std::to_string(l) + " head " + std::to_string(h) +
+                               " is not [n_q, n_k] = [" + std::to_string(plan.n_q[s]) + ", " +
+                               std::to_string(plan.n_k[s]) + "]");
+        ok = sink.Seek(plan.attention[s][l] + (uint64_t)h * (uint64_t)w.size() * item) &&
+             WriteFloats(&sink, dtype, w.data(), (size_t)w.size(), &buf);
+        for (LazyPool pool : {LazyPool::Overview, LazyPool::Screen}) {
+          const bool screen = pool == LazyPool::Screen;
+          const int R = screen ? plan.screen_rows[s] : plan.overview_rows[s];
+          const int C = screen ? plan.screen_cols[s] : plan.overview_cols[s];
+          if (!R || !ok) continue;
+          pooled.resize((size_t)R * (size_t)C);
+          MaxPoolOverview(w.data(), w.rows(), w.cols(), R, C, pooled.data());
+          ok = sink.Seek((screen ? plan.screen : plan.overview)[s][l] + (uint64_t)h * pooled.size() * item) &&
+               WriteFloats(&sink, dtype, pooled.data(), pooled.size(), &buf);
+        }
+      }
+    }
+  }
+  return sink.Close();  // the layers come last in the plan, so the last head's weights end the file
+}
+
 }  // namespace attnviz

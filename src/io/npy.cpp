@@ -401,7 +401,7 @@ void FortranToC(const std::vector<int64_t>& full_shape, int64_t itemsize, std::v
 
 }  // namespace
 
-Status ParseNpyHeader(const uint8_t* data, size_t size, NpyHeader* out) {
+Status ParseNpyHeader(const uint8_t* data, size_t size, NpyHeader* out, int64_t max_elements) {
   if (size < 10 || std::memcmp(data, kMagic, 6) != 0)
     return Status::Error("npy: not a .npy file (missing \\x93NUMPY magic)");
   const int major = data[6], minor = data[7];
@@ -430,13 +430,25 @@ Status ParseNpyHeader(const uint8_t* data, size_t size, NpyHeader* out) {
   int64_t numel = 1;
   for (int64_t d : h.shape) {
     if (d > kMaxArrayElements) return Status::Error("npy: dimension " + std::to_string(d) + " is too large");
+    if (d > 0 && numel > max_elements / d)  // numel * d > max_elements, without overflowing
+      return Status::Error(max_elements == kMaxArrayElements
+                               ? std::string("npy: shape has more than 2^31 elements; refusing to load")
+                               : "npy: shape has more than " + std::to_string(max_elements) + " elements");
     numel *= d;
-    if (numel > kMaxArrayElements) return Status::Error("npy: shape has more than 2^31 elements; refusing to load");
   }
   h.numel = numel;
   h.data_offset = header_start + header_len;
   *out = std::move(h);
   return Status::Ok();
+}
+
+bool NpyHeaderBytes(const uint8_t* data, size_t size, uint64_t* header_bytes) {
+  if (size < 12 || std::memcmp(data, kMagic, 6) != 0 || data[6] < 1 || data[6] > 3) return false;
+  const uint64_t len = data[6] == 1 ? (uint64_t)data[8] | ((uint64_t)data[9] << 8)
+                                    : (uint64_t)data[8] | ((uint64_t)data[9] << 8) | ((uint64_t)data[10] << 16) |
+                                          ((uint64_t)data[11] << 24);
+  *header_bytes = (data[6] == 1 ? 10 : 12) + len;
+  return true;
 }
 
 bool NpyHeaderComplete(const uint8_t* data, size_t size) {

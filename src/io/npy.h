@@ -35,10 +35,15 @@ struct NpyHeader {
   int64_t numel = 1;             // product of shape (at most 2^31)
   size_t data_offset = 0;        // where the data starts
 };
-// Parses the magic, version and header dict (the same checks and messages as ParseNpy).
-Status ParseNpyHeader(const uint8_t* data, size_t size, NpyHeader* out);
+// Parses the magic, version and header dict (the same checks and messages as ParseNpy). Shapes of
+// more than max_elements elements are refused (a reader that never holds the whole array, such as
+// the lazy one in io/lazy_attention.h, passes a larger limit).
+Status ParseNpyHeader(const uint8_t* data, size_t size, NpyHeader* out, int64_t max_elements = kMaxArrayElements);
 // True when data[0 .. size) holds the whole header (or enough to know it is bad).
 bool NpyHeaderComplete(const uint8_t* data, size_t size);
+// The bytes before the data (magic, version, length, dict) from the first `size` >= 12 bytes of a
+// .npy file; false when they are not a .npy file's (or too few to tell).
+bool NpyHeaderBytes(const uint8_t* data, size_t size, uint64_t* header_bytes);
 
 // Serializes `a` as a .npy file (appends nothing else to *out; *out is replaced).
 Status WriteNpy(const NdArray& a, std::vector<uint8_t>* out);

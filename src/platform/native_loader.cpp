@@ -9,7 +9,7 @@
 #include "app/app.h"
 #include "io/attention_loader.h"
 #include "io/byte_source.h"
-#include "io/safetensors.h"
+#include "io/lazy_attention.h"
 
 namespace attnviz {
 
@@ -93,11 +93,10 @@ void NativeFileLoader::Poll(App* app) {
   while (!queue_.empty() && !thread_.joinable()) {
     const std::string next = queue_.front();
     queue_.pop_front();
-    // A safetensors file is not read: it is mapped, and its heads are read as the views draw them.
+    // A safetensors file (or a .npy too big to read whole) is not read: it is mapped, and its heads
+    // are read as the views draw them.
     std::unique_ptr<ByteSource> source;
-    uint8_t first[16] = {};
-    if (OpenFileSource(next, &source) && source->Size() >= 16 && source->Read(0, 16, first) &&
-        LooksLikeSafetensors(first, sizeof(first), source->Size())) {
+    if (OpenFileSource(next, &source) && OpensLazily(source.get())) {
       const Status st = app->OpenLazy(next, std::move(source));
       if (!st) std::fprintf(stderr, "attnviz: %s\n", st.message.c_str());
       continue;

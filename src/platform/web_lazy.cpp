@@ -12,6 +12,7 @@
 
 #include "app/app.h"
 #include "io/byte_source.h"
+#include "io/lazy_attention.h"
 #include "platform/web_exports.h"
 
 // clang-format off
@@ -77,6 +78,18 @@ EMSCRIPTEN_KEEPALIVE const char* attnviz_lazy_open(const char* name, int source,
   std::unique_ptr<attnviz::ByteSource> src(new JsSource(source, size > 0 ? (uint64_t)size : 0));
   result = app->OpenLazy(name ? name : "file", std::move(src), prefix, n > 0 ? (size_t)n : 0).message;
   return result.c_str();
+}
+
+// 1 when a file of `size` bytes whose first n bytes are `prefix` (at least a .npy file's header) is
+// read lazily: a safetensors file, or a .npy too big to read whole (attnviz-lazy.js asks before it
+// streams a .npy into the loader).
+EMSCRIPTEN_KEEPALIVE int attnviz_opens_lazily(const unsigned char* prefix, int n, double size) {
+  const uint64_t file_size = size > 0 ? (uint64_t)size : 0;
+  if (!prefix || n <= 0) return 0;
+  return attnviz::LooksLikeSafetensors(prefix, (size_t)n, file_size) ||
+                 attnviz::NpyOpensLazily(prefix, (size_t)n, file_size)
+             ? 1
+             : 0;
 }
 
 // A read of reader `source` ended: error "" when its bytes are in place, else why not.

@@ -1,7 +1,8 @@
 // Lazily read attention (io/lazy_attention.h): the attnviz safetensors layout written and read back
 // through a file (mmap natively, pread in WASM), rows and overviews read alone, an asynchronous
 // source driven by hand (completions in any order, errors, cancellation), the per-frame work bound,
-// a file changed while open, the index's refusals, and a sparse 32 x 32 x 4096 x 4096 file.
+// a file changed while open, the index's refusals, and a sparse 32 x 32 x 4096 x 4096 file, as
+// safetensors and as a bare .npy array (read lazily when too big to read whole).
 #include "io/lazy_attention.h"
 
 #include <fcntl.h>
@@ -19,6 +20,7 @@
 #include <vector>
 
 #include "io/file_util.h"
+#include "io/npy.h"
 
 using namespace attnviz;
 
@@ -705,3 +707,183 @@ TEST(LazyAttention, ASparse32GiBFileReadsHeadByHead) {
 }
 
 }  // namespace
+
+namespace {
+
+// A .npy header (version 1.0, padded to 64 bytes as np.save does) for `descr`, `shape`, C or Fortran order.
+std::vector<uint8_t> NpyHeaderFor(const std::string& descr, const std::vector<int64_t>& shape, bool fortran = false) {
+  std::string dict = "{'descr': '" + descr + "', 'fortran_order': " + (fortran ? "True" : "False") + ", 'shape': (";
+  for (size_t i = 0; i < shape.size(); ++i)
+    dict += std::to_string(shape[i]) + (shape.size() == 1 || i + 1 < shape.size() ? ", " : "");
+  dict += "), }";
+  while ((10 + dict.size() + 1) % 64) dict += ' ';
+  dict += '\n';
+  const uint8_t magic[10] = {
+      0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (uint8_t)(dict.size() & 0xff), (uint8_t)(dict.size() >> 8)};
+  std::vector<uint8_t> out(sizeof(magic) + dict.size());
+  std::memcpy(out.data(), magic, sizeof(magic));
+  std::memcpy(out.data() + sizeof(magic), dict.data(), dict.size());
+  return out;
+}
+
+}  // namespace
+
+TEST(LazyAttention, ABigNpyArrayReadsHeadByHead) {
+  // np.save of a [32, 32, n, n] float16 array (32 GiB at n = 4096; 960 in WASM, as above): the header
+  // and head (7, 19) are written, the rest is a hole. Too big to read whole, so it is read lazily.
+  const int n = sizeof(void*) == 8 ? 4096 : 960;
+  const std::vector<uint8_t> header = NpyHeaderFor("<f2", {32, 32, n, n});
+  const uint64_t file_size = header.size() + uint64_t(32) * 32 * n * n * 2;
+  const std::string path = TempPath("sparse_npy");
+  const int fd = open(path.c_str(), O_CREAT | O_TRUNC | O_RDWR, 0644);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(pwrite(fd, header.data(), header.size(), 0), (ssize_t)header.size());
+  std::vector<uint16_t> head((size_t)n * n, 0);
+  for (int r = 0; r < n; ++r) head[(size_t)r * n + (size_t)(r * 5) % n] = FloatToHalf(1.0f);
+  const uint64_t head_at = header.size() + (uint64_t(7) * 32 + 19) * n * n * 2;
+  ASSERT_EQ(pwrite(fd, head.data(), head.size() * 2, (off_t)head_at), (ssize_t)(head.size() * 2));
+  ASSERT_EQ(ftruncate(fd, (off_t)file_size), 0);
+  close(fd);
+
+  std::unique_ptr<ByteSource> source;
+  ASSERT_TRUE(OpenFileSource(path, &source).ok);
+  EXPECT_TRUE(OpensLazily(source.get()));
+  EXPECT_TRUE(NpyOpensLazily(header.data(), header.size(), file_size));
+  LazyAttentionFile f;
+  const Status opened = OpenPath(path, &f);
+  ASSERT_TRUE(opened.ok) << opened.message;
+  const LazyAttentionIndex& ix = f.index();
+  EXPECT_TRUE(ix.npy);
+  EXPECT_EQ(ix.header.file_size, file_size);
+  ASSERT_EQ(ix.sets.size(), 1u);
+  const LazySet& s = ix.sets[0];
+  ASSERT_EQ(s.layers.size(), 32u);
+  EXPECT_EQ(s.layers[31].heads, 32);
+  EXPECT_EQ(s.layers[0].dtype, StDType::F16);
+  EXPECT_EQ(s.n_q, n);
+  EXPECT_TRUE(s.self_attention);
+  EXPECT_EQ(s.kind, AttentionKind::Self);
+  EXPECT_EQ(s.overview_rows, 0);  // a .npy stores none: the viewer pools them
+  EXPECT_EQ(s.key_tokens[n - 1], std::to_string(n - 1));
+  const LazyResult r = Fetch(&f, Rows(0, 7, 19, 0, n));
+  ASSERT_TRUE(r.status.ok) << r.status.message;
+  int64_t wrong = 0;
+  for (int row = 0; row < n; ++row) wrong += r.weights(row, (row * 5) % n) != 1.0f || r.weights.row(row).sum() != 1.0f;
+  EXPECT_EQ(wrong, 0);
+  const uint64_t before = f.BytesRead();  // a band of another head: only its bytes
+  const LazyResult z = Fetch(&f, Rows(0, 7, 20, 10, 42));
+  ASSERT_TRUE(z.status.ok);
+  EXPECT_EQ(f.BytesRead() - before, 32u * (uint64_t)n * 2u);
+  EXPECT_EQ(z.weights.sum(), 0.0f);
+  std::remove(path.c_str());
+}
+
+TEST(LazyAttention, ANpyArrayIsReadLazilyOnlyWhenTooBigAndRefusedWithReasons) {
+  // A small [2, 3, 4, 5] float32 array: the eager readers take it; read lazily, the same values.
+  std::vector<uint8_t> small = NpyHeaderFor("<f4", {2, 3, 4, 5});
+  const size_t data_at = small.size();
+  small.resize(data_at + 120 * 4);
+  for (int i = 0; i < 120; ++i) {
+    const float v = (float)i / 120.0f;
+    std::memcpy(small.data() + data_at + 4 * i, &v, 4);
+  }
+  EXPECT_FALSE(NpyOpensLazily(small.data(), small.size(), small.size()));
+  MemorySource small_source(small);
+  EXPECT_FALSE(OpensLazily(&small_source));
+  LazyAttentionFile f;
+  Status st = f.Open(std::unique_ptr<ByteSource>(new MemorySource(small)), small.data(), small.size());
+  ASSERT_TRUE(st.ok) << st.message;
+  EXPECT_FALSE(f.index().sets[0].self_attention);  // 4 x 5: queries and keys differ
+  const LazyResult r = Fetch(&f, Rows(0, 1, 2, 1, 3));
+  ASSERT_TRUE(r.status.ok);
+  const int flat0 = ((1 * 3 + 2) * 4 + 1) * 5;  // layer 1, head 2, row 1, column 0
+  EXPECT_EQ(r.weights(0, 0), (float)flat0 / 120.0f);
+  EXPECT_EQ(r.weights(1, 4), (float)(flat0 + 9) / 120.0f);
+
+  // Headers of arrays too big to read whole, on files that hold only the header.
+  auto refused = [](const std::vector<uint8_t>& header, uint64_t file_size) {
+    EXPECT_TRUE(NpyOpensLazily(header.data(), header.size(), file_size));
+    LazyAttentionFile g;
+    std::vector<uint8_t> file(header);
+    const Status s = g.Open(std::unique_ptr<ByteSource>(new MemorySource(file)), header.data(), header.size());
+    EXPECT_FALSE(s.ok);
+    return s.message;
+  };
+  const int64_t big = 8192;  // 64 x 64 x 8192^2 weights: past 2^28
+  EXPECT_NE(refused(NpyHeaderFor("<f2", {64, 64, big, big}), 0).find("the file is"), std::string::npos);
+  EXPECT_NE(refused(NpyHeaderFor("<f2", {64, 64, big, big}), 0).find("truncated"), std::string::npos);
+  EXPECT_NE(refused(NpyHeaderFor("<f4", {64, 64, big, big}, true), 0).find("Fortran order"), std::string::npos);
+  EXPECT_NE(refused(NpyHeaderFor(">f4", {64, 64, big, big}), 0).find("big-endian"), std::string::npos);
+  EXPECT_NE(refused(NpyHeaderFor("<i4", {64, 64, big, big}), 0).find("int32; attention weights must be"),
+            std::string::npos);
+  EXPECT_NE(refused(NpyHeaderFor("<f2", {2, 64, 64, big, big}), 0).find("must be [layers, heads"), std::string::npos);
+  EXPECT_NE(refused(NpyHeaderFor("<f2", {4096, 64, big, big}), 0).find("exceeds the size limits"), std::string::npos);
+  // Shapes whose product overflows 64 bits are refused by the header parser, before any arithmetic on them.
+  const std::vector<uint8_t> huge = NpyHeaderFor("<f2", {2000000000, 2000000000, 2000000000});
+  EXPECT_FALSE(NpyOpensLazily(huge.data(), huge.size(), 1 << 20));
+  NpyHeader h;
+  EXPECT_NE(ParseNpyHeader(huge.data(), huge.size(), &h, int64_t(1) << 50).message.find("more than"),
+            std::string::npos);
+  // A version-2 header length far beyond the file: refused before anything is allocated for it.
+  std::vector<uint8_t> lie = {0x93, 'N', 'U', 'M', 'P', 'Y', 2, 0, 0xff, 0xff, 0xff, 0x7f, '{'};
+  lie.resize(4096, ' ');
+  MemorySource lie_source(lie);
+  std::vector<uint8_t> prefix;
+  EXPECT_NE(ReadLazyPrefix(&lie_source, &prefix).message.find("too short for its header"), std::string::npos);
+  EXPECT_FALSE(OpensLazily(&lie_source));
+  std::vector<uint8_t> long_header = {0x93, 'N', 'U', 'M', 'P', 'Y', 2, 0, 0, 0, 0x20, 0, '{'};  // 2 MiB
+  long_header.resize(3 << 20, ' ');
+  MemorySource long_source(long_header);
+  EXPECT_NE(ReadLazyPrefix(&long_source, &prefix).message.find("is too large"), std::string::npos);
+}
+
+TEST(LazyAttention, AStreamedWriteIsTheSameFileAsAWholeOne) {
+  // Two sets, the second with heads over 1024 rows (screen copies too), layers of 2 and 3 heads.
+  std::mt19937 rng(11);
+  AttentionDocument doc;
+  for (int s = 0; s < 2; ++s) {
+    AttentionSet set;
+    set.name = s ? "tall" : "small";
+    const int rows = s ? 1030 : 7, cols = s ? 20 : 9;
+    set.data.target_tokens = Tokens("q", rows);
+    set.data.source_tokens = Tokens("k", cols);
+    for (int l = 0; l < 2; ++l) {
+      AttentionFile::Layer layer{"layer " + std::to_string(l), {}};
+      for (int h = 0; h < 2 + l; ++h)
+        layer.heads.push_back({"h" + std::to_string(h), RandomAttention(rows, cols, &rng)});
+      set.data.layers.push_back(std::move(layer));
+    }
+    doc.sets.push_back(std::move(set));
+  }
+  const std::string whole = TempPath("whole"), streamed = TempPath("streamed");
+  ASSERT_TRUE(WriteLazyAttention(doc, StDType::F16, whole).ok);
+  AttentionDocument shape = doc;
+  for (AttentionSet& s : shape.sets)
+    for (AttentionFile::Layer& l : s.data.layers)
+      for (AttentionFile::Head& h : l.heads) h.weights = MatrixRM();
+  std::vector<std::string> asked;
+  const Status st = WriteLazyAttentionStreamed(shape, StDType::F16, streamed, [&](int s, int l, int h, MatrixRM* w) {
+    asked.push_back(std::to_string(s) + std::to_string(l) + std::to_string(h));
+    *w = doc.sets[(size_t)s].data.layers[(size_t)l].heads[(size_t)h].weights;
+    return Status::Ok();
+  });
+  ASSERT_TRUE(st.ok) << st.message;
+  EXPECT_EQ(asked, (std::vector<std::string>{"000", "001", "010", "011", "012", "100", "101", "110", "111", "112"}));
+  std::vector<uint8_t> a, b;
+  ASSERT_TRUE(ReadFileBytes(whole, &a).ok);
+  ASSERT_TRUE(ReadFileBytes(streamed, &b).ok);
+  EXPECT_EQ(a.size(), b.size());
+  EXPECT_TRUE(a == b) << "the streamed file differs from the whole one";
+  // A head of the wrong shape, or a source that fails: an error, and no file left behind.
+  const Status bad = WriteLazyAttentionStreamed(shape, StDType::F16, streamed, [&](int s, int, int, MatrixRM* w) {
+    *w = MatrixRM::Zero(s ? 3 : 7, 9);
+    return Status::Ok();
+  });
+  EXPECT_NE(bad.message.find("is not [n_q, n_k] = [1030, 20]"), std::string::npos) << bad.message;
+  EXPECT_NE(access(streamed.c_str(), F_OK), 0);
+  const Status failed = WriteLazyAttentionStreamed(
+      shape, StDType::F16, streamed, [&](int, int, int, MatrixRM*) { return Status::Error("the source failed"); });
+  EXPECT_EQ(failed.message, "the source failed");
+  EXPECT_NE(access(streamed.c_str(), F_OK), 0);
+  std::remove(whole.c_str());
+}

@@ -19,6 +19,7 @@
 #include "io/file_util.h"
 #include "io/json.h"
 #include "io/lazy_attention.h"
+#include "io/npy.h"
 #include "io/npz.h"
 
 using namespace attnviz;
@@ -367,6 +368,55 @@ TEST(Cli, InspectReadsASafetensorsHeaderOnly) {
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("truncated"), std::string::npos) << r.err;
   std::remove(big.c_str());
+}
+
+TEST(Cli, ANpyTooBigToReadWholeIsInspectedAndConvertedHeadByHead) {
+  // np.save of a [2, 3, 40, 40] float32 array: under --max-memory 16K it is too big to read whole,
+  // so inspect reads its header only and convert streams it into safetensors a head at a time.
+  NdArray a;
+  a.shape = {2, 3, 40, 40};
+  a.data.resize(2 * 3 * 40 * 40 * 4);
+  std::vector<float> w(2 * 3 * 40 * 40);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = (float)((i * 7919) % 101) / 2020.0f;
+  std::memcpy(a.data.data(), w.data(), a.data.size());
+  std::vector<uint8_t> bytes;
+  ASSERT_TRUE(WriteNpy(a, &bytes).ok);
+  const std::string npy = TempPath("big.npy"), st = TempPath("big_npy.safetensors"), json = TempPath("big_npy.json");
+  ASSERT_TRUE(WriteFileBytes(npy, bytes.data(), bytes.size()).ok);
+  RunResult r = Cli("inspect --max-memory 16K '" + npy + "'");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("npy, 37.6 KiB, too big to read whole"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("2 layers, 6 heads in total, n_q=40 (target) x n_k=40 (source), self-attention"),
+            std::string::npos)
+      << r.out;
+  r = Cli("inspect '" + npy + "'");  // read whole without the limit
+  EXPECT_EQ(r.out.find("too big to read whole"), std::string::npos) << r.out;
+  r = Cli("convert --max-memory 16K '" + npy + "' '" + st + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("wrote " + st + ": 1 set(s), 6 head(s)"), std::string::npos) << r.out;
+  std::unique_ptr<ByteSource> src;
+  ASSERT_TRUE(OpenFileSource(st, &src).ok);
+  std::vector<uint8_t> prefix;
+  ASSERT_TRUE(ReadLazyPrefix(src.get(), &prefix).ok);
+  LazyAttentionFile f;
+  ASSERT_TRUE(f.Open(std::move(src), prefix.data(), prefix.size()).ok);
+  EXPECT_EQ(f.index().sets[0].overview_rows, 40);  // overviews written as the heads streamed by
+  LazyRequest q;
+  q.layer = 1, q.head = 2, q.row0 = 0, q.row1 = 40;
+  f.Submit(q);
+  LazyResult res;
+  while (!f.PopResult(&res)) f.Pump(100);
+  ASSERT_TRUE(res.status.ok) << res.status.message;
+  double worst = 0;
+  for (int i = 0; i < 40 * 40; ++i)
+    worst = std::max(worst, (double)std::fabs(res.weights.data()[i] - w[(size_t)(5 * 1600 + i)]));
+  EXPECT_LT(worst, 1e-3);  // F16
+  // Into JSON the whole file must fit the budget: refused, with the way out.
+  r = Cli("convert --max-memory 16K '" + npy + "' '" + json + "'");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("a .safetensors output needs one head at a time"), std::string::npos) << r.err;
+  std::remove(npy.c_str());
+  std::remove(st.c_str());
 }
 
 TEST(Cli, TranslateWritesItsAttentionFileThroughIo) {
