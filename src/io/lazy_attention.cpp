@@ -341,7 +341,10 @@ Status ReadLazyNpyIndex(const uint8_t* prefix, size_t n, uint64_t file_size, Laz
     return Status::Error("npy: the file is " + std::to_string(file_size) + " bytes, but its array needs " +
                          std::to_string(h.data_offset + need) + " (truncated?)");
   set.self_attention = set.n_q == set.n_k;  // one list of tokens (indices) for a square array
-  if (!(st = IndexTokensWhereMissing(&set, &index))) return st;
+  IndexTokens(set.n_q, &set.query_tokens);
+  IndexTokens(set.n_k, &set.key_tokens);
+  set.kind = set.self_attention ? AttentionKind::Self : AttentionKind::Cross;
+  index.warnings.push_back("a .npy file holds no tokens; using indices");
   index.sets.push_back(std::move(set));
   index.npy = true;
   index.header.file_size = file_size;

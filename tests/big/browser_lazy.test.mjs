@@ -3,13 +3,15 @@
 // match its weights; a sparse 32 x 32 x 4096 x 4096 file (32 GiB, a few MB on disk) opens, a
 // zoomed-in view reads only the rows in view, and WASM memory stays under 512 MB; a server without
 // Range support, a file changed on the server, a response cut short and a bad header give messages.
+// A .npy too big to read whole (16 x 8 x 2048^2 float16, sparse) opens lazily over Range requests and
+// through File.slice(), on its first head, and a band of a visited head matches its weights.
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { openApp, frames, screenshot, check, summary, checkHeatmapPixels } from '../browser/lib.mjs';
 import { serve } from '../../scripts/serve.mjs';
-import { write, testHead, fromHalf, toHalf } from './safetensors.mjs';
+import { write, writeNpy, testHead, fromHalf, toHalf } from './safetensors.mjs';
 
 const describe = (page) => page.evaluate(() => window.attnviz.describe());
 const command = (page, c) => page.evaluate((x) => window.attnviz.command(x), c);
@@ -132,6 +134,16 @@ async function main() {
   const onDisk = fs.statSync(big).blocks * 512;
   check('the 32 GiB file is sparse', plan.size > 32 * 2 ** 30 && onDisk < 200 * 2 ** 20,
     `${(plan.size / 2 ** 30).toFixed(1)} GiB, ${(onDisk / 2 ** 20).toFixed(0)} MiB on disk`);
+  // np.save of [16, 8, 2048, 2048] float16 (1 GiB, 2^29 weights): head (3, 5) one-hot, row r at (r * 3) % 2048.
+  const N2 = 2048, npy = path.join(dir, 'big.npy');
+  const oneHot2 = (r, c) => (c === (r * 3) % N2 ? 1 : 0);
+  writeNpy(npy, 16, 8, N2, (l, h) => {
+    if (l !== 3 || h !== 5) return null;
+    const w = new Float32Array(N2 * N2);
+    for (let r = 0; r < N2; r++) w[r * N2 + (r * 3) % N2] = 1;
+    return w;
+  });
+  fs.linkSync(npy, path.join(dir, 'picked.npy'));  // the same bytes under another name, for File.slice
   fs.copyFileSync(small, path.join(dir, 'changing.safetensors'));
   fs.writeFileSync(path.join(dir, 'bad.safetensors'), fs.readFileSync(small).subarray(0, 2000));
   const data = await serve(dir, 0, { cors: true });
@@ -170,6 +182,34 @@ async function main() {
     await until(page, (x) => x.heatmaps[0] && x.heatmaps[0].held && x.heatmaps[0].held[1] === n, 'head 5 (File.slice)');
     const head5 = testHead(n, n, 1, 1);
     await pixelsMatch(page, 'File.slice: layer 1 head 1', (r, c) => head5[r * n + c], 'lazy-slice-head.png');
+
+    // A .npy too big to read whole: over Range requests, then through File.slice().
+    await page.evaluate((u) => window.attnviz.openUrl(u), url('big.npy'));
+    d = await until(page, (x) => x.example === 'file:big.npy' && x.view === 'heatmap', 'the .npy (Range)');
+    check('a .npy too big to read whole opens lazily on its first head, and says why not the grid',
+      /stores no overviews/.test(d.message) && d.lazy.bytes_read < 64 * 2 ** 20,
+      `${(d.lazy.bytes_read / 2 ** 20).toFixed(1)} MiB read: ${d.message}`);
+    await command(page, 'map 29');  // layer 3, head 5
+    await command(page, 'zoom 128 1000 952');  // 16 x 16 cells around row 1000 -> column 952
+    await until(page, (x) => x.heatmaps[0] && x.heatmaps[0].held && x.heatmaps[0].held[0] <= 992 &&
+      x.heatmaps[0].held[1] >= 1008, 'the band around row 1000 (.npy, Range)');
+    await pixelsMatch(page, '.npy over Range: layer 3 head 5, rows around 1000', oneHot2, 'lazy-npy-range.png');
+    await page.evaluate(() => {
+      const input = document.createElement('input');
+      input.type = 'file';
+      input.id = 'lazy-npy-input';
+      document.body.appendChild(input);
+    });
+    await page.setInputFiles('#lazy-npy-input', path.join(dir, 'picked.npy'));
+    await page.evaluate(() => window.attnviz.openFile(document.getElementById('lazy-npy-input').files[0]));
+    d = await until(page, (x) => x.example === 'file:picked.npy' && x.view === 'heatmap', 'the .npy (File.slice)');
+    check('File.slice: the .npy opens lazily', d.lazy.bytes_read < 64 * 2 ** 20, `${(d.lazy.bytes_read / 2 ** 20).toFixed(1)} MiB read`);
+    await command(page, 'map 29');
+    await command(page, 'zoom 128 1500 404');
+    await until(page, (x) => x.heatmaps[0] && x.heatmaps[0].held && x.heatmaps[0].held[0] <= 1492 &&
+      x.heatmaps[0].held[1] >= 1508, 'the band around row 1500 (.npy, File.slice)');
+    await pixelsMatch(page, '.npy through File.slice: layer 3 head 5, rows around 1500', oneHot2, 'lazy-npy-slice.png');
+    await command(page, 'zoom 1');
 
     // 32 GiB over Range requests: opens on the header; a zoomed-in view reads the rows in view only.
     const t0 = Date.now();

@@ -1,6 +1,8 @@
 // Lazily read safetensors in the native app (mmap): the desktop build under Xvfb opens a file of
 // 3 layers x 4 heads; the grid reads only the overviews (no head), and a visited head draws its
-// weights (pixels inverted through the colormap against the file's F16 weights).
+// weights (pixels inverted through the colormap against the file's F16 weights). A .npy too big to
+// read whole (16 x 8 x 2048^2 float16, sparse) opens lazily too, on its first head (it stores no
+// overviews for the grid), and a band of a visited head is read, not the file.
 //   node tests/big/native_lazy.test.mjs path/to/attnviz
 import fs from 'node:fs';
 import os from 'node:os';
@@ -8,7 +10,7 @@ import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { PNG } from 'pngjs';
 import { check, summary, checkHeatmapPixels } from '../browser/lib.mjs';
-import { write, testHead, fromHalf, toHalf } from './safetensors.mjs';
+import { write, writeNpy, testHead, fromHalf, toHalf } from './safetensors.mjs';
 
 const APP = process.argv[2] || 'build/native/attnviz';
 const ARTIFACTS = process.env.ATTNVIZ_ARTIFACTS || 'build/test-artifacts';
@@ -59,6 +61,22 @@ function main() {
     checkHeatmapPixels('native lazy head (mmap)', d, h, r.png);
     check('one head read', d.lazy.heads === 1 && d.lazy.bytes_read >= n * n * 2, `${d.lazy.heads} heads, ${d.lazy.bytes_read} bytes`);
     check('the header planned the file', fs.statSync(file).size === p.size);
+
+    // np.save of [16, 8, 2048, 2048] float16 (1 GiB, 2^29 weights): read lazily; head (3, 5) is one-hot.
+    const N = 2048, npy = path.join(dir, 'big.npy');
+    writeNpy(npy, 16, 8, N, (l, hd) => {
+      if (l !== 3 || hd !== 5) return null;
+      const w = new Float32Array(N * N);
+      for (let row = 0; row < N; row++) w[row * N + (row * 3) % N] = 1;
+      return w;
+    });
+    d = run(npy, [], 'npy').d;
+    check('a .npy too big to read whole opens lazily, on its first head', d.example === 'file:' + npy &&
+      d.view === 'heatmap' && /stores no overviews/.test(d.message), `${d.example} ${d.view}: ${d.message}`);
+    const b = run(npy, ['--command', 'map 29', '--command', 'zoom 128 1000 952', '--command', 'numbers off'], 'npy-band');
+    const hb = b.d.heatmaps.find((x) => x.id === 'main');
+    check('a zoomed-in band of a visited .npy head is read, not the file', hb && hb.held[0] <= 1000 && hb.held[1] > 1000 &&
+      b.d.lazy.bytes_read < 64 * 2 ** 20, `held ${JSON.stringify(hb && hb.held)}, ${b.d.lazy.bytes_read} bytes read`);
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }

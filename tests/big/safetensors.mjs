@@ -131,3 +131,28 @@ export function testHead(nq, nk, l, h) {
   }
   return w;
 }
+
+// A bare .npy array [layers, heads, n, n] of float16 (what np.save writes), sparse like write():
+// heads(l, h) gives a head's F32 weights [n * n] or null (a hole of zeros). Returns the data offset.
+export function writeNpy(path, layers, heads, n, weights) {
+  let dict = `{'descr': '<f2', 'fortran_order': False, 'shape': (${layers}, ${heads}, ${n}, ${n}), }`;
+  while ((10 + dict.length + 1) % 64) dict += ' ';
+  dict += '\n';
+  const header = Buffer.alloc(10 + dict.length);
+  header.set([0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59, 1, 0]);
+  header.writeUInt16LE(dict.length, 8);
+  header.write(dict, 10, 'latin1');
+  const fd = fs.openSync(path, 'w');
+  fs.writeSync(fd, header, 0, header.length, 0);
+  for (let l = 0; l < layers; l++) {
+    for (let h = 0; h < heads; h++) {
+      const w = weights(l, h);
+      if (!w) continue;
+      const bytes = halves(w);
+      fs.writeSync(fd, bytes, 0, bytes.length, header.length + (l * heads + h) * n * n * 2);
+    }
+  }
+  fs.ftruncateSync(fd, header.length + layers * heads * n * n * 2);
+  fs.closeSync(fd);
+  return header.length;
+}
