@@ -284,6 +284,18 @@ def small_cases():
     case("npy_dim_over_2p31", npy("<f4", [2 ** 40], b""), expect="npy: dimension 1099511627776 is too large",
          ext=".npy")
     case("npy_dim_huge", npy("<f4", [10 ** 20], b""), expect="npy: malformed header: dimension too large", ext=".npy")
+    # Headers of arrays too big to read whole (over 2^28 weights) on files that hold only the header:
+    # read lazily (io/lazy_attention.h), refused from the header with the way out.
+    lazy_shape = [64, 64, 8192, 8192]
+    case("npy_lazy_shorter_than_its_array", npy("<f2", lazy_shape, b""),
+         expect="npy: the file is 128 bytes, but its array needs 549755814016 (truncated?)", ext=".npy")
+    case("npy_lazy_fortran_order", npy("<f4", lazy_shape, b"", fortran=True),
+         expect="npy: the array is in Fortran order, which is read only whole", ext=".npy")
+    case("npy_lazy_big_endian", npy(">f2", lazy_shape, b""), expect="npy: the array is big-endian", ext=".npy")
+    case("npy_lazy_int64", npy("<i8", lazy_shape, b""),
+         expect="npy: the array is int64; attention weights must be float16, float32 or float64", ext=".npy")
+    case("npy_lazy_5dims", npy("<f2", [2] + lazy_shape, b""),
+         expect="npy: the array must be [layers, heads, n_q, n_k]", ext=".npy")
     case("npy_object_dtype", npy("|O", [2], b"\0" * 16), expect="object arrays", ext=".npy")
     case("npy_structured_dtype", b"\x93NUMPY\x01\x00" + struct.pack("<H", 118) +
          b"{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (1,), }".ljust(117) + b"\n" + b"\0" * 4,

@@ -1,7 +1,7 @@
 // attnviz_open_file: the viewer's open path for the hostile corpus (tests/hostile/run_corpus.py).
 // A headless App (no window, no GL, as tests/app) opens each FILE as a dropped file would be
-// (App::OpenFileBytes -> OpenAttentionFile; a safetensors file lazily, App::OpenLazy over its bytes in
-// memory, as the browser's File.slice() reads it) and draws a few frames; prints "opened NAME" or
+// (App::OpenFileBytes -> OpenAttentionFile; a safetensors file, or a .npy too big to read whole, lazily, App::OpenLazy
+// over its bytes in memory, as the browser's File.slice() reads it) and draws a few frames; prints "opened NAME" or
 // "error: MESSAGE" and exits 1 if any file failed. Built natively and for WASM (node, NODERAWFS).
 //   attnviz_open_file [--max-memory SIZE] [--frames N] FILE...
 #include <cstdio>
@@ -16,6 +16,7 @@
 #include "io/byte_source.h"
 #include "io/file_util.h"
 #include "io/json.h"
+#include "io/lazy_attention.h"
 #include "io/memory_budget.h"
 #include "io/utf8.h"
 
@@ -74,8 +75,10 @@ int main(int argc, char** argv) {
     const attnviz::Status st = attnviz::ReadFileBytes(path, &bytes);
     std::string message;
     if (st) {
-      // A length, then '{' at byte 8: safetensors (attnviz-lazy.js sniffs it so too, by its first bytes).
-      const bool lazy = bytes.size() >= 16 && bytes[8] == '{' && bytes[0] != '{' && bytes[0] != '[';
+      // A length, then '{' at byte 8: safetensors (attnviz-lazy.js sniffs it so too, by its first
+      // bytes); a .npy too big to read whole (attnviz-lazy.js asks attnviz_opens_lazily).
+      const bool lazy = (bytes.size() >= 16 && bytes[8] == '{' && bytes[0] != '{' && bytes[0] != '[') ||
+                        attnviz::NpyOpensLazily(bytes.data(), bytes.size(), bytes.size());
       if (lazy) {
         const uint8_t* prefix = bytes.data();  // stays valid: the source owns the bytes from here
         const size_t n = bytes.size();
