@@ -1,6 +1,7 @@
 // attnviz-cli convert: an attention file from one format into another (docs/FORMATS.md), mainly into
 // the lazily read safetensors layout for big models (docs/PERFORMANCE.md, "Big files"):
-//   attnviz-cli convert IN OUT [--dtype f16|bf16|f32] [--max-memory SIZE]
+//   attnviz-cli convert IN OUT [--dtype f16|bf16|f32] [--tokens FILE | --query-tokens FILE --key-tokens FILE]
+//                              [--max-memory SIZE]
 // IN: attention JSON (v1, v2, BertViz), NPZ, NPY or safetensors; OUT by its extension: .safetensors
 // (every set, max-pooled overviews and, for heads over 1024 on a side, 1024^2 screen copies, heads
 // streamed to disk), .json (version 2) or .npz (one set).
@@ -8,6 +9,7 @@
 // a .npy too big for that: io/lazy_attention.h) is read head by head: into a .safetensors output one
 // head at a time, whatever the file's size (WriteLazyAttentionStreamed); into .json or .npz whole,
 // within the memory budget.
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -19,7 +21,9 @@
 #include "io/attention_sets.h"
 #include "io/byte_source.h"
 #include "io/file_util.h"
+#include "io/json.h"
 #include "io/lazy_attention.h"
+#include "io/utf8.h"
 
 namespace attnviz {
 namespace {
@@ -101,6 +105,80 @@ Status ReadLazy(LazyInput* in, AttentionDocument* doc) {
   return Status::Ok();
 }
 
+// A list of tokens from a file: a JSON array of strings, or text with one token per line.
+Status ReadTokenList(const std::string& path, std::vector<std::string>* out) {
+  std::vector<uint8_t> bytes;
+  Status st = ReadFileBytes(path, &bytes);
+  if (!st) return st;
+  const std::string text(bytes.begin(), bytes.end());
+  const size_t first = text.find_first_not_of(" \t\r\n");
+  const AttentionFileLimits limits;
+  out->clear();
+  if (first != std::string::npos && text[first] == '[') {
+    JsonValue v;
+    if (!(st = ParseJson(text, &v))) return Status::Error(path + ": " + st.message);
+    if (!v.IsArray() || (v.items.empty() && !v.numbers.empty()))
+      return Status::Error(path + ": expected a JSON array of strings");
+    for (const JsonValue& t : v.items) {
+      if (t.type != JsonType::String) return Status::Error(path + ": expected a JSON array of strings");
+      out->push_back(t.string);
+    }
+  } else {
+    if (!IsValidUtf8(text)) return Status::Error(path + ": the tokens are not UTF-8");
+    for (size_t at = 0; at < text.size();) {
+      size_t end = text.find('\n', at);
+      if (end == std::string::npos) end = text.size();
+      std::string line = text.substr(at, end - at);
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      out->push_back(std::move(line));
+      at = end + 1;
+    }
+  }
+  for (const std::string& t : *out)
+    if (t.size() > limits.max_token_bytes)
+      return Status::Error(path + ": a token of " + std::to_string(t.size()) + " bytes, over the limit of " +
+                           std::to_string(limits.max_token_bytes));
+  return Status::Ok();
+}
+
+// --tokens / --query-tokens / --key-tokens: the tokens of a file of one set (a .npy has none).
+Status ApplyTokenFiles(const std::string& both, const std::string& query, const std::string& key,
+                       AttentionDocument* doc) {
+  if (both.empty() && query.empty() && key.empty()) return Status::Ok();
+  if (doc->sets.size() != 1)
+    return Status::Error("--tokens applies to a file of one attention set; this one has " +
+                         std::to_string(doc->sets.size()));
+  AttentionFile& f = doc->sets[0].data;
+  auto read = [&](const std::string& path, const std::vector<std::string>& now, const char* what,
+                  std::vector<std::string>* into) {
+    std::vector<std::string> list;
+    Status st = ReadTokenList(path, &list);
+    if (!st) return st;
+    if (list.size() != now.size())
+      return Status::Error(path + ": " + std::to_string(list.size()) + " tokens, but the attention has " +
+                           std::to_string(now.size()) + " " + what);
+    *into = std::move(list);
+    return Status::Ok();
+  };
+  Status st;
+  if (!both.empty()) {
+    if (f.target_tokens.size() != f.source_tokens.size())
+      return Status::Error("--tokens needs as many queries as keys (" + std::to_string(f.target_tokens.size()) + " x " +
+                           std::to_string(f.source_tokens.size()) + "): use --query-tokens and --key-tokens");
+    if (!(st = read(both, f.source_tokens, "keys", &f.source_tokens))) return st;
+    f.target_tokens = f.source_tokens;
+    f.self_attention = true;
+  }
+  if (!query.empty() && !(st = read(query, f.target_tokens, "queries", &f.target_tokens))) return st;
+  if (!key.empty() && !(st = read(key, f.source_tokens, "keys", &f.source_tokens))) return st;
+  if (!query.empty() || !key.empty()) f.self_attention = f.target_tokens == f.source_tokens;
+  // The readers' warnings about missing tokens ("... tokens ...; using indices") no longer hold.
+  auto stale = [](const std::string& w) { return w.find("using indices") != std::string::npos; };
+  for (std::vector<std::string>* list : {&doc->warnings, &f.warnings})
+    list->erase(std::remove_if(list->begin(), list->end(), stale), list->end());
+  return Status::Ok();
+}
+
 int Wrote(const std::string& out, const AttentionDocument& doc) {
   int heads = 0;
   for (const AttentionSet& s : doc.sets)
@@ -126,7 +204,7 @@ Status ReadEager(const std::string& path, AttentionDocument* doc) {
 }
 
 int RunConvert(int argc, char** argv) {
-  std::string in, out, dtype_name = "f16";
+  std::string in, out, dtype_name = "f16", tokens, query_tokens, key_tokens;
   CliLimits limits;
   ArgParser args("convert",
                  "an attention file into another format: .safetensors (read lazily by the viewer: big models), "
@@ -134,6 +212,11 @@ int RunConvert(int argc, char** argv) {
   args.Positional("IN", &in, "attention JSON, NPZ, NPY or safetensors");
   args.Positional("OUT", &out, "the file to write: .safetensors, .json or .npz");
   args.String("--dtype", &dtype_name, "f16|bf16|f32", "weights in the safetensors file (default f16)");
+  args.String("--tokens", &tokens, "FILE",
+              "the tokens (queries and keys alike) of a file of one set, e.g. a .npy, which has none: a JSON "
+              "array of strings, or one token per line");
+  args.String("--query-tokens", &query_tokens, "FILE", "the queries' tokens (rows), as --tokens");
+  args.String("--key-tokens", &key_tokens, "FILE", "the keys' tokens (columns), as --tokens");
   DeclareLimitFlags(&args, &limits);
   if (int rc = args.Parse(argc, argv); rc >= 0) return rc;
   if (int rc = ApplyLimitFlags(args, limits); rc >= 0) return rc;
@@ -156,6 +239,7 @@ int RunConvert(int argc, char** argv) {
   AttentionDocument doc;
   LazyInput lazy_in;
   if (lazy && !(st = lazy_in.Open(std::move(source)))) return Fail(in + ": " + st.message);
+  if (lazy && !(st = ApplyTokenFiles(tokens, query_tokens, key_tokens, &lazy_in.shape))) return Fail(st.message);
   if (lazy && to_st) {  // streamed: one head in memory at a time, whatever the file's size
     doc = lazy_in.shape;
     st = WriteLazyAttentionStreamed(lazy_in.shape, dtype, out, [&](int s, int l, int h, MatrixRM* w) {
@@ -168,6 +252,7 @@ int RunConvert(int argc, char** argv) {
   }
   st = lazy ? ReadLazy(&lazy_in, &doc) : ReadEager(in, &doc);
   if (!st) return Fail(in + ": " + st.message);
+  if (!lazy && !(st = ApplyTokenFiles(tokens, query_tokens, key_tokens, &doc))) return Fail(st.message);
   for (const std::string& w : doc.warnings) std::fprintf(stderr, "warning: %s\n", Printable(w).c_str());
 
   if (to_st) {

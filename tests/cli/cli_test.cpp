@@ -411,6 +411,21 @@ TEST(Cli, ANpyTooBigToReadWholeIsInspectedAndConvertedHeadByHead) {
   for (int i = 0; i < 40 * 40; ++i)
     worst = std::max(worst, (double)std::fabs(res.weights.data()[i] - w[(size_t)(5 * 1600 + i)]));
   EXPECT_LT(worst, 1e-3);  // F16
+  // A .npy has no tokens: --tokens gives them (one per line here), and they must be as many as the keys.
+  const std::string tok = TempPath("big_npy_tokens.txt");
+  std::string lines;
+  for (int i = 0; i < 40; ++i) lines += "tok" + std::to_string(i) + "\r\n";
+  ASSERT_TRUE(WriteFileString(tok, lines).ok);
+  r = Cli("convert --max-memory 16K '" + npy + "' '" + st + "' --tokens '" + tok + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err.find("using indices"), std::string::npos) << r.err;
+  r = Cli("inspect '" + st + "'");
+  EXPECT_NE(r.out.find("tokens (40): \"tok0\" \"tok1\""), std::string::npos) << r.out;
+  ASSERT_TRUE(WriteFileString(tok, "[\"a\", \"b\"]").ok);
+  r = Cli("convert --max-memory 16K '" + npy + "' '" + st + "' --tokens '" + tok + "'");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("2 tokens, but the attention has 40 keys"), std::string::npos) << r.err;
+  std::remove(tok.c_str());
   // Into JSON the whole file must fit the budget: refused, with the way out.
   r = Cli("convert --max-memory 16K '" + npy + "' '" + json + "'");
   EXPECT_EQ(r.exit_code, 1);
