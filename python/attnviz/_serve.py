@@ -4,8 +4,9 @@ GET /            a page that mounts the viewer and opens data/NAME
 GET /data/NAME   the attention file (as the viewer reads it, see `version`)
 GET /...         the app's files (attnviz.js, attnviz.wasm, attnviz-embed.js, attnviz.css, ...)
 
-HTTP Range requests (bytes=a-b, a-, -n) are answered with 206: a safetensors FILE is served from
-disk, never read whole, and the viewer reads the heads it shows (docs/PERFORMANCE.md, "Big files").
+HTTP Range requests (bytes=a-b, a-, -n) are answered with 206: a safetensors FILE, or a .npy too
+big for the viewer to read whole, is served from disk, never read whole, and the viewer reads the
+heads it shows (docs/PERFORMANCE.md, "Big files"; docs/FORMATS.md, "A .npy too big to read whole").
 """
 from __future__ import annotations
 
@@ -50,7 +51,7 @@ PAGE = """<!doctype html>
   window.attnvizReady = AttnViz.mount('#app', {{ example: 'seed002' }}).then(async (viewer) => {{
     window.attnviz = viewer;
     const name = decodeURIComponent(src.split(/[?#]/)[0].split('/').pop());
-    if (/\\.safetensors$/i.test(name)) {{
+    if (/\\.(safetensors|npy)$/i.test(name)) {{  // a .npy is served as it is only when too big to read whole
       await viewer.openUrl(src);  // read lazily: the heads in view, with Range requests
     }} else {{
       const response = await fetch(src);
@@ -69,9 +70,36 @@ PAGE = """<!doctype html>
 """
 
 
+# What the viewer reads whole (io/lazy_attention.h, NpyOpensLazily): at most 2^28 weights and a file
+# within its default memory budget. A bigger .npy is read lazily, with Range requests.
+EAGER_MAX_WEIGHTS = 1 << 28
+EAGER_MAX_FILE = 1 << 30
+
+
+def npy_too_big(path: str) -> bool:
+    """True when FILE is a .npy the viewer reads lazily (its header alone is read here)."""
+    import numpy as np
+    with open(path, "rb") as f:
+        if f.read(6) != b"\x93NUMPY":
+            return False
+        f.seek(0)
+        try:
+            major, _ = np.lib.format.read_magic(f)
+            read = np.lib.format.read_array_header_1_0 if major == 1 else np.lib.format.read_array_header_2_0
+            shape, _, _ = read(f)
+        except ValueError:
+            return False  # the viewer says what is wrong with it
+        size = os.fstat(f.fileno()).st_size
+    weights = 1
+    for d in shape:
+        weights *= int(d)
+    return weights > EAGER_MAX_WEIGHTS or size > EAGER_MAX_FILE
+
+
 def prepare(path: str, version: str = "auto") -> Tuple[str, Optional[bytes]]:
     """(name, bytes) of the file to serve. version: auto (version 1 for one set, else as it is), 1, 2 or raw.
-    A safetensors file gives (name, None): it is served from disk as it is (its header checked here)."""
+    A safetensors file gives (name, None): it is served from disk as it is (its header checked here);
+    so does a .npy too big for the viewer to read whole (npy_too_big), which it then reads lazily."""
     name = os.path.basename(path)
     with open(path, "rb") as f:
         first = f.read(16)
@@ -79,6 +107,8 @@ def prepare(path: str, version: str = "auto") -> Tuple[str, Optional[bytes]]:
     if is_safetensors(first, size):
         read_safetensors_header(path)
         return name, None
+    if npy_too_big(path):
+        return (name if name.lower().endswith(".npy") else name + ".npy"), None
     raw = Path(path).read_bytes()
     if version == "raw":
         return name, raw

@@ -172,3 +172,38 @@ def test_serve_answers_range_requests(tmp_path, rng, app_dir):
     finally:
         server.shutdown()
         server.server_close()
+
+
+def sparse_npy(path, shape, dtype="<f2"):
+    """A .npy of `shape` whose data is a hole (truncate): np.save's header, no weights written."""
+    with open(path, "wb") as f:
+        np.lib.format.write_array_header_1_0(f, {"descr": dtype, "fortran_order": False, "shape": shape})
+        f.truncate(f.tell() + int(np.prod(shape)) * np.dtype(dtype).itemsize)
+    return path
+
+
+def test_serve_gives_a_npy_too_big_to_read_whole_as_it_is(tmp_path, rng, app_dir):
+    # [16, 8, 2048, 2048] float16: 2^29 weights, 1 GiB (a hole): served from disk, with Range requests.
+    big = sparse_npy(tmp_path / "big.npy", (16, 8, 2048, 2048))
+    assert _serve.npy_too_big(str(big))
+    assert _serve.prepare(str(big)) == ("big.npy", None)
+    small = tmp_path / "small.npy"
+    np.save(small, softmax_attention(rng, (2, 2, 5, 5)))
+    assert not _serve.npy_too_big(str(small))
+    name, body = _serve.prepare(str(small))
+    assert name == "small.npy" and body == small.read_bytes()  # read whole by the viewer, from these bytes
+    server = _serve.make_server(str(big), app_dir=app_dir, port=0, quiet=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        c = http.client.HTTPConnection("127.0.0.1", server.server_address[1], timeout=10)
+        c.request("GET", "/data/big.npy", headers={"Range": "bytes=0-127"})
+        r = c.getresponse()
+        head = r.read()
+        assert r.status == 206 and head[:6] == b"\x93NUMPY" and b"(16, 8, 2048, 2048)" in head
+        assert r.getheader("Content-Range") == f"bytes 0-127/{big.stat().st_size}"
+        c.request("GET", "/")
+        page = c.getresponse().read().decode()
+        assert "safetensors|npy" in page  # the page opens it with openUrl, which reads it lazily
+    finally:
+        server.shutdown()
+        server.server_close()

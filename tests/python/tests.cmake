@@ -4,6 +4,8 @@
 #                     Python writes
 #   python_notebook   python/examples/quickstart.ipynb executed headless by nbconvert to HTML
 #   browser_notebook  that HTML opened from disk in headless Chromium: both viewers draw their data
+#   browser_python_serve  `python3 -m attnviz serve` of a .npy too big to read whole, in headless
+#                     Chromium: read lazily over Range requests; a small .npy read whole
 # `make test` builds the web app before ctest runs.
 if(NOT EMSCRIPTEN)
   set(ATTNVIZ_PYTHON "/usr/bin/python3" CACHE FILEPATH "Python with Debian's numpy, torch, pytest, nbconvert, ipykernel")
@@ -22,6 +24,10 @@ if(NOT EMSCRIPTEN)
            WORKING_DIRECTORY "${CMAKE_SOURCE_DIR}")
   set_tests_properties(python_notebook PROPERTIES LABELS python FIXTURES_SETUP attnviz_notebook_html
                        ENVIRONMENT "${ATTNVIZ_PY_ENV};PYDEVD_DISABLE_FILE_VALIDATION=1")
+
+  attnviz_add_node_test(browser_python_serve "${CMAKE_SOURCE_DIR}/tests/python/serve.test.mjs")
+  set_tests_properties(browser_python_serve PROPERTIES ENVIRONMENT
+                       "ATTNVIZ_WEB_APP=${ATTNVIZ_WEB_DIR}/app;ATTNVIZ_PYTHON=${ATTNVIZ_PYTHON}")
 
   attnviz_add_node_test(browser_notebook "${CMAKE_SOURCE_DIR}/tests/browser/notebook.test.mjs")
   set_tests_properties(browser_notebook PROPERTIES FIXTURES_REQUIRED attnviz_notebook_html
