@@ -6,6 +6,7 @@
 #include <string>
 
 #include "cli/cli_args.h"
+#include "cli/cli_lazy.h"
 #include "cli/cli_limits.h"
 #include "cli/commands.h"
 #include "core/colormap.h"
@@ -338,6 +339,40 @@ int CheckFlags(const ArgParser& args, RenderOptions* o) {
   return -1;
 }
 
+// The document to draw from. A file read lazily (safetensors, a .npy too big to read whole) gives
+// only the heads the figure needs: the chosen head, or every head of the layer for the mean and
+// --all-heads (charged to the memory budget); its other heads stay without weights.
+Status LoadForRender(const RenderOptions& o, AttentionDocument* doc) {
+  std::unique_ptr<ByteSource> source;
+  Status st = OpenFileSource(o.file, &source);
+  if (st && OpensLazily(source.get())) {
+    LazyInput in;
+    if (!(st = in.Open(std::move(source)))) return Status::Error(o.file + ": " + st.message);
+    *doc = in.shape;
+    const AttentionSet* set = nullptr;
+    if (!(st = PickSet(*doc, o, o.format == "gif", &set))) return st;
+    const int s = (int)(set - doc->sets.data());
+    std::vector<AttentionFile::Layer>& layers = doc->sets[(size_t)s].data.layers;
+    if (o.layer < 0 || o.layer >= (int)layers.size()) return Status::Ok();  // PickWeights says so
+    std::vector<AttentionFile::Head>& heads = layers[(size_t)o.layer].heads;
+    const bool whole_layer = o.head < 0 || o.all_heads;
+    MemoryBudget budget;
+    const LazySet& ls = in.file.index().sets[(size_t)s];
+    for (int h = 0; h < (int)heads.size(); ++h) {
+      if (!whole_layer && h != o.head) continue;
+      if (!(st = budget.Charge((uint64_t)(ls.n_q * ls.n_k) * 4, "render: the heads the figure needs")) ||
+          !(st = in.Head(s, o.layer, h, &heads[(size_t)h].weights, &doc->warnings)))
+        return Status::Error(o.file + ": " + st.message);
+    }
+    return Status::Ok();
+  }
+  source.reset();
+  std::vector<uint8_t> bytes;
+  if (!(st = ReadFileBytes(o.file, &bytes))) return st;
+  if (!(st = LoadAttentionDocument(bytes.data(), bytes.size(), doc))) return Status::Error(o.file + ": " + st.message);
+  return Status::Ok();
+}
+
 int RunRender(int argc, char** argv) {
   RenderOptions o;
   ArgParser args("render",
@@ -349,12 +384,9 @@ int RunRender(int argc, char** argv) {
   if (int rc = ApplyLimitFlags(args, o.limits); rc >= 0) return rc;
   if (int rc = CheckFlags(args, &o); rc >= 0) return rc;
 
-  std::vector<uint8_t> bytes;
-  Status st = ReadFileBytes(o.file, &bytes);
-  if (!st) return Fail(st.message);
   AttentionDocument doc;
-  if (!(st = LoadAttentionDocument(bytes.data(), bytes.size(), &doc))) return Fail(o.file + ": " + st.message);
-  std::vector<uint8_t>().swap(bytes);  // the file's bytes are not needed any more
+  Status st = LoadForRender(o, &doc);
+  if (!st) return Fail(st.message);
   for (const std::string& w : doc.warnings)
     std::fprintf(stderr, "attnviz-cli render: warning: %s\n", Printable(w).c_str());
   const AttentionSet* set = nullptr;

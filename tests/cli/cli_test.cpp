@@ -411,6 +411,19 @@ TEST(Cli, ANpyTooBigToReadWholeIsInspectedAndConvertedHeadByHead) {
   for (int i = 0; i < 40 * 40; ++i)
     worst = std::max(worst, (double)std::fabs(res.weights.data()[i] - w[(size_t)(5 * 1600 + i)]));
   EXPECT_LT(worst, 1e-3);  // F16
+  // render draws from it too, reading only the heads the figure needs: head (1, 2), then the mean of
+  // layer 1 (3 heads: 19.2 KB within 32K; the file, 37.6 KiB, is over it and so read lazily).
+  const std::string svg = TempPath("big_npy.svg");
+  r = Cli("render --max-memory 32K '" + npy + "' --layer 1 --head 2 --out '" + svg + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("layer 1 \"layer 1\", head 2 \"head 2\", 40x40"), std::string::npos) << r.out;
+  r = Cli("render --max-memory 32K '" + npy + "' --layer 1 --head -1 --out '" + svg + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("mean of heads, 40x40"), std::string::npos) << r.out;
+  r = Cli("render --max-memory 32K '" + npy + "' --layer 2 --out '" + svg + "'");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("--layer 2 is out of range (the file has 2 layers)"), std::string::npos) << r.err;
+  std::remove(svg.c_str());
   // A .npy has no tokens: --tokens gives them (one per line here), and they must be as many as the keys.
   const std::string tok = TempPath("big_npy_tokens.txt");
   std::string lines;
