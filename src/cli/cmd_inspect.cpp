@@ -2,13 +2,17 @@
 // range) and, when it reads as an attention file, its layers / heads / tokens. A safetensors file is
 // described from its header alone (tensors, sets, shapes, dtypes): its weights are never read.
 // Everything that came from the file is printed through Printable (no terminal escapes run).
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <string>
 
 #include "cli/cli_args.h"
+#include "cli/cli_lazy.h"
 #include "cli/cli_limits.h"
 #include "cli/commands.h"
 #include "core/head_stats.h"
@@ -137,21 +141,35 @@ void PrintAttentionFile(const AttentionFile& f) {
   for (const std::string& w : f.warnings) std::printf("  warning: %s\n", Printable(w).c_str());
 }
 
+// A head's weights for --heads: *w points at them (in the file, or read into *scratch).
+using HeadWeights = std::function<Status(int layer, int head, MatrixRM* scratch, const MatrixRM** w)>;
+
 // --heads: every head's statistics (core/head_stats.h, as the viewer's grid shows them), in layer
 // order or sorted by one of them as the grid sorts (entropy lowest first, the others highest first).
-void PrintHeadStats(const AttentionFile& f, const std::string& sort) {
+// heads[l] is layer l's head count; the weights come one head at a time (a file read lazily).
+Status PrintHeadStats(const std::vector<int>& heads, int n_keys, const HeadWeights& weights, const std::string& sort) {
   struct Row {
     int layer, head;
     HeadStats s;
     bool ok;
   };
   std::vector<Row> rows;
-  for (size_t l = 0; l < f.layers.size(); ++l)
-    for (size_t h = 0; h < f.layers[l].heads.size(); ++h) {
-      Row r{(int)l, (int)h, {}, false};
-      r.ok = ComputeHeadStats(f.layers[l].heads[h].weights, &r.s).ok;
+  int total = 0, done = 0;
+  for (int n : heads) total += n;
+  const bool progress = total > 64 && isatty(2);
+  MatrixRM scratch;
+  for (size_t l = 0; l < heads.size(); ++l)
+    for (int h = 0; h < heads[l]; ++h) {
+      Row r{(int)l, h, {}, false};
+      const MatrixRM* w = nullptr;
+      const Status st = weights((int)l, h, &scratch, &w);
+      if (!st) return Status::Error("layer " + std::to_string(l) + " head " + std::to_string(h) + ": " + st.message);
+      r.ok = ComputeHeadStats(*w, &r.s).ok;
       rows.push_back(r);
+      if (progress && (++done % 16 == 0 || done == total))
+        std::fprintf(stderr, "\rinspect: head %d of %d", done, total);
     }
+  if (progress) std::fprintf(stderr, "\n");
   auto key = [&](const Row& r) {
     if (sort == "entropy") return r.s.entropy;
     if (sort == "max_weight") return -r.s.max_weight;
@@ -166,7 +184,7 @@ void PrintHeadStats(const AttentionFile& f, const std::string& sort) {
               sort == "layer"
                   ? "layer order"
                   : ("sorted by " + sort + (sort == "entropy" ? ", lowest first" : ", highest first")).c_str(),
-              std::log((double)std::max(1, f.NumKeys())));
+              std::log((double)std::max(1, n_keys)));
   std::printf("  layer  head  entropy  max_weight  first_token  diagonality  offset (mass)\n");
   for (const Row& r : rows) {
     if (!r.ok) {
@@ -176,6 +194,44 @@ void PrintHeadStats(const AttentionFile& f, const std::string& sort) {
     std::printf("  %5d  %4d  %7.3f  %10.3f  %11.3f  %11.3f  %+6d (%.3f)\n", r.layer, r.head, r.s.entropy,
                 r.s.max_weight, r.s.first_token, r.s.diagonality, r.s.dominant_offset, r.s.dominant_offset_mass);
   }
+  return Status::Ok();
+}
+
+void PrintHeadStats(const AttentionFile& f, const std::string& sort) {
+  std::vector<int> heads;
+  for (const AttentionFile::Layer& l : f.layers) heads.push_back((int)l.heads.size());
+  (void)PrintHeadStats(
+      heads, f.NumKeys(),
+      [&](int l, int h, MatrixRM*, const MatrixRM** w) {
+        *w = &f.layers[(size_t)l].heads[(size_t)h].weights;  // no copy
+        return Status::Ok();
+      },
+      sort);
+}
+
+// --heads of a file read lazily: every set's heads, read one at a time (the file may be tens of GB).
+int PrintLazyHeadStats(const std::string& path, const std::string& sort) {
+  std::unique_ptr<ByteSource> source;
+  Status st = OpenFileSource(path, &source);
+  LazyInput in;
+  if (!st || !(st = in.Open(std::move(source)))) return Fail(path + ": " + st.message);
+  std::vector<std::string> warnings;
+  for (size_t s = 0; s < in.shape.sets.size(); ++s) {
+    const AttentionFile& f = in.shape.sets[s].data;
+    std::vector<int> heads;
+    for (const AttentionFile::Layer& l : f.layers) heads.push_back((int)l.heads.size());
+    if (in.shape.sets.size() > 1) std::printf("set \"%s\":\n", PrintableName(in.shape.sets[s].name).c_str());
+    st = PrintHeadStats(
+        heads, f.NumKeys(),
+        [&](int l, int h, MatrixRM* scratch, const MatrixRM** w) {
+          *w = scratch;
+          return in.Head((int)s, l, h, scratch, &warnings);
+        },
+        sort);
+    if (!st) return Fail(path + ": " + st.message);
+  }
+  for (const std::string& w : warnings) std::printf("  warning: %s\n", Printable(w).c_str());
+  return kExitOk;
 }
 
 void PrintLazySet(const LazySet& set) {
@@ -276,19 +332,11 @@ int RunInspect(int argc, char** argv) {
       (LooksLikeSafetensors(first, sizeof(first), source->Size()) ||
        (first[8] == '{' && first[0] != '{' && first[0] != '[' && first[0] != 0x93 && first[0] != 'P'))) {
     const int rc = InspectSafetensors(path, std::move(source));
-    if (rc == kExitOk && heads)  // the statistics need every weight: not read from a file of tens of GB
-      std::printf(
-          "heads: no statistics for a safetensors file (they need every weight); the viewer's grid "
-          "computes them head by head\n");
-    return rc;
+    return rc == kExitOk && heads ? PrintLazyHeadStats(path, sort) : rc;  // read one head at a time
   }
   if (source && LooksLikeNpy(first, sizeof(first)) && OpensLazily(source.get())) {
     const int rc = InspectNpyLazily(path, std::move(source));
-    if (rc == kExitOk && heads)
-      std::printf(
-          "heads: no statistics for a .npy this big (they need every weight); the viewer's grid "
-          "computes them head by head\n");
-    return rc;
+    return rc == kExitOk && heads ? PrintLazyHeadStats(path, sort) : rc;
   }
   source.reset();
   std::vector<uint8_t> bytes;

@@ -391,6 +391,14 @@ TEST(Cli, ANpyTooBigToReadWholeIsInspectedAndConvertedHeadByHead) {
       << r.out;
   r = Cli("inspect '" + npy + "'");  // read whole without the limit
   EXPECT_EQ(r.out.find("too big to read whole"), std::string::npos) << r.out;
+  // --heads reads it a head at a time: the same table as when it is read whole.
+  const RunResult whole = Cli("inspect '" + npy + "' --sort entropy");
+  r = Cli("inspect --max-memory 16K '" + npy + "' --sort entropy");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const size_t at_whole = whole.out.find("heads (sorted by entropy"), b = r.out.find("heads (sorted by entropy");
+  ASSERT_NE(at_whole, std::string::npos) << whole.out;
+  ASSERT_NE(b, std::string::npos) << r.out;
+  EXPECT_EQ(r.out.substr(b, r.out.find("warning", b) - b), whole.out.substr(at_whole));
   r = Cli("convert --max-memory 16K '" + npy + "' '" + st + "'");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("wrote " + st + ": 1 set(s), 6 head(s)"), std::string::npos) << r.out;
