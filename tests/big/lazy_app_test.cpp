@@ -212,6 +212,36 @@ TEST(LazyApp, HeadsStayWithinTheCacheBudget) {
   EXPECT_EQ(Lazy(d, "bytes_read"), read);
 }
 
+// Pages of files this process maps (kB), from /proc/self/status.
+long RssFileKb() {
+  std::FILE* f = std::fopen("/proc/self/status", "r");
+  if (!f) return -1;
+  char line[256];
+  long kb = -1;
+  while (std::fgets(line, sizeof line, f))
+    if (std::sscanf(line, "RssFile: %ld kB", &kb) == 1) break;
+  std::fclose(f);
+  return kb;
+}
+
+TEST(LazyApp, HeadsReadFromAMappedFileDoNotStayMapped) {
+  // 1 layer x 8 heads of 1024^2 F16 (16 MiB of weights, written out). The file is mapped; once a
+  // head's bytes are copied out their pages are unmapped again, so the process's resident memory
+  // is the cache of heads, not every page of the file it has read.
+  HeadlessApp t;
+  ASSERT_TRUE(t.OpenModel("mapped", 1, 8, 1024).ok);
+  ASSERT_TRUE(t.app.Command("view heatmap").ok);
+  const long before = RssFileKb();
+  ASSERT_GE(before, 0);
+  for (int m = 0; m < 8; ++m) {
+    ASSERT_TRUE(t.app.Command("map " + std::to_string(m)).ok);
+    t.Frames(4, 20);
+  }
+  const JsonValue d = t.Describe();
+  EXPECT_GE(Lazy(d, "bytes_read"), 16.0 * (1 << 20));                         // every head was read
+  EXPECT_LT(RssFileKb() - before, 4 << 10) << "kB of the file still mapped";  // was 16 MiB and more
+}
+
 const JsonValue* Heatmap(const JsonValue& d);
 
 // The map shown, as save-npy downloads it.
