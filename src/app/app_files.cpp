@@ -270,6 +270,10 @@ Example ExampleFromLazySet(const std::string& name, const std::shared_ptr<LazyMa
   if (n_sets > 1)
     ex.description += " Attention set '" + Shorten(set.name) + "' (" + AttentionKindName(set.kind) + ") of " +
                       std::to_string(n_sets) + ".";
+  if (!set.overview_rows && set.n_q * set.n_k > int64_t(kScreenSide) * kScreenSide)
+    ex.description +=
+        " The file stores no overviews, so the grid reads each head it shows whole; 'attnviz-cli convert " +
+        Shorten(name) + " out.safetensors' writes them (with --tokens FILE, the tokens too).";
   return ex;
 }
 
@@ -310,11 +314,9 @@ Status OpenLazyAttention(AppState* s, const std::string& name, std::unique_ptr<B
   const LazySet& shown = ix.sets[first];
   const bool pools_big_heads = !shown.overview_rows && shown.n_q * shown.n_k > int64_t(kScreenSide) * kScreenSide;
   (void)SelectView(s, s->Current().maps.size() > 1 && !pools_big_heads ? "grid" : "heatmap");
-  s->Notify("opened " + Shorten(name) + " (" + FormatApproxByteSize(ix.header.file_size) +
-                "): heads are read as you look at them" +
-                (pools_big_heads ? std::string("; the file stores no overviews, so the grid reads each head it shows "
-                                               "whole (attnviz-cli convert FILE out.safetensors writes them)")
-                                 : std::string()),
+  s->Notify("opened " + Shorten(name) + " (" + FormatApproxByteSize(ix.header.file_size) + ")" +
+                (pools_big_heads ? " on its first head: the file stores no overviews for the grid (see its description)"
+                                 : ": heads are read as you look at them"),
             false);
   return Status::Ok();
 }
