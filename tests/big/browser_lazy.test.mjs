@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { openApp, frames, screenshot, check, summary, checkHeatmapPixels } from '../browser/lib.mjs';
 import { serve } from '../../scripts/serve.mjs';
-import { write, writeNpy, testHead, fromHalf, toHalf } from './safetensors.mjs';
+import { write, writeBigNpy, BIG_NPY, testHead, fromHalf, toHalf } from './safetensors.mjs';
 
 const describe = (page) => page.evaluate(() => window.attnviz.describe());
 const command = (page, c) => page.evaluate((x) => window.attnviz.command(x), c);
@@ -135,14 +135,9 @@ async function main() {
   check('the 32 GiB file is sparse', plan.size > 32 * 2 ** 30 && onDisk < 200 * 2 ** 20,
     `${(plan.size / 2 ** 30).toFixed(1)} GiB, ${(onDisk / 2 ** 20).toFixed(0)} MiB on disk`);
   // np.save of [16, 8, 2048, 2048] float16 (1 GiB, 2^29 weights): head (3, 5) one-hot, row r at (r * 3) % 2048.
-  const N2 = 2048, npy = path.join(dir, 'big.npy');
-  const oneHot2 = (r, c) => (c === (r * 3) % N2 ? 1 : 0);
-  writeNpy(npy, 16, 8, N2, (l, h) => {
-    if (l !== 3 || h !== 5) return null;
-    const w = new Float32Array(N2 * N2);
-    for (let r = 0; r < N2; r++) w[r * N2 + (r * 3) % N2] = 1;
-    return w;
-  });
+  const npy = path.join(dir, 'big.npy');
+  const oneHot2 = (r, c) => (c === BIG_NPY.hot(r) ? 1 : 0);
+  writeBigNpy(npy);
   fs.linkSync(npy, path.join(dir, 'picked.npy'));  // the same bytes under another name, for File.slice
   fs.copyFileSync(small, path.join(dir, 'changing.safetensors'));
   fs.writeFileSync(path.join(dir, 'bad.safetensors'), fs.readFileSync(small).subarray(0, 2000));

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { PNG } from 'pngjs';
 import { check, summary, checkHeatmapPixels } from '../browser/lib.mjs';
-import { write, writeNpy, testHead, fromHalf, toHalf } from './safetensors.mjs';
+import { write, writeBigNpy, testHead, fromHalf, toHalf } from './safetensors.mjs';
 
 const APP = process.argv[2] || 'build/native/attnviz';
 const ARTIFACTS = process.env.ATTNVIZ_ARTIFACTS || 'build/test-artifacts';
@@ -63,13 +63,8 @@ function main() {
     check('the header planned the file', fs.statSync(file).size === p.size);
 
     // np.save of [16, 8, 2048, 2048] float16 (1 GiB, 2^29 weights): read lazily; head (3, 5) is one-hot.
-    const N = 2048, npy = path.join(dir, 'big.npy');
-    writeNpy(npy, 16, 8, N, (l, hd) => {
-      if (l !== 3 || hd !== 5) return null;
-      const w = new Float32Array(N * N);
-      for (let row = 0; row < N; row++) w[row * N + (row * 3) % N] = 1;
-      return w;
-    });
+    const npy = path.join(dir, 'big.npy');
+    writeBigNpy(npy);
     d = run(npy, [], 'npy').d;
     check('a .npy too big to read whole opens lazily, on its first head', d.example === 'file:' + npy &&
       d.view === 'heatmap' && /stores no overviews/.test(d.message), `${d.example} ${d.view}: ${d.message}`);

@@ -156,3 +156,16 @@ export function writeNpy(path, layers, heads, n, weights) {
   fs.closeSync(fd);
   return header.length;
 }
+
+// The sparse .npy the lazy tests share: [16, 8, 2048, 2048] float16 (1 GiB, 2^29 weights: too big
+// to read whole), a hole but for layer 3 head 5 (map 29), one-hot with row r at column (r * 3) % 2048.
+export const BIG_NPY = { layers: 16, heads: 8, n: 2048, map: 29, hot: (r) => (r * 3) % 2048 };
+export function writeBigNpy(path) {
+  const N = BIG_NPY.n;
+  return writeNpy(path, BIG_NPY.layers, BIG_NPY.heads, N, (l, h) => {
+    if (l * BIG_NPY.heads + h !== BIG_NPY.map) return null;
+    const w = new Float32Array(N * N);
+    for (let r = 0; r < N; r++) w[r * N + BIG_NPY.hot(r)] = 1;
+    return w;
+  });
+}

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
 import { openApp, check, summary, screenshot } from '../browser/lib.mjs';
-import { writeNpy } from '../big/safetensors.mjs';
+import { writeNpy, writeBigNpy } from '../big/safetensors.mjs';
 
 const PYTHON = process.env.ATTNVIZ_PYTHON || '/usr/bin/python3';
 
@@ -38,13 +38,8 @@ async function opened(page, url) {
 
 async function main() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'attnviz-pyserve-'));
-  const N = 2048, big = path.join(dir, 'big.npy');
-  writeNpy(big, 16, 8, N, (l, h) => {
-    if (l !== 3 || h !== 5) return null;
-    const w = new Float32Array(N * N);
-    for (let r = 0; r < N; r++) w[r * N + (r * 3) % N] = 1;
-    return w;
-  });
+  const big = path.join(dir, 'big.npy');
+  writeBigNpy(big);
   const small = path.join(dir, 'small.npy');
   const n = 6, w = new Float32Array(2 * 2 * n * n).fill(1 / n);
   writeNpy(small, 2, 2, n, (l, h) => w.subarray((l * 2 + h) * n * n, (l * 2 + h + 1) * n * n));
