@@ -8,7 +8,40 @@ from typing import List, Optional
 from . import _html, _io, _serve
 
 
+def _inspect_big(path: str) -> bool:
+    """A safetensors file over 1 GiB, or a .npy too big for the viewer to read whole: described from its
+    header (the file may be tens of GB). False for other files, which are read whole."""
+    import os
+
+    import numpy as np
+
+    from ._safetensors import is_safetensors, read_safetensors_header
+    size = os.path.getsize(path)
+    with open(path, "rb") as f:
+        first = f.read(16)
+    gib = f"{size / 2 ** 30:.1f} GiB"
+    if is_safetensors(first, size) and size > _serve.EAGER_MAX_FILE:
+        header = read_safetensors_header(path)
+        tensors = {k: v for k, v in header.items() if k != "__metadata__"}
+        print(f"{path}: safetensors, {gib}, {len(tensors)} tensor(s); read lazily by the viewer")
+        for name, t in list(tensors.items())[:64]:
+            print(f"  {name}: {t.get('dtype')} {tuple(t.get('shape', []))}")
+        return True
+    if _serve.npy_too_big(path):
+        with open(path, "rb") as f:
+            major, _ = np.lib.format.read_magic(f)
+            read = np.lib.format.read_array_header_1_0 if major == 1 else np.lib.format.read_array_header_2_0
+            shape, fortran, dtype = read(f)
+        print(f"{path}: npy, {gib}, {dtype.str} {tuple(shape)}{' (Fortran order)' if fortran else ''}, "
+              "too big to read whole: the viewer reads it lazily, head by head (python3 -m attnviz serve FILE); "
+              "attnviz-cli convert FILE out.safetensors --tokens TOKENS adds overviews and tokens")
+        return True
+    return False
+
+
 def _inspect(path: str) -> None:
+    if _inspect_big(path):
+        return
     doc = _io.decode(open(path, "rb").read())
     kinds = {0: "BertViz data", 1: "version 1", 2: "version 2"}
     print(f"{path}: {kinds.get(doc.version, doc.version)}, {len(doc.sets)} set(s)")

@@ -2,10 +2,13 @@
 what Python writes, attnviz-cli reads (and the other way round), values F16-rounded, overviews
 max-pooled, layers streamed one at a time, PyTorch's attention exported, HTTP Range answered."""
 import http.client
+import os
 import json
 import struct
 import subprocess
+import sys
 import threading
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -207,3 +210,12 @@ def test_serve_gives_a_npy_too_big_to_read_whole_as_it_is(tmp_path, rng, app_dir
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_inspect_describes_a_npy_too_big_to_read_whole_from_its_header(tmp_path):
+    # 1 GiB of holes: read whole it would take a second and a GiB; the header says what it is.
+    big = sparse_npy(tmp_path / "big.npy", (16, 8, 2048, 2048))
+    r = subprocess.run([sys.executable, "-m", "attnviz", "inspect", str(big)], capture_output=True, text=True,
+                       timeout=60, env=dict(os.environ, PYTHONPATH=str(Path(attnviz.__file__).parents[1])))
+    assert r.returncode == 0, r.stderr
+    assert "npy, 1.0 GiB, <f2 (16, 8, 2048, 2048), too big to read whole" in r.stdout
