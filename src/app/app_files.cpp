@@ -234,6 +234,13 @@ Status OpenAttentionDocument(AppState* s, const std::string& name, AttentionDocu
 
 namespace {
 
+// A set without stored overviews whose heads are bigger than a screen copy: the grid would read
+// every head it shows whole to pool one (a .npy of an LLM's attention: GBs before the first screen
+// fills), so such a file opens on its first head, and its description says how to get overviews.
+bool PoolsBigHeads(const LazySet& set) {
+  return !set.overview_rows && set.n_q * set.n_k > int64_t(kScreenSide) * kScreenSide;
+}
+
 // One set of a lazily read file as an example: maps of the right shape without weights.
 Example ExampleFromLazySet(const std::string& name, const std::shared_ptr<LazyMaps>& lazy, int s,
                            const TokenizerInfo& tokenizer) {
@@ -270,7 +277,7 @@ Example ExampleFromLazySet(const std::string& name, const std::shared_ptr<LazyMa
   if (n_sets > 1)
     ex.description += " Attention set '" + Shorten(set.name) + "' (" + AttentionKindName(set.kind) + ") of " +
                       std::to_string(n_sets) + ".";
-  if (!set.overview_rows && set.n_q * set.n_k > int64_t(kScreenSide) * kScreenSide)
+  if (PoolsBigHeads(set))
     ex.description +=
         " The file stores no overviews, so the grid reads each head it shows whole; 'attnviz-cli convert " +
         Shorten(name) + " out.safetensors' writes them (with --tokens FILE, the tokens too).";
@@ -308,11 +315,7 @@ Status OpenLazyAttention(AppState* s, const std::string& name, std::unique_ptr<B
     (void)SelectExample(s, std::min(previous, (int)s->examples.size() - 1));
     return Status::Error("could not open " + Shorten(name) + ": " + selected.message);
   }
-  // Without stored overviews the grid reads every head it shows whole to pool one: for big heads
-  // (a .npy of an LLM's attention) that is GBs before the first screen fills, so such a file opens on
-  // its first head, and the message says how to get overviews.
-  const LazySet& shown = ix.sets[first];
-  const bool pools_big_heads = !shown.overview_rows && shown.n_q * shown.n_k > int64_t(kScreenSide) * kScreenSide;
+  const bool pools_big_heads = PoolsBigHeads(ix.sets[first]);
   (void)SelectView(s, s->Current().maps.size() > 1 && !pools_big_heads ? "grid" : "heatmap");
   s->Notify("opened " + Shorten(name) + " (" + FormatApproxByteSize(ix.header.file_size) + ")" +
                 (pools_big_heads ? " on its first head: the file stores no overviews for the grid (see its description)"
