@@ -60,6 +60,17 @@ void CountUpload(const HeatmapEnv& env, int64_t bytes, std::chrono::steady_clock
   if (env.upload_budget && env.upload_deadline && t1 > *env.upload_deadline) *env.upload_budget = 0;
 }
 
+// The same buffer is not enough: a head whose read was cancelled frees its buffer, and the allocator
+// hands the same block to the next head of the same size (a .npy opened on head 0, then head 29 asked
+// for at once, read whole through File.slice() before a frame saw it arrive): its first rows would be
+// drawn from head 0's. So the read's key must match too.
+bool ArrivedRowsAreThisMaps(const HeatmapViewState& st, const AttentionMap& map, int tex_rows) {
+  const int rows = map.Rows();
+  return st.tex_arrive_data && st.tex_arrive_data == map.weights.data() && st.tex_arrive_key != 0 &&
+         st.tex_arrive_key == st.installed_key && map.row_offset == 0 && (int)map.weights.rows() == rows &&
+         tex_rows == rows && rows - st.tex_arrive_rows <= 3 * kArriveBandRows;
+}
+
 namespace {
 
 // Uploads the map once per version. A failed upload is not retried until the map changes; the
@@ -81,9 +92,6 @@ bool EnsureTexture(const HeatmapEnv& env, const AttentionMap& map, HeatmapTextur
   *version = map.version;
   return true;
 }
-
-// Rows a band upload takes (a 4 MiB F16 part of a 4096-wide head is 512 rows).
-constexpr int kArriveBandRows = 512;
 
 void UploadArriveBand(const HeatmapEnv& env, HeatmapViewState* st, const float* data, int row1) {
   const int row0 = st->tex_arrive_rows;
@@ -120,11 +128,9 @@ int UploadArrivingRows(const HeatmapEnv& env, const AttentionMap& map, HeatmapVi
 // (at most a part or two) are uploaded and tex_arrive becomes the map's texture, instead of the
 // whole head being uploaded again. False when tex_arrive holds another buffer's rows.
 bool AdoptArrivedTexture(const HeatmapEnv& env, const AttentionMap& map, HeatmapViewState* st) {
+  if (!ArrivedRowsAreThisMaps(*st, map, env.renderer ? st->tex_arrive.rows : map.Rows())) return false;
+  if (st->tex_owner == &map && st->tex_version == map.version) return false;
   const int rows = map.Rows();
-  const bool same = st->tex_arrive_data && st->tex_arrive_data == map.weights.data() && map.row_offset == 0 &&
-                    (int)map.weights.rows() == rows && (!env.renderer || st->tex_arrive.rows == rows) &&
-                    rows - st->tex_arrive_rows <= 3 * kArriveBandRows;
-  if (!same || (st->tex_owner == &map && st->tex_version == map.version)) return false;
   if (env.renderer) {
     UploadArriveBand(env, st, map.weights.data(), rows);
     std::swap(st->tex, st->tex_arrive);
@@ -133,6 +139,7 @@ bool AdoptArrivedTexture(const HeatmapEnv& env, const AttentionMap& map, Heatmap
   st->tex_version = map.version;
   st->upload_error.clear();
   st->tex_arrive_key = 0, st->tex_arrive_data = nullptr, st->tex_arrive_rows = 0;
+  ++st->geom.adopted;
   return true;
 }
 
@@ -771,6 +778,8 @@ void DescribeHeatmap(JsonWriter* w, const char* id, const HeatmapGeometry& g, co
     w->Number(g.arrived);
     w->Key("dwell");  // its screen copy shows it at the view's resolution; read whole once it stays in view
     w->Bool(g.dwell);
+    w->Key("adopted");  // heads whose texture was their rows as they arrived, not uploaded again
+    w->Number(g.adopted);
   }
   w->Key("colormap");
   w->String(ColormapName(g.colormap));

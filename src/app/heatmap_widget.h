@@ -59,6 +59,7 @@ struct HeatmapGeometry {
                                         // (max-pooled, at least a cell per pixel) is drawn instead
   int arrived = 0;                      // rows [0, arrived) of a head being read whole, drawn from its parts
   bool dwell = false;                   // its rows wait until it has stayed in view (views/heatmap.cpp)
+  int adopted = 0;                      // heads whose texture was taken over from their arrived rows (so far)
   int rows_in = 0;                      // rows drawn at full resolution (arrived and held ones; all when complete)
   float vmin = 0, vmax = 1;             // the resolved colour range it was drawn with
   Colormap colormap = Colormap::Greys;  // and its colormap
@@ -73,6 +74,9 @@ struct HeatmapGeometry {
   int row_stride = 0, col_stride = 0;  // thinning: every k-th label drawn (0 = none)
   int numbers = 0;                     // cell values printed this frame (numbers on, as far as they fit)
 };
+
+// Rows a band upload of an arriving head takes (a 4 MiB F16 part of a 4096-wide head is 512 rows).
+constexpr int kArriveBandRows = 512;
 
 struct HeatmapViewState {
   float zoom = 1.0f;                   // >= 1; 1 shows the whole matrix
@@ -89,7 +93,8 @@ struct HeatmapViewState {
   // drawn over the underlay; when the head is installed from that same buffer, tex_arrive becomes tex.
   const float* arriving = nullptr;
   int arriving_rows = 0;
-  uint64_t arriving_key = 0;  // the read (its ticket): another read starts the texture again
+  uint64_t arriving_key = 0;  // the read (LazyMaps' key): another read starts the texture again
+  uint64_t installed_key = 0;  // a complete map: the read its rows came from (LazyInstalledBy), 0 not read lazily
   HeatmapTexture tex_arrive;
   uint64_t tex_arrive_key = 0;
   const float* tex_arrive_data = nullptr;  // the buffer tex_arrive's rows came from
@@ -147,6 +152,9 @@ struct HeatmapEnv {
 bool UploadFits(const HeatmapEnv& env, int64_t bytes);
 void CountUpload(const HeatmapEnv& env, int64_t bytes, std::chrono::steady_clock::time_point t0,
                  std::chrono::steady_clock::time_point t1);
+// A complete map whose rows tex_arrive (tex_rows rows) already holds in part, so it becomes the map's
+// texture with the rest of the rows uploaded: the same buffer, and the same read (installed_key).
+bool ArrivedRowsAreThisMaps(const HeatmapViewState& st, const AttentionMap& map, int tex_rows);
 
 // Draws map into a size.x * size.y box at the cursor. Returns true while a cell is hovered.
 // Grows figure (HeatmapEnv::figure_rect: x0, y0, x1, y1; empty when x1 <= x0) to cover box. Null: nothing.

@@ -44,6 +44,8 @@ LazyMaps::~LazyMaps() = default;  // the file cancels the reads under way (LazyA
 
 Status LazyMaps::Open(const std::string& name, std::unique_ptr<ByteSource> source, const uint8_t* prefix, size_t n) {
   name_ = name;
+  static std::atomic<uint64_t> files{0};
+  key_base_ = ++files << 40;  // a file's reads number far fewer than 2^40
   const Status st = file_.Open(std::move(source), prefix, n);
   if (!st) return st;
   for (const LazySet& set : file_.index().sets) {
@@ -73,12 +75,17 @@ bool LazyMaps::Kept(int set, int map, int64_t row0, int64_t row1) const {
   return ms.packed && ms.packed_row0 <= row0 && row1 <= ms.packed_row0 + ms.packed_rows;
 }
 
-bool LazyMaps::Arriving(int set, int map, const MatrixRM** head, int64_t* rows, uint64_t* ticket) const {
+bool LazyMaps::Arriving(int set, int map, const MatrixRM** head, int64_t* rows, uint64_t* key) const {
   const MapState& ms = sets_[(size_t)set].maps[(size_t)map];
   const LazySet& ls = file_.index().sets[(size_t)set];
   if (!ms.ticket || ms.row0 != 0 || ms.row1 != ls.n_q || !file_.Progress(ms.ticket, head, rows)) return false;
-  *ticket = ms.ticket;
+  *key = key_base_ + ms.ticket;
   return true;
+}
+
+uint64_t LazyMaps::InstalledBy(int set, int map) const {
+  const uint64_t t = sets_[(size_t)set].maps[(size_t)map].installed;
+  return t ? key_base_ + t : 0;
 }
 
 void LazyMaps::WantRows(int set, int map, int row0, int row1) {
@@ -328,6 +335,7 @@ void LazyMaps::Install(int set, int map, LazyResult* r, std::vector<Example*>& e
   m.weights = std::move(r->weights);
   m.row_offset = (int)r->request.row0;
   m.Touch();
+  sets_[(size_t)set].maps[(size_t)map].installed = r->ticket;
   // The largest weight was kept as the rows were decoded: the auto colour range needs no pass over
   // a 4096^2 head in the frame it arrives (~36 ms in WASM).
   m.range_stats = MapRangeStats{};
@@ -693,10 +701,16 @@ void LazyWantRows(AppState* s, const AttentionMap& map, int row0, int row1) {
   ex.lazy->WantRows(ex.lazy_set, i, row0, row1);
 }
 
-bool LazyArriving(AppState* s, int map, const MatrixRM** head, int64_t* rows, uint64_t* ticket) {
+bool LazyArriving(AppState* s, int map, const MatrixRM** head, int64_t* rows, uint64_t* key) {
   Example& ex = s->Current();
   if (!ex.lazy || map < 0 || map >= (int)ex.maps.size()) return false;
-  return ex.lazy->Arriving(ex.lazy_set, map, head, rows, ticket);
+  return ex.lazy->Arriving(ex.lazy_set, map, head, rows, key);
+}
+
+uint64_t LazyInstalledBy(AppState* s, int map) {
+  Example& ex = s->Current();
+  if (!ex.lazy || map < 0 || map >= (int)ex.maps.size()) return 0;
+  return ex.lazy->InstalledBy(ex.lazy_set, map);
 }
 
 const AttentionMap* LazyOverview(AppState* s, int map) {

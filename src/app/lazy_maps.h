@@ -70,8 +70,12 @@ class LazyMaps {
   // copy is computed from the rows decoded so far (the overview, stretched, where they are not in
   // yet), so the view fills in as the parts arrive; *partial says it is not all the head's yet.
   // A whole head being read: its rows decoded so far, [0, *rows) of *head (the buffer the head is
-  // installed from when all are in), and the read's ticket. False when no whole-head read is under way.
-  bool Arriving(int set, int map, const MatrixRM** head, int64_t* rows, uint64_t* ticket) const;
+  // installed from when all are in), and the read's key. False when no whole-head read is under way.
+  bool Arriving(int set, int map, const MatrixRM** head, int64_t* rows, uint64_t* key) const;
+  // The key of the read the map's rows in memory came from (0 none). Keys are unique in the process,
+  // across files: a texture filled from an arriving head's buffer is that head's only if the keys
+  // match (the allocator hands a cancelled head's buffer to the next head read).
+  uint64_t InstalledBy(int set, int map) const;
   void Request(AppState* s);  // see RequestLazyMaps
   // Reads and results only; true if busy. `parts` (a frame's, or null between frames) gets the time.
   bool Work(AppState* s, double budget_ms, FrameStats* parts);
@@ -84,6 +88,7 @@ class LazyMaps {
  private:
   struct MapState {
     uint64_t ticket = 0;         // rows being read, 0 none
+    uint64_t installed = 0;      // the ticket of the read the rows in memory came from, 0 none
     int64_t row0 = 0, row1 = 0;  // which rows
     uint64_t last_used = 0;      // frame it was last drawn
     uint64_t failed_frame = 0;   // a read of rows [failed0, failed1) failed then: not asked again for a while
@@ -149,11 +154,13 @@ class LazyMaps {
   uint64_t resident_ = 0, max_resident_ = 0, max_memory_ = 0;  // bytes of weights and overviews held
   uint64_t evictions_ = 0, installs_ = 0, packs_ = 0, unpacks_ = 0;
   std::string last_error_;
+  uint64_t key_base_ = 0;  // this file's reads' keys: key_base_ + ticket (see InstalledBy)
 };
 
 void LazyWantRows(AppState* s, const AttentionMap& map, int row0, int row1);  // of the current example
 // The current example's map being read whole: its rows decoded so far (see LazyMaps::Arriving).
-bool LazyArriving(AppState* s, int map, const MatrixRM** head, int64_t* rows, uint64_t* ticket);
+bool LazyArriving(AppState* s, int map, const MatrixRM** head, int64_t* rows, uint64_t* key);
+uint64_t LazyInstalledBy(AppState* s, int map);  // the current example's; see LazyMaps::InstalledBy
 const AttentionMap* LazyOverview(AppState* s, int map);                         // of the current example
 const AttentionMap* LazyScreen(AppState* s, int map, bool* partial = nullptr);  // of the current example
 void PumpLazyMaps(AppState* s);     // every open lazy file, a few ms of reading in all

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "app/app.h"
+#include "app/heatmap_widget.h"
 #include "app/lazy_maps.h"
 #include "imgui.h"
 #include "io/byte_source.h"
@@ -562,6 +563,32 @@ TEST(LazyApp, AHeadsRowsAreDrawnAsTheyArriveThenTheWholeHead) {
   EXPECT_EQ(h->Find("rows_in")->number, 4096);
   EXPECT_EQ(h->Find("arrived")->number, 0);
   EXPECT_FALSE(h->Find("underlay")->boolean);
+  EXPECT_EQ(h->Find("adopted")->number, 1);  // its rows as they arrived became its texture
+}
+
+TEST(LazyApp, ArrivedRowsBecomeTheHeadsTextureOnlyIfTheyCameFromItsRead) {
+  // tex_arrive holds rows [0, 1024) of the buffer a head is being read into. A head read by another
+  // read can be installed in the same buffer (the allocator hands a cancelled head's block to the next
+  // head of the same size): its texture must then be uploaded whole, not adopted (the page drew the
+  // first rows of head 29 of a .npy from head 0's, black where head 29 had its weights).
+  AttentionMap map;
+  map.lazy_rows = 2048, map.lazy_cols = 16;
+  map.weights = MatrixRM::Zero(2048, 16);
+  HeatmapViewState st;
+  st.tex_arrive_data = map.weights.data();
+  st.tex_arrive_rows = 1024;
+  st.tex_arrive_key = st.installed_key = (1ull << 40) + 7;
+  EXPECT_TRUE(ArrivedRowsAreThisMaps(st, map, 2048));
+  st.installed_key = (1ull << 40) + 8;  // the same buffer, another read
+  EXPECT_FALSE(ArrivedRowsAreThisMaps(st, map, 2048));
+  st.installed_key = (2ull << 40) + 7;  // the same ticket of another file
+  EXPECT_FALSE(ArrivedRowsAreThisMaps(st, map, 2048));
+  st.installed_key = st.tex_arrive_key = 0;  // neither read lazily
+  EXPECT_FALSE(ArrivedRowsAreThisMaps(st, map, 2048));
+  st.installed_key = st.tex_arrive_key = 9;
+  EXPECT_FALSE(ArrivedRowsAreThisMaps(st, map, 1024));  // a texture of another shape
+  st.tex_arrive_rows = 256;  // too few rows in: uploading the head whole is as quick
+  EXPECT_FALSE(ArrivedRowsAreThisMaps(st, map, 2048));
 }
 
 TEST(LazyApp, WithoutStoredScreenCopiesOneIsComputedAsTheHeadIsRead) {

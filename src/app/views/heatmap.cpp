@@ -104,6 +104,7 @@ void WantLazyRows(AppState* s, const AttentionMap& map, HeatmapViewState* w) {
   w->arriving = arriving ? head->data() : nullptr;
   w->arriving_rows = arriving ? (int)arrived : 0;
   w->arriving_key = arriving ? ticket : 0;
+  w->installed_key = complete ? LazyInstalledBy(s, s->current_map) : 0;
   const float visible = (float)rows / std::max(1.0f, w->zoom);
   int r0 = 0, r1 = rows;
   if (w->zoom > 1.01f && visible * 2.0f < 0.6f * (float)rows) {
@@ -151,7 +152,7 @@ void HeatmapView::DrawDecoding(AppState* s) {
   if (s->Current().lazy)
     WantLazyRows(s, map, &widget);
   else
-    widget.underlay = nullptr, widget.arriving = nullptr;
+    widget.underlay = nullptr, widget.arriving = nullptr, widget.installed_key = 0;
   if (s->config.controls) DrawTimelineControls(&tl, "decoded");
   LowContrastNote(&s->style, map);
   widget.rows_shown = tl.Step();
