@@ -93,7 +93,7 @@ struct HeatmapViewState {
   // drawn over the underlay; when the head is installed from that same buffer, tex_arrive becomes tex.
   const float* arriving = nullptr;
   int arriving_rows = 0;
-  uint64_t arriving_key = 0;  // the read (LazyMaps' key): another read starts the texture again
+  uint64_t arriving_key = 0;   // the read (LazyMaps' key): another read starts the texture again
   uint64_t installed_key = 0;  // a complete map: the read its rows came from (LazyInstalledBy), 0 not read lazily
   HeatmapTexture tex_arrive;
   uint64_t tex_arrive_key = 0;

@@ -160,8 +160,8 @@ class LazyMaps {
 void LazyWantRows(AppState* s, const AttentionMap& map, int row0, int row1);  // of the current example
 // The current example's map being read whole: its rows decoded so far (see LazyMaps::Arriving).
 bool LazyArriving(AppState* s, int map, const MatrixRM** head, int64_t* rows, uint64_t* key);
-uint64_t LazyInstalledBy(AppState* s, int map);  // the current example's; see LazyMaps::InstalledBy
-const AttentionMap* LazyOverview(AppState* s, int map);                         // of the current example
+uint64_t LazyInstalledBy(AppState* s, int map);          // the current example's; see LazyMaps::InstalledBy
+const AttentionMap* LazyOverview(AppState* s, int map);  // of the current example
 const AttentionMap* LazyScreen(AppState* s, int map, bool* partial = nullptr);  // of the current example
 void PumpLazyMaps(AppState* s);     // every open lazy file, a few ms of reading in all
 void RequestLazyMaps(AppState* s);  // after the views drew: requests for what they want, reads started

@@ -587,7 +587,7 @@ TEST(LazyApp, ArrivedRowsBecomeTheHeadsTextureOnlyIfTheyCameFromItsRead) {
   EXPECT_FALSE(ArrivedRowsAreThisMaps(st, map, 2048));
   st.installed_key = st.tex_arrive_key = 9;
   EXPECT_FALSE(ArrivedRowsAreThisMaps(st, map, 1024));  // a texture of another shape
-  st.tex_arrive_rows = 256;  // too few rows in: uploading the head whole is as quick
+  st.tex_arrive_rows = 256;                             // too few rows in: uploading the head whole is as quick
   EXPECT_FALSE(ArrivedRowsAreThisMaps(st, map, 2048));
 }
 

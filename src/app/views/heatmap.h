@@ -24,7 +24,8 @@ class HeatmapView : public ViewModule {
   // A band (512 rows) of a head being read whole is decoded but not yet on the GPU (the upload budget ran out).
   // Or a lazily read head waits to be read whole until it has stayed in view (views/heatmap.cpp).
   bool Animating(const AppState*) const override {
-    return (widget.arrive_wanted && widget.tex_arrive_rows + kArriveBandRows <= widget.arriving_rows) || widget.dwell_pending;
+    return (widget.arrive_wanted && widget.tex_arrive_rows + kArriveBandRows <= widget.arriving_rows) ||
+           widget.dwell_pending;
   }
   bool DrawsLazyMaps() const override { return true; }  // asks for the rows in view, the overview meanwhile
   bool WantLazyMaps(AppState* s) override;
