@@ -289,15 +289,20 @@ int InspectSafetensors(const std::string& path, std::unique_ptr<ByteSource> sour
   return kExitOk;
 }
 
-// A .npy too big to read whole (NpyOpensLazily): its header only.
-int InspectNpyLazily(const std::string& path, std::unique_ptr<ByteSource> source) {
+// A .npy or .npz too big to read whole (NpyOpensLazily, NpzOpensLazily): its header (and an .npz's
+// directory and small members) only.
+int InspectArrayLazily(const std::string& path, std::unique_ptr<ByteSource> source) {
   std::vector<uint8_t> prefix;
   Status st = ReadLazyPrefix(source.get(), &prefix);
   LazyAttentionIndex index;
-  if (st) st = ReadLazyNpyIndex(prefix.data(), prefix.size(), source->Size(), &index);
+  const bool npz = st && LooksLikeLazyNpz(prefix.data(), prefix.size());
+  if (st)
+    st = npz ? ReadLazyNpzIndex(prefix.data(), prefix.size(), &index)
+             : ReadLazyNpyIndex(prefix.data(), prefix.size(), source->Size(), &index);
   if (!st) return Fail(path + ": " + st.message);
-  std::printf("%s: npy, %s, too big to read whole: read lazily, head by head (the weights are not read)\n",
-              Printable(path).c_str(), FormatApproxByteSize(index.header.file_size).c_str());
+  std::printf("%s: %s, %s, too big to read whole: read lazily, head by head (the weights are not read)\n",
+              Printable(path).c_str(), npz ? "npz (its attention stored as it is)" : "npy",
+              FormatApproxByteSize(index.header.file_size).c_str());
   for (const LazySet& set : index.sets) PrintLazySet(set);
   for (const std::string& w : index.warnings) std::printf("  warning: %s\n", Printable(w).c_str());
   return kExitOk;
@@ -307,12 +312,13 @@ int RunInspect(int argc, char** argv) {
   std::string path, sort = "layer";
   bool heads = false;
   CliLimits limits;
-  ArgParser args("inspect",
-                 "Prints the arrays (name, dtype, shape, min/max/mean) of an .npz or .npy file, and the\n"
-                 "layers / heads / tokens of an attention file (JSON or NPZ, see docs/FORMATS.md). A\n"
-                 "safetensors file (or a .npy too big to read whole) is described from its header: tensors, sets,\n"
-                 "shapes, dtypes (no weights read).\n"
-                 "Exit 1 when the file cannot be read, or holds an 'attention' array that is not valid.");
+  ArgParser args(
+      "inspect",
+      "Prints the arrays (name, dtype, shape, min/max/mean) of an .npz or .npy file, and the\n"
+      "layers / heads / tokens of an attention file (JSON or NPZ, see docs/FORMATS.md). A\n"
+      "safetensors file (or a .npy or .npz too big to read whole) is described from its header: tensors, sets,\n"
+      "shapes, dtypes (no weights read).\n"
+      "Exit 1 when the file cannot be read, or holds an 'attention' array that is not valid.");
   args.Positional("FILE", &path, ".npz, .npy, .safetensors or attention .json");
   args.Flag("--heads", &heads,
             "also every head's statistics: entropy, max weight, first-token weight, diagonality, dominant offset");
@@ -334,8 +340,9 @@ int RunInspect(int argc, char** argv) {
     const int rc = InspectSafetensors(path, std::move(source));
     return rc == kExitOk && heads ? PrintLazyHeadStats(path, sort) : rc;  // read one head at a time
   }
-  if (source && LooksLikeNpy(first, sizeof(first)) && OpensLazily(source.get())) {
-    const int rc = InspectNpyLazily(path, std::move(source));
+  if (source && (LooksLikeNpy(first, sizeof(first)) || LooksLikeZip(first, sizeof(first))) &&
+      OpensLazily(source.get())) {
+    const int rc = InspectArrayLazily(path, std::move(source));
     return rc == kExitOk && heads ? PrintLazyHeadStats(path, sort) : rc;
   }
   source.reset();

@@ -310,6 +310,14 @@ constexpr int64_t kLazyNpyMaxElements = int64_t(1) << 50;
 
 Status ReadLazyNpyIndex(const uint8_t* prefix, size_t n, uint64_t file_size, LazyAttentionIndex* out,
                         const AttentionFileLimits& limits) {
+  LazyNpyArray where;
+  where.bytes = file_size;
+  where.file_size = file_size;
+  return ReadLazyNpyIndexAt(prefix, n, where, out, limits);
+}
+
+Status ReadLazyNpyIndexAt(const uint8_t* prefix, size_t n, const LazyNpyArray& where, LazyAttentionIndex* out,
+                          const AttentionFileLimits& limits) {
   NpyHeader h;
   Status st = ParseNpyHeader(prefix, n, &h, kLazyNpyMaxElements);
   if (!st) return st;
@@ -335,10 +343,13 @@ Status ReadLazyNpyIndex(const uint8_t* prefix, size_t n, uint64_t file_size, Laz
         "(np.save(path, np.ascontiguousarray(a)))");
   LazyAttentionIndex index;
   LazySet set;
-  if (!(st = PlainArraySet(h.shape, dtype, h.data_offset, "npy: the array", limits, &set))) return st;
+  if (where.base > where.file_size || where.bytes > where.file_size - where.base)
+    return Status::Error("npy: the array lies outside the file");
+  if (!(st = PlainArraySet(h.shape, dtype, where.base + h.data_offset, "npy: the array", limits, &set))) return st;
   const uint64_t need = (uint64_t)h.numel * (uint64_t)h.itemsize;
-  if (h.data_offset > file_size || need > file_size - h.data_offset)
-    return Status::Error("npy: the file is " + std::to_string(file_size) + " bytes, but its array needs " +
+  if (h.data_offset > where.bytes || need > where.bytes - h.data_offset)
+    return Status::Error(std::string(where.base ? "npy: the member is " : "npy: the file is ") +
+                         std::to_string(where.bytes) + " bytes, but its array needs " +
                          std::to_string(h.data_offset + need) + " (truncated?)");
   set.self_attention = set.n_q == set.n_k;  // one list of tokens (indices) for a square array
   IndexTokens(set.n_q, &set.query_tokens);
@@ -347,8 +358,8 @@ Status ReadLazyNpyIndex(const uint8_t* prefix, size_t n, uint64_t file_size, Laz
   index.warnings.push_back("a .npy file holds no tokens; using indices");
   index.sets.push_back(std::move(set));
   index.npy = true;
-  index.header.file_size = file_size;
-  index.header.data_start = h.data_offset;
+  index.header.file_size = where.file_size;
+  index.header.data_start = where.base + h.data_offset;
   *out = std::move(index);
   return Status::Ok();
 }
@@ -364,6 +375,7 @@ bool OpensLazily(ByteSource* source) {
   uint8_t first[16] = {};
   if (source->Asynchronous() || source->Size() < sizeof(first) || !source->Read(0, sizeof(first), first)) return false;
   if (LooksLikeSafetensors(first, sizeof(first), source->Size())) return true;
+  if (LooksLikeZip(first, sizeof(first))) return NpzOpensLazily(source);
   std::vector<uint8_t> prefix;
   return LooksLikeNpy(first, sizeof(first)) && ReadLazyPrefix(source, &prefix) &&
          NpyOpensLazily(prefix.data(), prefix.size(), source->Size());
@@ -432,6 +444,7 @@ Status ReadLazyPrefix(ByteSource* source, std::vector<uint8_t>* out) {
   Status st = source->Read(0, std::min<uint64_t>(sizeof(first), source->Size()), first);
   if (!st) return st;
   uint64_t need = 0;
+  if (LooksLikeZip(first, sizeof(first))) return ReadLazyNpzPrefix(source, out);
   if (LooksLikeNpy(first, sizeof(first))) {
     if (!NpyHeaderBytes(first, sizeof(first), &need) || need > source->Size())
       return Status::Error("npy: the file is too short for its header");
@@ -468,7 +481,10 @@ LazyAttentionFile::~LazyAttentionFile() {
 
 Status LazyAttentionFile::Open(std::unique_ptr<ByteSource> source, const uint8_t* prefix, size_t n) {
   Status st;
-  if (LooksLikeNpy(prefix, n)) {
+  if (LooksLikeLazyNpz(prefix, n)) {
+    if (!(st = ReadLazyNpzIndex(prefix, n, &index_))) return st;
+    if (index_.header.file_size != source->Size()) return Status::Error("npz: the file changed since it was listed");
+  } else if (LooksLikeNpy(prefix, n)) {
     if (!(st = ReadLazyNpyIndex(prefix, n, source->Size(), &index_))) return st;
   } else {
     SafetensorsHeader header;

@@ -101,12 +101,30 @@ Status ReadLazyAttentionIndex(SafetensorsHeader header, LazyAttentionIndex* out,
 // (prefix: the file's first n bytes, at least the header) and the file's size, with the same limits.
 Status ReadLazyNpyIndex(const uint8_t* prefix, size_t n, uint64_t file_size, LazyAttentionIndex* out,
                         const AttentionFileLimits& limits = AttentionFileLimits());
+// The same for a .npy inside another file (an .npz member stored as it is): its bytes are
+// [base, base + bytes) of a file of file_size bytes.
+struct LazyNpyArray {
+  uint64_t base = 0, bytes = 0, file_size = 0;
+};
+Status ReadLazyNpyIndexAt(const uint8_t* prefix, size_t n, const LazyNpyArray& where, LazyAttentionIndex* out,
+                          const AttentionFileLimits& limits = AttentionFileLimits());
 bool LooksLikeNpy(const uint8_t* prefix, size_t n);  // the \x93NUMPY magic
 // True when prefix (at least the header) is a .npy file the eager readers refuse for its size
 // (over AttentionFileLimits::max_values weights, or over the biggest file they read whole) but
 // whose header parses: the viewer and the CLI then read it lazily, which says what else is wrong.
 bool NpyOpensLazily(const uint8_t* prefix, size_t n, uint64_t file_size);
-// True when a synchronous source holds a file to read lazily: safetensors, or a .npy as above.
+// An .npz too big to read whole (np.savez of the attention and its tokens): its attention member,
+// if stored as it is (np.savez, not np.savez_compressed), is read lazily like a .npy; its tokens,
+// layer and head names come from the small members. Listing the archive needs the whole file
+// addressable (ByteSource::Mapped: a file on disk natively, bytes in memory), so the page cannot.
+// ReadLazyPrefix gives LazyAttentionFile::Open a descriptor of what was found (LooksLikeLazyNpz).
+bool LooksLikeZip(const uint8_t* prefix, size_t n);      // PK\3\4
+bool LooksLikeLazyNpz(const uint8_t* prefix, size_t n);  // the descriptor ReadLazyNpzPrefix makes
+bool NpzOpensLazily(ByteSource* source);                 // mapped, a ZIP, and too big to read whole
+Status ReadLazyNpzPrefix(ByteSource* source, std::vector<uint8_t>* out);
+Status ReadLazyNpzIndex(const uint8_t* prefix, size_t n, LazyAttentionIndex* out,
+                        const AttentionFileLimits& limits = AttentionFileLimits());
+// True when a synchronous source holds a file to read lazily: safetensors, or a .npy or .npz as above.
 bool OpensLazily(ByteSource* source);
 
 struct ByteRange {

@@ -20,7 +20,10 @@
 #include <vector>
 
 #include "io/file_util.h"
+#include "io/memory_budget.h"
+#include "io/ndarray.h"
 #include "io/npy.h"
+#include "io/zip.h"
 
 using namespace attnviz;
 
@@ -835,6 +838,110 @@ TEST(LazyAttention, ANpyArrayIsReadLazilyOnlyWhenTooBigAndRefusedWithReasons) {
   long_header.resize(3 << 20, ' ');
   MemorySource long_source(long_header);
   EXPECT_NE(ReadLazyPrefix(&long_source, &prefix).message.find("is too large"), std::string::npos);
+}
+
+namespace {
+
+// An .npz as np.savez writes it (stored members, Zip64 records): a [2, 3, 4, 5] float32 attention
+// array (weight i / 120 at flat index i) and the small members given.
+std::vector<uint8_t> NpzWith(const std::vector<std::pair<std::string, std::vector<std::string>>>& strings,
+                             bool deflate = false, const std::vector<int64_t>& shape = {2, 3, 4, 5}) {
+  std::vector<uint8_t> attention = NpyHeaderFor("<f4", shape);
+  const size_t at = attention.size();
+  attention.resize(at + 120 * 4);
+  for (int i = 0; i < 120; ++i) {
+    const float v = (float)i / 120.0f;
+    std::memcpy(attention.data() + at + 4 * i, &v, 4);
+  }
+  std::vector<std::vector<uint8_t>> small(strings.size());
+  std::vector<ZipWriteMember> members = {{"attention.npy", &attention}};
+  for (size_t i = 0; i < strings.size(); ++i) {
+    EXPECT_TRUE(WriteNpy(FromStrings(strings[i].second), &small[i]).ok);
+    members.push_back({strings[i].first + ".npy", &small[i]});
+  }
+  ZipWriteOptions o;
+  o.deflate = deflate;
+  o.force_zip64 = true;
+  std::vector<uint8_t> out;
+  EXPECT_TRUE(ZipWrite(members, o, &out).ok);
+  return out;
+}
+
+// Opens an .npz lazily as the viewer does (ReadLazyPrefix, then Open): "" or the message.
+std::string OpenNpz(const std::vector<uint8_t>& npz, LazyAttentionFile* f) {
+  MemorySource probe(npz.data(), npz.size());
+  std::vector<uint8_t> prefix;
+  Status st = ReadLazyPrefix(&probe, &prefix);
+  if (st) st = f->Open(std::unique_ptr<ByteSource>(new MemorySource(npz)), prefix.data(), prefix.size());
+  return st.message;
+}
+
+struct MemoryBudgetFor {  // the default memory budget for one test, the default again afterwards
+  explicit MemoryBudgetFor(uint64_t bytes) { SetDefaultMemoryBudget(bytes); }
+  ~MemoryBudgetFor() { SetDefaultMemoryBudget(0); }
+};
+
+}  // namespace
+
+TEST(LazyAttention, AStoredNpzTooBigToReadWholeIsReadLazilyWithItsTokensAndNames) {
+  std::vector<std::string> words;
+  for (int i = 0; i < 5; ++i) words.push_back("w" + std::to_string(i));
+  const std::vector<uint8_t> npz =
+      NpzWith({{"source_tokens", words}, {"target_tokens", {"a", "b", "c", "d"}}, {"layer_names", {"enc", "dec"}}});
+  MemorySource source(npz.data(), npz.size());
+  EXPECT_FALSE(OpensLazily(&source));  // it fits the budget: read whole
+  MemoryBudgetFor budget(1024);
+  EXPECT_TRUE(OpensLazily(&source));
+  LazyAttentionFile f;
+  ASSERT_EQ(OpenNpz(npz, &f), "");
+  const LazySet& set = f.index().sets[0];
+  EXPECT_EQ(set.key_tokens, words);
+  EXPECT_EQ(set.query_tokens, (std::vector<std::string>{"a", "b", "c", "d"}));
+  EXPECT_FALSE(set.self_attention);
+  EXPECT_EQ(set.layers[1].name, "dec");
+  EXPECT_TRUE(f.index().warnings.empty());
+  const LazyResult r = Fetch(&f, Rows(0, 1, 2, 1, 3));  // layer 1, head 2, rows 1-2
+  ASSERT_TRUE(r.status.ok) << r.status.message;
+  const int flat0 = ((1 * 3 + 2) * 4 + 1) * 5;
+  EXPECT_EQ(r.weights(0, 0), (float)flat0 / 120.0f);
+  EXPECT_EQ(r.weights(1, 4), (float)(flat0 + 9) / 120.0f);
+
+  // One list of tokens is self-attention only if it fits both sides.
+  LazyAttentionFile g;
+  EXPECT_NE(OpenNpz(NpzWith({{"tokens", words}}), &g).find("5 query tokens for 4 rows"), std::string::npos);
+  LazyAttentionFile square;
+  ASSERT_EQ(OpenNpz(NpzWith({{"tokens", {"x", "y", "z"}}}, false, {2, 4, 3, 3}), &square), "");
+  EXPECT_TRUE(square.index().sets[0].self_attention);
+  EXPECT_EQ(square.index().sets[0].key_tokens[2], "z");
+
+  // What cannot be read lazily says what would make it readable.
+  LazyAttentionFile h;
+  EXPECT_NE(OpenNpz(NpzWith({{"tokens", words}}, true), &h).find("compressed (np.savez_compressed"), std::string::npos);
+  LazyAttentionFile v2;
+  EXPECT_NE(OpenNpz(NpzWith({{"attnviz_version", {"2"}}}), &v2).find("several attention sets"), std::string::npos);
+  LazyAttentionFile none;
+  std::vector<uint8_t> other = NpzWith({{"tokens", words}});
+  const size_t name_at = std::string(other.begin(), other.end()).find("attention.npy");
+  ASSERT_NE(name_at, std::string::npos);
+  // Renaming the member in its local header only: the listing refuses the disagreement.
+  other[name_at] = 'X';
+  EXPECT_NE(OpenNpz(other, &none).find("npz: zip:"), std::string::npos);
+  // The attention member shorter than its header says (the array declared far bigger).
+  std::vector<uint8_t> big_header = NpzWith({}, false, {64, 64, 8192, 8192});
+  LazyAttentionFile short_member;
+  EXPECT_NE(OpenNpz(big_header, &short_member).find("but its array needs"), std::string::npos);
+  MemoryBudgetFor roomy(0);
+  MemorySource big_source(big_header.data(), big_header.size());
+  EXPECT_TRUE(OpensLazily(&big_source));  // small, but past 2^28 weights: the lazy reader says why not
+  // Every cut of the descriptor is refused, none read out of bounds (ASan).
+  MemorySource probe(npz.data(), npz.size());
+  std::vector<uint8_t> prefix;
+  ASSERT_TRUE(ReadLazyPrefix(&probe, &prefix).ok);
+  for (size_t n = 0; n < prefix.size(); n += 7) {
+    LazyAttentionIndex index;
+    std::vector<uint8_t> cut(prefix.begin(), prefix.begin() + (long)n);
+    EXPECT_FALSE(ReadLazyNpzIndex(cut.data(), cut.size(), &index).ok) << n;
+  }
 }
 
 TEST(LazyAttention, AStreamedWriteIsTheSameFileAsAWholeOne) {

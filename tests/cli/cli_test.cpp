@@ -370,6 +370,67 @@ TEST(Cli, InspectReadsASafetensorsHeaderOnly) {
   std::remove(big.c_str());
 }
 
+TEST(Cli, AnNpzTooBigToReadWholeIsInspectedConvertedAndRenderedLazilyWithItsTokens) {
+  // np.savez of a [2, 3, 40, 40] float32 attention array with its tokens and layer names: under
+  // --max-memory 16K it is read lazily (its attention member stored as it is); compressed, it says how
+  // to make it readable.
+  NpzFile z;
+  NdArray a;
+  a.shape = {2, 3, 40, 40};
+  std::vector<float> w(2 * 3 * 40 * 40);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = (float)((i * 7919) % 101) / 2020.0f;
+  a.data.resize(w.size() * 4);
+  std::memcpy(a.data.data(), w.data(), a.data.size());
+  z.Add("attention", a);
+  std::vector<std::string> tokens;
+  for (int i = 0; i < 40; ++i) tokens.push_back("tok" + std::to_string(i));
+  z.Add("tokens", FromStrings(tokens));
+  z.Add("layer_names", FromStrings({"enc", "dec"}));
+  const std::string npz = TempPath("big.npz"), zipped = TempPath("big_compressed.npz"),
+                    st = TempPath("big_npz.safetensors");
+  for (const bool deflate : {false, true}) {
+    NpzWriteOptions o;
+    o.compressed = deflate;
+    std::vector<uint8_t> bytes;
+    ASSERT_TRUE(WriteNpz(z, o, &bytes).ok);
+    ASSERT_TRUE(WriteFileBytes(deflate ? zipped : npz, bytes.data(), bytes.size()).ok);
+  }
+  RunResult r = Cli("inspect --max-memory 16K '" + npz + "'");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("npz (its attention stored as it is), "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("tokens (40): \"tok0\" \"tok1\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("layer 1 \"dec\": 3 heads, F32"), std::string::npos) << r.out;
+  // --heads: the same table as when it is read whole.
+  const RunResult whole = Cli("inspect '" + npz + "' --sort entropy");
+  r = Cli("inspect --max-memory 16K '" + npz + "' --sort entropy");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const size_t at_whole = whole.out.find("heads (sorted by entropy"), b = r.out.find("heads (sorted by entropy");
+  ASSERT_NE(at_whole, std::string::npos) << whole.out;
+  ASSERT_NE(b, std::string::npos) << r.out;
+  EXPECT_EQ(r.out.substr(b), whole.out.substr(at_whole));
+  // convert keeps the tokens and names; render draws a head of it, as from the file read whole.
+  r = Cli("convert --max-memory 16K '" + npz + "' '" + st + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = Cli("inspect '" + st + "'");
+  EXPECT_NE(r.out.find("tokens (40): \"tok0\" \"tok1\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("layer 0 \"enc\""), std::string::npos) << r.out;
+  const std::string lazy_svg = TempPath("big_npz_lazy.svg"), whole_svg = TempPath("big_npz_whole.svg");
+  r = Cli("render --max-memory 16K '" + npz + "' --layer 1 --head 2 --out '" + lazy_svg + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = Cli("render '" + npz + "' --layer 1 --head 2 --out '" + whole_svg + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<uint8_t> lazy_bytes, whole_bytes;
+  ASSERT_TRUE(ReadFileBytes(lazy_svg, &lazy_bytes).ok);
+  ASSERT_TRUE(ReadFileBytes(whole_svg, &whole_bytes).ok);
+  EXPECT_EQ(lazy_bytes, whole_bytes);
+  EXPECT_NE(std::string(lazy_bytes.begin(), lazy_bytes.end()).find(">tok39<"), std::string::npos);
+  r = Cli("inspect --max-memory 1K '" + zipped + "'");  // the file is smaller: deflated
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("is compressed (np.savez_compressed"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("Save it with np.savez"), std::string::npos) << r.err;
+  for (const std::string& f : {npz, zipped, st, lazy_svg, whole_svg}) std::remove(f.c_str());
+}
+
 TEST(Cli, ANpyTooBigToReadWholeIsInspectedAndConvertedHeadByHead) {
   // np.save of a [2, 3, 40, 40] float32 array: under --max-memory 16K it is too big to read whole,
   // so inspect reads its header only and convert streams it into safetensors a head at a time.
