@@ -20,6 +20,9 @@
 #include "io/file_util.h"
 #include "io/json.h"
 #include "io/lazy_attention.h"
+#include "io/memory_budget.h"
+#include "io/ndarray.h"
+#include "io/npz.h"
 #include "io/safetensors.h"
 
 using namespace attnviz;
@@ -589,6 +592,49 @@ TEST(LazyApp, ArrivedRowsBecomeTheHeadsTextureOnlyIfTheyCameFromItsRead) {
   EXPECT_FALSE(ArrivedRowsAreThisMaps(st, map, 1024));  // a texture of another shape
   st.tex_arrive_rows = 256;                             // too few rows in: uploading the head whole is as quick
   EXPECT_FALSE(ArrivedRowsAreThisMaps(st, map, 2048));
+}
+
+TEST(LazyApp, AnNpzTooBigToReadWholeOpensLazilyWithItsTokensAndHeadNames) {
+  // np.savez of a [1, 2, 24, 24] float32 attention array, its tokens and head names: over the memory
+  // budget, the desktop app reads it as it reads a .npy too big to read whole, with the tokens.
+  NpzFile z;
+  NdArray a;
+  a.shape = {1, 2, 24, 24};
+  std::vector<float> w(2 * 24 * 24);
+  for (int h = 0; h < 2; ++h)
+    for (int r = 0; r < 24; ++r) w[(size_t)((h * 24 + r) * 24 + (r + h) % 24)] = 1.0f;  // head h: column r + h
+  a.data.resize(w.size() * 4);
+  std::memcpy(a.data.data(), w.data(), a.data.size());
+  z.Add("attention", a);
+  std::vector<std::string> tokens;
+  for (int i = 0; i < 24; ++i) tokens.push_back("w" + std::to_string(i));
+  z.Add("tokens", FromStrings(tokens));
+  z.Add("head_names", FromStrings({"diagonal", "next"}));
+  std::vector<uint8_t> bytes;
+  ASSERT_TRUE(WriteNpz(z, NpzWriteOptions(), &bytes).ok);
+  HeadlessApp t;
+  const std::string& path = t.Remember(TempPath("big.npz"));
+  ASSERT_TRUE(WriteFileBytes(path, bytes.data(), bytes.size()).ok);
+  SetDefaultMemoryBudget(4096);
+  std::unique_ptr<ByteSource> src;
+  ASSERT_TRUE(OpenFileSource(path, &src).ok);
+  const bool lazy = OpensLazily(src.get());
+  const Status st = t.Open(path);
+  SetDefaultMemoryBudget(0);
+  EXPECT_TRUE(lazy);
+  ASSERT_TRUE(st.ok) << st.message;
+  ASSERT_TRUE(t.app.Command("map 1").ok);
+  ASSERT_TRUE(t.app.Command("view heatmap").ok);
+  t.Frames(10);
+  const JsonValue d = t.Describe();
+  ASSERT_NE(d.Find("source_tokens"), nullptr);
+  EXPECT_EQ(d.Find("source_tokens")->items.size(), 24u);
+  EXPECT_EQ(d.Find("source_tokens")->items[23].string, "w23");
+  EXPECT_NE(d.Find("lazy_current"), nullptr);
+  const JsonValue* h = Heatmap(d);
+  ASSERT_NE(h, nullptr);
+  EXPECT_EQ(h->Find("held")->numbers, (std::vector<double>{0, 24}));
+  EXPECT_EQ(d.Find("message_is_error")->boolean, false) << d.Find("message")->string;
 }
 
 TEST(LazyApp, WithoutStoredScreenCopiesOneIsComputedAsTheHeadIsRead) {

@@ -1,11 +1,34 @@
 // Fuzz target: .npz and its zip reader (io/npz.h, io/zip.h). Every listed member is extracted;
 // an archive that parses must write and parse again to the same arrays. CRCs are not checked
 // here (ZipReadOptions::verify_crc), or mutated members would never reach the .npy parser.
+// The same bytes opened as the lazy reader opens an .npz too big to read whole (io/lazy_npz.cpp):
+// listed in place, its stored attention member read like a .npy (fuzz_lazy.h).
+#include <memory>
+
 #include "fuzz_common.h"
+#include "fuzz_lazy.h"
 #include "io/npz.h"
 #include "io/zip.h"
 
+namespace {
+
+void FuzzLazyNpz(const uint8_t* data, size_t size) {
+  if (!attnviz::LooksLikeZip(data, size)) return;
+  attnviz::MemorySource source(data, size);
+  std::vector<uint8_t> prefix;
+  if (!attnviz::ReadLazyNpzPrefix(&source, &prefix)) return;
+  ATTNVIZ_FUZZ_CHECK(attnviz::LooksLikeLazyNpz(prefix.data(), prefix.size()));
+  attnviz::LazyAttentionFile f;
+  if (!f.Open(std::unique_ptr<attnviz::ByteSource>(new attnviz::MemorySource(data, size)), prefix.data(),
+              prefix.size()))
+    return;
+  CheckLazyArray(&f, size);
+}
+
+}  // namespace
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  FuzzLazyNpz(data, size);
   attnviz::ZipReadOptions no_crc;
   no_crc.verify_crc = false;
   std::vector<attnviz::ZipEntry> entries;

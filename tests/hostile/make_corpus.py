@@ -170,7 +170,8 @@ CASES = []  # dicts written to cases.json
 
 
 def case(name, data, cmd="inspect", exit=1, expect=None, stdout=None, forbid=None, open_expect="same",
-         seconds=5.0, rss_mb=None, args=None, bomb=False, ext=".npz", pending=None, open_pending=None, note=""):
+         seconds=5.0, rss_mb=None, args=None, bomb=False, ext=".npz", pending=None, open_pending=None, note="",
+         wasm_open_expect="same"):
     """Registers a case. expect: substring of stderr (exit 1) or stdout; open_expect: substring of
     the viewer's error ("same" = expect, None = the file opens); rss_mb: max RSS (default budget +
     100 MB, i.e. 1124); pending: why this row still fails (the file and function that own the fix)."""
@@ -181,6 +182,8 @@ def case(name, data, cmd="inspect", exit=1, expect=None, stdout=None, forbid=Non
     if open_expect == "same":
         open_expect = expect if exit != 0 else None
     c["open"] = {"exit": 1 if open_expect else 0, "message": open_expect}
+    if wasm_open_expect != "same":  # the page's open path differs (it cannot list an .npz in place)
+        c["open_wasm"] = {"exit": 1 if wasm_open_expect else 0, "message": wasm_open_expect}
     if pending:
         c["pending"] = pending
     if open_pending or pending:
@@ -296,6 +299,13 @@ def small_cases():
          expect="npy: the array is int64; attention weights must be float16, float32 or float64", ext=".npy")
     case("npy_lazy_5dims", npy("<f2", [2] + lazy_shape, b""),
          expect="npy: the array must be [layers, heads, n_q, n_k]", ext=".npy")
+    # An .npz whose stored attention member is too big to read whole: listed in place and read
+    # lazily natively (io/lazy_npz.cpp); the page reads an .npz only whole, which refuses the shape.
+    case("npz_lazy_member_shorter_than_its_array",
+         zip_bytes([Member("attention.npy", npy("<f2", lazy_shape, b""), method=0),
+                    Member("tokens.npy", tokens_npy(["a", "b"]), method=0)], zip64=True),
+         expect="npz: 'attention': the member is 128 bytes, but its array needs 549755814016 (truncated?)",
+         wasm_open_expect="attention: 'attention' of shape (64, 64, 8192, 8192) exceeds the size limits")
     case("npy_object_dtype", npy("|O", [2], b"\0" * 16), expect="object arrays", ext=".npy")
     case("npy_structured_dtype", b"\x93NUMPY\x01\x00" + struct.pack("<H", 118) +
          b"{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (1,), }".ljust(117) + b"\n" + b"\0" * 4,

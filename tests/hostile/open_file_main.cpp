@@ -1,7 +1,8 @@
 // attnviz_open_file: the viewer's open path for the hostile corpus (tests/hostile/run_corpus.py).
 // A headless App (no window, no GL, as tests/app) opens each FILE as a dropped file would be
 // (App::OpenFileBytes -> OpenAttentionFile; a safetensors file, or a .npy too big to read whole, lazily, App::OpenLazy
-// over its bytes in memory, as the browser's File.slice() reads it) and draws a few frames; prints "opened NAME" or
+// over its bytes in memory, as the browser's File.slice() reads it; natively also an .npz too big to read whole, as
+// the desktop app does) and draws a few frames; prints "opened NAME" or
 // "error: MESSAGE" and exits 1 if any file failed. Built natively and for WASM (node, NODERAWFS).
 //   attnviz_open_file [--max-memory SIZE] [--frames N] FILE...
 #include <cstdio>
@@ -79,7 +80,17 @@ int main(int argc, char** argv) {
       // bytes); a .npy too big to read whole (attnviz-lazy.js asks attnviz_opens_lazily).
       const bool lazy = (bytes.size() >= 16 && bytes[8] == '{' && bytes[0] != '{' && bytes[0] != '[') ||
                         attnviz::NpyOpensLazily(bytes.data(), bytes.size(), bytes.size());
-      if (lazy) {
+#ifndef __EMSCRIPTEN__
+      // The desktop app lists an .npz too big to read whole in place and reads it lazily
+      // (NativeFileLoader: OpensLazily); the page reads an .npz only whole.
+      attnviz::MemorySource probe(bytes.data(), bytes.size());
+      const bool npz = attnviz::LooksLikeZip(bytes.data(), bytes.size()) && attnviz::NpzOpensLazily(&probe);
+#else
+      const bool npz = false;
+#endif
+      if (npz) {
+        (void)app.OpenLazy(path, std::make_unique<attnviz::MemorySource>(std::move(bytes)));
+      } else if (lazy) {
         const uint8_t* prefix = bytes.data();  // stays valid: the source owns the bytes from here
         const size_t n = bytes.size();
         (void)app.OpenLazy(path, std::make_unique<attnviz::MemorySource>(std::move(bytes)), prefix, n);

@@ -192,8 +192,9 @@ def main():
             tools.append(("open", lambda w, path=path: [a.open] + mem_args + [path], c["open"]["exit"],
                           c["open"]["message"], c["open"].get("pending"), False))
         if a.wasm:
+            o = c.get("open_wasm", c["open"])
             tools.append(("wasm", lambda w, path=path: ["node", "--no-experimental-fetch", a.wasm] + mem_args + [path],
-                          c["open"]["exit"], c["open"]["message"], c["open"].get("pending"), True))
+                          o["exit"], o["message"], o.get("pending"), True))
         line = []
         for tool, argv, exit_code, message, pending, is_node in tools:
             runs += 1
