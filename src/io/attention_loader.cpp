@@ -123,15 +123,17 @@ Status AttentionLoader::Feed(const uint8_t* data, size_t n) {
     }
     // Not a streamable .npy: the whole file, then the usual reader.
     const uint64_t limit = std::min<uint64_t>(kMaxFileBytes, DefaultMemoryBudget());
-    // An .npz (np.savez) that big is read lazily where the file can be listed in place (io/lazy_npz.cpp).
+    // An .npz (np.savez) that big is read lazily where it can be listed in place (io/lazy_npz.cpp):
+    // the way out first, where the status line shows it.
     const bool zip = buffer_.size() >= 2 && buffer_[0] == 'P' && buffer_[1] == 'K';
+    if (total_ > limit && zip)
+      return Fail(Status::Error("the file is " + FormatApproxByteSize(total_) + ", over the limit of " +
+                                FormatByteSize(limit) +
+                                ": 'attnviz-cli convert FILE.npz FILE.safetensors' makes of an .npz (np.savez) a "
+                                "file this page reads a head at a time; the desktop app reads it as it is"));
     if (total_ > limit)
-      return Fail(Status::Error(
-          "the file is " + std::to_string(total_) + " bytes, over the limit of " + FormatByteSize(limit) +
-          "; refusing to read it" +
-          (zip ? std::string(". The desktop app and attnviz-cli read an .npz saved with np.savez a head at a time; "
-                             "'attnviz-cli convert FILE.npz FILE.safetensors' makes one this page reads that way too")
-               : std::string())));
+      return Fail(Status::Error("the file is " + std::to_string(total_) + " bytes, over the limit of " +
+                                FormatByteSize(limit) + "; refusing to read it"));
     if (!TryAllocate((size_t)total_))
       return Fail(Status::Error("out of memory for a file of " + std::to_string(total_) + " bytes"));
     buffer_.reserve((size_t)total_);
