@@ -9,8 +9,9 @@ from . import _html, _io, _serve
 
 
 def _inspect_big(path: str) -> bool:
-    """A safetensors file over 1 GiB, or a .npy too big for the viewer to read whole: described from its
-    header (the file may be tens of GB). False for other files, which are read whole."""
+    """A safetensors file over 1 GiB, or a .npy or .npz too big for the viewer to read whole: described from
+    its header (an .npz's directory and its members' headers; the file may be tens of GB). False for other
+    files, which are read whole."""
     import os
 
     import numpy as np
@@ -35,6 +36,12 @@ def _inspect_big(path: str) -> bool:
         print(f"{path}: npy, {gib}, {dtype.str} {tuple(shape)}{' (Fortran order)' if fortran else ''}, "
               "too big to read whole: the viewer reads it lazily, head by head (python3 -m attnviz serve FILE); "
               "attnviz-cli convert FILE out.safetensors --tokens TOKENS adds overviews and tokens")
+        return True
+    if _serve.npz_too_big(path):
+        print(f"{path}: npz, {gib}, too big for the page to read whole")
+        for name, dtype, shape, stored in _serve.npz_members(path)[:64]:
+            print(f"  {name}: {dtype.str} {shape}{'' if stored else ' (compressed)'}")
+        print("  " + _serve.npz_way_out(path))
         return True
     return False
 

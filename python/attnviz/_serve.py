@@ -19,7 +19,7 @@ import sys
 import threading
 import urllib.parse
 from pathlib import Path
-from typing import Any, Optional, Tuple
+from typing import Any, List, Optional, Tuple
 
 from . import _io
 from ._html import find_app
@@ -96,6 +96,61 @@ def npy_too_big(path: str) -> bool:
     return weights > EAGER_MAX_WEIGHTS or size > EAGER_MAX_FILE
 
 
+# The arrays the viewer takes the attention from, in its order (io/attention_file.cpp).
+NPZ_ATTENTION = ("attention.npy", "head_weights.npy", "weights.npy")
+
+
+def npz_members(path: str) -> List[Tuple[str, Any, Tuple[int, ...], bool]]:
+    """(name, dtype, shape, stored) of each member of an .npz, from its directory and the members'
+    .npy headers only (the file may be tens of GB)."""
+    import zipfile
+
+    import numpy as np
+    out = []
+    with zipfile.ZipFile(path) as z:
+        for info in z.infolist():
+            with z.open(info) as m:
+                try:
+                    major, _ = np.lib.format.read_magic(m)
+                    read = np.lib.format.read_array_header_1_0 if major == 1 else np.lib.format.read_array_header_2_0
+                    shape, _, dtype = read(m)
+                except ValueError:
+                    continue  # not a .npy: the viewer says what is wrong with the file
+            out.append((info.filename, dtype, tuple(int(d) for d in shape), info.compress_type == zipfile.ZIP_STORED))
+    return out
+
+
+def npz_too_big(path: str) -> bool:
+    """True when FILE is an .npz the page cannot read whole (over its memory budget, or an attention
+    array past 2^28 weights); only its directory and headers are read."""
+    with open(path, "rb") as f:
+        if f.read(4) != b"PK\x03\x04":
+            return False
+        size = os.fstat(f.fileno()).st_size
+    if size > EAGER_MAX_FILE:
+        return True
+    try:
+        members = {name: shape for name, _, shape, _ in npz_members(path)}
+    except Exception:  # noqa: BLE001 - a broken archive: the viewer says what is wrong with it
+        return False
+    for name in NPZ_ATTENTION:
+        if name in members:
+            weights = 1
+            for d in members[name]:
+                weights *= d
+            return weights > EAGER_MAX_WEIGHTS
+    return False
+
+
+def npz_way_out(path: str) -> str:
+    """What makes an .npz too big for the page readable (the desktop app and attnviz-cli read a stored one lazily)."""
+    name = os.path.basename(path)
+    stem = os.path.splitext(name)[0]
+    return (f"`attnviz-cli convert {name} {stem}.safetensors` writes a file the page reads a head at a time, with "
+            "its tokens (np.savez files; one written with np.savez_compressed is read only whole); the desktop app "
+            "(attnviz FILE) opens an np.savez file as it is")
+
+
 def prepare(path: str, version: str = "auto") -> Tuple[str, Optional[bytes]]:
     """(name, bytes) of the file to serve. version: auto (version 1 for one set, else as it is), 1, 2 or raw.
     A safetensors file gives (name, None): it is served from disk as it is (its header checked here);
@@ -109,6 +164,9 @@ def prepare(path: str, version: str = "auto") -> Tuple[str, Optional[bytes]]:
         return name, None
     if npy_too_big(path):
         return (name if name.lower().endswith(".npy") else name + ".npy"), None
+    if npz_too_big(path):  # not read into memory here: the page could not open it
+        raise ValueError(f"{name} ({size / 2 ** 30:.1f} GiB) is too big for the page to read whole: "
+                         + npz_way_out(path))
     raw = Path(path).read_bytes()
     if version == "raw":
         return name, raw

@@ -2,6 +2,7 @@
 what Python writes, attnviz-cli reads (and the other way round), values F16-rounded, overviews
 max-pooled, layers streamed one at a time, PyTorch's attention exported, HTTP Range answered."""
 import http.client
+import io
 import os
 import json
 import struct
@@ -219,3 +220,41 @@ def test_inspect_describes_a_npy_too_big_to_read_whole_from_its_header(tmp_path)
                        timeout=60, env=dict(os.environ, PYTHONPATH=str(Path(attnviz.__file__).parents[1])))
     assert r.returncode == 0, r.stderr
     assert "npy, 1.0 GiB, <f2 (16, 8, 2048, 2048), too big to read whole" in r.stdout
+
+
+def fake_big_npz(path, compressed=False):
+    """An .npz whose stored attention member's header declares [64, 64, 8192, 8192] float16 (2^38
+    weights) and holds nothing after it, and its tokens: what np.savez writes, as far as the headers go."""
+    import zipfile
+    header = io.BytesIO()
+    np.lib.format.write_array_header_1_0(header, {"descr": "<f2", "fortran_order": False,
+                                                  "shape": (64, 64, 8192, 8192)})
+    tokens = io.BytesIO()
+    np.save(tokens, np.array([f"w{i}" for i in range(8192)]))
+    method = zipfile.ZIP_DEFLATED if compressed else zipfile.ZIP_STORED
+    with zipfile.ZipFile(path, "w", method) as z:
+        z.writestr("attention.npy", header.getvalue())
+        z.writestr("tokens.npy", tokens.getvalue())
+    return path
+
+
+def test_an_npz_too_big_for_the_page_is_refused_with_the_way_out_and_inspected_from_its_headers(tmp_path, rng):
+    big = fake_big_npz(tmp_path / "big.npz")
+    assert _serve.npz_too_big(str(big))
+    with pytest.raises(ValueError, match=r"big.npz \(0.0 GiB\) is too big for the page to read whole: "
+                                         r"`attnviz-cli convert big.npz big.safetensors`"):
+        _serve.prepare(str(big))
+    small = tmp_path / "small.npz"
+    np.savez(small, attention=softmax_attention(rng, (2, 2, 5, 5)), tokens=np.array(list("abcde")))
+    assert not _serve.npz_too_big(str(small))
+    assert _serve.prepare(str(small))[1] is not None  # read whole, as before
+    zipped = fake_big_npz(tmp_path / "zipped.npz", compressed=True)
+    r = subprocess.run([sys.executable, "-m", "attnviz", "inspect", str(zipped)], capture_output=True, text=True,
+                       timeout=60, env=dict(os.environ, PYTHONPATH=str(Path(attnviz.__file__).parents[1])))
+    assert r.returncode == 0, r.stderr
+    assert "npz, 0.0 GiB, too big for the page to read whole" in r.stdout
+    assert "attention.npy: <f2 (64, 64, 8192, 8192) (compressed)" in r.stdout
+    assert "tokens.npy: <U5 (8192,) (compressed)" in r.stdout
+    r = subprocess.run([sys.executable, "-m", "attnviz", "serve", str(big), "--port", "0"], capture_output=True,
+                       text=True, timeout=60, env=dict(os.environ, PYTHONPATH=str(Path(attnviz.__file__).parents[1])))
+    assert r.returncode == 1 and "too big for the page to read whole" in r.stderr, r.stderr
