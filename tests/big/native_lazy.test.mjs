@@ -2,7 +2,8 @@
 // 3 layers x 4 heads; the grid reads only the overviews (no head), and a visited head draws its
 // weights (pixels inverted through the colormap against the file's F16 weights). A .npy too big to
 // read whole (16 x 8 x 2048^2 float16, sparse) opens lazily too, on its first head (it stores no
-// overviews for the grid), and a band of a visited head is read, not the file.
+// overviews for the grid), and a band of a visited head is read, not the file; so does an .npz of it
+// (np.savez, with its tokens).
 //   node tests/big/native_lazy.test.mjs path/to/attnviz
 import fs from 'node:fs';
 import os from 'node:os';
@@ -10,7 +11,7 @@ import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { PNG } from 'pngjs';
 import { check, summary, checkHeatmapPixels } from '../browser/lib.mjs';
-import { write, writeBigNpy, testHead, fromHalf, toHalf } from './safetensors.mjs';
+import { write, writeBigNpy, writeBigNpz, testHead, fromHalf, toHalf } from './safetensors.mjs';
 
 const APP = process.argv[2] || 'build/native/attnviz';
 const ARTIFACTS = process.env.ATTNVIZ_ARTIFACTS || 'build/test-artifacts';
@@ -72,6 +73,18 @@ function main() {
     const hb = b.d.heatmaps.find((x) => x.id === 'main');
     check('a zoomed-in band of a visited .npy head is read, not the file', hb && hb.held[0] <= 1000 && hb.held[1] > 1000 &&
       b.d.lazy.bytes_read < 64 * 2 ** 20, `held ${JSON.stringify(hb && hb.held)}, ${b.d.lazy.bytes_read} bytes read`);
+
+    // np.savez of the same array with its tokens (stored members, 1 GiB): the archive is listed in
+    // place and its attention member read like the .npy, with the tokens.
+    const npz = path.join(dir, 'big.npz');
+    writeBigNpz(npz);
+    const z = run(npz, ['--command', 'map 29', '--command', 'zoom 128 1000 952', '--command', 'numbers off'], 'npz-band');
+    const hz = z.d.heatmaps.find((x) => x.id === 'main');
+    check('an .npz too big to read whole opens lazily, with its tokens', z.d.example === 'file:' + npz &&
+      z.d.source_tokens[0] === 'w0' && z.d.source_tokens[511] === 'w511' && !z.d.message_is_error,
+      `${z.d.example}: ${z.d.source_tokens.slice(509, 512)} ... (describe() gives the first 512); ${z.d.message}`);
+    check('a zoomed-in band of a visited .npz head is read, not the file', hz && hz.held[0] <= 1000 && hz.held[1] > 1000 &&
+      z.d.lazy.bytes_read < 64 * 2 ** 20, `held ${JSON.stringify(hz && hz.held)}, ${z.d.lazy.bytes_read} bytes read`);
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }

@@ -2,6 +2,7 @@
 // overviews and the heads a test visits; a sparse file leaves every other byte a hole (ftruncate),
 // so a 32 x 32 x 4096 x 4096 model (32 GiB) costs a few MB of disk.
 import fs from 'node:fs';
+import zlib from 'node:zlib';
 
 // IEEE half bits of a float, round to nearest even (as FloatToHalf in src/io/safetensors.cpp).
 const f32 = new Float32Array(1), u32 = new Uint32Array(f32.buffer);
@@ -135,13 +136,7 @@ export function testHead(nq, nk, l, h) {
 // A bare .npy array [layers, heads, n, n] of float16 (what np.save writes), sparse like write():
 // heads(l, h) gives a head's F32 weights [n * n] or null (a hole of zeros). Returns the data offset.
 export function writeNpy(path, layers, heads, n, weights) {
-  let dict = `{'descr': '<f2', 'fortran_order': False, 'shape': (${layers}, ${heads}, ${n}, ${n}), }`;
-  while ((10 + dict.length + 1) % 64) dict += ' ';
-  dict += '\n';
-  const header = Buffer.alloc(10 + dict.length);
-  header.set([0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59, 1, 0]);
-  header.writeUInt16LE(dict.length, 8);
-  header.write(dict, 10, 'latin1');
+  const header = npyHeader('<f2', `(${layers}, ${heads}, ${n}, ${n})`);
   const fd = fs.openSync(path, 'w');
   fs.writeSync(fd, header, 0, header.length, 0);
   for (let l = 0; l < layers; l++) {
@@ -159,6 +154,18 @@ export function writeNpy(path, layers, heads, n, weights) {
 
 // The sparse .npy the lazy tests share: [16, 8, 2048, 2048] float16 (1 GiB, 2^29 weights: too big
 // to read whole), a hole but for layer 3 head 5 (map 29), one-hot with row r at column (r * 3) % 2048.
+// A .npy version 1.0 header, padded to 64 bytes as np.save pads it: descr '<f2', shape '(2, 3)'.
+function npyHeader(descr, shape) {
+  let dict = `{'descr': '${descr}', 'fortran_order': False, 'shape': ${shape}, }`;
+  while ((10 + dict.length + 1) % 64) dict += ' ';
+  dict += '\n';
+  const header = Buffer.alloc(10 + dict.length);
+  header.set([0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59, 1, 0]);
+  header.writeUInt16LE(dict.length, 8);
+  header.write(dict, 10, 'latin1');
+  return header;
+}
+
 export const BIG_NPY = { layers: 16, heads: 8, n: 2048, map: 29, hot: (r) => (r * 3) % 2048 };
 export function writeBigNpy(path) {
   const N = BIG_NPY.n;
@@ -168,4 +175,95 @@ export function writeBigNpy(path) {
     for (let r = 0; r < N; r++) w[r * N + BIG_NPY.hot(r)] = 1;
     return w;
   });
+}
+
+// np.savez("big.npz", attention=<BIG_NPY's array>, tokens=["w0", ..., "w2047"]) as numpy writes it
+// (stored members, Zip64 records, CRC-32s), the attention member sparse like writeBigNpy's file.
+export function writeBigNpz(path) {
+  const { layers, heads, n: N } = BIG_NPY;
+  const header = npyHeader('<f2', `(${layers}, ${heads}, ${N}, ${N})`);
+  const head = Buffer.alloc(N * N * 2);
+  for (let r = 0; r < N; r++) head.writeUInt16LE(0x3c00, (r * N + BIG_NPY.hot(r)) * 2);  // 1.0 in F16
+  const dataBytes = layers * heads * N * N * 2;
+  let crc = zlib.crc32(header);
+  const zeros = Buffer.alloc(head.length);
+  for (let i = 0; i < layers * heads; i++) crc = zlib.crc32(i === BIG_NPY.map ? head : zeros, crc);
+  const width = 5;  // '<U5': w2047
+  const text = Buffer.alloc(N * width * 4);
+  for (let i = 0; i < N; i++) [...`w${i}`].forEach((ch, k) => text.writeUInt32LE(ch.codePointAt(0), (i * width + k) * 4));
+  const tokens = Buffer.concat([npyHeader(`<U${width}`, `(${N},)`), text]);
+  const members = [
+    { name: 'attention.npy', size: header.length + dataBytes, crc },
+    { name: 'tokens.npy', size: tokens.length, crc: zlib.crc32(tokens) },
+  ];
+  const fd = fs.openSync(path, 'w');
+  let at = 0;
+  for (const m of members) {
+    const name = Buffer.from(m.name);
+    const local = Buffer.alloc(30 + name.length + 20);
+    local.writeUInt32LE(0x04034b50, 0);
+    local.writeUInt16LE(45, 4);
+    local.writeUInt16LE(0x21, 12);  // date
+    local.writeUInt32LE(m.crc >>> 0, 14);
+    local.writeUInt32LE(0xffffffff, 18);
+    local.writeUInt32LE(0xffffffff, 22);
+    local.writeUInt16LE(name.length, 26);
+    local.writeUInt16LE(20, 28);
+    name.copy(local, 30);
+    local.writeUInt16LE(1, 30 + name.length);
+    local.writeUInt16LE(16, 32 + name.length);
+    local.writeBigUInt64LE(BigInt(m.size), 34 + name.length);
+    local.writeBigUInt64LE(BigInt(m.size), 42 + name.length);
+    m.offset = at;
+    fs.writeSync(fd, local, 0, local.length, at);
+    const body = at + local.length;
+    if (m.name === 'tokens.npy') fs.writeSync(fd, tokens, 0, tokens.length, body);
+    else {
+      fs.writeSync(fd, header, 0, header.length, body);
+      fs.writeSync(fd, head, 0, head.length, body + header.length + BIG_NPY.map * head.length);
+    }
+    at = body + m.size;
+  }
+  const cd = at;
+  for (const m of members) {
+    const name = Buffer.from(m.name);
+    const c = Buffer.alloc(46 + name.length + 28);
+    c.writeUInt32LE(0x02014b50, 0);
+    c.writeUInt16LE(45, 4);
+    c.writeUInt16LE(45, 6);
+    c.writeUInt16LE(0x21, 14);
+    c.writeUInt32LE(m.crc >>> 0, 16);
+    c.writeUInt32LE(0xffffffff, 20);
+    c.writeUInt32LE(0xffffffff, 24);
+    c.writeUInt16LE(name.length, 28);
+    c.writeUInt16LE(28, 30);
+    c.writeUInt32LE(0xffffffff, 42);
+    name.copy(c, 46);
+    c.writeUInt16LE(1, 46 + name.length);
+    c.writeUInt16LE(24, 48 + name.length);
+    c.writeBigUInt64LE(BigInt(m.size), 50 + name.length);
+    c.writeBigUInt64LE(BigInt(m.size), 58 + name.length);
+    c.writeBigUInt64LE(BigInt(m.offset), 66 + name.length);
+    fs.writeSync(fd, c, 0, c.length, at);
+    at += c.length;
+  }
+  const end = Buffer.alloc(56 + 20 + 22);
+  end.writeUInt32LE(0x06064b50, 0);
+  end.writeBigUInt64LE(44n, 4);
+  end.writeUInt16LE(45, 12);
+  end.writeUInt16LE(45, 14);
+  end.writeBigUInt64LE(2n, 24);
+  end.writeBigUInt64LE(2n, 32);
+  end.writeBigUInt64LE(BigInt(at - cd), 40);
+  end.writeBigUInt64LE(BigInt(cd), 48);
+  end.writeUInt32LE(0x07064b50, 56);
+  end.writeBigUInt64LE(BigInt(at), 64);
+  end.writeUInt32LE(1, 72);
+  end.writeUInt32LE(0x06054b50, 76);
+  end.writeUInt16LE(0xffff, 84);
+  end.writeUInt16LE(0xffff, 86);
+  end.writeUInt32LE(0xffffffff, 88);
+  end.writeUInt32LE(0xffffffff, 92);
+  fs.writeSync(fd, end, 0, end.length, at);
+  fs.closeSync(fd);
 }
