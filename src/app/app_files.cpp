@@ -280,9 +280,9 @@ Example ExampleFromLazySet(const std::string& name, const std::shared_ptr<LazyMa
   bool indices = false;  // the file gave no tokens (a .npy)
   for (const std::string& w : ix.warnings) indices = indices || w.find("using indices") != std::string::npos;
   if (PoolsBigHeads(set))
-    ex.description += " The file stores no overviews, so the grid reads each head it shows whole; 'attnviz-cli convert " +
-                      Shorten(name) + " out.safetensors' writes them" +
-                      (indices ? " (with --tokens FILE, the tokens too)." : ".");
+    ex.description +=
+        " The file stores no overviews, so the grid reads each head it shows whole; 'attnviz-cli convert " +
+        Shorten(name) + " out.safetensors' writes them" + (indices ? " (with --tokens FILE, the tokens too)." : ".");
   return ex;
 }
 
