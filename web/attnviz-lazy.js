@@ -464,11 +464,48 @@
     return r;
   }
 
-  // Opens a reader's file in the viewer from its first bytes (the header).
-  async function openLazy(ctx, name, size, range) {
+  // An .npz the viewer may read lazily (attnviz_npz_prefix, io/lazy_npz.cpp): the page reads the
+  // ranges its listing asks for (the end records and directory, the local headers, the tokens) and
+  // asks again, a few times. The descriptor to open it with, or null to read it whole.
+  const isZip = (b) => b.length >= 4 && b[0] === 0x50 && b[1] === 0x4b && b[2] === 3 && b[3] === 4;
+  const NPZ_LAZY_MIN = 256 << 20;  // smaller ones are read whole (2^28 F16 weights are 512 MiB)
+  async function npzPrefix(ctx, size, range, head) {
+    const M = ctx.Module, tail = Math.max(0, size - 131072);
+    const chunks = [[0, head], [tail, await range(tail, size - tail)]];
+    for (let round = 0; round < 64; round++) {
+      const total = chunks.reduce((n, c) => n + c[1].length, 0);
+      const table = M._malloc(16 * chunks.length), data = M._malloc(Math.max(1, total));
+      const offsets = new Float64Array(M.HEAPU8.buffer, table, 2 * chunks.length);
+      let at = 0;
+      chunks.forEach(([offset, bytes], i) => {
+        offsets[2 * i] = offset;
+        offsets[2 * i + 1] = bytes.length;
+        M.HEAPU8.set(bytes, data + at);
+        at += bytes.length;
+      });
+      const r = M.ccall('attnviz_npz_prefix', 'string', ['number', 'number', 'number', 'number'],
+        [size, chunks.length, table, data]);
+      M._free(table);
+      M._free(data);
+      if (r === 'whole') return null;
+      if (r === 'ok') {
+        const p = M.ccall('attnviz_npz_prefix_data', 'number', [], []);
+        return M.HEAPU8.slice(p, p + M.ccall('attnviz_npz_prefix_size', 'number', [], []));
+      }
+      const need = /^need (\d+) (\d+)$/.exec(r);
+      if (!need) throw new Error(r);
+      // A little more than asked: the next member's header is often just after this one's.
+      const offset = Number(need[1]), n = Math.min(size - offset, Math.max(Number(need[2]), 65536));
+      chunks.push([offset, await range(offset, n)]);
+    }
+    throw new Error('npz: listing the archive took too many reads');
+  }
+
+  // Opens a reader's file in the viewer from its first bytes (the header), or an .npz's descriptor.
+  async function openLazy(ctx, name, size, range, descriptor = null) {
     installReaders(ctx);
-    let prefix = await range(0, Math.min(size, 65536));
-    const need = headerLength(prefix);
+    let prefix = descriptor || await range(0, Math.min(size, 65536));
+    const need = descriptor ? 0 : headerLength(prefix);
     if (need > prefix.length && need <= size) prefix = await range(0, need);
     const M = ctx.Module, reader = makeReader(ctx, name, range);
     const p = M._malloc(Math.max(1, prefix.length));
@@ -489,10 +526,12 @@
 
   function openFile(ctx, file) {
     const name = file.name || 'file';
-    return file.slice(0, 65536).arrayBuffer().then((b) => {
+    return file.slice(0, 65536).arrayBuffer().then(async (b) => {
       const head = new Uint8Array(b);
       if (looksLikeSafetensors(head, file.size) || (isNpy(head) && opensLazily(ctx, head, file.size)))
         return openLazy(ctx, name, file.size, fileRange(file));
+      const npz = isZip(head) && file.size >= NPZ_LAZY_MIN ? await npzPrefix(ctx, file.size, fileRange(file), head) : null;
+      if (npz) return openLazy(ctx, name, file.size, fileRange(file), npz);
       const inPage = () => {
         let at = 0;
         return stream(ctx, name, file.size, async (n) => {
@@ -723,7 +762,7 @@
     if (!total) throw fail('the server answered the Range request without the file\'s size (Content-Range: bytes a-b/size)');
     const version = first.headers.get('ETag') || first.headers.get('Last-Modified') || '';
     const head = new Uint8Array(await first.arrayBuffer());
-    if (ifBig && !opensLazily(ctx, head, total)) return FALLBACK;
+    if (ifBig && !isZip(head) && !opensLazily(ctx, head, total)) return FALLBACK;
     const one = (offset, size, signal) => {
       const w = rangeWorker();  // null once the worker failed to start: the page reads itself
       if (w) stats.worker_reads++;
@@ -735,13 +774,17 @@
     // few at a time, and decodes the parts in while the rest arrive (LazyAttentionFile::kPartBytes).
     const range = (offset, size, signal) => (offset === 0 && size <= head.length
       ? Promise.resolve(head.subarray(0, size)) : one(offset, size, signal));
+    if (ifBig && isZip(head)) {  // an .npz: lazily only if big and its attention is stored (np.savez)
+      const npz = total >= NPZ_LAZY_MIN ? await npzPrefix(ctx, total, range, head) : null;
+      return npz ? openLazy(ctx, name, total, range, npz) : FALLBACK;
+    }
     return openLazy(ctx, name, total, range);
   }
 
   async function openUrl(ctx, url) {
     const path = String(url).split(/[?#]/)[0];
     if (/\.safetensors$/i.test(path)) return openUrlLazy(ctx, url);
-    if (/\.npy$/i.test(path)) {  // read lazily if too big to read whole (one Range request tells)
+    if (/\.np[yz]$/i.test(path)) {  // read lazily if too big to read whole (one Range request tells)
       const r = await openUrlLazy(ctx, url, true);
       if (r !== FALLBACK) return r;
     }

@@ -41,7 +41,9 @@ def _inspect_big(path: str) -> bool:
         print(f"{path}: npz, {gib}, too big for the page to read whole")
         for name, dtype, shape, stored in _serve.npz_members(path)[:64]:
             print(f"  {name}: {dtype.str} {shape}{'' if stored else ' (compressed)'}")
-        print("  " + _serve.npz_way_out(path))
+        print("  the viewer reads it lazily, head by head (python3 -m attnviz serve FILE)" if _serve.npz_stored(path)
+              else "  its attention is compressed (np.savez_compressed), which the viewer reads only whole: save it "
+                   "with np.savez, or as safetensors")
         return True
     return False
 

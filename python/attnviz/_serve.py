@@ -51,7 +51,7 @@ PAGE = """<!doctype html>
   window.attnvizReady = AttnViz.mount('#app', {{ example: 'seed002' }}).then(async (viewer) => {{
     window.attnviz = viewer;
     const name = decodeURIComponent(src.split(/[?#]/)[0].split('/').pop());
-    if (/\\.(safetensors|npy)$/i.test(name)) {{  // a .npy is served as it is only when too big to read whole
+    if (/\\.(safetensors|np[yz])$/i.test(name)) {{  // a .npy or .npz is served as it is only when too big to read whole
       await viewer.openUrl(src);  // read lazily: the heads in view, with Range requests
     }} else {{
       const response = await fetch(src);
@@ -142,19 +142,17 @@ def npz_too_big(path: str) -> bool:
     return False
 
 
-def npz_way_out(path: str) -> str:
-    """What makes an .npz too big for the page readable (the desktop app and attnviz-cli read a stored one lazily)."""
-    name = os.path.basename(path)
-    stem = os.path.splitext(name)[0]
-    return (f"`attnviz-cli convert {name} {stem}.safetensors` writes a file the page reads a head at a time, with "
-            "its tokens (np.savez files; one written with np.savez_compressed is read only whole); the desktop app "
-            "(attnviz FILE) opens an np.savez file as it is")
+def npz_stored(path: str) -> bool:
+    """True when an .npz's attention array is stored as it is (np.savez), so the viewer can read it lazily."""
+    members = {name: stored for name, _, _, stored in npz_members(path)}
+    return next((members[n] for n in NPZ_ATTENTION if n in members), False)
 
 
 def prepare(path: str, version: str = "auto") -> Tuple[str, Optional[bytes]]:
     """(name, bytes) of the file to serve. version: auto (version 1 for one set, else as it is), 1, 2 or raw.
     A safetensors file gives (name, None): it is served from disk as it is (its header checked here);
-    so does a .npy too big for the viewer to read whole (npy_too_big), which it then reads lazily."""
+    so does a .npy too big for the viewer to read whole (npy_too_big), and an .npz whose attention is
+    stored (npz_too_big, npz_stored), which it then reads lazily."""
     name = os.path.basename(path)
     with open(path, "rb") as f:
         first = f.read(16)
@@ -164,9 +162,12 @@ def prepare(path: str, version: str = "auto") -> Tuple[str, Optional[bytes]]:
         return name, None
     if npy_too_big(path):
         return (name if name.lower().endswith(".npy") else name + ".npy"), None
-    if npz_too_big(path):  # not read into memory here: the page could not open it
-        raise ValueError(f"{name} ({size / 2 ** 30:.1f} GiB) is too big for the page to read whole: "
-                         + npz_way_out(path))
+    if npz_too_big(path):  # served from disk as it is, and read lazily, if its attention is stored
+        if not npz_stored(path):
+            raise ValueError(f"{name} ({size / 2 ** 30:.1f} GiB) is too big for the page to read whole, and its "
+                             "attention is compressed (np.savez_compressed), which is read only whole: save it with "
+                             "np.savez, or as safetensors (attnviz.save(..., format='safetensors'))")
+        return (name if name.lower().endswith(".npz") else name + ".npz"), None
     raw = Path(path).read_bytes()
     if version == "raw":
         return name, raw

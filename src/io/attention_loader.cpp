@@ -123,14 +123,15 @@ Status AttentionLoader::Feed(const uint8_t* data, size_t n) {
     }
     // Not a streamable .npy: the whole file, then the usual reader.
     const uint64_t limit = std::min<uint64_t>(kMaxFileBytes, DefaultMemoryBudget());
-    // An .npz (np.savez) that big is read lazily where it can be listed in place (io/lazy_npz.cpp):
-    // the way out first, where the status line shows it.
+    // An .npz (np.savez) that big is read lazily (io/lazy_npz.cpp) when picked or served with Range
+    // requests; here it came another way (a server without them): the way out first, where the
+    // status line shows it.
     const bool zip = buffer_.size() >= 2 && buffer_[0] == 'P' && buffer_[1] == 'K';
     if (total_ > limit && zip)
       return Fail(Status::Error("the file is " + FormatApproxByteSize(total_) + ", over the limit of " +
                                 FormatByteSize(limit) +
-                                ": 'attnviz-cli convert FILE.npz FILE.safetensors' makes of an .npz (np.savez) a "
-                                "file this page reads a head at a time; the desktop app reads it as it is"));
+                                ": an .npz saved with np.savez is read a head at a time when picked, or served with "
+                                "Range requests (scripts/serve.mjs, python3 -m attnviz serve)"));
     if (total_ > limit)
       return Fail(Status::Error("the file is " + std::to_string(total_) + " bytes, over the limit of " +
                                 FormatByteSize(limit) + "; refusing to read it"));

@@ -46,7 +46,6 @@ class FileSource : public ByteSource {
     return Status::Ok();
   }
   uint64_t Size() const override { return size_; }
-  const uint8_t* Mapped() const override { return (const uint8_t*)map_; }
   Status Read(uint64_t offset, uint64_t size, uint8_t* dst) override {
     if (!InRange(offset, size, size_)) return BeyondEnd(offset, size, size_);
     struct stat st;

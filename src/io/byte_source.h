@@ -28,10 +28,6 @@ class ByteSource {
   // Synchronous sources: [offset, offset + size) into dst, or an error that says what went wrong
   // (beyond the end, the file changed, an I/O error).
   virtual Status Read(uint64_t offset, uint64_t size, uint8_t* dst) = 0;
-  // The whole file at one address (a memory source, a mapped file), or null. Only for readers that
-  // must look at scattered parts before they know what to read (an .npz's directory and headers);
-  // they see a file changed meanwhile in their next Read.
-  virtual const uint8_t* Mapped() const { return nullptr; }
   // Asynchronous sources: starts reading [offset, offset + size) into dst; dst stays valid until the
   // owner is told the read ended, or until CancelRead(ticket) returns.
   virtual void StartRead(uint64_t ticket, uint64_t offset, uint64_t size, uint8_t* dst) {
@@ -53,7 +49,6 @@ class MemorySource : public ByteSource {
   MemorySource(const uint8_t* data, size_t size) : data_(data), size_(size) {}  // a view: data must outlive it
   uint64_t Size() const override { return size_; }
   Status Read(uint64_t offset, uint64_t size, uint8_t* dst) override;
-  const uint8_t* Mapped() const override { return data_; }
 
  private:
   std::vector<uint8_t> own_;

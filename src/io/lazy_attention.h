@@ -115,9 +115,10 @@ bool LooksLikeNpy(const uint8_t* prefix, size_t n);  // the \x93NUMPY magic
 bool NpyOpensLazily(const uint8_t* prefix, size_t n, uint64_t file_size);
 // An .npz too big to read whole (np.savez of the attention and its tokens): its attention member,
 // if stored as it is (np.savez, not np.savez_compressed), is read lazily like a .npy; its tokens,
-// layer and head names come from the small members. Listing the archive needs the whole file
-// addressable (ByteSource::Mapped: a file on disk natively, bytes in memory), so the page cannot.
-// ReadLazyPrefix gives LazyAttentionFile::Open a descriptor of what was found (LooksLikeLazyNpz).
+// layer and head names come from the small members. The archive is listed from a synchronous source
+// (ZipListSource); the page, whose reads end later, answers the reads it asks for and asks again
+// (web_lazy.cpp, attnviz_npz_prefix). ReadLazyPrefix gives LazyAttentionFile::Open a descriptor of
+// what was found (LooksLikeLazyNpz).
 bool LooksLikeZip(const uint8_t* prefix, size_t n);      // PK\3\4
 bool LooksLikeLazyNpz(const uint8_t* prefix, size_t n);  // the descriptor ReadLazyNpzPrefix makes
 bool NpzOpensLazily(ByteSource* source);                 // mapped, a ZIP, and too big to read whole

@@ -1,6 +1,6 @@
 // An .npz too big to read whole, read lazily (io/lazy_attention.h, docs/FORMATS.md): the archive is
-// listed in place (ZipList over the mapped file, touching only its directory and local headers), the
-// attention member's .npy header is read, and the small members (tokens, names) are extracted. What
+// listed in place (ZipListSource: its end records, directory and local headers only), the attention
+// member's .npy header is read, and the small members (tokens, names) are extracted. What
 // was found goes to LazyAttentionFile::Open as a descriptor (the "prefix" of other formats):
 //
 //   "ATTNVIZ-NPZ1" | u64 file size | u64 member base | u64 member bytes | u32 n | n bytes of .npy header
@@ -57,15 +57,15 @@ struct Cursor {
   }
 };
 
-// The archive's members, listed in place with limits for a file never held whole.
-Status ListInPlace(const uint8_t* data, uint64_t size, std::vector<ZipEntry>* entries) {
-  if (size > (uint64_t)SIZE_MAX) return Status::Error("npz: the file is too big for this address space");
+// The archive's members, listed from its end records, directory and local headers, with limits for a
+// file never held whole.
+Status ListInPlace(ByteSource* source, std::vector<ZipEntry>* entries) {
   ZipReadOptions o;
   o.max_member_bytes = uint64_t(1) << 46;  // the lazy .npy limit, 2^50 weights... of 2^46 bytes here
   o.max_total_bytes = uint64_t(1) << 62;   // 65536 members of 2^46 bytes cannot overflow it
   o.max_entries = 4096;
-  const Status st = ZipList(data, (size_t)size, entries, o);
-  return st ? st : Status::Error("npz: " + st.message);
+  const Status st = ZipListSource(source, entries, o);
+  return st ? st : Status::Error(st.message.rfind("zip: ", 0) == 0 ? "npz: " + st.message : st.message);
 }
 
 const ZipEntry* AttentionMember(const std::vector<ZipEntry>& entries, Status* st) {
@@ -94,11 +94,10 @@ bool LooksLikeLazyNpz(const uint8_t* prefix, size_t n) {
 }
 
 Status ReadLazyNpzPrefix(ByteSource* source, std::vector<uint8_t>* out) {
-  const uint8_t* data = source->Mapped();
+  if (source->Asynchronous()) return Status::Error("ReadLazyNpzPrefix needs a synchronous source");
   const uint64_t size = source->Size();
-  if (!data) return Status::Error("npz: this file cannot be listed in place; only a file on disk can be read lazily");
   std::vector<ZipEntry> entries;
-  Status st = ListInPlace(data, size, &entries);
+  Status st = ListInPlace(source, &entries);
   if (!st) return st;
   const ZipEntry* a = AttentionMember(entries, &st);
   if (!a) return st;
@@ -108,10 +107,11 @@ Status ReadLazyNpzPrefix(ByteSource* source, std::vector<uint8_t>* out) {
                          " to inflate), which is read only whole, and the file is too big for that. Save it with "
                          "np.savez (stored), or as safetensors (attnviz.save(..., format='safetensors')), or raise "
                          "the memory budget (--max-memory)");
+  uint8_t first[12];
   uint64_t header = 0;
-  if (a->data_offset > size || a->compressed_size > size - a->data_offset)
-    return Status::Error("npz: '" + a->name + "' lies outside the file");
-  if (a->compressed_size < 12 || !NpyHeaderBytes(data + a->data_offset, 12, &header) || header > a->compressed_size)
+  if (a->compressed_size < sizeof(first) || !(st = source->Read(a->data_offset, sizeof(first), first)))
+    return st ? Status::Error("npz: '" + a->name + "' is too short for a .npy header") : st;
+  if (!NpyHeaderBytes(first, sizeof(first), &header) || header > a->compressed_size)
     return Status::Error("npz: '" + a->name + "' is too short for a .npy header");
   if (header > kMaxHeaderBytes) return Status::Error("npz: '" + a->name + "' has a .npy header over 1 MiB");
   out->assign(kMagic, kMagic + sizeof(kMagic));
@@ -119,18 +119,24 @@ Status ReadLazyNpzPrefix(ByteSource* source, std::vector<uint8_t>* out) {
   Put(out, a->data_offset, 8);
   Put(out, a->compressed_size, 8);
   Put(out, header, 4);
-  out->insert(out->end(), data + a->data_offset, data + a->data_offset + header);
+  out->resize(out->size() + (size_t)header);
+  if (!(st = source->Read(a->data_offset, header, out->data() + out->size() - header))) return st;
   std::vector<const ZipEntry*> small;
   for (const char* name : kSmallNames)
     for (const ZipEntry& e : entries)
       if (ArrayName(e.name) == name) small.push_back(&e);
   Put(out, small.size(), 4);
-  std::vector<uint8_t> bytes;
+  std::vector<uint8_t> stored, bytes;
   for (const ZipEntry* e : small) {
-    if (e->uncompressed_size > kMaxSmallBytes)
+    if (e->uncompressed_size > kMaxSmallBytes || e->compressed_size > kMaxSmallBytes)
       return Status::Error("npz: '" + e->name + "' is " + FormatByteSize(e->uncompressed_size) + ", over " +
                            FormatByteSize(kMaxSmallBytes) + " for tokens or names");
-    if (!(st = ZipExtract(data, (size_t)size, *e, &bytes))) return Status::Error("npz: " + st.message);
+    ZipEntry here = *e;  // its bytes alone, read from the source
+    here.data_offset = 0;
+    if (!TryAllocate((size_t)e->compressed_size)) return Status::Error("npz: out of memory for '" + e->name + "'");
+    stored.resize((size_t)e->compressed_size);
+    if (!(st = source->Read(e->data_offset, e->compressed_size, stored.data()))) return st;
+    if (!(st = ZipExtract(stored.data(), stored.size(), here, &bytes))) return Status::Error("npz: " + st.message);
     Put(out, e->name.size(), 2);
     out->insert(out->end(), e->name.begin(), e->name.end());
     Put(out, bytes.size(), 4);
@@ -141,7 +147,7 @@ Status ReadLazyNpzPrefix(ByteSource* source, std::vector<uint8_t>* out) {
 
 bool NpzOpensLazily(ByteSource* source) {
   uint8_t first[4] = {};
-  if (!source->Mapped() || source->Size() < sizeof(first) || !source->Read(0, sizeof(first), first) ||
+  if (source->Asynchronous() || source->Size() < sizeof(first) || !source->Read(0, sizeof(first), first) ||
       !LooksLikeZip(first, sizeof(first)))
     return false;
   // Too big to read whole: lazily, or refused by the lazy reader with what would make it readable.

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
+#include <utility>
 
 namespace attnviz {
 namespace {
@@ -65,12 +67,46 @@ Status ApplyZip64Extra(const uint8_t* extra, size_t len, uint64_t* uncomp, uint6
   return Status::Ok();
 }
 
+// The bytes a listing reads: the whole archive in memory, or ranges of a ByteSource read as they are
+// needed (an archive of tens of GB listed from its end records, central directory and local headers;
+// what was read stays until the listing ends, so every pointer At gave stays valid).
+struct ZipBytes {
+  uint64_t size = 0;
+  const uint8_t* data = nullptr;  // the archive in memory, or
+  ByteSource* source = nullptr;   // where its ranges come from
+  std::deque<std::pair<uint64_t, std::vector<uint8_t>>> read;
+  uint64_t read_bytes = 0;
+  static constexpr uint64_t kMaxReadBytes = uint64_t(256) << 20;  // end records, directory and headers
+
+  // [off, off + n) (within size: the caller checked) at *p.
+  Status At(uint64_t off, uint64_t n, const uint8_t** p) {
+    static const uint8_t kNone = 0;
+    if (data || n == 0) return *p = data ? data + off : &kNone, Status::Ok();
+    for (const auto& r : read)
+      if (off >= r.first && off - r.first <= r.second.size() && n <= r.second.size() - (off - r.first))
+        return *p = r.second.data() + (off - r.first), Status::Ok();
+    if (n > kMaxReadBytes - read_bytes)
+      return Status::Error("zip: the central directory and headers are over " + FormatByteSize(kMaxReadBytes));
+    if (!TryAllocate((size_t)n)) return Status::Error("zip: out of memory for the central directory");
+    read.emplace_back(off, std::vector<uint8_t>((size_t)n));
+    const Status st = source->Read(off, n, read.back().second.data());
+    if (!st) return read.pop_back(), st;
+    read_bytes += n;
+    *p = read.back().second.data();
+    return Status::Ok();
+  }
+};
+
 // The local header of `ent` (at `local`) must describe the same member as its central entry:
 // zip parsers that trust only one of the two can be shown different files.
-Status CheckLocalHeader(const uint8_t* data, size_t size, uint64_t local, uint16_t central_flags, ZipEntry* ent) {
-  if (local > size || size - local < 30 || Get32(data + local) != kLocalSig)
-    return Status::Error("zip: local header of '" + ent->name + "' missing or truncated");
-  const uint8_t* l = data + local;
+Status CheckLocalHeader(ZipBytes& b, uint64_t local, uint16_t central_flags, ZipEntry* ent) {
+  const uint64_t size = b.size;
+  const Status missing = Status::Error("zip: local header of '" + ent->name + "' missing or truncated");
+  if (local > size || size - local < 30) return missing;
+  const uint8_t* l = nullptr;
+  Status st = b.At(local, 30, &l);
+  if (!st) return st;
+  if (Get32(l) != kLocalSig) return missing;
   const uint16_t lflags = Get16(l + 6);
   if (Get16(l + 8) != ent->method)
     return Status::Error("zip: local and central headers of '" + ent->name + "' disagree on the method");
@@ -78,15 +114,17 @@ Status CheckLocalHeader(const uint8_t* data, size_t size, uint64_t local, uint16
     return Status::Error("zip: local and central headers of '" + ent->name + "' disagree on encryption");
   const uint64_t lname = Get16(l + 26), lextra = Get16(l + 28);
   if (local + 30 + lname + lextra > size) return Status::Error("zip: local header of '" + ent->name + "' truncated");
-  if (lname != ent->name.size() || std::memcmp(l + 30, ent->name.data(), (size_t)lname) != 0)
+  const uint32_t lcrc = Get32(l + 14);
+  uint64_t l_uncomp = Get32(l + 22), l_comp = Get32(l + 18);
+  const uint8_t* v = nullptr;  // its name, then its extra field
+  if (!(st = b.At(local + 30, lname + lextra, &v))) return st;
+  if (lname != ent->name.size() || std::memcmp(v, ent->name.data(), (size_t)lname) != 0)
     return Status::Error("zip: local header at offset " + std::to_string(local) + " names a different member than '" +
                          ent->name + "' in the central directory");
   if (!(lflags & 0x8)) {  // without a data descriptor the local header holds the real CRC and sizes
-    uint64_t l_uncomp = Get32(l + 22), l_comp = Get32(l + 18);
-    Status st = ApplyZip64Extra(l + 30 + lname, (size_t)lextra, &l_uncomp, &l_comp, nullptr,
-                                "local header of '" + ent->name + "'");
+    st = ApplyZip64Extra(v + lname, (size_t)lextra, &l_uncomp, &l_comp, nullptr, "local header of '" + ent->name + "'");
     if (!st) return st;
-    if (Get32(l + 14) != ent->crc32 || l_uncomp != ent->uncompressed_size || l_comp != ent->compressed_size)
+    if (lcrc != ent->crc32 || l_uncomp != ent->uncompressed_size || l_comp != ent->compressed_size)
       return Status::Error("zip: local and central headers of '" + ent->name + "' disagree on the CRC or sizes");
   }
   ent->data_offset = local + 30 + lname + lextra;
@@ -134,52 +172,72 @@ Status CheckNoOverlap(const std::vector<ZipEntry>& entries, const std::vector<ui
 
 }  // namespace
 
-Status ZipList(const uint8_t* data, size_t size, std::vector<ZipEntry>* entries, const ZipReadOptions& options) {
-  entries->clear();
+namespace {
+
+// The end-of-central-directory record (after which a comment may follow), and the Zip64 end record
+// a locator right before it points at: the members' count and the central directory's place.
+Status FindDirectory(ZipBytes& b, uint64_t* count, uint64_t* cd_size, uint64_t* cd_offset) {
+  const uint64_t size = b.size;
   if (size < 22) return Status::Error("zip: file too small to be a ZIP archive (" + std::to_string(size) + " bytes)");
-  // Pass 1: find the end-of-central-directory record (it may be followed by a comment).
-  size_t eocd = SIZE_MAX;
-  const size_t lowest = size > 22 + 65535 ? size - 22 - 65535 : 0;
-  for (size_t p = size - 22 + 1; p-- > lowest;) {
-    if (Get32(data + p) == kEndSig && p + 22 + Get16(data + p + 20) <= size) {
+  const uint64_t lowest = size > 22 + 65535 ? size - 22 - 65535 : 0;
+  const uint8_t* tail = nullptr;
+  Status st = b.At(lowest, size - lowest, &tail);
+  if (!st) return st;
+  uint64_t eocd = UINT64_MAX;
+  for (uint64_t p = size - 22 + 1; p-- > lowest;) {
+    if (Get32(tail + (p - lowest)) == kEndSig && p + 22 + Get16(tail + (p - lowest) + 20) <= size) {
       eocd = p;
       break;
     }
   }
-  if (eocd == SIZE_MAX) return Status::Error("zip: no end-of-central-directory record (not a ZIP file, or truncated)");
-  const uint8_t* e = data + eocd;
+  if (eocd == UINT64_MAX)
+    return Status::Error("zip: no end-of-central-directory record (not a ZIP file, or truncated)");
+  const uint8_t* e = tail + (eocd - lowest);
   if (Get16(e + 4) != 0 || Get16(e + 6) != 0) return Status::Error("zip: multi-disk archives are not supported");
-  uint64_t count = Get16(e + 10), cd_size = Get32(e + 12), cd_offset = Get32(e + 16);
-
-  // Pass 2: a Zip64 locator right before the EOCD points at the Zip64 end record.
-  if (eocd >= 20 && Get32(data + eocd - 20) == kEnd64LocatorSig) {
-    uint64_t rec = Get64(data + eocd - 20 + 8);
-    if (rec > size || size - rec < 56 || Get32(data + rec) != kEnd64Sig)
-      return Status::Error("zip: Zip64 end-of-central-directory record missing or truncated");
-    count = Get64(data + rec + 32);
-    cd_size = Get64(data + rec + 40);
-    cd_offset = Get64(data + rec + 48);
-  } else if (count == 0xFFFF || cd_size == k32Max || cd_offset == k32Max) {
+  *count = Get16(e + 10), *cd_size = Get32(e + 12), *cd_offset = Get32(e + 16);
+  const uint8_t* locator = nullptr;
+  if (eocd >= 20 && !(st = b.At(eocd - 20, 20, &locator))) return st;
+  if (locator && Get32(locator) == kEnd64LocatorSig) {
+    const uint64_t rec = Get64(locator + 8);
+    const Status missing = Status::Error("zip: Zip64 end-of-central-directory record missing or truncated");
+    if (rec > size || size - rec < 56) return missing;
+    const uint8_t* r = nullptr;
+    if (!(st = b.At(rec, 56, &r))) return st;
+    if (Get32(r) != kEnd64Sig) return missing;
+    *count = Get64(r + 32);
+    *cd_size = Get64(r + 40);
+    *cd_offset = Get64(r + 48);
+  } else if (*count == 0xFFFF || *cd_size == k32Max || *cd_offset == k32Max) {
     return Status::Error("zip: archive needs Zip64 end records but has none");
   }
+  return Status::Ok();
+}
+
+Status ListZip(ZipBytes& b, std::vector<ZipEntry>* entries, const ZipReadOptions& options) {
+  entries->clear();
+  const uint64_t size = b.size;
+  uint64_t count = 0, cd_size = 0, cd_offset = 0;
+  Status st = FindDirectory(b, &count, &cd_size, &cd_offset);
+  if (!st) return st;
   if (count > options.max_entries) return Status::Error("zip: too many members (" + std::to_string(count) + ")");
   if (cd_offset > size || cd_size > size - cd_offset)
     return Status::Error("zip: central directory lies outside the file (truncated?)");
   if (count > cd_size / 46)
     return Status::Error("zip: the central directory is too small for " + std::to_string(count) +
                          " members (truncated?)");
+  const uint8_t* cd = nullptr;
+  if (!(st = b.At(cd_offset, cd_size, &cd))) return st;
 
-  // Pass 3: central directory entries, each checked against its local header.
+  // Central directory entries, each checked against its local header.
   std::vector<uint64_t> local_offsets;
   entries->reserve((size_t)count);
   local_offsets.reserve((size_t)count);
   uint64_t total_uncompressed = 0;
-  uint64_t p = cd_offset;
-  const uint64_t cd_end = cd_offset + cd_size;
+  uint64_t p = 0;
   for (uint64_t i = 0; i < count; ++i) {
-    if (p + 46 > cd_end || Get32(data + p) != kCentralSig)
+    if (p + 46 > cd_size || Get32(cd + p) != kCentralSig)
       return Status::Error("zip: central directory entry " + std::to_string(i) + " is malformed or truncated");
-    const uint8_t* c = data + p;
+    const uint8_t* c = cd + p;
     const uint16_t flags = Get16(c + 8);
     ZipEntry ent;
     ent.method = Get16(c + 10);
@@ -188,11 +246,11 @@ Status ZipList(const uint8_t* data, size_t size, std::vector<ZipEntry>* entries,
     ent.uncompressed_size = Get32(c + 24);
     const uint16_t name_len = Get16(c + 28), extra_len = Get16(c + 30), comment_len = Get16(c + 32);
     uint64_t local = Get32(c + 42);
-    if (p + 46 + name_len + extra_len + comment_len > cd_end)
+    if (p + 46 + name_len + extra_len + comment_len > cd_size)
       return Status::Error("zip: central directory entry " + std::to_string(i) + " overruns the directory");
     ent.name.assign((const char*)c + 46, name_len);
-    Status st = ApplyZip64Extra(c + 46 + name_len, extra_len, &ent.uncompressed_size, &ent.compressed_size, &local,
-                                "central directory entry " + std::to_string(i));
+    st = ApplyZip64Extra(c + 46 + name_len, extra_len, &ent.uncompressed_size, &ent.compressed_size, &local,
+                         "central directory entry " + std::to_string(i));
     if (!st) return st;
     if (flags & 0x1) return Status::Error("zip: member '" + ent.name + "' is encrypted; not supported");
     if (!(st = CheckDeclaredSizes(ent, options))) return st;
@@ -202,12 +260,28 @@ Status ZipList(const uint8_t* data, size_t size, std::vector<ZipEntry>* entries,
                            " bytes uncompressed in total, over the memory budget (" +
                            FormatByteSize(options.max_total_bytes) +
                            "; raise it: --max-memory in the CLI, maxMemory when embedding)");
-    if (!(st = CheckLocalHeader(data, size, local, flags, &ent))) return st;
+    if (!(st = CheckLocalHeader(b, local, flags, &ent))) return st;
     entries->push_back(std::move(ent));
     local_offsets.push_back(local);
     p += 46 + (uint64_t)name_len + extra_len + comment_len;
   }
   return CheckNoOverlap(*entries, local_offsets, cd_offset);
+}
+
+}  // namespace
+
+Status ZipList(const uint8_t* data, size_t size, std::vector<ZipEntry>* entries, const ZipReadOptions& options) {
+  ZipBytes b;
+  b.data = data;
+  b.size = size;
+  return ListZip(b, entries, options);
+}
+
+Status ZipListSource(ByteSource* source, std::vector<ZipEntry>* entries, const ZipReadOptions& options) {
+  ZipBytes b;
+  b.source = source;
+  b.size = source->Size();
+  return ListZip(b, entries, options);
 }
 
 namespace {

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "io/byte_source.h"
 #include "io/memory_budget.h"
 
 namespace attnviz {
@@ -42,6 +43,11 @@ struct ZipReadOptions {
 // Lists the members of a ZIP archive held in memory (validates every header it reads).
 Status ZipList(const uint8_t* data, size_t size, std::vector<ZipEntry>* entries,
                const ZipReadOptions& options = ZipReadOptions());
+// The same from a synchronous ByteSource (io/byte_source.h), read a range at a time: the end
+// records, the central directory and each local header (at most 256 MiB in all), never the members'
+// data. An archive of tens of GB is listed so (io/lazy_npz.cpp); a read error stops it as it is.
+Status ZipListSource(ByteSource* source, std::vector<ZipEntry>* entries,
+                     const ZipReadOptions& options = ZipReadOptions());
 // Extracts one listed member (inflates, checks the size and CRC-32). The output is charged to
 // *budget (when given) as it grows; on error nothing stays charged.
 Status ZipExtract(const uint8_t* data, size_t size, const ZipEntry& entry, std::vector<uint8_t>* out,

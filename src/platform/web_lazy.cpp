@@ -5,14 +5,19 @@
 // the completions (TakeCompletion).
 #include <emscripten.h>
 
+#include <algorithm>
+#include <cstring>
 #include <deque>
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "app/app.h"
 #include "io/byte_source.h"
+#include "io/file_util.h"
 #include "io/lazy_attention.h"
+#include "io/memory_budget.h"
 #include "platform/web_exports.h"
 
 // clang-format off
@@ -64,9 +69,69 @@ class JsSource : public attnviz::ByteSource {
   std::deque<std::pair<uint64_t, attnviz::Status>> done_;
 };
 
+// A synchronous source over the ranges of a file the page has read so far (attnviz_npz_prefix): a
+// read within them is answered, one outside them fails and says which range it needed.
+class RangesSource : public attnviz::ByteSource {
+ public:
+  RangesSource(uint64_t size, int count, const double* table, const unsigned char* data) : size_(size) {
+    for (int i = 0; i < count; ++i) {
+      const uint64_t offset = (uint64_t)table[2 * i], n = (uint64_t)table[2 * i + 1];
+      ranges_.push_back({offset, n, data});
+      data += n;
+    }
+  }
+  uint64_t Size() const override { return size_; }
+  attnviz::Status Read(uint64_t offset, uint64_t n, uint8_t* dst) override {
+    for (const Range& r : ranges_)
+      if (offset >= r.offset && offset - r.offset <= r.size && n <= r.size - (offset - r.offset)) {
+        std::memcpy(dst, r.data + (offset - r.offset), (size_t)n);
+        return attnviz::Status::Ok();
+      }
+    if (!need_size_) need_offset_ = offset, need_size_ = n;
+    return attnviz::Status::Error("the page has not read these bytes yet");
+  }
+  uint64_t need_offset_ = 0, need_size_ = 0;  // the first range asked for and not there
+
+ private:
+  struct Range {
+    uint64_t offset, size;
+    const unsigned char* data;
+  };
+  uint64_t size_;
+  std::vector<Range> ranges_;
+};
+
+std::vector<uint8_t> g_npz_prefix;  // attnviz_npz_prefix's descriptor
+
 }  // namespace
 
 extern "C" {
+
+// An .npz of `size` bytes the page may read lazily (io/lazy_npz.cpp), from the ranges of it read so
+// far: count of them, table[2 i] their offsets and table[2 i + 1] their sizes, their bytes one after
+// another at data. Returns "need OFFSET SIZE" (read that range too and ask again), "whole" (read it
+// whole: small enough, or not an attention file the lazy reader takes, whose reader then says why),
+// "ok" (the descriptor for attnviz_lazy_open is at attnviz_npz_prefix_data, _size bytes), or why not.
+EMSCRIPTEN_KEEPALIVE const char* attnviz_npz_prefix(double size, int count, const double* table,
+                                                    const unsigned char* data) {
+  static std::string result;
+  RangesSource source(size > 0 ? (uint64_t)size : 0, count, table, data);
+  const bool big = source.Size() > std::min<uint64_t>(attnviz::kMaxFileBytes, attnviz::DefaultMemoryBudget());
+  const attnviz::Status st = attnviz::ReadLazyNpzPrefix(&source, &g_npz_prefix);
+  if (source.need_size_)
+    result = "need " + std::to_string(source.need_offset_) + " " + std::to_string(source.need_size_);
+  else if (!st)
+    result = big ? st.message : "whole";
+  else
+    result = big || attnviz::NpzOpensLazily(&source) ? "ok" : "whole";
+  return result.c_str();
+}
+EMSCRIPTEN_KEEPALIVE const unsigned char* attnviz_npz_prefix_data() {
+  return g_npz_prefix.data();
+}
+EMSCRIPTEN_KEEPALIVE int attnviz_npz_prefix_size() {
+  return (int)g_npz_prefix.size();
+}
 
 // Opens a safetensors file the page reads for the viewer: its reader `source` (attnviz-lazy.js), its
 // size, and its first bytes (at least the header). Returns "" or why not.

@@ -4,14 +4,15 @@
 // zoomed-in view reads only the rows in view, and WASM memory stays under 512 MB; a server without
 // Range support, a file changed on the server, a response cut short and a bad header give messages.
 // A .npy too big to read whole (16 x 8 x 2048^2 float16, sparse) opens lazily over Range requests and
-// through File.slice(), on its first head, and a band of a visited head matches its weights.
+// through File.slice(), on its first head, and a band of a visited head matches its weights; so does
+// an .npz of it (np.savez with its tokens), listed from its end in a few reads.
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { openApp, frames, screenshot, check, summary, checkHeatmapPixels } from '../browser/lib.mjs';
 import { serve } from '../../scripts/serve.mjs';
-import { write, writeBigNpy, BIG_NPY, testHead, fromHalf, toHalf } from './safetensors.mjs';
+import { write, writeBigNpy, writeBigNpz, BIG_NPY, testHead, fromHalf, toHalf } from './safetensors.mjs';
 
 const describe = (page) => page.evaluate(() => window.attnviz.describe());
 const command = (page, c) => page.evaluate((x) => window.attnviz.command(x), c);
@@ -57,6 +58,8 @@ async function pixelsMatch(page, name, weights, shot) {
   const h = d.heatmaps.find((x) => x.id === 'main');
   const sub = subMap(h, h.view, h.held, (r, c) => fromHalf(toHalf(weights(r, c))));
   check(`${name}: the rows of the head are in memory`, h.held[1] > h.held[0], JSON.stringify(h.held));
+  check(`${name}: the cells in view have weights (not a view of zeros)`, sub.weights.some((w) => w > 0),
+    `${sub.rows} x ${sub.cols} cells`);
   return checkHeatmapPixels(name, d, sub, png);
 }
 
@@ -146,6 +149,8 @@ async function main() {
   const npy = path.join(dir, 'big.npy');
   const oneHot2 = (r, c) => (c === BIG_NPY.hot(r) ? 1 : 0);
   writeBigNpy(npy);
+  writeBigNpz(path.join(dir, 'big.npz'));
+  fs.linkSync(path.join(dir, 'big.npz'), path.join(dir, 'picked.npz'));
   fs.linkSync(npy, path.join(dir, 'picked.npy'));  // the same bytes under another name, for File.slice
   fs.copyFileSync(small, path.join(dir, 'changing.safetensors'));
   fs.writeFileSync(path.join(dir, 'bad.safetensors'), fs.readFileSync(small).subarray(0, 2000));
@@ -213,6 +218,29 @@ async function main() {
       x.heatmaps[0].held[1] >= 1508, 'the band around row 1500 (.npy, File.slice)');
     await pixelsMatch(page, '.npy through File.slice: layer 3 head 5, rows around 1500', oneHot2, 'lazy-npy-slice.png');
     await command(page, 'zoom 1');
+
+    // np.savez of the same array with its tokens: listed from its end (a few Range reads), then read
+    // like the .npy, over Range requests and through File.slice().
+    for (const how of ['Range', 'File.slice']) {
+      if (how === 'Range') await page.evaluate((u) => window.attnviz.openUrl(u), url('big.npz'));
+      else {
+        await page.setInputFiles('#lazy-npy-input', path.join(dir, 'picked.npz'));
+        await page.evaluate(() => window.attnviz.openFile(document.getElementById('lazy-npy-input').files[0]));
+      }
+      const name = how === 'Range' ? 'big.npz' : 'picked.npz';
+      d = await until(page, (x) => x.example === 'file:' + name && x.view === 'heatmap', `the .npz (${how})`);
+      check(`${how}: an .npz too big to read whole opens lazily with its tokens`, d.source_tokens[511] === 'w511' &&
+        !d.message_is_error, `${d.source_tokens.slice(509, 512)}: ${d.message}`);
+      await command(page, 'map 29');
+      await command(page, 'zoom 128 1200 1552');  // row 1200 -> column 3600 % 2048 = 1552
+      await until(page, (x) => x.heatmaps[0] && x.heatmaps[0].held && x.heatmaps[0].held[0] <= 1192 &&
+        x.heatmaps[0].held[1] >= 1208, `the band around row 1200 (.npz, ${how})`);
+      await pixelsMatch(page, `.npz (${how}): layer 3 head 5, rows around 1200`, oneHot2, `lazy-npz-${how === 'Range' ? 'range' : 'slice'}.png`);
+      d = await describe(page);
+      check(`.npz (${how}): a band is read, not the file`, d.lazy.bytes_read < 64 * 2 ** 20,
+        `${(d.lazy.bytes_read / 2 ** 20).toFixed(1)} MiB read`);
+      await command(page, 'zoom 1');
+    }
 
     // 32 GiB over Range requests: opens on the header; a zoomed-in view reads the rows in view only.
     const t0 = Date.now();

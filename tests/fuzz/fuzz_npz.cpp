@@ -1,4 +1,5 @@
-// Fuzz target: .npz and its zip reader (io/npz.h, io/zip.h). Every listed member is extracted;
+// Fuzz target: .npz and its zip reader (io/npz.h, io/zip.h); listing from a source (ZipListSource) must
+// give what listing in memory gives. Every listed member is extracted;
 // an archive that parses must write and parse again to the same arrays. CRCs are not checked
 // here (ZipReadOptions::verify_crc), or mutated members would never reach the .npy parser.
 // The same bytes opened as the lazy reader opens an .npz too big to read whole (io/lazy_npz.cpp):
@@ -31,8 +32,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FuzzLazyNpz(data, size);
   attnviz::ZipReadOptions no_crc;
   no_crc.verify_crc = false;
-  std::vector<attnviz::ZipEntry> entries;
-  if (attnviz::ZipList(data, size, &entries, no_crc)) {
+  std::vector<attnviz::ZipEntry> entries, listed;
+  const attnviz::Status in_memory = attnviz::ZipList(data, size, &entries, no_crc);
+  attnviz::MemorySource whole(data, size);
+  const attnviz::Status from_source = attnviz::ZipListSource(&whole, &listed, no_crc);  // a range at a time
+  ATTNVIZ_FUZZ_CHECK(in_memory.ok == from_source.ok && in_memory.message == from_source.message);
+  ATTNVIZ_FUZZ_CHECK(entries.size() == listed.size());
+  for (size_t i = 0; i < entries.size(); ++i)
+    ATTNVIZ_FUZZ_CHECK(entries[i].name == listed[i].name && entries[i].data_offset == listed[i].data_offset);
+  if (in_memory) {
     std::vector<uint8_t> out;
     for (const attnviz::ZipEntry& e : entries) {
       if (attnviz::ZipExtract(data, size, e, &out, no_crc)) ATTNVIZ_FUZZ_CHECK(out.size() == e.uncompressed_size);

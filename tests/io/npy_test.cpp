@@ -11,6 +11,7 @@
 #include <sstream>
 #include <string>
 
+#include "io/byte_source.h"
 #include "io/file_util.h"
 #include "io/npz.h"
 #include "io/zip.h"
@@ -328,6 +329,49 @@ TEST(Npz, DeflateBombAndBadMethodsAreRefused) {
 
 // Fuzz-ish: every truncation and many single-byte corruptions of real files must give either a
 // clean error or (for bytes the format does not check, e.g. data values) a valid array.
+TEST(Npz, ListingFromASourceGivesWhatListingInMemoryGives) {
+  // ZipListSource reads only the end records, the directory and the local headers, a range at a time
+  // (an .npz of tens of GB read lazily): on every numpy fixture, each truncation and each corrupted
+  // byte, it gives the members ZipList gives, or the same message.
+  int compared = 0;
+  for (const char* f : {"savez.npz", "savez_compressed.npz", "zip64.npz", "zip64_compressed.npz"}) {
+    const std::vector<uint8_t> good = ReadData(f);
+    auto same = [&](const std::vector<uint8_t>& b, const std::string& what) {
+      std::vector<ZipEntry> a, c;
+      const Status sa = ZipList(b.data(), b.size(), &a);
+      MemorySource source(b.data(), b.size());
+      const Status sc = ZipListSource(&source, &c);
+      ASSERT_EQ(sa.ok, sc.ok) << f << " " << what;
+      ASSERT_EQ(sa.message, sc.message) << f << " " << what;
+      ASSERT_EQ(a.size(), c.size()) << f << " " << what;
+      for (size_t i = 0; i < a.size(); ++i) {
+        EXPECT_EQ(a[i].name, c[i].name);
+        EXPECT_EQ(a[i].data_offset, c[i].data_offset);
+        EXPECT_EQ(a[i].compressed_size, c[i].compressed_size);
+        EXPECT_EQ(a[i].crc32, c[i].crc32);
+      }
+      ++compared;
+    };
+    same(good, "whole");
+    for (size_t len = 0; len < good.size(); len += 3) same({good.begin(), good.begin() + (long)len}, "cut");
+    for (size_t pos = 0; pos < good.size(); ++pos) {
+      std::vector<uint8_t> bad = good;
+      bad[pos] ^= 0xA5;
+      same(bad, "byte " + std::to_string(pos));
+    }
+  }
+  EXPECT_GT(compared, 1000);
+  // A source that fails says so, as it is.
+  struct Failing : MemorySource {
+    using MemorySource::MemorySource;
+    Status Read(uint64_t, uint64_t, uint8_t*) override { return Status::Error("the disk is gone"); }
+  };
+  const std::vector<uint8_t> good = ReadData("savez.npz");
+  Failing failing(good.data(), good.size());
+  std::vector<ZipEntry> entries;
+  EXPECT_EQ(ZipListSource(&failing, &entries).message, "the disk is gone");
+}
+
 TEST(Npz, TruncatedAndCorruptedFilesNeverCrash) {
   int errors = 0, accepted = 0;
   for (const char* f : {"savez.npz", "savez_compressed.npz", "zip64.npz", "zip64_compressed.npz", "v1_f2.npy",

@@ -1,14 +1,15 @@
 // `python3 -m attnviz serve FILE` in headless Chromium: a .npy too big to read whole (16 x 8 x 2048^2
 // float16, sparse, 1 GiB) is served from disk and the page reads it lazily over Range requests,
 // opening on its first head; a visited head's band is read, not the file. A small .npy is served from
-// memory (no Range answers) and still opens, read whole.
+// memory (no Range answers) and still opens, read whole. An .npz of the big array (np.savez, with its
+// tokens) is served from disk and read lazily too.
 //   node tests/python/serve.test.mjs   (ATTNVIZ_WEB_APP: the built app; python3 with numpy)
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
 import { openApp, check, summary, screenshot } from '../browser/lib.mjs';
-import { writeNpy, writeBigNpy } from '../big/safetensors.mjs';
+import { writeNpy, writeBigNpy, writeBigNpz } from '../big/safetensors.mjs';
 
 const PYTHON = process.env.ATTNVIZ_PYTHON || '/usr/bin/python3';
 
@@ -65,6 +66,15 @@ async function main() {
     check('serve: a band of a visited head is read over Range requests', h.held[0] <= 992 && h.held[1] >= 1008 &&
       d.lazy.bytes_read < 64 * 2 ** 20, `held ${JSON.stringify(h.held)}, ${(d.lazy.bytes_read / 2 ** 20).toFixed(1)} MiB read`);
     await screenshot(app.page, 'python-serve-npy.png');
+    // np.savez of the same array with its tokens: served from disk too, listed and read lazily.
+    const npz = path.join(dir, 'big.npz');
+    writeBigNpz(npz);
+    const s3 = await pythonServe(npz);
+    servers.push(s3);
+    ({ error, d } = await opened(app.page, s3.url));
+    check('serve: an .npz too big to read whole opens lazily with its tokens', !error && d.example === 'file:big.npz' &&
+      d.lazy && d.lazy.bytes_read < 64 * 2 ** 20 && d.source_tokens[7] === 'w7',
+      `${error} ${d.example}, ${d.lazy && (d.lazy.bytes_read / 2 ** 20).toFixed(1)} MiB read, ${d.source_tokens.slice(0, 8)}`);
     const s2 = await pythonServe(small);
     servers.push(s2);
     ({ error, d } = await opened(app.page, s2.url));

@@ -207,7 +207,7 @@ def test_serve_gives_a_npy_too_big_to_read_whole_as_it_is(tmp_path, rng, app_dir
         assert r.getheader("Content-Range") == f"bytes 0-127/{big.stat().st_size}"
         c.request("GET", "/")
         page = c.getresponse().read().decode()
-        assert "safetensors|npy" in page  # the page opens it with openUrl, which reads it lazily
+        assert "safetensors|np[yz]" in page  # the page opens it with openUrl, which reads it lazily
     finally:
         server.shutdown()
         server.server_close()
@@ -238,23 +238,29 @@ def fake_big_npz(path, compressed=False):
     return path
 
 
-def test_an_npz_too_big_for_the_page_is_refused_with_the_way_out_and_inspected_from_its_headers(tmp_path, rng):
+def test_an_npz_too_big_to_read_whole_is_served_as_it_is_if_stored_and_inspected_from_its_headers(tmp_path, rng):
     big = fake_big_npz(tmp_path / "big.npz")
-    assert _serve.npz_too_big(str(big))
-    with pytest.raises(ValueError, match=r"big.npz \(0.0 GiB\) is too big for the page to read whole: "
-                                         r"`attnviz-cli convert big.npz big.safetensors`"):
-        _serve.prepare(str(big))
+    assert _serve.npz_too_big(str(big)) and _serve.npz_stored(str(big))
+    assert _serve.prepare(str(big)) == ("big.npz", None)  # from disk, with Range requests: the page reads it lazily
     small = tmp_path / "small.npz"
     np.savez(small, attention=softmax_attention(rng, (2, 2, 5, 5)), tokens=np.array(list("abcde")))
     assert not _serve.npz_too_big(str(small))
     assert _serve.prepare(str(small))[1] is not None  # read whole, as before
     zipped = fake_big_npz(tmp_path / "zipped.npz", compressed=True)
+    with pytest.raises(ValueError, match=r"zipped.npz \(0.0 GiB\) is too big for the page to read whole, and its "
+                                         r"attention is compressed \(np.savez_compressed\)"):
+        _serve.prepare(str(zipped))
+    env = dict(os.environ, PYTHONPATH=str(Path(attnviz.__file__).parents[1]))
     r = subprocess.run([sys.executable, "-m", "attnviz", "inspect", str(zipped)], capture_output=True, text=True,
-                       timeout=60, env=dict(os.environ, PYTHONPATH=str(Path(attnviz.__file__).parents[1])))
+                       timeout=60, env=env)
     assert r.returncode == 0, r.stderr
     assert "npz, 0.0 GiB, too big for the page to read whole" in r.stdout
     assert "attention.npy: <f2 (64, 64, 8192, 8192) (compressed)" in r.stdout
     assert "tokens.npy: <U5 (8192,) (compressed)" in r.stdout
-    r = subprocess.run([sys.executable, "-m", "attnviz", "serve", str(big), "--port", "0"], capture_output=True,
-                       text=True, timeout=60, env=dict(os.environ, PYTHONPATH=str(Path(attnviz.__file__).parents[1])))
-    assert r.returncode == 1 and "too big for the page to read whole" in r.stderr, r.stderr
+    assert "its attention is compressed" in r.stdout
+    r = subprocess.run([sys.executable, "-m", "attnviz", "inspect", str(big)], capture_output=True, text=True,
+                       timeout=60, env=env)
+    assert "the viewer reads it lazily, head by head" in r.stdout, r.stdout
+    r = subprocess.run([sys.executable, "-m", "attnviz", "serve", str(zipped), "--port", "0"], capture_output=True,
+                       text=True, timeout=60, env=env)
+    assert r.returncode == 1 and "its attention is compressed" in r.stderr, r.stderr
