@@ -177,6 +177,18 @@ export function writeBigNpy(path) {
   });
 }
 
+// Little-endian fields one after another: [bytes, value] pairs (2, 4 or 8 bytes), or Buffers as they are.
+function le(...fields) {
+  return Buffer.concat(fields.map((f) => {
+    if (Buffer.isBuffer(f)) return f;
+    const b = Buffer.alloc(f[0]);
+    if (f[0] === 8) b.writeBigUInt64LE(BigInt(f[1]));
+    else if (f[0] === 4) b.writeUInt32LE(f[1]);
+    else b.writeUInt16LE(f[1]);
+    return b;
+  }));
+}
+
 // np.savez("big.npz", attention=<BIG_NPY's array>, tokens=["w0", ..., "w2047"]) as numpy writes it
 // (stored members, Zip64 records, CRC-32s), the attention member sparse like writeBigNpy's file.
 export function writeBigNpz(path) {
@@ -198,22 +210,11 @@ export function writeBigNpz(path) {
   ];
   const fd = fs.openSync(path, 'w');
   let at = 0;
-  for (const m of members) {
+  const max32 = 0xffffffff;
+  for (const m of members) {  // local header with its Zip64 extra (sizes), then the data
     const name = Buffer.from(m.name);
-    const local = Buffer.alloc(30 + name.length + 20);
-    local.writeUInt32LE(0x04034b50, 0);
-    local.writeUInt16LE(45, 4);
-    local.writeUInt16LE(0x21, 12);  // date
-    local.writeUInt32LE(m.crc >>> 0, 14);
-    local.writeUInt32LE(0xffffffff, 18);
-    local.writeUInt32LE(0xffffffff, 22);
-    local.writeUInt16LE(name.length, 26);
-    local.writeUInt16LE(20, 28);
-    name.copy(local, 30);
-    local.writeUInt16LE(1, 30 + name.length);
-    local.writeUInt16LE(16, 32 + name.length);
-    local.writeBigUInt64LE(BigInt(m.size), 34 + name.length);
-    local.writeBigUInt64LE(BigInt(m.size), 42 + name.length);
+    const local = le([4, 0x04034b50], [2, 45], [2, 0], [2, 0], [2, 0], [2, 0x21], [4, m.crc >>> 0], [4, max32],
+      [4, max32], [2, name.length], [2, 20], name, [2, 1], [2, 16], [8, m.size], [8, m.size]);
     m.offset = at;
     fs.writeSync(fd, local, 0, local.length, at);
     const body = at + local.length;
@@ -225,45 +226,18 @@ export function writeBigNpz(path) {
     at = body + m.size;
   }
   const cd = at;
-  for (const m of members) {
+  for (const m of members) {  // central directory entries with their Zip64 extras (sizes, offset)
     const name = Buffer.from(m.name);
-    const c = Buffer.alloc(46 + name.length + 28);
-    c.writeUInt32LE(0x02014b50, 0);
-    c.writeUInt16LE(45, 4);
-    c.writeUInt16LE(45, 6);
-    c.writeUInt16LE(0x21, 14);
-    c.writeUInt32LE(m.crc >>> 0, 16);
-    c.writeUInt32LE(0xffffffff, 20);
-    c.writeUInt32LE(0xffffffff, 24);
-    c.writeUInt16LE(name.length, 28);
-    c.writeUInt16LE(28, 30);
-    c.writeUInt32LE(0xffffffff, 42);
-    name.copy(c, 46);
-    c.writeUInt16LE(1, 46 + name.length);
-    c.writeUInt16LE(24, 48 + name.length);
-    c.writeBigUInt64LE(BigInt(m.size), 50 + name.length);
-    c.writeBigUInt64LE(BigInt(m.size), 58 + name.length);
-    c.writeBigUInt64LE(BigInt(m.offset), 66 + name.length);
+    const c = le([4, 0x02014b50], [2, 45], [2, 45], [2, 0], [2, 0], [2, 0], [2, 0x21], [4, m.crc >>> 0], [4, max32],
+      [4, max32], [2, name.length], [2, 28], [2, 0], [2, 0], [2, 0], [4, 0], [4, max32], name, [2, 1], [2, 24],
+      [8, m.size], [8, m.size], [8, m.offset]);
     fs.writeSync(fd, c, 0, c.length, at);
     at += c.length;
   }
-  const end = Buffer.alloc(56 + 20 + 22);
-  end.writeUInt32LE(0x06064b50, 0);
-  end.writeBigUInt64LE(44n, 4);
-  end.writeUInt16LE(45, 12);
-  end.writeUInt16LE(45, 14);
-  end.writeBigUInt64LE(2n, 24);
-  end.writeBigUInt64LE(2n, 32);
-  end.writeBigUInt64LE(BigInt(at - cd), 40);
-  end.writeBigUInt64LE(BigInt(cd), 48);
-  end.writeUInt32LE(0x07064b50, 56);
-  end.writeBigUInt64LE(BigInt(at), 64);
-  end.writeUInt32LE(1, 72);
-  end.writeUInt32LE(0x06054b50, 76);
-  end.writeUInt16LE(0xffff, 84);
-  end.writeUInt16LE(0xffff, 86);
-  end.writeUInt32LE(0xffffffff, 88);
-  end.writeUInt32LE(0xffffffff, 92);
+  // Zip64 end record, its locator, and the end record whose fields say to look at them.
+  const end = le([4, 0x06064b50], [8, 44], [2, 45], [2, 45], [4, 0], [4, 0], [8, 2], [8, 2], [8, at - cd], [8, cd],
+    [4, 0x07064b50], [4, 0], [8, at], [4, 1],
+    [4, 0x06054b50], [2, 0], [2, 0], [2, 0xffff], [2, 0xffff], [4, max32], [4, max32], [2, 0]);
   fs.writeSync(fd, end, 0, end.length, at);
   fs.closeSync(fd);
 }

@@ -370,6 +370,18 @@ TEST(Cli, InspectReadsASafetensorsHeaderOnly) {
   std::remove(big.c_str());
 }
 
+// `inspect --heads` of a file too big to read whole under --max-memory 16K (read a head at a time)
+// prints the table it prints when the file is read whole (up to the lazy reader's warnings).
+void ExpectTheSameHeadsTableReadLazily(const std::string& path) {
+  const RunResult whole = Cli("inspect '" + path + "' --sort entropy");
+  const RunResult r = Cli("inspect --max-memory 16K '" + path + "' --sort entropy");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const size_t at_whole = whole.out.find("heads (sorted by entropy"), b = r.out.find("heads (sorted by entropy");
+  ASSERT_NE(at_whole, std::string::npos) << whole.out;
+  ASSERT_NE(b, std::string::npos) << r.out;
+  EXPECT_EQ(r.out.substr(b, r.out.find("warning", b) - b), whole.out.substr(at_whole)) << path;
+}
+
 TEST(Cli, AnNpzTooBigToReadWholeIsInspectedConvertedAndRenderedLazilyWithItsTokens) {
   // np.savez of a [2, 3, 40, 40] float32 attention array with its tokens and layer names: under
   // --max-memory 16K it is read lazily (its attention member stored as it is); compressed, it says how
@@ -400,14 +412,7 @@ TEST(Cli, AnNpzTooBigToReadWholeIsInspectedConvertedAndRenderedLazilyWithItsToke
   EXPECT_NE(r.out.find("npz (its attention stored as it is), "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("tokens (40): \"tok0\" \"tok1\""), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("layer 1 \"dec\": 3 heads, F32"), std::string::npos) << r.out;
-  // --heads: the same table as when it is read whole.
-  const RunResult whole = Cli("inspect '" + npz + "' --sort entropy");
-  r = Cli("inspect --max-memory 16K '" + npz + "' --sort entropy");
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  const size_t at_whole = whole.out.find("heads (sorted by entropy"), b = r.out.find("heads (sorted by entropy");
-  ASSERT_NE(at_whole, std::string::npos) << whole.out;
-  ASSERT_NE(b, std::string::npos) << r.out;
-  EXPECT_EQ(r.out.substr(b), whole.out.substr(at_whole));
+  ExpectTheSameHeadsTableReadLazily(npz);  // --heads, a head at a time
   // convert keeps the tokens and names; render draws a head of it, as from the file read whole.
   r = Cli("convert --max-memory 16K '" + npz + "' '" + st + "'");
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -452,14 +457,7 @@ TEST(Cli, ANpyTooBigToReadWholeIsInspectedAndConvertedHeadByHead) {
       << r.out;
   r = Cli("inspect '" + npy + "'");  // read whole without the limit
   EXPECT_EQ(r.out.find("too big to read whole"), std::string::npos) << r.out;
-  // --heads reads it a head at a time: the same table as when it is read whole.
-  const RunResult whole = Cli("inspect '" + npy + "' --sort entropy");
-  r = Cli("inspect --max-memory 16K '" + npy + "' --sort entropy");
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  const size_t at_whole = whole.out.find("heads (sorted by entropy"), b = r.out.find("heads (sorted by entropy");
-  ASSERT_NE(at_whole, std::string::npos) << whole.out;
-  ASSERT_NE(b, std::string::npos) << r.out;
-  EXPECT_EQ(r.out.substr(b, r.out.find("warning", b) - b), whole.out.substr(at_whole));
+  ExpectTheSameHeadsTableReadLazily(npy);  // --heads reads it a head at a time
   r = Cli("convert --max-memory 16K '" + npy + "' '" + st + "'");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("wrote " + st + ": 1 set(s), 6 head(s)"), std::string::npos) << r.out;
