@@ -61,7 +61,7 @@ struct Cursor {
 // file never held whole.
 Status ListInPlace(ByteSource* source, std::vector<ZipEntry>* entries) {
   ZipReadOptions o;
-  o.max_member_bytes = uint64_t(1) << 46;  // the lazy .npy limit, 2^50 weights... of 2^46 bytes here
+  o.max_member_bytes = uint64_t(1) << 46;  // 64 TiB: the attention array's own limits bound it
   o.max_total_bytes = uint64_t(1) << 62;   // 65536 members of 2^46 bytes cannot overflow it
   o.max_entries = 4096;
   const Status st = ZipListSource(source, entries, o);
