@@ -469,7 +469,7 @@
   // asks again, a few times. The descriptor to open it with, or null to read it whole.
   const isZip = (b) => b.length >= 4 && b[0] === 0x50 && b[1] === 0x4b && b[2] === 3 && b[3] === 4;
   const NPZ_LAZY_MIN = 256 << 20;  // smaller ones are read whole (2^28 F16 weights are 512 MiB)
-  async function npzPrefix(ctx, size, range, head) {
+  async function npzPrefix(ctx, name, size, range, head) {
     const M = ctx.Module, tail = Math.max(0, size - 131072);
     const chunks = [[0, head], [tail, await range(tail, size - tail)]];
     for (let round = 0; round < 64; round++) {
@@ -493,7 +493,12 @@
         return M.HEAPU8.slice(p, p + M.ccall('attnviz_npz_prefix_size', 'number', [], []));
       }
       const need = /^need (\d+) (\d+)$/.exec(r);
-      if (!need) throw new Error(r);
+      if (!need) {  // why it cannot be read lazily: on the status line too, as the viewer's own errors are
+        const message = `could not open ${name}: ${r}`;
+        M.ccall('attnviz_show_error', null, ['string'], [message]);
+        ctx.wake();
+        throw new Error(message);
+      }
       // A little more than asked: the next member's header is often just after this one's.
       const offset = Number(need[1]), n = Math.min(size - offset, Math.max(Number(need[2]), 65536));
       chunks.push([offset, await range(offset, n)]);
@@ -530,7 +535,7 @@
       const head = new Uint8Array(b);
       if (looksLikeSafetensors(head, file.size) || (isNpy(head) && opensLazily(ctx, head, file.size)))
         return openLazy(ctx, name, file.size, fileRange(file));
-      const npz = isZip(head) && file.size >= NPZ_LAZY_MIN ? await npzPrefix(ctx, file.size, fileRange(file), head) : null;
+      const npz = isZip(head) && file.size >= NPZ_LAZY_MIN ? await npzPrefix(ctx, name, file.size, fileRange(file), head) : null;
       if (npz) return openLazy(ctx, name, file.size, fileRange(file), npz);
       const inPage = () => {
         let at = 0;
@@ -775,7 +780,7 @@
     const range = (offset, size, signal) => (offset === 0 && size <= head.length
       ? Promise.resolve(head.subarray(0, size)) : one(offset, size, signal));
     if (ifBig && isZip(head)) {  // an .npz: lazily only if big and its attention is stored (np.savez)
-      const npz = total >= NPZ_LAZY_MIN ? await npzPrefix(ctx, total, range, head) : null;
+      const npz = total >= NPZ_LAZY_MIN ? await npzPrefix(ctx, name, total, range, head) : null;
       return npz ? openLazy(ctx, name, total, range, npz) : FALLBACK;
     }
     return openLazy(ctx, name, total, range);

@@ -103,10 +103,10 @@ Status ReadLazyNpzPrefix(ByteSource* source, std::vector<uint8_t>* out) {
   if (!a) return st;
   if (a->method != 0)
     return Status::Error("npz: '" + a->name +
-                         "' is compressed (np.savez_compressed: " + FormatByteSize(a->uncompressed_size) +
+                         "' is compressed (np.savez_compressed: " + FormatApproxByteSize(a->uncompressed_size) +
                          " to inflate), which is read only whole, and the file is too big for that. Save it with "
                          "np.savez (stored), or as safetensors (attnviz.save(..., format='safetensors')), or raise "
-                         "the memory budget (--max-memory)");
+                         "the memory budget (--max-memory in the CLI, maxMemory when embedding)");
   uint8_t first[12];
   uint64_t header = 0;
   if (a->compressed_size < sizeof(first) || !(st = source->Read(a->data_offset, sizeof(first), first)))

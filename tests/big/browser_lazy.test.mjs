@@ -151,6 +151,7 @@ async function main() {
   writeBigNpy(npy);
   writeBigNpz(path.join(dir, 'big.npz'));
   fs.linkSync(path.join(dir, 'big.npz'), path.join(dir, 'picked.npz'));
+  writeBigNpz(path.join(dir, 'zipped.npz'), { deflated: true });
   fs.linkSync(npy, path.join(dir, 'picked.npy'));  // the same bytes under another name, for File.slice
   fs.copyFileSync(small, path.join(dir, 'changing.safetensors'));
   fs.writeFileSync(path.join(dir, 'bad.safetensors'), fs.readFileSync(small).subarray(0, 2000));
@@ -241,6 +242,14 @@ async function main() {
         `${(d.lazy.bytes_read / 2 ** 20).toFixed(1)} MiB read`);
       await command(page, 'zoom 1');
     }
+    // np.savez_compressed: its attention can only be inflated whole; picked, the page says so.
+    await page.setInputFiles('#lazy-npy-input', path.join(dir, 'zipped.npz'));
+    const refused = await page.evaluate(() => window.attnviz.openFile(document.getElementById('lazy-npy-input').files[0])
+      .then(() => '', (e) => e.message));
+    d = await describe(page);
+    check('a compressed .npz too big to read whole is refused with what makes it readable, on the status line too',
+      /^could not open zipped.npz: npz: 'attention.npy' is compressed \(np.savez_compressed/.test(refused) &&
+      refused.includes('Save it with np.savez') && d.message === refused && d.message_is_error, refused);
 
     // 32 GiB over Range requests: opens on the header; a zoomed-in view reads the rows in view only.
     const t0 = Date.now();

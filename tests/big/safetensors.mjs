@@ -191,7 +191,9 @@ function le(...fields) {
 
 // np.savez("big.npz", attention=<BIG_NPY's array>, tokens=["w0", ..., "w2047"]) as numpy writes it
 // (stored members, Zip64 records, CRC-32s), the attention member sparse like writeBigNpy's file.
-export function writeBigNpz(path) {
+// deflated: the attention member says it is deflated (np.savez_compressed), its bytes a hole (never
+// inflated: the lazy reader refuses it from its method).
+export function writeBigNpz(path, { deflated = false } = {}) {
   const { layers, heads, n: N } = BIG_NPY;
   const header = npyHeader('<f2', `(${layers}, ${heads}, ${N}, ${N})`);
   const head = Buffer.alloc(N * N * 2);
@@ -205,15 +207,15 @@ export function writeBigNpz(path) {
   for (let i = 0; i < N; i++) [...`w${i}`].forEach((ch, k) => text.writeUInt32LE(ch.codePointAt(0), (i * width + k) * 4));
   const tokens = Buffer.concat([npyHeader(`<U${width}`, `(${N},)`), text]);
   const members = [
-    { name: 'attention.npy', size: header.length + dataBytes, crc },
-    { name: 'tokens.npy', size: tokens.length, crc: zlib.crc32(tokens) },
+    { name: 'attention.npy', size: header.length + dataBytes, crc, method: deflated ? 8 : 0 },
+    { name: 'tokens.npy', size: tokens.length, crc: zlib.crc32(tokens), method: 0 },
   ];
   const fd = fs.openSync(path, 'w');
   let at = 0;
   const max32 = 0xffffffff;
   for (const m of members) {  // local header with its Zip64 extra (sizes), then the data
     const name = Buffer.from(m.name);
-    const local = le([4, 0x04034b50], [2, 45], [2, 0], [2, 0], [2, 0], [2, 0x21], [4, m.crc >>> 0], [4, max32],
+    const local = le([4, 0x04034b50], [2, 45], [2, 0], [2, m.method], [2, 0], [2, 0x21], [4, m.crc >>> 0], [4, max32],
       [4, max32], [2, name.length], [2, 20], name, [2, 1], [2, 16], [8, m.size], [8, m.size]);
     m.offset = at;
     fs.writeSync(fd, local, 0, local.length, at);
@@ -228,7 +230,7 @@ export function writeBigNpz(path) {
   const cd = at;
   for (const m of members) {  // central directory entries with their Zip64 extras (sizes, offset)
     const name = Buffer.from(m.name);
-    const c = le([4, 0x02014b50], [2, 45], [2, 45], [2, 0], [2, 0], [2, 0], [2, 0x21], [4, m.crc >>> 0], [4, max32],
+    const c = le([4, 0x02014b50], [2, 45], [2, 45], [2, 0], [2, m.method], [2, 0], [2, 0x21], [4, m.crc >>> 0], [4, max32],
       [4, max32], [2, name.length], [2, 28], [2, 0], [2, 0], [2, 0], [4, 0], [4, max32], name, [2, 1], [2, 24],
       [8, m.size], [8, m.size], [8, m.offset]);
     fs.writeSync(fd, c, 0, c.length, at);
