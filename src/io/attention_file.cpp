@@ -133,6 +133,13 @@ Status JsonHead(const JsonValue& h, const std::string& where, size_t index, int6
 }
 
 // ---- NPZ -------------------------------------------------------------------
+const char* const kNpzAttentionNames[3] = {"attention", "head_weights", "weights"};
+
+std::string NpzArrayName(const std::string& member) {
+  const size_t n = member.size();
+  return n > 4 && member.compare(n - 4, 4, ".npy") == 0 ? member.substr(0, n - 4) : member;
+}
+
 Status NpzTokens(const NpzFile& z, const char* name, const AttentionFileLimits& limits, std::vector<std::string>* out,
                  bool* found) {
   const NdArray* a = z.Find(name);
@@ -205,14 +212,11 @@ Status PeekNpzAttention(const uint8_t* data, size_t size, const std::vector<ZipE
                         const AttentionFileLimits& limits) {
   // The array ParseAttentionNpzArrays will use ('attention', else 'head_weights', else 'weights'),
   // and every set's (version 2), by array name (the member's, '.npy' dropped, as ParseNpz does).
-  const auto array_name = [](const ZipEntry& e) {
-    const size_t n = e.name.size();
-    return n > 4 && e.name.compare(n - 4, 4, ".npy") == 0 ? e.name.substr(0, n - 4) : e.name;
-  };
+  const auto array_name = [](const ZipEntry& e) { return NpzArrayName(e.name); };
   std::vector<const ZipEntry*> used;
   bool v2 = false;
   for (const ZipEntry& e : entries) v2 = v2 || array_name(e) == "attnviz_version";
-  for (const char* name : {"attention", "head_weights", "weights"}) {
+  for (const char* name : kNpzAttentionNames) {
     if (v2) break;
     for (const ZipEntry& e : entries)
       if (array_name(e) == name) used.push_back(&e);
@@ -410,10 +414,9 @@ namespace attention_file_detail {
 Status ParseAttentionNpzArrays(const NpzFile& z, AttentionFile* out, const AttentionFileLimits& limits) {
   Status st;
   AttentionFile f;
-  const char* names[] = {"attention", "head_weights", "weights"};
   const NdArray* a = nullptr;
   const char* used = nullptr;
-  for (const char* n : names) {
+  for (const char* n : kNpzAttentionNames) {
     if ((a = z.Find(n))) {
       used = n;
       break;

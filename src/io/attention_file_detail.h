@@ -12,6 +12,10 @@ namespace attnviz {
 namespace attention_file_detail {
 
 void IndexTokens(int64_t n, std::vector<std::string>* tokens);  // "0", "1", ... for files that give none
+// The arrays an .npz's attention is taken from, in this order, and an array's name from its member's
+// ("attention.npy" -> "attention"), as ParseNpz names them.
+extern const char* const kNpzAttentionNames[3];
+std::string NpzArrayName(const std::string& member);
 Status JsonTokens(const JsonValue* v, const char* key, const AttentionFileLimits& limits,
                   std::vector<std::string>* out);  // an array of strings (or ids)
 Status JsonMatrix(const JsonValue& v, const std::string& where, int64_t* budget, MatrixRM* out);  // [[...], ...]

@@ -24,14 +24,9 @@ namespace {
 constexpr char kMagic[12] = {'A', 'T', 'T', 'N', 'V', 'I', 'Z', '-', 'N', 'P', 'Z', '1'};
 constexpr uint64_t kMaxHeaderBytes = (uint64_t(1) << 20) + 12;  // as ParseNpyHeader allows
 constexpr uint64_t kMaxSmallBytes = uint64_t(64) << 20;         // tokens and names, each
-// The arrays the eager reader takes the attention from, in its order; and those read besides it.
-const char* const kAttentionNames[] = {"attention", "head_weights", "weights"};
+// The arrays read besides the attention (attention_file_detail::kNpzAttentionNames).
 const char* const kSmallNames[] = {"tokens", "source_tokens", "target_tokens", "layer_names", "head_names"};
-
-std::string ArrayName(const std::string& member) {
-  const size_t n = member.size();
-  return n > 4 && member.compare(n - 4, 4, ".npy") == 0 ? member.substr(0, n - 4) : member;
-}
+using attention_file_detail::NpzArrayName;
 
 void Put(std::vector<uint8_t>* out, uint64_t v, int bytes) {
   for (int i = 0; i < bytes; ++i) out->push_back((uint8_t)(v >> (8 * i)));
@@ -70,15 +65,15 @@ Status ListInPlace(ByteSource* source, std::vector<ZipEntry>* entries) {
 
 const ZipEntry* AttentionMember(const std::vector<ZipEntry>& entries, Status* st) {
   for (const ZipEntry& e : entries)
-    if (ArrayName(e.name) == "attnviz_version") {
+    if (NpzArrayName(e.name) == "attnviz_version") {
       *st = Status::Error(
           "npz: a file of several attention sets (attnviz version 2) is read only whole; write it as "
           "safetensors instead (attnviz.save(..., format='safetensors'))");
       return nullptr;
     }
-  for (const char* name : kAttentionNames)
+  for (const char* name : attention_file_detail::kNpzAttentionNames)
     for (const ZipEntry& e : entries)
-      if (ArrayName(e.name) == name) return &e;
+      if (NpzArrayName(e.name) == name) return &e;
   *st = Status::Error("npz: no 'attention' array (nor 'head_weights' or 'weights')");
   return nullptr;
 }
@@ -124,19 +119,22 @@ Status ReadLazyNpzPrefix(ByteSource* source, std::vector<uint8_t>* out) {
   std::vector<const ZipEntry*> small;
   for (const char* name : kSmallNames)
     for (const ZipEntry& e : entries)
-      if (ArrayName(e.name) == name) small.push_back(&e);
+      if (NpzArrayName(e.name) == name) small.push_back(&e);
   Put(out, small.size(), 4);
   std::vector<uint8_t> stored, bytes;
+  MemoryBudget budget;  // the small members, stored and inflated, within the memory budget
   for (const ZipEntry* e : small) {
     if (e->uncompressed_size > kMaxSmallBytes || e->compressed_size > kMaxSmallBytes)
       return Status::Error("npz: '" + e->name + "' is " + FormatByteSize(e->uncompressed_size) + ", over " +
                            FormatByteSize(kMaxSmallBytes) + " for tokens or names");
     ZipEntry here = *e;  // its bytes alone, read from the source
     here.data_offset = 0;
+    if (!(st = budget.Charge(e->compressed_size, "npz: '" + e->name + "'"))) return st;
     if (!TryAllocate((size_t)e->compressed_size)) return Status::Error("npz: out of memory for '" + e->name + "'");
     stored.resize((size_t)e->compressed_size);
     if (!(st = source->Read(e->data_offset, e->compressed_size, stored.data()))) return st;
-    if (!(st = ZipExtract(stored.data(), stored.size(), here, &bytes))) return Status::Error("npz: " + st.message);
+    if (!(st = ZipExtract(stored.data(), stored.size(), here, &bytes, ZipReadOptions(), &budget)))
+      return Status::Error("npz: " + st.message);
     Put(out, e->name.size(), 2);
     out->insert(out->end(), e->name.begin(), e->name.end());
     Put(out, bytes.size(), 4);
@@ -188,7 +186,7 @@ Status ReadLazyNpzIndex(const uint8_t* prefix, size_t n, LazyAttentionIndex* out
     NdArray a;
     const std::string member((const char*)name, (size_t)name_len);
     if (!(st = ParseNpy(bytes, (size_t)len, &a))) return Status::Error("npz: '" + member + "': " + st.message);
-    z.Add(ArrayName(member), std::move(a));
+    z.Add(NpzArrayName(member), std::move(a));
   }
   if (!c.ok) return bad;
   LazySet& set = out->sets[0];

@@ -85,8 +85,10 @@ struct ZipBytes {
     for (const auto& r : read)
       if (off >= r.first && off - r.first <= r.second.size() && n <= r.second.size() - (off - r.first))
         return *p = r.second.data() + (off - r.first), Status::Ok();
-    if (n > kMaxReadBytes - read_bytes)
-      return Status::Error("zip: the central directory and headers are over " + FormatByteSize(kMaxReadBytes));
+    // Within the memory budget, but never below 1 MiB (what a .npy header may take too).
+    const uint64_t most = std::min<uint64_t>(kMaxReadBytes, std::max<uint64_t>(DefaultMemoryBudget(), 1 << 20));
+    if (n > most || read_bytes > most - n)
+      return Status::Error("zip: the central directory and headers are over " + FormatByteSize(most));
     if (!TryAllocate((size_t)n)) return Status::Error("zip: out of memory for the central directory");
     read.emplace_back(off, std::vector<uint8_t>((size_t)n));
     const Status st = source->Read(off, n, read.back().second.data());

@@ -44,7 +44,8 @@ struct ZipReadOptions {
 Status ZipList(const uint8_t* data, size_t size, std::vector<ZipEntry>* entries,
                const ZipReadOptions& options = ZipReadOptions());
 // The same from a synchronous ByteSource (io/byte_source.h), read a range at a time: the end
-// records, the central directory and each local header (at most 256 MiB in all), never the members'
+// records, the central directory and each local header (at most 256 MiB in all, and the memory
+// budget or 1 MiB), never the members'
 // data. An archive of tens of GB is listed so (io/lazy_npz.cpp); a read error stops it as it is.
 Status ZipListSource(ByteSource* source, std::vector<ZipEntry>* entries,
                      const ZipReadOptions& options = ZipReadOptions());

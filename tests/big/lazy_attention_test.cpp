@@ -906,6 +906,11 @@ TEST(LazyAttention, AStoredNpzTooBigToReadWholeIsReadLazilyWithItsTokensAndNames
   EXPECT_EQ(r.weights(0, 0), (float)flat0 / 120.0f);
   EXPECT_EQ(r.weights(1, 4), (float)(flat0 + 9) / 120.0f);
 
+  // Its tokens are charged to the memory budget before they are read (1 KiB here: 300 tokens do not fit).
+  std::vector<std::string> many(300, "w");
+  LazyAttentionFile over;
+  EXPECT_NE(OpenNpz(NpzWith({{"source_tokens", many}}), &over).find("over the memory budget"), std::string::npos);
+
   // One list of tokens is self-attention only if it fits both sides.
   LazyAttentionFile g;
   EXPECT_NE(OpenNpz(NpzWith({{"tokens", words}}), &g).find("5 query tokens for 4 rows"), std::string::npos);
