@@ -14,6 +14,11 @@
 //   upload   a 1024 x 1024 head made ready for the GPU: ScanRows (read only, since stop 28) vs the
 //            renderer's cleaned copy with row maxima until then, into a buffer already touched (a first
 //            upload also paid for the buffer's fresh pages: the lazy bench's upload_ms shows that)
+//   pool     a 2048^2 F16 head made into its 256 x 256 overview (a file without overviews, whose grid
+//            reads each head whole): decoded a piece at a time and max-pooled as it is decoded
+//            (LazyRequest::pooled, since stop 38) vs decoded into the head's floats, then pooled
+//            (until then), with the old pooling (a max per weight through a column-bin table) and
+//            the new (a bin's rows combined, then its columns)
 //   halves   the renderer's work before an R16F upload since stop 33 (RowsToHalves: each row's
 //            maximum and scale, then its halves, into a 512 KiB band) vs ScanRows alone (the R32F
 //            upload's), and vs ScanRows then the scalar FloatToHalf per weight
@@ -34,6 +39,7 @@
 #include "core/half.h"
 #include "core/row_scan.h"
 #include "io/json.h"
+#include "io/lazy_attention.h"
 #include "io/ndarray.h"
 #include "io/safetensors.h"
 
@@ -170,6 +176,54 @@ bool UploadLines(const std::vector<float>& weights) {
   size_t differ = finite ? 1 : 0;  // the weights hold NaNs: ScanRows must say so
   for (int r = 0; r < rows; ++r) differ += max_a[r] != max_b[r];
   return differ == 0;
+}
+
+// MaxPoolRows until stop 38: a max per weight into its cell, through a column-bin table.
+void OldMaxPool(const float* head, int64_t rows, int64_t cols, int out_rows, int out_cols, float* out) {
+  std::fill(out, out + (size_t)out_rows * out_cols, 0.0f);
+  std::vector<int> col_bin((size_t)cols);
+  for (int b = 0; b < out_cols; ++b)
+    for (int64_t c = (int64_t)b * cols / out_cols; c < (int64_t)(b + 1) * cols / out_cols; ++c) col_bin[(size_t)c] = b;
+  int r = 0;
+  for (int64_t i = 0; i < rows; ++i) {
+    while ((int64_t)(r + 1) * rows / out_rows <= i) ++r;
+    float* o = out + (size_t)r * out_cols;
+    const float* row = head + i * cols;
+    for (int64_t c = 0; c < cols; ++c) o[col_bin[(size_t)c]] = std::max(o[col_bin[(size_t)c]], row[c]);
+  }
+}
+
+// A 2048^2 F16 head into its 256 x 256 overview, three ways, alternating. Returns whether they agree.
+bool PoolLines(const std::vector<uint8_t>& src) {
+  const int n = 2048, side = 256;
+  const size_t per_piece = kPiece / n * n;  // whole rows, as the reader's pooled steps
+  std::vector<float> head(kWeights), piece(per_piece), out[3];
+  const char* names[] = {"pooled_as_decoded", "whole_head_then_old_pool", "whole_head_then_new_pool"};
+  std::vector<double> samples[3];
+  for (int round = 0; round < kSamples + 2; ++round)
+    for (int r = 0; r < 3; ++r) {
+      const int k = (r + round) % 3;
+      out[k].assign((size_t)side * side, 0.0f);
+      float mx = 0;
+      const auto t0 = std::chrono::steady_clock::now();
+      for (size_t done = 0; done < kWeights; done += per_piece) {
+        const size_t m = std::min(per_piece, kWeights - done);
+        float* dst = k == 0 ? piece.data() : head.data() + done;
+        DecodeHalfWeights(src.data() + 2 * done, m, dst, &mx);
+        if (k == 0) MaxPoolPiece(dst, n, n, (int64_t)(done / n), (int64_t)((done + m) / n), side, side, out[k].data());
+      }
+      if (k == 1) OldMaxPool(head.data(), n, n, side, side, out[k].data());
+      if (k == 2) MaxPoolOverview(head.data(), n, n, side, side, out[k].data());
+      if (round >= 2) samples[k].push_back(Seconds(t0));
+    }
+  for (int k = 0; k < 3; ++k)
+    std::printf("pool impl=%s weights=%zu median_ms=%.3f ns_per_weight=%.3f\n", names[k], kWeights,
+                Median(samples[k]) * 1e3, Median(samples[k]) * 1e9 / kWeights);
+  std::printf("ratio impl=pooled_as_decoded vs=whole_head_then_old_pool ratio=%.2f\n",
+              Median(samples[1]) / Median(samples[0]));
+  std::printf("ratio impl=new_pool vs=old_pool ratio=%.2f (both decode the whole head first: the new pooling alone)\n",
+              Median(samples[1]) / Median(samples[2]));
+  return out[0] == out[1] && out[1] == out[2];
 }
 
 // What HeatmapRenderer::Upload does on the CPU for an R16F texture (bands of 2^18 weights):
@@ -438,6 +492,8 @@ int main() {
   const bool halves_same = HalfLines(weights);
   std::printf("decode check halves_same=%d (1: the vectorized halves equal the scalar FloatToHalf's)\n",
               halves_same ? 1 : 0);
+  const bool pool_same = PoolLines(src);
+  std::printf("decode check pool_same=%d (1: the three ways give the same overview)\n", pool_same ? 1 : 0);
   const bool json_same = JsonLines();
-  return differ == 0 && json_same && floats_same && upload_same && halves_same ? 0 : 1;
+  return differ == 0 && json_same && floats_same && upload_same && halves_same && pool_same ? 0 : 1;
 }

@@ -28,18 +28,25 @@
 //   grid scrolling             the App::Frame CPU time and the frame gaps while the wheel scrolls the
 //                              1024-head grid and overviews stream in
 //   WASM memory                the most seen, against the 512 MB target
-//   node bench/lazy_browser_bench.mjs
+//   a grid without overviews   the same shape as a bare .npy (what np.save writes: no overviews, so
+//                              the grid reads each head it shows whole and pools it), in a 640 x 400
+//                              page: the time until every thumbnail in view is shown, the bytes read,
+//                              the WASM memory. With
+//                              ATTNVIZ_WEB_APP_B=<another build's app folder>, the two builds are
+//                              served in turn (A B A B) and a ratio line compares them.
+//   node bench/lazy_browser_bench.mjs [--only=grid]   (--only=grid: the last section alone)
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
 import { serve } from '../scripts/serve.mjs';
-import { write } from '../tests/big/safetensors.mjs';
+import { write, writeNpy } from '../tests/big/safetensors.mjs';
 
 const APP_DIR = process.env.ATTNVIZ_WEB_APP || 'build/web/app';
 const N = 4096, L = 32, H = 32;
 let served = 0;  // bytes the data server sent (every response, to the end or until cancelled)
 const VISIT = [[7, 19], [15, 3], [31, 31]];  // heads written (one-hot rows), then switched to
+const gridOnly = process.argv.includes('--only=grid');
 
 // One page: open the file, switch to unvisited heads, a zoomed-in band; optionally scroll the grid.
 async function run(browser, appPort, url, tag, { scroll = false, mainThreadReads = false, ab = false } = {}) {
@@ -295,6 +302,40 @@ async function run(browser, appPort, url, tag, { scroll = false, mainThreadReads
   return r;
 }
 
+// The grid of a file without overviews: the time from the open until every thumbnail in view shows.
+// target: the thumbnails in view, when the build may not describe its placeholders (`waiting`: an
+// older build served as B is given A's count).
+async function gridWithoutOverviews(browser, appPort, url, tag, target = 0) {
+  const page = await (await browser.newContext({ viewport: { width: 640, height: 400 } })).newPage();
+  await page.goto(`http://127.0.0.1:${appPort}/?view=grid`);
+  await page.waitForFunction(() => window.attnviz !== undefined, null, { timeout: 60000 });
+  const r = await page.evaluate(async ({ url, target }) => {
+    const v = window.attnviz, M = v.module;
+    const frame = () => new Promise((res) => requestAnimationFrame(res));
+    let heap = M.HEAPU8.length, first = 0, d;
+    const t0 = performance.now();
+    await v.openUrl(url);
+    v.command('view grid');
+    for (;;) {
+      await frame();
+      d = v.describe();
+      heap = Math.max(heap, M.HEAPU8.length);
+      if (!first && d.grid && d.grid.overviews_shown > 0) first = performance.now() - t0;
+      if (d.grid && target ? d.grid.overviews_shown >= target
+        : d.grid && d.grid.drawn > 1 && d.grid.waiting === 0 && d.grid.overviews_shown >= d.grid.drawn) break;
+      if (performance.now() - t0 > 120000) throw new Error('the grid never filled: ' + JSON.stringify(d.lazy));
+    }
+    const ms = performance.now() - t0;
+    return { shown: d.grid.overviews_shown, ms, first, lazy: d.lazy, heap, frames: d.frame, kept: d.frames_kept };
+  }, { url, target });
+  await page.close();
+  console.log(`lazy browser ${tag} grid_without_overviews thumbnails=${r.shown} all_shown_ms=${r.ms.toFixed(0)} ` +
+    `ms_per_thumbnail=${(r.ms / r.shown).toFixed(0)} first_ms=${r.first.toFixed(0)} ` +
+    `bytes_read_mb=${(r.lazy.bytes_read / 2 ** 20).toFixed(0)} max_memory_mb=${(r.lazy.max_memory_bytes / 2 ** 20).toFixed(0)} ` +
+    `wasm_memory_max_mb=${(r.heap / 2 ** 20).toFixed(0)} frames=${r.frames} frames_kept=${r.kept}`);
+  return r;
+}
+
 async function main() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'attnviz-lazy-bench-'));
   const tokens = Array.from({ length: N }, (_, i) => `w${i}`);
@@ -310,7 +351,9 @@ async function main() {
     console.log(`lazy file screens=${screens ? 'yes' : 'no'} layers=${L} heads=${H} tokens=${N} dtype=F16 ` +
       `size_gib=${(plan.size / 2 ** 30).toFixed(1)} on_disk_mib=${(fs.statSync(file).blocks * 512 / 2 ** 20).toFixed(0)}`);
   }
+  writeNpy(path.join(dir, 'llm.npy'), L, H, N, () => null);  // all a hole: the grid's reads are what is timed
   const app = await serve(APP_DIR, 0);
+  const appB = process.env.ATTNVIZ_WEB_APP_B ? await serve(process.env.ATTNVIZ_WEB_APP_B, 0) : null;
   const data = await serve(dir, 0, { cors: true });
   data.on('request', (req, res) => {  // bytes sent, including those of reads cancelled on the way
     const sock = res.socket, b0 = sock.bytesWritten;
@@ -324,19 +367,31 @@ async function main() {
   try {
     const base = `http://127.0.0.1:${data.address().port}`;
     const port = app.address().port;
-    const yes = await run(browser, port, `${base}/llm.safetensors`, 'screens=yes', { scroll: true, ab: true });
-    const no = await run(browser, port, `${base}/llm-noscreen.safetensors`, 'screens=no');
-    const main = await run(browser, port, `${base}/llm.safetensors`, 'screens=yes reads=main_thread', { mainThreadReads: true });
     const mean = (a) => a.reduce((x, y) => x + y, 0) / a.length;
-    const ratio = (a, b, k) => (mean(a[k]) / mean(b[k])).toFixed(2);
-    console.log(`lazy browser screens_vs_none view_resolution=${ratio(yes, no, 'viewres')} first_frame=${ratio(yes, no, 'first')}`);
-    console.log(`lazy browser first_full_resolution_rows_vs_whole_head_drawn screens=yes ` +
-      `${(mean(yes.rows) / mean(yes.drawn)).toFixed(2)} screens=no ${(mean(no.rows) / mean(no.drawn)).toFixed(2)}`);
-    console.log(`lazy browser worker_vs_main_thread_reads view_resolution=${ratio(yes, main, 'viewres')} ` +
-      `full_resolution_in_memory=${ratio(yes, main, 'memory')}`);
+    if (!gridOnly) {
+      const yes = await run(browser, port, `${base}/llm.safetensors`, 'screens=yes', { scroll: true, ab: true });
+      const no = await run(browser, port, `${base}/llm-noscreen.safetensors`, 'screens=no');
+      const main = await run(browser, port, `${base}/llm.safetensors`, 'screens=yes reads=main_thread', { mainThreadReads: true });
+      const ratio = (a, b, k) => (mean(a[k]) / mean(b[k])).toFixed(2);
+      console.log(`lazy browser screens_vs_none view_resolution=${ratio(yes, no, 'viewres')} first_frame=${ratio(yes, no, 'first')}`);
+      console.log(`lazy browser first_full_resolution_rows_vs_whole_head_drawn screens=yes ` +
+        `${(mean(yes.rows) / mean(yes.drawn)).toFixed(2)} screens=no ${(mean(no.rows) / mean(no.drawn)).toFixed(2)}`);
+      console.log(`lazy browser worker_vs_main_thread_reads view_resolution=${ratio(yes, main, 'viewres')} ` +
+        `full_resolution_in_memory=${ratio(yes, main, 'memory')}`);
+    }
+    const grid = { a: [], b: [] };  // ms per thumbnail
+    for (let round = 0; round < (appB ? 3 : 1); round++) {
+      const a = await gridWithoutOverviews(browser, port, `${base}/llm.npy`, appB ? 'build=A' : 'npy');
+      grid.a.push(a.ms / a.shown);
+      if (!appB) continue;
+      const b = await gridWithoutOverviews(browser, appB.address().port, `${base}/llm.npy`, 'build=B', a.shown);
+      grid.b.push(b.ms / b.shown);
+    }
+    if (appB) console.log(`lazy browser grid_without_overviews B_over_A ms_per_thumbnail=${(mean(grid.b) / mean(grid.a)).toFixed(2)} (> 1: A fills the grid faster)`);
   } finally {
     await browser.close();
     app.close();
+    if (appB) appB.close();
     data.close();
     fs.rmSync(dir, { recursive: true, force: true });
   }

@@ -276,9 +276,12 @@ uint64_t LazyMaps::AskedBytes() const {
   for (const auto& kv : overview_reads_) {
     const OverviewRead& r = kv.second;
     const LazySet& ls = file_.index().sets[(size_t)r.set];
-    b += r.full ? (uint64_t)ls.n_q * (uint64_t)ls.n_k * sizeof(float)
-                : (uint64_t)(r.head1 - r.head0) * (uint64_t)ls.PoolRows(r.pool) * (uint64_t)ls.PoolCols(r.pool) *
-                      sizeof(float);
+    if (r.full) {  // the head's bytes while they are read, and its overview (pooled as it is decoded)
+      b += (uint64_t)ls.n_q * (uint64_t)ls.n_k * (uint64_t)StDTypeSize(ls.layers[(size_t)r.layer].dtype) +
+           (uint64_t)OverviewSide(ls.n_q) * (uint64_t)OverviewSide(ls.n_k) * sizeof(float);
+      continue;
+    }
+    b += (uint64_t)(r.head1 - r.head0) * (uint64_t)ls.PoolRows(r.pool) * (uint64_t)ls.PoolCols(r.pool) * sizeof(float);
   }
   return b;
 }
@@ -381,11 +384,12 @@ void LazyMaps::InstallPooled(AppState* s, const OverviewRead& read, LazyResult* 
   const int C = read.full ? OverviewSide(ls.n_k) : ls.PoolCols(read.pool);
   for (int h = read.head0; h < read.head1; ++h) {
     const int i = MapIndex(set, read.layer, h);
-    MatrixRM o((Eigen::Index)R, (Eigen::Index)C);
-    if (read.full) {
-      MaxPoolOverview(r->weights.data(), r->weights.rows(), r->weights.cols(), R, C, o.data());
+    MatrixRM o;
+    if (read.full) {  // pooled as it was decoded (LazyRequest::pooled)
+      o = std::move(r->weights);
       ss.maps[(size_t)i].overview_ticket = 0;
     } else {
+      o.resize((Eigen::Index)R, (Eigen::Index)C);
       std::memcpy(o.data(), r->weights.data() + (size_t)(h - read.head0) * R * C, (size_t)R * C * sizeof(float));
     }
     if (MakeRoom(Bytes(o), examples)) {
@@ -508,11 +512,10 @@ bool LazyMaps::StandInFirst(const Want& w) const {
 
 // A file without overviews: a wanted head is read whole (one at a time) and pooled into its overview.
 bool LazyMaps::RequestWholeHead(int set, int layer, int head, int* in_flight) {
-  if (*in_flight > 0) return false;
-  const LazySet& ls = file_.index().sets[(size_t)set];
+  if (*in_flight >= kWholeHeadsForOverviews) return false;
   MapState& ms = sets_[(size_t)set].maps[(size_t)MapIndex(set, layer, head)];
   LazyRequest r;
-  r.set = set, r.layer = layer, r.head = head, r.row0 = 0, r.row1 = ls.n_q;
+  r.set = set, r.layer = layer, r.head = head, r.pooled = true;
   ms.overview_ticket = file_.Submit(r);
   overview_reads_[ms.overview_ticket] = {set, layer, head, head + 1, true, LazyPool::Overview};
   ++*in_flight;

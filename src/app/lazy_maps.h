@@ -129,6 +129,8 @@ class LazyMaps {
   void RequestOverviews(LazyPool pool);
   bool StandInFirst(const Want& w) const;  // the head's rows wait for its screen copy, asked for too
   bool RequestWholeHead(int set, int layer, int head, int* in_flight);  // a file without overviews: pool a head
+  // Whole heads read at once for overviews (files without them): the next is read while one is decoded.
+  static constexpr int kWholeHeadsForOverviews = 2;
   void CancelUnwantedOverviews();  // reads of overviews that this frame did not draw
   void InstallPooled(AppState* s, const OverviewRead& read, LazyResult* r, std::vector<Example*>& examples);
   bool MakeRoom(uint64_t bytes, std::vector<Example*>& examples);  // evicts what this frame did not draw

@@ -416,16 +416,38 @@ void MaxPoolOverview(const float* head, int64_t rows, int64_t cols, int out_rows
 
 void MaxPoolRows(const float* head, int64_t rows, int64_t cols, int64_t row0, int64_t row1, int out_rows, int out_cols,
                  float* out) {
-  // Column c of the head falls in bin col_bin[c]: the largest b with b * cols / out_cols <= c.
-  std::vector<int> col_bin((size_t)cols);
-  for (int b = 0; b < out_cols; ++b)
-    for (int64_t c = (int64_t)b * cols / out_cols; c < (int64_t)(b + 1) * cols / out_cols; ++c) col_bin[(size_t)c] = b;
+  MaxPoolPiece(head + row0 * cols, rows, cols, row0, row1, out_rows, out_cols, out);
+}
+
+// Row i of the head falls in bin r (floor(r * rows / out_rows) <= i < floor((r + 1) * rows / out_rows)),
+// column c in bin b likewise. The rows of one bin are first combined element by element (a loop the
+// compiler vectorizes), then each bin's columns reduced once: ~3x faster than a max per weight into
+// its cell through a column-bin table (the first version), and the same result.
+void MaxPoolPiece(const float* piece, int64_t rows, int64_t cols, int64_t row0, int64_t row1, int out_rows,
+                  int out_cols, float* out) {
+  std::vector<float> acc;
   int r = (int)(row0 * out_rows / rows);  // the bin of row0 (or one before it): bins are searched forwards
-  for (int64_t i = row0; i < row1; ++i) {
+  for (int64_t i = row0; i < row1;) {
     while ((int64_t)(r + 1) * rows / out_rows <= i) ++r;
+    const int64_t end = std::min(row1, (int64_t)(r + 1) * rows / out_rows);  // > i
+    const float* src = piece + (i - row0) * cols;
+    if (end - i > 1) {  // (raw pointers: the page's -Os build of this file inlines no helper in a loop)
+      acc.assign(src, src + cols);
+      float* a = acc.data();
+      for (int64_t k = i + 1; k < end; ++k) {
+        const float* row = piece + (k - row0) * cols;
+        for (int64_t c = 0; c < cols; ++c) a[c] = a[c] < row[c] ? row[c] : a[c];
+      }
+      src = a;
+    }
     float* o = out + (size_t)r * out_cols;
-    const float* row = head + i * cols;
-    for (int64_t c = 0; c < cols; ++c) o[col_bin[(size_t)c]] = std::max(o[col_bin[(size_t)c]], row[c]);
+    for (int b = 0; b < out_cols; ++b) {
+      float m = o[b];
+      const int64_t c1 = (int64_t)(b + 1) * cols / out_cols;
+      for (int64_t c = (int64_t)b * cols / out_cols; c < c1; ++c) m = m < src[c] ? src[c] : m;
+      o[b] = m;
+    }
+    i = end;
   }
 }
 
@@ -525,11 +547,13 @@ Status LazyAttentionFile::Prepare(Job* job) {
     job->cols = set.PoolCols(pool);
   } else {
     if (r.head < 0 || r.head >= layer.heads) return Status::Error("no head " + std::to_string(r.head));
-    if (r.row0 < 0 || r.row1 <= r.row0 || r.row1 > set.n_q)
-      return Status::Error("no rows [" + std::to_string(r.row0) + ", " + std::to_string(r.row1) + ")");
-    job->range = HeadRowsRange(set, r.layer, r.head, r.row0, r.row1);
+    if (r.pooled) job->request.row0 = 0, job->request.row1 = set.n_q;  // the whole head
+    const int64_t row0 = job->request.row0, row1 = job->request.row1;
+    if (row0 < 0 || row1 <= row0 || row1 > set.n_q)
+      return Status::Error("no rows [" + std::to_string(row0) + ", " + std::to_string(row1) + ")");
+    job->range = HeadRowsRange(set, r.layer, r.head, row0, row1);
     job->dtype = layer.dtype;
-    job->rows = r.row1 - r.row0;
+    job->rows = row1 - row0;
     job->cols = set.n_k;
   }
   return Status::Ok();
@@ -564,7 +588,7 @@ bool LazyAttentionFile::PopResult(LazyResult* out) {
 
 bool LazyAttentionFile::Progress(uint64_t ticket, const MatrixRM** out, int64_t* rows) const {
   for (const auto& j : jobs_) {
-    if (j->ticket != ticket || j->request.overview) continue;
+    if (j->ticket != ticket || j->request.overview || j->request.pooled) continue;
     *out = &j->out;
     *rows = j->out.size() ? j->done / j->cols : 0;
     return true;
@@ -621,13 +645,25 @@ void LazyAttentionFile::CompleteRead(uint64_t ticket, const Status& st) {
   if (job->parts_in == parts) job->state = JobState::Decoding;
 }
 
-// Decodes n elements of src into the job's output at `done`; weights that are not finite or are
-// negative become 0 and are counted.
+// Decodes n elements of src into the job's output at `done` (pooled: whole rows, max-pooled into it);
+// weights that are not finite or are negative become 0 and are counted.
 Status LazyAttentionFile::DecodePiece(Job* job, const uint8_t* src, int64_t n) {
   float* dst = job->out.data() + job->done;
+  if (job->request.pooled) {
+    if (pooling_.size() < (size_t)n) {
+      if (!TryAllocate((size_t)n * sizeof(float))) return Status::Error("out of memory for a piece of a head");
+      pooling_.resize((size_t)n);
+    }
+    dst = pooling_.data();
+  }
   float piece_max = 0.0f;  // the largest weight, kept as it is decoded (the viewer's colour range)
   size_t fixed = 0;
   if (!DecodeWeights(job->dtype, src, (size_t)n, dst, &piece_max, &fixed)) return Status::Error("not a float tensor");
+  if (job->request.pooled) {
+    const int64_t row0 = job->done / job->cols;
+    MaxPoolPiece(dst, job->rows, job->cols, row0, row0 + n / job->cols, (int)job->out.rows(), (int)job->out.cols(),
+                 job->out.data());
+  }
   job->max = std::max(job->max, piece_max);
   job->fixed += (int64_t)fixed;
   job->done += n;
@@ -636,11 +672,22 @@ Status LazyAttentionFile::DecodePiece(Job* job, const uint8_t* src, int64_t n) {
 
 Status LazyAttentionFile::AllocateOut(Job* job) {
   if (job->out.size() > 0) return Status::Ok();
-  if (!TryAllocate((size_t)(job->rows * job->cols) * sizeof(float)))
-    return Status::Error("out of memory for " + std::to_string(job->rows) + " x " + std::to_string(job->cols) +
-                         " weights");
-  job->out.resize((Eigen::Index)job->rows, (Eigen::Index)job->cols);
+  const bool pooled = job->request.pooled;
+  const int64_t rows = pooled ? OverviewSide(job->rows) : job->rows,
+                cols = pooled ? OverviewSide(job->cols) : job->cols;
+  if (!TryAllocate((size_t)(rows * cols) * sizeof(float)))
+    return Status::Error("out of memory for " + std::to_string(rows) + " x " + std::to_string(cols) + " weights");
+  job->out.resize((Eigen::Index)rows, (Eigen::Index)cols);
+  if (pooled) job->out.setZero();  // weights are >= 0 once decoded: MaxPoolOverview's start
   return Status::Ok();
+}
+
+// Of `available` elements from `done` on, those the next step decodes: a piece, or for a pooled
+// request the whole rows in it (at least one row, so a row longer than a piece is still decoded).
+int64_t LazyAttentionFile::PieceWeights(const Job& job, int64_t available) const {
+  if (!job.request.pooled) return std::min(kPieceWeights, available);
+  const int64_t rows = std::max<int64_t>(1, kPieceWeights / job.cols);
+  return std::min(rows, available / job.cols) * job.cols;
 }
 
 Status LazyAttentionFile::StartParts(Job* job, int* in_flight, int limit) {
@@ -669,12 +716,11 @@ Status LazyAttentionFile::StartParts(Job* job, int* in_flight, int limit) {
 }
 
 Status LazyAttentionFile::Step(Job* job) {
-  constexpr int64_t kPiece = kPieceWeights;
   const int64_t total = job->rows * job->cols;
   const size_t item = (size_t)StDTypeSize(job->dtype);
   Status st = AllocateOut(job);
   if (!st) return st;
-  const int64_t n = std::min(kPiece, (source_->Asynchronous() ? job->ready : total) - job->done);
+  const int64_t n = PieceWeights(*job, (source_->Asynchronous() ? job->ready : total) - job->done);
   if (n <= 0) return Status::Ok();  // the next part is not in yet
   if (source_->Asynchronous()) {    // the bytes are in staging: decode a piece
     st = DecodePiece(job, job->staging.get() + (size_t)job->done * item, n);
@@ -684,9 +730,12 @@ Status LazyAttentionFile::Step(Job* job) {
   // Synchronous: read a piece (straight into the output for F32) and decode it.
   const uint64_t offset = job->range.offset + (uint64_t)job->done * item;
   if (job->done == 0) ++reads_;
-  uint8_t* dst = job->dtype == StDType::F32 ? (uint8_t*)(job->out.data() + job->done) : nullptr;
+  uint8_t* dst = job->dtype == StDType::F32 && !job->request.pooled ? (uint8_t*)(job->out.data() + job->done) : nullptr;
   if (!dst) {
-    if (piece_.size() < (size_t)n * item) piece_.resize((size_t)n * item);
+    if (piece_.size() < (size_t)n * item) {  // a piece, or one row of a pooled head (longer than a piece)
+      if (!TryAllocate((size_t)n * item)) return Status::Error("out of memory for a piece of a head");
+      piece_.resize((size_t)n * item);
+    }
     dst = piece_.data();
   }
   if (!(st = source_->Read(offset, (uint64_t)n * item, dst))) return st;

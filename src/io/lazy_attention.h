@@ -157,6 +157,9 @@ void MaxPoolOverview(const float* head, int64_t rows, int64_t cols, int out_rows
 // started at 0 give MaxPoolOverview's result once every row is in.
 void MaxPoolRows(const float* head, int64_t rows, int64_t cols, int64_t row0, int64_t row1, int out_rows, int out_cols,
                  float* out);
+// The same for rows [row0, row1) held on their own: piece points at row row0.
+void MaxPoolPiece(const float* piece, int64_t rows, int64_t cols, int64_t row0, int64_t row1, int out_rows,
+                  int out_cols, float* out);
 
 // ---------------------------------------------------------------------------
 // Reading
@@ -168,13 +171,18 @@ struct LazyRequest {
   bool overview = false;       // the stored overviews (or screen copies), else rows of one head
   bool screen = false;         // with overview: the screen copies instead
   int64_t row0 = 0, row1 = 0;  // rows [row0, row1) of the head
+  // Rows [0, n_q) of the head max-pooled as they are decoded, into its overview [OverviewSide(n_q),
+  // OverviewSide(n_k)] (MaxPoolOverview's result): a file without overviews, whose grid reads each
+  // head whole, never holds the head's floats (64 MiB for 4096^2) to make a 256 KiB thumbnail.
+  bool pooled = false;
 };
 
 struct LazyResult {
   uint64_t ticket = 0;  // what Submit returned
   LazyRequest request;  // what was asked
   Status status;        // a read error, the file changed, out of memory, ...
-  MatrixRM weights;     // rows: [row1 - row0, n_k]; overviews, screen copies: [(head_end - head) * R, C]
+  MatrixRM weights;     // rows: [row1 - row0, n_k]; overviews, screen copies: [(head_end - head) * R, C];
+                        // pooled: [OverviewSide(n_q), OverviewSide(n_k)]
   int64_t fixed = 0;    // weights that were NaN, infinite or negative, shown as 0
   float max = 0;        // the largest weight (after those fix-ups): the colour range without a pass
 };
@@ -232,8 +240,8 @@ class LazyAttentionFile {
     JobState state = JobState::Queued;
     std::unique_ptr<uint8_t[]> staging;  // asynchronous: the whole range, written by the source (not zeroed first)
     uint64_t staging_bytes = 0;          // its size
-    MatrixRM out;                        // the result, filled piece by piece
-    int64_t done = 0;                    // elements decoded into out
+    MatrixRM out;                        // the result, filled piece by piece (pooled: max-pooled into)
+    int64_t done = 0;                    // elements decoded (into out, or pooled)
     int64_t fixed = 0;                   // elements set to 0
     float max = 0;                       // the largest weight decoded so far
     // Asynchronous parts (kPartBytes each; part 0's read ticket is the job's own).
@@ -251,12 +259,14 @@ class LazyAttentionFile {
   Job* FindPart(uint64_t ticket, int* part);               // the job reading part `ticket`
   Status Step(Job* job);                                   // one piece: read (synchronous) and decode
   Status DecodePiece(Job* job, const uint8_t* src, int64_t n);
+  int64_t PieceWeights(const Job& job, int64_t available) const;  // the next step's elements (whole rows if pooled)
 
   LazyAttentionIndex index_;
   std::unique_ptr<ByteSource> source_;
   std::deque<std::unique_ptr<Job>> jobs_;
   std::deque<LazyResult> results_;
   std::vector<uint8_t> piece_;  // synchronous reads of non-F32 data land here before decoding
+  std::vector<float> pooling_;  // a pooled request's rows decoded, before they are max-pooled into its out
   uint64_t next_ticket_ = 1;
   uint64_t bytes_read_ = 0, reads_ = 0;
   int max_in_flight_ = 4;

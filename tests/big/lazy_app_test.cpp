@@ -190,6 +190,33 @@ TEST(LazyApp, WithoutStoredOverviewsTheGridPoolsEachHeadOnce) {
   EXPECT_EQ(d.Find("grid")->Find("overviews_shown")->number, 4);
 }
 
+TEST(LazyApp, WithoutStoredOverviewsTwoHeadsArePooledAtOnceWithoutTheirFloats) {
+  // [1, 3, 1024, 1024] F16 (4 MiB of floats a head); head k: row r's weight on column (r + k) % 1024.
+  std::vector<uint8_t> bytes;
+  std::vector<uint64_t> begins;
+  uint64_t size = 0;
+  ASSERT_TRUE(SafetensorsHeaderBytes({{"attention", StDType::F16, {1, 3, 1024, 1024}}}, {}, &bytes, &begins, &size).ok);
+  bytes.resize(size, 0);
+  for (int head = 0; head < 3; ++head)
+    for (int r = 0; r < 1024; ++r) {
+      const size_t at = begins[0] + 2 * ((size_t)head * 1024 * 1024 + (size_t)r * 1024 + (size_t)(r + head) % 1024);
+      bytes[at] = 0x00, bytes[at + 1] = 0x3c;  // 1.0 in F16
+    }
+  HeadlessApp t;
+  const std::string& path = t.Remember(TempPath("plain_f16"));
+  ASSERT_TRUE(WriteFileBytes(path, bytes.data(), bytes.size()).ok);
+  ASSERT_TRUE(t.Open(path).ok);
+  t.Frames(1);
+  EXPECT_EQ(Lazy(t.Describe(), "pending"), 2);  // the next head is read while one is decoded
+  t.Frames(30);
+  const JsonValue d = t.Describe();
+  EXPECT_EQ(Lazy(d, "overviews"), 3);
+  EXPECT_EQ(d.Find("grid")->Find("overviews_shown")->number, 3);
+  EXPECT_EQ(Lazy(d, "bytes_read"), 3.0 * 1024 * 1024 * 2);
+  // Pooled as decoded: the three overviews (256 KiB each) and pieces, never a head's 4 MiB of floats.
+  EXPECT_LT(Lazy(d, "max_memory_bytes"), 2 << 20);
+}
+
 TEST(LazyApp, HeadsStayWithinTheCacheBudget) {
   CacheBudget budget(300 << 10);  // a head is 64 KiB in memory, an overview 64 KiB
   HeadlessApp t;

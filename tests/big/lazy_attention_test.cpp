@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -102,8 +103,8 @@ Status OpenPath(const std::string& path, LazyAttentionFile* f) {
   std::unique_ptr<ByteSource> src;
   Status st = OpenFileSource(path, &src);
   if (!st) return st;
-  std::vector<uint8_t> prefix;
-  if (!(st = ReadPrefix(src.get(), 1 << 20, &prefix))) return st;
+  std::vector<uint8_t> prefix;  // the whole header (a head of 300000 columns has 3 MB of tokens)
+  if (!(st = ReadLazyPrefix(src.get(), &prefix))) return st;
   return f->Open(std::move(src), prefix.data(), prefix.size());
 }
 
@@ -275,6 +276,106 @@ HandSource* OpenByHand(const AttentionDocument& doc, const char* name, LazyAtten
   if (!written) return nullptr;
   auto* hand = new HandSource(bytes);
   return f->Open(std::unique_ptr<ByteSource>(hand), bytes.data(), bytes.size()).ok ? hand : nullptr;
+}
+
+// Pools head 0 of layer 0 of the file at path (a piece a pump) and checks it against MaxPoolOverview
+// of the head read whole: the same overview, fix-ups and largest weight, and never the head's floats
+// in memory.
+void ExpectPooledHeadIsItsOverview(const std::string& path, int64_t rows, int64_t cols, int64_t fixed, float max) {
+  LazyAttentionFile f;
+  const Status opened = OpenPath(path, &f);
+  ASSERT_TRUE(opened.ok) << opened.message;
+  const LazyResult whole = Fetch(&f, Rows(0, 0, 0, 0, rows));
+  ASSERT_TRUE(whole.status.ok) << whole.status.message;
+  LazyRequest pool = Rows(0, 0, 0, 5, 6);  // rows are ignored: the whole head is pooled
+  pool.pooled = true;
+  const uint64_t t = f.Submit(pool);
+  LazyResult r;
+  uint64_t most_loading = 0;
+  for (int i = 0; i < 100000 && !f.PopResult(&r); ++i) {
+    f.Pump(0.001);  // a piece a pump
+    most_loading = std::max(most_loading, f.LoadingBytes());
+  }
+  ASSERT_EQ(r.ticket, t);
+  ASSERT_TRUE(r.status.ok) << r.status.message;
+  const int R = OverviewSide(rows), C = OverviewSide(cols);
+  ASSERT_EQ(r.weights.rows(), R);
+  ASSERT_EQ(r.weights.cols(), C);
+  std::vector<float> want((size_t)R * C);
+  MaxPoolOverview(whole.weights.data(), rows, cols, R, C, want.data());
+  for (size_t i = 0; i < want.size(); ++i) ASSERT_EQ(r.weights.data()[i], want[i]) << i;
+  EXPECT_EQ(r.fixed, fixed);
+  EXPECT_EQ(whole.fixed, fixed);
+  EXPECT_EQ(r.max, max);
+  EXPECT_EQ(whole.max, max);
+  EXPECT_LE(most_loading, (uint64_t)R * C * sizeof(float));  // never the head's floats
+}
+
+TEST(LazyAttention, MaxPoolingAPieceOfRowsIsMaxPoolingThemInTheHead) {
+  // Against the definition (every weight of a cell's block), for bins of every kind: more bins than
+  // rows or columns (empty ones stay 0), one row or column per bin, and uneven blocks.
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> u(0.0f, 1.0f);
+  for (const auto& shape :
+       std::vector<std::array<int, 4>>{{7, 5, 3, 2}, {9, 13, 9, 13}, {3, 4, 5, 7}, {300, 37, 256, 16}}) {
+    const int rows = shape[0], cols = shape[1], R = shape[2], C = shape[3];
+    std::vector<float> head((size_t)rows * cols);
+    for (float& w : head) w = u(rng);
+    std::vector<float> want((size_t)R * C, 0.0f);
+    for (int r = 0; r < R; ++r)
+      for (int c = 0; c < C; ++c)
+        for (int i = (int)((int64_t)r * rows / R); i < (int)((int64_t)(r + 1) * rows / R); ++i)
+          for (int j = (int)((int64_t)c * cols / C); j < (int)((int64_t)(c + 1) * cols / C); ++j)
+            want[(size_t)r * C + c] = std::max(want[(size_t)r * C + c], head[(size_t)i * cols + j]);
+    std::vector<float> whole((size_t)R * C), pieces((size_t)R * C, 0.0f);
+    MaxPoolOverview(head.data(), rows, cols, R, C, whole.data());
+    for (int row0 = 0; row0 < rows; row0 += 2) {  // pieces of two rows, each held on its own
+      const int row1 = std::min(rows, row0 + 2);
+      std::vector<float> piece(head.begin() + (ptrdiff_t)row0 * cols, head.begin() + (ptrdiff_t)row1 * cols);
+      MaxPoolPiece(piece.data(), rows, cols, row0, row1, R, C, pieces.data());
+    }
+    EXPECT_EQ(whole, want) << rows << "x" << cols << " into " << R << "x" << C;
+    EXPECT_EQ(pieces, want) << rows << "x" << cols << " into " << R << "x" << C;
+  }
+}
+
+TEST(LazyAttention, APooledHeadIsItsOverviewMadeWithoutHoldingItsWeights) {
+  // F32 through a file: a 600 x 300 head with weights the reader fixes up (NaN, negative).
+  std::mt19937 rng(5);
+  MatrixRM odd = RandomAttention(600, 300, &rng);
+  odd(10, 20) = std::numeric_limits<float>::quiet_NaN(), odd(599, 299) = -1.0f, odd(300, 7) = 5.0f;
+  const std::string path = TempPath("pooled");
+  ASSERT_TRUE(WriteLazyAttention(OneLayer("p", {odd}), StDType::F32, path).ok);
+  ExpectPooledHeadIsItsOverview(path, 600, 300, 2, 5.0f);
+  std::remove(path.c_str());
+  // F16 through an asynchronous source: a 1500 x 1400 head is two parts (4 MiB, then the rest), which
+  // end in reverse order; rows that straddle the parts are pooled once both are in.
+  const AttentionDocument doc = OneLayer("async", {RandomAttention(1500, 1400, &rng)});
+  LazyAttentionFile f;
+  HandSource* hand = OpenByHand(doc, "pooled_async", &f);
+  ASSERT_NE(hand, nullptr);
+  LazyRequest pool = Rows(0, 0, 0, 0, 1);
+  pool.pooled = true;
+  const uint64_t t = f.Submit(pool);
+  f.Pump(1);
+  ASSERT_EQ(hand->started.size(), 2u);
+  const uint64_t second = hand->started.rbegin()->first;
+  hand->Deliver(second);
+  f.CompleteRead(second, Status::Ok());
+  f.Pump(50);
+  LazyResult r;
+  EXPECT_FALSE(f.PopResult(&r));  // the first part is not in: nothing to pool yet
+  hand->Deliver(t);
+  f.CompleteRead(t, Status::Ok());
+  EXPECT_LE(f.LoadingBytes(), (uint64_t)1500 * 1400 * 2 + 256 * 256 * 4);  // the bytes read, the overview
+  for (int i = 0; i < 1000 && !f.PopResult(&r); ++i) f.Pump(50);
+  ASSERT_EQ(r.ticket, t);
+  ASSERT_TRUE(r.status.ok) << r.status.message;
+  MatrixRM halves = doc.sets[0].data.layers[0].heads[0].weights;
+  for (Eigen::Index i = 0; i < halves.size(); ++i) halves.data()[i] = RoundHalf(halves.data()[i]);
+  std::vector<float> want(256 * 256);
+  MaxPoolOverview(halves.data(), 1500, 1400, 256, 256, want.data());
+  for (size_t i = 0; i < want.size(); ++i) ASSERT_EQ(r.weights.data()[i], want[i]) << i;
 }
 
 TEST(LazyAttention, AsynchronousReadsEndInAnyOrder) {
@@ -998,4 +1099,25 @@ TEST(LazyAttention, AStreamedWriteIsTheSameFileAsAWholeOne) {
   EXPECT_EQ(failed.message, "the source failed");
   EXPECT_NE(access(streamed.c_str(), F_OK), 0);
   std::remove(whole.c_str());
+}
+
+TEST(LazyAttention, APooledHeadIsDecodedInWholeRows) {
+  // A bare .npy [1, 1, 5, 65536] float32 (the longest rows): steps of 4 rows (a piece), then 1.
+  const int64_t rows = 5, cols = 65536;
+  ASSERT_EQ(LazyAttentionFile::kPieceWeights / cols, 4);
+  std::vector<uint8_t> bytes = NpyHeaderFor("<f4", {1, 1, rows, cols});
+  std::mt19937 rng(9);
+  std::uniform_real_distribution<float> u(0.0f, 1.0f);
+  for (int64_t i = 0; i < rows * cols; ++i) {
+    float w = u(rng);
+    if (i == 1000) w = -2.0f;         // fixed up to 0
+    if (i == 4 * cols + 5) w = 3.0f;  // in the last step's row
+    uint8_t b[4];
+    std::memcpy(b, &w, 4);
+    bytes.insert(bytes.end(), b, b + 4);
+  }
+  const std::string path = TempPath("pooled_long") + ".npy";
+  ASSERT_TRUE(WriteFileBytes(path, bytes.data(), bytes.size()).ok);
+  ExpectPooledHeadIsItsOverview(path, rows, cols, 1, 3.0f);
+  std::remove(path.c_str());
 }

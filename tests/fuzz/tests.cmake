@@ -18,8 +18,12 @@ elseif(NOT EMSCRIPTEN)
   set(sanitizer_env "ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:quarantine_size_mb=64"
                     "UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1")
   foreach(t core_tests io_tests hostile_tests cli_tests big_tests lazy_app_tests)
+    # A temporary folder of its own: the plain build's twin runs at the same time (ctest -j) and
+    # writes files of the same names (testing::TempDir() is $TEST_TMPDIR, else /tmp/).
+    set(tmp "${CMAKE_BINARY_DIR}/tmp/asan_${t}")
+    file(MAKE_DIRECTORY "${tmp}")
     add_test(NAME asan_${t} COMMAND "${ATTNVIZ_SANITIZE_DIR}/${t}")
-    set_tests_properties(asan_${t} PROPERTIES LABELS sanitize ENVIRONMENT "${sanitizer_env}")
+    set_tests_properties(asan_${t} PROPERTIES LABELS sanitize ENVIRONMENT "${sanitizer_env};TEST_TMPDIR=${tmp}/")
   endforeach()
   foreach(t ${ATTNVIZ_FUZZ_TARGETS})
     add_test(NAME fuzz_${t}_30s COMMAND bash scripts/fuzz.sh --time 30 --dir "${ATTNVIZ_SANITIZE_DIR}" ${t}

@@ -466,6 +466,8 @@ void GridView::Describe(AppState*, JsonWriter* w) {
   w->Number(g.clicked);
   w->Key("drawn");
   w->Number(g.drawn);
+  w->Key("waiting");  // thumbnails in view still drawn as a placeholder
+  w->Number(g.waiting);
   w->Key("stats_pending");
   w->Number(g.stats_pending);
   w->Key("stats_ms");  // spent computing them last frame
