@@ -722,6 +722,11 @@ const AttentionMap* LazyOverview(AppState* s, int map) {
   return ex.lazy->Overview(ex.lazy_set, map);
 }
 
+bool LazyStoresOverviews(AppState* s) {
+  const Example& ex = s->Current();
+  return ex.lazy && ex.lazy->file().index().sets[(size_t)ex.lazy_set].PoolRows(LazyPool::Overview) > 0;
+}
+
 const AttentionMap* LazyScreen(AppState* s, int map, bool* partial) {
   Example& ex = s->Current();
   if (partial) *partial = false;

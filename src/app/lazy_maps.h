@@ -164,6 +164,7 @@ void LazyWantRows(AppState* s, const AttentionMap& map, int row0, int row1);  //
 bool LazyArriving(AppState* s, int map, const MatrixRM** head, int64_t* rows, uint64_t* key);
 uint64_t LazyInstalledBy(AppState* s, int map);          // the current example's; see LazyMaps::InstalledBy
 const AttentionMap* LazyOverview(AppState* s, int map);  // of the current example
+bool LazyStoresOverviews(AppState* s);                   // the current example is lazy and its file stores overviews
 const AttentionMap* LazyScreen(AppState* s, int map, bool* partial = nullptr);  // of the current example
 void PumpLazyMaps(AppState* s);     // every open lazy file, a few ms of reading in all
 void RequestLazyMaps(AppState* s);  // after the views drew: requests for what they want, reads started

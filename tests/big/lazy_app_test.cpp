@@ -207,9 +207,11 @@ TEST(LazyApp, WithoutStoredOverviewsTwoHeadsArePooledAtOnceWithoutTheirFloats) {
   ASSERT_TRUE(WriteFileBytes(path, bytes.data(), bytes.size()).ok);
   ASSERT_TRUE(t.Open(path).ok);
   t.Frames(1);
-  EXPECT_EQ(Lazy(t.Describe(), "pending"), 2);  // the next head is read while one is decoded
+  EXPECT_EQ(Lazy(t.Describe(), "pending"), 2);                       // the next head is read while one is decoded
+  EXPECT_EQ(t.Describe().Find("grid")->Find("waiting")->number, 3);  // placeholders (the toolbar counts them)
   t.Frames(30);
   const JsonValue d = t.Describe();
+  EXPECT_EQ(d.Find("grid")->Find("waiting")->number, 0);
   EXPECT_EQ(Lazy(d, "overviews"), 3);
   EXPECT_EQ(d.Find("grid")->Find("overviews_shown")->number, 3);
   EXPECT_EQ(Lazy(d, "bytes_read"), 3.0 * 1024 * 1024 * 2);

@@ -11,6 +11,7 @@
 #include "imgui.h"
 #include "io/json.h"
 #include "io/lazy_attention.h"
+#include "io/memory_budget.h"
 
 namespace attnviz {
 
@@ -320,6 +321,25 @@ void GridView::ReleaseTextures(AppState* s) {
 
 namespace {
 
+// A lazily read file's thumbnails still to come (last frame's counts: the toolbar is drawn first).
+void ThumbnailProgress(AppState* s, int shown, int waiting) {
+  if (!s->Current().lazy || waiting <= 0) return;
+  const bool stored = LazyStoresOverviews(s);
+  ImGui::SameLine();
+  ImGui::TextDisabled("| thumbnails: %d of %d in view%s", shown, shown + waiting,
+                      stored ? "" : ", each head read whole (?)");
+  if (stored || !ImGui::IsItemHovered()) return;
+  const Example& ex = s->Current();
+  const LazySet& set = ex.lazy->file().index().sets[(size_t)ex.lazy_set];
+  const uint64_t head = (uint64_t)set.n_q * (uint64_t)set.n_k * (uint64_t)StDTypeSize(set.layers[0].dtype);
+  const uint64_t overview = (uint64_t)OverviewSide(set.n_q) * (uint64_t)OverviewSide(set.n_k) * 2;  // F16
+  ImGui::SetTooltip(
+      "This file stores no max-pooled overviews, so the grid reads each head it shows whole\n"
+      "(%s a head here) to make its thumbnail. 'attnviz-cli convert FILE out.safetensors'\n"
+      "writes them once: the grid of the converted file reads %s a head.",
+      FormatApproxByteSize(head).c_str(), FormatApproxByteSize(overview).c_str());
+}
+
 // The sort order and the grid's size.
 void DrawToolbar(GridViewState* g, int heads, int grid_rows) {
   int sort = (int)g->sort;
@@ -340,6 +360,7 @@ void GridView::Draw(AppState* s) {
   GridViewState& g = state;
   Example& ex = s->Current();
   const int n = (int)ex.maps.size();
+  const int shown_before = g.drawn, waiting_before = g.waiting;
   g.drawn = 0;
   g.waiting = 0;
   g.overviews_shown = 0;
@@ -353,7 +374,10 @@ void GridView::Draw(AppState* s) {
   SizeStats(n, &g);
   const int heads = std::max(1, std::min(ex.heads, n));
   const int grid_rows = (n + heads - 1) / heads;
-  if (s->config.controls) DrawToolbar(&g, heads, grid_rows);
+  if (s->config.controls) {
+    DrawToolbar(&g, heads, grid_rows);
+    ThumbnailProgress(s, shown_before, waiting_before);
+  }
   UpdateOrder(&g);
   LowContrastNote(&s->style, ex.maps[(size_t)std::clamp(s->current_map, 0, n - 1)]);
   if (n == 1)
