@@ -490,8 +490,8 @@ void LazyMaps::Requests(AppState*, std::vector<Example*>& examples) {
       ms.ticket = 0;
     }
   }
-  RequestOverviews(LazyPool::Screen);  // a heatmap's stand-in first: the grid's overviews are many
-  RequestOverviews(LazyPool::Overview);
+  RequestOverviews(LazyPool::Screen, examples);  // a heatmap's stand-in first: the grid's overviews are many
+  RequestOverviews(LazyPool::Overview, examples);
   CancelUnwantedOverviews();
 }
 
@@ -523,7 +523,25 @@ bool LazyMaps::RequestWholeHead(int set, int layer, int head, int* in_flight) {
 }
 
 // Overviews (or screen copies): in memory (kept), or read a run of a layer's missing heads at once.
-void LazyMaps::RequestOverviews(LazyPool pool) {
+// A file without overviews: the overview of a head whose floats are all in memory (a view read it
+// whole) is pooled from them, not read again. At most one a frame (~30 ms for 4096^2 in WASM).
+bool LazyMaps::PoolHeldHead(int set, int map, std::vector<Example*>& examples) {
+  const Example* ex = examples[(size_t)set];
+  const LazySet& ls = file_.index().sets[(size_t)set];
+  if (!ex || pooled_held_frame_ == frame_) return false;
+  const AttentionMap& m = ex->maps[(size_t)map];
+  if (m.row_offset != 0 || m.weights.rows() != ls.n_q || m.weights.cols() != ls.n_k) return false;
+  MatrixRM o((Eigen::Index)OverviewSide(ls.n_q), (Eigen::Index)OverviewSide(ls.n_k));
+  MaxPoolOverview(m.weights.data(), ls.n_q, ls.n_k, (int)o.rows(), (int)o.cols(), o.data());
+  pooled_held_frame_ = frame_;
+  if (!MakeRoom(Bytes(o), examples)) return false;  // then read as any other (and refused the same way)
+  InstallOverview(set, map, LazyPool::Overview, std::move(o));
+  sets_[(size_t)set].pool[(int)LazyPool::Overview][(size_t)map].last_used = frame_;
+  ++overviews_from_heads_;
+  return true;
+}
+
+void LazyMaps::RequestOverviews(LazyPool pool, std::vector<Example*>& examples) {
   constexpr int kOverviewRun = 8;  // heads per read: 1 MiB of 256 x 256 F16 overviews
   std::vector<std::pair<int, int>>& wants = pool_wants_[(int)pool];
   std::sort(wants.begin(), wants.end());
@@ -542,7 +560,11 @@ void LazyMaps::RequestOverviews(LazyPool pool) {
     const int layer = ss.LayerOf(map);
     const int head = map - ss.layer_first[(size_t)layer];
     if (!ls.PoolRows(pool)) {  // not stored: overviews are pooled from the whole head, screen copies not made
-      if (pool == LazyPool::Overview) RequestWholeHead(set, layer, head, &whole_heads_in_flight);
+      // A head a view is reading whole gives its overview once it is in (a heatmap's stand-in asked
+      // for one too, and the head was read twice).
+      const bool coming = ms.ticket && ms.row0 == 0 && ms.row1 == ls.n_q;
+      if (pool == LazyPool::Overview && !coming && !PoolHeldHead(set, map, examples))
+        RequestWholeHead(set, layer, head, &whole_heads_in_flight);
       continue;
     }
     // The run of wanted, missing heads of this layer that follow, at most kOverviewRun: reads of a
@@ -677,6 +699,8 @@ void LazyMaps::Describe(JsonWriter* w, int heads, int bands) const {
   w->Number((double)evictions_);
   w->Key("packs");  // heads and bands turned into 16 bits (F16 files: halves; BF16 files: BF16)
   w->Number((double)packs_);
+  w->Key("overviews_from_heads");  // files without overviews: pooled from a head in memory, not read again
+  w->Number((double)overviews_from_heads_);
   w->Key("unpacks");  // ... and widened again for a view, with no read
   w->Number((double)unpacks_);
   w->Key("packed");  // heads and bands held in 16 bits now

@@ -126,7 +126,8 @@ class LazyMaps {
   std::vector<Example*> SetExamples(AppState* s);  // each set's example, by pointer (valid until examples change)
   void Results(AppState* s, std::vector<Example*>& examples);
   void Requests(AppState* s, std::vector<Example*>& examples);  // rows the views drew, then overviews
-  void RequestOverviews(LazyPool pool);
+  void RequestOverviews(LazyPool pool, std::vector<Example*>& examples);
+  bool PoolHeldHead(int set, int map, std::vector<Example*>& examples);  // an overview from a head in memory
   bool StandInFirst(const Want& w) const;  // the head's rows wait for its screen copy, asked for too
   bool RequestWholeHead(int set, int layer, int head, int* in_flight);  // a file without overviews: pool a head
   // Whole heads read at once for overviews (files without them): the next is read while one is decoded.
@@ -154,7 +155,8 @@ class LazyMaps {
   std::unordered_map<uint64_t, OverviewRead> overview_reads_;
   uint64_t frame_ = 1;
   uint64_t resident_ = 0, max_resident_ = 0, max_memory_ = 0;  // bytes of weights and overviews held
-  uint64_t evictions_ = 0, installs_ = 0, packs_ = 0, unpacks_ = 0;
+  uint64_t evictions_ = 0, installs_ = 0, packs_ = 0, unpacks_ = 0, overviews_from_heads_ = 0;
+  uint64_t pooled_held_frame_ = 0;  // the frame an overview was last pooled from a head in memory
   std::string last_error_;
   uint64_t key_base_ = 0;  // this file's reads' keys: key_base_ + ticket (see InstalledBy)
 };

@@ -190,21 +190,44 @@ TEST(LazyApp, WithoutStoredOverviewsTheGridPoolsEachHeadOnce) {
   EXPECT_EQ(d.Find("grid")->Find("overviews_shown")->number, 4);
 }
 
-TEST(LazyApp, WithoutStoredOverviewsTwoHeadsArePooledAtOnceWithoutTheirFloats) {
-  // [1, 3, 1024, 1024] F16 (4 MiB of floats a head); head k: row r's weight on column (r + k) % 1024.
+// [1, 3, 1024, 1024] F16, no overviews (4 MiB of floats a head); head k: row r's weight on column (r + k) % 1024.
+std::string WritePlainF16Heads(HeadlessApp* t, const char* name) {
   std::vector<uint8_t> bytes;
   std::vector<uint64_t> begins;
   uint64_t size = 0;
-  ASSERT_TRUE(SafetensorsHeaderBytes({{"attention", StDType::F16, {1, 3, 1024, 1024}}}, {}, &bytes, &begins, &size).ok);
+  EXPECT_TRUE(SafetensorsHeaderBytes({{"attention", StDType::F16, {1, 3, 1024, 1024}}}, {}, &bytes, &begins, &size).ok);
   bytes.resize(size, 0);
   for (int head = 0; head < 3; ++head)
     for (int r = 0; r < 1024; ++r) {
       const size_t at = begins[0] + 2 * ((size_t)head * 1024 * 1024 + (size_t)r * 1024 + (size_t)(r + head) % 1024);
       bytes[at] = 0x00, bytes[at + 1] = 0x3c;  // 1.0 in F16
     }
+  const std::string& path = t->Remember(TempPath(name));
+  EXPECT_TRUE(WriteFileBytes(path, bytes.data(), bytes.size()).ok);
+  return path;
+}
+
+TEST(LazyApp, WithoutStoredOverviewsAHeadInMemoryGivesItsOverviewWithoutAnotherRead) {
   HeadlessApp t;
-  const std::string& path = t.Remember(TempPath("plain_f16"));
-  ASSERT_TRUE(WriteFileBytes(path, bytes.data(), bytes.size()).ok);
+  ASSERT_TRUE(t.Open(WritePlainF16Heads(&t, "plain_f16_held")).ok);
+  ASSERT_TRUE(t.app.Command("view heatmap").ok);
+  ASSERT_TRUE(t.app.Command("map 1").ok);
+  t.Frames(10);
+  JsonValue d = t.Describe();
+  ASSERT_EQ(d.Find("heatmaps")->items[0].Find("held")->numbers, (std::vector<double>{0, 1024}));
+  const double read = Lazy(d, "bytes_read");
+  ASSERT_TRUE(t.app.Command("view grid").ok);
+  t.Frames(30);
+  d = t.Describe();
+  EXPECT_EQ(Lazy(d, "overviews"), 3);
+  EXPECT_GE(Lazy(d, "overviews_from_heads"), 1);
+  // The grid read only the heads not in memory (without it: all three).
+  EXPECT_EQ(Lazy(d, "bytes_read") - read, (3 - Lazy(d, "overviews_from_heads")) * 1024 * 1024 * 2);
+}
+
+TEST(LazyApp, WithoutStoredOverviewsTwoHeadsArePooledAtOnceWithoutTheirFloats) {
+  HeadlessApp t;
+  const std::string path = WritePlainF16Heads(&t, "plain_f16");
   ASSERT_TRUE(t.Open(path).ok);
   t.Frames(1);
   EXPECT_EQ(Lazy(t.Describe(), "pending"), 2);                       // the next head is read while one is decoded
