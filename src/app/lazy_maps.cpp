@@ -510,7 +510,8 @@ bool LazyMaps::StandInFirst(const Want& w) const {
   return std::find(wants.begin(), wants.end(), std::make_pair(w.set, w.map)) != wants.end();
 }
 
-// A file without overviews: a wanted head is read whole (one at a time) and pooled into its overview.
+// A file without overviews: a wanted head is read whole (kWholeHeadsForOverviews at a time) and pooled
+// into its overview as it is decoded.
 bool LazyMaps::RequestWholeHead(int set, int layer, int head, int* in_flight) {
   if (*in_flight >= kWholeHeadsForOverviews) return false;
   MapState& ms = sets_[(size_t)set].maps[(size_t)MapIndex(set, layer, head)];
@@ -522,9 +523,8 @@ bool LazyMaps::RequestWholeHead(int set, int layer, int head, int* in_flight) {
   return true;
 }
 
-// Overviews (or screen copies): in memory (kept), or read a run of a layer's missing heads at once.
 // A file without overviews: the overview of a head whose floats are all in memory (a view read it
-// whole) is pooled from them, not read again. At most one a frame (~30 ms for 4096^2 in WASM).
+// whole) is pooled from them, not read again. At most one a frame (~5 ms for 4096^2 in WASM).
 bool LazyMaps::PoolHeldHead(int set, int map, std::vector<Example*>& examples) {
   const Example* ex = examples[(size_t)set];
   const LazySet& ls = file_.index().sets[(size_t)set];
@@ -541,6 +541,7 @@ bool LazyMaps::PoolHeldHead(int set, int map, std::vector<Example*>& examples) {
   return true;
 }
 
+// Overviews (or screen copies): in memory (kept), or read a run of a layer's missing heads at once.
 void LazyMaps::RequestOverviews(LazyPool pool, std::vector<Example*>& examples) {
   constexpr int kOverviewRun = 8;  // heads per read: 1 MiB of 256 x 256 F16 overviews
   std::vector<std::pair<int, int>>& wants = pool_wants_[(int)pool];
