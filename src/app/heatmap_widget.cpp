@@ -144,13 +144,18 @@ bool AdoptArrivedTexture(const HeatmapEnv& env, const AttentionMap& map, Heatmap
 }
 
 // A map that is not on the GPU yet (or not in memory: a lazily read head): a dim box.
+// A map not drawn yet: a box in the theme's tone (in the light theme a dark box read as a map of
+// zeros, which most colour maps draw black), with a word in its middle when it fits.
 void DrawPlaceholder(const ImVec2& p0, const ImVec2& p1, const char* text) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
-  dl->AddRectFilled(p0, p1, IM_COL32(40, 40, 46, 255));
+  const ImVec4 bg = ImGui::GetStyleColorVec4(ImGuiCol_WindowBg);
+  const bool light = bg.x + bg.y + bg.z > 1.5f;
+  dl->AddRectFilled(p0, p1, light ? IM_COL32(212, 212, 218, 255) : IM_COL32(40, 40, 46, 255));
   if (!text || !*text) return;
   const ImVec2 ts = ImGui::CalcTextSize(text);
   if (ts.x + 4 > p1.x - p0.x || ts.y + 4 > p1.y - p0.y) return;
-  dl->AddText(ImVec2((p0.x + p1.x - ts.x) * 0.5f, (p0.y + p1.y - ts.y) * 0.5f), IM_COL32(140, 140, 150, 255), text);
+  dl->AddText(ImVec2((p0.x + p1.x - ts.x) * 0.5f, (p0.y + p1.y - ts.y) * 0.5f),
+              light ? IM_COL32(100, 100, 110, 255) : IM_COL32(140, 140, 150, 255), text);
 }
 
 void EnsureLabelExtents(const AttentionMap& map, const LabelEnv& env, HeatmapViewState* st) {

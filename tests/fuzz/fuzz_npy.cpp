@@ -16,6 +16,7 @@ void FuzzLazy(const uint8_t* data, size_t size) {
   if (!attnviz::LooksLikeNpy(data, size)) return;
   if (!f.Open(std::unique_ptr<attnviz::ByteSource>(new attnviz::MemorySource(data, size)), data, size)) return;
   CheckLazyArray(&f, size);
+  CheckPooledHead(&f);
 }
 
 }  // namespace

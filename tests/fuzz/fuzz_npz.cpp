@@ -24,6 +24,7 @@ void FuzzLazyNpz(const uint8_t* data, size_t size) {
               prefix.size()))
     return;
   CheckLazyArray(&f, size);
+  CheckPooledHead(&f);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "fuzz_common.h"
+#include "fuzz_lazy.h"
 #include "io/lazy_attention.h"
 #include "io/utf8.h"
 
@@ -69,5 +70,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       ATTNVIZ_FUZZ_CHECK(res.weights.rows() == res.request.row1 && res.weights.cols() == set.n_k);
     for (Eigen::Index i = 0; i < res.weights.size(); ++i) ATTNVIZ_FUZZ_CHECK(res.weights.data()[i] >= 0.0f);
   }
+  CheckPooledHead(&f);
   return 0;
 }
