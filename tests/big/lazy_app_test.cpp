@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -144,6 +145,35 @@ TEST(LazyApp, TheGridReadsOverviewsOnly) {
   EXPECT_EQ(Lazy(d, "overviews"), 16);
   EXPECT_EQ(Lazy(d, "bytes_read"), 16.0 * 128 * 128 * 2);
   EXPECT_LE(Lazy(d, "reads"), 4);  // one read per layer's run of heads
+}
+
+TEST(LazyApp, SortingTheGridPutsHeadsWithoutStatisticsLast) {
+  // Only heads that were in memory have statistics; sorted by their empty ones, the other 14 came
+  // first, as the "most focused" heads.
+  HeadlessApp t;
+  ASSERT_TRUE(t.OpenModel("sort", 4, 4, 128).ok);
+  ASSERT_TRUE(t.app.Command("view heatmap").ok);
+  for (const char* map : {"map 9", "map 5"}) {
+    ASSERT_TRUE(t.app.Command(map).ok);
+    t.Frames(6);
+  }
+  ASSERT_TRUE(t.app.Command("view grid").ok);
+  ASSERT_TRUE(t.app.Command("grid-sort entropy").ok);
+  t.Frames(4);
+  const JsonValue d = t.Describe();
+  const JsonValue* g = d.Find("grid");
+  const int known = (int)g->Find("stats_known")->number;
+  const std::vector<double>& order = g->Find("order")->numbers;
+  ASSERT_EQ(order.size(), 16u);
+  ASSERT_GE(known, 2);
+  ASSERT_LT(known, 16);
+  std::vector<double> first(order.begin(), order.begin() + known);
+  EXPECT_NE(std::find(first.begin(), first.end(), 9.0), first.end());
+  EXPECT_NE(std::find(first.begin(), first.end(), 5.0), first.end());
+  for (int i = 1; i < known; ++i)
+    EXPECT_LE(g->Find("stats")->items[(size_t)order[i - 1]].Find("entropy")->number,
+              g->Find("stats")->items[(size_t)order[i]].Find("entropy")->number);
+  for (int i = known + 1; i < 16; ++i) EXPECT_LT(order[i - 1], order[i]) << "the rest in layer order";
 }
 
 TEST(LazyApp, OverviewsNoViewDrawsAnyMoreAreNotRead) {

@@ -129,15 +129,23 @@ float SortKey(const HeadStats& h, GridSort k) {
   }
 }
 
+// Heads without statistics (a lazily read head never in memory, one not computed yet, one whose
+// weights are not finite) follow those with, in layer order: sorted by their empty statistics they
+// came first, as if they were the most focused heads.
 void UpdateOrder(GridViewState* g) {
   const int n = (int)g->stats.size();
   g->order.resize((size_t)n);  // no reallocation once the largest example was seen
   std::iota(g->order.begin(), g->order.end(), 0);
+  auto known = [&](int i) { return g->stats_version[(size_t)i] != ~0ull && g->stats_ok[(size_t)i]; };
+  g->stats_known = 0;
+  for (int i = 0; i < n; ++i) g->stats_known += known(i);
   if (g->sort == GridSort::Layer) return;
   const GridSort k = g->sort;
   const std::vector<HeadStats>& st = g->stats;
-  std::stable_sort(g->order.begin(), g->order.end(),
-                   [&](int a, int b) { return SortKey(st[a], k) < SortKey(st[b], k); });
+  std::stable_sort(g->order.begin(), g->order.end(), [&](int a, int b) {
+    if (known(a) != known(b)) return known(a);
+    return known(a) && SortKey(st[a], k) < SortKey(st[b], k);
+  });
 }
 
 void StatsTooltip(const Example& ex, int i, const GridViewState& g) {
@@ -324,11 +332,13 @@ namespace {
 // A lazily read file's thumbnails still to come (last frame's counts: the toolbar is drawn first).
 void ThumbnailProgress(AppState* s, int shown, int waiting) {
   if (!s->Current().lazy || waiting <= 0) return;
-  const bool stored = LazyStoresOverviews(s);
   ImGui::SameLine();
-  ImGui::TextDisabled("| thumbnails: %d of %d in view%s", shown, shown + waiting,
-                      stored ? "" : ", each head read whole (?)");
-  if (stored || !ImGui::IsItemHovered()) return;
+  ImGui::TextDisabled("| thumbnails: %d of %d in view (?)", shown, shown + waiting);
+  if (!ImGui::IsItemHovered()) return;
+  if (LazyStoresOverviews(s)) {
+    ImGui::SetTooltip("Each thumbnail is the head's max-pooled overview, read from the file as it comes into view.");
+    return;
+  }
   const Example& ex = s->Current();
   const LazySet& set = ex.lazy->file().index().sets[(size_t)ex.lazy_set];
   const uint64_t head = (uint64_t)set.n_q * (uint64_t)set.n_k * (uint64_t)StDTypeSize(set.layers[0].dtype);
@@ -352,6 +362,16 @@ void DrawToolbar(GridViewState* g, int heads, int grid_rows) {
   ImGui::SameLine();
   ImGui::TextDisabled("%d layer%s x %d head%s; click a map to open it", grid_rows, grid_rows == 1 ? "" : "s", heads,
                       heads == 1 ? "" : "s");
+  const int n = (int)g->stats.size();
+  if (g->sort == GridSort::Layer || g->stats_known >= n) return;
+  ImGui::SameLine();
+  ImGui::TextDisabled("| sorted: %d of %d (?)", g->stats_known, n);
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip(
+        "%d of the %d heads have statistics to sort by; the rest follow in layer order.\n"
+        "A lazily read head gets its statistics once it has been in memory whole (open it);\n"
+        "an eager file's come within seconds.",
+        g->stats_known, n);
 }
 
 }  // namespace
@@ -492,6 +512,8 @@ void GridView::Describe(AppState*, JsonWriter* w) {
   w->Number(g.drawn);
   w->Key("waiting");  // thumbnails in view still drawn as a placeholder
   w->Number(g.waiting);
+  w->Key("stats_known");  // heads with statistics to sort by (the rest follow in layer order)
+  w->Number(g.stats_known);
   w->Key("stats_pending");
   w->Number(g.stats_pending);
   w->Key("stats_ms");  // spent computing them last frame
