@@ -380,8 +380,6 @@ void LazyMaps::InstallPooled(AppState* s, const OverviewRead& read, LazyResult* 
     Failed(s, r->status);
     return;
   }
-  const int R = read.full ? OverviewSide(ls.n_q) : ls.PoolRows(read.pool);
-  const int C = read.full ? OverviewSide(ls.n_k) : ls.PoolCols(read.pool);
   for (int h = read.head0; h < read.head1; ++h) {
     const int i = MapIndex(set, read.layer, h);
     MatrixRM o;
@@ -389,6 +387,7 @@ void LazyMaps::InstallPooled(AppState* s, const OverviewRead& read, LazyResult* 
       o = std::move(r->weights);
       ss.maps[(size_t)i].overview_ticket = 0;
     } else {
+      const int R = ls.PoolRows(read.pool), C = ls.PoolCols(read.pool);
       o.resize((Eigen::Index)R, (Eigen::Index)C);
       std::memcpy(o.data(), r->weights.data() + (size_t)(h - read.head0) * R * C, (size_t)R * C * sizeof(float));
     }

@@ -426,7 +426,7 @@ void MaxPoolRows(const float* head, int64_t rows, int64_t cols, int64_t row0, in
 // the same result.
 void MaxPoolPiece(const float* piece, int64_t rows, int64_t cols, int64_t row0, int64_t row1, int out_rows,
                   int out_cols, float* out) {
-  std::vector<float> acc;
+  thread_local std::vector<float> acc;    // a bin's rows combined; kept: a head is pooled a piece at a time
   int r = (int)(row0 * out_rows / rows);  // the bin of row0 (or one before it): bins are searched forwards
   for (int64_t i = row0; i < row1;) {
     while ((int64_t)(r + 1) * rows / out_rows <= i) ++r;
