@@ -56,6 +56,8 @@ Status LazyMaps::Open(const std::string& name, std::unique_ptr<ByteSource> sourc
       at += l.heads;
     }
     ss.maps.resize((size_t)at);
+    ss.stats.resize((size_t)at);
+    ss.stats_from.assign((size_t)at, 0);
     for (auto& pool : ss.pool) pool.resize((size_t)at);
     sets_.push_back(std::move(ss));
   }
@@ -364,6 +366,54 @@ void LazyMaps::Failed(AppState* s, const Status& st) {
   s->Notify(PrintableText(name_, 60) + ": " + st.message, true);
 }
 
+const HeadStats* LazyMaps::HeadStatsOf(int set, int map, bool* from_file) {
+  if (set < 0 || set >= (int)sets_.size()) return nullptr;
+  SetState& ss = sets_[(size_t)set];
+  if (map < 0 || map >= (int)ss.stats.size()) return nullptr;
+  ss.stats_wanted = true;
+  if (!ss.stats_from[(size_t)map]) return nullptr;
+  if (from_file) *from_file = ss.stats_from[(size_t)map] == 1;
+  return &ss.stats[(size_t)map];
+}
+
+void LazyMaps::RequestStoredStats() {
+  for (size_t s = 0; s < sets_.size(); ++s) {
+    SetState& ss = sets_[s];
+    if (!ss.stats_wanted || ss.stats_asked || !file_.index().sets[s].stats) continue;
+    LazyRequest r;
+    r.set = (int)s, r.stats = true;
+    ss.stats_ticket = file_.Submit(r);
+    ss.stats_asked = true;  // once: a failed read is said, and the grid sorts the heads it reads
+  }
+}
+
+// A set's stored statistics: each head's row checked (a file may hold anything there).
+void LazyMaps::InstallStoredStats(AppState* s, const LazyResult& r) {
+  SetState& ss = sets_[(size_t)r.request.set];
+  if (r.ticket != ss.stats_ticket) return;
+  ss.stats_ticket = 0;
+  if (!r.status) {
+    Failed(s, Status::Error("the stored head statistics could not be read (" + r.status.message + ")"));
+    return;
+  }
+  const LazySet& ls = file_.index().sets[(size_t)r.request.set];
+  int refused = 0;
+  for (size_t i = 0; i < ss.stats.size() && (Eigen::Index)i < r.weights.rows(); ++i) {
+    if (ss.stats_from[i] == 2) continue;  // computed from the weights already
+    if (HeadStatsFromRow(r.weights.data() + i * kHeadStatsColumns, ls.n_q, ls.n_k, &ss.stats[i])) {
+      ss.stats_from[i] = 1;
+      ++stats_stored_;
+    } else {
+      ++refused;
+    }
+  }
+  stats_refused_ += refused;
+  if (refused)
+    s->Notify(PrintableText(name_, 60) + ": the statistics stored for " + std::to_string(refused) +
+                  " heads are impossible (not finite, or out of range); those heads are sorted once read",
+              true);
+}
+
 // A run of heads' stored overviews or screen copies, or a whole head pooled into its overview.
 void LazyMaps::InstallPooled(AppState* s, const OverviewRead& read, LazyResult* r, std::vector<Example*>& examples) {
   const int set = read.set;
@@ -407,6 +457,10 @@ void LazyMaps::Results(AppState* s, std::vector<Example*>& examples) {
   LazyResult r;
   while (file_.PopResult(&r)) {
     const int set = r.request.set;
+    if (r.request.stats) {
+      InstallStoredStats(s, r);
+      continue;
+    }
     const auto ov = overview_reads_.find(r.ticket);
     if (ov != overview_reads_.end()) {  // overviews or screen copies of a run of heads, or a whole head
       const OverviewRead read = ov->second;
@@ -627,6 +681,7 @@ void LazyMaps::Request(AppState* s) {
   // the cache, a head read without this raised the WASM peak by ~70 MB: no free 64 MiB block among
   // 32 MiB ones). A budget just lowered (the cache command) holds at once too.
   MakeRoom(AskedBytes(), examples);
+  RequestStoredStats();
   // Asynchronous reads start at once (decoding waits for the time between frames and the next
   // frame's pump: a piece decoded here made frames 20-30 ms longer on a slow machine); synchronous
   // ones are read at the next frame (PumpLazyMaps), so a burst of commands reads only what is wanted last.
@@ -701,6 +756,12 @@ void LazyMaps::Describe(JsonWriter* w, int heads, int bands) const {
   w->Number((double)packs_);
   w->Key("overviews_from_heads");  // files without overviews: pooled from a head in memory, not read again
   w->Number((double)overviews_from_heads_);
+  w->Key("stats_stored");  // heads whose statistics came from the file (read once the grid asked)
+  w->Number(stats_stored_);
+  w->Key("stats_refused");  // ... whose stored statistics were impossible
+  w->Number(stats_refused_);
+  w->Key("stats_pooled");  // files without overviews: computed as a head was pooled
+  w->Number(stats_pooled_);
   w->Key("unpacks");  // ... and widened again for a view, with no read
   w->Number((double)unpacks_);
   w->Key("packed");  // heads and bands held in 16 bits now

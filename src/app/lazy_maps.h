@@ -10,6 +10,8 @@
 //   LazyWantRows         a view draws rows of a map this frame (all of them, or a zoomed-in band)
 //   LazyOverview         a view draws a map's overview this frame (null until it is read)
 //   LazyScreen           a view draws a map's screen copy (1024^2 max-pooled) this frame (null until read)
+//   LazyMaps::HeadStatsOf  a head's statistics without its weights: stored in the file (read once, on
+//                        first use), or computed as it was pooled (files without overviews)
 //   PumpLazyMaps         once a frame, before the views: a few ms of reading and decoding, results in
 //   RequestLazyMaps      once a frame, after the views: what they drew is kept, what is missing asked for
 //   SetLazyCacheBudget   the memory heads and overviews may take (the `cache` command)
@@ -84,6 +86,10 @@ class LazyMaps {
   int MapIndex(int set, int layer, int head) const;               // maps[] index of a layer's head
   bool Reading(int set, int map) const;                           // rows of the map are being read
   bool Kept(int set, int map, int64_t row0, int64_t row1) const;  // those rows are held in 16 bits
+  // A head's statistics known without its weights in memory: the file's stored ones (the set's are
+  // read at the next frame after the first call), or those computed while the head was pooled into
+  // its overview. Null when not known (yet). *from_file says which.
+  const HeadStats* HeadStatsOf(int set, int map, bool* from_file = nullptr);
 
  private:
   struct MapState {
@@ -108,7 +114,12 @@ class LazyMaps {
     uint64_t last_used = 0;
   };
   struct SetState {
-    std::vector<MapState> maps;          // [maps]
+    std::vector<MapState> maps;       // [maps]
+    std::vector<HeadStats> stats;     // [maps] known without the weights (HeadStatsOf)
+    std::vector<uint8_t> stats_from;  // [maps] 0 not known, 1 stored in the file, 2 computed as pooled
+    bool stats_wanted = false;        // a view asked for them: the stored ones are read (once)
+    uint64_t stats_ticket = 0;        // their read, under way
+    bool stats_asked = false;
     std::vector<OverviewState> pool[2];  // [LazyPool][maps]: overviews, screen copies
     std::vector<int> layer_first;        // [layers] index of each layer's head 0
     int LayerOf(int map) const;          // the layer a map index falls in
@@ -146,6 +157,8 @@ class LazyMaps {
   void ComputeScreens(std::vector<Example*>& examples);  // files without screen copies: pool what was decoded
   void PoolDecodedRows(int set, int map, const MatrixRM& head, int64_t rows, std::vector<Example*>& examples);
   void Failed(AppState* s, const Status& st);
+  void RequestStoredStats();  // the stored statistics of sets whose were asked for
+  void InstallStoredStats(AppState* s, const LazyResult& r);
 
   std::string name_;
   LazyAttentionFile file_;
@@ -156,6 +169,7 @@ class LazyMaps {
   uint64_t frame_ = 1;
   uint64_t resident_ = 0, max_resident_ = 0, max_memory_ = 0;  // bytes of weights and overviews held
   uint64_t evictions_ = 0, installs_ = 0, packs_ = 0, unpacks_ = 0, overviews_from_heads_ = 0;
+  int stats_stored_ = 0, stats_refused_ = 0, stats_pooled_ = 0;  // heads' statistics: from the file, refused, pooled
   uint64_t pooled_held_frame_ = 0;  // the frame an overview was last pooled from a head in memory
   std::string last_error_;
   uint64_t key_base_ = 0;  // this file's reads' keys: key_base_ + ticket (see InstalledBy)

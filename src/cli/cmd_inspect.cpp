@@ -141,13 +141,15 @@ void PrintAttentionFile(const AttentionFile& f) {
   for (const std::string& w : f.warnings) std::printf("  warning: %s\n", Printable(w).c_str());
 }
 
-// A head's weights for --heads: *w points at them (in the file, or read into *scratch).
-using HeadWeights = std::function<Status(int layer, int head, MatrixRM* scratch, const MatrixRM** w)>;
+// A head's statistics for --heads: *ok false when it has none (weights not finite, or stored
+// statistics that cannot be); an error stops the listing.
+using HeadStatsSource = std::function<Status(int layer, int head, HeadStats* out, bool* ok)>;
 
 // --heads: every head's statistics (core/head_stats.h, as the viewer's grid shows them), in layer
 // order or sorted by one of them as the grid sorts (entropy lowest first, the others highest first).
-// heads[l] is layer l's head count; the weights come one head at a time (a file read lazily).
-Status PrintHeadStats(const std::vector<int>& heads, int n_keys, const HeadWeights& weights, const std::string& sort) {
+// heads[l] is layer l's head count; the statistics come one head at a time (a file read lazily).
+Status PrintHeadStats(const std::vector<int>& heads, int n_keys, const HeadStatsSource& stats,
+                      const std::string& sort) {
   struct Row {
     int layer, head;
     HeadStats s;
@@ -157,14 +159,11 @@ Status PrintHeadStats(const std::vector<int>& heads, int n_keys, const HeadWeigh
   int total = 0, done = 0;
   for (int n : heads) total += n;
   const bool progress = total > 64 && isatty(2);
-  MatrixRM scratch;
   for (size_t l = 0; l < heads.size(); ++l)
     for (int h = 0; h < heads[l]; ++h) {
       Row r{(int)l, h, {}, false};
-      const MatrixRM* w = nullptr;
-      const Status st = weights((int)l, h, &scratch, &w);
+      const Status st = stats((int)l, h, &r.s, &r.ok);
       if (!st) return Status::Error("layer " + std::to_string(l) + " head " + std::to_string(h) + ": " + st.message);
-      r.ok = ComputeHeadStats(*w, &r.s).ok;
       rows.push_back(r);
       if (progress && (++done % 16 == 0 || done == total))
         std::fprintf(stderr, "\rinspect: head %d of %d", done, total);
@@ -188,7 +187,7 @@ Status PrintHeadStats(const std::vector<int>& heads, int n_keys, const HeadWeigh
   std::printf("  layer  head  entropy  max_weight  first_token  diagonality  offset (mass)\n");
   for (const Row& r : rows) {
     if (!r.ok) {
-      std::printf("  %5d  %4d  (weights not finite: no statistics)\n", r.layer, r.head);
+      std::printf("  %5d  %4d  (no statistics: weights not finite, or stored ones impossible)\n", r.layer, r.head);
       continue;
     }
     std::printf("  %5d  %4d  %7.3f  %10.3f  %11.3f  %11.3f  %+6d (%.3f)\n", r.layer, r.head, r.s.entropy,
@@ -202,15 +201,29 @@ void PrintHeadStats(const AttentionFile& f, const std::string& sort) {
   for (const AttentionFile::Layer& l : f.layers) heads.push_back((int)l.heads.size());
   (void)PrintHeadStats(
       heads, f.NumKeys(),
-      [&](int l, int h, MatrixRM*, const MatrixRM** w) {
-        *w = &f.layers[(size_t)l].heads[(size_t)h].weights;  // no copy
+      [&](int l, int h, HeadStats* out, bool* ok) {
+        *ok = ComputeHeadStats(f.layers[(size_t)l].heads[(size_t)h].weights, out).ok;
         return Status::Ok();
       },
       sort);
 }
 
-// --heads of a file read lazily: every set's heads, read one at a time (the file may be tens of GB).
-int PrintLazyHeadStats(const std::string& path, const std::string& sort) {
+// A set's stored statistics (one read), [heads of all layers, kHeadStatsColumns].
+Status ReadStoredStats(LazyAttentionFile* file, int set, MatrixRM* out) {
+  LazyRequest r;
+  r.set = set, r.stats = true;
+  file->Submit(r);
+  LazyResult res;
+  while (!file->PopResult(&res)) file->Pump(1000);
+  if (!res.status) return res.status;
+  *out = std::move(res.weights);
+  return Status::Ok();
+}
+
+// --heads of a file read lazily: every set's heads. The statistics its writer stored (attnviz.save,
+// attnviz-cli convert) are printed as they are, unless `recompute`; otherwise every head is read, one
+// at a time (the file may be tens of GB).
+int PrintLazyHeadStats(const std::string& path, const std::string& sort, bool recompute) {
   std::unique_ptr<ByteSource> source;
   Status st = OpenFileSource(path, &source);
   LazyInput in;
@@ -218,14 +231,29 @@ int PrintLazyHeadStats(const std::string& path, const std::string& sort) {
   std::vector<std::string> warnings;
   for (size_t s = 0; s < in.shape.sets.size(); ++s) {
     const AttentionFile& f = in.shape.sets[s].data;
-    std::vector<int> heads;
-    for (const AttentionFile::Layer& l : f.layers) heads.push_back((int)l.heads.size());
+    const LazySet& ls = in.file.index().sets[s];
+    std::vector<int> heads, first;
+    for (const AttentionFile::Layer& l : f.layers) {
+      first.push_back(first.empty() ? 0 : first.back() + heads.back());
+      heads.push_back((int)l.heads.size());
+    }
     if (in.shape.sets.size() > 1) std::printf("set \"%s\":\n", PrintableName(in.shape.sets[s].name).c_str());
+    MatrixRM stored;
+    const bool use_stored = ls.stats && !recompute;
+    if (use_stored && !(st = ReadStoredStats(&in.file, (int)s, &stored))) return Fail(path + ": " + st.message);
+    if (use_stored) std::printf("(statistics stored in the file by its writer; --recompute reads every head)\n");
+    MatrixRM scratch;
     st = PrintHeadStats(
         heads, f.NumKeys(),
-        [&](int l, int h, MatrixRM* scratch, const MatrixRM** w) {
-          *w = scratch;
-          return in.Head((int)s, l, h, scratch, &warnings);
+        [&](int l, int h, HeadStats* out, bool* ok) {
+          if (use_stored) {
+            *ok = HeadStatsFromRow(stored.data() + (size_t)(first[(size_t)l] + h) * kHeadStatsColumns, ls.n_q, ls.n_k,
+                                   out);
+            return Status::Ok();
+          }
+          const Status read = in.Head((int)s, l, h, &scratch, &warnings);
+          if (read) *ok = ComputeHeadStats(scratch, out).ok;
+          return read;
         },
         sort);
     if (!st) return Fail(path + ": " + st.message);
@@ -257,6 +285,8 @@ void PrintLazySet(const LazySet& set) {
   if (set.screen_rows)
     std::printf("  screen copies: %d x %d per head (max-pooled; the heatmap draws them while a head is read)\n",
                 set.screen_rows, set.screen_cols);
+  std::printf(set.stats ? "  statistics: stored for every head (the grid sorts before reading; --heads prints them)\n"
+                        : "  statistics: none stored (computed from each head once it is read)\n");
 }
 
 // A safetensors file: its header only (the file may be tens of GB).
@@ -310,7 +340,7 @@ int InspectArrayLazily(const std::string& path, std::unique_ptr<ByteSource> sour
 
 int RunInspect(int argc, char** argv) {
   std::string path, sort = "layer";
-  bool heads = false;
+  bool heads = false, recompute = false;
   CliLimits limits;
   ArgParser args(
       "inspect",
@@ -324,11 +354,14 @@ int RunInspect(int argc, char** argv) {
             "also every head's statistics: entropy, max weight, first-token weight, diagonality, dominant offset");
   args.String("--sort", &sort, "KEY",
               "order of --heads: layer (default) | entropy (lowest first) | max_weight | first_token | diagonality");
+  args.Flag("--recompute", &recompute,
+            "with --heads on a file that stores its heads' statistics (attnviz.save, attnviz-cli convert):\n"
+            "read every head and compute them instead of printing the stored ones");
   DeclareLimitFlags(&args, &limits);
   if (int rc = args.Parse(argc, argv); rc >= 0) return rc;
   if (sort != "layer" && sort != "entropy" && sort != "max_weight" && sort != "first_token" && sort != "diagonality")
     return args.UsageError("unknown --sort '" + sort + "' (layer, entropy, max_weight, first_token, diagonality)");
-  if (args.Seen("--sort")) heads = true;
+  if (args.Seen("--sort") || recompute) heads = true;
   if (int rc = ApplyLimitFlags(args, limits); rc >= 0) return rc;
   std::unique_ptr<ByteSource> source;  // a safetensors file is not read whole (other formats are, below)
   uint8_t first[16] = {};
@@ -338,12 +371,12 @@ int RunInspect(int argc, char** argv) {
       (LooksLikeSafetensors(first, sizeof(first), source->Size()) ||
        (first[8] == '{' && first[0] != '{' && first[0] != '[' && first[0] != 0x93 && first[0] != 'P'))) {
     const int rc = InspectSafetensors(path, std::move(source));
-    return rc == kExitOk && heads ? PrintLazyHeadStats(path, sort) : rc;  // read one head at a time
+    return rc == kExitOk && heads ? PrintLazyHeadStats(path, sort, recompute) : rc;  // read one head at a time
   }
   if (source && (LooksLikeNpy(first, sizeof(first)) || LooksLikeZip(first, sizeof(first))) &&
       OpensLazily(source.get())) {
     const int rc = InspectArrayLazily(path, std::move(source));
-    return rc == kExitOk && heads ? PrintLazyHeadStats(path, sort) : rc;
+    return rc == kExitOk && heads ? PrintLazyHeadStats(path, sort, recompute) : rc;
   }
   source.reset();
   std::vector<uint8_t> bytes;

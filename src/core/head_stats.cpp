@@ -88,10 +88,17 @@ void RowSums(const float* p, int n, double* entropy, float* mx, float* abs_total
 Status HeadStatsAccumulator::AddRows(const MatrixRM& w, int row0, int row1) {
   if (w.rows() != n_q_ || w.cols() != n_k_ || row0 < 0 || row1 > n_q_)
     return Status::Error("head stats: rows outside the head");
-  if (!w.middleRows(row0, row1 - row0).allFinite()) return Status::Error("head stats: weights contain NaN or infinity");
+  return AddRowData(w.data() + (size_t)std::max(0, row0) * (size_t)n_k_, row0, row1);
+}
+
+Status HeadStatsAccumulator::AddRowData(const float* rows, int row0, int row1) {
+  if (row0 < 0 || row1 > n_q_ || row1 < row0) return Status::Error("head stats: rows outside the head");
   const int n_k = n_k_;
+  const size_t count = (size_t)(row1 - row0) * (size_t)n_k;
+  if (!Eigen::Map<const Eigen::ArrayXf>(rows, (Eigen::Index)count).allFinite())
+    return Status::Error("head stats: weights contain NaN or infinity");
   for (int i = row0; i < row1; ++i) {
-    const float* p = w.data() + (size_t)i * (size_t)n_k;
+    const float* p = rows + (size_t)(i - row0) * (size_t)n_k;
     double h;
     float mx, total;
     RowSums(p, n_k, &h, &mx, &total);
@@ -137,6 +144,35 @@ Status HeadStatsAccumulator::Finish(HeadStats* out) const {
   out->dominant_offset = best;
   out->dominant_offset_mass = (float)(best_mass / rows);
   return Status::Ok();
+}
+
+void HeadStatsToRow(const HeadStats& h, float* row) {
+  const float v[kHeadStatsColumns] = {
+      h.entropy,     h.entropy_normalized,     h.max_weight,           h.first_token,
+      h.diagonality, (float)h.dominant_offset, h.dominant_offset_mass, (float)h.rows_counted};
+  std::memcpy(row, v, sizeof(v));
+}
+
+bool HeadStatsFromRow(const float* row, int64_t n_q, int64_t n_k, HeadStats* out) {
+  for (int c = 0; c < kHeadStatsColumns; ++c) {
+    // Sums of weights >= 0 (the readers make the others 0) are >= 0; an entropy is < 0 for weights > 1.
+    const bool signed_value = c == 0 || c == 1 || c == 5;
+    if (!std::isfinite(row[c]) || (!signed_value && row[c] < 0.0f)) return false;
+  }
+  const float offset = row[5], rows = row[7];
+  if (offset != std::floor(offset) || offset < -(float)(n_k - 1) || offset > (float)(n_q - 1)) return false;
+  if (rows != std::floor(rows) || rows > (float)n_q) return false;
+  HeadStats h;
+  h.entropy = row[0];
+  h.entropy_normalized = row[1];
+  h.max_weight = row[2];
+  h.first_token = row[3];
+  h.diagonality = row[4];
+  h.dominant_offset = (int)offset;
+  h.dominant_offset_mass = row[6];
+  h.rows_counted = (int)rows;
+  *out = h;
+  return true;
 }
 
 }  // namespace attnviz

@@ -13,6 +13,10 @@
 //                       i - j = o that carries the most mass (0 = self, 1 = previous token,
 //                       -1 = next token). Ties go to the smallest |o|, then to the positive o.
 //   dominant_offset_mass  M(dominant_offset), in [0, 1].
+//
+// Stored: a file in the attnviz safetensors layout may carry every head's statistics, written by
+// the exporters as a row of kHeadStatsColumns floats (HeadStatsToRow), so a grid of 1024 heads
+// sorts before any head is read (docs/FORMATS.md "stats.s.l").
 #pragma once
 #include <vector>
 
@@ -41,13 +45,24 @@ class HeadStatsAccumulator {
  public:
   void Begin(int n_q, int n_k);                                 // forgets what was added
   Status AddRows(const MatrixRM& weights, int row0, int row1);  // rows [row0, row1) of the head
-  Status Finish(HeadStats* out) const;                          // after the last rows
-  int rows_added() const { return added_; }                     // rows added since Begin
+  // The same for rows [row0, row1) held on their own: rows points at row row0 ([row1 - row0, n_k]).
+  Status AddRowData(const float* rows, int row0, int row1);
+  Status Finish(HeadStats* out) const;       // after the last rows
+  int rows_added() const { return added_; }  // rows added since Begin
 
  private:
   int n_q_ = 0, n_k_ = 0, added_ = 0, counted_ = 0;
   std::vector<double> offset_mass_;  // [n_q + n_k - 1] by offset o = i - j, index o + n_k - 1
   double entropy_ = 0, max_weight_ = 0, first_ = 0, diag_ = 0;
 };
+
+// A head's statistics as stored: entropy, entropy_normalized, max_weight, first_token, diagonality,
+// dominant_offset, dominant_offset_mass, rows_counted (the two counts as exact floats).
+constexpr int kHeadStatsColumns = 8;
+void HeadStatsToRow(const HeadStats& h, float* row);
+// A stored row back, for a head [n_q, n_k]: false (and *out untouched) when it cannot be a head's
+// statistics: a value not finite, a negative sum of weights, an offset or a row count not a whole number in
+// range. A file from a stranger may hold anything there.
+bool HeadStatsFromRow(const float* row, int64_t n_q, int64_t n_k, HeadStats* out);
 
 }  // namespace attnviz

@@ -21,6 +21,12 @@ namespace attnviz {
 using attention_file_detail::IndexTokens;
 using attention_file_detail::JsonTokens;
 
+int LazySet::Heads() const {
+  int h = 0;
+  for (const LazyLayer& l : layers) h += l.heads;
+  return h;
+}
+
 int LazySet::MaxHeads() const {
   int h = 0;
   for (const LazyLayer& l : layers) h = std::max(h, l.heads);
@@ -89,9 +95,39 @@ Status PooledTensor(const SafetensorsTensor& o, const std::string& name, LazyPoo
   return Status::Ok();
 }
 
+// A set's stored statistics "stats.s.l": F32 [heads, kHeadStatsColumns] for every layer, back to
+// back in layer order. They are optional, so a set whose statistics are not so is read without them,
+// with a warning (the grid then sorts the heads it has read).
+void StatsTensors(const SafetensorsHeader& h, const std::string& prefix, const std::string& where, LazySet* set,
+                  std::vector<std::string>* warnings) {
+  uint64_t next = 0;
+  int found = 0;
+  std::string why;
+  for (size_t l = 0; l < set->layers.size() && why.empty(); ++l) {
+    const std::string name = "stats." + prefix + std::to_string(l);
+    const SafetensorsTensor* t = h.Find(name);
+    if (!t) continue;
+    ++found;
+    LazyLayer& layer = set->layers[l];
+    if (t->dtype != StDType::F32 || t->shape.size() != 2 || t->shape[0] != layer.heads ||
+        t->shape[1] != kHeadStatsColumns)
+      why = "tensor '" + name + "' is not F32 [" + std::to_string(layer.heads) + ", " +
+            std::to_string(kHeadStatsColumns) + "]";
+    else if (l > 0 && t->begin != next)
+      why = "tensor '" + name + "' does not follow the previous layer's";
+    layer.stats_offset = t->begin;
+    next = t->end;
+  }
+  if (why.empty() && found > 0 && found < (int)set->layers.size()) why = "some layers have none";
+  set->stats = why.empty() && found > 0;
+  if (!why.empty())
+    warnings->push_back(where + ": the stored head statistics are not used (" + why +
+                        "); the grid sorts the heads it has read");
+}
+
 // One set of the attnviz layout: its description in "sets" and its tensors.
 Status AttnvizSet(const SafetensorsHeader& h, const JsonValue& sv, size_t s, const AttentionFileLimits& limits,
-                  LazySet* set) {
+                  LazySet* set, std::vector<std::string>* warnings) {
   const std::string where = "sets[" + std::to_string(s) + "]";
   if (!sv.IsObject()) return Status::Error("safetensors: " + where + " must be an object");
   const JsonValue* name = sv.Find("name");
@@ -173,6 +209,7 @@ Status AttnvizSet(const SafetensorsHeader& h, const JsonValue& sv, size_t s, con
     if (any[(int)pool] && !all[(int)pool])
       return Status::Error("safetensors: " + where + " has " + LazyPoolName(pool) + " for some layers only (every '" +
                            LazyPoolPrefix(pool) + prefix + "l' or none)");
+  StatsTensors(h, prefix, "set \"" + PrintableText(set->name, 64) + "\"", set, warnings);
   return Status::Ok();
 }
 
@@ -190,7 +227,7 @@ Status AttnvizLayout(const SafetensorsHeader& h, const AttentionFileLimits& limi
   if ((int64_t)sets.items.size() > limits.max_layers) return Status::Error("safetensors: too many sets");
   for (size_t s = 0; s < sets.items.size(); ++s) {
     LazySet set;
-    if (!(st = AttnvizSet(h, sets.items[s], s, limits, &set))) return st;
+    if (!(st = AttnvizSet(h, sets.items[s], s, limits, &set, &out->warnings))) return st;
     out->sets.push_back(std::move(set));
   }
   if (!(st = MetaJson(h, "tokenizer", &tokenizer, &found))) return st;
@@ -535,6 +572,14 @@ Status LazyAttentionFile::Prepare(Job* job) {
   const LazyRequest& r = job->request;
   if (r.set < 0 || r.set >= (int)index_.sets.size()) return Status::Error("no attention set " + std::to_string(r.set));
   const LazySet& set = index_.sets[(size_t)r.set];
+  if (r.stats) {  // every layer's, one range (StatsTensors checked they follow each other)
+    if (!set.stats) return Status::Error("the file stores no head statistics");
+    job->rows = set.Heads();
+    job->cols = kHeadStatsColumns;
+    job->range = {set.layers[0].stats_offset, (uint64_t)job->rows * (uint64_t)job->cols * sizeof(float)};
+    job->dtype = StDType::F32;
+    return Status::Ok();
+  }
   if (r.layer < 0 || r.layer >= (int)set.layers.size()) return Status::Error("no layer " + std::to_string(r.layer));
   const LazyLayer& layer = set.layers[(size_t)r.layer];
   if (r.overview) {
@@ -656,6 +701,11 @@ Status LazyAttentionFile::DecodePiece(Job* job, const uint8_t* src, int64_t n) {
       pooling_.resize((size_t)n);
     }
     dst = pooling_.data();
+  }
+  if (job->request.stats) {  // as stored: HeadStatsFromRow checks them
+    if (!DecodeFloats(job->dtype, src, (size_t)n, dst)) return Status::Error("not a float tensor");
+    job->done += n;
+    return Status::Ok();
   }
   float piece_max = 0.0f;  // the largest weight, kept as it is decoded (the viewer's colour range)
   size_t fixed = 0;
@@ -788,14 +838,14 @@ void LazyAttentionFile::Pump(double budget_ms) {
   };
   const bool async = source_->Asynchronous();
   StartReads();
-  // The next job with bytes to decode: stand-ins (overviews, screen copies) first, then requests of
+  // The next job with bytes to decode: stand-ins (overviews, screen copies, statistics) first, then requests of
   // one part (bands), then whole heads; oldest first within each.
   auto next_job = [&] {
     auto pick = jobs_.end();
     int best = 3;
     for (auto it = jobs_.begin(); it != jobs_.end() && best > 0; ++it) {
       if (async && (*it)->ready <= (*it)->done) continue;
-      const int rank = (*it)->request.overview ? 0 : (*it)->range.size <= kPartBytes ? 1 : 2;
+      const int rank = (*it)->request.overview || (*it)->request.stats ? 0 : (*it)->range.size <= kPartBytes ? 1 : 2;
       if (rank < best) best = rank, pick = it;
     }
     return pick;

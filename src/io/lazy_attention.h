@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "core/attention.h"
+#include "core/head_stats.h"
 #include "core/status.h"
 #include "io/attention_sets.h"
 #include "io/byte_source.h"
@@ -63,6 +64,7 @@ struct LazyLayer {
   StDType dtype = StDType::F16;  // of its weights
   uint64_t offset = 0;           // file offset of head 0, row 0, column 0
   LazyPooled overview, screen;   // its overviews and screen copies
+  uint64_t stats_offset = 0;     // file offset of head 0's stored statistics (when the set has them)
 };
 
 struct LazySet {
@@ -76,6 +78,8 @@ struct LazySet {
   int64_t n_q = 0, n_k = 0;                  // every head is [n_q, n_k]
   int overview_rows = 0, overview_cols = 0;  // R, C of the stored overviews; 0 when the file has none
   int screen_rows = 0, screen_cols = 0;      // R, C of the stored screen copies; 0 when the file has none
+  bool stats = false;                        // every head's statistics are stored ("stats.s.l", one range)
+  int Heads() const;                         // heads of all layers
   int MaxHeads() const;                      // the most heads of any layer
   int PoolRows(LazyPool p) const { return p == LazyPool::Screen ? screen_rows : overview_rows; }
   int PoolCols(LazyPool p) const { return p == LazyPool::Screen ? screen_cols : overview_cols; }
@@ -175,6 +179,9 @@ struct LazyRequest {
   // OverviewSide(n_k)] (MaxPoolOverview's result): a file without overviews, whose grid reads each
   // head whole, never holds the head's floats (64 MiB for 4096^2) to make a 256 KiB thumbnail.
   bool pooled = false;
+  // The set's stored statistics, every layer's ([heads of all layers, kHeadStatsColumns] as stored:
+  // no fix-ups; HeadStatsFromRow checks each row). layer, head, rows are ignored.
+  bool stats = false;
 };
 
 struct LazyResult {
@@ -182,7 +189,7 @@ struct LazyResult {
   LazyRequest request;  // what was asked
   Status status;        // a read error, the file changed, out of memory, ...
   MatrixRM weights;     // rows: [row1 - row0, n_k]; overviews, screen copies: [(head_end - head) * R, C];
-                        // pooled: [OverviewSide(n_q), OverviewSide(n_k)]
+                        // pooled: [OverviewSide(n_q), OverviewSide(n_k)]; stats: [heads, kHeadStatsColumns]
   int64_t fixed = 0;    // weights that were NaN, infinite or negative, shown as 0
   float max = 0;        // the largest weight (after those fix-ups): the colour range without a pass
 };
@@ -283,6 +290,7 @@ struct LazyWritePlan {
   std::vector<uint8_t> header;                    // the bytes before the data
   uint64_t file_size = 0;                         // header + data
   std::vector<std::vector<uint64_t>> attention;   // [set][layer] file offset of "attention.s.l"
+  std::vector<std::vector<uint64_t>> stats;       // [set][layer] file offset of "stats.s.l"
   std::vector<std::vector<uint64_t>> overview;    // [set][layer] file offset of "overview.s.l"
   std::vector<std::vector<uint64_t>> screen;      // [set][layer] file offset of "screen.s.l" (sets that have them)
   std::vector<std::vector<int>> heads;            // [set][layer]
@@ -291,16 +299,20 @@ struct LazyWritePlan {
   std::vector<int> screen_rows, screen_cols;      // [set]; 0 for a set without screen copies
   StDType dtype = StDType::F16;                   // of weights and overviews
 };
-// The layout of a document's shape (its weights are not read): overviews of every set first, then
-// screen copies (sets with heads over 1024 on a side), then the layers in order, so a writer can
-// stream a model layer by layer. Sets' layers may differ in heads.
+// The layout of a document's shape (its weights are not read): statistics of every set first, then
+// overviews, then screen copies (sets with heads over 1024 on a side), then the layers in order, so
+// a writer can stream a model layer by layer. Sets' layers may differ in heads.
 Status PlanLazyAttention(const AttentionDocument& shape, StDType dtype, LazyWritePlan* out);
 // Writes doc as an attnviz safetensors file (streamed through a FileSink: no second copy of the weights).
 Status WriteLazyAttention(const AttentionDocument& doc, StDType dtype, const std::string& path);
 // The same from a document of the shape only (tokens, names, heads without weights), asking for each
 // head's weights in file order (set, layer, head) and writing each with its overview and screen copy
 // before asking for the next: one head in memory at a time (attnviz-cli convert of a file read lazily).
+// Both store each head's statistics as a viewer reading the file computes them (StoredHeadStats).
 using LazyHeadSource = std::function<Status(int set, int layer, int head, MatrixRM* weights)>;
+// A head's statistics from its weights as a reader of the file gets them: encoded in dtype and decoded
+// back with the readers' fix-ups (NaN, infinities, negative weights -> 0). Into row[kHeadStatsColumns].
+void StoredHeadStats(const MatrixRM& weights, StDType dtype, float* row);
 Status WriteLazyAttentionStreamed(const AttentionDocument& shape, StDType dtype, const std::string& path,
                                   const LazyHeadSource& head);
 

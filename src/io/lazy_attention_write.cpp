@@ -81,6 +81,30 @@ bool WriteFloats(FileSink* sink, StDType dtype, const float* data, size_t n, std
 
 }  // namespace
 
+void StoredHeadStats(const MatrixRM& w, StDType dtype, float* row) {
+  const int rows = (int)w.rows(), cols = (int)w.cols();
+  HeadStatsAccumulator acc;
+  acc.Begin(rows, cols);
+  const int block = std::max(1, (1 << 16) / std::max(1, cols));
+  thread_local std::vector<uint8_t> bytes;
+  thread_local std::vector<float> decoded;
+  const size_t item = (size_t)StDTypeSize(dtype);
+  for (int r0 = 0; r0 < rows; r0 += block) {
+    const int r1 = std::min(rows, r0 + block);
+    const size_t n = (size_t)(r1 - r0) * (size_t)cols;
+    bytes.resize(n * item);
+    decoded.resize(n);
+    float max = 0.0f;
+    size_t fixed = 0;
+    EncodeFloats(dtype, w.data() + (size_t)r0 * (size_t)cols, n, bytes.data());
+    DecodeWeights(dtype, bytes.data(), n, decoded.data(), &max, &fixed);
+    (void)acc.AddRowData(decoded.data(), r0, r1);  // finite once decoded
+  }
+  HeadStats h;
+  (void)acc.Finish(&h);  // an empty head: zeros, as ComputeHeadStats leaves them
+  HeadStatsToRow(h, row);
+}
+
 Status PlanLazyAttention(const AttentionDocument& doc, StDType dtype, LazyWritePlan* out) {
   if (dtype != StDType::F16 && dtype != StDType::BF16 && dtype != StDType::F32)
     return Status::Error("safetensors: weights are written as F16, BF16 or F32");
@@ -108,6 +132,11 @@ Status PlanLazyAttention(const AttentionDocument& doc, StDType dtype, LazyWriteP
   }
   for (size_t s = 0; s < doc.sets.size(); ++s)
     for (size_t l = 0; l < plan.heads[s].size(); ++l)
+      specs.push_back({"stats." + std::to_string(s) + "." + std::to_string(l),
+                       StDType::F32,
+                       {plan.heads[s][l], kHeadStatsColumns}});
+  for (size_t s = 0; s < doc.sets.size(); ++s)
+    for (size_t l = 0; l < plan.heads[s].size(); ++l)
       specs.push_back({"overview." + std::to_string(s) + "." + std::to_string(l),
                        dtype,
                        {plan.heads[s][l], plan.overview_rows[s], plan.overview_cols[s]}});
@@ -131,9 +160,12 @@ Status PlanLazyAttention(const AttentionDocument& doc, StDType dtype, LazyWriteP
   Status st = SafetensorsHeaderBytes(specs, meta, &plan.header, &begins, &plan.file_size);
   if (!st) return st;
   size_t i = 0;
+  plan.stats.resize(doc.sets.size());
   plan.overview.resize(doc.sets.size());
   plan.screen.resize(doc.sets.size());
   plan.attention.resize(doc.sets.size());
+  for (size_t s = 0; s < doc.sets.size(); ++s)
+    for (size_t l = 0; l < plan.heads[s].size(); ++l) plan.stats[s].push_back(begins[i++]);
   for (size_t s = 0; s < doc.sets.size(); ++s)
     for (size_t l = 0; l < plan.heads[s].size(); ++l) plan.overview[s].push_back(begins[i++]);
   for (size_t s = 0; s < doc.sets.size(); ++s)
@@ -159,6 +191,13 @@ Status WriteLazyAttention(const AttentionDocument& doc, StDType dtype, const std
   bool ok = sink.Write((const char*)plan.header.data(), plan.header.size());
   std::vector<uint8_t> buf;
   std::vector<float> pooled;
+  float row[kHeadStatsColumns];
+  for (size_t s = 0; s < doc.sets.size() && ok; ++s)  // in the plan's order: statistics first
+    for (const AttentionFile::Layer& l : doc.sets[s].data.layers)
+      for (const AttentionFile::Head& h : l.heads) {
+        StoredHeadStats(h.weights, dtype, row);
+        ok = ok && WriteFloats(&sink, StDType::F32, row, kHeadStatsColumns, &buf);
+      }
   for (LazyPool pool : {LazyPool::Overview, LazyPool::Screen}) {  // in the plan's order
     for (size_t s = 0; s < doc.sets.size() && ok; ++s) {
       const bool screen = pool == LazyPool::Screen;
@@ -201,7 +240,11 @@ Status WriteLazyAttentionStreamed(const AttentionDocument& shape, StDType dtype,
           return Status::Error("safetensors: layer " + std::to_string(l) + " head " + std::to_string(h) +
                                " is not [n_q, n_k] = [" + std::to_string(plan.n_q[s]) + ", " +
                                std::to_string(plan.n_k[s]) + "]");
-        ok = sink.Seek(plan.attention[s][l] + (uint64_t)h * (uint64_t)w.size() * item) &&
+        float row[kHeadStatsColumns];
+        StoredHeadStats(w, dtype, row);
+        ok = sink.Seek(plan.stats[s][l] + (uint64_t)h * sizeof(row)) &&
+             WriteFloats(&sink, StDType::F32, row, kHeadStatsColumns, &buf) &&
+             sink.Seek(plan.attention[s][l] + (uint64_t)h * (uint64_t)w.size() * item) &&
              WriteFloats(&sink, dtype, w.data(), (size_t)w.size(), &buf);
         for (LazyPool pool : {LazyPool::Overview, LazyPool::Screen}) {
           const bool screen = pool == LazyPool::Screen;

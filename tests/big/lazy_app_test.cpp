@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <deque>
+#include <limits>
 #include <random>
 #include <string>
 
@@ -59,6 +60,25 @@ void WriteModel(const std::string& path, int layers, int heads, int n, StDType d
   }
   doc.sets.push_back(set);
   ASSERT_TRUE(WriteLazyAttention(doc, dtype, path).ok);
+}
+
+// A file as writers before stop 39 made it: its stored statistics renamed away ("stats.s.l" ->
+// "xtats.s.l", which no reader looks for).
+void ForgetStoredStats(const std::string& path) {
+  std::vector<uint8_t> bytes;
+  ASSERT_TRUE(ReadFileBytes(path, &bytes).ok);
+  uint64_t n = 0;
+  std::memcpy(&n, bytes.data(), 8);
+  std::string header(bytes.begin() + 8, bytes.begin() + 8 + (long)n);
+  int renamed = 0;
+  for (size_t at = header.find("\"stats."); at != std::string::npos; at = header.find("\"stats.", at + 1), ++renamed)
+    header[at + 1] = 'x';
+  ASSERT_GT(renamed, 0);
+  std::memcpy(bytes.data() + 8, header.data(), header.size());
+  FILE* f = std::fopen(path.c_str(), "wb");
+  ASSERT_NE(f, nullptr);
+  ASSERT_EQ(std::fwrite(bytes.data(), 1, bytes.size(), f), bytes.size());
+  std::fclose(f);
 }
 
 struct HeadlessApp {
@@ -143,15 +163,90 @@ TEST(LazyApp, TheGridReadsOverviewsOnly) {
   EXPECT_EQ(d.Find("grid")->Find("overviews_shown")->number, 16);
   EXPECT_EQ(Lazy(d, "heads"), 0);
   EXPECT_EQ(Lazy(d, "overviews"), 16);
-  EXPECT_EQ(Lazy(d, "bytes_read"), 16.0 * 128 * 128 * 2);
-  EXPECT_LE(Lazy(d, "reads"), 4);  // one read per layer's run of heads
+  EXPECT_EQ(Lazy(d, "bytes_read"), 16.0 * 128 * 128 * 2 + 16 * kHeadStatsColumns * 4);  // and the statistics
+  EXPECT_LE(Lazy(d, "reads"), 5);  // one read per layer's run of heads, one of every head's statistics
+  EXPECT_EQ(Lazy(d, "stats_stored"), 16);
+}
+
+// The heads' statistics the writer stored: the grid sorts all of them before any head is read.
+TEST(LazyApp, StoredStatisticsSortTheGridBeforeAnyHeadIsRead) {
+  HeadlessApp t;
+  ASSERT_TRUE(t.OpenModel("stored_stats", 4, 4, 128).ok);
+  ASSERT_TRUE(t.app.Command("grid-sort entropy").ok);
+  t.Frames(4);
+  const JsonValue d = t.Describe();
+  const JsonValue* g = d.Find("grid");
+  EXPECT_EQ(g->Find("stats_known")->number, 16);
+  EXPECT_EQ(Lazy(d, "heads"), 0);
+  EXPECT_EQ(Lazy(d, "stats_stored"), 16);
+  const std::vector<double>& order = g->Find("order")->numbers;
+  ASSERT_EQ(order.size(), 16u);
+  double distinct = 0;
+  for (int i = 1; i < 16; ++i) {
+    const double a = g->Find("stats")->items[(size_t)order[i - 1]].Find("entropy")->number,
+                 b = g->Find("stats")->items[(size_t)order[i]].Find("entropy")->number;
+    EXPECT_LE(a, b);
+    distinct += a != b;
+  }
+  EXPECT_GT(distinct, 10) << "the heads' entropies differ: sorted by real values";
+  // The stored values are the head's own: the same as computed from its weights once read.
+  LazyAttentionFile f;
+  std::unique_ptr<ByteSource> src;
+  ASSERT_TRUE(OpenFileSource(t.files.back(), &src).ok);
+  std::vector<uint8_t> prefix;
+  ASSERT_TRUE(ReadLazyPrefix(src.get(), &prefix).ok);
+  ASSERT_TRUE(f.Open(std::move(src), prefix.data(), prefix.size()).ok);
+  LazyRequest r;
+  r.layer = 2, r.head = 1, r.row1 = 128;
+  f.Submit(r);
+  LazyResult head;
+  while (!f.PopResult(&head)) f.Pump(10);
+  HeadStats want;
+  ASSERT_TRUE(ComputeHeadStats(head.weights, &want).ok);
+  EXPECT_FLOAT_EQ(g->Find("stats")->items[9].Find("entropy")->number, want.entropy);
+  EXPECT_FLOAT_EQ(g->Find("stats")->items[9].Find("max_weight")->number, want.max_weight);
+}
+
+// A file whose stored statistics are impossible (NaN here): those heads are left unsorted, and said.
+TEST(LazyApp, ImpossibleStoredStatisticsAreRefusedAndSaid) {
+  HeadlessApp t;
+  const std::string path = t.Remember(TempPath("bad_stats"));
+  WriteModel(path, 2, 2, 64);
+  {
+    LazyAttentionFile f;
+    std::unique_ptr<ByteSource> src;
+    ASSERT_TRUE(OpenFileSource(path, &src).ok);
+    std::vector<uint8_t> prefix;
+    ASSERT_TRUE(ReadLazyPrefix(src.get(), &prefix).ok);
+    ASSERT_TRUE(f.Open(std::move(src), prefix.data(), prefix.size()).ok);
+    const uint64_t at = f.index().sets[0].layers[1].stats_offset;  // layer 1, head 0's entropy
+    FILE* fp = std::fopen(path.c_str(), "r+b");
+    ASSERT_NE(fp, nullptr);
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    ASSERT_EQ(std::fseek(fp, (long)at, SEEK_SET), 0);
+    ASSERT_EQ(std::fwrite(&nan, 4, 1, fp), 1u);
+    std::fclose(fp);
+  }
+  ASSERT_TRUE(t.Open(path).ok);
+  ASSERT_TRUE(t.app.Command("grid-sort entropy").ok);
+  t.Frames(4);
+  const JsonValue d = t.Describe();
+  EXPECT_EQ(Lazy(d, "stats_stored"), 3);
+  EXPECT_EQ(Lazy(d, "stats_refused"), 1);
+  EXPECT_EQ(d.Find("grid")->Find("stats_known")->number, 3);
+  EXPECT_EQ(d.Find("grid")->Find("order")->numbers.back(), 2) << "the refused head follows the sorted ones";
+  EXPECT_NE(d.Find("message")->string.find("statistics stored for 1 heads are impossible"), std::string::npos)
+      << d.Find("message")->string;
 }
 
 TEST(LazyApp, SortingTheGridPutsHeadsWithoutStatisticsLast) {
-  // Only heads that were in memory have statistics; sorted by their empty ones, the other 14 came
-  // first, as the "most focused" heads.
+  // A file with overviews and no stored statistics: only heads that were in memory have statistics;
+  // sorted by their empty ones, the other 14 came first, as the "most focused" heads.
   HeadlessApp t;
-  ASSERT_TRUE(t.OpenModel("sort", 4, 4, 128).ok);
+  const std::string path = t.Remember(TempPath("sort"));
+  WriteModel(path, 4, 4, 128);
+  ForgetStoredStats(path);
+  ASSERT_TRUE(t.Open(path).ok);
   ASSERT_TRUE(t.app.Command("view heatmap").ok);
   for (const char* map : {"map 9", "map 5"}) {
     ASSERT_TRUE(t.app.Command(map).ok);
@@ -191,7 +286,8 @@ TEST(LazyApp, OverviewsNoViewDrawsAnyMoreAreNotRead) {
   EXPECT_EQ(Lazy(d, "pending"), 0);
   EXPECT_EQ(Lazy(d, "overviews"), 1);
   EXPECT_EQ(Lazy(d, "heads"), 1);
-  EXPECT_EQ(Lazy(d, "bytes_read"), 2.0 * 128 * 128 * 2);  // head 9's overview (128 x 128) and its rows
+  EXPECT_EQ(Lazy(d, "bytes_read"), 2.0 * 128 * 128 * 2 + 64 * kHeadStatsColumns * 4);  // head 9's overview (128 x 128)
+  // and its rows, and the grid's statistics (asked for in its one frame)
 }
 
 TEST(LazyApp, WithoutStoredOverviewsTheGridPoolsEachHeadOnce) {
@@ -499,8 +595,8 @@ TEST(LazyApp, AScreenCopyStandsInForAHeadOverTheBudget) {
   t.Frames(4);
   JsonValue d = t.Describe();
   EXPECT_EQ(Lazy(d, "overviews"), 2);
-  EXPECT_EQ(Lazy(d, "screens"), 0);  // the grid draws overviews only
-  EXPECT_EQ(Lazy(d, "bytes_read"), 2.0 * 256 * 256 * 2);
+  EXPECT_EQ(Lazy(d, "screens"), 0);                                                   // the grid draws overviews only
+  EXPECT_EQ(Lazy(d, "bytes_read"), 2.0 * 256 * 256 * 2 + 2 * kHeadStatsColumns * 4);  // and the statistics
   ASSERT_TRUE(t.app.Command("view heatmap").ok);
   ASSERT_TRUE(t.app.Command("map 1").ok);
   t.Frames(8, 20.0);

@@ -659,6 +659,100 @@ TEST(LazyAttention, TheIndexRefusesInconsistentFiles) {
   EXPECT_NE(error({{"weights", StDType::F32, {2, 2}}}, {}).find("the file has: weights"), std::string::npos);
 }
 
+// Stored statistics ("stats.s.l") that are not what the layout says are left out with a warning;
+// the file opens without them.
+TEST(LazyAttention, StoredStatisticsNotAsTheLayoutSaysAreLeftOutWithAWarning) {
+  const std::vector<std::pair<std::string, std::string>> meta = {
+      {"format", "attnviz"}, {"version", "2"}, {"sets", R"([{"name":"x","tokens":["a","b","c"],"layers":2}])"}};
+  const SafetensorsTensorSpec a0{"attention.0.0", StDType::F16, {2, 3, 3}},
+      a1{"attention.0.1", StDType::F16, {4, 3, 3}};
+  auto stats = [](int l, int heads, StDType t = StDType::F32, int cols = kHeadStatsColumns) {
+    return SafetensorsTensorSpec{"stats.0." + std::to_string(l), t, {heads, cols}};
+  };
+  LazyAttentionIndex ok;
+  Status st = IndexOf({stats(0, 2), stats(1, 4), a0, a1}, meta, &ok);
+  ASSERT_TRUE(st.ok) << st.message;
+  EXPECT_TRUE(ok.sets[0].stats);
+  EXPECT_TRUE(ok.warnings.empty());
+  EXPECT_EQ(ok.sets[0].Heads(), 6);
+  EXPECT_EQ(ok.sets[0].layers[1].stats_offset, ok.sets[0].layers[0].stats_offset + 2 * kHeadStatsColumns * 4);
+  auto warned = [&](const std::vector<SafetensorsTensorSpec>& specs, const char* why) {
+    LazyAttentionIndex x;
+    const Status s = IndexOf(specs, meta, &x);
+    ASSERT_TRUE(s.ok) << s.message;
+    EXPECT_FALSE(x.sets[0].stats) << why;
+    ASSERT_EQ(x.warnings.size(), 1u) << why;
+    EXPECT_NE(x.warnings[0].find(why), std::string::npos) << x.warnings[0];
+    EXPECT_NE(x.warnings[0].find("not used"), std::string::npos) << x.warnings[0];
+  };
+  warned({stats(0, 2), a0, a1}, "some layers have none");
+  warned({stats(0, 2), stats(1, 4, StDType::F16), a0, a1}, "'stats.0.1' is not F32 [4, 8]");
+  warned({stats(0, 3), stats(1, 4), a0, a1}, "'stats.0.0' is not F32 [2, 8]");
+  warned({stats(0, 2), stats(1, 4, StDType::F32, 7), a0, a1}, "is not F32 [4, 8]");
+  warned({stats(0, 2), a0, stats(1, 4), a1}, "'stats.0.1' does not follow the previous layer's");
+  warned({stats(1, 4), stats(0, 2), a0, a1}, "does not follow");  // back to back, in the wrong order
+  LazyAttentionIndex none;                                        // a file without them: no warning
+
+  ASSERT_TRUE(IndexOf({a0, a1}, meta, &none).ok);
+  EXPECT_FALSE(none.sets[0].stats);
+  EXPECT_TRUE(none.warnings.empty());
+}
+
+// Every head's statistics stored by the writers are those a viewer computes from the head as it reads
+// it (the same rounding and fix-ups: NaN, infinity, negative -> 0), and a set's come in one read.
+TEST(LazyAttention, StoredStatisticsAreWhatTheReaderComputesFromTheHeads) {
+  AttentionDocument doc = SmallDocument();
+  MatrixRM& odd = doc.sets[0].data.layers[1].heads[0].weights;
+  odd(0, 1) = std::numeric_limits<float>::quiet_NaN();
+  odd(2, 2) = -0.5f;
+  odd(3, 0) = std::numeric_limits<float>::infinity();
+  doc.sets[0].data.layers[1].heads[2].weights.setZero();  // no rows counted
+  doc.sets[1].data.layers[0].heads[1].weights.row(1).setZero();
+  for (StDType dtype : {StDType::F16, StDType::BF16, StDType::F32}) {
+    const std::string path = TempPath(std::string("stats_") + StDTypeName(dtype));
+    ASSERT_TRUE(WriteLazyAttention(doc, dtype, path).ok);
+    LazyAttentionFile f;
+    Status st = OpenPath(path, &f);
+    ASSERT_TRUE(st.ok) << st.message;
+    for (int s = 0; s < 2; ++s) {
+      const LazySet& set = f.index().sets[(size_t)s];
+      ASSERT_TRUE(set.stats);
+      const uint64_t reads = f.Reads(), bytes = f.BytesRead();
+      LazyRequest r;
+      r.set = s, r.stats = true;
+      const LazyResult stored = Fetch(&f, r);
+      ASSERT_TRUE(stored.status.ok) << stored.status.message;
+      EXPECT_EQ(f.Reads() - reads, 1u);
+      EXPECT_EQ(f.BytesRead() - bytes, (uint64_t)set.Heads() * kHeadStatsColumns * 4);
+      ASSERT_EQ(stored.weights.rows(), set.Heads());
+      ASSERT_EQ(stored.weights.cols(), kHeadStatsColumns);
+      int row = 0;
+      for (int l = 0; l < (int)set.layers.size(); ++l) {
+        for (int h = 0; h < set.layers[(size_t)l].heads; ++h, ++row) {
+          SCOPED_TRACE(std::string(StDTypeName(dtype)) + " set " + std::to_string(s) + " layer " + std::to_string(l) +
+                       " head " + std::to_string(h));
+          const LazyResult head = Fetch(&f, Rows(s, l, h, 0, set.n_q));
+          ASSERT_TRUE(head.status.ok);
+          HeadStats want, got;
+          ASSERT_TRUE(ComputeHeadStats(head.weights, &want).ok);
+          ASSERT_TRUE(
+              HeadStatsFromRow(stored.weights.data() + (size_t)row * kHeadStatsColumns, set.n_q, set.n_k, &got));
+          EXPECT_EQ(got.entropy, want.entropy);
+          EXPECT_EQ(got.entropy_normalized, want.entropy_normalized);
+          EXPECT_EQ(got.max_weight, want.max_weight);
+          EXPECT_EQ(got.first_token, want.first_token);
+          EXPECT_EQ(got.diagonality, want.diagonality);
+          EXPECT_EQ(got.dominant_offset, want.dominant_offset);
+          EXPECT_EQ(got.dominant_offset_mass, want.dominant_offset_mass);
+          EXPECT_EQ(got.rows_counted, want.rows_counted);
+        }
+      }
+    }
+    EXPECT_EQ(f.index().sets[0].layers[0].stats_offset, f.index().header.data_start);  // statistics come first
+    std::remove(path.c_str());
+  }
+}
+
 TEST(LazyAttention, ScreenCopiesAreWrittenReadAndChecked) {
   // Heads over 1024 on a side get a max-pooled screen copy (1024 x min(n_k, 1024)); smaller ones none.
   std::mt19937 rng(5);

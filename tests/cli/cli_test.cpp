@@ -331,6 +331,19 @@ TEST(Cli, InspectReadsASafetensorsHeaderOnly) {
   EXPECT_NE(r.out.find("attention.0.1        F16      (3, 4, 5)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("2 layers, 6 heads in total, n_q=4 (target) x n_k=5 (source)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("layer 1 \"enc.1\": 3 heads, F16"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("statistics: stored for every head"), std::string::npos) << r.out;
+  // --heads prints the statistics convert stored (no head read): the table --recompute makes from the heads.
+  r = Cli("inspect --sort entropy '" + st + "'");
+  const RunResult recomputed = Cli("inspect --recompute --sort entropy '" + st + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_EQ(recomputed.exit_code, 0) << recomputed.err;
+  EXPECT_NE(r.out.find("(statistics stored in the file"), std::string::npos) << r.out;
+  EXPECT_EQ(recomputed.out.find("(statistics stored in the file"), std::string::npos) << recomputed.out;
+  const size_t a = r.out.find("heads (sorted by entropy"), b = recomputed.out.find("heads (sorted by entropy");
+  ASSERT_NE(a, std::string::npos) << r.out;
+  ASSERT_NE(b, std::string::npos) << recomputed.out;
+  EXPECT_EQ(r.out.substr(a), recomputed.out.substr(b));
+  EXPECT_EQ(std::count(r.out.begin() + (long)a, r.out.end(), '\n'), 2 + 6) << "a row per head";
   std::remove(st.c_str());
 
   // 32 layers x 32 heads x 4096 x 4096 F16 (32 GiB) with only its header written: a hole of zeros

@@ -128,4 +128,46 @@ TEST(HeadStats, EntropyMatchesDoubleReferenceOnWideRangesOfWeights) {
   }
 }
 
+// A head's statistics stored as a row of floats come back the same; a row that cannot be a head's
+// statistics (from a file: anything may be there) is refused.
+TEST(HeadStats, StoredRowsComeBackAndImpossibleOnesAreRefused) {
+  HeadStats h;
+  h.entropy = 1.25f, h.entropy_normalized = 0.5f, h.max_weight = 0.75f, h.first_token = 0.125f;
+  h.diagonality = 0.375f, h.dominant_offset = -3, h.dominant_offset_mass = 0.25f, h.rows_counted = 9;
+  float row[attnviz::kHeadStatsColumns];
+  attnviz::HeadStatsToRow(h, row);
+  HeadStats back;
+  ASSERT_TRUE(attnviz::HeadStatsFromRow(row, 10, 4, &back));
+  EXPECT_EQ(back.entropy, 1.25f);
+  EXPECT_EQ(back.entropy_normalized, 0.5f);
+  EXPECT_EQ(back.max_weight, 0.75f);
+  EXPECT_EQ(back.first_token, 0.125f);
+  EXPECT_EQ(back.diagonality, 0.375f);
+  EXPECT_EQ(back.dominant_offset, -3);
+  EXPECT_EQ(back.dominant_offset_mass, 0.25f);
+  EXPECT_EQ(back.rows_counted, 9);
+  auto refused = [&](int column, float value, int64_t n_q = 10, int64_t n_k = 4) {
+    float bad[attnviz::kHeadStatsColumns];
+    std::copy(row, row + attnviz::kHeadStatsColumns, bad);
+    bad[column] = value;
+    HeadStats out;
+    out.rows_counted = -7;
+    const bool ok = attnviz::HeadStatsFromRow(bad, n_q, n_k, &out);
+    if (!ok) EXPECT_EQ(out.rows_counted, -7) << "written although refused";
+    return !ok;
+  };
+  EXPECT_TRUE(refused(0, NAN));
+  EXPECT_TRUE(refused(2, INFINITY));
+  EXPECT_TRUE(refused(2, -0.5f));  // a mean of row maxima of weights >= 0
+  EXPECT_TRUE(refused(6, -0.1f));  // a mass
+  EXPECT_TRUE(refused(5, 1.5f));   // offsets are whole
+  EXPECT_TRUE(refused(5, -4.0f));  // i - j >= -(n_k - 1)
+  EXPECT_TRUE(refused(5, 10.0f));  // i - j <= n_q - 1
+  EXPECT_TRUE(refused(7, 11.0f));  // more rows than the head has
+  EXPECT_TRUE(refused(7, 2.5f));
+  EXPECT_FALSE(refused(0, -0.5f));  // weights > 1 have a negative entropy
+  EXPECT_FALSE(refused(5, 9.0f));
+  EXPECT_FALSE(refused(5, -3.0f));
+}
+
 }  // namespace

@@ -43,6 +43,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (size_t s = 0; s < f.index().sets.size() && requests < 64; ++s) {
     const attnviz::LazySet& set = f.index().sets[s];
     ATTNVIZ_FUZZ_CHECK((int64_t)set.query_tokens.size() == set.n_q && (int64_t)set.key_tokens.size() == set.n_k);
+    if (set.stats) {  // every head's stored statistics, one read
+      attnviz::LazyRequest r;
+      r.set = (int)s, r.stats = true;
+      f.Submit(r);
+      ++requests;
+    }
     for (size_t l = 0; l < set.layers.size() && requests < 64; ++l, requests += 3) {
       attnviz::LazyRequest r;
       r.set = (int)s, r.layer = (int)l, r.row0 = 0, r.row1 = set.n_q < 4 ? set.n_q : 4;
@@ -62,6 +68,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   while (f.PopResult(&res)) {
     ATTNVIZ_FUZZ_CHECK(res.status.ok);  // everything it promised is within the file
     const attnviz::LazySet& set = f.index().sets[(size_t)res.request.set];
+    if (res.request.stats) {  // as stored: any floats; a row is taken only if it can be a head's statistics
+      ATTNVIZ_FUZZ_CHECK(res.weights.rows() == set.Heads() && res.weights.cols() == attnviz::kHeadStatsColumns);
+      for (Eigen::Index i = 0; i < res.weights.rows(); ++i) {
+        attnviz::HeadStats h;
+        if (!attnviz::HeadStatsFromRow(res.weights.data() + i * attnviz::kHeadStatsColumns, set.n_q, set.n_k, &h))
+          continue;
+        ATTNVIZ_FUZZ_CHECK(h.rows_counted >= 0 && h.rows_counted <= set.n_q && h.max_weight >= 0.0f);
+        ATTNVIZ_FUZZ_CHECK(h.dominant_offset > -set.n_k && h.dominant_offset < set.n_q);
+      }
+      continue;
+    }
     if (res.request.screen)
       ATTNVIZ_FUZZ_CHECK(res.weights.rows() == set.screen_rows && res.weights.cols() == set.screen_cols);
     else if (res.request.overview)

@@ -4,7 +4,7 @@
     python3 tests/fuzz/make_safetensors_seeds.py
 
 Four small files of the layouts docs/FORMATS.md describes: the attnviz layout (two sets, F16,
-with overviews), a plain 'attention' tensor (F32, tokens in __metadata__), one with screen copies, and BF16
+with stored head statistics and overviews), a plain 'attention' tensor (F32, tokens in __metadata__), one with screen copies, and BF16
 without overviews.
 """
 import json
@@ -54,6 +54,10 @@ def main():
             {"name": "cross", "kind": "cross", "query_tokens": ["x", "y"], "key_tokens": ["a", "b", "c"],
              "layers": 1}]
     tensors = []
+    stats = [0.9, 0.82, 0.5, 0.3, 0.7, 1.0, 0.4, 3.0]  # entropy, normalized, max, first, diagonality, offset, mass, rows
+    for l in range(2):
+        tensors.append(("stats.0.%d" % l, "F32", [2, 8], stats * 2))
+    tensors.append(("stats.1.0", "F32", [1, 8], stats[:7] + [2.0]))
     for l in range(2):
         tensors.append(("overview.0.%d" % l, "F16", [2, 3, 3], softmaxish(6, 3, l)))
     tensors.append(("overview.1.0", "F16", [1, 2, 3], softmaxish(2, 3, 9)))

@@ -82,6 +82,56 @@ def test_screen_copies_for_heads_over_1024(tmp_path, rng):
     assert not any(k.startswith("screen.") for k in header_of(small)[0])
 
 
+def heads_table(out):
+    """The rows of `attnviz-cli inspect --heads`: (layer, head) -> [entropy, max_weight, first_token,
+    diagonality, offset, mass], in the order printed."""
+    rows = {}
+    for line in out[out.index("offset (mass)"):].splitlines()[1:]:
+        p = line.replace("(", " ").replace(")", " ").split()
+        if len(p) == 8 and p[0].isdigit():
+            rows[(int(p[0]), int(p[1]))] = [float(x) for x in p[2:]]
+    return rows
+
+
+def test_every_heads_statistics_are_stored_as_the_viewer_computes_them(tmp_path, rng, cli):
+    # 2 layers x 3 heads of 70 x 90: softmax heads, a causal one, a masked query row, NaN and negative
+    # weights (the readers show them as 0), a head of zeros; stored F32 [heads, 8] before the rest.
+    w = softmax_attention(rng, (2, 3, 70, 90))
+    w[0, 1] = softmax_attention(rng, (70, 90), causal=True)
+    w[0, 2, 5] = 0.0
+    w[1, 0, 3, 4] = np.nan
+    w[1, 0, 6, 7] = -0.25
+    w[1, 2] = 0.0
+    path = tmp_path / "stats.safetensors"
+    q, k = [f"q{i}" for i in range(70)], [f"k{i}" for i in range(90)]
+    with attnviz.SafetensorsWriter(path, query_tokens=q, key_tokens=k, layers=2, heads=3) as writer:
+        for l in range(2):  # save() refuses NaN; the writer takes what a model gives
+            writer.write_layer(l, w[l])
+    header, start = header_of(path)
+    names = sorted((k for k in header if k != "__metadata__"), key=lambda k: header[k]["data_offsets"][0])
+    assert names[:2] == ["stats.0.0", "stats.0.1"] and names[2].startswith("overview.")
+    assert header["stats.0.1"] == {"dtype": "F32", "shape": [3, 8], "data_offsets": [96, 192]}
+    stored = np.fromfile(path, dtype="<f4", count=6 * 8, offset=start).reshape(6, 8)
+    fixed = np.where(np.isfinite(w) & (w > 0), w, 0)
+    keys = ("entropy", "entropy_normalized", "max_weight", "first_token", "diagonality", "dominant_offset",
+            "dominant_offset_mass", "rows_counted")
+    for i, h in enumerate(attnviz.head_stats(fixed, query_tokens=q, key_tokens=k)):
+        np.testing.assert_allclose(stored[i], [h[k] for k in keys], rtol=2e-5, atol=1e-6, err_msg=str(h))
+    assert stored[2, 7] == 69 and stored[5, 7] == 0 and stored[5, 0] == 0  # a masked row; a head of zeros
+    # The viewer's own computation (attnviz-cli inspect --recompute reads every head, F16-rounded):
+    # the stored table, within that rounding.
+    r = subprocess.run([cli, "inspect", "--sort", "entropy", str(path)], capture_output=True, text=True)
+    again = subprocess.run([cli, "inspect", "--recompute", "--sort", "entropy", str(path)], capture_output=True,
+                           text=True)
+    assert r.returncode == 0 and again.returncode == 0, r.stderr + again.stderr
+    assert "statistics stored in the file" in r.stdout and "statistics stored in the file" not in again.stdout
+    a, b = heads_table(r.stdout), heads_table(again.stdout)
+    assert len(a) == 6 and a.keys() == b.keys()
+    for k in a:
+        np.testing.assert_allclose(a[k], b[k], atol=2e-3, err_msg=str(k))
+    assert list(a) == list(b)  # sorted alike
+
+
 def test_bf16_rounds_like_torch(tmp_path, rng):
     import torch
     x = rng.random(1000).astype(np.float32)

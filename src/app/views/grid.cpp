@@ -87,6 +87,14 @@ void UpdateStats(const Example& ex, GridViewState* g, std::chrono::steady_clock:
   for (size_t i = 0; i < n; ++i) {
     const AttentionMap& m = ex.maps[i];
     if (g->stats_version[i] == m.version) continue;
+    // A lazily read head's statistics known without its weights (stored in the file, or computed as
+    // it was pooled): a grid of 1024 heads sorts before they are read, and no head is computed twice.
+    if (const HeadStats* known = ex.lazy ? ex.lazy->HeadStatsOf(ex.lazy_set, (int)i) : nullptr) {
+      g->stats[i] = *known;
+      g->stats_ok[i] = 1;
+      g->stats_version[i] = m.version;
+      continue;
+    }
     if (m.weights.size() == 0 || !m.Complete() || spent_ms() > budget_ms) {
       ++g->stats_pending;
       continue;
@@ -156,7 +164,9 @@ void StatsTooltip(const Example& ex, int i, const GridViewState& g) {
   if (!ex.maps[i].name.empty()) ImGui::Text("%s", ex.maps[i].name.c_str());
   ImGui::TextDisabled("layer %d, head %d  (map %d)", layer, head, i);
   ImGui::Separator();
-  if (!ex.maps[i].Complete() || g.stats_version[(size_t)i] != ex.maps[i].version) {  // a lazily read head, or pending
+  bool from_file = false;
+  const bool known = ex.lazy && ex.lazy->HeadStatsOf(ex.lazy_set, i, &from_file);
+  if (!known && (!ex.maps[i].Complete() || g.stats_version[(size_t)i] != ex.maps[i].version)) {  // lazy, or pending
     ImGui::TextDisabled(ex.lazy ? "the head is not in memory: the thumbnail is its overview (the largest weight\n"
                                   "of each block); its statistics come once it is read (click to open it)"
                                 : "statistics are being computed");
@@ -176,6 +186,9 @@ void StatsTooltip(const Example& ex, int i, const GridViewState& g) {
         "the thumbnail shows the largest weight of each block (%d x %d);\n"
         "the heatmap view shows every cell",
         OverviewSide(m.weights.rows()), OverviewSide(m.weights.cols()));
+  if (known)
+    ImGui::TextDisabled(from_file ? "statistics stored in the file by its writer (attnviz.save, attnviz-cli convert)"
+                                  : "statistics computed as the head was read for its thumbnail");
   ImGui::TextDisabled("click to open in the heatmap view");
   ImGui::EndTooltip();
 }
@@ -369,8 +382,10 @@ void DrawToolbar(GridViewState* g, int heads, int grid_rows) {
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip(
         "%d of the %d heads have statistics to sort by; the rest follow in layer order.\n"
-        "A lazily read head gets its statistics once it has been in memory whole (open it);\n"
-        "an eager file's come within seconds.",
+        "A lazily read head gets its statistics once it has been in memory whole (open it),\n"
+        "or once its thumbnail was made from it (a file without overviews); an eager file's\n"
+        "come within seconds. Files written by attnviz.save or attnviz-cli convert store every\n"
+        "head's statistics: their grid sorts at once.",
         g->stats_known, n);
 }
 
