@@ -18,7 +18,8 @@
 //            reads each head whole): decoded a piece at a time and max-pooled as it is decoded
 //            (LazyRequest::pooled, since stop 38) vs decoded into the head's floats, then pooled
 //            (until then), with the old pooling (a max per weight through a column-bin table) and
-//            the new (a bin's rows combined, then its columns)
+//            the new (a bin's rows combined, then its columns); and pooled as decoded with the
+//            head's statistics from the same pieces (since stop 39)
 //   halves   the renderer's work before an R16F upload since stop 33 (RowsToHalves: each row's
 //            maximum and scale, then its halves, into a 512 KiB band) vs ScanRows alone (the R32F
 //            upload's), and vs ScanRows then the scalar FloatToHalf per weight
@@ -37,6 +38,7 @@
 #include <vector>
 
 #include "core/half.h"
+#include "core/head_stats.h"
 #include "core/row_scan.h"
 #include "io/json.h"
 #include "io/lazy_attention.h"
@@ -193,37 +195,58 @@ void OldMaxPool(const float* head, int64_t rows, int64_t cols, int out_rows, int
   }
 }
 
-// A 2048^2 F16 head into its 256 x 256 overview, three ways, alternating. Returns whether they agree.
+// A 2048^2 F16 head into its 256 x 256 overview, three ways, alternating, and a fourth: pooled as
+// decoded with the head's statistics from the same pieces (LazyRequest::with_stats, since stop 39:
+// the grid of a file without overviews sorts the heads it made thumbnails of). Returns whether
+// they agree (the statistics: with those of the whole head).
 bool PoolLines(const std::vector<uint8_t>& src) {
   const int n = 2048, side = 256;
   const size_t per_piece = kPiece / n * n;  // whole rows, as the reader's pooled steps
-  std::vector<float> head(kWeights), piece(per_piece), out[3];
-  const char* names[] = {"pooled_as_decoded", "whole_head_then_old_pool", "whole_head_then_new_pool"};
-  std::vector<double> samples[3];
+  std::vector<float> head(kWeights), piece(per_piece), out[4];
+  const char* names[] = {"pooled_as_decoded", "whole_head_then_old_pool", "whole_head_then_new_pool",
+                         "pooled_with_stats"};
+  std::vector<double> samples[4];
+  HeadStatsAccumulator acc;
+  HeadStats pooled_stats;
   for (int round = 0; round < kSamples + 2; ++round)
-    for (int r = 0; r < 3; ++r) {
-      const int k = (r + round) % 3;
+    for (int r = 0; r < 4; ++r) {
+      const int k = (r + round) % 4;
       out[k].assign((size_t)side * side, 0.0f);
       float mx = 0;
       const auto t0 = std::chrono::steady_clock::now();
+      if (k == 3) acc.Begin(n, n);
       for (size_t done = 0; done < kWeights; done += per_piece) {
         const size_t m = std::min(per_piece, kWeights - done);
-        float* dst = k == 0 ? piece.data() : head.data() + done;
+        float* dst = k == 0 || k == 3 ? piece.data() : head.data() + done;
         DecodeHalfWeights(src.data() + 2 * done, m, dst, &mx);
-        if (k == 0) MaxPoolPiece(dst, n, n, (int64_t)(done / n), (int64_t)((done + m) / n), side, side, out[k].data());
+        const int64_t row0 = (int64_t)(done / n), row1 = (int64_t)((done + m) / n);
+        if (k == 0 || k == 3) MaxPoolPiece(dst, n, n, row0, row1, side, side, out[k].data());
+        if (k == 3) (void)acc.AddRowData(dst, (int)row0, (int)row1);
       }
       if (k == 1) OldMaxPool(head.data(), n, n, side, side, out[k].data());
       if (k == 2) MaxPoolOverview(head.data(), n, n, side, side, out[k].data());
+      if (k == 3) (void)acc.Finish(&pooled_stats);
       if (round >= 2) samples[k].push_back(Seconds(t0));
     }
-  for (int k = 0; k < 3; ++k)
+  for (int k = 0; k < 4; ++k)
     std::printf("pool impl=%s weights=%zu median_ms=%.3f ns_per_weight=%.3f\n", names[k], kWeights,
                 Median(samples[k]) * 1e3, Median(samples[k]) * 1e9 / kWeights);
   std::printf("ratio impl=pooled_as_decoded vs=whole_head_then_old_pool ratio=%.2f\n",
               Median(samples[1]) / Median(samples[0]));
   std::printf("ratio impl=new_pool vs=old_pool ratio=%.2f (both decode the whole head first: the new pooling alone)\n",
               Median(samples[1]) / Median(samples[2]));
-  return out[0] == out[1] && out[1] == out[2];
+  std::printf("ratio impl=pooled_with_stats vs=pooled_as_decoded ratio=%.2f (< 1: what the statistics cost)\n",
+              Median(samples[0]) / Median(samples[3]));
+  std::printf("ratio impl=pooled_with_stats vs=whole_head_then_old_pool ratio=%.2f\n",
+              Median(samples[1]) / Median(samples[3]));
+  MatrixRM whole(n, n);
+  std::memcpy(whole.data(), head.data(), kWeights * sizeof(float));  // decoded whole by the last rounds
+  HeadStats want;
+  const bool stats_same = ComputeHeadStats(whole, &want).ok && want.entropy == pooled_stats.entropy &&
+                          want.dominant_offset == pooled_stats.dominant_offset &&
+                          want.diagonality == pooled_stats.diagonality &&
+                          want.rows_counted == pooled_stats.rows_counted;
+  return out[0] == out[1] && out[1] == out[2] && out[0] == out[3] && stats_same;
 }
 
 // What HeatmapRenderer::Upload does on the CPU for an R16F texture (bands of 2^18 weights):
@@ -493,7 +516,9 @@ int main() {
   std::printf("decode check halves_same=%d (1: the vectorized halves equal the scalar FloatToHalf's)\n",
               halves_same ? 1 : 0);
   const bool pool_same = PoolLines(src);
-  std::printf("decode check pool_same=%d (1: the three ways give the same overview)\n", pool_same ? 1 : 0);
+  std::printf(
+      "decode check pool_same=%d (1: the four ways give the same overview, the statistics those of the whole head)\n",
+      pool_same ? 1 : 0);
   const bool json_same = JsonLines();
   return differ == 0 && json_same && floats_same && upload_same && halves_same && pool_same ? 0 : 1;
 }

@@ -433,9 +433,14 @@ void LazyMaps::InstallPooled(AppState* s, const OverviewRead& read, LazyResult* 
   for (int h = read.head0; h < read.head1; ++h) {
     const int i = MapIndex(set, read.layer, h);
     MatrixRM o;
-    if (read.full) {  // pooled as it was decoded (LazyRequest::pooled)
+    if (read.full) {  // pooled as it was decoded (LazyRequest::pooled), its statistics with it
       o = std::move(r->weights);
       ss.maps[(size_t)i].overview_ticket = 0;
+      if (r->has_stats && ss.stats_from[(size_t)i] != 1) {
+        stats_pooled_ += ss.stats_from[(size_t)i] == 0;
+        ss.stats[(size_t)i] = r->stats;
+        ss.stats_from[(size_t)i] = 2;
+      }
     } else {
       const int R = ls.PoolRows(read.pool), C = ls.PoolCols(read.pool);
       o.resize((Eigen::Index)R, (Eigen::Index)C);
@@ -569,7 +574,7 @@ bool LazyMaps::RequestWholeHead(int set, int layer, int head, int* in_flight) {
   if (*in_flight >= kWholeHeadsForOverviews) return false;
   MapState& ms = sets_[(size_t)set].maps[(size_t)MapIndex(set, layer, head)];
   LazyRequest r;
-  r.set = set, r.layer = layer, r.head = head, r.pooled = true;
+  r.set = set, r.layer = layer, r.head = head, r.pooled = true, r.with_stats = true;  // the grid sorts by them
   ms.overview_ticket = file_.Submit(r);
   overview_reads_[ms.overview_ticket] = {set, layer, head, head + 1, true, LazyPool::Overview};
   ++*in_flight;

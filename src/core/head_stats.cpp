@@ -23,6 +23,8 @@ void HeadStatsAccumulator::Begin(int n_q, int n_k) {
   n_q_ = n_q, n_k_ = n_k, added_ = counted_ = 0;
   entropy_ = max_weight_ = first_ = diag_ = 0.0;
   offset_mass_.assign((size_t)std::max(0, n_q + n_k - 1), 0.0);
+  block_mass_.assign(offset_mass_.size(), 0.0f);
+  block_rows_ = 0, block_lo_ = (int)offset_mass_.size(), block_hi_ = 0;
 }
 
 namespace {
@@ -51,20 +53,73 @@ inline float LogPositive(float x) {
   return f + y + 0.693359375f * e;
 }
 
+// Four floats as one value (GCC and clang vector extensions: SSE2 natively, SIMD128 in WASM).
+typedef float F4 __attribute__((vector_size(16)));
+typedef int32_t I4 __attribute__((vector_size(16)));
+
+// LogPositive in four lanes, the same operations lane by lane (bit-identical results).
+inline F4 LogPositive4(F4 x) {
+  I4 b = (I4)x + (0x3f800000 - 0x3f3504f3);
+  const F4 e = __builtin_convertvector((b >> 23) - 127, F4);  // b > 0: the shift is logical
+  b = (b & 0x007fffff) + 0x3f3504f3;
+  const F4 f = (F4)b - 1.0f, z = f * f;
+  F4 y = 7.0376836292e-2f * f - 1.1514610310e-1f;
+  y = y * f + 1.1676998740e-1f;
+  y = y * f - 1.2420140846e-1f;
+  y = y * f + 1.4249322787e-1f;
+  y = y * f - 1.6668057665e-1f;
+  y = y * f + 2.0000714765e-1f;
+  y = y * f - 2.4999993993e-1f;
+  y = y * f + 3.3333331174e-1f;
+  y = y * f * z - 2.12194440e-4f * e - 0.5f * z;
+  return f + y + 0.693359375f * e;
+}
+
+// The per-lane sums of RowSums over four lanes.
+inline void AddLanes(F4 x, F4* h, F4* m, F4* a) {
+  const I4 live = x > 1e-30f;                                             // weights below add nothing that shows
+  const F4 safe = (F4)(((I4)x & live) | ((I4)(F4{1, 1, 1, 1}) & ~live));  // ln 1 = 0 where not live
+  *h += (F4)((I4)x & live) * LogPositive4(safe);
+  const I4 more = x > *m;
+  *m = (F4)(((I4)x & more) | ((I4)*m & ~more));
+  *a += (F4)((I4)x & 0x7fffffff);
+}
+
+// No NaN or infinity among n floats: an exponent of all ones, found four at a time (Eigen's
+// allFinite, (x - x) == 0 a weight with a branch, took a fifth of the statistics' time natively).
+bool AllFinite(const float* p, size_t n) {
+  const I4 exponent = {0x7f800000, 0x7f800000, 0x7f800000, 0x7f800000};
+  I4 any = {};
+  size_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    I4 b;
+    std::memcpy(&b, p + i, sizeof(b));
+    any |= (b & exponent) == exponent;
+  }
+  bool bad = any[0] | any[1] | any[2] | any[3];
+  for (; i < n; ++i) bad |= !std::isfinite(p[i]);
+  return !bad;
+}
+
 // One row's entropy -sum p ln p (over p > 0; weights below 1e-30 add nothing that shows), its
-// largest weight and the sum of |p|, in float lanes (a row of 4096 loses ~1e-6 of its entropy).
+// largest weight and the sum of |p|, in eight float lanes (a row of 4096 loses ~1e-6 of its
+// entropy). Written with vector types: GCC left the scalar lanes unvectorized (7.7 ns a weight, against
+// ~1 here), so a native grid's statistics, and a pooled head's, cost 8x what they do in WASM.
 void RowSums(const float* p, int n, double* entropy, float* mx, float* abs_total) {
-  constexpr int kLanes = 8;  // independent sums: the loop vectorizes without reassociating floats
-  float h[kLanes] = {}, m[kLanes] = {}, a[kLanes] = {};
+  constexpr int kLanes = 8;
+  F4 h0 = {}, h1 = {}, m0 = {}, m1 = {}, a0 = {}, a1 = {};
   int j = 0;
   for (; j + kLanes <= n; j += kLanes) {
-    for (int k = 0; k < kLanes; ++k) {
-      const float x = p[j + k];
-      h[k] += x > 1e-30f ? x * LogPositive(x) : 0.0f;
-      m[k] = x > m[k] ? x : m[k];
-      a[k] += std::fabs(x);
-    }
+    F4 x0, x1;
+    std::memcpy(&x0, p + j, sizeof(x0));
+    std::memcpy(&x1, p + j + 4, sizeof(x1));
+    AddLanes(x0, &h0, &m0, &a0);
+    AddLanes(x1, &h1, &m1, &a1);
   }
+  float h[kLanes], m[kLanes], a[kLanes];
+  std::memcpy(h, &h0, 16), std::memcpy(h + 4, &h1, 16);
+  std::memcpy(m, &m0, 16), std::memcpy(m + 4, &m1, 16);
+  std::memcpy(a, &a0, 16), std::memcpy(a + 4, &a1, 16);
   for (int k = 0; j < n; ++j, ++k) {
     const float x = p[j];
     h[k] += x > 1e-30f ? x * LogPositive(x) : 0.0f;
@@ -95,8 +150,7 @@ Status HeadStatsAccumulator::AddRowData(const float* rows, int row0, int row1) {
   if (row0 < 0 || row1 > n_q_ || row1 < row0) return Status::Error("head stats: rows outside the head");
   const int n_k = n_k_;
   const size_t count = (size_t)(row1 - row0) * (size_t)n_k;
-  if (!Eigen::Map<const Eigen::ArrayXf>(rows, (Eigen::Index)count).allFinite())
-    return Status::Error("head stats: weights contain NaN or infinity");
+  if (!AllFinite(rows, count)) return Status::Error("head stats: weights contain NaN or infinity");
   for (int i = row0; i < row1; ++i) {
     const float* p = rows + (size_t)(i - row0) * (size_t)n_k;
     double h;
@@ -104,8 +158,13 @@ Status HeadStatsAccumulator::AddRowData(const float* rows, int row0, int row1) {
     RowSums(p, n_k, &h, &mx, &total);
     if (total == 0.0f) continue;  // fully masked query
     ++counted_;
-    double* mass = offset_mass_.data() + (i + n_k - 1);  // offset i - j at index i - j + n_k - 1
-    for (int j = 0; j < n_k; ++j) mass[-j] += p[j];
+    // Offset i - j at index i - j + n_k - 1 = i + t for t = n_k - 1 - j: forward in the sums, the row read
+    // backwards (3x faster natively than a double add per weight at a decreasing index).
+    float* mass = block_mass_.data() + i;
+    const float* back = p + (n_k - 1);
+    for (int t = 0; t < n_k; ++t) mass[t] += back[-t];
+    block_lo_ = std::min(block_lo_, i), block_hi_ = std::max(block_hi_, i + n_k);
+    if (++block_rows_ == kBlockRows) FlushBlock();
     double near = 0.0;
     for (int j = std::max(0, i - 1); j <= std::min(n_k - 1, i + 1); ++j) near += p[j];
     entropy_ += h;
@@ -115,6 +174,14 @@ Status HeadStatsAccumulator::AddRowData(const float* rows, int row0, int row1) {
   }
   added_ += row1 - row0;
   return Status::Ok();
+}
+
+void HeadStatsAccumulator::FlushBlock() {
+  for (int idx = block_lo_; idx < block_hi_; ++idx) {
+    offset_mass_[(size_t)idx] += block_mass_[(size_t)idx];
+    block_mass_[(size_t)idx] = 0.0f;
+  }
+  block_rows_ = 0, block_lo_ = (int)offset_mass_.size(), block_hi_ = 0;
 }
 
 Status HeadStatsAccumulator::Finish(HeadStats* out) const {
@@ -132,7 +199,7 @@ Status HeadStatsAccumulator::Finish(HeadStats* out) const {
   double best_mass = -1.0;
   for (int idx = 0; idx < (int)offset_mass_.size(); ++idx) {
     const int o = idx - (n_k - 1);
-    const double m = offset_mass_[(size_t)idx];
+    const double m = offset_mass_[(size_t)idx] + (double)block_mass_[(size_t)idx];  // with the rows not flushed
     const bool better =
         m > best_mass + 1e-12 || (std::abs(m - best_mass) <= 1e-12 &&
                                   (std::abs(o) < std::abs(best) || (std::abs(o) == std::abs(best) && o > best)));

@@ -621,6 +621,7 @@ void LazyAttentionFile::Finish(std::unique_ptr<Job> job, Status st) {
   r.status = std::move(st);
   r.fixed = job->fixed;
   r.max = job->max;
+  if (r.status && job->stats) r.has_stats = job->stats->Finish(&r.stats).ok;
   if (r.status) r.weights = std::move(job->out);
   results_.push_back(std::move(r));
 }
@@ -714,6 +715,7 @@ Status LazyAttentionFile::DecodePiece(Job* job, const uint8_t* src, int64_t n) {
     const int64_t row0 = job->done / job->cols;
     MaxPoolPiece(dst, job->rows, job->cols, row0, row0 + n / job->cols, (int)job->out.rows(), (int)job->out.cols(),
                  job->out.data());
+    if (job->stats) (void)job->stats->AddRowData(dst, (int)row0, (int)(row0 + n / job->cols));  // finite, >= 0
   }
   job->max = std::max(job->max, piece_max);
   job->fixed += (int64_t)fixed;
@@ -730,6 +732,12 @@ Status LazyAttentionFile::AllocateOut(Job* job) {
     return Status::Error("out of memory for " + std::to_string(rows) + " x " + std::to_string(cols) + " weights");
   job->out.resize((Eigen::Index)rows, (Eigen::Index)cols);
   if (pooled) job->out.setZero();  // weights are >= 0 once decoded: MaxPoolOverview's start
+  if (pooled && job->request.with_stats) {
+    job->stats.reset(new (std::nothrow) HeadStatsAccumulator);
+    if (!job->stats || !TryAllocate((size_t)(job->rows + job->cols) * (sizeof(double) + sizeof(float))))
+      return Status::Error("out of memory for a head's statistics");
+    job->stats->Begin((int)job->rows, (int)job->cols);
+  }
   return Status::Ok();
 }
 

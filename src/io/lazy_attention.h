@@ -179,19 +179,24 @@ struct LazyRequest {
   // OverviewSide(n_k)] (MaxPoolOverview's result): a file without overviews, whose grid reads each
   // head whole, never holds the head's floats (64 MiB for 4096^2) to make a 256 KiB thumbnail.
   bool pooled = false;
+  // With pooled: the head's statistics too (core/head_stats.h), from the same decoded pieces, so the
+  // grid of a file without overviews can sort every head it made a thumbnail of.
+  bool with_stats = false;
   // The set's stored statistics, every layer's ([heads of all layers, kHeadStatsColumns] as stored:
   // no fix-ups; HeadStatsFromRow checks each row). layer, head, rows are ignored.
   bool stats = false;
 };
 
 struct LazyResult {
-  uint64_t ticket = 0;  // what Submit returned
-  LazyRequest request;  // what was asked
-  Status status;        // a read error, the file changed, out of memory, ...
-  MatrixRM weights;     // rows: [row1 - row0, n_k]; overviews, screen copies: [(head_end - head) * R, C];
-                        // pooled: [OverviewSide(n_q), OverviewSide(n_k)]; stats: [heads, kHeadStatsColumns]
-  int64_t fixed = 0;    // weights that were NaN, infinite or negative, shown as 0
-  float max = 0;        // the largest weight (after those fix-ups): the colour range without a pass
+  uint64_t ticket = 0;     // what Submit returned
+  LazyRequest request;     // what was asked
+  Status status;           // a read error, the file changed, out of memory, ...
+  MatrixRM weights;        // rows: [row1 - row0, n_k]; overviews, screen copies: [(head_end - head) * R, C];
+                           // pooled: [OverviewSide(n_q), OverviewSide(n_k)]; stats: [heads, kHeadStatsColumns]
+  int64_t fixed = 0;       // weights that were NaN, infinite or negative, shown as 0
+  float max = 0;           // the largest weight (after those fix-ups): the colour range without a pass
+  bool has_stats = false;  // pooled with_stats: stats are the head's (after the fix-ups)
+  HeadStats stats;
 };
 
 // A lazily read attention file: the index, the bytes' source and the reads in progress. Not
@@ -251,6 +256,7 @@ class LazyAttentionFile {
     int64_t done = 0;                    // elements decoded (into out, or pooled)
     int64_t fixed = 0;                   // elements set to 0
     float max = 0;                       // the largest weight decoded so far
+    std::unique_ptr<HeadStatsAccumulator> stats;  // pooled with_stats: the rows decoded so far
     // Asynchronous parts (kPartBytes each; part 0's read ticket is the job's own).
     std::vector<uint64_t> part_tickets;   // [parts] the source's ticket once started, else 0
     std::vector<char> part_done;          // [parts] its bytes are in staging

@@ -308,12 +308,19 @@ TEST(LazyApp, WithoutStoredOverviewsTheGridPoolsEachHeadOnce) {
   const std::string& path = t.Remember(TempPath("plain"));
   ASSERT_TRUE(WriteFileBytes(path, bytes.data(), bytes.size()).ok);
   ASSERT_TRUE(t.Open(path).ok);
+  ASSERT_TRUE(t.app.Command("grid-sort diagonality").ok);
   t.Frames(30);
   const JsonValue d = t.Describe();
   EXPECT_EQ(Lazy(d, "overviews"), 4);
   EXPECT_EQ(Lazy(d, "heads"), 0);                         // read to pool them, not kept
   EXPECT_EQ(Lazy(d, "bytes_read"), 4.0 * 300 * 300 * 4);  // each head once
   EXPECT_EQ(d.Find("grid")->Find("overviews_shown")->number, 4);
+  // Their statistics came with them: the grid sorts every head (head 0 is the diagonal one).
+  EXPECT_EQ(Lazy(d, "stats_pooled"), 4);
+  EXPECT_EQ(d.Find("grid")->Find("stats_known")->number, 4);
+  EXPECT_EQ(d.Find("grid")->Find("order")->numbers[0], 0);
+  for (int k = 0; k < 4; ++k)
+    EXPECT_EQ(d.Find("grid")->Find("stats")->items[(size_t)k].Find("dominant_offset")->number, -7 * k);
 }
 
 // [1, 3, 1024, 1024] F16, no overviews (4 MiB of floats a head); head k: row r's weight on column (r + k) % 1024.

@@ -281,6 +281,20 @@ HandSource* OpenByHand(const AttentionDocument& doc, const char* name, LazyAtten
 // Pools head 0 of layer 0 of the file at path (a piece a pump) and checks it against MaxPoolOverview
 // of the head read whole: the same overview, fix-ups and largest weight, and never the head's floats
 // in memory.
+// A pooled read's statistics (with_stats) are those of the head read whole, exactly.
+void ExpectStatsOf(const LazyResult& pooled, const MatrixRM& whole) {
+  HeadStats want;
+  ASSERT_TRUE(ComputeHeadStats(whole, &want).ok);
+  ASSERT_TRUE(pooled.has_stats);
+  EXPECT_EQ(pooled.stats.entropy, want.entropy);
+  EXPECT_EQ(pooled.stats.max_weight, want.max_weight);
+  EXPECT_EQ(pooled.stats.first_token, want.first_token);
+  EXPECT_EQ(pooled.stats.diagonality, want.diagonality);
+  EXPECT_EQ(pooled.stats.dominant_offset, want.dominant_offset);
+  EXPECT_EQ(pooled.stats.dominant_offset_mass, want.dominant_offset_mass);
+  EXPECT_EQ(pooled.stats.rows_counted, want.rows_counted);
+}
+
 void ExpectPooledHeadIsItsOverview(const std::string& path, int64_t rows, int64_t cols, int64_t fixed, float max) {
   LazyAttentionFile f;
   const Status opened = OpenPath(path, &f);
@@ -289,6 +303,7 @@ void ExpectPooledHeadIsItsOverview(const std::string& path, int64_t rows, int64_
   ASSERT_TRUE(whole.status.ok) << whole.status.message;
   LazyRequest pool = Rows(0, 0, 0, 5, 6);  // rows are ignored: the whole head is pooled
   pool.pooled = true;
+  pool.with_stats = true;
   const uint64_t t = f.Submit(pool);
   LazyResult r;
   uint64_t most_loading = 0;
@@ -309,6 +324,7 @@ void ExpectPooledHeadIsItsOverview(const std::string& path, int64_t rows, int64_
   EXPECT_EQ(r.max, max);
   EXPECT_EQ(whole.max, max);
   EXPECT_LE(most_loading, (uint64_t)R * C * sizeof(float));  // never the head's floats
+  ExpectStatsOf(r, whole.weights);
 }
 
 TEST(LazyAttention, MaxPoolingAPieceOfRowsIsMaxPoolingThemInTheHead) {
@@ -355,7 +371,7 @@ TEST(LazyAttention, APooledHeadIsItsOverviewMadeWithoutHoldingItsWeights) {
   HandSource* hand = OpenByHand(doc, "pooled_async", &f);
   ASSERT_NE(hand, nullptr);
   LazyRequest pool = Rows(0, 0, 0, 0, 1);
-  pool.pooled = true;
+  pool.pooled = pool.with_stats = true;
   const uint64_t t = f.Submit(pool);
   f.Pump(1);
   ASSERT_EQ(hand->started.size(), 2u);
@@ -376,6 +392,7 @@ TEST(LazyAttention, APooledHeadIsItsOverviewMadeWithoutHoldingItsWeights) {
   std::vector<float> want(256 * 256);
   MaxPoolOverview(halves.data(), 1500, 1400, 256, 256, want.data());
   for (size_t i = 0; i < want.size(); ++i) ASSERT_EQ(r.weights.data()[i], want[i]) << i;
+  ExpectStatsOf(r, halves);  // rows that straddle the parts counted once, in order
 }
 
 TEST(LazyAttention, AsynchronousReadsEndInAnyOrder) {

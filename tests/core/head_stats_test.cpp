@@ -170,4 +170,24 @@ TEST(HeadStats, StoredRowsComeBackAndImpossibleOnesAreRefused) {
   EXPECT_FALSE(refused(5, -3.0f));
 }
 
+// A weight that is not finite, wherever it is (the check goes four weights at a time, then one by
+// one): the rows are refused. Denormal and huge finite weights are not.
+TEST(HeadStats, ANonFiniteWeightAnywhereIsRefused) {
+  for (const float bad : {NAN, INFINITY, -INFINITY}) {
+    for (int at : {0, 3, 4, 17, 34}) {  // 5 rows of 7: 35 weights, the last 3 past the groups of four
+      MatrixRM w = MatrixRM::Constant(5, 7, 1.0f / 7);
+      w.data()[at] = bad;
+      HeadStats h;
+      EXPECT_FALSE(attnviz::ComputeHeadStats(w, &h).ok) << bad << " at " << at;
+      HeadStatsAccumulator acc;
+      acc.Begin(5, 7);
+      EXPECT_FALSE(acc.AddRowData(w.data() + at / 7 * 7, at / 7, at / 7 + 1).ok) << bad << " at " << at;
+    }
+  }
+  MatrixRM w = MatrixRM::Constant(5, 7, 1.0f / 7);
+  w(0, 0) = 1e-40f, w(4, 6) = 3e38f;
+  HeadStats h;
+  EXPECT_TRUE(attnviz::ComputeHeadStats(w, &h).ok);
+}
+
 }  // namespace
