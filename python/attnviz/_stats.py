@@ -57,7 +57,7 @@ def head_stats(data: Any, *, set: Optional[Union[int, str]] = None, sort: str = 
     data: anything show() takes (then kwargs such as tokens= describe it). set: the set's name or
     index (default the first). sort: layer (default), entropy (lowest first), max_weight,
     first_token or diagonality (highest first), as the grid sorts; heads whose weights are not
-    finite have None statistics and come last.
+    finite have None statistics, and come last with those whose every row is zero.
     """
     if sort not in SORTS:
         raise ValueError(f"sort={sort!r}: one of {', '.join(SORTS)}")
@@ -78,5 +78,6 @@ def head_stats(data: Any, *, set: Optional[Union[int, str]] = None, sort: str = 
             out.append({"layer": l, "head": h, **(st or dict.fromkeys(_KEYS))})
     if sort != "layer":
         sign = 1.0 if sort == "entropy" else -1.0
-        out.sort(key=lambda r: (r.get(sort) is None, sign * (r.get(sort) or 0.0)))
+        # heads without statistics (weights not finite, every row zero) last, in layer order
+        out.sort(key=lambda r: (not r.get("rows_counted"), sign * (r.get(sort) or 0.0) if r.get("rows_counted") else 0))
     return out

@@ -177,7 +177,8 @@ Status PrintHeadStats(const std::vector<int>& heads, int n_keys, const HeadStats
   };
   if (sort != "layer")
     std::stable_sort(rows.begin(), rows.end(), [&](const Row& a, const Row& b) {
-      return a.ok != b.ok ? a.ok : (a.ok && key(a) < key(b));  // heads without statistics last
+      const bool ka = a.ok && a.s.rows_counted > 0, kb = b.ok && b.s.rows_counted > 0;  // all-zero heads have none
+      return ka != kb ? ka : (ka && key(a) < key(b));                                   // heads without statistics last
     });
   std::printf("heads (%s; entropy in nats, of at most %.3f):\n",
               sort == "layer"
@@ -186,8 +187,9 @@ Status PrintHeadStats(const std::vector<int>& heads, int n_keys, const HeadStats
               std::log((double)std::max(1, n_keys)));
   std::printf("  layer  head  entropy  max_weight  first_token  diagonality  offset (mass)\n");
   for (const Row& r : rows) {
-    if (!r.ok) {
-      std::printf("  %5d  %4d  (no statistics: weights not finite, or stored ones impossible)\n", r.layer, r.head);
+    if (!r.ok || r.s.rows_counted == 0) {
+      std::printf("  %5d  %4d  (no statistics: %s)\n", r.layer, r.head,
+                  r.ok ? "every row is zero" : "weights not finite, or stored ones impossible");
       continue;
     }
     std::printf("  %5d  %4d  %7.3f  %10.3f  %11.3f  %11.3f  %+6d (%.3f)\n", r.layer, r.head, r.s.entropy,

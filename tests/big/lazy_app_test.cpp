@@ -323,6 +323,31 @@ TEST(LazyApp, WithoutStoredOverviewsTheGridPoolsEachHeadOnce) {
     EXPECT_EQ(d.Find("grid")->Find("stats")->items[(size_t)k].Find("dominant_offset")->number, -7 * k);
 }
 
+// A head whose every row is zero (a hole in a sparse file, a head of masked rows) has no statistics:
+// sorted by its zero entropy it came first, as the most focused head.
+TEST(LazyApp, AHeadOfZerosIsSortedLast) {
+  std::vector<uint8_t> bytes;
+  std::vector<uint64_t> begins;
+  uint64_t size = 0;
+  ASSERT_TRUE(SafetensorsHeaderBytes({{"attention", StDType::F32, {1, 3, 8, 8}}}, {}, &bytes, &begins, &size).ok);
+  bytes.resize(size, 0);
+  for (int head : {0, 2})  // head 0: uniform rows; head 2: each row on its diagonal; head 1: zeros
+    for (int r = 0; r < 8; ++r)
+      for (int c = 0; c < 8; ++c) {
+        const float w = head == 0 ? 0.125f : (r == c ? 1.0f : 0.0f);
+        std::memcpy(bytes.data() + begins[0] + 4 * ((size_t)head * 64 + (size_t)r * 8 + (size_t)c), &w, 4);
+      }
+  HeadlessApp t;
+  const std::string& path = t.Remember(TempPath("zeros"));
+  ASSERT_TRUE(WriteFileBytes(path, bytes.data(), bytes.size()).ok);
+  ASSERT_TRUE(t.Open(path).ok);
+  ASSERT_TRUE(t.app.Command("grid-sort entropy").ok);
+  t.Frames(30);
+  const JsonValue d = t.Describe();
+  EXPECT_EQ(d.Find("grid")->Find("stats_known")->number, 2);
+  EXPECT_EQ(d.Find("grid")->Find("order")->numbers, (std::vector<double>{2, 0, 1}));
+}
+
 // [1, 3, 1024, 1024] F16, no overviews (4 MiB of floats a head); head k: row r's weight on column (r + k) % 1024.
 std::string WritePlainF16Heads(HeadlessApp* t, const char* name) {
   std::vector<uint8_t> bytes;

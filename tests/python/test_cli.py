@@ -129,3 +129,16 @@ def test_head_stats_match_the_cli_and_sort_as_the_grid(tmp_path, rng, cli):
         attnviz.head_stats(w, sort="loudest")
     with pytest.raises(ValueError, match="set='cross' is not in the data"):
         attnviz.head_stats(path, set="cross")
+
+
+def test_heads_whose_every_row_is_zero_have_no_statistics_and_sort_last(tmp_path, rng, cli):
+    # Zero entropy and weights would sort them first, as the "most focused" heads (a hole in a file
+    # being written, a head of masked rows): head_stats, inspect and the grid put them last.
+    w = softmax_attention(rng, (1, 3, 5, 6))
+    w[0, 0] = 0.0
+    path = attnviz.save(tmp_path / "z.npz", w, query_tokens=list("abcde"), key_tokens=list("uvwxyz"))
+    ours = attnviz.head_stats(path, sort="entropy")
+    assert [(r["head"], r["rows_counted"]) for r in ours][-1] == (0, 0)
+    out = subprocess.run([cli, "inspect", str(path), "--sort", "entropy"], capture_output=True, text=True, check=True)
+    table = out.stdout.split("offset (mass)\n", 1)[1].strip().splitlines()
+    assert table[-1].split()[:2] == ["0", "0"] and "every row is zero" in table[-1], table

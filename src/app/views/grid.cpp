@@ -144,7 +144,9 @@ void UpdateOrder(GridViewState* g) {
   const int n = (int)g->stats.size();
   g->order.resize((size_t)n);  // no reallocation once the largest example was seen
   std::iota(g->order.begin(), g->order.end(), 0);
-  auto known = [&](int i) { return g->stats_version[(size_t)i] != ~0ull && g->stats_ok[(size_t)i]; };
+  auto known = [&](int i) {  // a head whose every row is zero (masked, or a hole in a file) has none either
+    return g->stats_version[(size_t)i] != ~0ull && g->stats_ok[(size_t)i] && g->stats[(size_t)i].rows_counted > 0;
+  };
   g->stats_known = 0;
   for (int i = 0; i < n; ++i) g->stats_known += known(i);
   if (g->sort == GridSort::Layer) return;
@@ -175,6 +177,8 @@ void StatsTooltip(const Example& ex, int i, const GridViewState& g) {
   }
   if (!g.stats_ok[(size_t)i])
     ImGui::TextColored(ImVec4(1.0f, 0.45f, 0.4f, 1), "no statistics: the weights are empty or not finite");
+  else if (h.rows_counted == 0)
+    ImGui::TextColored(ImVec4(1.0f, 0.45f, 0.4f, 1), "no statistics: every row is zero (sorted last)");
   ImGui::Text("entropy      %.3f nats  (%.0f%% of uniform)", h.entropy, 100.0f * h.entropy_normalized);
   ImGui::Text("max weight   %.3f  (mean row maximum)", h.max_weight);
   ImGui::Text("first token  %.3f  (mean weight on column 0)", h.first_token);
