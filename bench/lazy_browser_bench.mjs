@@ -305,17 +305,20 @@ async function run(browser, appPort, url, tag, { scroll = false, mainThreadReads
 // The grid of a file without overviews: the time from the open until every thumbnail in view shows.
 // target: the thumbnails in view, when the build may not describe its placeholders (`waiting`: an
 // older build served as B is given A's count).
-async function gridWithoutOverviews(browser, appPort, url, tag, target = 0) {
+// sort: a grid sort (e.g. 'entropy') set before the grid fills; since stop 39 the heads' statistics
+// are then computed as they are pooled (stats_known at the end says how many).
+async function gridWithoutOverviews(browser, appPort, url, tag, target = 0, sort = '') {
   const page = await (await browser.newContext({ viewport: { width: 640, height: 400 } })).newPage();
   await page.goto(`http://127.0.0.1:${appPort}/?view=grid`);
   await page.waitForFunction(() => window.attnviz !== undefined, null, { timeout: 60000 });
-  const r = await page.evaluate(async ({ url, target }) => {
+  const r = await page.evaluate(async ({ url, target, sort }) => {
     const v = window.attnviz, M = v.module;
     const frame = () => new Promise((res) => requestAnimationFrame(res));
     let heap = M.HEAPU8.length, first = 0, d;
     const t0 = performance.now();
     await v.openUrl(url);
     v.command('view grid');
+    if (sort) v.command(`grid-sort ${sort}`);
     for (;;) {
       await frame();
       d = v.describe();
@@ -326,10 +329,12 @@ async function gridWithoutOverviews(browser, appPort, url, tag, target = 0) {
       if (performance.now() - t0 > 120000) throw new Error('the grid never filled: ' + JSON.stringify(d.lazy));
     }
     const ms = performance.now() - t0;
-    return { shown: d.grid.overviews_shown, ms, first, lazy: d.lazy, heap, frames: d.frame, kept: d.frames_kept };
-  }, { url, target });
+    return { shown: d.grid.overviews_shown, ms, first, lazy: d.lazy, heap, frames: d.frame, kept: d.frames_kept,
+      known: d.grid.stats_known };
+  }, { url, target, sort });
   await page.close();
-  console.log(`lazy browser ${tag} grid_without_overviews thumbnails=${r.shown} all_shown_ms=${r.ms.toFixed(0)} ` +
+  console.log(`lazy browser ${tag} grid_without_overviews${sort ? ` sort=${sort} stats_known=${r.known}` : ''} ` +
+    `thumbnails=${r.shown} all_shown_ms=${r.ms.toFixed(0)} ` +
     `ms_per_thumbnail=${(r.ms / r.shown).toFixed(0)} first_ms=${r.first.toFixed(0)} ` +
     `bytes_read_mb=${(r.lazy.bytes_read / 2 ** 20).toFixed(0)} max_memory_mb=${(r.lazy.max_memory_bytes / 2 ** 20).toFixed(0)} ` +
     `wasm_memory_max_mb=${(r.heap / 2 ** 20).toFixed(0)} frames=${r.frames} frames_kept=${r.kept}`);
@@ -379,15 +384,23 @@ async function main() {
       console.log(`lazy browser worker_vs_main_thread_reads view_resolution=${ratio(yes, main, 'viewres')} ` +
         `full_resolution_in_memory=${ratio(yes, main, 'memory')}`);
     }
-    const grid = { a: [], b: [] };  // ms per thumbnail
-    for (let round = 0; round < (appB ? 3 : 1); round++) {
-      const a = await gridWithoutOverviews(browser, port, `${base}/llm.npy`, appB ? 'build=A' : 'npy');
-      grid.a.push(a.ms / a.shown);
-      if (!appB) continue;
-      const b = await gridWithoutOverviews(browser, appB.address().port, `${base}/llm.npy`, 'build=B', a.shown);
-      grid.b.push(b.ms / b.shown);
+    // Unsorted, and sorted by entropy (statistics computed as heads are pooled, since stop 39); with
+    // ATTNVIZ_WEB_APP_B, each against build B in turn, ATTNVIZ_GRID_ROUNDS rounds (default 3).
+    const rounds = appB ? Math.max(1, Number(process.env.ATTNVIZ_GRID_ROUNDS || 3)) : 1;
+    const median = (a) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)];
+    for (const sort of ['', 'entropy']) {
+      const grid = { a: [], b: [] };  // ms per thumbnail
+      for (let round = 0; round < rounds; round++) {
+        const a = await gridWithoutOverviews(browser, port, `${base}/llm.npy`, appB ? 'build=A' : 'npy', 0, sort);
+        grid.a.push(a.ms / a.shown);
+        if (!appB) continue;
+        const b = await gridWithoutOverviews(browser, appB.address().port, `${base}/llm.npy`, 'build=B', a.shown, sort);
+        grid.b.push(b.ms / b.shown);
+      }
+      if (appB) console.log(`lazy browser grid_without_overviews${sort ? ` sort=${sort}` : ''} B_over_A ` +
+        `ms_per_thumbnail mean=${(mean(grid.b) / mean(grid.a)).toFixed(2)} median=${(median(grid.b) / median(grid.a)).toFixed(2)} ` +
+        `(> 1: A fills the grid faster)`);
     }
-    if (appB) console.log(`lazy browser grid_without_overviews B_over_A ms_per_thumbnail=${(mean(grid.b) / mean(grid.a)).toFixed(2)} (> 1: A fills the grid faster)`);
   } finally {
     await browser.close();
     app.close();

@@ -376,6 +376,10 @@ const HeadStats* LazyMaps::HeadStatsOf(int set, int map, bool* from_file) {
   return &ss.stats[(size_t)map];
 }
 
+void LazyMaps::PoolWithStats(int set) {
+  if (set >= 0 && set < (int)sets_.size()) sets_[(size_t)set].pool_stats = true;
+}
+
 void LazyMaps::RequestStoredStats() {
   for (size_t s = 0; s < sets_.size(); ++s) {
     SetState& ss = sets_[s];
@@ -574,7 +578,8 @@ bool LazyMaps::RequestWholeHead(int set, int layer, int head, int* in_flight) {
   if (*in_flight >= kWholeHeadsForOverviews) return false;
   MapState& ms = sets_[(size_t)set].maps[(size_t)MapIndex(set, layer, head)];
   LazyRequest r;
-  r.set = set, r.layer = layer, r.head = head, r.pooled = true, r.with_stats = true;  // the grid sorts by them
+  r.set = set, r.layer = layer, r.head = head, r.pooled = true;
+  r.with_stats = sets_[(size_t)set].pool_stats;  // the grid sorts by them
   ms.overview_ticket = file_.Submit(r);
   overview_reads_[ms.overview_ticket] = {set, layer, head, head + 1, true, LazyPool::Overview};
   ++*in_flight;
@@ -599,6 +604,18 @@ bool LazyMaps::PoolHeldHead(int set, int map, std::vector<Example*>& examples) {
   return true;
 }
 
+// A file without overviews or stored statistics, its grid sorted by a statistic: a head whose overview
+// is in memory but whose statistics are not (pooled before the sort was chosen), and whose weights are
+// not in memory whole (the grid computes those itself), is read again, its overview drawn meanwhile.
+bool LazyMaps::StatsMissing(int set, int map, LazyPool pool, std::vector<Example*>& examples) const {
+  const SetState& ss = sets_[(size_t)set];
+  const LazySet& ls = file_.index().sets[(size_t)set];
+  if (pool != LazyPool::Overview || !ss.pool_stats || ls.PoolRows(pool) || ls.stats || ss.stats_from[(size_t)map])
+    return false;
+  const Example* ex = examples[(size_t)set];
+  return !ex || !ex->maps[(size_t)map].Complete() || ex->maps[(size_t)map].weights.rows() != ls.n_q;
+}
+
 // Overviews (or screen copies): in memory (kept), or read a run of a layer's missing heads at once.
 void LazyMaps::RequestOverviews(LazyPool pool, std::vector<Example*>& examples) {
   constexpr int kOverviewRun = 8;  // heads per read: 1 MiB of 256 x 256 F16 overviews
@@ -613,7 +630,7 @@ void LazyMaps::RequestOverviews(LazyPool pool, std::vector<Example*>& examples) 
     std::vector<OverviewState>& held = ss.pool[(int)pool];
     const OverviewState& o = held[(size_t)map];  // stamped as drawn in Requests
     MapState& ms = ss.maps[(size_t)map];
-    if (o.map.weights.size() || o.ticket || ms.overview_ticket) continue;
+    if ((o.map.weights.size() && !StatsMissing(set, map, pool, examples)) || o.ticket || ms.overview_ticket) continue;
     if (ms.pool_failed_frame && frame_ - ms.pool_failed_frame < 120) continue;
     const LazySet& ls = file_.index().sets[(size_t)set];
     const int layer = ss.LayerOf(map);
@@ -687,6 +704,7 @@ void LazyMaps::Request(AppState* s) {
   // 32 MiB ones). A budget just lowered (the cache command) holds at once too.
   MakeRoom(AskedBytes(), examples);
   RequestStoredStats();
+  for (SetState& ss : sets_) ss.pool_stats = false;  // the grid says so again next frame, if still sorted
   // Asynchronous reads start at once (decoding waits for the time between frames and the next
   // frame's pump: a piece decoded here made frames 20-30 ms longer on a slow machine); synchronous
   // ones are read at the next frame (PumpLazyMaps), so a burst of commands reads only what is wanted last.

@@ -90,6 +90,10 @@ class LazyMaps {
   // read at the next frame after the first call), or those computed while the head was pooled into
   // its overview. Null when not known (yet). *from_file says which.
   const HeadStats* HeadStatsOf(int set, int map, bool* from_file = nullptr);
+  // The grid is sorted by a statistic this frame: a file without overviews then computes each head's
+  // statistics as it pools it into its overview (~3 ns a weight more in WASM: not while unsorted),
+  // and reads again the heads in view whose overviews came without them.
+  void PoolWithStats(int set);
 
  private:
   struct MapState {
@@ -120,6 +124,7 @@ class LazyMaps {
     bool stats_wanted = false;        // a view asked for them: the stored ones are read (once)
     uint64_t stats_ticket = 0;        // their read, under way
     bool stats_asked = false;
+    bool pool_stats = false;             // PoolWithStats this frame
     std::vector<OverviewState> pool[2];  // [LazyPool][maps]: overviews, screen copies
     std::vector<int> layer_first;        // [layers] index of each layer's head 0
     int LayerOf(int map) const;          // the layer a map index falls in
@@ -139,6 +144,7 @@ class LazyMaps {
   void Requests(AppState* s, std::vector<Example*>& examples);  // rows the views drew, then overviews
   void RequestOverviews(LazyPool pool, std::vector<Example*>& examples);
   bool PoolHeldHead(int set, int map, std::vector<Example*>& examples);  // an overview from a head in memory
+  bool StatsMissing(int set, int map, LazyPool pool, std::vector<Example*>& examples) const;  // read it again
   bool StandInFirst(const Want& w) const;  // the head's rows wait for its screen copy, asked for too
   bool RequestWholeHead(int set, int layer, int head, int* in_flight);  // a file without overviews: pool a head
   // Whole heads read at once for overviews (files without them): the next is read while one is decoded.

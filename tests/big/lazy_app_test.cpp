@@ -290,24 +290,29 @@ TEST(LazyApp, OverviewsNoViewDrawsAnyMoreAreNotRead) {
   // and its rows, and the grid's statistics (asked for in its one frame)
 }
 
-TEST(LazyApp, WithoutStoredOverviewsTheGridPoolsEachHeadOnce) {
-  // A plain 'attention' tensor [2, 2, 300, 300] F32: no overviews in the file.
+// A plain 'attention' tensor [2, 2, 300, 300] F32: no overviews in the file. Head k: row r puts all
+// its weight on column (r + 7k) % 300 (diagonal offset -7k).
+std::string WritePlainF32Heads(HeadlessApp* t, const char* name) {
   std::vector<uint8_t> bytes;
   std::vector<uint64_t> begins;
   uint64_t size = 0;
-  ASSERT_TRUE(SafetensorsHeaderBytes({{"attention", StDType::F32, {2, 2, 300, 300}}}, {}, &bytes, &begins, &size).ok);
+  EXPECT_TRUE(SafetensorsHeaderBytes({{"attention", StDType::F32, {2, 2, 300, 300}}}, {}, &bytes, &begins, &size).ok);
   bytes.resize(size, 0);
-  for (int head = 0; head < 4; ++head)  // head k: row r puts all its weight on column (r + 7k) % 300
+  for (int head = 0; head < 4; ++head)
     for (int r = 0; r < 300; ++r) {
       const float one = 1.0f;
       std::memcpy(
           bytes.data() + begins[0] + 4 * ((size_t)head * 90000 + (size_t)r * 300 + (size_t)(r + 7 * head) % 300), &one,
           4);
     }
+  const std::string& path = t->Remember(TempPath(name));
+  EXPECT_TRUE(WriteFileBytes(path, bytes.data(), bytes.size()).ok);
+  return path;
+}
+
+TEST(LazyApp, WithoutStoredOverviewsTheGridPoolsEachHeadOnce) {
   HeadlessApp t;
-  const std::string& path = t.Remember(TempPath("plain"));
-  ASSERT_TRUE(WriteFileBytes(path, bytes.data(), bytes.size()).ok);
-  ASSERT_TRUE(t.Open(path).ok);
+  ASSERT_TRUE(t.Open(WritePlainF32Heads(&t, "plain")).ok);
   ASSERT_TRUE(t.app.Command("grid-sort diagonality").ok);
   t.Frames(30);
   const JsonValue d = t.Describe();
@@ -315,12 +320,35 @@ TEST(LazyApp, WithoutStoredOverviewsTheGridPoolsEachHeadOnce) {
   EXPECT_EQ(Lazy(d, "heads"), 0);                         // read to pool them, not kept
   EXPECT_EQ(Lazy(d, "bytes_read"), 4.0 * 300 * 300 * 4);  // each head once
   EXPECT_EQ(d.Find("grid")->Find("overviews_shown")->number, 4);
-  // Their statistics came with them: the grid sorts every head (head 0 is the diagonal one).
+  // Sorted, the grid gets each head's statistics with its overview: it sorts every head (head 0 is
+  // the diagonal one).
   EXPECT_EQ(Lazy(d, "stats_pooled"), 4);
   EXPECT_EQ(d.Find("grid")->Find("stats_known")->number, 4);
   EXPECT_EQ(d.Find("grid")->Find("order")->numbers[0], 0);
   for (int k = 0; k < 4; ++k)
     EXPECT_EQ(d.Find("grid")->Find("stats")->items[(size_t)k].Find("dominant_offset")->number, -7 * k);
+}
+
+TEST(LazyApp, WithoutStoredOverviewsSortingLaterReadsTheHeadsInViewAgainForTheirStatistics) {
+  // Unsorted (layer order, the default), the statistics are not computed (~3 ns a weight in WASM);
+  // sorted afterwards, the heads in view are read again for them, each once, their thumbnails kept.
+  HeadlessApp t;
+  ASSERT_TRUE(t.Open(WritePlainF32Heads(&t, "plain_sorted_later")).ok);
+  t.Frames(30);
+  JsonValue d = t.Describe();
+  EXPECT_EQ(Lazy(d, "overviews"), 4);
+  EXPECT_EQ(Lazy(d, "stats_pooled"), 0);
+  EXPECT_EQ(d.Find("grid")->Find("stats_known")->number, 0);
+  ASSERT_TRUE(t.app.Command("grid-sort diagonality").ok);
+  t.Frames(1);
+  EXPECT_EQ(t.Describe().Find("grid")->Find("overviews_shown")->number, 4);  // drawn while read again
+  t.Frames(30);
+  d = t.Describe();
+  EXPECT_EQ(Lazy(d, "stats_pooled"), 4);
+  EXPECT_EQ(d.Find("grid")->Find("stats_known")->number, 4);
+  EXPECT_EQ(d.Find("grid")->Find("order")->numbers[0], 0);
+  EXPECT_EQ(Lazy(d, "bytes_read"), 8.0 * 300 * 300 * 4);  // each head twice: for its overview, for its statistics
+  EXPECT_EQ(Lazy(d, "overviews"), 4);
 }
 
 // A head whose every row is zero (a hole in a sparse file, a head of masked rows) has no statistics:

@@ -79,6 +79,7 @@ void UpdateStats(const Example& ex, GridViewState* g, std::chrono::steady_clock:
                                      : std::clamp(left, 2.0, 30.0);
   const size_t n = ex.maps.size();
   SizeStats((int)n, g);
+  if (ex.lazy && g->sort != GridSort::Layer) ex.lazy->PoolWithStats(ex.lazy_set);  // heads pooled bring theirs
   const auto start = std::chrono::steady_clock::now();
   auto spent_ms = [&] {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
