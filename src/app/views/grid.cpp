@@ -387,10 +387,11 @@ void DrawToolbar(GridViewState* g, int heads, int grid_rows) {
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip(
         "%d of the %d heads have statistics to sort by; the rest follow in layer order.\n"
-        "A lazily read head gets its statistics once it has been in memory whole (open it),\n"
-        "or once its thumbnail was made from it (a file without overviews); an eager file's\n"
-        "come within seconds. Files written by attnviz.save or attnviz-cli convert store every\n"
-        "head's statistics: their grid sorts at once.",
+        "A lazily read head gets its statistics once it has been in memory whole (open it);\n"
+        "in a file without overviews, as its thumbnail is made while the grid is sorted (heads\n"
+        "shown before are read again). An eager file's come within seconds. Files written by\n"
+        "attnviz.save or attnviz-cli convert store every head's statistics: their grid sorts at\n"
+        "once. Heads whose every row is zero have none.",
         g->stats_known, n);
 }
 
