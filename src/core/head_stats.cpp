@@ -29,39 +29,17 @@ void HeadStatsAccumulator::Begin(int n_q, int n_k) {
 
 namespace {
 
-// ln x for a normal float x > 0, branch-free so the row loops vectorize (Cephes logf: the mantissa
-// in [sqrt(1/2), sqrt(2)), a degree-8 polynomial, ln 2 in two parts; ~1 ulp). std::log in double
-// made the statistics 14 ns a weight in WASM: a grid of 144 heads of 512 x 512 took 0.5 s.
-inline float LogPositive(float x) {
-  uint32_t b;
-  std::memcpy(&b, &x, 4);
-  b += 0x3f800000u - 0x3f3504f3u;  // the exponent of x / sqrt(1/2), rounded down
-  const float e = (float)((int32_t)(b >> 23) - 127);
-  b = (b & 0x007fffffu) + 0x3f3504f3u;  // the mantissa, in [sqrt(1/2), sqrt(2))
-  float m;
-  std::memcpy(&m, &b, 4);
-  const float f = m - 1.0f, z = f * f;
-  float y = 7.0376836292e-2f * f - 1.1514610310e-1f;
-  y = y * f + 1.1676998740e-1f;
-  y = y * f - 1.2420140846e-1f;
-  y = y * f + 1.4249322787e-1f;
-  y = y * f - 1.6668057665e-1f;
-  y = y * f + 2.0000714765e-1f;
-  y = y * f - 2.4999993993e-1f;
-  y = y * f + 3.3333331174e-1f;
-  y = y * f * z - 2.12194440e-4f * e - 0.5f * z;
-  return f + y + 0.693359375f * e;
-}
-
 // Four floats as one value (GCC and clang vector extensions: SSE2 natively, SIMD128 in WASM).
 typedef float F4 __attribute__((vector_size(16)));
 typedef int32_t I4 __attribute__((vector_size(16)));
 
-// LogPositive in four lanes, the same operations lane by lane (bit-identical results).
+// ln x in four lanes, for normal floats x > 0, branch-free (Cephes logf: the mantissa in
+// [sqrt(1/2), sqrt(2)), a degree-8 polynomial, ln 2 in two parts; ~1 ulp). std::log in double made
+// the statistics 14 ns a weight in WASM: a grid of 144 heads of 512 x 512 took 0.5 s.
 inline F4 LogPositive4(F4 x) {
-  I4 b = (I4)x + (0x3f800000 - 0x3f3504f3);
+  I4 b = (I4)x + (0x3f800000 - 0x3f3504f3);                   // the exponent of x / sqrt(1/2), rounded down
   const F4 e = __builtin_convertvector((b >> 23) - 127, F4);  // b > 0: the shift is logical
-  b = (b & 0x007fffff) + 0x3f3504f3;
+  b = (b & 0x007fffff) + 0x3f3504f3;                          // the mantissa, in [sqrt(1/2), sqrt(2))
   const F4 f = (F4)b - 1.0f, z = f * f;
   F4 y = 7.0376836292e-2f * f - 1.1514610310e-1f;
   y = y * f + 1.1676998740e-1f;
@@ -116,16 +94,19 @@ void RowSums(const float* p, int n, double* entropy, float* mx, float* abs_total
     AddLanes(x0, &h0, &m0, &a0);
     AddLanes(x1, &h1, &m1, &a1);
   }
+  if (j < n) {  // the last n % 8 weights in lanes 0.., zeros after them (which add nothing: m >= 0)
+    float tail[kLanes] = {};
+    std::memcpy(tail, p + j, (size_t)(n - j) * sizeof(float));
+    F4 x0, x1;
+    std::memcpy(&x0, tail, sizeof(x0));
+    std::memcpy(&x1, tail + 4, sizeof(x1));
+    AddLanes(x0, &h0, &m0, &a0);
+    AddLanes(x1, &h1, &m1, &a1);
+  }
   float h[kLanes], m[kLanes], a[kLanes];
   std::memcpy(h, &h0, 16), std::memcpy(h + 4, &h1, 16);
   std::memcpy(m, &m0, 16), std::memcpy(m + 4, &m1, 16);
   std::memcpy(a, &a0, 16), std::memcpy(a + 4, &a1, 16);
-  for (int k = 0; j < n; ++j, ++k) {
-    const float x = p[j];
-    h[k] += x > 1e-30f ? x * LogPositive(x) : 0.0f;
-    m[k] = x > m[k] ? x : m[k];
-    a[k] += std::fabs(x);
-  }
   double hs = 0.0;
   float ms = 0.0f, as = 0.0f;
   for (int k = 0; k < kLanes; ++k) {
