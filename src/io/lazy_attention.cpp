@@ -102,23 +102,27 @@ void StatsTensors(const SafetensorsHeader& h, const std::string& prefix, const s
                   std::vector<std::string>* warnings) {
   uint64_t next = 0;
   int found = 0;
+  bool missing = false;
   std::string why;
   for (size_t l = 0; l < set->layers.size() && why.empty(); ++l) {
     const std::string name = "stats." + prefix + std::to_string(l);
     const SafetensorsTensor* t = h.Find(name);
-    if (!t) continue;
+    if (!t) {
+      missing = true;
+      continue;
+    }
     ++found;
     LazyLayer& layer = set->layers[l];
     if (t->dtype != StDType::F32 || t->shape.size() != 2 || t->shape[0] != layer.heads ||
         t->shape[1] != kHeadStatsColumns)
       why = "tensor '" + name + "' is not F32 [" + std::to_string(layer.heads) + ", " +
             std::to_string(kHeadStatsColumns) + "]";
-    else if (l > 0 && t->begin != next)
+    else if (l > 0 && !missing && t->begin != next)
       why = "tensor '" + name + "' does not follow the previous layer's";
     layer.stats_offset = t->begin;
     next = t->end;
   }
-  if (why.empty() && found > 0 && found < (int)set->layers.size()) why = "some layers have none";
+  if (why.empty() && found > 0 && missing) why = "some layers have none";
   set->stats = why.empty() && found > 0;
   if (!why.empty())
     warnings->push_back(where + ": the stored head statistics are not used (" + why +

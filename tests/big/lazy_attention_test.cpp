@@ -703,6 +703,7 @@ TEST(LazyAttention, StoredStatisticsNotAsTheLayoutSaysAreLeftOutWithAWarning) {
     EXPECT_NE(x.warnings[0].find("not used"), std::string::npos) << x.warnings[0];
   };
   warned({stats(0, 2), a0, a1}, "some layers have none");
+  warned({stats(1, 4), a0, a1}, "some layers have none");  // layer 0's missing: not "does not follow"
   warned({stats(0, 2), stats(1, 4, StDType::F16), a0, a1}, "'stats.0.1' is not F32 [4, 8]");
   warned({stats(0, 3), stats(1, 4), a0, a1}, "'stats.0.0' is not F32 [2, 8]");
   warned({stats(0, 2), stats(1, 4, StDType::F32, 7), a0, a1}, "is not F32 [4, 8]");
