@@ -136,12 +136,15 @@ async function main() {
   const N = 4096, big = path.join(dir, 'llm.safetensors');
   const bigTokens = Array.from({ length: N }, (_, i) => `w${i}`);
   const oneHot = (r, c) => (c === (r * 3) % N ? 1 : 0);
+  // Every head's stored statistics: entropies in a scrambled order ((k * 389) % 1024 / 100 for map k),
+  // so a grid sorted by entropy shows an order no head's weights could give it here (they are holes).
+  const bigEntropy = (k) => ((k * 389) % 1024) / 100;
   const plan = write(big, [{ name: 'llm', kind: 'self', tokens: bigTokens, layers: 32, heads: 32 }], (s, l, h) => {
     if (l !== 7 || h !== 19) return null;
     const w = new Float32Array(N * N);
     for (let r = 0; r < N; r++) w[r * N + (r * 3) % N] = 1;
     return w;
-  });
+  }, {}, { stats: (s, l, h) => [bigEntropy(l * 32 + h), bigEntropy(l * 32 + h) / Math.log(N), 0.5, 0, 0.5, 1, 0.5, N] });
   const onDisk = fs.statSync(big).blocks * 512;
   check('the 32 GiB file is sparse', plan.size > 32 * 2 ** 30 && onDisk < 200 * 2 ** 20,
     `${(plan.size / 2 ** 30).toFixed(1)} GiB, ${(onDisk / 2 ** 20).toFixed(0)} MiB on disk`);
@@ -257,6 +260,14 @@ async function main() {
     d = await until(page, (x) => x.example === 'file:llm.safetensors' && x.grid && x.grid.drawn > 0, 'the 32 GiB grid');
     check('the 32 GiB file opens on its header', Date.now() - t0 < 15000 && d.lazy.bytes_read < 64 * 2 ** 20,
       `${Date.now() - t0} ms to the grid, ${(d.lazy.bytes_read / 2 ** 20).toFixed(1)} MiB read`);
+    // Sorted by entropy: every head's stored statistics (32 KiB, one Range read), no head read.
+    await command(page, 'grid-sort entropy');
+    d = await until(page, (x) => x.grid && x.grid.stats_known === 1024, 'the stored statistics (Range)');
+    const want = Array.from({ length: 1024 }, (_, k) => k).sort((a, b) => bigEntropy(a) - bigEntropy(b));
+    check('Range: the 1024-head grid sorts by its stored statistics without reading a head',
+      d.lazy.heads === 0 && d.lazy.stats_stored === 1024 && want.every((k, i) => d.grid.order[i] === k),
+      `stats_known ${d.grid.stats_known}, heads ${d.lazy.heads}, order ${d.grid.order.slice(0, 5)} (want ${want.slice(0, 5)})`);
+    await command(page, 'grid-sort layer');
     await command(page, 'view heatmap');
     await command(page, `map ${7 * 32 + 19}`);
     await command(page, 'zoom 256 2000 1000');  // 16 x 16 cells around row 2000

@@ -34,11 +34,14 @@ export function maxPool(head, rows, cols, R, C) {
 }
 
 // The layout of sets [{name, kind, tokens | query_tokens + key_tokens, layers, heads}] (F16, with
-// overviews, and screen copies for heads over 1024 on a side unless options.screens is false):
-// {header, size, attention[s][l], overview[s][l], screen[s][l], R[s], C[s], SR[s], SC[s]} (absolute
-// offsets; SR = SC = 0 without screen copies).
+// overviews, and screen copies for heads over 1024 on a side unless options.screens is false; with
+// options.stats, every head's statistics "stats.s.l" F32 [heads, 8] first):
+// {header, size, attention[s][l], overview[s][l], screen[s][l], stats[s][l], R[s], C[s], SR[s], SC[s]}
+// (absolute offsets; SR = SC = 0 without screen copies).
 export function plan(sets, meta = {}, options = {}) {
-  const tensors = [], layout = { attention: [], overview: [], screen: [], R: [], C: [], SR: [], SC: [], nq: [], nk: [] };
+  const tensors = [], layout = { attention: [], overview: [], screen: [], stats: [], R: [], C: [], SR: [], SC: [], nq: [], nk: [] };
+  if (options.stats)
+    sets.forEach((s, i) => { for (let l = 0; l < s.layers; l++) tensors.push([`stats.${i}.${l}`, [s.heads, 8], 'F32']); });
   sets.forEach((s, i) => {
     const nq = (s.tokens || s.query_tokens).length, nk = (s.tokens || s.key_tokens).length;
     layout.nq.push(nq); layout.nk.push(nk);
@@ -65,9 +68,9 @@ export function plan(sets, meta = {}, options = {}) {
   };
   let at = 0;
   const offsets = {};
-  for (const [name, shape] of tensors) {
-    const bytes = shape.reduce((a, b) => a * b, 2);
-    header[name] = { dtype: 'F16', shape, data_offsets: [at, at + bytes] };
+  for (const [name, shape, dtype = 'F16'] of tensors) {
+    const bytes = shape.reduce((a, b) => a * b, dtype === 'F32' ? 4 : 2);
+    header[name] = { dtype, shape, data_offsets: [at, at + bytes] };
     offsets[name] = at;
     at += bytes;
   }
@@ -78,8 +81,9 @@ export function plan(sets, meta = {}, options = {}) {
   head.write(text, 8);
   const start = head.length;
   sets.forEach((s, i) => {
-    layout.attention.push([]); layout.overview.push([]); layout.screen.push([]);
+    layout.attention.push([]); layout.overview.push([]); layout.screen.push([]); layout.stats.push([]);
     for (let l = 0; l < s.layers; l++) {
+      if (options.stats) layout.stats[i].push(start + offsets[`stats.${i}.${l}`]);
       layout.attention[i].push(start + offsets[`attention.${i}.${l}`]);
       layout.overview[i].push(start + offsets[`overview.${i}.${l}`]);
       if (layout.SR[i]) layout.screen[i].push(start + offsets[`screen.${i}.${l}`]);
@@ -98,13 +102,19 @@ function halves(values) {
 
 // Writes the file: heads(s, l, h) gives a head's Float32Array [n_q * n_k], or null to leave it a hole
 // (its overview and screen copy too). Every head a test draws must be given; the rest may be holes
-// (sparse). options: as plan's.
+// (sparse). options: as plan's; options.stats, a function (s, l, h) -> the head's 8 stored statistics
+// (docs/FORMATS.md; a test's own values, not computed from the head), written for every head.
 export function write(path, sets, heads, meta = {}, options = {}) {
-  const p = plan(sets, meta, options);
+  const p = plan(sets, meta, { ...options, stats: !!options.stats });
   const fd = fs.openSync(path, 'w');
   fs.writeSync(fd, p.header, 0, p.header.length, 0);
   sets.forEach((s, i) => {
     const nq = p.nq[i], nk = p.nk[i], R = p.R[i], C = p.C[i];
+    for (let l = 0; l < s.layers && options.stats; l++) {
+      const rows = Buffer.alloc(s.heads * 32);
+      for (let h = 0; h < s.heads; h++) options.stats(i, l, h).forEach((v, k) => rows.writeFloatLE(v, 32 * h + 4 * k));
+      fs.writeSync(fd, rows, 0, rows.length, p.stats[i][l]);
+    }
     for (let l = 0; l < s.layers; l++) {
       for (let h = 0; h < s.heads; h++) {
         const w = heads(i, l, h);
