@@ -7,7 +7,10 @@ which look at the previous one.
 """
 from __future__ import annotations
 
+import json
 import math
+import os
+import struct
 from typing import Any, Dict, List, Optional, Union
 
 import numpy as np
@@ -55,12 +58,17 @@ def head_stats(data: Any, *, set: Optional[Union[int, str]] = None, sort: str = 
     diagonal i - j with the most mass: 1 = the previous token) and its mass, rows_counted.
 
     data: anything show() takes (then kwargs such as tokens= describe it). set: the set's name or
-    index (default the first). sort: layer (default), entropy (lowest first), max_weight,
+    index (default the first). A path to an attnviz safetensors file that stores its heads'
+    statistics (written by save() or SafetensorsWriter, attnviz-cli convert) gives those, read
+    without the weights: a 32 GiB model answers at once. sort: layer (default), entropy (lowest first), max_weight,
     first_token or diagonality (highest first), as the grid sorts; heads whose weights are not
     finite have None statistics, and come last with those whose every row is zero.
     """
     if sort not in SORTS:
         raise ValueError(f"sort={sort!r}: one of {', '.join(SORTS)}")
+    stored = _stored(data, set) if not kwargs else None
+    if stored is not None:
+        return _sorted(stored, sort)
     doc = as_file(data, **kwargs)
     names = [s.name for s in doc.sets]
     if set is None:
@@ -76,6 +84,62 @@ def head_stats(data: Any, *, set: Optional[Union[int, str]] = None, sort: str = 
         for h in range(layer.shape[0]):
             st = _one_head(layer[h])
             out.append({"layer": l, "head": h, **(st or dict.fromkeys(_KEYS))})
+    return _sorted(out, sort)
+
+
+def _stored(data: Any, set: Optional[Union[int, str]]) -> Optional[List[Dict[str, Any]]]:  # noqa: A002
+    """The statistics an attnviz safetensors file stores ("stats.s.l", docs/FORMATS.md) for the set,
+    read without its weights (a 32 GiB file answers at once); None when data is not such a file or
+    the set's are not all there. A stored row that cannot be a head's statistics gives None values."""
+    if not (isinstance(data, str) or hasattr(data, "__fspath__")):
+        return None
+    from ._safetensors import STATS_COLUMNS, is_safetensors, read_safetensors_header
+
+    path = os.fspath(data)
+    try:
+        with open(path, "rb") as f:
+            first = f.read(16)
+            size = os.fstat(f.fileno()).st_size
+    except OSError:
+        return None
+    if not is_safetensors(first, size):
+        return None
+    header = read_safetensors_header(path)
+    meta = header.get("__metadata__", {})
+    if meta.get("format") != "attnviz" or "sets" not in meta:
+        return None
+    sets = json.loads(meta["sets"])
+    names = [s.get("name") for s in sets]
+    if set is None:
+        i = 0
+    elif isinstance(set, int) and 0 <= set < len(sets):
+        i = set
+    elif set in names:
+        i = names.index(set)
+    else:
+        raise ValueError(f"set={set!r} is not in the data (its sets: {', '.join(map(str, names))})")
+    s = sets[i]
+    n_q = len(s.get("tokens") or s.get("query_tokens") or [])
+    n_k = len(s.get("tokens") or s.get("key_tokens") or [])
+    start = 8 + struct.unpack("<Q", first[:8])[0]
+    out = []
+    for l in range(int(s.get("layers", 0))):
+        t = header.get(f"stats.{i}.{l}")
+        if not t or t.get("dtype") != "F32" or len(t.get("shape", [])) != 2 or t["shape"][1] != STATS_COLUMNS:
+            return None
+        rows = np.fromfile(path, dtype="<f4", count=t["shape"][0] * STATS_COLUMNS,
+                           offset=start + t["data_offsets"][0]).reshape(-1, STATS_COLUMNS).astype(np.float64)
+        for h, r in enumerate(rows):
+            ok = (np.isfinite(r).all() and (r[[2, 3, 4, 6, 7]] >= 0).all() and r[5] == int(r[5]) and
+                  -(n_k - 1) <= r[5] <= n_q - 1 and r[7] == int(r[7]) and r[7] <= n_q)  # as HeadStatsFromRow
+            st = {"rows_counted": int(r[7]), "entropy": float(r[0]), "entropy_normalized": float(r[1]),
+                  "max_weight": float(r[2]), "first_token": float(r[3]), "diagonality": float(r[4]),
+                  "dominant_offset": int(r[5]), "dominant_offset_mass": float(r[6])} if ok else dict.fromkeys(_KEYS)
+            out.append({"layer": l, "head": h, **st})
+    return out
+
+
+def _sorted(out: List[Dict[str, Any]], sort: str) -> List[Dict[str, Any]]:
     if sort != "layer":
         sign = 1.0 if sort == "entropy" else -1.0
         # heads without statistics (weights not finite, every row zero) last, in layer order

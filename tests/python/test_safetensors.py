@@ -137,6 +137,32 @@ def test_every_heads_statistics_are_stored_as_the_viewer_computes_them(tmp_path,
     assert list(a) == list(b) and list(a)[-1] == (1, 2)  # sorted alike, the head of zeros last
 
 
+def test_head_stats_of_a_safetensors_file_are_its_stored_ones_read_without_the_weights(tmp_path, rng, cli,
+                                                                                        monkeypatch):
+    w = softmax_attention(rng, (2, 3, 40, 40)) ** 2
+    w /= w.sum(axis=-1, keepdims=True)
+    w[1, 1] = 0.0  # no statistics: last
+    tokens = [f"t{i}" for i in range(40)]
+    path = attnviz.save(tmp_path / "m.safetensors", w, tokens=tokens, dtype="f32")
+    converted = tmp_path / "c.safetensors"  # the C++ writer's statistics
+    subprocess.run([cli, "convert", str(path), str(converted)], check=True, capture_output=True)
+    want = attnviz.head_stats(w, tokens=tokens, sort="entropy")
+
+    def no_load(*a, **k):
+        raise AssertionError("the weights were read")
+    monkeypatch.setattr(attnviz._io, "load", no_load)
+    for f in (path, converted):
+        got = attnviz.head_stats(f, sort="entropy")
+        assert [(r["layer"], r["head"]) for r in got] == [(r["layer"], r["head"]) for r in want], f
+        assert (got[-1]["layer"], got[-1]["head"], got[-1]["rows_counted"]) == (1, 1, 0)
+        for a, b in zip(got, want):
+            for k in ("entropy", "max_weight", "first_token", "diagonality", "dominant_offset_mass"):
+                assert abs(a[k] - b[k]) < 2e-3, (f, a, b)  # F16-rounded heads for the converted file
+            assert a["dominant_offset"] == b["dominant_offset"] and a["rows_counted"] == b["rows_counted"]
+    with pytest.raises(ValueError, match="set='nope'"):
+        attnviz.head_stats(path, set="nope")
+
+
 def test_bf16_rounds_like_torch(tmp_path, rng):
     import torch
     x = rng.random(1000).astype(np.float32)
