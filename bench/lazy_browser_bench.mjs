@@ -28,6 +28,8 @@
 //   grid scrolling             the App::Frame CPU time and the frame gaps while the wheel scrolls the
 //                              1024-head grid and overviews stream in
 //   WASM memory                the most seen, against the 512 MB target
+//   grid sorted                `grid-sort entropy` right after opening, until every head of the 1024 is
+//                              sorted by the statistics the file stores (since stop 39; also with --only=grid)
 //   a grid without overviews   the same shape as a bare .npy (what np.save writes: no overviews, so
 //                              the grid reads each head it shows whole and pools it), in a 640 x 400
 //                              page: the time until every thumbnail in view is shown, the bytes read,
@@ -341,6 +343,34 @@ async function gridWithoutOverviews(browser, appPort, url, tag, target = 0, sort
   return r;
 }
 
+// Opens the file on the grid and sorts it by entropy at once: until all of its heads are sorted
+// (the statistics it stores: one read), with the reads that took.
+async function gridSorted(browser, appPort, url) {
+  const page = await (await browser.newContext({ viewport: { width: 640, height: 400 } })).newPage();
+  await page.goto(`http://127.0.0.1:${appPort}/?view=grid`);
+  await page.waitForFunction(() => window.attnviz !== undefined, null, { timeout: 60000 });
+  const r = await page.evaluate(async (url) => {
+    const v = window.attnviz;
+    const frame = () => new Promise((res) => requestAnimationFrame(res));
+    await v.openUrl(url);
+    v.command('view grid');
+    const t0 = performance.now();
+    v.command('grid-sort entropy');
+    let d;
+    for (;;) {
+      await frame();
+      d = v.describe();
+      if (d.grid && d.grid.stats_known === d.grid.order.length) break;
+      if (performance.now() - t0 > 60000) throw new Error('the grid never sorted: ' + JSON.stringify(d.lazy));
+    }
+    return { ms: performance.now() - t0, heads: d.grid.order.length, lazy: d.lazy };
+  }, url);
+  await page.close();
+  console.log(`lazy browser grid_sorted heads=${r.heads} sorted_ms=${r.ms.toFixed(0)} stats_stored=${r.lazy.stats_stored} ` +
+    `heads_read=${r.lazy.heads} reads=${r.lazy.reads} bytes_read_kib=${(r.lazy.bytes_read / 1024).toFixed(0)}`);
+  return r;
+}
+
 async function main() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'attnviz-lazy-bench-'));
   const tokens = Array.from({ length: N }, (_, i) => `w${i}`);
@@ -350,9 +380,11 @@ async function main() {
     for (let r = 0; r < N; r++) w[r * N + (r * (h + 2)) % N] = 1;
     return w;
   };
+  // Every head's stored statistics (test values: entropies in a scrambled order), as the writers store them.
+  const stats = (s, l, h) => [((l * H + h) * 389 % (L * H)) / 100, 0.5, 0.5, 0, 0.5, 1, 0.5, N];
   for (const screens of [true, false]) {
     const file = path.join(dir, screens ? 'llm.safetensors' : 'llm-noscreen.safetensors');
-    const plan = write(file, [{ name: 'llm', kind: 'self', tokens, layers: L, heads: H }], head, {}, { screens });
+    const plan = write(file, [{ name: 'llm', kind: 'self', tokens, layers: L, heads: H }], head, {}, { screens, stats });
     console.log(`lazy file screens=${screens ? 'yes' : 'no'} layers=${L} heads=${H} tokens=${N} dtype=F16 ` +
       `size_gib=${(plan.size / 2 ** 30).toFixed(1)} on_disk_mib=${(fs.statSync(file).blocks * 512 / 2 ** 20).toFixed(0)}`);
   }
@@ -384,6 +416,7 @@ async function main() {
       console.log(`lazy browser worker_vs_main_thread_reads view_resolution=${ratio(yes, main, 'viewres')} ` +
         `full_resolution_in_memory=${ratio(yes, main, 'memory')}`);
     }
+    for (let round = 0; round < 3; round++) await gridSorted(browser, port, `${base}/llm.safetensors`);
     // Unsorted, and sorted by entropy (statistics computed as heads are pooled, since stop 39); with
     // ATTNVIZ_WEB_APP_B, each against build B in turn, ATTNVIZ_GRID_ROUNDS rounds (default 3).
     const rounds = appB ? Math.max(1, Number(process.env.ATTNVIZ_GRID_ROUNDS || 3)) : 1;
