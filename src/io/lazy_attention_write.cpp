@@ -81,7 +81,11 @@ bool WriteFloats(FileSink* sink, StDType dtype, const float* data, size_t n, std
 
 }  // namespace
 
-void StoredHeadStats(const MatrixRM& w, StDType dtype, float* row) {
+namespace {
+
+// Encodes w in dtype a block of whole rows at a time, hands each block's bytes to `sink` (if any),
+// and computes the head's statistics from them decoded back as a reader will: one encoding for both.
+bool EncodeWithStats(const MatrixRM& w, StDType dtype, FileSink* sink, float* row) {
   const int rows = (int)w.rows(), cols = (int)w.cols();
   HeadStatsAccumulator acc;
   acc.Begin(rows, cols);
@@ -89,7 +93,8 @@ void StoredHeadStats(const MatrixRM& w, StDType dtype, float* row) {
   thread_local std::vector<uint8_t> bytes;
   thread_local std::vector<float> decoded;
   const size_t item = (size_t)StDTypeSize(dtype);
-  for (int r0 = 0; r0 < rows; r0 += block) {
+  bool ok = true;
+  for (int r0 = 0; r0 < rows && ok; r0 += block) {
     const int r1 = std::min(rows, r0 + block);
     const size_t n = (size_t)(r1 - r0) * (size_t)cols;
     bytes.resize(n * item);
@@ -97,12 +102,20 @@ void StoredHeadStats(const MatrixRM& w, StDType dtype, float* row) {
     float max = 0.0f;
     size_t fixed = 0;
     EncodeFloats(dtype, w.data() + (size_t)r0 * (size_t)cols, n, bytes.data());
+    ok = !sink || sink->Write((const char*)bytes.data(), n * item);
     DecodeWeights(dtype, bytes.data(), n, decoded.data(), &max, &fixed);
     (void)acc.AddRowData(decoded.data(), r0, r1);  // finite once decoded
   }
   HeadStats h;
   (void)acc.Finish(&h);  // an empty head: zeros, as ComputeHeadStats leaves them
   HeadStatsToRow(h, row);
+  return ok;
+}
+
+}  // namespace
+
+void StoredHeadStats(const MatrixRM& w, StDType dtype, float* row) {
+  (void)EncodeWithStats(w, dtype, nullptr, row);
 }
 
 Status PlanLazyAttention(const AttentionDocument& doc, StDType dtype, LazyWritePlan* out) {
@@ -240,12 +253,10 @@ Status WriteLazyAttentionStreamed(const AttentionDocument& shape, StDType dtype,
           return Status::Error("safetensors: layer " + std::to_string(l) + " head " + std::to_string(h) +
                                " is not [n_q, n_k] = [" + std::to_string(plan.n_q[s]) + ", " +
                                std::to_string(plan.n_k[s]) + "]");
-        float row[kHeadStatsColumns];
-        StoredHeadStats(w, dtype, row);
-        ok = sink.Seek(plan.stats[s][l] + (uint64_t)h * sizeof(row)) &&
-             WriteFloats(&sink, StDType::F32, row, kHeadStatsColumns, &buf) &&
-             sink.Seek(plan.attention[s][l] + (uint64_t)h * (uint64_t)w.size() * item) &&
-             WriteFloats(&sink, dtype, w.data(), (size_t)w.size(), &buf);
+        float row[kHeadStatsColumns];  // from the bytes written, decoded back
+        ok = sink.Seek(plan.attention[s][l] + (uint64_t)h * (uint64_t)w.size() * item) &&
+             EncodeWithStats(w, dtype, &sink, row) && sink.Seek(plan.stats[s][l] + (uint64_t)h * sizeof(row)) &&
+             WriteFloats(&sink, StDType::F32, row, kHeadStatsColumns, &buf);
         for (LazyPool pool : {LazyPool::Overview, LazyPool::Screen}) {
           const bool screen = pool == LazyPool::Screen;
           const int R = screen ? plan.screen_rows[s] : plan.overview_rows[s];
