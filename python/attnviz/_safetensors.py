@@ -62,11 +62,18 @@ def stored_stats(a: np.ndarray) -> np.ndarray:
     t *= a
     entropy = -float(t.sum(dtype=np.float64)) * _LN2 / rows
     near = sum(float(np.trace(a, offset=k, dtype=np.float64)) for k in (-1, 0, 1))
-    # Mass by diagonal i - j: rows reversed and shifted one more each (a row of n_q zeros padding), so
-    # column c of the skewed matrix holds every a[i, j] with i - j = c - (n_k - 1).
-    skew = np.zeros((n_q, n_k + n_q), np.float32)
-    skew[:, :n_k] = a[:, ::-1]
-    mass = skew.ravel()[: n_q * (n_k + n_q - 1)].reshape(n_q, n_k + n_q - 1).sum(axis=0, dtype=np.float64)
+    # Mass by diagonal i - j, a block of rows at a time: the block's rows reversed and shifted one more
+    # each (padded with as many zeros as it has rows), so column c of the skewed block holds every
+    # a[i, j] with i - j = r0 + c - (n_k - 1). Blocks bound the memory (a whole 32k-token head skewed
+    # at once would take 8 GiB).
+    mass = np.zeros(n_q + n_k - 1, np.float64)
+    block = max(1, min(n_q, 2048, (1 << 22) // (n_k + 256)))  # at most ~4 Mi floats skewed
+    for r0 in range(0, n_q, block):
+        b = min(block, n_q - r0)
+        skew = np.zeros((b, n_k + b), np.float32)
+        skew[:, :n_k] = a[r0:r0 + b, ::-1]
+        mass[r0:r0 + n_k + b - 1] += skew.ravel()[: b * (n_k + b - 1)].reshape(b, n_k + b - 1).sum(axis=0,
+                                                                                                 dtype=np.float64)
     best, best_mass = 0, -1.0
     for idx in np.nonzero(mass > mass.max() - 2e-12)[0]:  # ties as HeadStatsAccumulator::Finish breaks them
         o, m = int(idx) - (n_k - 1), float(mass[idx])

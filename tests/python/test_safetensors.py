@@ -137,6 +137,30 @@ def test_every_heads_statistics_are_stored_as_the_viewer_computes_them(tmp_path,
     assert list(a) == list(b) and list(a)[-1] == (1, 2)  # sorted alike, the head of zeros last
 
 
+def test_stored_stats_of_long_heads_are_summed_a_block_of_rows_at_a_time(rng):
+    # The mass by diagonal goes a block of rows at a time (a 32k-token head skewed at once: 8 GiB):
+    # several blocks give what attnviz.head_stats gives in float64.
+    keys = ("entropy", "entropy_normalized", "max_weight", "first_token", "diagonality", "dominant_offset",
+            "dominant_offset_mass", "rows_counted")
+    for n_q, n_k in ((5000, 3), (2049, 700), (3, 5000)):
+        a = (rng.random((n_q, n_k)) ** 6).astype(np.float32)
+        a /= a.sum(axis=1, keepdims=True)
+        a[1] = 0.0
+        want = attnviz.head_stats(a, query_tokens=[str(i) for i in range(n_q)],
+                                  key_tokens=[str(i) for i in range(n_k)])[0]
+        np.testing.assert_allclose(_safetensors.stored_stats(a), [want[k] for k in keys], rtol=2e-5, atol=1e-6,
+                                   err_msg=f"{n_q} x {n_k}")
+    import tracemalloc
+    tall = np.zeros((20000, 8), np.float32)  # skewed whole: 20000 x 20007 floats, 1.6 GB
+    tall[:, 0] = 1.0
+    tracemalloc.start()
+    got = _safetensors.stored_stats(tall)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 64 << 20, f"{peak / 2 ** 20:.0f} MiB for a 20000 x 8 head"
+    assert got[3] == 1.0 and got[7] == 20000  # all on the first token
+
+
 def test_head_stats_of_a_safetensors_file_are_its_stored_ones_read_without_the_weights(tmp_path, rng, cli,
                                                                                         monkeypatch):
     w = softmax_attention(rng, (2, 3, 40, 40)) ** 2
