@@ -213,7 +213,7 @@ Status AttnvizSet(const SafetensorsHeader& h, const JsonValue& sv, size_t s, con
     if (any[(int)pool] && !all[(int)pool])
       return Status::Error("safetensors: " + where + " has " + LazyPoolName(pool) + " for some layers only (every '" +
                            LazyPoolPrefix(pool) + prefix + "l' or none)");
-  StatsTensors(h, prefix, "set \"" + PrintableText(set->name, 64) + "\"", set, warnings);
+  StatsTensors(h, prefix, "set '" + PrintableText(set->name, 64) + "'", set, warnings);
   return Status::Ok();
 }
 

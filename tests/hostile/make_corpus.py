@@ -431,6 +431,20 @@ def small_cases():
          st_attention(lies=lambda t: t.update({"screen.0.0": ("F16", [2, 8, 4], [128, 256])}), extra=b"\0" * 128),
          ext=".safetensors", expect="tensor 'screen.0.0' is [2, 8, 4]",
          note="a screen copy (max-pooled stand-in) with more rows than the head it stands for")
+    stats_rows = struct.pack("<16f", float("nan"), 0, 0.5, 0, 0.5, 1, 0.5, 4,  # NaN entropy
+                             1.0, 0.7, 0.5, 0, 0.5, 1e9, 0.5, 4)  # an offset far outside a 4 x 4 head
+    case("st_stats_impossible",
+         st_attention(lies=lambda t: t.update({"stats.0.0": ("F32", [2, 8], [128, 192]),
+                                               "stats.0.1": ("F32", [2, 8], [192, 256])}), extra=stats_rows * 2),
+         ext=".safetensors", exit=0, args=["--heads"], expect="stored ones impossible",
+         open_expect="the statistics stored for 4 heads are impossible",
+         note="stored head statistics that cannot be a head's (NaN, an offset outside the head): refused row by row, "
+              "and the viewer says so")
+    case("st_stats_wrong_shape",
+         st_attention(lies=lambda t: t.update({"stats.0.0": ("F32", [2, 7], [128, 184]),
+                                               "stats.0.1": ("F32", [2, 8], [184, 248])}), extra=b"\0" * 120),
+         ext=".safetensors", exit=0, expect="stored head statistics are not used", open_expect=None,
+         note="a stats tensor of the wrong shape: the file opens without them, with a warning")
     case("st_no_attention", safetensors({"embeddings": ("F32", [2, 2], [0, 16])}, b"\0" * 16), ext=".safetensors",
          expect="not an attention file", open_expect="attention",
          note="a model's weights, not attention: inspect lists the tensor and says why it is no attention file")
