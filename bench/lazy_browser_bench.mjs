@@ -361,7 +361,7 @@ async function gridSorted(browser, appPort, url) {
       await frame();
       d = v.describe();
       if (d.grid && d.grid.stats_known === d.grid.order.length) break;
-      if (performance.now() - t0 > 60000) throw new Error('the grid never sorted: ' + JSON.stringify(d.lazy));
+      if (performance.now() - t0 > 60000) throw new Error("the grid never sorted: " + JSON.stringify(d.lazy) + JSON.stringify({...d.grid, order: d.grid.order.length}));
     }
     return { ms: performance.now() - t0, heads: d.grid.order.length, lazy: d.lazy };
   }, url);

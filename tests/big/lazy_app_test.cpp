@@ -207,6 +207,27 @@ TEST(LazyApp, StoredStatisticsSortTheGridBeforeAnyHeadIsRead) {
   EXPECT_FLOAT_EQ(g->Find("stats")->items[9].Find("max_weight")->number, want.max_weight);
 }
 
+// The stored statistics come in one read after the grid asks for them, and no read follows: the
+// frame that installs them (after drawing the grid in its old order) asks for one more, which sorts
+// them. An idle viewer draws only the frames it needs (App::NeedsFrames); a 1024-head grid in the
+// browser stayed unsorted, "sorted: 0 of 1024", until the mouse moved.
+TEST(LazyApp, StoredStatisticsThatComeAfterTheFrameAskForTheFrameThatSortsThem) {
+  HeadlessApp t;
+  ASSERT_TRUE(t.OpenModel("stored_stats_frames", 2, 4, 64).ok);
+  ASSERT_TRUE(t.app.Command("view grid").ok);
+  ASSERT_TRUE(t.app.Command("grid-sort entropy").ok);
+  t.Frames(1);  // the grid asks for the statistics
+  for (int i = 0; i < 200 && Lazy(t.Describe(), "stats_stored") == 0; ++i) t.app.WorkLazy(5);
+  ASSERT_EQ(Lazy(t.Describe(), "stats_stored"), 8);
+  t.Frames(1);  // the read's frame: draws the grid, then installs the statistics
+  int frames = 0;
+  for (; frames < 20 && t.app.NeedsFrames(); ++frames) t.Frames(1);
+  const JsonValue d = t.Describe();
+  EXPECT_EQ(d.Find("grid")->Find("stats_known")->number, 8) << "frames drawn after the read's: " << frames;
+  EXPECT_FALSE(t.app.NeedsFrames()) << "once sorted, an idle grid draws no more frames";
+  EXPECT_EQ(Lazy(d, "heads"), 0);
+}
+
 // A file whose stored statistics are impossible (NaN here): those heads are left unsorted, and said.
 TEST(LazyApp, ImpossibleStoredStatisticsAreRefusedAndSaid) {
   HeadlessApp t;

@@ -94,6 +94,7 @@ void UpdateStats(const Example& ex, GridViewState* g, std::chrono::steady_clock:
       g->stats[i] = *known;
       g->stats_ok[i] = 1;
       g->stats_version[i] = m.version;
+      g->order_stale = true;
       continue;
     }
     if (m.weights.size() == 0 || !m.Complete() || spent_ms() > budget_ms) {
@@ -118,6 +119,7 @@ void UpdateStats(const Example& ex, GridViewState* g, std::chrono::steady_clock:
     }
     g->stats_ok[i] = st && g->partial.Finish(&g->stats[i]) ? 1 : 0;
     g->stats_version[i] = m.version;
+    g->order_stale = true;
     g->partial_map = -1;
   }
   g->stats_ms = (float)spent_ms();
@@ -142,6 +144,7 @@ float SortKey(const HeadStats& h, GridSort k) {
 // weights are not finite) follow those with, in layer order: sorted by their empty statistics they
 // came first, as if they were the most focused heads.
 void UpdateOrder(GridViewState* g) {
+  g->order_stale = false;
   const int n = (int)g->stats.size();
   g->order.resize((size_t)n);  // no reallocation once the largest example was seen
   std::iota(g->order.begin(), g->order.end(), 0);
@@ -327,6 +330,9 @@ const AttentionMap* ThumbnailMap(AppState* s, GridViewState* g, int i) {
 // until the mouse moved. (A lazily read file's frames follow its reads.)
 bool GridView::Animating(const AppState* s) const {
   if (s->views[(size_t)s->view].get() != this) return false;
+  // Statistics installed after this frame's order (a lazily read file's stored ones arrive with no
+  // read to follow): one more frame sorts them. Without it a 1024-head grid stayed unsorted.
+  if (state.order_stale) return true;
   if (s->examples[(size_t)s->current].lazy) return false;
   return state.stats_pending > 0 || state.waiting > 0;
 }

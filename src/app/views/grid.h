@@ -31,6 +31,7 @@ struct GridViewState {
   int waiting = 0;                       // visible ones shown as placeholders (their uploads to come)
   int overviews_shown = 0;               // of them, drawn from a lazily read file's overviews
   int stats_pending = 0;                 // maps whose statistics are not computed yet (a few ms per frame)
+  bool order_stale = false;              // statistics came after this frame's order: one more frame sorts them
   int stats_known = 0;                   // maps with statistics (the sort puts the rest last)
   HeadStatsAccumulator partial;          // a big head's statistics, computed over several frames
   int partial_map = -1;                  // which map (-1 none)
