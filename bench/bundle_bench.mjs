@@ -3,23 +3,15 @@
 //   first_frame page=... ms=min/median/max over 5 fresh browser contexts, from navigation to the
 //   viewer's first drawn frame, served from 127.0.0.1
 // Budgets: total <= 1.5 MB and <= 600 KB gzipped; first frame <= 1000 ms.
-import fs from 'node:fs';
-import path from 'node:path';
-import zlib from 'node:zlib';
 import { chromium } from 'playwright-core';
 import { serve } from '../scripts/serve.mjs';
+import { BUNDLE_BUDGET, bundleSize } from '../scripts/bundle_size.mjs';
 
 const APP = process.env.ATTNVIZ_WEB_APP || 'build/web/app';
-let total = 0, totalGz = 0;
-for (const f of ['attnviz.js', 'attnviz-embed.js', 'attnviz.css', 'attnviz.wasm']) {
-  const b = fs.readFileSync(path.join(APP, f));
-  const gz = zlib.gzipSync(b, { level: 9 }).length;
-  total += b.length;
-  totalGz += gz;
-  console.log(`bundle file=${f} bytes=${b.length} gzip=${gz}`);
-}
-console.log(`bundle total bytes=${total} gzip=${totalGz} budget_bytes=1572864 budget_gzip=614400 ` +
-  `ok=${total <= 1572864 && totalGz <= 614400}`);
+const size = bundleSize(APP);
+for (const f of size.files) console.log(`bundle file=${f.file} bytes=${f.bytes} gzip=${f.gzip}`);
+console.log(`bundle total bytes=${size.bytes} gzip=${size.gzip} budget_bytes=${BUNDLE_BUDGET.bytes} ` +
+  `budget_gzip=${BUNDLE_BUDGET.gzip} ok=${size.ok}`);
 
 const server = await serve(APP, 0);
 const browser = await chromium.launch({

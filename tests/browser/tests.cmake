@@ -13,3 +13,4 @@ attnviz_add_node_test(browser_tutorial "${CMAKE_SOURCE_DIR}/tests/browser/tutori
 attnviz_add_node_test(browser_labels "${CMAKE_SOURCE_DIR}/tests/browser/labels.test.mjs")
 attnviz_add_node_test(browser_exports "${CMAKE_SOURCE_DIR}/tests/browser/exports.test.mjs")
 attnviz_add_node_test(browser_kernels "${CMAKE_SOURCE_DIR}/tests/browser/kernels.test.mjs")
+attnviz_add_node_test(browser_bundle_budget "${CMAKE_SOURCE_DIR}/tests/browser/bundle_budget.test.mjs")
