@@ -260,9 +260,23 @@ async function main() {
     d = await until(page, (x) => x.example === 'file:llm.safetensors' && x.grid && x.grid.drawn > 0, 'the 32 GiB grid');
     check('the 32 GiB file opens on its header', Date.now() - t0 < 15000 && d.lazy.bytes_read < 64 * 2 ** 20,
       `${Date.now() - t0} ms to the grid, ${(d.lazy.bytes_read / 2 ** 20).toFixed(1)} MiB read`);
+    // From here no input (until() wakes the viewer; this waits without): the viewer draws the frames
+    // it needs by itself. With more thumbnails in view than one frame uploads (~300 here), the grid
+    // stopped after the last read's frame, the rest left as placeholders until the mouse moved.
+    const filled = await page.waitForFunction(() => {
+      const x = window.attnviz.describe();
+      return x.lazy.pending === 0 && x.grid.drawn > 100 && x.grid.waiting === 0;
+    }, null, { timeout: 30000, polling: 250 }).then(() => true, () => false);
+    d = await describe(page);
+    check('the 32 GiB grid fills every thumbnail in view by itself (no input)', filled,
+      `${d.grid.drawn} drawn, ${d.grid.waiting} placeholders, ${d.lazy.pending} reads pending, frame ${d.frame}`);
     // Sorted by entropy: every head's stored statistics (32 KiB, one Range read), no head read.
+    // (describe() tells the order last drawn: a frame after the command, the statistics may already be
+    // in memory: the grid asks for them in layer order too.)
+    const sortedFrom = d.frame;
     await command(page, 'grid-sort entropy');
-    d = await until(page, (x) => x.grid && x.grid.stats_known === 1024, 'the stored statistics (Range)');
+    d = await until(page, (x) => x.grid && x.frame > sortedFrom && x.grid.stats_known === 1024,
+      'the stored statistics (Range)');
     const want = Array.from({ length: 1024 }, (_, k) => k).sort((a, b) => bigEntropy(a) - bigEntropy(b));
     check('Range: the 1024-head grid sorts by its stored statistics without reading a head',
       d.lazy.heads === 0 && d.lazy.stats_stored === 1024 && want.every((k, i) => d.grid.order[i] === k),

@@ -333,6 +333,10 @@ bool GridView::Animating(const AppState* s) const {
   // Statistics installed after this frame's order (a lazily read file's stored ones arrive with no
   // read to follow): one more frame sorts them. Without it a 1024-head grid stayed unsorted.
   if (state.order_stale) return true;
+  // Thumbnails whose maps are in memory but were left as placeholders (the frame's upload budget ran
+  // out): a lazily read file's frames follow its reads, and after the last read none came, so a grid
+  // of 512 thumbnails in view stopped at the 25 uploaded in the last read's frame.
+  if (state.deferred > 0) return true;
   if (s->examples[(size_t)s->current].lazy) return false;
   return state.stats_pending > 0 || state.waiting > 0;
 }
@@ -410,6 +414,7 @@ void GridView::Draw(AppState* s) {
   const int shown_before = g.drawn, waiting_before = g.waiting;
   g.drawn = 0;
   g.waiting = 0;
+  g.deferred = 0;
   g.overviews_shown = 0;
   g.pooled_now = 0;
   if (n == 0) {
@@ -489,13 +494,15 @@ void GridView::DrawThumbnails(AppState* s, int heads, int grid_rows) {
     ImGui::SetCursorScreenPos(ImVec2(cell0.x + (cell - tw) * 0.5f, cell0.y + (cell - th) * 0.5f));
     ImGui::PushID(i);
     // The colours as the map's own (an eager map's overview keeps its range; a lazy head has only that).
-    if (HeatmapThumbnail("thumb", *ThumbnailMap(s, &g, i), s->style, &tv, s->env, ImVec2(tw, th),
-                         ex.lazy ? nullptr : &m))
+    const AttentionMap& shown = *ThumbnailMap(s, &g, i);
+    if (HeatmapThumbnail("thumb", shown, s->style, &tv, s->env, ImVec2(tw, th), ex.lazy ? nullptr : &m))
       OpenMap(s, &g, i);
     if (ImGui::IsItemHovered()) hovered = i;
     ImGui::PopID();
     g.drawn += tv.geom.valid ? 1 : 0;
-    g.waiting += !tv.geom.valid && tv.upload_error.empty();  // a placeholder until an upload
+    const bool placeholder = !tv.geom.valid && tv.upload_error.empty();  // a placeholder until an upload
+    g.waiting += placeholder;
+    g.deferred += placeholder && shown.weights.size() > 0;  // not waiting for a read: for a frame
     if (i == s->current_map)
       dl->AddRect(ImVec2(cell0.x - 3, cell0.y - 3), ImVec2(cell0.x + cell + 3, cell0.y + cell + 3),
                   IM_COL32(80, 200, 255, 255), 0, 0, 1.5f);

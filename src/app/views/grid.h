@@ -29,6 +29,7 @@ struct GridViewState {
   int clicked = -1;                      // map opened by the last click, -1 none
   int drawn = 0;                         // thumbnails drawn last frame
   int waiting = 0;                       // visible ones shown as placeholders (their uploads to come)
+  int deferred = 0;                      // of those, ones whose map is in memory: the frame's upload budget ran out
   int overviews_shown = 0;               // of them, drawn from a lazily read file's overviews
   int stats_pending = 0;                 // maps whose statistics are not computed yet (a few ms per frame)
   bool order_stale = false;              // statistics came after this frame's order: one more frame sorts them
