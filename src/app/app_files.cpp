@@ -553,9 +553,20 @@ Status QueueSvgDownload(AppState* s) {
   opt.vmax = style.vmax;
   opt.show_values = s->style.show_numbers && m.weights.size() <= 400;
   opt.title = title;
-  const std::string svg =
-      HeatmapSvg(m.weights, m.source_tokens.vec(), m.target_tokens.vec(), ColormapName(s->style.colormap), opt);
-  QueueDownload(s, DownloadName(MapFileStem(s, m), ".svg"), "image/svg+xml", svg);
+  // A cell is ~90 bytes of SVG: a 4096 x 4096 head would be 1.4 GiB (HeatmapSvg gave "" for maps
+  // over the limit, and the viewer downloaded that empty file without a word).
+  const int64_t cells = (int64_t)m.weights.size();
+  if (cells > opt.max_cells)
+    return Status::Error("save-svg: this " + std::to_string(m.weights.rows()) + " x " +
+                         std::to_string(m.weights.cols()) + " map would be about " +
+                         FormatApproxByteSize((uint64_t)cells * 90) + " of SVG (the limit is " +
+                         std::to_string(opt.max_cells) + " cells): save the view as a PNG (save-png), " +
+                         "or the map as .npy (save-npy)");
+  std::string svg;
+  const Status st = HeatmapSvgString(m.weights, m.source_tokens.vec(), m.target_tokens.vec(),
+                                     ColormapName(s->style.colormap), opt, &svg);
+  if (!st) return st;
+  QueueDownload(s, DownloadName(MapFileStem(s, m), ".svg"), "image/svg+xml", std::move(svg));
   return Status::Ok();
 }
 

@@ -516,6 +516,31 @@ std::vector<unsigned char> ShownNpy(HeadlessApp& t) {
   return bytes;
 }
 
+// save-svg of a head too big for an SVG (1100 x 1100: 1.21 M cells, ~104 MiB of SVG) says so and what
+// to do instead; it downloaded an empty .svg without a word. save-npy still saves the head.
+TEST(LazyApp, SavingAHeadTooBigForAnSvgSaysSoAndDownloadsNothing) {
+  HeadlessApp t;
+  ASSERT_TRUE(t.OpenModel("svg_too_big", 1, 2, 1100).ok);
+  ASSERT_TRUE(t.app.Command("view heatmap").ok);
+  ASSERT_TRUE(t.app.Command("map 1").ok);
+  JsonValue d;
+  for (int i = 0; i < 100; ++i) {
+    t.Frames(1, 20);
+    d = t.Describe();
+    const std::vector<double>& held = Heatmap(d)->Find("held")->numbers;
+    if (held.size() == 2 && held[0] == 0 && held[1] == 1100) break;
+  }
+  ASSERT_EQ(Heatmap(d)->Find("held")->numbers, (std::vector<double>{0, 1100})) << "the whole head in memory";
+  const Status st = t.app.Command("save-svg");
+  EXPECT_FALSE(st.ok);
+  EXPECT_NE(st.message.find("1100 x 1100"), std::string::npos) << st.message;
+  EXPECT_NE(st.message.find("save-png"), std::string::npos) << st.message;
+  std::string name, mime;
+  std::vector<unsigned char> bytes;
+  EXPECT_FALSE(t.app.PopDownload(&name, &mime, &bytes)) << "downloaded " << name << ", " << bytes.size() << " bytes";
+  EXPECT_EQ(ShownNpy(t).size(), 128u + 1100u * 1100u * 4u) << "the head itself saves as .npy";
+}
+
 // F16 and BF16 files alike (their weights kept in the file's own 16 bits).
 void CheckHeadsAreKeptIn16BitsAndComeBackWithoutARead(StDType dtype) {
   // A 511^2 head (an odd side) is 1 MiB as floats, 510 KiB as halves; its overview 256 KiB. The
