@@ -523,6 +523,19 @@ Status SelectSet(AppState* s, const std::string& which) {
 
 // Exports need the whole map m in memory (a lazily read head may be on its way, or only a band of
 // it); a view's own map (the translation) must exist.
+namespace {
+
+// Room for an export of about `bytes` (built, then copied into the download): asked of the allocator
+// first, so a CSV of a big lazily read head that the heap cannot hold is said, not an abort.
+Status ExportRoom(const char* what, const AttentionMap& m, uint64_t bytes) {
+  if (bytes < (uint64_t(64) << 20) || (bytes <= SIZE_MAX / 2 && TryAllocate((size_t)(bytes * 2)))) return Status::Ok();
+  return Status::Error(std::string(what) + ": not enough memory for this " + std::to_string(m.weights.rows()) + " x " +
+                       std::to_string(m.weights.cols()) + " map (about " + FormatApproxByteSize(bytes) +
+                       ", held twice while saved); save-npy saves it in 4 bytes a weight");
+}
+
+}  // namespace
+
 Status NeedWholeMap(AppState* s, const AttentionMap& m) {
   if (&m != &s->CurrentMap()) return m.weights.size() > 0 ? Status::Ok() : Status::Error("there is no map to save yet");
   if (m.Complete()) return Status::Ok();
@@ -562,6 +575,7 @@ Status QueueSvgDownload(AppState* s) {
                          FormatApproxByteSize((uint64_t)cells * 90) + " of SVG (the limit is " +
                          std::to_string(opt.max_cells) + " cells): save the view as a PNG (save-png), " +
                          "or the map as .npy (save-npy)");
+  if (Status st = ExportRoom("save-svg", m, (uint64_t)cells * 90); !st) return st;
   std::string svg;
   const Status st = HeatmapSvgString(m.weights, m.source_tokens.vec(), m.target_tokens.vec(),
                                      ColormapName(s->style.colormap), opt, &svg);
@@ -594,6 +608,7 @@ Status QueueJsonDownload(AppState* s) {
 Status QueueCsvDownload(AppState* s) {
   const AttentionMap& m = s->ColouredMap(nullptr);  // the map shown
   if (Status st = NeedWholeMap(s, m); !st) return st;
+  if (Status st = ExportRoom("save-csv", m, (uint64_t)m.weights.size() * 10); !st) return st;
   const std::string csv = MatrixCsv(m.weights, m.source_tokens.vec(), m.target_tokens.vec());
   QueueDownload(s, DownloadName(MapFileStem(s, m), ".csv"), "text/csv", csv);
   return Status::Ok();
@@ -602,6 +617,7 @@ Status QueueCsvDownload(AppState* s) {
 Status QueueNpyDownload(AppState* s) {
   const AttentionMap& m = s->ColouredMap(nullptr);  // the map shown
   if (Status st = NeedWholeMap(s, m); !st) return st;
+  if (Status st = ExportRoom("save-npy", m, (uint64_t)m.weights.size() * 4); !st) return st;
   std::vector<uint8_t> bytes;
   const Status st = WriteNpy(FromMatrix(m.weights), &bytes);
   if (!st) return st;

@@ -3,6 +3,8 @@
 // budget (least recently drawn first out); a zoomed-in view reads only the rows in view; a head over
 // the budget, a file changed while open and bad files give messages; other views wait for the head.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -516,21 +518,27 @@ std::vector<unsigned char> ShownNpy(HeadlessApp& t) {
   return bytes;
 }
 
+// Frames until the heatmap holds the current head's n rows (false after ~4 s of reading).
+bool HoldWholeHead(HeadlessApp& t, int n) {
+  for (int i = 0; i < 200; ++i) {
+    t.Frames(1, 20);
+    const JsonValue d = t.Describe();
+    const JsonValue* h = Heatmap(d);
+    const JsonValue* held = h ? h->Find("held") : nullptr;
+    if (held && held->numbers == std::vector<double>{0, (double)n}) return true;
+  }
+  return false;
+}
+
 // save-svg of a head too big for an SVG (1100 x 1100: 1.21 M cells, ~104 MiB of SVG) says so and what
 // to do instead; it downloaded an empty .svg without a word. save-npy still saves the head.
 TEST(LazyApp, SavingAHeadTooBigForAnSvgSaysSoAndDownloadsNothing) {
   HeadlessApp t;
+  LazyDwell dwell(0);  // the whole head at once (it has a screen copy)
   ASSERT_TRUE(t.OpenModel("svg_too_big", 1, 2, 1100).ok);
   ASSERT_TRUE(t.app.Command("view heatmap").ok);
   ASSERT_TRUE(t.app.Command("map 1").ok);
-  JsonValue d;
-  for (int i = 0; i < 100; ++i) {
-    t.Frames(1, 20);
-    d = t.Describe();
-    const std::vector<double>& held = Heatmap(d)->Find("held")->numbers;
-    if (held.size() == 2 && held[0] == 0 && held[1] == 1100) break;
-  }
-  ASSERT_EQ(Heatmap(d)->Find("held")->numbers, (std::vector<double>{0, 1100})) << "the whole head in memory";
+  ASSERT_TRUE(HoldWholeHead(t, 1100)) << "the whole head in memory";
   const Status st = t.app.Command("save-svg");
   EXPECT_FALSE(st.ok);
   EXPECT_NE(st.message.find("1100 x 1100"), std::string::npos) << st.message;
@@ -539,6 +547,55 @@ TEST(LazyApp, SavingAHeadTooBigForAnSvgSaysSoAndDownloadsNothing) {
   std::vector<unsigned char> bytes;
   EXPECT_FALSE(t.app.PopDownload(&name, &mime, &bytes)) << "downloaded " << name << ", " << bytes.size() << " bytes";
   EXPECT_EQ(ShownNpy(t).size(), 128u + 1100u * 1100u * 4u) << "the head itself saves as .npy";
+}
+
+// save-csv / save-npy of a head whose export the heap cannot hold (a WASM heap at its limit; here an
+// address-space limit in a child process) says so, names save-npy, and downloads nothing, instead of
+// std::bad_alloc -> abort. save-npy, which it names, saves the head. (ASan reserves terabytes of
+// shadow and aborts on a failed malloc by default: there the limited child is not run.)
+TEST(LazyApp, AnExportTheHeapCannotHoldIsAnErrorNotACrash) {
+  HeadlessApp t;
+  LazyDwell dwell(0);                                      // the whole head at once (it has a screen copy)
+  ASSERT_TRUE(t.OpenModel("csv_no_room", 1, 1, 2600).ok);  // CSV ~68 MB: checked (from 64 MB)
+  ASSERT_TRUE(t.app.Command("view heatmap").ok);
+  ASSERT_TRUE(HoldWholeHead(t, 2600)) << "the whole head in memory";
+#if !defined(__SANITIZE_ADDRESS__) && !(defined(__has_feature) && __has_feature(address_sanitizer))
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {  // the child: 64 MiB of address space more than it has (the CSV would be ~68 MB, twice)
+    long vm_kb = 0;
+    if (FILE* f = std::fopen("/proc/self/status", "r")) {
+      char line[256];
+      while (std::fgets(line, sizeof line, f))
+        if (std::sscanf(line, "VmSize: %ld kB", &vm_kb) == 1) break;
+      std::fclose(f);
+    }
+    const rlim_t limit = (rlim_t)(vm_kb + (64 << 10)) << 10;
+    const rlimit r{limit, limit};
+    setrlimit(RLIMIT_AS, &r);
+    const Status st = t.app.Command("save-csv");
+    std::string name, mime;
+    std::vector<unsigned char> bytes;
+    const std::string out = std::string(st.ok ? "ok" : "error") +
+                            (t.app.PopDownload(&name, &mime, &bytes) ? " download" : "") + "|" + st.message;
+    if (write(fds[1], out.data(), out.size()) < 0) _exit(2);
+    _exit(0);
+  }
+  close(fds[1]);
+  std::string got;
+  char buf[512];
+  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;) got.append(buf, (size_t)n);
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the child crashed: " << got;
+  EXPECT_EQ(got.substr(0, got.find('|')), "error") << got;
+  EXPECT_NE(got.find("2600 x 2600"), std::string::npos) << got;
+  EXPECT_NE(got.find("save-npy"), std::string::npos) << got;
+#endif
+  EXPECT_EQ(ShownNpy(t).size(), 128u + 2600u * 2600u * 4u) << "save-npy, as the message says, saves it";
 }
 
 // F16 and BF16 files alike (their weights kept in the file's own 16 bits).
