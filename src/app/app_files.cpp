@@ -570,11 +570,9 @@ Status QueueSvgDownload(AppState* s) {
   // over the limit, and the viewer downloaded that empty file without a word).
   const int64_t cells = (int64_t)m.weights.size();
   if (cells > opt.max_cells)
-    return Status::Error("save-svg: this " + std::to_string(m.weights.rows()) + " x " +
-                         std::to_string(m.weights.cols()) + " map would be about " +
-                         FormatApproxByteSize((uint64_t)cells * 90) + " of SVG (the limit is " +
-                         std::to_string(opt.max_cells) + " cells): save the view as a PNG (save-png), " +
-                         "or the map as .npy (save-npy)");
+    return Status::Error("save-svg: a " + std::to_string(m.weights.rows()) + " x " + std::to_string(m.weights.cols()) +
+                         " map is ~" + FormatApproxByteSize((uint64_t)cells * 90) +
+                         " as SVG (over 1 M cells): save a PNG (save-png, Ctrl+Shift+S) or .npy (save-npy)");
   if (Status st = ExportRoom("save-svg", m, (uint64_t)cells * 90); !st) return st;
   std::string svg;
   const Status st = HeatmapSvgString(m.weights, m.source_tokens.vec(), m.target_tokens.vec(),
