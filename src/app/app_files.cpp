@@ -527,11 +527,14 @@ namespace {
 
 // Room for an export of about `bytes` (built, then copied into the download): asked of the allocator
 // first, so a CSV of a big lazily read head that the heap cannot hold is said, not an abort.
-Status ExportRoom(const char* what, const AttentionMap& m, uint64_t bytes) {
+Status ExportRoom(const char* what, const std::string& thing, uint64_t bytes) {
   if (bytes < (uint64_t(64) << 20) || (bytes <= SIZE_MAX / 2 && TryAllocate((size_t)(bytes * 2)))) return Status::Ok();
-  return Status::Error(std::string(what) + ": not enough memory for this " + std::to_string(m.weights.rows()) + " x " +
-                       std::to_string(m.weights.cols()) + " map (about " + FormatApproxByteSize(bytes) +
-                       ", held twice while saved); save-npy saves it in 4 bytes a weight");
+  return Status::Error(std::string(what) + ": not enough memory for " + thing + " (about " +
+                       FormatApproxByteSize(bytes) +
+                       ", held twice while saved); save-npy saves the map shown in 4 bytes a weight");
+}
+std::string MapSize(const AttentionMap& m) {
+  return "this " + std::to_string(m.weights.rows()) + " x " + std::to_string(m.weights.cols()) + " map";
 }
 
 }  // namespace
@@ -573,7 +576,7 @@ Status QueueSvgDownload(AppState* s) {
     return Status::Error("save-svg: a " + std::to_string(m.weights.rows()) + " x " + std::to_string(m.weights.cols()) +
                          " map is ~" + FormatApproxByteSize((uint64_t)cells * 90) +
                          " as SVG (over 1 M cells): save a PNG (save-png, Ctrl+Shift+S) or .npy (save-npy)");
-  if (Status st = ExportRoom("save-svg", m, (uint64_t)cells * 90); !st) return st;
+  if (Status st = ExportRoom("save-svg", MapSize(m), (uint64_t)cells * 90); !st) return st;
   std::string svg;
   const Status st = HeatmapSvgString(m.weights, m.source_tokens.vec(), m.target_tokens.vec(),
                                      ColormapName(s->style.colormap), opt, &svg);
@@ -587,6 +590,10 @@ Status QueueJsonDownload(AppState* s) {
   if (ex.lazy)
     return Status::Error(
         "a lazily read file is not saved as JSON (it may not fit in memory); save-npy saves the map shown");
+  uint64_t weights = 0;
+  for (const AttentionMap& m : ex.maps) weights += (uint64_t)m.weights.size();
+  if (Status st = ExportRoom("save-json", "this file's " + std::to_string(ex.maps.size()) + " maps", weights * 12); !st)
+    return st;
   AttentionFile file;
   file.source_tokens = ex.maps[0].source_tokens.vec();
   file.target_tokens = ex.maps[0].target_tokens.vec();
@@ -606,7 +613,7 @@ Status QueueJsonDownload(AppState* s) {
 Status QueueCsvDownload(AppState* s) {
   const AttentionMap& m = s->ColouredMap(nullptr);  // the map shown
   if (Status st = NeedWholeMap(s, m); !st) return st;
-  if (Status st = ExportRoom("save-csv", m, (uint64_t)m.weights.size() * 10); !st) return st;
+  if (Status st = ExportRoom("save-csv", MapSize(m), (uint64_t)m.weights.size() * 10); !st) return st;
   const std::string csv = MatrixCsv(m.weights, m.source_tokens.vec(), m.target_tokens.vec());
   QueueDownload(s, DownloadName(MapFileStem(s, m), ".csv"), "text/csv", csv);
   return Status::Ok();
@@ -615,7 +622,7 @@ Status QueueCsvDownload(AppState* s) {
 Status QueueNpyDownload(AppState* s) {
   const AttentionMap& m = s->ColouredMap(nullptr);  // the map shown
   if (Status st = NeedWholeMap(s, m); !st) return st;
-  if (Status st = ExportRoom("save-npy", m, (uint64_t)m.weights.size() * 4); !st) return st;
+  if (Status st = ExportRoom("save-npy", MapSize(m), (uint64_t)m.weights.size() * 4); !st) return st;
   std::vector<uint8_t> bytes;
   const Status st = WriteNpy(FromMatrix(m.weights), &bytes);
   if (!st) return st;
