@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "io/json.h"
+
 namespace attnviz {
 
 std::string CsvField(const std::string& text) {
@@ -25,12 +27,7 @@ void AppendNumber(float v, std::string* out) {
     *out += std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf");
     return;
   }
-  char b[32];
-  for (int prec = 6; prec <= 9; ++prec) {  // the shortest text that reads back to the same float
-    std::snprintf(b, sizeof(b), "%.*g", prec, (double)v);
-    if (std::strtof(b, nullptr) == v) break;
-  }
-  *out += b;
+  AppendShortestFloat(v, out);  // the shortest text that reads back to the same float
 }
 
 }  // namespace

@@ -726,16 +726,20 @@ void JsonWriter::NumberF(float v) {
     out_ += "null";
     return;
   }
+  AppendShortestFloat(v, &out_);
+}
+
+void AppendShortestFloat(float v, std::string* out) {
   char b[32];
   if (ShortFloat(v, b)) {  // (the same text as the loop below, fast)
-    out_ += b;
+    *out += b;
     return;
   }
   for (int prec = 6; prec <= 9; ++prec) {
     std::snprintf(b, sizeof(b), "%.*g", prec, (double)v);
     if (std::strtof(b, nullptr) == v) break;
   }
-  out_ += b;
+  *out += b;
 }
 void JsonWriter::NumberFixed(double v, int decimals) {
   Separator();
