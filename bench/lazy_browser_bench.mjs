@@ -361,7 +361,10 @@ async function gridSorted(browser, appPort, url) {
       await frame();
       d = v.describe();
       if (d.grid && d.grid.stats_known === d.grid.order.length) break;
-      if (performance.now() - t0 > 60000) throw new Error("the grid never sorted: " + JSON.stringify(d.lazy) + JSON.stringify({...d.grid, order: d.grid.order.length}));
+      if (performance.now() - t0 > 60000) {
+        const grid = JSON.stringify({...d.grid, order: d.grid.order.length});
+        throw new Error('the grid never sorted: ' + JSON.stringify(d.lazy) + grid);
+      }
     }
     return { ms: performance.now() - t0, heads: d.grid.order.length, lazy: d.lazy };
   }, url);

@@ -521,17 +521,17 @@ Status SelectSet(AppState* s, const std::string& which) {
   return Status::Error("unknown attention set '" + which + "' (" + names + ")");
 }
 
-// Exports need the whole map m in memory (a lazily read head may be on its way, or only a band of
-// it); a view's own map (the translation) must exist.
 namespace {
 
+constexpr const char* kSaveNpyAdvice = "save-npy saves the map shown in 4 bytes a weight";
+
 // Room for an export of about `bytes` (built, then copied into the download): asked of the allocator
-// first, so a CSV of a big lazily read head that the heap cannot hold is said, not an abort.
-Status ExportRoom(const char* what, const std::string& thing, uint64_t bytes) {
+// first, so a CSV of a big lazily read head that the heap cannot hold is said, not an abort. advice:
+// what to do instead.
+Status ExportRoom(const char* what, const std::string& thing, uint64_t bytes, const char* advice = kSaveNpyAdvice) {
   if (bytes < (uint64_t(64) << 20) || (bytes <= SIZE_MAX / 2 && TryAllocate((size_t)(bytes * 2)))) return Status::Ok();
   return Status::Error(std::string(what) + ": not enough memory for " + thing + " (about " +
-                       FormatApproxByteSize(bytes) +
-                       ", held twice while saved); save-npy saves the map shown in 4 bytes a weight");
+                       FormatApproxByteSize(bytes) + ", held twice while saved); " + advice);
 }
 std::string MapSize(const AttentionMap& m) {
   return "this " + std::to_string(m.weights.rows()) + " x " + std::to_string(m.weights.cols()) + " map";
@@ -539,6 +539,8 @@ std::string MapSize(const AttentionMap& m) {
 
 }  // namespace
 
+// Exports need the whole map m in memory (a lazily read head may be on its way, or only a band of
+// it); a view's own map (the translation) must exist.
 Status NeedWholeMap(AppState* s, const AttentionMap& m) {
   if (&m != &s->CurrentMap()) return m.weights.size() > 0 ? Status::Ok() : Status::Error("there is no map to save yet");
   if (m.Complete()) return Status::Ok();
@@ -569,14 +571,11 @@ Status QueueSvgDownload(AppState* s) {
   opt.vmax = style.vmax;
   opt.show_values = s->style.show_numbers && m.weights.size() <= 400;
   opt.title = title;
-  // A cell is ~90 bytes of SVG: a 4096 x 4096 head would be 1.4 GiB (HeatmapSvg gave "" for maps
-  // over the limit, and the viewer downloaded that empty file without a word).
-  const int64_t cells = (int64_t)m.weights.size();
-  if (cells > opt.max_cells)
-    return Status::Error("save-svg: a " + std::to_string(m.weights.rows()) + " x " + std::to_string(m.weights.cols()) +
-                         " map is ~" + FormatApproxByteSize((uint64_t)cells * 90) +
-                         " as SVG (over 1 M cells): save a PNG (save-png, Ctrl+Shift+S) or .npy (save-npy)");
-  if (Status st = ExportRoom("save-svg", MapSize(m), (uint64_t)cells * 90); !st) return st;
+  // A 4096 x 4096 head would be ~1.4 GiB of SVG (HeatmapSvg gave "" over the limit, and the viewer
+  // downloaded that empty file without a word).
+  if (Status st = CheckSvgHeatmapSize(m.weights.rows(), m.weights.cols(), opt); !st)
+    return Status::Error("save-" + st.message + ": save a PNG (save-png, Ctrl+Shift+S) or .npy (save-npy)");
+  if (Status st = ExportRoom("save-svg", MapSize(m), (uint64_t)m.weights.size() * 90); !st) return st;
   std::string svg;
   const Status st = HeatmapSvgString(m.weights, m.source_tokens.vec(), m.target_tokens.vec(),
                                      ColormapName(s->style.colormap), opt, &svg);
@@ -588,8 +587,8 @@ Status QueueSvgDownload(AppState* s) {
 Status QueueJsonDownload(AppState* s) {
   const Example& ex = s->Current();
   if (ex.lazy)
-    return Status::Error(
-        "a lazily read file is not saved as JSON (it may not fit in memory); save-npy saves the map shown");
+    return Status::Error(std::string("a lazily read file is not saved as JSON (it may not fit in memory); ") +
+                         kSaveNpyAdvice);
   uint64_t weights = 0;
   for (const AttentionMap& m : ex.maps) weights += (uint64_t)m.weights.size();
   if (Status st = ExportRoom("save-json", "this file's " + std::to_string(ex.maps.size()) + " maps", weights * 12); !st)
@@ -622,7 +621,10 @@ Status QueueCsvDownload(AppState* s) {
 Status QueueNpyDownload(AppState* s) {
   const AttentionMap& m = s->ColouredMap(nullptr);  // the map shown
   if (Status st = NeedWholeMap(s, m); !st) return st;
-  if (Status st = ExportRoom("save-npy", MapSize(m), (uint64_t)m.weights.size() * 4); !st) return st;
+  if (Status st = ExportRoom("save-npy", MapSize(m), (uint64_t)m.weights.size() * 4,
+                             "save a PNG of the view instead (save-png, Ctrl+Shift+S)");
+      !st)
+    return st;
   std::vector<uint8_t> bytes;
   const Status st = WriteNpy(FromMatrix(m.weights), &bytes);
   if (!st) return st;

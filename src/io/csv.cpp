@@ -1,8 +1,6 @@
 #include "io/csv.h"
 
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
 
 #include "io/json.h"
 

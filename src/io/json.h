@@ -110,11 +110,11 @@ class JsonWriter {
 };
 
 std::string SerializeJson(const JsonValue& v, int indent = 0);  // whole tree to text
+std::string JsonEscape(const std::string& s);                   // quoted, escaped string literal
 
 // Appends a finite float as the shortest of printf's "%.6g" .. "%.9g" that strtof reads back to it
 // (what NumberF writes; CSV's numbers too), without printf for most values: in WebAssembly printf
 // and strtof run in software long double, ~4 us a number.
 void AppendShortestFloat(float v, std::string* out);
-std::string JsonEscape(const std::string& s);  // quoted, escaped string literal
 
 }  // namespace attnviz

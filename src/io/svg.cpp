@@ -5,6 +5,7 @@
 
 #include "core/colormap.h"
 #include "core/row_scan.h"
+#include "io/memory_budget.h"
 #include "io/utf8.h"
 
 namespace attnviz {
@@ -107,15 +108,19 @@ std::string XmlEscape(const std::string& s) {
   return o;
 }
 
+Status CheckSvgHeatmapSize(int64_t rows, int64_t cols, const SvgHeatmapOptions& opt) {
+  const int64_t cells = rows * cols;
+  if (cells <= opt.max_cells) return Status::Ok();
+  return Status::Error("svg: a " + std::to_string(rows) + " x " + std::to_string(cols) + " map has " +
+                       std::to_string(cells) + " cells, over the limit of " + std::to_string(opt.max_cells) +
+                       " (about " + FormatApproxByteSize((uint64_t)cells * 90) + " of SVG)");
+}
+
 Status WriteHeatmapSvg(const MatrixRM& w, const std::vector<std::string>& source_tokens,
                        const std::vector<std::string>& target_tokens, const std::string& colormap,
                        const SvgHeatmapOptions& opt, const SvgSink& sink) {
-  const int64_t cells = (int64_t)w.rows() * (int64_t)w.cols();
-  if (cells > opt.max_cells)
-    return Status::Error("svg: a " + std::to_string(w.rows()) + " x " + std::to_string(w.cols()) + " map has " +
-                         std::to_string(cells) + " cells, over the limit of " + std::to_string(opt.max_cells) +
-                         " (about " + std::to_string(cells * 90 / (1 << 20)) +
-                         " MiB of SVG); pick a smaller map or raise --max-cells");
+  if (Status st = CheckSvgHeatmapSize(w.rows(), w.cols(), opt); !st)
+    return Status::Error(st.message + "; pick a smaller map or raise --max-cells");
   Colormap cmap = Colormap::Greys;
   ParseColormap(colormap.c_str(), &cmap);  // unknown names keep greys
   const ColormapTable& table = ColormapTableOf(cmap);

@@ -26,13 +26,17 @@ struct SvgHeatmapOptions {
   int64_t max_cells = 1 << 20;  // refuse larger matrices (~90 bytes of SVG per cell, more with values)
 };
 
+// Ok, or why a rows x cols map is not written as SVG: over options.max_cells (the error names the
+// map, the limit and the SVG's size; callers add their own advice: --max-cells, save-png).
+Status CheckSvgHeatmapSize(int64_t rows, int64_t cols, const SvgHeatmapOptions& options);
+
 // Receives the SVG text piece by piece (64 KiB at a time); returns false on a write error.
 using SvgSink = std::function<bool(const char* data, size_t size)>;
 
 // w: [n_q, n_k]; target_tokens [n_q] label the rows, source_tokens [n_k] the columns. Missing
 // or surplus labels are tolerated (indices are used). Unknown colormap names draw in greys.
 // Streams the SVG into `sink` with a buffer of 64 KiB, so memory does not grow with the map;
-// refuses maps above options.max_cells before writing anything.
+// refuses maps above options.max_cells (CheckSvgHeatmapSize) before writing anything.
 Status WriteHeatmapSvg(const MatrixRM& w, const std::vector<std::string>& source_tokens,
                        const std::vector<std::string>& target_tokens, const std::string& colormap,
                        const SvgHeatmapOptions& options, const SvgSink& sink);

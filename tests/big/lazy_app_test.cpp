@@ -541,8 +541,11 @@ TEST(LazyApp, SavingAHeadTooBigForAnSvgSaysSoAndDownloadsNothing) {
   ASSERT_TRUE(HoldWholeHead(t, 1100)) << "the whole head in memory";
   const Status st = t.app.Command("save-svg");
   EXPECT_FALSE(st.ok);
-  EXPECT_NE(st.message.find("1100 x 1100"), std::string::npos) << st.message;
+  EXPECT_NE(st.message.find("save-svg: a 1100 x 1100 map has 1210000 cells, over the limit of 1048576"),
+            std::string::npos)
+      << st.message;
   EXPECT_NE(st.message.find("save-png"), std::string::npos) << st.message;
+  EXPECT_EQ(st.message.find("--max-cells"), std::string::npos) << "the CLI's advice, not the viewer's: " << st.message;
   std::string name, mime;
   std::vector<unsigned char> bytes;
   EXPECT_FALSE(t.app.PopDownload(&name, &mime, &bytes)) << "downloaded " << name << ", " << bytes.size() << " bytes";

@@ -405,6 +405,35 @@ TEST(Svg, HeatmapHasCellsLabelsAndEscapes) {
   EXPECT_EQ(XmlEscape("a\x01\xFF'"), "a\xEF\xBF\xBD\xEF\xBF\xBD&apos;");
 }
 
+// A map over max_cells is refused before any SVG is written; the error names the map, the limit and
+// the SVG's size, and the writer adds the CLI's advice (the app adds its own to the size check).
+TEST(Svg, MapsOverTheCellLimitAreRefusedWithTheirSize) {
+  MatrixRM w = MatrixRM::Constant(3, 4, 0.25f);
+  SvgHeatmapOptions o;
+  o.max_cells = 12;
+  EXPECT_TRUE(CheckSvgHeatmapSize(3, 4, o).ok);
+  std::string svg;
+  ASSERT_TRUE(HeatmapSvgString(w, {}, {}, "greys", o, &svg).ok);
+  EXPECT_NE(svg.find("<svg"), std::string::npos);
+  o.max_cells = 11;
+  const Status size = CheckSvgHeatmapSize(3, 4, o);
+  EXPECT_FALSE(size.ok);
+  EXPECT_NE(size.message.find("a 3 x 4 map has 12 cells, over the limit of 11"), std::string::npos) << size.message;
+  EXPECT_NE(size.message.find("(about 1.1 KiB of SVG)"), std::string::npos) << size.message;
+  EXPECT_EQ(size.message.find("--max-cells"), std::string::npos) << "advice is the caller's: " << size.message;
+  svg = "unchanged";
+  const Status st = HeatmapSvgString(w, {}, {}, "greys", o, &svg);
+  EXPECT_FALSE(st.ok);
+  EXPECT_EQ(st.message.find(size.message), 0u) << st.message;
+  EXPECT_NE(st.message.find("--max-cells"), std::string::npos) << st.message;
+  EXPECT_TRUE(svg.empty()) << "nothing written: " << svg.size() << " bytes";
+  EXPECT_EQ(HeatmapSvg(w, {}, {}, "greys", o), "");
+  // 4096^2 cells at ~90 bytes each: the size at a glance, in GiB.
+  o.max_cells = 1 << 20;
+  EXPECT_NE(CheckSvgHeatmapSize(4096, 4096, o).message.find("1.4 GiB of SVG"), std::string::npos)
+      << CheckSvgHeatmapSize(4096, 4096, o).message;
+}
+
 // The width attribute of the first cell: <rect x=".." y=".." width="W" ...
 float FirstCellWidth(const std::string& svg) {
   const size_t at = svg.find("<rect x=");
