@@ -272,9 +272,12 @@ async function main() {
       `${d.grid.drawn} drawn, ${d.grid.waiting} placeholders, ${d.lazy.pending} reads pending, frame ${d.frame}`);
     // Sorted by entropy: every head's stored statistics (32 KiB, one Range read), no head read.
     // (describe() tells the order last drawn: a frame after the command, the statistics may already be
-    // in memory: the grid asks for them in layer order too.)
-    const sortedFrom = d.frame;
-    await command(page, 'grid-sort entropy');
+    // in memory: the grid asks for them in layer order too. The frame count is read with the command,
+    // in one evaluate: read before it, a frame between the two passed for one after it.)
+    const sortedFrom = await page.evaluate(() => {
+      window.attnviz.command('grid-sort entropy');
+      return window.attnviz.describe().frame;
+    });
     d = await until(page, (x) => x.grid && x.frame > sortedFrom && x.grid.stats_known === 1024,
       'the stored statistics (Range)');
     const want = Array.from({ length: 1024 }, (_, k) => k).sort((a, b) => bigEntropy(a) - bigEntropy(b));
