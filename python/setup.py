@@ -24,7 +24,9 @@ class BuildPyWithApp(build_py):
             return
         target = Path(self.build_lib) / "attnviz" / "_app"
         target.mkdir(parents=True, exist_ok=True)
-        for f in APP_FILES + ("favicon.svg",):
+        # Besides the required files: the lazy reader and the exports (PNG, GIF, WebM), which
+        # show() and to_html() inline when they are there.
+        for f in APP_FILES + ("favicon.svg", "attnviz-lazy.js", "attnviz-export.js", "gifenc.esm.js"):
             if (app / f).is_file():
                 shutil.copy2(app / f, target / f)
         print(f"attnviz: copied the web app from {app} into the package")

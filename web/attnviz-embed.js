@@ -371,8 +371,10 @@
           throw e;
         });
       }
-      // Exports (PNG, GIF, WebM) live in attnviz-export.js, an ES module loaded on first use.
-      const exporter = () => import((options.base || BASE) + 'attnviz-export.js');
+      // Exports (PNG, GIF, WebM) live in attnviz-export.js, an ES module loaded on first use; a page
+      // with everything inlined (Python's show() and to_html()) has it as window.AttnVizExport.
+      const exporter = () => (global.AttnVizExport ? Promise.resolve(global.AttnVizExport)
+        : import((options.base || BASE) + 'attnviz-export.js'));
       const setter = (verb) => (value) => {
         const err = run(`${verb} ${value}`);
         if (err) throw new Error(err);
@@ -430,10 +432,13 @@
       };
       // File > Save animation / save-gif / save-webm: the app asks the page to record and download.
       viewer.on('export', (e) => {
-        const name = `attnviz-${viewer.describe().example}.${e.format}`.replace(/[:/\\ ]/g, '_');
+        const name = e.name || `attnviz.${e.format}`;  // the app's name for it (ExportStem)
         const make = e.format === 'gif' ? viewer.exportGif : viewer.exportWebm;
-        make({ stepMs: e.stepMs }).then((blob) => exporter().then((m) => m.download(blob, name)),
-          (err) => Module.ccall('attnviz_show_error', null, ['string'], [`${e.format} export failed: ${err.message}`]));
+        make({ stepMs: e.stepMs }).then((blob) => exporter().then((m) => {
+          m.download(blob, name);
+          if (Module) Module.ccall('attnviz_show_note', null, ['string'], [`saved ${name}`]);  // was "recording ..." for good
+          wake();
+        }), (err) => Module && Module.ccall('attnviz_show_error', null, ['string'], [`${e.format} export failed: ${err.message}`]));
       });
       // Drop a file on the viewer to open it.
       listen(element, 'dragover', (e) => { e.preventDefault(); element.classList.add('attnviz-drop'); });

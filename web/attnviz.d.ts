@@ -50,7 +50,7 @@ export interface ViewerEvents {
   loaded: { example: string; sets: string[] };
   error: { message: string };
   /** File > Save animation (or the save-gif / save-webm command): the viewer records and downloads it itself. */
-  export: { format: 'gif' | 'webm'; stepMs: number };
+  export: { format: 'gif' | 'webm'; stepMs: number; name: string };  // name: the download's file name
 }
 
 export interface Viewer {

@@ -1,6 +1,7 @@
 """show() and to_html(): the viewer and the data in one piece of HTML, with nothing to fetch.
 
-The built web app (attnviz.js, attnviz.wasm, attnviz-embed.js, attnviz.css) is inlined:
+The built web app (attnviz.js, attnviz.wasm, attnviz-embed.js, attnviz.css; attnviz-lazy.js and the
+exports, attnviz-export.js with gifenc, when they are there) is inlined:
 the WebAssembly gzip-compressed as base64 and handed to Emscripten's createAttnviz through its
 `wasmBinary` option, the attention file as base64 opened with viewer.openFile(). So the output
 works from file://, offline, with no CDN and no RequireJS, in a saved and reopened notebook and
@@ -16,6 +17,7 @@ import gzip
 import html
 import json
 import os
+import re
 import uuid
 from pathlib import Path
 from typing import Any, Dict, Optional, Sequence, Tuple, Union
@@ -60,11 +62,47 @@ def _app_parts(app: Path) -> Dict[str, str]:
             # Reads files in pieces and safetensors lazily; inlined so the page requests nothing.
             "lazy": _script_text((app / "attnviz-lazy.js").read_text(encoding="utf-8"))
             if (app / "attnviz-lazy.js").is_file() else "",
+            # PNG / GIF / WebM exports: the ES modules rewritten as one classic script (below).
+            "export": _export_script(app),
             "css": (app / "attnviz.css").read_text(encoding="utf-8").replace("</", "<\\/"),
             "wasm_gz_b64": base64.b64encode(gzip.compress(wasm, compresslevel=6, mtime=0)).decode("ascii"),
             "favicon": base64.b64encode(favicon.read_bytes()).decode("ascii") if favicon.is_file() else "",
         }
     return _cache[key]
+
+
+_GIFENC_EXPORTS = re.compile(r"export\s*\{([^}]*)\}\s*;?\s*(//[^\n]*\s*)?$")
+_GIFENC_IMPORT = re.compile(r"^import\s*\{([^}]*)\}\s*from\s*'\./gifenc\.esm\.js';\s*$", re.M)
+_EXPORTED_FUNCTION = re.compile(r"^export\s+((?:async\s+)?function\s*\*?\s*(\w+))", re.M)
+
+
+def _export_script(app: Path) -> str:
+    """attnviz-export.js and npm's gifenc (ES modules the page imports on first use) as one classic
+    script that sets window.AttnVizExport, which attnviz-embed.js uses when it is there: an inlined
+    page has no folder to import them from. "" when the files are missing or not of the expected
+    shape (the exports then say they cannot load, as before)."""
+    exp, gif = app / "attnviz-export.js", app / "gifenc.esm.js"
+    if not (exp.is_file() and gif.is_file()):
+        return ""
+    gif_src, exp_src = gif.read_text(encoding="utf-8"), exp.read_text(encoding="utf-8")
+    tail = _GIFENC_EXPORTS.search(gif_src)
+    wanted = _GIFENC_IMPORT.search(exp_src)
+    if not tail or not wanted:
+        return ""
+    # export{ct as GIFEncoder,...} -> {GIFEncoder: ct, ...}
+    pairs = [p.split(" as ") if " as " in p else [p, p] for p in (x.strip() for x in tail.group(1).split(",")) if p]
+    gifenc = "{" + ", ".join(f"{alias.strip()}: {local.strip()}" for local, alias in pairs) + "}"
+    names = [n.strip() for n in wanted.group(1).split(",") if n.strip()]
+    body = _GIFENC_IMPORT.sub("const { " + ", ".join(names) + " } = gifenc;", exp_src)
+    functions = [m.group(2) for m in _EXPORTED_FUNCTION.finditer(body)]
+    body = _EXPORTED_FUNCTION.sub(r"\1", body)
+    if re.search(r"^\s*(import|export)\b", body, re.M) or "import.meta" in body or not functions:
+        return ""
+    return _script_text(
+        "window.AttnVizExport = window.AttnVizExport || (function () {\n"
+        "  'use strict';\n"
+        "  const gifenc = (function () {\n" + gif_src[:tail.start()] + "\n  return " + gifenc + ";\n  })();\n"
+        + body + "\n  return { " + ", ".join(functions) + " };\n})();\n")
 
 
 def _script_text(js: str) -> str:
@@ -109,6 +147,7 @@ def _fragment(doc_bytes: bytes, name: str, app: Path, *, height: str, width: str
         "    ;return createAttnviz;\n"
         "  })();\n"
         f"{parts['lazy']}\n"
+        f"{parts['export']}\n"
         f"{parts['embed']}\n"
         f"{_BOOT_JS}"
         "})();\n"

@@ -268,6 +268,10 @@ void App::ShowError(const std::string& message) {
   s_->Notify(message, true);
 }
 
+void App::ShowNote(const std::string& message) {
+  s_->Notify(message, false);
+}
+
 Status App::BeginLoad(const std::string& name, uint64_t total_bytes) {
   const Status st = BeginFileLoad(s_.get(), name, total_bytes);
   if (!st) s_->Notify(st.message, true);

@@ -55,6 +55,7 @@ class App {
   void OpenFileBytes(const std::string& name, const unsigned char* data, size_t size);
   Status OpenFile(const std::string& name, const unsigned char* data, size_t size);
   void ShowError(const std::string& message);  // a platform error (e.g. an unreadable file) in the status bar
+  void ShowNote(const std::string& message);   // news from the platform (e.g. "saved clip.gif") in the status bar
   // A file read in pieces while frames keep coming (the browser): a progress window with a Cancel
   // button shows until FinishLoad. FeedLoad fails with the reader's message, or "cancelled: ...".
   Status BeginLoad(const std::string& name, uint64_t total_bytes);

@@ -6,14 +6,17 @@
 #include <cstdio>
 
 #include "app/app.h"
+#include "app/app_files.h"
 #include "app/app_state.h"
 #include "imgui.h"
+#include "io/json.h"
 
 namespace attnviz {
 namespace {
 
 // GIF and WebM are encoded by the page: the app asks it with an "export" event
-// {"format": "gif"|"webm", "stepMs": N}, which attnviz-embed.js answers by recording the steps.
+// {"format": "gif"|"webm", "stepMs": N, "name": the download's file name}, which attnviz-embed.js answers by recording
+// the steps.
 Status RequestAnimationExport(AppState* s, const char* format, int step_ms) {
   if (!s->config.page_exports)
     return Status::Error(std::string("save-") + format +
@@ -22,19 +25,17 @@ Status RequestAnimationExport(AppState* s, const char* format, int step_ms) {
   if (step_ms < 20 || step_ms > 60000) return Status::Error("the step time must be 20..60000 ms");
   if (s->events.size() >= 64) s->events.erase(s->events.begin());
   s->events.push_back(
-      {"export", std::string("{\"format\":\"") + format + "\",\"stepMs\":" + std::to_string(step_ms) + "}"});
+      {"export", std::string("{\"format\":\"") + format + "\",\"stepMs\":" + std::to_string(step_ms) +
+                     ",\"name\":" + JsonEscape("attnviz-" + ExportStem(s->Current().id) + "." + format) + "}"});
   s->Notify(std::string("recording the animation as ") + format + "...", false);
   return Status::Ok();
 }
 
-// "attnviz-<example id>@2x.png", safe on every file system.
+// "attnviz-<example's stem>@2x.png" (ExportStem: safe on every file system).
 std::string CaptureName(const std::string& id, float scale) {
   char tail[32];
   std::snprintf(tail, sizeof tail, "@%gx.png", scale);
-  std::string name = "attnviz-" + id + tail;
-  for (char& c : name)
-    if (c == ':' || c == '/' || c == '\\' || c == ' ') c = '_';
-  return name;
+  return "attnviz-" + ExportStem(id) + tail;
 }
 
 }  // namespace

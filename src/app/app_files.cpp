@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 #include "app/app_state.h"
 #include "app/lazy_maps.h"
@@ -141,12 +142,9 @@ void AppendWarnings(const std::vector<std::string>& warnings, std::string* descr
     *description += "\n... and " + std::to_string(warnings.size() - shown) + " more warnings";
 }
 
-// A file name made of the example id, safe on every file system.
+// A file name made of the example id, safe on every file system (ExportStem).
 std::string DownloadName(const std::string& id, const char* extension) {
-  std::string name = id + extension;
-  for (char& c : name)
-    if (c == ':' || c == '/' || c == '\\' || c == ' ') c = '_';
-  return name;
+  return ExportStem(id) + extension;
 }
 
 void QueueDownload(AppState* s, const std::string& name, const char* mime, const std::string& text) {
@@ -168,6 +166,23 @@ void QueueDownload(AppState* s, const std::string& name, const char* mime, std::
 }
 
 }  // namespace
+
+std::string ExportStem(const std::string& id) {
+  std::string file = id.rfind("file:", 0) == 0 ? id.substr(5) : id, set;
+  const size_t hash = file.find('#');
+  if (hash != std::string::npos) set = file.substr(hash + 1), file.resize(hash);
+  const size_t dot = file.rfind('.');
+  if (dot != std::string::npos && dot > 0 && file.size() - dot <= 13 &&
+      file.find_first_of("/\\", dot) == std::string::npos)
+    file.resize(dot);  // attention.npz -> attention
+  std::string stem = set.empty() ? file : file + "-" + set;
+  for (char& c : stem)
+    if ((unsigned char)c < 0x20 || c == 0x7f || std::strchr(":/\\ #?*<>|\"", c)) c = '_';
+  size_t end = std::min<size_t>(stem.size(), 120);
+  while (end > 0 && end < stem.size() && ((unsigned char)stem[end] & 0xC0) == 0x80) --end;  // a whole UTF-8 character
+  stem.resize(end);
+  return stem.empty() ? "attention" : stem;
+}
 
 // Opening a file again replaces it, and only the last kMaxOpenFiles files stay open: repeated
 // opens leave memory flat. Returns the example to come back to (its new index).

@@ -82,9 +82,13 @@ void DescribeFileLoads(AppState* s,
 // empty when the file had one set.
 std::vector<int> SiblingSets(AppState* s);
 Status SelectSet(AppState* s, const std::string& which);  // by set name or index among its siblings
-Status QueueSvgDownload(AppState* s);                     // the current map as a standalone SVG heatmap
-Status QueueJsonDownload(AppState* s);                    // the current example as an attnviz attention JSON file
-Status QueueCsvDownload(AppState* s);                     // the current map as CSV, tokens as the header row and column
-Status QueueNpyDownload(AppState* s);                     // the current map as a float32 .npy [n_q, n_k]
+// A file name stem for exports of example `id`, safe on every file system: "file:attention.npz#
+// decoder.self_attn" gives "attention-decoder.self_attn" (the opened file's name without its
+// extension, then the set); characters file systems refuse become '_'; at most 120 bytes.
+std::string ExportStem(const std::string& id);
+Status QueueSvgDownload(AppState* s);   // the current map as a standalone SVG heatmap
+Status QueueJsonDownload(AppState* s);  // the current example as an attnviz attention JSON file
+Status QueueCsvDownload(AppState* s);   // the current map as CSV, tokens as the header row and column
+Status QueueNpyDownload(AppState* s);   // the current map as a float32 .npy [n_q, n_k]
 
 }  // namespace attnviz

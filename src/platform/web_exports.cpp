@@ -101,6 +101,12 @@ EMSCRIPTEN_KEEPALIVE void attnviz_show_error(const char* message) {
   if (app && message) app->ShowError(message);
 }
 
+// Shows news from the page (the animation it recorded was downloaded) in the status bar.
+EMSCRIPTEN_KEEPALIVE void attnviz_show_note(const char* message) {
+  attnviz::App* app = attnviz::WebApp();
+  if (app && message) app->ShowNote(message);
+}
+
 // The memory budget of every reader and of the heads of lazily read files (the embed option
 // maxMemory), in bytes; 0 restores the defaults (1 GiB; a 256 MiB cache of heads).
 EMSCRIPTEN_KEEPALIVE void attnviz_set_memory_budget(double bytes) {

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "app/app.h"
+#include "app/app_files.h"
 #include "app/examples.h"
 #include "app/frame_fingerprint.h"
 #include "app/heatmap_widget.h"
@@ -965,6 +966,37 @@ TEST(AppFiles, AFileWithSeveralSetsOpensOnTheCrossSetPlayingAndSwitchesSets) {
   t.Run("set 1");
   EXPECT_EQ(Get(t.Describe(), "set").string, "decoder");
   EXPECT_FALSE(t.app.Command("set nowhere").ok);
+  // Exports are named after the file and the set: marian-decoder.svg (was file_marian.json#decoder.svg).
+  ASSERT_TRUE(t.app.Command("save-svg").ok);
+  std::string name, mime;
+  std::vector<unsigned char> bytes;
+  ASSERT_TRUE(t.app.PopDownload(&name, &mime, &bytes));
+  EXPECT_EQ(name, "marian-decoder.svg");
+}
+
+// Export file names: the opened file's name without its extension, then the set; what file systems
+// refuse (or a shell or URL would misread) becomes '_'; long names end on a whole UTF-8 character.
+TEST(AppFiles, ExportNamesAreTheFileAndTheSetSafeOnEveryFileSystem) {
+  EXPECT_EQ(attnviz::ExportStem("file:attention.npz#decoder.layers.self_attn"), "attention-decoder.layers.self_attn");
+  EXPECT_EQ(attnviz::ExportStem("file:attention.npz"), "attention");
+  EXPECT_EQ(attnviz::ExportStem("seed004"), "seed004");
+  EXPECT_EQ(attnviz::ExportStem("file:llama 7b.safetensors#layer:3"), "llama_7b-layer_3");
+  EXPECT_EQ(attnviz::ExportStem("file:archive.tar.gz"), "archive.tar");
+  EXPECT_EQ(attnviz::ExportStem("file:no-extension#a/b\\c"), "no-extension-a_b_c");
+  EXPECT_EQ(attnviz::ExportStem("file:.npz"), ".npz") << "a name that is only an extension stays";
+  EXPECT_EQ(attnviz::ExportStem("file:a?b*c<d>e|f\"g\x01.json"), "a_b_c_d_e_f_g_");
+  EXPECT_EQ(attnviz::ExportStem("file:\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e.npy"),
+            "\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e")
+      << "names in any script are kept";
+  EXPECT_EQ(attnviz::ExportStem("file:"), "attention");
+  std::string long_name = "file:";
+  for (int i = 0; i < 100; ++i) long_name += "\xc3\xa9";  // 200 bytes of e-acute
+  const std::string stem = attnviz::ExportStem(long_name + ".json");
+  EXPECT_EQ(stem.size(), 120u);
+  EXPECT_EQ(stem.substr(118), "\xc3\xa9") << "cut between characters";
+  const std::string odd =
+      attnviz::ExportStem(long_name.substr(0, 6) + long_name.substr(5) + ".json");  // 201 bytes: a|é|é...
+  EXPECT_EQ(odd.size(), 119u) << "the 120th byte would split an e-acute";
 }
 
 TEST(AppFiles, LayersWithDifferentHeadCountsAreNotPadded) {

@@ -46,7 +46,7 @@ async function main() {
       '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic', '--ignore-gpu-blocklist'],
   });
   try {
-    const page = await (await browser.newContext({ viewport: { width: 1100, height: 800 } })).newPage();
+    const page = await (await browser.newContext({ viewport: { width: 1100, height: 800 }, acceptDownloads: true })).newPage();
     const url = pathToFileURL(HTML).href;
     const requests = [], errors = [];
     page.on('request', (r) => requests.push(r.url()));
@@ -124,6 +124,28 @@ async function main() {
       d4.lines.heads_drawn.every((n) => n > 0) && d4.lines.drawn === d4.lines.heads_drawn.reduce((a, b) => a + b, 0),
       `${d4.view} ${JSON.stringify(d4.lines && { all: d4.lines.all_heads, heads: d4.lines.heads_drawn, drawn: d4.lines.drawn })}`);
     check('viewer 4 shows the tokens given', d4.source_tokens.join(' ') === 'the cat sat on the mat', String(d4.source_tokens));
+
+    // Exports from an inlined output (a figure or a clip for a paper): the export code comes inlined
+    // too (window.AttnVizExport; there is no folder to import attnviz-export.js from, and they failed
+    // with "Failed to resolve module specifier"). The animation downloads under a file-system-safe name.
+    const magic = (k, f) => page.evaluate(([k, f]) => window.attnvizViewers[k][f]({ stepMs: 40 }).then(
+      async (b) => ({ type: b.type, size: b.size, head: [...new Uint8Array(await b.slice(0, 6).arrayBuffer())] }),
+      (e) => ({ error: e.message })), [k, f]);
+    const png = await magic(id4, 'exportPng'), gif = await magic(id4, 'exportGif');
+    check('exportPng from an inlined output gives a PNG', png.type === 'image/png' && png.size > 1000 &&
+      String.fromCharCode(...png.head.slice(1, 4)) === 'PNG', JSON.stringify(png));
+    check('exportGif from an inlined output gives a GIF', gif.type === 'image/gif' &&
+      String.fromCharCode(...gif.head) === 'GIF89a', JSON.stringify(gif));
+    const id1 = await page.evaluate(() => document.querySelectorAll('.attnviz-output')[0].id);
+    const download = page.waitForEvent('download', { timeout: 30000 });
+    const saveGif = await page.evaluate((k) => window.attnvizViewers[k].command('save-gif 40'), id1);
+    const name = saveGif ? '' : (await download).suggestedFilename();
+    await frames(page, 2);
+    const d1after = await page.evaluate((k) => window.attnvizViewers[k].describe(), id1);
+    check('save-gif in an inlined output downloads the clip as attnviz-attention.gif (the file, no extension)',
+      !saveGif && name === 'attnviz-attention.gif', `${saveGif} ${name}`);
+    check('... and says so on the status line (it said "recording the animation as gif..." for good)',
+      d1after.message === 'saved attnviz-attention.gif' && !d1after.message_is_error, d1after.message);
 
     const ours = errors.filter((e) => !templateRefs.includes(e.url));
     check('no console errors from the outputs', ours.length === 0, ours.slice(0, 3).map((e) => e.text).join(' | '));

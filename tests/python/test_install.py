@@ -26,3 +26,7 @@ def test_pip_install_carries_the_app(tmp_path, app_dir):
     assert out[0] == str(tmp_path / "site" / "attnviz" / "_app")
     wasm_gz = len(gzip.compress((app_dir / "attnviz.wasm").read_bytes()))
     assert (tmp_path / "page.html").stat().st_size > wasm_gz * 4 // 3  # the inlined app
+    # ... with its lazy reader and its exports: a figure or a clip saved from the installed package
+    page = (tmp_path / "page.html").read_text(encoding="utf-8")
+    assert "global.AttnVizLazy = {" in page and "window.AttnVizExport = window.AttnVizExport ||" in page
+    assert "GIFEncoder" in page
