@@ -71,6 +71,26 @@ class capture:  # noqa: N801 - a context manager used like a function: `with att
         self._layer_calls: Dict[int, int] = {}
         self._active = False
 
+    def __repr__(self) -> str:
+        """What a notebook shows for `cap`: the modules watched and the calls recorded, one per line."""
+        head = (f"attnviz.capture: {len(self._mha)} MultiheadAttention module(s) watched, "
+                f"{len(self.records)} call(s) recorded")
+        if self._active:
+            return head + " (recording)"
+        if not self._mha:
+            return head + "; the model has no torch.nn.MultiheadAttention (for Hugging Face models use from_hf)"
+        if not self.records:
+            return head + "; run the model inside `with attnviz.capture(model) as cap:`"
+        lines = [head + ":"]
+        width = max(len(r.module_name or "(model)") for r in self.records[:12])
+        for r in self.records[:12]:
+            kind = "self" if r.self_attention else "cross"
+            lines.append(f"  {(r.module_name or '(model)'):<{width}}  call {r.call}  "
+                         f"[batch, heads, n_q, n_k] = {list(r.weights.shape)}  {kind}")
+        if len(self.records) > 12:
+            lines.append(f"  ... and {len(self.records) - 12} more")
+        return "\n".join(lines)
+
     # ---- context manager ------------------------------------------------------------------
     def __enter__(self) -> "capture":
         if self._active:

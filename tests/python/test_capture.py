@@ -199,6 +199,28 @@ def test_unbatched_input_and_module_filter():
         attnviz.capture(model, modules=["c"])
 
 
+def test_repr_says_what_was_recorded():
+    """A notebook cell ending in `cap` shows the modules and calls (it showed <... object at 0x...>)."""
+    torch.manual_seed(4)
+    model = nn.ModuleDict({"a": nn.MultiheadAttention(4, 2), "b": nn.MultiheadAttention(4, 2)}).eval()
+    cap = attnviz.capture(model)
+    assert "2 MultiheadAttention module(s) watched, 0 call(s) recorded; run the model inside" in repr(cap)
+    x, y = torch.randn(3, 4), torch.randn(5, 4)
+    with torch.no_grad(), cap:
+        assert repr(cap).endswith("(recording)")
+        model["a"](x, x, x)
+        model["b"](x, y, y)
+    lines = repr(cap).split("\n")
+    assert lines[0] == "attnviz.capture: 2 MultiheadAttention module(s) watched, 2 call(s) recorded:"
+    assert lines[1].split() == ["a", "call", "0", "[batch,", "heads,", "n_q,", "n_k]", "=", "[1,", "2,", "3,", "3]", "self"]
+    assert lines[2].split()[-5:] == ["[1,", "2,", "3,", "5]", "cross"]
+    with torch.no_grad(), cap:
+        for _ in range(13):
+            model["a"](x, x, x)
+    assert repr(cap).split("\n")[-1] == "  ... and 1 more"
+    assert "has no torch.nn.MultiheadAttention" in repr(attnviz.capture(nn.Linear(2, 2)))
+
+
 def test_restored_after_an_exception_and_errors():
     model = small_transformer()
     with pytest.raises(RuntimeError):
