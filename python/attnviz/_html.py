@@ -127,8 +127,29 @@ def viewer_data(data: Any, *, version: Optional[int] = None, encoding: str = "np
     return doc, body, f"{title}.{encoding}"
 
 
+# Above this, inlined attention makes a page slow to open (a 151 MB BERT-base at 512 tokens: a
+# 182 MB page, ~40 s to a drawn viewer in headless Chromium) and a heavy notebook: a warning says so.
+INLINE_WARN_BYTES = 64 << 20
+
+
+def _warn_if_big(doc_bytes: bytes, name: str) -> None:
+    if len(doc_bytes) <= INLINE_WARN_BYTES:
+        return
+    import warnings
+
+    from ._model import AttentionWarning
+
+    mb = len(doc_bytes) / 2**20
+    warnings.warn(AttentionWarning(
+        f"attnviz: {name} is {mb:.0f} MiB inlined into the page as base64 ({mb * 4 / 3:.0f} MiB of HTML): slow to "
+        "open and heavy in a notebook. For a big model, write it with attnviz.save('attention.safetensors', data) "
+        "and open it with `python3 -m attnviz serve attention.safetensors`: the viewer then "
+        "reads only the heads you look at. Or show less: set=, or a slice of the layers."), stacklevel=4)
+
+
 def _fragment(doc_bytes: bytes, name: str, app: Path, *, height: str, width: str, embed: bool,
               commands: Sequence[str], page: bool) -> str:
+    _warn_if_big(doc_bytes, name)
     parts = _app_parts(app)
     vid = "attnviz-" + uuid.uuid4().hex[:12]
     size = "position:fixed;inset:0" if page else f"width:{width};height:{height};position:relative"
