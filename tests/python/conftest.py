@@ -1,5 +1,8 @@
 """Shared pieces of the Python package tests (run by ctest as python_tests; see tests.cmake)."""
+import base64
+import gzip
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -46,3 +49,13 @@ def cli():
     path = os.environ.get("ATTNVIZ_CLI") or str(ROOT / "build" / "native" / "attnviz-cli")
     assert os.access(path, os.X_OK), f"attnviz-cli not found at {path}: build it (make cli) or set ATTNVIZ_CLI"
     return path
+
+
+def inlined(page):
+    """(data bytes, wasm bytes, config) from a page written by to_html/show."""
+    # the data: base64 in a script element the browser does not run (faster to load than a JS string)
+    data = base64.b64decode(re.search(r'<script type="application/octet-stream" id="attnviz-[0-9a-f]+-data">'
+                                      r'([A-Za-z0-9+/=]*)</script>', page).group(1))
+    wasm = gzip.decompress(base64.b64decode(re.search(r'var wasmGz = "([A-Za-z0-9+/=]*)";', page).group(1)))
+    ids = re.findall(r'<div id="(attnviz-[0-9a-f]+)" class="attnviz-output"', page)
+    return data, wasm, ids

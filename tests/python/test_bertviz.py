@@ -4,7 +4,7 @@ import json
 import numpy as np
 import pytest
 import torch
-from conftest import softmax_attention
+from conftest import inlined, softmax_attention
 
 import attnviz
 
@@ -103,10 +103,9 @@ def test_errors(rng):
 
 def _page_data_and_commands(html):
     """The attention file and the viewer commands inlined in show()'s HTML."""
-    import base64
     import re
 
-    data = base64.b64decode(re.search(r'var data = "([A-Za-z0-9+/=]*)";', html).group(1))
+    data = inlined(html)[0]
     commands = json.loads(re.search(r'"commands": (\[[^\]]*\])', html).group(1))
     return attnviz.load(data), commands
 

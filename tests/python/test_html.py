@@ -1,12 +1,10 @@
 """to_html() and show(): one self-contained piece of HTML holding the app and the data."""
-import base64
-import gzip
 import html.parser
 import re
 
 import numpy as np
 import pytest
-from conftest import softmax_attention
+from conftest import inlined, softmax_attention
 
 import attnviz
 from attnviz import AttentionFile, AttentionSet
@@ -22,14 +20,6 @@ def attribute_urls(page):
 
     Parser().feed(page)
     return urls
-
-
-def inlined(page):
-    """(data bytes, wasm bytes, config) from a page written by to_html/show."""
-    data = base64.b64decode(re.search(r'var data = "([A-Za-z0-9+/=]*)";', page).group(1))
-    wasm = gzip.decompress(base64.b64decode(re.search(r'var wasmGz = "([A-Za-z0-9+/=]*)";', page).group(1)))
-    ids = re.findall(r'<div id="(attnviz-[0-9a-f]+)" class="attnviz-output"', page)
-    return data, wasm, ids
 
 
 def test_big_inlined_data_gets_a_warning_with_the_lazy_alternative(tmp_path, rng, app_dir, monkeypatch):
@@ -90,7 +80,7 @@ def test_fragments_get_their_own_ids_and_survive_hostile_tokens(rng):
                                colormap="viridis", commands=["numbers off"])
     f2 = attnviz.html_fragment(softmax_attention(rng, (3, 3)), tokens=hostile)
     assert inlined(f1)[2] != inlined(f2)[2]
-    assert f1.count("<script") == f1.count("</script>") == 1  # tokens travel base64-encoded
+    assert f1.count("<script") == f1.count("</script>") == 2  # the data and the code; tokens travel base64-encoded
     assert "height:300px" in f1
     assert '"commands": ["view lines", "colormap viridis", "numbers off"]' in f1
     assert attnviz.load(inlined(f1)[0]).sets[0].tokens == hostile
