@@ -123,12 +123,17 @@ def viewer_data(data: Any, *, version: Optional[int] = None, encoding: str = "np
         doc = AttentionFile([doc[set]], tokenizer=doc.tokenizer, meta=doc.meta)
     if version is None:
         version = 1 if len(doc.sets) == 1 else 2
-    body = _io.encode(doc, format=encoding, version=version)
+    # Deflate only what is small: float32 weights shrink by 5-10 % and cost ~12 s of zlib for a
+    # 151 MB BERT-base (to_html took 16 s, 4 s stored), and as long again to inflate in the page.
+    weight_bytes = sum(layer.nbytes for s in doc.sets for layer in s.layers)
+    body = _io.encode(doc, format=encoding, version=version, compressed=weight_bytes <= COMPRESS_MAX_BYTES)
     return doc, body, f"{title}.{encoding}"
 
 
+COMPRESS_MAX_BYTES = 16 << 20  # inlined NPZ data is deflated up to this many bytes of weights
+
 # Above this, inlined attention makes a page slow to open (a 151 MB BERT-base at 512 tokens: a
-# 182 MB page, ~10 s to a drawn viewer in headless Chromium) and a heavy notebook: a warning says so.
+# 202 MB page, 6.4 s to a drawn viewer in headless Chromium) and a heavy notebook: a warning says so.
 INLINE_WARN_BYTES = 64 << 20
 
 
@@ -158,8 +163,7 @@ def _fragment(doc_bytes: bytes, name: str, app: Path, *, height: str, width: str
         f'<div id="{vid}" class="attnviz-output" style="{html.escape(size)}"></div>\n'
         f"<style>{parts['css']}</style>\n"
         # The data as base64 in an element the browser does not run, not in a JS string literal: the
-        # 182 MB page of a BERT-base at 512 tokens loaded in 2.8 s instead of 27.5 s (viewer drawn
-        # after 9.5 s instead of 39.4 s, headless Chromium).
+        # page of a BERT-base at 512 tokens loaded in 2.8 s instead of 27.5 s (headless Chromium).
         f'<script type="application/octet-stream" id="{vid}-data">{base64.b64encode(doc_bytes).decode("ascii")}'
         "</script>\n"
         "<script>\n"
