@@ -103,6 +103,7 @@ bench: configure-native configure-web
 	@echo "== LLM-sized: a 32 GiB safetensors file read lazily in headless Chromium"; node bench/lazy_browser_bench.mjs
 	@echo "== heatmap texture uploads, R16F vs R32F, in headless Chromium"; node bench/upload_browser_bench.mjs
 	@echo "== HTTP Range reads in headless Chromium: the HTTP cache, and frames kept vs drawn"; node bench/range_browser_bench.mjs
+	@echo "== Python's self-contained pages with a BERT-base's attention: stored vs deflated data"; node bench/inline_browser_bench.mjs
 
 clean:
 	rm -rf build

@@ -123,8 +123,8 @@ def viewer_data(data: Any, *, version: Optional[int] = None, encoding: str = "np
         doc = AttentionFile([doc[set]], tokenizer=doc.tokenizer, meta=doc.meta)
     if version is None:
         version = 1 if len(doc.sets) == 1 else 2
-    # Deflate only what is small: float32 weights shrink by 5-10 % and cost ~12 s of zlib for a
-    # 151 MB BERT-base (to_html took 16 s, 4 s stored), and as long again to inflate in the page.
+    # Deflate only what is small: float32 weights shrink by 5-10 %, for ~12 s of zlib in to_html on
+    # a 151 MB BERT-base (bench/inline_browser_bench.mjs: to_html 2.9x slower; the page opens as fast).
     weight_bytes = sum(layer.nbytes for s in doc.sets for layer in s.layers)
     body = _io.encode(doc, format=encoding, version=version, compressed=weight_bytes <= COMPRESS_MAX_BYTES)
     return doc, body, f"{title}.{encoding}"
@@ -133,7 +133,7 @@ def viewer_data(data: Any, *, version: Optional[int] = None, encoding: str = "np
 COMPRESS_MAX_BYTES = 16 << 20  # inlined NPZ data is deflated up to this many bytes of weights
 
 # Above this, inlined attention makes a page slow to open (a 151 MB BERT-base at 512 tokens: a
-# 202 MB page, 6.4 s to a drawn viewer in headless Chromium) and a heavy notebook: a warning says so.
+# 202 MB page, ~7 s to a ready viewer in headless Chromium) and a heavy notebook: a warning says so.
 INLINE_WARN_BYTES = 64 << 20
 
 
