@@ -338,6 +338,18 @@ bool AddHeatmapDrawCallback(const HeatmapEnv& env, const HeatmapDraw& draw, cons
   return true;
 }
 
+int RowRank(const float* row, int n, int c, int* ties) {
+  *ties = 0;
+  const float w = row[c];
+  if (std::isnan(w)) return 0;
+  int rank = 1;
+  for (int j = 0; j < n; ++j) {
+    rank += row[j] > w ? 1 : 0;
+    *ties += (row[j] == w && j != c) ? 1 : 0;
+  }
+  return rank;
+}
+
 namespace {
 
 // Where a heatmap goes inside its box: label margins, the matrix rectangle and the visible window.
@@ -626,10 +638,15 @@ void CellTooltip(const AttentionMap& map, const LabelEnv& labels, int r, int c, 
     return;
   }
   const float w = map.weights(held, c);
-  int rank = 1;
-  for (int j = 0; j < cols; ++j) rank += map.weights(held, j) > w ? 1 : 0;
+  int ties = 0;
+  const int rank = RowRank(&map.weights(held, 0), (int)map.weights.cols(), c, &ties);
   ImGui::Text("weight  %.6f", w);
-  ImGui::Text("rank    %d of %d in its row", rank, cols);
+  if (rank == 0)
+    ImGui::TextUnformatted("rank    none (not a number)");
+  else if (ties > 0)  // a causal row's zeros, a uniform row: "rank 1" alone read as the row's peak
+    ImGui::Text("rank    %d of %d in its row (tied with %d other%s)", rank, cols, ties, ties == 1 ? "" : "s");
+  else
+    ImGui::Text("rank    %d of %d in its row", rank, cols);
   if (map.has_steps && map.steps.raw_scores.rows() == rows && map.steps.raw_scores.cols() == cols) {
     const AttentionSteps& s = map.steps;
     ImGui::Separator();

@@ -195,6 +195,10 @@ float LowContrastFraction(const HeatmapStyle& resolved, const AttentionMap& map)
 // buttons that switch *style to the per-row or log scale. Returns true when it was shown.
 bool LowContrastNote(HeatmapStyle* style, const AttentionMap& map);
 
+// The rank of row[c] among row[0 .. n) (1 = the largest; equal weights share a rank) and how many
+// other weights equal it (*ties). A NaN weight has rank 0 and no ties: it ranks nowhere.
+int RowRank(const float* row, int n, int c, int* ties);
+
 // Normalised colormap coordinate of a weight under a style (what the shader computes); row_max
 // is used by the per-row scale.
 float HeatmapT(const HeatmapStyle& style, float w, float row_max);

@@ -146,6 +146,24 @@ TEST(HeatmapUploads, AnUploadThatWouldEndPastTheDeadlineWaitsUnlessItIsTheFrames
   EXPECT_TRUE(attnviz::UploadFits(env, 1024 * mib));
 }
 
+// The cell tooltip's rank: equal weights share a rank and the tooltip says how many others tie (a
+// causal row's zeros read "rank 4 of 6" as if they were ranked); a NaN ranks nowhere.
+TEST(HeatmapTooltip, RankCountsOnlyLargerWeightsAndTiesAreCounted) {
+  const float row[6] = {0.5f, 0.25f, 0.25f, 0.0f, 0.0f, 0.0f};
+  int ties = -1;
+  EXPECT_EQ(attnviz::RowRank(row, 6, 0, &ties), 1);
+  EXPECT_EQ(ties, 0);
+  EXPECT_EQ(attnviz::RowRank(row, 6, 2, &ties), 2);
+  EXPECT_EQ(ties, 1);
+  EXPECT_EQ(attnviz::RowRank(row, 6, 5, &ties), 4);
+  EXPECT_EQ(ties, 2);
+  const float odd[3] = {0.5f, NAN, 0.5f};
+  EXPECT_EQ(attnviz::RowRank(odd, 3, 1, &ties), 0);
+  EXPECT_EQ(ties, 0);
+  EXPECT_EQ(attnviz::RowRank(odd, 3, 2, &ties), 1) << "a NaN is larger than nothing";
+  EXPECT_EQ(ties, 1);
+}
+
 TEST(AppViews, RegistryNamesEveryViewAndEachOneDraws) {
   HeadlessApp t;
   ASSERT_EQ(attnviz::ViewCount(), 7);
