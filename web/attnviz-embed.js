@@ -225,12 +225,16 @@
     };
     listen(canvas, 'contextmenu', (e) => e.preventDefault());
     listen(canvas, 'mousedown', () => canvas.focus());
-    // Keys that would scroll the page go to the viewer while it has focus.
+    // Keys that would scroll the page go to the viewer while it has focus. The arrows and Home /
+    // End / Page Up / Down scroll as their keydown's default; Space scrolls as its keypress's, and
+    // its keydown must stay allowed: a prevented keydown sends no keypress, and the keypress is how
+    // GLFW hears the typed ' ' (a sentence typed in Translate lost its spaces).
     listen(canvas, 'keydown', (e) => {
-      if ([' ', 'ArrowLeft', 'ArrowRight', 'ArrowUp', 'ArrowDown', 'Home', 'End', 'PageUp', 'PageDown'].includes(e.key)) {
+      if (['ArrowLeft', 'ArrowRight', 'ArrowUp', 'ArrowDown', 'Home', 'End', 'PageUp', 'PageDown'].includes(e.key)) {
         e.preventDefault();
       }
     });
+    listen(canvas, 'keypress', (e) => { if (e.key === ' ') e.preventDefault(); });
     // Over an embedded viewer without focus, the wheel scrolls the page (Ctrl/Cmd + wheel zooms).
     listen(canvas, 'wheel', (e) => {
       if (options.embed && document.activeElement !== canvas && !e.ctrlKey && !e.metaKey) e.stopImmediatePropagation();

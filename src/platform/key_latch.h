@@ -5,13 +5,19 @@
 // three embedded viewers share one animation frame. The latch holds such a key down until one
 // frame has run with it, then lets it go, so the next frame sees the release.
 //
-// Use: after the GLFW backend's key callback, OnKey(); after the frame (ImGui::Render and the
-// app's own reads of io.KeyCtrl & co.), EndFrame().
+// It also keeps typing in order. imgui 1.86 applies a frame's typed characters before its keys, so
+// "Ctrl+A, t" or "Backspace, c" typed within one slow frame came out as "t" selected and replaced
+// ("he green cars"), or as the "c" deleted. A character typed after such a key (one that types
+// nothing itself, or any key with Ctrl, Alt or Super) waits for the next frame.
+//
+// Use: after the GLFW backend's key callback, OnKey(); instead of its char callback, OnChar();
+// after the frame (ImGui::Render and the app's own reads of io.KeyCtrl & co.), EndFrame().
 #pragma once
 
 #include <GLFW/glfw3.h>
 
 #include <bitset>
+#include <vector>
 
 #include "imgui.h"
 
@@ -25,6 +31,7 @@ class KeyLatch {
   void OnKey(ImGuiIO& io, int key, int action) {
     if (key < 0 || key >= kKeys) return;
     if (action == GLFW_PRESS) {
+      if (EditsOrMoves(io, key)) edit_key_ = true;
       unseen_.set(key);
       held_.reset(key);  // pressed again before the frame: it is down for real now
       return;
@@ -35,8 +42,20 @@ class KeyLatch {
     SetModifiers(io);
   }
 
-  // After a frame: every key that was down has been seen; the held ones go up for the next one.
+  // A typed character (the GLFW char callback's).
+  void OnChar(ImGuiIO& io, unsigned int c) {
+    if (edit_key_ || !waiting_.empty())
+      waiting_.push_back(c);
+    else
+      io.AddInputCharacter(c);
+  }
+
+  // After a frame: every key that was down has been seen; the held ones go up for the next one,
+  // and the characters that waited are typed in it.
   void EndFrame(ImGuiIO& io) {
+    for (unsigned int c : waiting_) io.AddInputCharacter(c);
+    waiting_.clear();
+    edit_key_ = false;
     if (held_.any()) {
       for (int k = 0; k < kKeys; ++k)
         if (held_.test(k)) io.KeysDown[k] = false;
@@ -57,7 +76,16 @@ class KeyLatch {
     io.KeySuper = io.KeysDown[GLFW_KEY_LEFT_SUPER] || io.KeysDown[GLFW_KEY_RIGHT_SUPER];
   }
 
+  // GLFW's printable keys are 32..162 and the keypad's 320..336; 340..348 are the modifiers.
+  static bool EditsOrMoves(const ImGuiIO& io, int key) {
+    if (key >= GLFW_KEY_LEFT_SHIFT && key <= GLFW_KEY_MENU) return false;
+    const bool printable = key < GLFW_KEY_ESCAPE || (key >= GLFW_KEY_KP_0 && key <= GLFW_KEY_KP_EQUAL);
+    return !printable || io.KeyCtrl || io.KeyAlt || io.KeySuper;
+  }
+
   std::bitset<kKeys> unseen_, held_;
+  std::vector<unsigned int> waiting_;  // characters typed after an editing key, for the next frame
+  bool edit_key_ = false;              // such a key was pressed since the last frame
 };
 
 }  // namespace attnviz

@@ -50,6 +50,10 @@ void LatchedKey(GLFWwindow* window, int key, int scancode, int action, int mods)
   g_keys.OnKey(ImGui::GetIO(), key, action);
 }
 
+void LatchedChar(GLFWwindow*, unsigned int c) {
+  g_keys.OnChar(ImGui::GetIO(), c);
+}
+
 // Files dropped on the window are read on the loader thread; the window keeps drawing meanwhile.
 void DropCallback(GLFWwindow*, int count, const char** paths) {
   for (int i = 0; i < count; ++i) g_loader->Open(paths[i]);
@@ -150,7 +154,8 @@ GLFWwindow* OpenWindow(bool vsync) {
   IMGUI_CHECKVERSION();
   ImGui::CreateContext();
   ImGui_ImplGlfw_InitForOpenGL(window, true);
-  glfwSetKeyCallback(window, LatchedKey);  // replaces ImGui's, which it then calls
+  glfwSetKeyCallback(window, LatchedKey);    // replaces ImGui's, which it then calls
+  glfwSetCharCallback(window, LatchedChar);  // replaces ImGui's: typed characters keep their order
   ImGui_ImplOpenGL3_Init("#version 300 es");
   return window;
 }

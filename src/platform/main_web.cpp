@@ -348,6 +348,10 @@ static void LatchedKey(GLFWwindow* window, int key, int scancode, int action, in
   if (g_loop) g_loop->keys.OnKey(ImGui::GetIO(), key, action);
 }
 
+static void LatchedChar(GLFWwindow*, unsigned int c) {
+  if (g_loop) g_loop->keys.OnChar(ImGui::GetIO(), c);
+}
+
 static void WheelToNotches(GLFWwindow* window, double dx, double dy) {
   const double k = attnviz_js_wheel_scale();
   ImGui_ImplGlfw_ScrollCallback(window, dx * k, dy * k);
@@ -375,6 +379,7 @@ int main() {
   ImGui_ImplGlfw_InitForOpenGL(g_loop->window, true);
   glfwSetScrollCallback(g_loop->window, WheelToNotches);  // replaces ImGui's, which it then calls
   glfwSetKeyCallback(g_loop->window, LatchedKey);         // likewise
+  glfwSetCharCallback(g_loop->window, LatchedChar);       // typed characters keep their order (KeyLatch)
   ImGui_ImplOpenGL3_Init("#version 300 es");
 
   attnviz::AppConfig config;

@@ -314,6 +314,63 @@ TEST(AppKeys, ATapBetweenTwoFramesIsOnePress) {
   EXPECT_FALSE(io.KeyCtrl || io.KeysDown[GLFW_KEY_O]);
 }
 
+// Keys typed within one slow frame keep their order in a text box: Ctrl+A then "xy" replaces the
+// sentence with "xy" (imgui 1.86 applies a frame's characters before its keys: without the latch's
+// OnChar the x and y were typed first, then everything selected), and Backspace then "s" edits
+// where the Backspace left the cursor.
+TEST(AppKeys, TypingWithinOneFrameKeepsItsOrder) {
+  for (bool latched : {false, true}) {
+    SCOPED_TRACE(latched ? "with the latch" : "without it");
+    HeadlessApp t;
+    ImGuiIO& io = ImGui::GetIO();
+    io.KeyMap[ImGuiKey_A] = GLFW_KEY_A;
+    io.KeyMap[ImGuiKey_Backspace] = GLFW_KEY_BACKSPACE;
+    t.Run("view translate");
+    t.Frames(2);
+    const std::vector<double> box = Get(t.Describe(), "translate.input_rect").numbers;
+    ASSERT_EQ(box.size(), 4u);
+    ASSERT_GT(box[2], box[0]);
+    io.MousePos = ImVec2((float)(box[0] + box[2]) / 2, (float)(box[1] + box[3]) / 2);  // click into the box
+    io.MouseDown[0] = true;
+    t.Frames(1);
+    io.MouseDown[0] = false;
+    t.Frames(1);
+    attnviz::KeyLatch latch;
+    auto key = [&](int k, bool down) {
+      io.KeysDown[k] = down;
+      if (k == GLFW_KEY_LEFT_CONTROL) io.KeyCtrl = down;
+      latch.OnKey(io, k, down ? GLFW_PRESS : GLFW_RELEASE);
+    };
+    auto type = [&](const char* text) {
+      for (const char* c = text; *c; ++c) latched ? latch.OnChar(io, (unsigned)*c) : io.AddInputCharacter((unsigned)*c);
+    };
+    auto frame = [&] {
+      t.Frames(1);
+      latch.EndFrame(io);
+    };
+    key(GLFW_KEY_LEFT_CONTROL, true);  // all of this between two frames
+    key(GLFW_KEY_A, true);
+    key(GLFW_KEY_A, false);
+    key(GLFW_KEY_LEFT_CONTROL, false);
+    type("xy");
+    frame();
+    frame();
+    const std::string first = Get(t.Describe(), "translate.input").string;
+    key(GLFW_KEY_BACKSPACE, true);
+    key(GLFW_KEY_BACKSPACE, false);
+    type("s");
+    frame();
+    frame();
+    const std::string second = Get(t.Describe(), "translate.input").string;
+    if (latched) {
+      EXPECT_EQ(first, "xy");
+      EXPECT_EQ(second, "xs");
+    } else {
+      EXPECT_NE(first, "xy") << "imgui 1.86 alone types before it selects (the reason for OnChar)";
+    }
+  }
+}
+
 // Up / Down browse the heads one by one (on into the next layer), Page Up / Page Down the layers.
 TEST(AppKeys, ArrowsBrowseHeadsAndPageKeysBrowseLayers) {
   HeadlessApp t;

@@ -34,6 +34,7 @@ async function main() {
     await page.evaluate(() => window.viewers[1].canvas.focus());
     // Pressed and released at once, between two frames: imgui 1.86 samples keys once per frame,
     // and the platform layer's KeyLatch must hold the tap down until a frame has seen it.
+    const scrolled = await page.evaluate(() => window.scrollY);
     await page.keyboard.press('Space');
     await page.waitForFunction(() => { const t = window.viewers[1].describe().timeline; return t.step > 0 || t.playing; },
       null, { timeout: 15000 }).catch(() => {});
@@ -41,6 +42,8 @@ async function main() {
     const after = await page.evaluate(() => window.viewers.map((v) => v.describe().timeline));
     check('Space plays the focused viewer', after[1].step > 0 || after[1].playing, JSON.stringify(after[1]));
     check('an unfocused viewer ignores it', after[0].step === 0 && !after[0].playing, JSON.stringify(after[0]));
+    const scrolledAfter = await page.evaluate(() => window.scrollY);
+    check('Space does not scroll the page under the focused viewer', scrolledAfter === scrolled, `${scrolled} -> ${scrolledAfter}`);
     check('no console errors', errors.length === 0, errors.slice(0, 3).join(' | '));
   } finally {
     await app.close();

@@ -42,6 +42,7 @@ async function main() {
     await page.waitForFunction(() => window.attnviz.describe().translate.emitted >= 3, null, { timeout: 30000 });
     d = await describe(page);
     check('"the green cars" is translated', d.translate.output.length > 0 && d.translate.ok, d.translate.output);
+    const greenCars = d.translate.output;
 
     // Unknown words are flagged (with suggestions in the UI), not a crash.
     check('unknown word is accepted', (await cmd(page, 'translate the europian area')) === '');
@@ -50,6 +51,22 @@ async function main() {
     check('unknown word is flagged', d.translate.unknown === 1, String(d.translate.unknown));
     const s2 = await screenshot(page, 'translate-unknown.png');
     if (process.env.ATTNVIZ_DOCS_DIR) fs.copyFileSync(s2.file, path.join(process.env.ATTNVIZ_DOCS_DIR, 'view-translate-unknown.png'));
+
+    // A sentence typed as a student types it: click the box, select all, type, Enter. Space is a
+    // shortcut (play / pause) outside text boxes; inside one it must stay a space.
+    const box = d.translate.input_rect;
+    check('describe() gives the sentence box', box[2] > box[0] && box[3] > box[1], JSON.stringify(box));
+    await page.mouse.click((box[0] + box[2]) / 2, (box[1] + box[3]) / 2);
+    await page.keyboard.press('Control+A');
+    await page.keyboard.type('the green cars', { delay: 15 });
+    await page.keyboard.press('Enter');
+    await page.waitForFunction(() => window.attnviz.describe().translate.input === 'the green cars', null, { timeout: 15000 })
+      .catch(() => {});
+    await page.waitForFunction(() => window.attnviz.describe().translate.emitted >= 3, null, { timeout: 30000 }).catch(() => {});
+    d = await describe(page);
+    check('a typed sentence keeps its spaces', d.translate.input === 'the green cars', JSON.stringify(d.translate.input));
+    check('a typed sentence is translated as the command translates it', d.translate.output === greenCars && d.translate.unknown === 0,
+      `${d.translate.output} vs ${greenCars}`);
 
     // Figure 3(a) of Bahdanau et al.: played word by word, then the final matrix pixel-checked, with the gold beside it.
     check('figure a', (await cmd(page, 'figure a')) === '');

@@ -215,6 +215,8 @@ void TranslateView::DrawInputBar(AppState* s) {
   ImGui::SetNextItemWidth(std::max(font * 10, ImGui::GetContentRegionAvail().x - font * 7));
   const bool enter = ImGui::InputTextWithHint("##sentence", "an English sentence, e.g. the european economic area",
                                               state.input, sizeof(state.input), ImGuiInputTextFlags_EnterReturnsTrue);
+  const ImVec2 lo = ImGui::GetItemRectMin(), hi = ImGui::GetItemRectMax();
+  state.input_rect[0] = lo.x, state.input_rect[1] = lo.y, state.input_rect[2] = hi.x, state.input_rect[3] = hi.y;
   HelpTip(
       "Type an English sentence within the model's vocabulary and press Enter. Unknown words are marked (?) "
       "and get suggestions.");
@@ -349,6 +351,12 @@ void TranslateView::Describe(AppState* s, JsonWriter* w) {
   w->String(output);
   w->Key("shown_words");  // what the output line showed last frame
   w->String(t.shown_words);
+  w->Key("input");  // the sentence box, as typed, and where it was drawn (CSS px)
+  w->String(t.input);
+  w->Key("input_rect");
+  w->BeginArray();
+  for (float v : t.input_rect) w->NumberF(v);
+  w->EndArray();
   w->Key("unknown");
   w->Number((double)t.result.unknown_positions.size());
   w->Key("figure");

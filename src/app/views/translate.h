@@ -16,6 +16,7 @@ namespace attnviz {
 
 struct TranslateViewState {
   char input[256] = "the european economic area";             // the sentence being translated
+  float input_rect[4] = {0, 0, 0, 0};                         // where its box was drawn last frame
   seq2seq::Translation result;                                // the last translation
   bool has_result = false;                                    // result is valid
   std::string error;                                          // why the last translation failed
