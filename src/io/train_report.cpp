@@ -6,6 +6,13 @@
 #include "io/json.h"
 
 namespace attnviz {
+
+double TrainProgress::SecondsLeftInEpoch() const {
+  const double start = history.empty() ? 0.0 : history.back().seconds;
+  const double spent = seconds - start;
+  if (evaluating || !(progress >= 0.02 && progress < 1.0) || !(spent > 0.0)) return -1.0;
+  return spent * (1.0 - progress) / progress;
+}
 namespace {
 
 using seq2seq::EpochStats;

@@ -36,6 +36,10 @@ struct TrainProgress {
   std::vector<float> batch_losses;             // every batch's loss
   std::vector<seq2seq::EpochStats> history;    // one entry per epoch
   std::vector<seq2seq::ProbeSnapshot> probes;  // epoch 0, 1, 2, ...
+
+  // Training seconds left in the current epoch at its pace so far; -1 while unknown (the first 2 %
+  // of the epoch, or while the held-out set is scored).
+  double SecondsLeftInEpoch() const;
 };
 
 struct TrainReportCursor {

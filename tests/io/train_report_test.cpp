@@ -42,6 +42,25 @@ void ExpectSameProgress(const TrainProgress& got, const seq2seq::Trainer& want) 
   }
 }
 
+// The progress bar's "about N s left": the epoch's own pace (its seconds since the last epoch
+// ended), and no guess too early in the epoch or while the held-out set is scored.
+TEST(TrainReport, SecondsLeftAreTheEpochsOwnPace) {
+  TrainProgress p;
+  p.progress = 0.01, p.seconds = 1.0;
+  EXPECT_EQ(p.SecondsLeftInEpoch(), -1.0) << "too early to say";
+  p.progress = 0.25, p.seconds = 10.0;
+  EXPECT_DOUBLE_EQ(p.SecondsLeftInEpoch(), 30.0);
+  seq2seq::EpochStats e;
+  e.seconds = 60.0;
+  p.history.push_back(e);
+  p.progress = 0.5, p.seconds = 80.0;  // 20 s into the second epoch
+  EXPECT_DOUBLE_EQ(p.SecondsLeftInEpoch(), 20.0);
+  p.evaluating = true;
+  EXPECT_EQ(p.SecondsLeftInEpoch(), -1.0);
+  p.evaluating = false, p.seconds = 50.0;  // a clock that went back: no guess
+  EXPECT_EQ(p.SecondsLeftInEpoch(), -1.0);
+}
+
 TEST(TrainReport, AReportedRunIsTheRunBitForBit) {
   seq2seq::Trainer tr;
   ASSERT_TRUE(tr.Init(SmallConfig()).ok);
