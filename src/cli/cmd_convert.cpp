@@ -10,7 +10,9 @@
 // head at a time, whatever the file's size (WriteLazyAttentionStreamed); into .json or .npz whole,
 // within the memory budget.
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <string>
 
@@ -141,7 +143,7 @@ int Wrote(const std::string& out, const AttentionDocument& doc) {
 // Any other attention file, read in pieces (a .npy straight into its matrices).
 Status ReadEager(const std::string& path, AttentionDocument* doc) {
   std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) return Status::Error("cannot open '" + path + "'");
+  if (!f) return Status::Error("cannot open '" + path + "': " + std::strerror(errno));
   std::fseek(f, 0, SEEK_END);
   const long size = std::ftell(f);
   std::fseek(f, 0, SEEK_SET);

@@ -32,6 +32,7 @@ Status ReadFileBytes(const std::string& path, std::vector<uint8_t>* out) {
   }
   uint8_t buf[1 << 16];
   size_t n;
+  errno = 0;
   while ((n = std::fread(buf, 1, sizeof(buf), f)) > 0) {
     if (out->size() + n > limit) {
       std::fclose(f);
@@ -40,8 +41,10 @@ Status ReadFileBytes(const std::string& path, std::vector<uint8_t>* out) {
     out->insert(out->end(), buf, buf + n);
   }
   const bool failed = std::ferror(f) != 0;
+  const int err = errno;
   std::fclose(f);
-  if (failed) return Status::Error("error reading '" + path + "'");
+  if (failed)
+    return Status::Error("error reading '" + path + "'" + (err ? std::string(": ") + std::strerror(err) : ""));
   return Status::Ok();
 }
 

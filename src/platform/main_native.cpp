@@ -85,7 +85,22 @@ const char kUsage[] =
     "usage: attnviz [--example ID] [--view NAME] [--frames N] [--screenshot out.ppm] [--command CMD]... "
     "[--frame-stats] [--describe out.json] [--cache SIZE] [FILE...]\n";
 
-// Returns 0 when the options were read, else the exit code (2: usage error).
+const char kHelp[] =
+    "attnviz: the attention viewer, natively (the same app as the web page)\n\n"
+    "  FILE...              attention files to open, as if dropped on the window (JSON, NPZ, NPY, safetensors)\n"
+    "  --example ID         the built-in example to start on (seed002, seed004, seed000, translation, causal,\n"
+    "                       multihead)\n"
+    "  --view NAME          heatmap, lines, grid, steps, compare, translate or train\n"
+    "  --command CMD        an app command, run after start (repeatable; e.g. 'step 3', 'map 5', 'save-png 2')\n"
+    "  --frames N           quit after N frames (scripts and tests)\n"
+    "  --screenshot F.ppm   write the last frame as a PPM\n"
+    "  --describe F.json    write describe() of the last frame\n"
+    "  --frame-stats        print the frames' CPU time statistics at exit\n"
+    "  --cache SIZE         memory for the heads of lazily read files, e.g. 512M (default 256M)\n"
+    "  -h, --help           this help\n\n"
+    "Keys: ? or h in the window lists them. docs/ARCHITECTURE.md lists the commands.\n";
+
+// Returns 0 when the options were read, -1 after --help (exit 0), else the exit code (2: usage error).
 int ParseOptions(int argc, char** argv, Options* o) {
   for (int i = 1; i < argc; ++i) {
     const char* flag = argv[i];
@@ -93,6 +108,10 @@ int ParseOptions(int argc, char** argv, Options* o) {
                              !std::strcmp(flag, "--frames") || !std::strcmp(flag, "--screenshot") ||
                              !std::strcmp(flag, "--command") || !std::strcmp(flag, "--describe") ||
                              !std::strcmp(flag, "--cache");
+    if (!std::strcmp(flag, "--help") || !std::strcmp(flag, "-h")) {
+      std::printf("%s\n%s", kUsage, kHelp);
+      return -1;  // not an error: main exits 0
+    }
     if (!std::strcmp(flag, "--frame-stats")) {
       o->frame_stats = true;
       continue;
@@ -114,9 +133,14 @@ int ParseOptions(int argc, char** argv, Options* o) {
       o->config.example = value;
     else if (!std::strcmp(flag, "--view"))
       o->config.view = value;
-    else if (!std::strcmp(flag, "--frames"))
-      o->max_frames = std::atol(value);
-    else if (!std::strcmp(flag, "--screenshot"))
+    else if (!std::strcmp(flag, "--frames")) {
+      char* end = nullptr;
+      o->max_frames = std::strtol(value, &end, 10);
+      if (end == value || *end || o->max_frames <= 0) {
+        std::fprintf(stderr, "attnviz: --frames %s is not a count of frames (1 or more)\n%s", value, kUsage);
+        return 2;
+      }
+    } else if (!std::strcmp(flag, "--screenshot"))
       o->screenshot = value;
     else if (!std::strcmp(flag, "--describe"))
       o->describe = value;
@@ -309,7 +333,7 @@ void RunLoop(GLFWwindow* window, attnviz::App& app, const Options& o) {
 
 int main(int argc, char** argv) {
   Options o;
-  if (const int code = ParseOptions(argc, argv, &o)) return code;
+  if (const int code = ParseOptions(argc, argv, &o)) return code < 0 ? 0 : code;
   GLFWwindow* window = OpenWindow(o.max_frames <= 0);
   if (!window) return 1;
   float sx = 1, sy = 1;

@@ -2,8 +2,10 @@
 
 #include <sys/stat.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <vector>
 
 #include "app/app.h"
@@ -44,7 +46,7 @@ void NativeFileLoader::Run() {
   std::FILE* f = std::fopen(path_.c_str(), "rb");
   struct stat info;
   if (!f) {
-    st = Status::Error("cannot open '" + path_ + "'");
+    st = Status::Error("cannot open '" + path_ + "': " + std::strerror(errno));
   } else if (fstat(fileno(f), &info) != 0 || !S_ISREG(info.st_mode)) {
     st = Status::Error("'" + path_ + "' is not a regular file");
   } else {

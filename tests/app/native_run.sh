@@ -37,5 +37,27 @@ else
   echo "FAIL native save-png 2"; fail=$((fail+1))
 fi
 rm -rf "$dir"
+# The command line: --help is not an error; a bad value is a usage error (2); a file that cannot be
+# opened says why, on stderr and in the window, and the app goes on.
+if "$APP" --help | grep -q -- "--screenshot F.ppm"; then
+  echo "ok   native --help prints the options and exits 0"; pass=$((pass+1))
+else
+  echo "FAIL native --help"; fail=$((fail+1))
+fi
+code=0; "$APP" --frames many 2>/dev/null || code=$?
+if [ "$code" = 2 ]; then
+  echo "ok   native --frames many is a usage error"; pass=$((pass+1))
+else
+  echo "FAIL native --frames many exited $code"; fail=$((fail+1))
+fi
+dir=$(mktemp -d)
+if xvfb-run -a -s "-screen 0 1280x800x24" "$APP" "$dir/missing.npy" --frames 5 --describe "$dir/d.json" 2>"$dir/err" \
+   && grep -q "missing.npy': No such file or directory" "$dir/err" \
+   && grep -q "No such file or directory" "$dir/d.json"; then
+  echo "ok   native: a missing file says why"; pass=$((pass+1))
+else
+  echo "FAIL native: a missing file: $(cat "$dir/err")"; fail=$((fail+1))
+fi
+rm -rf "$dir"
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -230,6 +230,7 @@ TEST(Cli, BadInputsExitOneWithAMessage) {
       {"attend --in '" + Data("mha.npz") + "' --out " + out + " --heads 3", "not divisible by num_heads=3"},
       {"attend --in '" + Data("seed002.npz") + "' --out /nonexistent/dir/out.npz", "cannot create"},
       {"render --in '" + Data("seed002.npz") + "' --svg " + out, "no 'attention' array"},
+      {"inspect /tmp", "error reading '/tmp': Is a directory"},  // the reason, not only "error reading"
   };
   for (const Case& c : cases) {
     RunResult r = Cli(c.args);
