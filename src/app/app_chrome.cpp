@@ -439,26 +439,42 @@ void DrawStatusBar(AppState* s) {
   if (ImGui::IsItemClicked()) s->show_help = true;
 }
 
+// A bullet whose text wraps at the window's edge, its lines under its first (BulletText does not
+// wrap: the help's longer lines were cut off).
+static void HelpBullet(const char* text) {
+  ImGui::Bullet();
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::TextUnformatted(text);
+  ImGui::PopTextWrapPos();
+}
+
 void DrawHelpWindow(AppState* s) {
   if (!s->show_help) return;
   const ImGuiIO& io = ImGui::GetIO();
-  ImGui::SetNextWindowSize(ImVec2(460, 0), ImGuiCond_Appearing);
+  // As wide as the lines want, within the viewer (an embed can be 640 x 360): wider text wraps, and a
+  // taller list scrolls.
+  const ImVec2 fit(std::max(200.0f, std::min(640.0f, io.DisplaySize.x - 32)), std::max(120.0f, io.DisplaySize.y - 32));
+  ImGui::SetNextWindowSize(ImVec2(fit.x, 0), ImGuiCond_Appearing);
+  ImGui::SetNextWindowSizeConstraints(ImVec2(160, 100), fit);
   ImGui::SetNextWindowPos(ImVec2(io.DisplaySize.x * 0.5f, io.DisplaySize.y * 0.5f), ImGuiCond_Appearing,
                           ImVec2(0.5f, 0.5f));
   if (ImGui::Begin("Help", &s->show_help, ImGuiWindowFlags_NoCollapse)) {
     ImGui::TextUnformatted("Keyboard");
-    ImGui::BulletText("Space: play / pause the animation");
-    ImGui::BulletText("Left / Right: step back / forward");
-    ImGui::BulletText("Home / End: first / last step");
-    ImGui::BulletText("Up / Down: previous / next head; Page Up / Page Down: previous / next layer");
-    for (int k = 0; k < (int)s->offered.size() && k < 9; ++k)
-      ImGui::BulletText("%d: %s view", k + 1, ViewInfoAt(s->offered[(size_t)k]).label);
-    ImGui::BulletText("Ctrl+O: open a file; Ctrl+S: save the heatmap as SVG; Ctrl+Shift+S: the view as PNG (2x)");
-    ImGui::BulletText("? or h: this help");
+    HelpBullet("Space: play / pause the animation");
+    HelpBullet("Left / Right: step back / forward");
+    HelpBullet("Home / End: first / last step");
+    HelpBullet("Up / Down: previous / next head; Page Up / Page Down: previous / next layer");
+    char line[64];
+    for (int k = 0; k < (int)s->offered.size() && k < 9; ++k) {
+      std::snprintf(line, sizeof(line), "%d: %s view", k + 1, ViewInfoAt(s->offered[(size_t)k]).label);
+      HelpBullet(line);
+    }
+    HelpBullet("Ctrl+O: open a file; Ctrl+S: save the heatmap as SVG; Ctrl+Shift+S: the view as PNG (2x)");
+    HelpBullet("? or h: this help");
     ImGui::TextUnformatted("Mouse");
-    ImGui::BulletText("Hover a cell: tokens, weight, rank and arithmetic");
-    ImGui::BulletText("Wheel: zoom around the cursor; drag: pan; double-click: reset");
-    ImGui::BulletText("Right-click a cell (opened files): hide its key token; the sidebar lists hidden tokens");
+    HelpBullet("Hover a cell: tokens, weight, rank and arithmetic");
+    HelpBullet("Wheel: zoom around the cursor; drag: pan; double-click: reset");
+    HelpBullet("Right-click a cell (opened files): hide its key token; the sidebar lists hidden tokens");
   }
   ImGui::End();
 }

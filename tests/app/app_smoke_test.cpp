@@ -20,6 +20,7 @@
 #include "app/view_module.h"
 #include "core/colormap.h"
 #include "imgui.h"
+#include "imgui_internal.h"
 #include "io/json.h"
 #include "io/npy.h"
 #include "platform/key_latch.h"
@@ -368,6 +369,25 @@ TEST(AppKeys, TypingWithinOneFrameKeepsItsOrder) {
     } else {
       EXPECT_NE(first, "xy") << "imgui 1.86 alone types before it selects (the reason for OnChar)";
     }
+  }
+}
+
+// The help (? or h) fits the viewer it opens in, a full page or a 640 x 360 embed: its lines wrap
+// inside the window (they ran past a fixed 460 px and were cut off) and a taller list scrolls.
+TEST(AppKeys, HelpFitsTheViewerAndWrapsItsLines) {
+  for (const ImVec2 display : {ImVec2(1280, 800), ImVec2(640, 360)}) {
+    SCOPED_TRACE(display.x);
+    HeadlessApp t;
+    ImGuiIO& io = ImGui::GetIO();
+    io.DisplaySize = display;
+    t.Frames(1);
+    io.AddInputCharacter('?');
+    t.Frames(3);
+    const ImGuiWindow* w = ImGui::FindWindowByName("Help");
+    ASSERT_TRUE(w != nullptr && w->Active) << "? opens the help";
+    EXPECT_LE(w->Size.x, display.x);
+    EXPECT_LE(w->Size.y, display.y);
+    EXPECT_LE(w->ContentSize.x, w->Size.x - 2 * w->WindowPadding.x + 1) << "no line runs past the window's edge";
   }
 }
 
