@@ -676,6 +676,29 @@ TEST(AppViews, TranslateShowsTheWordsItEmitted) {
   EXPECT_FALSE(t.app.Command("model 99").ok);
 }
 
+// Unknown words are listed once each, with how often they occur, and at most five lines (the rest on
+// hover): a sentence with "europe" ten times took ten lines and squeezed the figure. A sentence
+// longer than the box holds is refused, not cut mid-word and translated.
+TEST(AppViews, TranslateListsEachUnknownWordOnceAndRefusesASentenceItWouldCut) {
+  HeadlessApp t;
+  std::string repeated;
+  for (int i = 0; i < 10; ++i) repeated += "the green cars of europe ";
+  t.Run("translate " + repeated);
+  t.Frames(2);
+  JsonValue d = t.Describe();
+  EXPECT_EQ(Num(d, "translate.unknown"), 10) << "every position is still flagged";
+  EXPECT_EQ(Num(d, "translate.unknown_lines"), 1) << "one line for the one word";
+  t.Run("translate zorb blix quon frap vell mip");
+  t.Frames(2);
+  d = t.Describe();
+  EXPECT_EQ(Num(d, "translate.unknown"), 6);
+  EXPECT_EQ(Num(d, "translate.unknown_lines"), 5) << "four words, then 'and 2 more'";
+  const attnviz::Status st = t.app.Command("translate " + std::string(300, 'x'));
+  EXPECT_FALSE(st.ok);
+  EXPECT_NE(st.message.find("300 bytes"), std::string::npos) << st.message;
+  EXPECT_EQ(Get(t.Describe(), "translate.input").string, "zorb blix quon frap vell mip") << "the box is unchanged";
+}
+
 // Views that colour their own map (Translate: the translation) with the sidebar's settings: the
 // colour bar's numbers (describe's range) and File > Save as SVG are the shown map's, not those
 // of the example the other views show.

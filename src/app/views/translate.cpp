@@ -42,11 +42,13 @@ void BuildTranslateMap(TranslateViewState* t) {
 }
 
 // Replaces word number `pos` of the input sentence (tokenized) by `word`.
-void ReplaceWord(TranslateViewState* t, int pos, const std::string& word) {
+// Every occurrence of the (unknown) word `from` in the sentence becomes `to`, if it still fits.
+void ReplaceWord(TranslateViewState* t, const std::string& from, const std::string& to) {
   std::vector<std::string> toks = seq2seq::Tokenize(t->input);
-  if (pos < 0 || pos >= (int)toks.size()) return;
-  toks[(size_t)pos] = word;
-  std::snprintf(t->input, sizeof(t->input), "%s", seq2seq::Join(toks).c_str());
+  for (std::string& tok : toks)
+    if (tok == from) tok = to;
+  const std::string joined = seq2seq::Join(toks);
+  if (joined.size() < sizeof(t->input)) std::snprintf(t->input, sizeof(t->input), "%s", joined.c_str());
 }
 
 std::string HeadLabel(const seq2seq::Translation& r, int i, int heads) {
@@ -224,12 +226,31 @@ void TranslateView::DrawInputBar(AppState* s) {
   if (ImGui::Button("Translate", ImVec2(-1, 0)) || enter) (void)Translate(s);
 }
 
+// Each unknown word once (with how often it occurs), its suggestions as buttons that replace every
+// occurrence; at most kUnknownLines lines, the rest named on hover, so a long sentence of unknown
+// words leaves room for the figure.
 bool TranslateView::DrawUnknownWords(AppState* s) {
   TranslateViewState& t = state;
+  const ImVec4 warn(1.0f, 0.75f, 0.3f, 1);
+  constexpr int kUnknownLines = 4;
+  std::vector<std::string> seen;
+  std::string more;
+  t.unknown_lines = 0;
   for (size_t i = 0; i < t.result.unknown_positions.size(); ++i) {
-    const int pos = t.result.unknown_positions[i];
-    ImGui::TextColored(ImVec4(1.0f, 0.75f, 0.3f, 1), "unknown word \"%s\"",
-                       t.result.source_tokens[(size_t)pos].c_str());
+    const std::string& word = t.result.source_tokens[(size_t)t.result.unknown_positions[i]];
+    if (std::find(seen.begin(), seen.end(), word) != seen.end()) continue;
+    seen.push_back(word);
+    if ((int)seen.size() > kUnknownLines) {
+      more += (more.empty() ? "" : ", ") + word;
+      continue;
+    }
+    int times = 0;
+    for (int pos : t.result.unknown_positions) times += t.result.source_tokens[(size_t)pos] == word;
+    ++t.unknown_lines;
+    if (times > 1)
+      ImGui::TextColored(warn, "unknown word \"%s\" (%d times)", word.c_str(), times);
+    else
+      ImGui::TextColored(warn, "unknown word \"%s\"", word.c_str());
     ImGui::SameLine();
     if (i >= t.suggestions.size() || t.suggestions[i].empty()) {
       ImGui::TextDisabled("(no close word in the vocabulary)");
@@ -242,10 +263,15 @@ bool TranslateView::DrawUnknownWords(AppState* s) {
       const bool take = ImGui::SmallButton(sug.token.c_str());
       ImGui::PopID();
       if (!take) continue;
-      ReplaceWord(&t, pos, sug.token);
+      ReplaceWord(&t, word, sug.token);
       (void)Translate(s);
       return true;
     }
+  }
+  if (!more.empty()) {
+    ImGui::TextColored(warn, "and %d more unknown words", (int)seen.size() - kUnknownLines);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", more.c_str());
+    ++t.unknown_lines;
   }
   return false;
 }
@@ -256,8 +282,8 @@ void TranslateView::DrawOutputLine() {
   const int shown = std::min(t.timeline.Step(), (int)t.result.target_tokens.size());
   t.shown_words.clear();
   for (int i = 0; i < shown; ++i) t.shown_words += (i ? " " : "") + t.result.target_tokens[(size_t)i];
-  ImGui::Text("\xe2\x86\x92  %s%s", t.shown_words.c_str(),
-              shown < (int)t.result.target_tokens.size() ? " \xe2\x80\xa6" : "");
+  ImGui::TextWrapped("\xe2\x86\x92  %s%s", t.shown_words.c_str(),  // a long translation wraps, not cut off
+                     shown < (int)t.result.target_tokens.size() ? " \xe2\x80\xa6" : "");
 }
 
 void TranslateView::Draw(AppState* s) {
@@ -359,6 +385,8 @@ void TranslateView::Describe(AppState* s, JsonWriter* w) {
   w->EndArray();
   w->Key("unknown");
   w->Number((double)t.result.unknown_positions.size());
+  w->Key("unknown_lines");  // lines the unknown words took last frame (each word once, at most 5)
+  w->Number(t.unknown_lines);
   w->Key("figure");
   w->String(t.figure);
   if (t.figure_scored) {
@@ -376,6 +404,11 @@ void TranslateView::DescribeHeatmaps(AppState*, JsonWriter* w) {
 
 bool TranslateView::RunCommand(AppState* s, const CommandArgs& c, Status* result) {
   if (c.verb == "translate") {
+    if (c.rest.size() >= sizeof(state.input)) {  // cut, it would translate the half of a word
+      *result = Status::Error("translate: the sentence is " + std::to_string(c.rest.size()) + " bytes, over the " +
+                              std::to_string(sizeof(state.input) - 1) + " the box holds");
+      return true;
+    }
     if (!c.rest.empty()) std::snprintf(state.input, sizeof(state.input), "%s", c.rest.c_str());
     state.auto_translate = false;
     *result = Translate(s);

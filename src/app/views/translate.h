@@ -21,6 +21,7 @@ struct TranslateViewState {
   bool has_result = false;                                    // result is valid
   std::string error;                                          // why the last translation failed
   std::vector<std::vector<seq2seq::Suggestion>> suggestions;  // per unknown source position
+  int unknown_lines = 0;                                      // lines the unknown words took last frame
   int layer_head = -1;             // -1: mean over layers and heads; else layer * heads + head
   AttentionMap map;                // what the heatmap shows (rows = emitted words)
   HeatmapViewState widget;         // heatmap widget state
