@@ -235,6 +235,12 @@
       }
     });
     listen(canvas, 'keypress', (e) => { if (e.key === ' ') e.preventDefault(); });
+    // Ctrl+V: the browser's paste event carries the system clipboard's text; handed to the viewer
+    // before its next frame, where imgui's Ctrl+V pastes it (Emscripten's GLFW has no clipboard).
+    listen(canvas, 'paste', (e) => {
+      const text = e.clipboardData ? e.clipboardData.getData('text/plain') : '';
+      if (text && Module) Module.ccall('attnviz_set_clipboard', null, ['string'], [text]);
+    });
     // Over an embedded viewer without focus, the wheel scrolls the page (Ctrl/Cmd + wheel zooms).
     listen(canvas, 'wheel', (e) => {
       if (options.embed && document.activeElement !== canvas && !e.ctrlKey && !e.metaKey) e.stopImmediatePropagation();

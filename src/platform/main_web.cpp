@@ -71,6 +71,14 @@ EM_JS(void, attnviz_js_first_frame, (), {
   if (Module["onFirstFrame"]) Module["onFirstFrame"]();
 });
 
+// Text copied in the viewer (Ctrl+C in a text box) goes to the system clipboard too, where the
+// browser allows it (a secure context, the page focused); a refusal is silent: the copy still pastes
+// inside the viewer.
+EM_JS(void, attnviz_js_copy_text, (const char* text), {
+  const t = UTF8ToString(text);
+  if (navigator.clipboard && navigator.clipboard.writeText) navigator.clipboard.writeText(t).catch(() => {});
+});
+
 EM_JS(void, attnviz_js_fatal, (const char* msg), {
   var text = UTF8ToString(msg);
   console.warn("attnviz: " + text);
@@ -226,6 +234,7 @@ struct WebLoop {
   uint64_t drawn_fingerprint = 0;     // App::DrawFingerprint of the frame on the canvas (0: none)
   bool stopped = false;               // destroy() was called
   attnviz::KeyLatch keys;             // a tap between two frames is still a press
+  std::string clipboard;              // imgui's clipboard (Emscripten 3.1.6's GLFW has none)
 };
 WebLoop* g_loop = nullptr;
 
@@ -334,7 +343,23 @@ extern "C" EMSCRIPTEN_KEEPALIVE void attnviz_destroy() {
   glfwTerminate();
 }
 
-// The wheel in GLFW's units (see attnviz_js_wheel_scale), handed on to ImGui's GLFW backend.
+// The page's paste event (attnviz-embed.js): the text Ctrl+V then pastes. Emscripten 3.1.6's
+// glfwGetClipboardString / glfwSetClipboardString do nothing, so imgui's copy and paste did nothing in
+// the browser: a sentence copied from a paper could not be pasted into Translate.
+extern "C" EMSCRIPTEN_KEEPALIVE void attnviz_set_clipboard(const char* text) {
+  if (g_loop && text) g_loop->clipboard = text;
+}
+
+static const char* GetClipboard(void*) {
+  return g_loop ? g_loop->clipboard.c_str() : "";
+}
+
+static void SetClipboard(void*, const char* text) {
+  if (!g_loop || !text) return;
+  g_loop->clipboard = text;
+  attnviz_js_copy_text(text);
+}
+
 extern "C" EMSCRIPTEN_KEEPALIVE void attnviz_train_deliver(const char* report, const uint8_t* model, int size) {
   if (WorkerRunner::live && report) WorkerRunner::live->Deliver(report, std::strlen(report), model, (size_t)size);
 }
@@ -352,6 +377,7 @@ static void LatchedChar(GLFWwindow*, unsigned int c) {
   if (g_loop) g_loop->keys.OnChar(ImGui::GetIO(), c);
 }
 
+// The wheel in GLFW's units (see attnviz_js_wheel_scale), handed on to ImGui's GLFW backend.
 static void WheelToNotches(GLFWwindow* window, double dx, double dy) {
   const double k = attnviz_js_wheel_scale();
   ImGui_ImplGlfw_ScrollCallback(window, dx * k, dy * k);
@@ -380,6 +406,8 @@ int main() {
   glfwSetScrollCallback(g_loop->window, WheelToNotches);  // replaces ImGui's, which it then calls
   glfwSetKeyCallback(g_loop->window, LatchedKey);         // likewise
   glfwSetCharCallback(g_loop->window, LatchedChar);       // typed characters keep their order (KeyLatch)
+  ImGui::GetIO().GetClipboardTextFn = GetClipboard;       // replaces the backend's (see attnviz_set_clipboard)
+  ImGui::GetIO().SetClipboardTextFn = SetClipboard;
   ImGui_ImplOpenGL3_Init("#version 300 es");
 
   attnviz::AppConfig config;

@@ -62,11 +62,37 @@ async function main() {
     await page.keyboard.press('Enter');
     await page.waitForFunction(() => window.attnviz.describe().translate.input === 'the green cars', null, { timeout: 15000 })
       .catch(() => {});
-    await page.waitForFunction(() => window.attnviz.describe().translate.emitted >= 3, null, { timeout: 30000 }).catch(() => {});
+    await page.waitForFunction((o) => window.attnviz.describe().translate.output === o, greenCars, { timeout: 30000 }).catch(() => {});
     d = await describe(page);
     check('a typed sentence keeps its spaces', d.translate.input === 'the green cars', JSON.stringify(d.translate.input));
     check('a typed sentence is translated as the command translates it', d.translate.output === greenCars && d.translate.unknown === 0,
       `${d.translate.output} vs ${greenCars}`);
+
+    // Copy and paste reach the system clipboard: a sentence copied from a paper pastes into the box
+    // (Ctrl+V), and Ctrl+C in the box copies out (Emscripten's GLFW has no clipboard: both did nothing).
+    await page.context().grantPermissions(['clipboard-read', 'clipboard-write']);
+    const paper = 'The agreement on the European Economic Area was signed in August 1992.';
+    await page.evaluate((t) => navigator.clipboard.writeText(t), paper);
+    await page.mouse.click((box[0] + box[2]) / 2, (box[1] + box[3]) / 2);
+    await page.keyboard.press('Control+A');
+    await frames(page, 2);
+    await page.keyboard.press('Control+V');
+    await frames(page, 2);
+    await page.keyboard.press('Enter');
+    await page.waitForFunction((t) => window.attnviz.describe().translate.input === t, paper, { timeout: 15000 }).catch(() => {});
+    d = await describe(page);
+    check('Ctrl+V pastes the clipboard into the sentence box', d.translate.input === paper, JSON.stringify(d.translate.input));
+    await page.evaluate(() => navigator.clipboard.writeText('nothing yet'));
+    await page.mouse.click((box[0] + box[2]) / 2, (box[1] + box[3]) / 2);
+    await page.keyboard.press('Control+A');
+    await frames(page, 2);
+    await page.keyboard.press('Control+C');
+    let copied = '';
+    for (let i = 0; i < 30 && copied !== paper; ++i) {  // written in the frame after the key, asynchronously
+      await page.waitForTimeout(100);
+      copied = await page.evaluate(() => navigator.clipboard.readText());
+    }
+    check('Ctrl+C copies the box to the clipboard', copied === paper, JSON.stringify(copied));
 
     // Figure 3(a) of Bahdanau et al.: played word by word, then the final matrix pixel-checked, with the gold beside it.
     check('figure a', (await cmd(page, 'figure a')) === '');
