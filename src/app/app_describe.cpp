@@ -165,6 +165,8 @@ void WriteShared(AppState* s, JsonWriter* w) {
   w->String(s->message);
   w->Key("message_is_error");
   w->Bool(s->message_is_error);
+  w->Key("text_input");  // a text box has the keyboard (typing goes there, not to the shortcuts)
+  w->Bool(ImGui::GetCurrentContext() && ImGui::GetIO().WantTextInput);
   WriteTimeline(s->ShownTimeline(), w);  // Translate's own, else the example's
   w->Key("view_rect");                   // what a PNG export shows (CSS px): the view's area, or its heatmaps
   w->BeginArray();

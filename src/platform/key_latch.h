@@ -36,8 +36,13 @@ class KeyLatch {
       held_.reset(key);  // pressed again before the frame: it is down for real now
       return;
     }
-    if (action != GLFW_RELEASE || !unseen_.test(key)) return;
-    io.KeysDown[key] = true;  // no frame has seen it down yet
+    if (action != GLFW_RELEASE) return;
+    // A modifier let go while a key pressed with it waits for its first frame is held for that frame
+    // too: Ctrl held across frames, then C tapped and Ctrl released before the next frame, is Ctrl+C
+    // (a slow frame saw a bare C, and copy, paste and select-all failed at random).
+    const bool with_modifier = IsModifier(key) && (unseen_ & ~Modifiers()).any();
+    if (!unseen_.test(key) && !with_modifier) return;
+    io.KeysDown[key] = true;  // no frame has seen it down yet, or the key it modifies
     held_.set(key);
     SetModifiers(io);
   }
@@ -74,6 +79,13 @@ class KeyLatch {
     io.KeyShift = io.KeysDown[GLFW_KEY_LEFT_SHIFT] || io.KeysDown[GLFW_KEY_RIGHT_SHIFT];
     io.KeyAlt = io.KeysDown[GLFW_KEY_LEFT_ALT] || io.KeysDown[GLFW_KEY_RIGHT_ALT];
     io.KeySuper = io.KeysDown[GLFW_KEY_LEFT_SUPER] || io.KeysDown[GLFW_KEY_RIGHT_SUPER];
+  }
+
+  static bool IsModifier(int key) { return key >= GLFW_KEY_LEFT_SHIFT && key <= GLFW_KEY_RIGHT_SUPER; }
+  static std::bitset<kKeys> Modifiers() {
+    std::bitset<kKeys> m;
+    for (int k = GLFW_KEY_LEFT_SHIFT; k <= GLFW_KEY_RIGHT_SUPER && k < kKeys; ++k) m.set(k);
+    return m;
   }
 
   // GLFW's printable keys are 32..162 and the keypad's 320..336; 340..348 are the modifiers.

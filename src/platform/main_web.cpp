@@ -52,7 +52,6 @@ EM_JS(void, attnviz_js_sync_canvas, (float* out, float scale), {
   HEAPF32[(out >> 2) + 3] = ph;
 });
 
-// True while this instance's canvas has the keyboard focus (a full page is always focused).
 // Emscripten 3.1.6's GLFW passes the DOM wheel delta as is (pixels, lines or pages; down is
 // positive), where GLFW means notches with up positive. The embed's wheel listener records the
 // event's deltaMode; this returns the factor to GLFW notches (a 100 px or 3-line notch is 1).
@@ -61,6 +60,7 @@ EM_JS(float, attnviz_js_wheel_scale, (), {
   return mode === 1 ? -1 / 3 : mode === 2 ? -1 : -1 / 100;
 });
 
+// True while this instance's canvas has the keyboard focus (a full page is always focused).
 EM_JS(int, attnviz_js_has_focus, (), {
   var o = Module["attnvizOptions"] || {};
   if (!o.embed) return 1;
@@ -70,6 +70,10 @@ EM_JS(int, attnviz_js_has_focus, (), {
 EM_JS(void, attnviz_js_first_frame, (), {
   if (Module["onFirstFrame"]) Module["onFirstFrame"]();
 });
+
+// The mouse cursor imgui asks for (an I-beam over a text box, arrows on a window's edge) as the
+// canvas's CSS cursor: Emscripten 3.1.6's GLFW cursors do nothing, so it was always the arrow.
+EM_JS(void, attnviz_js_set_cursor, (const char* css), { Module["canvas"].style.cursor = UTF8ToString(css); });
 
 // Text copied in the viewer (Ctrl+C in a text box) goes to the system clipboard too, where the
 // browser allows it (a secure context, the page focused); a refusal is silent: the copy still pastes
@@ -229,14 +233,40 @@ struct WebLoop {
   std::unique_ptr<attnviz::LabelRasterizer> labels = attnviz::MakeLabelRasterizer();  // outlives app
   attnviz::App app;
   long frame = 0;
-  int quiet_frames = 0;               // frames drawn since the last input or animation
-  float last_size[4] = {0, 0, 0, 0};  // canvas CSS and backing-store size last frame
-  uint64_t drawn_fingerprint = 0;     // App::DrawFingerprint of the frame on the canvas (0: none)
-  bool stopped = false;               // destroy() was called
-  attnviz::KeyLatch keys;             // a tap between two frames is still a press
-  std::string clipboard;              // imgui's clipboard (Emscripten 3.1.6's GLFW has none)
+  int quiet_frames = 0;                              // frames drawn since the last input or animation
+  float last_size[4] = {0, 0, 0, 0};                 // canvas CSS and backing-store size last frame
+  uint64_t drawn_fingerprint = 0;                    // App::DrawFingerprint of the frame on the canvas (0: none)
+  bool stopped = false;                              // destroy() was called
+  attnviz::KeyLatch keys;                            // a tap between two frames is still a press
+  std::string clipboard;                             // imgui's clipboard (Emscripten 3.1.6's GLFW has none)
+  ImGuiMouseCursor cursor = ImGuiMouseCursor_Arrow;  // the canvas's CSS cursor
 };
 WebLoop* g_loop = nullptr;
+
+const char* CssCursor(ImGuiMouseCursor c) {
+  switch (c) {
+    case ImGuiMouseCursor_None:
+      return "none";
+    case ImGuiMouseCursor_TextInput:
+      return "text";
+    case ImGuiMouseCursor_ResizeAll:
+      return "move";
+    case ImGuiMouseCursor_ResizeNS:
+      return "ns-resize";
+    case ImGuiMouseCursor_ResizeEW:
+      return "ew-resize";
+    case ImGuiMouseCursor_ResizeNESW:
+      return "nesw-resize";
+    case ImGuiMouseCursor_ResizeNWSE:
+      return "nwse-resize";
+    case ImGuiMouseCursor_Hand:
+      return "pointer";
+    case ImGuiMouseCursor_NotAllowed:
+      return "not-allowed";
+    default:
+      return "default";
+  }
+}
 
 // An idle viewer draws nothing: a few frames after the last input, resize or API call, and
 // while nothing animates, the frame is skipped (the canvas keeps its last image).
@@ -303,6 +333,8 @@ void Frame() {
   L.app.Frame();
   ImGui::Render();
   L.keys.EndFrame(ImGui::GetIO());
+  const ImGuiMouseCursor cursor = ImGui::GetMouseCursor();
+  if (cursor != L.cursor) attnviz_js_set_cursor(CssCursor(L.cursor = cursor));
   // A frame that would look like the one on the canvas is not drawn again: without a draw call the
   // canvas keeps its image and the compositor has nothing to do (the settling frames after input, a
   // progress frame whose bar did not move). Module.attnvizDrawEveryFrame turns this off (benchmarks).

@@ -313,6 +313,28 @@ TEST(AppKeys, ATapBetweenTwoFramesIsOnePress) {
   EXPECT_TRUE(io.KeyCtrl && io.KeysDown[GLFW_KEY_O]);
   frame(&latch);
   EXPECT_FALSE(io.KeyCtrl || io.KeysDown[GLFW_KEY_O]);
+
+  // Ctrl held across frames, then C tapped and Ctrl let go before the next frame: that frame sees
+  // Ctrl+C, whichever of C and Ctrl goes up first.
+  for (bool ctrl_up_first : {false, true}) {
+    key(&latch, GLFW_KEY_LEFT_CONTROL, true);
+    io.KeyCtrl = true;
+    frame(&latch);
+    EXPECT_TRUE(io.KeyCtrl) << "Ctrl is still held";
+    key(&latch, GLFW_KEY_C, true);
+    if (!ctrl_up_first) key(&latch, GLFW_KEY_C, false);
+    io.KeyCtrl = false;  // the backend derives it from the array as Ctrl goes up
+    key(&latch, GLFW_KEY_LEFT_CONTROL, false);
+    if (ctrl_up_first) key(&latch, GLFW_KEY_C, false);
+    EXPECT_TRUE(io.KeyCtrl && io.KeysDown[GLFW_KEY_C]) << (ctrl_up_first ? "Ctrl up first" : "C up first");
+    frame(&latch);
+    EXPECT_FALSE(io.KeyCtrl || io.KeysDown[GLFW_KEY_C]);
+  }
+  // A modifier alone (Shift tapped, nothing else waiting) is not held.
+  key(&latch, GLFW_KEY_LEFT_SHIFT, true);
+  frame(&latch);
+  key(&latch, GLFW_KEY_LEFT_SHIFT, false);
+  EXPECT_FALSE(io.KeysDown[GLFW_KEY_LEFT_SHIFT]);
 }
 
 // Keys typed within one slow frame keep their order in a text box: Ctrl+A then "xy" replaces the

@@ -70,22 +70,34 @@ async function main() {
 
     // Copy and paste reach the system clipboard: a sentence copied from a paper pastes into the box
     // (Ctrl+V), and Ctrl+C in the box copies out (Emscripten's GLFW has no clipboard: both did nothing).
+    // Each shortcut gets viewer frames of its own (imgui 1.86 takes one editing shortcut a frame).
+    const settle = async () => {
+      const f0 = await page.evaluate(() => window.attnviz.describe().frame);
+      await page.waitForFunction((f) => window.attnviz.describe().frame >= f + 2, f0, { timeout: 10000 }).catch(() => {});
+    };
     await page.context().grantPermissions(['clipboard-read', 'clipboard-write']);
     const paper = 'The agreement on the European Economic Area was signed in August 1992.';
     await page.evaluate((t) => navigator.clipboard.writeText(t), paper);
     await page.mouse.click((box[0] + box[2]) / 2, (box[1] + box[3]) / 2);
+    await settle();
     await page.keyboard.press('Control+A');
-    await frames(page, 2);
+    await settle();
     await page.keyboard.press('Control+V');
-    await frames(page, 2);
-    await page.keyboard.press('Enter');
-    await page.waitForFunction((t) => window.attnviz.describe().translate.input === t, paper, { timeout: 15000 }).catch(() => {});
+    await settle();
+    await page.keyboard.press('Enter');  // translates, and the box lets go of the keyboard
+    await page.waitForFunction((t) => { const d = window.attnviz.describe(); return !d.text_input && d.translate.input === t; },
+      paper, { timeout: 15000 }).catch(() => {});
+    await settle();
     d = await describe(page);
+    check('the pointer over the sentence box is an I-beam', (await page.evaluate(() => window.attnviz.canvas.style.cursor)) === 'text',
+      await page.evaluate(() => window.attnviz.canvas.style.cursor));
     check('Ctrl+V pastes the clipboard into the sentence box', d.translate.input === paper, JSON.stringify(d.translate.input));
     await page.evaluate(() => navigator.clipboard.writeText('nothing yet'));
     await page.mouse.click((box[0] + box[2]) / 2, (box[1] + box[3]) / 2);
+    await settle();
+    check('a click in the box gives it the keyboard', (await describe(page)).text_input === true);
     await page.keyboard.press('Control+A');
-    await frames(page, 2);
+    await settle();
     await page.keyboard.press('Control+C');
     let copied = '';
     for (let i = 0; i < 30 && copied !== paper; ++i) {  // written in the frame after the key, asynchronously
