@@ -213,6 +213,12 @@ Status CmdMarkers(AppState* s, const CommandArgs& c) {
   return Status::Ok();
 }
 
+Status CmdSidebar(AppState* s, const CommandArgs& c) {
+  if (c.rest != "on" && c.rest != "off" && c.rest != "auto") return Status::Error("sidebar on|off|auto");
+  s->sidebar = c.rest == "auto" ? -1 : c.rest == "on" ? 1 : 0;
+  return Status::Ok();
+}
+
 Status CmdLabels(AppState* s, const CommandArgs& c) {
   if (!ParseLabelMode(c.rest, &s->style.labels)) return Status::Error("labels all|auto|none");
   return Status::Ok();
@@ -264,6 +270,7 @@ const AppCommand kAppCommands[] = {
     {"numbers", "numbers on|off", CmdNumbers},
     {"labels", "labels all|auto|none", CmdLabels},
     {"markers", "markers on|off", CmdMarkers},
+    {"sidebar", "sidebar on|off|auto", CmdSidebar},
     {"step", "step K", CmdStep},
     {"play", "play", CmdPlay},
     {"pause", "pause", CmdPause},

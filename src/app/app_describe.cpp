@@ -165,6 +165,8 @@ void WriteShared(AppState* s, JsonWriter* w) {
   w->String(s->message);
   w->Key("message_is_error");
   w->Bool(s->message_is_error);
+  w->Key("sidebar");  // the sidebar was drawn (View > Sidebar; by default from 720 px wide)
+  w->Bool(s->sidebar_shown);
   w->Key("text_input");  // a text box has the keyboard (typing goes there, not to the shortcuts)
   w->Bool(ImGui::GetCurrentContext() && ImGui::GetIO().WantTextInput);
   WriteTimeline(s->ShownTimeline(), w);  // Translate's own, else the example's

@@ -66,6 +66,8 @@ struct AppState {
   int current = 0;                // index into examples
   int current_map = 0;            // layer * heads + head shown in the single-map views
   HeatmapStyle style;             // colormap, scale, range, numbers: the sidebar's choices
+  int sidebar = -1;               // View > Sidebar: -1 auto (shown from 720 px wide), 0 hidden, 1 shown
+  bool sidebar_shown = false;     // it was drawn last frame
   Timeline timeline;              // decoding / frames animation shared by the heatmap and lines views
   TokenFilter filter;             // tokens hidden from opened files' maps (not from examples with inputs)
   ModelLibrary models;            // translation models: pretrained and trained in this session

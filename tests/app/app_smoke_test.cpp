@@ -721,6 +721,32 @@ TEST(AppViews, TranslateListsEachUnknownWordOnceAndRefusesASentenceItWouldCut) {
   EXPECT_EQ(Get(t.Describe(), "translate.input").string, "zorb blix quon frap vell mip") << "the box is unchanged";
 }
 
+// A phone-sized page (390 x 800): no sidebar by default, and Translate's sentence box on a row of
+// its own, whole and wide enough to type in (beside the pickers it ran past the right edge).
+TEST(AppViews, ANarrowPageHidesTheSidebarAndKeepsTheSentenceBoxInView) {
+  HeadlessApp t;
+  ImGuiIO& io = ImGui::GetIO();
+  io.DisplaySize = ImVec2(390, 800);
+  t.Frames(2);
+  JsonValue d = t.Describe();
+  EXPECT_FALSE(Get(d, "sidebar").boolean);
+  const std::vector<double> box = Get(d, "translate.input_rect").numbers;
+  ASSERT_EQ(box.size(), 4u);
+  EXPECT_LE(box[2], 390) << "the box ends inside the page";
+  EXPECT_GE(box[2] - box[0], 150) << "and is wide enough to type in";
+  t.Run("sidebar on");  // View > Sidebar
+  t.Frames(1);
+  EXPECT_TRUE(Get(t.Describe(), "sidebar").boolean);
+  io.DisplaySize = ImVec2(1280, 800);
+  t.Run("sidebar auto");
+  t.Frames(2);
+  d = t.Describe();
+  EXPECT_TRUE(Get(d, "sidebar").boolean) << "shown by default on a wide page";
+  const std::vector<double> wide = Get(d, "translate.input_rect").numbers;
+  ASSERT_EQ(wide.size(), 4u);
+  EXPECT_LT(wide[1], box[1]) << "beside the pickers when there is room";
+}
+
 // Views that colour their own map (Translate: the translation) with the sidebar's settings: the
 // colour bar's numbers (describe's range) and File > Save as SVG are the shown map's, not those
 // of the example the other views show.

@@ -197,7 +197,10 @@ void TranslateView::DrawInputBar(AppState* s) {
   DrawFigurePicker(s);
   const float font = ImGui::GetFontSize();
   ModelLibrary& lib = s->models;
-  ImGui::SetNextItemWidth(font * 19);
+  // A narrow viewer (a phone, a small embed) puts the sentence on a row of its own: beside the
+  // pickers it was pushed past the right edge, where it could not be typed in.
+  const bool narrow = ImGui::GetContentRegionAvail().x < font * 40;
+  ImGui::SetNextItemWidth(narrow ? std::max(font * 6, ImGui::GetContentRegionAvail().x) : font * 19);
   const ModelSlot* chosen = lib.Chosen();
   if (ImGui::BeginCombo("##model", chosen ? chosen->label.c_str() : "(no model)")) {
     for (int i = 0; i < (int)lib.slots.size(); ++i)
@@ -213,8 +216,8 @@ void TranslateView::DrawInputBar(AppState* s) {
       "(docs/MODELS.md) with guided alignment: a small extra loss pulls their attention towards hand-made gold "
       "links, so it is partly taught, not only learned from translating. A model you train in the Train tab "
       "appears here too.");
-  ImGui::SameLine();
-  ImGui::SetNextItemWidth(std::max(font * 10, ImGui::GetContentRegionAvail().x - font * 7));
+  if (!narrow) ImGui::SameLine();
+  ImGui::SetNextItemWidth(std::max(font * 6, ImGui::GetContentRegionAvail().x - font * 7));
   const bool enter = ImGui::InputTextWithHint("##sentence", "an English sentence, e.g. the european economic area",
                                               state.input, sizeof(state.input), ImGuiInputTextFlags_EnterReturnsTrue);
   const ImVec2 lo = ImGui::GetItemRectMin(), hi = ImGui::GetItemRectMax();
