@@ -394,10 +394,13 @@ void DrawViewTabs(AppState* s) {
   if (!ImGui::BeginTabBar("views")) return;
   // A view chosen by keyboard or command selects its tab once; otherwise the tab bar decides.
   const bool forced = s->view != s->tab_view;
+  s->tab_rects.clear();
   for (int k = 0; k < (int)s->offered.size(); ++k) {
     const int i = s->offered[(size_t)k];
     const ImGuiTabItemFlags f = (forced && s->view == i) ? ImGuiTabItemFlags_SetSelected : 0;
     const bool open = ImGui::BeginTabItem(ViewInfoAt(i).label, nullptr, f);
+    const ImVec2 lo = ImGui::GetItemRectMin(), hi = ImGui::GetItemRectMax();
+    s->tab_rects.push_back({(float)i, lo.x, lo.y, hi.x, hi.y});
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s  (key %d)", ViewInfoAt(i).help, k + 1);
     if (!open) continue;
     if (!forced) s->view = i;

@@ -104,6 +104,23 @@ void WriteTimeline(const Timeline& t, JsonWriter* w) {
   w->EndObject();
 }
 
+// The view tabs drawn last frame: {view, rect} (CSS px), for a page or a test to tap them.
+void WriteTabs(const AppState* s, JsonWriter* w) {
+  w->Key("tabs");
+  w->BeginArray();
+  for (const auto& t : s->tab_rects) {
+    w->BeginObject();
+    w->Key("view");
+    w->String(ViewInfoAt((int)t[0]).name);
+    w->Key("rect");
+    w->BeginArray(true);
+    for (int k = 1; k < 5; ++k) w->NumberF(t[(size_t)k]);
+    w->EndArray();
+    w->EndObject();
+  }
+  w->EndArray();
+}
+
 void WriteShared(AppState* s, JsonWriter* w) {
   w->Key("frame");
   w->Number(ImGui::GetFrameCount());
@@ -170,7 +187,8 @@ void WriteShared(AppState* s, JsonWriter* w) {
   w->Key("text_input");  // a text box has the keyboard (typing goes there, not to the shortcuts)
   w->Bool(ImGui::GetCurrentContext() && ImGui::GetIO().WantTextInput);
   WriteTimeline(s->ShownTimeline(), w);  // Translate's own, else the example's
-  w->Key("view_rect");                   // what a PNG export shows (CSS px): the view's area, or its heatmaps
+  WriteTabs(s, w);
+  w->Key("view_rect");  // what a PNG export shows (CSS px): the view's area, or its heatmaps
   w->BeginArray();
   for (float v : s->exports.view_rect) w->NumberF(v);
   w->EndArray();

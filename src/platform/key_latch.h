@@ -100,4 +100,46 @@ class KeyLatch {
   bool edit_key_ = false;              // such a key was pressed since the last frame
 };
 
+// PressAfterMove: a press where the pointer just arrived waits one frame (a tap on a touch screen,
+// or a click faster than a frame). imgui 1.86 lets a tab, or any item that allows overlap, take a
+// press only when the previous frame hovered it or nothing: a press that moved the pointer from one
+// tab to another in a single frame was ignored, so on a phone every tap on a tab after the first
+// did nothing. The pointer's first frame at its new place is a hover; the press comes in the next.
+//
+// Use: instead of the backend's mouse-button callback, OnButton() (when it returns false, call the
+// backend's); after the backend's NewFrame, BeginFrame() with the cursor position; after the frame,
+// EndFrame() with a function that hands a waiting press to the backend.
+class PressAfterMove {
+ public:
+  // True when this press must wait for the next frame.
+  bool OnButton(int button, int action, double x, double y) {
+    if (action != GLFW_PRESS || button < 0 || button >= 5) return false;
+    if (x == seen_x_ && y == seen_y_) return false;
+    waiting_ |= 1u << button;
+    return true;
+  }
+
+  // After the backend's NewFrame: where the pointer is this frame; a waiting button is up in it
+  // (the backend reads a held button as down).
+  void BeginFrame(ImGuiIO& io, double x, double y) {
+    seen_x_ = x, seen_y_ = y;
+    for (int b = 0; b < 5; ++b)
+      if (waiting_ & (1u << b)) io.MouseDown[b] = false;
+  }
+
+  // After the frame: the presses that waited, for the next frame.
+  template <class Press>
+  void EndFrame(Press press) {
+    for (int b = 0; b < 5; ++b)
+      if (waiting_ & (1u << b)) press(b);
+    waiting_ = 0;
+  }
+
+  bool Waiting() const { return waiting_ != 0; }
+
+ private:
+  double seen_x_ = -1e30, seen_y_ = -1e30;  // the pointer where the last frame saw it
+  unsigned waiting_ = 0;                    // buttons whose press waits for the next frame
+};
+
 }  // namespace attnviz

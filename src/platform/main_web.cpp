@@ -238,6 +238,7 @@ struct WebLoop {
   uint64_t drawn_fingerprint = 0;                    // App::DrawFingerprint of the frame on the canvas (0: none)
   bool stopped = false;                              // destroy() was called
   attnviz::KeyLatch keys;                            // a tap between two frames is still a press
+  attnviz::PressAfterMove presses;                   // a tap where the pointer just arrived hovers first
   std::string clipboard;                             // imgui's clipboard (Emscripten 3.1.6's GLFW has none)
   ImGuiMouseCursor cursor = ImGuiMouseCursor_Arrow;  // the canvas's CSS cursor
 };
@@ -327,12 +328,16 @@ void Frame() {
   glfwPollEvents();
   ImGui_ImplOpenGL3_NewFrame();
   ImGui_ImplGlfw_NewFrame();
+  double cx = 0, cy = 0;
+  glfwGetCursorPos(L.window, &cx, &cy);
+  L.presses.BeginFrame(ImGui::GetIO(), cx, cy);
   PrepareInput(sz);
   if (capturing) ImGui::GetIO().MousePos = ImVec2(-FLT_MAX, -FLT_MAX);  // a figure: no hover highlight or tooltip
   ImGui::NewFrame();
   L.app.Frame();
   ImGui::Render();
   L.keys.EndFrame(ImGui::GetIO());
+  L.presses.EndFrame([&L](int b) { ImGui_ImplGlfw_MouseButtonCallback(L.window, b, GLFW_PRESS, 0); });
   const ImGuiMouseCursor cursor = ImGui::GetMouseCursor();
   if (cursor != L.cursor) attnviz_js_set_cursor(CssCursor(L.cursor = cursor));
   // A frame that would look like the one on the canvas is not drawn again: without a draw call the
@@ -405,6 +410,13 @@ static void LatchedKey(GLFWwindow* window, int key, int scancode, int action, in
   if (g_loop) g_loop->keys.OnKey(ImGui::GetIO(), key, action);
 }
 
+static void SettledButton(GLFWwindow* window, int button, int action, int mods) {
+  double x = 0, y = 0;
+  glfwGetCursorPos(window, &x, &y);
+  if (g_loop && g_loop->presses.OnButton(button, action, x, y)) return;  // handed over after the frame
+  ImGui_ImplGlfw_MouseButtonCallback(window, button, action, mods);
+}
+
 static void LatchedChar(GLFWwindow*, unsigned int c) {
   if (g_loop) g_loop->keys.OnChar(ImGui::GetIO(), c);
 }
@@ -435,10 +447,11 @@ int main() {
   IMGUI_CHECKVERSION();
   ImGui::CreateContext();
   ImGui_ImplGlfw_InitForOpenGL(g_loop->window, true);
-  glfwSetScrollCallback(g_loop->window, WheelToNotches);  // replaces ImGui's, which it then calls
-  glfwSetKeyCallback(g_loop->window, LatchedKey);         // likewise
-  glfwSetCharCallback(g_loop->window, LatchedChar);       // typed characters keep their order (KeyLatch)
-  ImGui::GetIO().GetClipboardTextFn = GetClipboard;       // replaces the backend's (see attnviz_set_clipboard)
+  glfwSetScrollCallback(g_loop->window, WheelToNotches);      // replaces ImGui's, which it then calls
+  glfwSetKeyCallback(g_loop->window, LatchedKey);             // likewise
+  glfwSetCharCallback(g_loop->window, LatchedChar);           // typed characters keep their order (KeyLatch)
+  glfwSetMouseButtonCallback(g_loop->window, SettledButton);  // a tap hovers first (PressAfterMove)
+  ImGui::GetIO().GetClipboardTextFn = GetClipboard;           // replaces the backend's (see attnviz_set_clipboard)
   ImGui::GetIO().SetClipboardTextFn = SetClipboard;
   ImGui_ImplOpenGL3_Init("#version 300 es");
 

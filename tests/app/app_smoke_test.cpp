@@ -413,6 +413,53 @@ TEST(AppKeys, HelpFitsTheViewerAndWrapsItsLines) {
   }
 }
 
+// A tap on a touch screen moves the pointer and presses in one frame. imgui 1.86 ignores such a
+// press on a tab when the previous frame hovered another tab: on a phone every tap on a tab after
+// the first did nothing. PressAfterMove gives the pointer a frame to hover first.
+TEST(AppKeys, ATapOnATabSwitchesTheViewEvenWhenAnotherTabWasHovered) {
+  for (bool settled : {false, true}) {
+    SCOPED_TRACE(settled ? "with PressAfterMove" : "without it");
+    HeadlessApp t;
+    ImGuiIO& io = ImGui::GetIO();
+    t.Run("view heatmap");
+    t.Frames(3);
+    JsonValue d = t.Describe();
+    auto centre = [&](const char* view) {
+      for (const JsonValue& tab : Get(d, "tabs").items)
+        if (Get(tab, "view").string == view) {
+          const std::vector<double>& r = Get(tab, "rect").numbers;
+          return ImVec2((float)(r[0] + r[2]) / 2, (float)(r[1] + r[3]) / 2);
+        }
+      ADD_FAILURE() << "no tab " << view;
+      return ImVec2(-1, -1);
+    };
+    const ImVec2 lines = centre("lines"), grid = centre("grid");
+    attnviz::PressAfterMove presses;
+    bool pressed = false;        // the backend's "just pressed" for the next frame
+    auto tap = [&](ImVec2 at) {  // move, press and release between two frames
+      io.MousePos = at;
+      if (!settled || !presses.OnButton(0, GLFW_PRESS, at.x, at.y)) pressed = true;
+    };
+    auto frame = [&] {
+      io.MouseDown[0] = pressed;  // as the backend: down for the frame after a press, then up
+      pressed = false;
+      if (settled) presses.BeginFrame(io, io.MousePos.x, io.MousePos.y);
+      t.Frames(1);
+      if (settled) presses.EndFrame([&](int) { pressed = true; });
+    };
+    std::string views;
+    for (const ImVec2 at : {lines, grid, lines}) {
+      tap(at);
+      for (int i = 0; i < 4; ++i) frame();
+      views += Get(t.Describe(), "view").string + " ";
+    }
+    if (settled)
+      EXPECT_EQ(views, "lines grid lines ") << "every tap switched";
+    else
+      EXPECT_NE(views, "lines grid lines ") << "imgui 1.86 alone ignores a tap while another tab is hovered";
+  }
+}
+
 // Up / Down browse the heads one by one (on into the next layer), Page Up / Page Down the layers.
 TEST(AppKeys, ArrowsBrowseHeadsAndPageKeysBrowseLayers) {
   HeadlessApp t;

@@ -21,7 +21,7 @@ export function summary() {
 
 // Starts the server and the browser; returns { page, errors, close }.
 // init: a script run in the page before its own (context.addInitScript), e.g. to watch WebGL calls.
-export async function openApp(query = '', { width = 1280, height = 800, dpr = 1, extraArgs = [], waitReady = true, init = null } = {}) {
+export async function openApp(query = '', { width = 1280, height = 800, dpr = 1, extraArgs = [], waitReady = true, init = null, touch = false } = {}) {
   if (!fs.existsSync(path.join(APP_DIR, 'attnviz.wasm'))) throw new Error(`${APP_DIR}/attnviz.wasm missing: build the web app first`);
   const server = await serve(APP_DIR, 0);
   const port = server.address().port;
@@ -31,7 +31,7 @@ export async function openApp(query = '', { width = 1280, height = 800, dpr = 1,
       '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic', '--ignore-gpu-blocklist', ...extraArgs],
   });
   // The viewer follows prefers-color-scheme; the tests (and the screenshots in docs/) use dark.
-  const context = await browser.newContext({ viewport: { width, height }, deviceScaleFactor: dpr, colorScheme: 'dark' });
+  const context = await browser.newContext({ viewport: { width, height }, deviceScaleFactor: dpr, colorScheme: 'dark', hasTouch: touch, isMobile: touch });
   if (init) await context.addInitScript(init);
   const page = await context.newPage();
   const errors = [];

@@ -3,6 +3,7 @@
 attnviz_add_node_test(browser_skeleton "${CMAKE_SOURCE_DIR}/tests/browser/skeleton.test.mjs")
 attnviz_add_node_test(browser_views "${CMAKE_SOURCE_DIR}/tests/browser/views.test.mjs")
 attnviz_add_node_test(browser_models "${CMAKE_SOURCE_DIR}/tests/browser/models.test.mjs")
+attnviz_add_node_test(browser_touch "${CMAKE_SOURCE_DIR}/tests/browser/touch.test.mjs")
 attnviz_add_node_test(browser_embed "${CMAKE_SOURCE_DIR}/tests/browser/embed.test.mjs")
 attnviz_add_node_test(browser_src "${CMAKE_SOURCE_DIR}/tests/browser/src.test.mjs")
 attnviz_add_node_test(browser_embed_api "${CMAKE_SOURCE_DIR}/tests/browser/embed_api.test.mjs")
