@@ -57,6 +57,8 @@ async function main() {
     const box = d.translate.input_rect;
     check('describe() gives the sentence box', box[2] > box[0] && box[3] > box[1], JSON.stringify(box));
     await page.mouse.click((box[0] + box[2]) / 2, (box[1] + box[3]) / 2);
+    // as a person waits for the caret: the box has the keyboard a frame or two after the click
+    await page.waitForFunction(() => window.attnviz.describe().text_input, null, { timeout: 5000 }).catch(() => {});
     await page.keyboard.press('Control+A');
     await page.keyboard.type('the green cars', { delay: 15 });
     await page.keyboard.press('Enter');
@@ -79,7 +81,7 @@ async function main() {
     const paper = 'The agreement on the European Economic Area was signed in August 1992.';
     await page.evaluate((t) => navigator.clipboard.writeText(t), paper);
     await page.mouse.click((box[0] + box[2]) / 2, (box[1] + box[3]) / 2);
-    await settle();
+    await page.waitForFunction(() => window.attnviz.describe().text_input, null, { timeout: 5000 }).catch(() => {});
     await page.keyboard.press('Control+A');
     await settle();
     await page.keyboard.press('Control+V');
@@ -94,7 +96,7 @@ async function main() {
     check('Ctrl+V pastes the clipboard into the sentence box', d.translate.input === paper, JSON.stringify(d.translate.input));
     await page.evaluate(() => navigator.clipboard.writeText('nothing yet'));
     await page.mouse.click((box[0] + box[2]) / 2, (box[1] + box[3]) / 2);
-    await settle();
+    await page.waitForFunction(() => window.attnviz.describe().text_input, null, { timeout: 5000 }).catch(() => {});
     check('a click in the box gives it the keyboard', (await describe(page)).text_input === true);
     await page.keyboard.press('Control+A');
     await settle();
