@@ -13,6 +13,7 @@ double TrainProgress::SecondsLeftInEpoch() const {
   if (evaluating || !(progress >= 0.02 && progress < 1.0) || !(spent > 0.0)) return -1.0;
   return spent * (1.0 - progress) / progress;
 }
+
 namespace {
 
 using seq2seq::EpochStats;

@@ -1,4 +1,5 @@
-// KeyLatch: every key press reaches imgui, however short.
+// KeyLatch: every key press reaches imgui, however short, and typing keeps its order.
+// PressAfterMove (below): a tap or a click faster than a frame lands where the pointer went.
 //
 // imgui 1.86 samples io.KeysDown once per frame, in NewFrame. A key pressed and released between
 // two frames is never seen: a quick tap while a software-rendered frame takes 100+ ms, or while
@@ -134,8 +135,6 @@ class PressAfterMove {
       if (waiting_ & (1u << b)) press(b);
     waiting_ = 0;
   }
-
-  bool Waiting() const { return waiting_ != 0; }
 
  private:
   double seen_x_ = -1e30, seen_y_ = -1e30;  // the pointer where the last frame saw it

@@ -41,7 +41,6 @@ void BuildTranslateMap(TranslateViewState* t) {
   m.Touch();
 }
 
-// Replaces word number `pos` of the input sentence (tokenized) by `word`.
 // Every occurrence of the (unknown) word `from` in the sentence becomes `to`, if it still fits.
 void ReplaceWord(TranslateViewState* t, const std::string& from, const std::string& to) {
   std::vector<std::string> toks = seq2seq::Tokenize(t->input);
