@@ -49,10 +49,7 @@ void DrawMainWindow(AppState* s) {
   ImGui::Begin("attnviz", nullptr, flags);
   if (!s->config.embed) DrawMenuBar(s);
   const float status_h = s->config.controls ? ImGui::GetFrameHeightWithSpacing() + 4 : 0.0f;
-  // The sidebar: hidden in embeds, and by default in a viewer narrower than 720 px (a phone), where
-  // it left the view too little room; View > Sidebar shows or hides it.
-  s->sidebar_shown = !s->config.embed && (s->sidebar < 0 ? io.DisplaySize.x >= 720.0f : s->sidebar == 1);
-  const float sidebar_w = s->sidebar_shown ? std::min(300.0f, io.DisplaySize.x * 0.28f) : 0.0f;
+  const float sidebar_w = s->SidebarShown(io.DisplaySize.x) ? std::min(300.0f, io.DisplaySize.x * 0.28f) : 0.0f;
   if (sidebar_w > 0) {
     ImGui::BeginChild("sidebar", ImVec2(sidebar_w, -status_h), true);
     DrawSidebar(s);

@@ -353,7 +353,8 @@ void DrawMenuBar(AppState* s) {
       if (ImGui::MenuItem(ViewInfoAt(i).label, i < 9 ? key : nullptr, s->view == i)) s->view = i;
     }
     ImGui::Separator();
-    if (ImGui::MenuItem("Sidebar", nullptr, s->sidebar_shown)) s->sidebar = s->sidebar_shown ? 0 : 1;
+    const bool shown = s->SidebarShown(ImGui::GetIO().DisplaySize.x);
+    if (ImGui::MenuItem("Sidebar", nullptr, shown)) s->sidebar = shown ? 0 : 1;
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip("Colours, tokens to hide, layer and head (hidden by default below 720 px)");
     if (ImGui::MenuItem("Tokenizer markers", nullptr, s->show_markers)) s->show_markers = !s->show_markers;

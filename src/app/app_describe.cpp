@@ -183,7 +183,7 @@ void WriteShared(AppState* s, JsonWriter* w) {
   w->Key("message_is_error");
   w->Bool(s->message_is_error);
   w->Key("sidebar");  // the sidebar was drawn (View > Sidebar; by default from 720 px wide)
-  w->Bool(s->sidebar_shown);
+  w->Bool(s->SidebarShown(ImGui::GetCurrentContext() ? ImGui::GetIO().DisplaySize.x : 0.0f));
   w->Key("text_input");  // a text box has the keyboard (typing goes there, not to the shortcuts)
   w->Bool(ImGui::GetCurrentContext() && ImGui::GetIO().WantTextInput);
   WriteTimeline(s->ShownTimeline(), w);  // Translate's own, else the example's

@@ -68,7 +68,6 @@ struct AppState {
   int current_map = 0;            // layer * heads + head shown in the single-map views
   HeatmapStyle style;             // colormap, scale, range, numbers: the sidebar's choices
   int sidebar = -1;               // View > Sidebar: -1 auto (shown from 720 px wide), 0 hidden, 1 shown
-  bool sidebar_shown = false;     // it was drawn last frame
   Timeline timeline;              // decoding / frames animation shared by the heatmap and lines views
   TokenFilter filter;             // tokens hidden from opened files' maps (not from examples with inputs)
   ModelLibrary models;            // translation models: pretrained and trained in this session
@@ -101,6 +100,9 @@ struct AppState {
   // The map the active view colours with the sidebar's settings (ViewModule::ShownMap, else
   // CurrentMap), its style resolved for it (ResolveStyle), and a name for titles and file names.
   const AttentionMap& ColouredMap(HeatmapStyle* resolved, std::string* name = nullptr);
+  // The sidebar is drawn in a viewer this wide: never in an embed, and by default not below 720 px
+  // (a phone), where it left the view too little room.
+  bool SidebarShown(float width) const { return !config.embed && (sidebar < 0 ? width >= 720.0f : sidebar == 1); }
   // The timeline the active view shows: its own (ViewModule::OwnTimeline), else the example's.
   Timeline& ShownTimeline();
   ViewModule& ActiveView() { return *views[(size_t)view]; }  // the module of the view shown

@@ -83,15 +83,18 @@ class KeyLatch {
   }
 
   static bool IsModifier(int key) { return key >= GLFW_KEY_LEFT_SHIFT && key <= GLFW_KEY_RIGHT_SUPER; }
-  static std::bitset<kKeys> Modifiers() {
-    std::bitset<kKeys> m;
-    for (int k = GLFW_KEY_LEFT_SHIFT; k <= GLFW_KEY_RIGHT_SUPER && k < kKeys; ++k) m.set(k);
+  static const std::bitset<kKeys>& Modifiers() {
+    static const std::bitset<kKeys> m = [] {
+      std::bitset<kKeys> b;
+      for (int k = GLFW_KEY_LEFT_SHIFT; k <= GLFW_KEY_RIGHT_SUPER && k < kKeys; ++k) b.set(k);
+      return b;
+    }();
     return m;
   }
 
   // GLFW's printable keys are 32..162 and the keypad's 320..336; 340..348 are the modifiers.
   static bool EditsOrMoves(const ImGuiIO& io, int key) {
-    if (key >= GLFW_KEY_LEFT_SHIFT && key <= GLFW_KEY_MENU) return false;
+    if (IsModifier(key) || key == GLFW_KEY_MENU) return false;
     const bool printable = key < GLFW_KEY_ESCAPE || (key >= GLFW_KEY_KP_0 && key <= GLFW_KEY_KP_EQUAL);
     return !printable || io.KeyCtrl || io.KeyAlt || io.KeySuper;
   }
