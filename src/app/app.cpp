@@ -232,7 +232,7 @@ void App::Frame() {
   s->frame.decode_ms = 0;
   s->frame.install_ms = 0;
   s->frame.uploads = 0;
-  s->labels.BeginFrame();
+  s->labels.BeginFrame(!s->exports.captures.empty());  // a PNG's frame draws every label it shows
   s->env.labels.cache = s->labels.Available() ? &s->labels : nullptr;
   s->env.labels.dpi_scale = s->dpi_scale;
   s->env.labels.markers = s->show_markers;

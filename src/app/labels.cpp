@@ -161,8 +161,11 @@ void LabelItem(const LabelEnv& env, const std::string& token, ImU32 col) {
 
 void AddTextVertical(ImDrawList* dl, const ImVec2& bottom_left, ImU32 color, const char* text) {
   const int vtx_begin = dl->VtxBuffer.Size;
-  const ImVec4 no_cpu_clip(-1e9f, -1e9f, 1e9f, 1e9f);
-  dl->AddText(ImGui::GetFont(), ImGui::GetFontSize(), bottom_left, color, text, nullptr, 0.0f, &no_cpu_clip);
+  // Laid out unclipped: ImDrawList::AddText culls glyphs against the draw list's clip rect, which is
+  // where the text lands after the turn, not before it (a column label near the matrix's right edge
+  // lost its end). The clip rect still clips the turned text on the GPU.
+  const ImVec4 unclipped(-1e9f, -1e9f, 1e9f, 1e9f);
+  ImGui::GetFont()->RenderText(dl, ImGui::GetFontSize(), bottom_left, color, unclipped, text, nullptr, 0.0f, false);
   // Rotate the quads just added by -90 degrees: (x, y) -> (x0 + (y - y0) - line_h, y0 - (x - x0)).
   const float line_h = ImGui::GetTextLineHeight();
   for (int i = vtx_begin; i < dl->VtxBuffer.Size; ++i) {

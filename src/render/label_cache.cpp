@@ -39,9 +39,10 @@ void LabelCache::Shutdown() {
   bytes_ = 0;
 }
 
-void LabelCache::BeginFrame() {
+void LabelCache::BeginFrame(bool whole) {
   ++frame_;
   budget_ = per_frame_;
+  whole_ = whole;
   spent_ms_ = 0;
   deferred_ = 0;
 }
@@ -83,7 +84,7 @@ const LabelTexture* LabelCache::Get(const std::string& text, float px, uint32_t 
   if (failed_.count(key_)) return nullptr;
   // A count and a time budget: a slow rasteriser (a canvas on a software renderer, a font's first
   // use) defers the rest of the frame's new labels instead of stretching the frame.
-  if (budget_ <= 0 || spent_ms_ >= kFrameMs) {
+  if (!whole_ && (budget_ <= 0 || spent_ms_ >= kFrameMs)) {
     deferred_++;
     return nullptr;
   }

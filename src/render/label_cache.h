@@ -57,8 +57,10 @@ class LabelCache {
  public:
   // rasterizer may be null (headless): Get then always returns null. No GL calls when null.
   void Init(LabelRasterizer* rasterizer, size_t max_bytes = 24u << 20, int max_entries = 4096, int per_frame = 24);
-  void Shutdown();    // frees every texture
-  void BeginFrame();  // once per frame, before any Get: resets the per-frame budget
+  void Shutdown();  // frees every texture
+  // Once per frame, before any Get: resets the per-frame budget. whole: no budget this frame (a
+  // figure exported at another scale needs all its labels anew, and a later frame would be too late).
+  void BeginFrame(bool whole = false);
   // The label, rasterised on first use (within this frame's budget: otherwise null, and Pending()
   // says a later frame will do it). quarter_turns: 0 horizontal, 1 rotated counter-clockwise.
   const LabelTexture* Get(const std::string& text, float px, uint32_t rgba, int quarter_turns);
@@ -83,6 +85,7 @@ class LabelCache {
   int max_entries_ = 0, per_frame_ = 0, budget_ = 0, deferred_ = 0;
   static constexpr double kFrameMs = 4.0;  // rasterising time a frame may spend on new labels
   double spent_ms_ = 0;                    // spent so far this frame
+  bool whole_ = false;                     // no budget this frame (BeginFrame)
   long frame_ = 0;
   LabelCacheStats stats_;
   LabelBitmap scratch_, rotated_;  // reused: no allocation per label once they have grown

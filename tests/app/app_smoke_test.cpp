@@ -4,6 +4,7 @@
 #include <GLFW/glfw3.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -17,6 +18,7 @@
 #include "app/examples.h"
 #include "app/frame_fingerprint.h"
 #include "app/heatmap_widget.h"
+#include "app/labels.h"
 #include "app/view_module.h"
 #include "core/colormap.h"
 #include "imgui.h"
@@ -1592,6 +1594,29 @@ TEST(AppLabels, ModesMarkersAndBoxes) {
   EXPECT_EQ(Get(*Heatmap(d, "main"), "labels.boxes").ArraySize(), 0u);
   EXPECT_FALSE(t.app.Command("labels some").ok);
   EXPECT_FALSE(t.app.Command("markers maybe").ok);
+}
+
+// A column label is laid out along x and then turned upright; it used to be culled against the clip
+// rect before the turn, so a long label in one of the last columns lost its end (in every PNG export,
+// whose labels are drawn this way while the rasteriser catches up at the new scale).
+TEST(AppLabels, ATurnedLabelKeepsEveryGlyphWhateverTheClipRectsWidth) {
+  HeadlessApp t;
+  t.Frames(1);
+  const char* text = "internationalisation";
+  auto glyph_quads = [&](float clip_right) {
+    ImDrawList dl(ImGui::GetDrawListSharedData());
+    dl._ResetForNewFrame();
+    dl.PushTextureID(ImGui::GetIO().Fonts->TexID);
+    dl.PushClipRect(ImVec2(0, 0), ImVec2(clip_right, 400));
+    attnviz::AddTextVertical(&dl, ImVec2(20, 300), IM_COL32_WHITE, text);
+    float top = 1e9f;
+    for (const ImDrawVert& v : dl.VtxBuffer) top = std::min(top, v.pos.y);
+    return std::make_pair(dl.VtxBuffer.Size / 4, top);
+  };
+  const auto wide = glyph_quads(2000), narrow = glyph_quads(40);
+  EXPECT_EQ(wide.first, (int)std::strlen(text)) << "one quad per glyph";
+  EXPECT_EQ(narrow.first, wide.first) << "a clip rect 20 px right of the label culled glyphs before the turn";
+  EXPECT_LT(narrow.second, 300 - 100) << "the label reads upwards from its anchor";
 }
 
 TEST(AppViews, StepsShowTheQueryKeyProductPerDimension) {
