@@ -1,5 +1,6 @@
 #include "core/colormap.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -116,6 +117,14 @@ void ColormapSample(Colormap c, float t, uint8_t rgb[3]) {
   rgb[0] = e[0];
   rgb[1] = e[1];
   rgb[2] = e[2];
+}
+
+void LineColour(Colormap c, float t, bool light_background, uint8_t rgb[3]) {
+  t = std::clamp(t, 0.0f, 1.0f);
+  if (c == Colormap::Diverging) return ColormapSample(c, light_background ? 0.6f + 0.4f * t : 0.55f + 0.2f * t, rgb);
+  if (!light_background) return ColormapSample(c, 0.25f + 0.75f * t, rgb);
+  if (c == Colormap::Greys) return ColormapSample(c, 0.8f * (1.0f - t), rgb);
+  ColormapSample(c, 0.7f - 0.6f * t, rgb);
 }
 
 uint32_t ContrastingTextColor(const uint8_t rgb[3]) {

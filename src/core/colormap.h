@@ -55,6 +55,13 @@ const ColormapTable* FindColormap(const char* name);  // by name; nullptr if unk
 const uint8_t* ColormapLut(Colormap c);                    // kColormapLutSize RGBA8 entries, static, alpha 255
 int ColormapLutIndex(float t);                             // floor(clamp(t) * 255 + 0.5); NaN -> 0
 void ColormapSample(Colormap c, float t, uint8_t rgb[3]);  // rgb = ColormapLut(c)[ColormapLutIndex(t)]
+// The colour of a line of weight t in [0, 1] (the lines view, its SVG): the strongest lines stand out
+// most from the background (opacity and width show the weight as well). On a dark background the
+// colormap from a quarter up to its light end (the diverging map: its red half, pale to red). On a
+// light one (the light theme, the SVG's white page) strong lines take the colormap's dark end: greys
+// from light grey to black, viridis and magma from their middle down, the diverging map from pale red
+// to its darkest red (a light end vanishes on white: the greys' strongest lines were white on white).
+void LineColour(Colormap c, float t, bool light_background, uint8_t rgb[3]);
 // Colour i of a categorical palette (d3's category10, as BertViz colours heads), repeating after ten.
 void CategoryColour(int i, uint8_t rgb[3]);
 

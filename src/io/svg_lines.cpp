@@ -17,15 +17,6 @@ std::string Num(float v) {
   return b;
 }
 
-// A line's colour on the white page, strong lines the darkest: greys runs from light grey to black,
-// the diverging map over its red half, viridis and magma without their last fifth (yellow and
-// near-white vanish on white). Opacity and width show the weight as well.
-void LineColourOnWhite(Colormap c, float t, uint8_t rgb[3]) {
-  if (c == Colormap::Greys) return ColormapSample(c, 0.8f * (1.0f - t), rgb);
-  if (c == Colormap::Diverging) return ColormapSample(c, 0.6f + 0.4f * t, rgb);
-  ColormapSample(c, 0.8f * t, rgb);
-}
-
 std::string Colour(const uint8_t rgb[3]) {
   char col[8];
   std::snprintf(col, sizeof col, "#%02x%02x%02x", rgb[0], rgb[1], rgb[2]);
@@ -55,7 +46,7 @@ void ForEachLine(const SvgLinesHead& h, int shown, const SvgLinesOptions& o,
       if (fixed)
         s.rgb[0] = h.rgb[0], s.rgb[1] = h.rgb[1], s.rgb[2] = h.rgb[2];
       else
-        LineColourOnWhite(o.colormap, t, s.rgb);
+        LineColour(o.colormap, t, true, s.rgb);  // on the white page
       s.opacity = 0.15f + 0.85f * t;
       s.width = 0.5f + 3.0f * t;
       f(r, c, v, s);

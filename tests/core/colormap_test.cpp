@@ -175,4 +175,22 @@ TEST(Colormap, ContrastingTextColor) {
   EXPECT_EQ(attnviz::ContrastingTextColor(centre), black);
 }
 
+// The lines view's colours: the strongest line stands out from the background, more than the weakest,
+// on the dark theme's background and on the light theme's (where greys' strongest line was white on
+// near-white) and the SVG's white page.
+TEST(Colormap, StrongLinesStandOutOnDarkAndLightBackgrounds) {
+  auto luma = [](const uint8_t c[3]) { return 0.2126f * c[0] + 0.7152f * c[1] + 0.0722f * c[2]; };
+  for (const float bg : {15.0f, 240.0f, 255.0f}) {  // imgui's dark and light window backgrounds, white
+    for (Colormap c : {Colormap::Greys, Colormap::Viridis, Colormap::Magma, Colormap::Diverging}) {
+      uint8_t weak[3], strong[3];
+      attnviz::LineColour(c, 0.0f, bg > 128, weak);
+      attnviz::LineColour(c, 1.0f, bg > 128, strong);
+      // Drawn at the lines view's opacity, 0.08 + 0.92 t: weak lines are faint whatever their colour.
+      const float s = std::fabs(luma(strong) - bg), w = 0.08f * std::fabs(luma(weak) - bg);
+      EXPECT_GT(s, 100.0f) << attnviz::ColormapName(c) << " on " << bg << ": the strongest line";
+      EXPECT_GT(s, w + 40.0f) << attnviz::ColormapName(c) << " on " << bg << ": strong vs weak";
+    }
+  }
+}
+
 }  // namespace

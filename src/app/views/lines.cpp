@@ -219,7 +219,10 @@ void DrawToolbar(LinesViewState* ls, int rows, int cols, bool heads_available) {
   ImGui::BeginDisabled(ls->all_heads && heads_available);
   ImGui::Checkbox("colormap colours", &ls->use_colormap);
   ImGui::EndDisabled();
-  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Colour lines by the sidebar's colormap and scale, or a fixed accent");
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip(
+        "Colour lines by the sidebar's colormap and scale, or a fixed accent (in the light theme strong lines "
+        "take the colormap's dark end)");
   ImGui::SameLine();
   ImGui::Checkbox("per target", &ls->row_normalised);
   if (ImGui::IsItemHovered())
@@ -286,7 +289,8 @@ void PickToken(const LinesFrame& F, bool hovered, LinesViewState* ls) {
 }
 
 // Opacity and width grow with the weight (relative to its row's maximum, or through the sidebar's
-// scale); colours start a quarter up the colormap so weak lines stay visible.
+// scale); colours follow the colormap as LineColour puts it on the theme's background (in the light
+// theme the greys' strongest lines were white on white).
 // head_rgb: all-heads mode's colour of this map's head (else the colormap or the accent).
 // Returns the lines drawn.
 int DrawLineSet(ImDrawList* dl, const AttentionMap& map, const HeatmapStyle& style, const LinesFrame& F,
@@ -294,6 +298,8 @@ int DrawLineSet(ImDrawList* dl, const AttentionMap& map, const HeatmapStyle& sty
   const uint8_t accent[3] = {255, 160, 60};
   const HeatmapStyle resolved = ResolveStyle(style, map);
   const bool need_row_max = ls.row_normalised || style.scale == ScaleMode::PerRow;
+  const ImVec4 bg = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
+  const bool light = 0.2126f * bg.x + 0.7152f * bg.y + 0.0722f * bg.z > 0.5f;
   int drawn = 0;
   for (const LineCache::Line& line : lc.lines) {
     if (dl->VtxBuffer.Size >= kVertexGuard) break;
@@ -304,7 +310,7 @@ int DrawLineSet(ImDrawList* dl, const AttentionMap& map, const HeatmapStyle& sty
     if (head_rgb)
       rgb[0] = head_rgb[0], rgb[1] = head_rgb[1], rgb[2] = head_rgb[2];
     else if (ls.use_colormap)
-      ColormapSample(style.colormap, 0.25f + 0.75f * t, rgb);
+      LineColour(style.colormap, t, light, rgb);
     const float alpha = std::clamp(0.08f + 0.92f * t, 0.0f, 1.0f);
     const float width = std::round(1.0f + 3.0f * t);
     dl->AddLine(ImVec2(F.src.x, F.src.Y(line.col)), ImVec2(F.tgt.x, F.tgt.Y(line.row)),
