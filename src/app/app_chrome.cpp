@@ -248,6 +248,11 @@ bool KeyPressed(ImGuiKey key, bool repeat = true) {
 
 }  // namespace
 
+bool LightStyle() {
+  const ImVec4 bg = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
+  return 0.2126f * bg.x + 0.7152f * bg.y + 0.0722f * bg.z > 0.5f;
+}
+
 void ApplyStyle(bool light) {
   if (light)
     ImGui::StyleColorsLight();

@@ -7,6 +7,7 @@ namespace attnviz {
 struct AppState;
 
 void ApplyStyle(bool light);        // the dark theme, or the light one
+bool LightStyle();                  // the style drawn with has a light window background
 void BuildFonts(float dpi_scale);   // the embedded UI font, rasterised at the DPI scale
 void HandleShortcuts(AppState* s);  // Space, arrows, Home/End, 1..N, ?, Ctrl+O, Ctrl+S
 void DrawMenuBar(AppState* s);      // File, Examples, View, Help (not in embeds)

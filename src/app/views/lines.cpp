@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "app/app_chrome.h"
 #include "app/app_state.h"
 #include "imgui.h"
 #include "io/json.h"
@@ -298,8 +299,7 @@ int DrawLineSet(ImDrawList* dl, const AttentionMap& map, const HeatmapStyle& sty
   const uint8_t accent[3] = {255, 160, 60};
   const HeatmapStyle resolved = ResolveStyle(style, map);
   const bool need_row_max = ls.row_normalised || style.scale == ScaleMode::PerRow;
-  const ImVec4 bg = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
-  const bool light = 0.2126f * bg.x + 0.7152f * bg.y + 0.0722f * bg.z > 0.5f;
+  const bool light = LightStyle();
   int drawn = 0;
   for (const LineCache::Line& line : lc.lines) {
     if (dl->VtxBuffer.Size >= kVertexGuard) break;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "app/app_chrome.h"
 #include "app/app_state.h"
 #include "imgui.h"
 #include "io/json.h"
@@ -275,7 +276,11 @@ void DrawKeyRow(const AttentionMap& m, const AttentionInputs& in, int r, int j, 
   const AttentionSteps& st = m.steps;
   char buf[256];
   ImGui::TableNextRow();
-  if (best) ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg1, IM_COL32(90, 70, 20, 160));
+  // Amber behind the largest weight, and slate behind the sums, each in the theme's tone (the dark
+  // theme's slate left the light theme's black text unreadable).
+  if (best)
+    ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg1,
+                           LightStyle() ? IM_COL32(255, 205, 90, 120) : IM_COL32(90, 70, 20, 160));
   ImGui::TableNextColumn();
   ImGui::Text("%s", j < (int)in.key_labels.size() ? in.key_labels[(size_t)j].c_str() : "?");
   ImGui::TableNextColumn();
@@ -317,7 +322,8 @@ void DrawComputationTable(const AttentionMap& m, const AttentionInputs& in, int 
   for (int j = 0; j < n_k; ++j) DrawKeyRow(m, in, r, j, j == best, sv);
   char buf[256];
   ImGui::TableNextRow(ImGuiTableRowFlags_None);
-  ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg1, IM_COL32(40, 60, 90, 200));
+  ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg1,
+                         LightStyle() ? IM_COL32(185, 200, 225, 255) : IM_COL32(40, 60, 90, 200));
   ImGui::TableNextColumn();
   ImGui::TextUnformatted("\xce\xa3 (sum)");
   for (int c = 0; c < 5; ++c) ImGui::TableNextColumn();  // to the exp column
