@@ -14,6 +14,20 @@
 namespace attnviz {
 namespace {
 
+// "attnviz-<example's stem>": in the heatmap, which shows one head, then its layer and head
+// (MapSuffix), so that each head's figure has a name of its own. ExportStem: safe on every file system.
+std::string FigureStem(const AppState* s) {
+  const bool one_head = std::string(ViewInfoAt(s->view).name) == "heatmap";
+  return "attnviz-" + ExportStem(s->examples[(size_t)s->current].id) + (one_head ? MapSuffix(s) : "");
+}
+
+// "attnviz-<figure's stem>@2x.png".
+std::string CaptureName(const AppState* s, float scale) {
+  char tail[32];
+  std::snprintf(tail, sizeof tail, "@%gx.png", scale);
+  return FigureStem(s) + tail;
+}
+
 // GIF and WebM are encoded by the page: the app asks it with an "export" event
 // {"format": "gif"|"webm", "stepMs": N, "name": the download's file name}, which attnviz-embed.js answers by recording
 // the steps.
@@ -24,18 +38,10 @@ Status RequestAnimationExport(AppState* s, const char* format, int step_ms) {
                          "--out fig.gif");
   if (step_ms < 20 || step_ms > 60000) return Status::Error("the step time must be 20..60000 ms");
   if (s->events.size() >= 64) s->events.erase(s->events.begin());
-  s->events.push_back(
-      {"export", std::string("{\"format\":\"") + format + "\",\"stepMs\":" + std::to_string(step_ms) +
-                     ",\"name\":" + JsonEscape("attnviz-" + ExportStem(s->Current().id) + "." + format) + "}"});
+  s->events.push_back({"export", std::string("{\"format\":\"") + format + "\",\"stepMs\":" + std::to_string(step_ms) +
+                                     ",\"name\":" + JsonEscape(FigureStem(s) + "." + format) + "}"});
   s->Notify(std::string("recording the animation as ") + format + "...", false);
   return Status::Ok();
-}
-
-// "attnviz-<example's stem>@2x.png" (ExportStem: safe on every file system).
-std::string CaptureName(const std::string& id, float scale) {
-  char tail[32];
-  std::snprintf(tail, sizeof tail, "@%gx.png", scale);
-  return "attnviz-" + ExportStem(id) + tail;
 }
 
 }  // namespace
@@ -44,7 +50,7 @@ Status QueueCapture(AppState* s, float scale, int id) {
   if (!(scale >= 1.0f && scale <= kMaxExportScale)) return Status::Error("the PNG scale must be between 1 and 4");
   if (s->config.headless) return Status::Error("save-png: nothing is drawn in a headless app");
   if (s->exports.captures.size() >= 16) return Status::Error("save-png: 16 captures are already waiting");
-  s->exports.captures.push_back({scale, id, CaptureName(s->Current().id, scale)});
+  s->exports.captures.push_back({scale, id, CaptureName(s, scale)});
   return Status::Ok();
 }
 

@@ -562,12 +562,19 @@ Status NeedWholeMap(AppState* s, const AttentionMap& m) {
   return Status::Error(m.name + " is not all in memory yet; wait for it, or zoom out");
 }
 
-// A name for exports of map m: the example id, plus the map index when there are several; the
-// view's name for a map of its own (the translation).
+std::string MapSuffix(const AppState* s) {
+  const Example& ex = s->examples[(size_t)s->current];
+  if (ex.maps.size() <= 1) return "";
+  int layer = 0, head = 0;
+  ex.LayerHeadOf(s->current_map, &layer, &head);
+  return "-layer" + std::to_string(layer) + "-head" + std::to_string(head);
+}
+
+// A file name (without its extension) for exports of map m: the example's stem and the map's layer
+// and head (MapSuffix); the view's name for a map of its own (the translation).
 std::string MapFileStem(AppState* s, const AttentionMap& m) {
   if (&m != &s->CurrentMap()) return ViewInfoAt(s->view).name;
-  const Example& ex = s->Current();
-  return ex.maps.size() > 1 ? ex.id + "-map" + std::to_string(s->current_map) : ex.id;
+  return ExportStem(s->Current().id) + MapSuffix(s);
 }
 
 Status QueueSvgDownload(AppState* s) {
@@ -595,7 +602,7 @@ Status QueueSvgDownload(AppState* s) {
   const Status st = HeatmapSvgString(m.weights, m.source_tokens.vec(), m.target_tokens.vec(),
                                      ColormapName(s->style.colormap), opt, &svg);
   if (!st) return st;
-  QueueDownload(s, DownloadName(MapFileStem(s, m), ".svg"), "image/svg+xml", std::move(svg));
+  QueueDownload(s, MapFileStem(s, m) + ".svg", "image/svg+xml", std::move(svg));
   return Status::Ok();
 }
 
@@ -629,7 +636,7 @@ Status QueueCsvDownload(AppState* s) {
   if (Status st = NeedWholeMap(s, m); !st) return st;
   if (Status st = ExportRoom("save-csv", MapSize(m), (uint64_t)m.weights.size() * 10); !st) return st;
   const std::string csv = MatrixCsv(m.weights, m.source_tokens.vec(), m.target_tokens.vec());
-  QueueDownload(s, DownloadName(MapFileStem(s, m), ".csv"), "text/csv", csv);
+  QueueDownload(s, MapFileStem(s, m) + ".csv", "text/csv", csv);
   return Status::Ok();
 }
 
@@ -643,7 +650,7 @@ Status QueueNpyDownload(AppState* s) {
   std::vector<uint8_t> bytes;
   const Status st = WriteNpy(FromMatrix(m.weights), &bytes);
   if (!st) return st;
-  QueueDownload(s, DownloadName(MapFileStem(s, m), ".npy"), "application/octet-stream", std::move(bytes));
+  QueueDownload(s, MapFileStem(s, m) + ".npy", "application/octet-stream", std::move(bytes));
   return Status::Ok();
 }
 

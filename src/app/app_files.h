@@ -86,6 +86,9 @@ Status SelectSet(AppState* s, const std::string& which);  // by set name or inde
 // decoder.self_attn" gives "attention-decoder.self_attn" (the opened file's name without its
 // extension, then the set); characters file systems refuse become '_'; at most 120 bytes.
 std::string ExportStem(const std::string& id);
+// "-layer2-head5" for the map shown when the example has several, else "" (in export names: each
+// head's figure gets a name of its own, and says which head it is).
+std::string MapSuffix(const AppState* s);
 Status QueueSvgDownload(AppState* s);   // the current map as a standalone SVG heatmap
 Status QueueJsonDownload(AppState* s);  // the current example as an attnviz attention JSON file
 Status QueueCsvDownload(AppState* s);   // the current map as CSV, tokens as the header row and column

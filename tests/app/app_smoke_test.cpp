@@ -1191,6 +1191,32 @@ TEST(AppFiles, AFileWithSeveralSetsOpensOnTheCrossSetPlayingAndSwitchesSets) {
 
 // Export file names: the opened file's name without its extension, then the set; what file systems
 // refuse (or a shell or URL would misread) becomes '_'; long names end on a whole UTF-8 character.
+// Each head's export has a name of its own that says which head it is: "heads-layer1-head2.svg"
+// (a file without sets gave "heads.svg" for every head: the "-map5" it appended looked like an
+// extension and was cut).
+TEST(AppFiles, ExportsOfOneHeadAreNamedAfterItsLayerAndHead) {
+  HeadlessApp t;
+  const std::string head = "[[0.5,0.5],[0.5,0.5]]", layer = "{\"heads\":[" + head + "," + head + "," + head + "]}";
+  const std::string f = R"({"tokens":["a","b"],"layers":[)" + layer + "," + layer + "]}";
+  t.app.OpenFileBytes("heads.json", reinterpret_cast<const unsigned char*>(f.data()), f.size());
+  t.Run("view heatmap");
+  t.Run("layer-head 1 2");
+  t.Frames(1);
+  std::string name, mime;
+  std::vector<unsigned char> bytes;
+  for (const char* c : {"save-svg", "save-csv", "save-npy"}) {
+    ASSERT_TRUE(t.app.Command(c).ok) << c;
+    ASSERT_TRUE(t.app.PopDownload(&name, &mime, &bytes)) << c;
+    EXPECT_EQ(name.substr(0, name.rfind('.')), "heads-layer1-head2") << c;
+  }
+  const std::string one = R"({"tokens":["a","b"],"weights":[[0.5,0.5],[0.5,0.5]]})";
+  t.app.OpenFileBytes("one.json", reinterpret_cast<const unsigned char*>(one.data()), one.size());
+  t.Frames(1);
+  ASSERT_TRUE(t.app.Command("save-svg").ok);
+  ASSERT_TRUE(t.app.PopDownload(&name, &mime, &bytes));
+  EXPECT_EQ(name, "one.svg") << "a single map needs no layer and head";
+}
+
 TEST(AppFiles, ExportNamesAreTheFileAndTheSetSafeOnEveryFileSystem) {
   EXPECT_EQ(attnviz::ExportStem("file:attention.npz#decoder.layers.self_attn"), "attention-decoder.layers.self_attn");
   EXPECT_EQ(attnviz::ExportStem("file:attention.npz"), "attention");

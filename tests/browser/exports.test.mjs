@@ -200,6 +200,19 @@ async function main() {
       const name = (await dl).suggestedFilename();
       check(`${cmd} downloads ${name}`, re.test(name));
     }
+    // A head's PNG is named after its layer and head, so that each head's figure has its own file (a
+    // file of several heads opens on the grid, whose PNG shows them all: the heatmap shows one).
+    const h2 = [[0.5, 0.5], [0.25, 0.75]];
+    await page.evaluate((f) => window.attnviz.load(f, 'two-heads.json'), { tokens: ['a', 'b'], layers: [{ heads: [h2, h2] }] });
+    await page.evaluate(() => { window.attnviz.command('view heatmap'); window.attnviz.command('layer-head 0 1'); });
+    await frames(page, 3);
+    const dlHead = page.waitForEvent('download', { timeout: 60000 });
+    await page.evaluate(() => window.attnviz.command('save-png 2'));
+    const headName = (await dlHead).suggestedFilename();
+    check(`a head's PNG says which head it is: ${headName}`, headName === 'attnviz-two-heads-layer0-head1@2x.png');
+    await page.evaluate((f) => window.attnviz.load(f, 'translation10.json'), FILE);
+    await page.evaluate(() => window.attnviz.command('step 10'));
+    await frames(page, 4);
     // The lines view saves its own SVG.
     await page.evaluate(() => window.attnviz.command('view lines'));
     await frames(page, 4);
