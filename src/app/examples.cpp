@@ -338,6 +338,10 @@ const std::vector<std::string>& TokenList::Empty() {
   return kEmpty;
 }
 
+const char* StepNoun(const Example& ex) {
+  return ex.kind == "self" ? "rows" : "decoded";
+}
+
 void Example::LayerHeadOf(int map, int* layer, int* head) const {
   if (layer_first_map.empty()) {
     *layer = map / std::max(1, heads);

@@ -111,6 +111,10 @@ struct Example {
   int lazy_set = 0;
 };
 
+// The word before the decoding timeline's count: "rows" for self-attention (an encoder reads its
+// sentence at once: the rows are queries, not words decoded), "decoded" otherwise.
+const char* StepNoun(const Example& ex);
+
 // Builds a lazy example if it has not been built yet (no-op otherwise).
 Status EnsureExampleBuilt(Example* ex);
 

@@ -103,6 +103,11 @@ bool DrawTimelineControls(Timeline* t, const char* step_label) {
     t->playing = false;
     changed = true;
   }
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip(
+        t->mode == TimelineMode::Decoding
+            ? "Rows shown so far: one query row a step, as a decoder emits one word at a time (drag to scrub)"
+            : "The map shown, blended into the next between steps (drag to scrub)");
   ImGui::SameLine();
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 7);
   changed |= ImGui::SliderFloat("##speed", &t->speed, 0.25f, 20.0f, "%.2f steps/s", ImGuiSliderFlags_Logarithmic);

@@ -153,7 +153,7 @@ void HeatmapView::DrawDecoding(AppState* s) {
     WantLazyRows(s, map, &widget);
   else
     widget.underlay = nullptr, widget.arriving = nullptr, widget.installed_key = 0;
-  if (s->config.controls) DrawTimelineControls(&tl, "decoded");
+  if (s->config.controls) DrawTimelineControls(&tl, StepNoun(s->Current()));
   LowContrastNote(&s->style, map);
   widget.rows_shown = tl.Step();
   widget.current_row = (tl.Step() < tl.count || tl.playing) ? tl.Step() - 1 : -1;

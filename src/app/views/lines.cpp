@@ -555,7 +555,7 @@ void LinesView::Draw(AppState* s) {
   const int rows = (int)map.weights.rows(), cols = (int)map.weights.cols();
   Timeline& tl = s->timeline;
   if (tl.mode != TimelineMode::Decoding || tl.count != rows) tl.Reset(TimelineMode::Decoding, rows);
-  if (s->config.controls) DrawTimelineControls(&tl, "decoded");
+  if (s->config.controls) DrawTimelineControls(&tl, StepNoun(s->Current()));
   ls.rows_shown = std::clamp(tl.Step(), 0, rows);
   bool available = false;
   const std::vector<ShownHead> heads = ShownHeads(s, &ls, &available);
