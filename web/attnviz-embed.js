@@ -181,6 +181,13 @@
     });
   }
 
+  // The name load(data) gives data without one: its meta.name when it is a plain word (what the
+  // status bar says was opened, and the stem of the exports' file names), else "attention".
+  function dataName(data) {
+    const n = data && data.meta && typeof data.meta.name === 'string' ? data.meta.name.trim() : '';
+    return (/^[^\\/:*?"<>|\x00-\x1f]{1,80}$/.test(n) ? n : 'attention') + '.json';
+  }
+
   // JSON text of data given as arrays (the attention file's JSON schema; Float32Arrays allowed).
   function dataToJson(data) {
     return JSON.stringify(data, (key, value) => (ArrayBuffer.isView(value) ? Array.from(value) : value));
@@ -401,7 +408,7 @@
         // load(url) fetches; load({sets | weights, tokens | source_tokens + target_tokens, ...}) takes
         // the attention file's JSON schema with plain arrays or Float32Arrays.
         load: (data, name) => opened(typeof data === 'string' ? openUrl(data) : Promise.resolve().then(() =>
-          openBytes(name || 'data.json', new TextEncoder().encode(dataToJson(data))))),
+          openBytes(name || dataName(data), new TextEncoder().encode(dataToJson(data))))),
         setView: setter('view'),
         setSet: setter('set'),
         setMap: setter('map'),

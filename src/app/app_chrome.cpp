@@ -195,9 +195,11 @@ void DrawMatrixInfo(AppState* s) {
   if (!m.Complete()) {  // a lazily read map: which of its rows are in memory, and whether more are coming
     const int held = (int)m.weights.rows();
     const bool reading = LazyReading(s, s->current_map);
-    if (held == 0)
-      ImGui::TextDisabled(reading ? "loading..." : "not in memory (read when a view draws it)");
-    else
+    if (held == 0) {  // wrapped: the sidebar is narrower than the line (300 px at most)
+      ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+      ImGui::TextWrapped("%s", reading ? "loading..." : "not in memory (read when a view draws it)");
+      ImGui::PopStyleColor();
+    } else
       ImGui::TextDisabled("rows %d-%d in memory%s", m.row_offset, m.row_offset + held - 1,
                           reading ? ", loading..." : "");
   }

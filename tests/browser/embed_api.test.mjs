@@ -74,7 +74,8 @@ async function main() {
     await frames(page, 6);
     d1 = await page.evaluate(() => window.viewers[0].describe());
     const h = d1.heatmaps.find((x) => x.id === 'main');
-    check('load() from arrays opens the data', d1.example === 'file:data.json' && h && h.rows === 2 && h.cols === 3);
+    check('load() from arrays opens the data, named "attention" (not "data")',
+      d1.example === 'file:attention.json' && h && h.rows === 2 && h.cols === 3, d1.example);
     const box = await page.evaluate(() => { const r = window.viewers[0].canvas.getBoundingClientRect(); return [r.x, r.y]; });
     const shot = PNG.sync.read(await page.screenshot({ path: path.join(ARTIFACTS, 'embed-api.png') }));
     const shifted = { ...h, rect: [h.rect[0] + box[0], h.rect[1] + box[1], h.rect[2] + box[0], h.rect[3] + box[1]] };
@@ -84,6 +85,14 @@ async function main() {
       .then(() => '', (e) => e.message));
     check("a bad load() rejects with the reason and fires 'error'", /weights/.test(err) &&
       (await page.evaluate(() => window.events.error.length)) === 1, err);
+    const named = await page.evaluate(async () => {
+      await window.viewers[0].load({ tokens: ['a', 'b'], weights: [[1, 0], [0.5, 0.5]], meta: { name: 'lesson 3' } });
+      const a = window.viewers[0].describe().example;
+      await window.viewers[0].load({ tokens: ['a', 'b'], weights: [[1, 0], [0.5, 0.5]], meta: { name: '../x' } });
+      return [a, window.viewers[0].describe().example];
+    });
+    check("load(data) takes its name from meta.name when it is a plain name", named[0] === 'file:lesson 3.json' &&
+      named[1] === 'file:attention.json', JSON.stringify(named));
 
     // Keyboard: the page's input keeps its keys; Tab moves through input, viewer, link.
     await page.focus('#before');

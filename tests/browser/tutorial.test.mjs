@@ -29,7 +29,7 @@ async function main() {
     for (let i = 0; i < 7; ++i) {
       check(`step ${i + 1}: only its views`, JSON.stringify(d[i].views) === JSON.stringify(expect[i]), JSON.stringify(d[i].views));
     }
-    check('step 1 shows the soft dictionary (0.8, 0.2)', d[0].example === 'file:data.json' &&
+    check('step 1 shows the soft dictionary (0.8, 0.2)', d[0].example === 'file:attention.json' &&
       d[0].heatmaps[0] && Math.abs(d[0].heatmaps[0].weights[0] - 0.8) < 1e-6);
     check('step 2 shows 927 / 397 / 148 / 929', JSON.stringify(d[1].steps.shown_scores) === '[927,397,148,929]',
       JSON.stringify(d[1].steps.shown_scores));
