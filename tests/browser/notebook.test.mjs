@@ -149,6 +149,23 @@ async function main() {
 
     const ours = errors.filter((e) => !templateRefs.includes(e.url));
     check('no console errors from the outputs', ours.length === 0, ours.slice(0, 3).map((e) => e.text).join(' | '));
+
+    // A notebook viewer that strips the first output's data element (a sanitiser that drops unknown
+    // script types): that output says why in its own box; the others still start.
+    const html = fs.readFileSync(HTML, 'utf8');
+    const stripped = html.replace(/<script type="application\/octet-stream" id="[^"]*-data">[^<]*<\/script>/, '');
+    const strippedFile = HTML.replace(/\.html$/, '') + '-no-data.html';
+    fs.writeFileSync(strippedFile, stripped);
+    const page2 = await (await browser.newContext({ viewport: { width: 1100, height: 800 } })).newPage();
+    await page2.goto(pathToFileURL(strippedFile).href);
+    await page2.waitForFunction(() => [...document.querySelectorAll('.attnviz-output')]
+      .every((e) => ['ready', 'error'].includes(e.getAttribute('data-attnviz-state'))), null, { timeout: 120000 });
+    const states2 = await page2.evaluate(() => [...document.querySelectorAll('.attnviz-output')].map(
+      (e) => [e.getAttribute('data-attnviz-state'), e.getAttribute('data-attnviz-error'),
+        (e.querySelector('.attnviz-error') || {}).textContent || '']));
+    check('an output whose inlined data was stripped says so in its box; the others start', stripped !== html &&
+      states2[0][0] === 'error' && /inlined data .* is missing/.test(states2[0][2]) &&
+      states2.slice(1).every((s) => s[0] === 'ready'), JSON.stringify(states2.map((s) => [s[0], s[1]])));
   } finally {
     await browser.close();
   }
