@@ -215,6 +215,7 @@
     // Theme: 'light' or 'dark', or 'auto' (the default), which follows prefers-color-scheme.
     const schemeQuery = global.matchMedia ? global.matchMedia('(prefers-color-scheme: light)') : null;
     const autoTheme = options.theme !== 'light' && options.theme !== 'dark';
+    let themeChosen = false;  // the reader picked one (View > Light theme, setTheme): stop following
     const themeNow = () => (autoTheme ? (schemeQuery && schemeQuery.matches ? 'light' : 'dark') : options.theme);
     element.classList.toggle('attnviz-light', themeNow() === 'light');
 
@@ -418,6 +419,7 @@
         setTheme: (t) => {
           const err = run('theme ' + t);
           if (err) throw new Error(err);
+          themeChosen = true;
           element.classList.toggle('attnviz-light', t === 'light');
         },
         // Blobs: the view at 1x-4x as PNG; the animation (each step held stepMs) as GIF or WebM.
@@ -447,6 +449,10 @@
           viewer.module = null;
         },
       };
+      viewer.on('theme', (e) => {  // View > Light theme
+        themeChosen = true;
+        element.classList.toggle('attnviz-light', e.theme === 'light');
+      });
       // File > Save animation / save-gif / save-webm: the app asks the page to record and download.
       viewer.on('export', (e) => {
         const name = e.name || `attnviz.${e.format}`;  // the app's name for it (ExportStem)
@@ -467,6 +473,7 @@
       });
       if (autoTheme && schemeQuery) {  // the reader switches their system theme: follow it
         listen(schemeQuery, 'change', () => {
+          if (themeChosen) return;
           element.classList.toggle('attnviz-light', themeNow() === 'light');
           run('theme ' + themeNow());
         });

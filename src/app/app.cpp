@@ -71,10 +71,7 @@ void DrawMainWindow(AppState* s) {
 
 // "step" and "hover" events when they changed during this frame.
 void QueueEvents(AppState* s) {
-  auto push = [s](const char* type, std::string json) {
-    if (s->events.size() >= 64) s->events.erase(s->events.begin());  // nobody is reading: keep the newest
-    s->events.push_back({type, std::move(json)});
-  };
+  auto push = [s](const char* type, std::string json) { s->Emit(type, std::move(json)); };
   const int step = s->ShownTimeline().Step();
   if (step != s->last_step) push("step", "{\"step\":" + std::to_string(step) + "}");
   s->last_step = step;

@@ -368,7 +368,11 @@ void DrawMenuBar(AppState* s) {
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip(
           "A dim \xc2\xb7 for a word start (\xe2\x96\x81, \xc4\xa0) and \xe2\x80\x90 for a continuation (##)");
-    if (ImGui::MenuItem("Light theme", nullptr, s->light_theme)) ApplyStyle(s->light_theme = !s->light_theme);
+    if (ImGui::MenuItem("Light theme", nullptr, s->light_theme)) {
+      ApplyStyle(s->light_theme = !s->light_theme);
+      // The reader chose: the page stops following the system's colour scheme (attnviz-embed.js).
+      s->Emit("theme", s->light_theme ? "{\"theme\":\"light\"}" : "{\"theme\":\"dark\"}");
+    }
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip("Dark text on white, for PNG figures in papers and slides (SVG exports are always on white)");
     ImGui::EndMenu();

@@ -37,9 +37,8 @@ Status RequestAnimationExport(AppState* s, const char* format, int step_ms) {
                          ": the animation is encoded by the browser page; natively, use attnviz-cli render FILE "
                          "--out fig.gif");
   if (step_ms < 20 || step_ms > 60000) return Status::Error("the step time must be 20..60000 ms");
-  if (s->events.size() >= 64) s->events.erase(s->events.begin());
-  s->events.push_back({"export", std::string("{\"format\":\"") + format + "\",\"stepMs\":" + std::to_string(step_ms) +
-                                     ",\"name\":" + JsonEscape(FigureStem(s) + "." + format) + "}"});
+  s->Emit("export", std::string("{\"format\":\"") + format + "\",\"stepMs\":" + std::to_string(step_ms) +
+                        ",\"name\":" + JsonEscape(FigureStem(s) + "." + format) + "}");
   s->Notify(std::string("recording the animation as ") + format + "...", false);
   return Status::Ok();
 }

@@ -44,6 +44,11 @@ void AppState::Notify(const std::string& text, bool error) {
   message_time = ImGui::GetCurrentContext() ? ImGui::GetTime() : 0.0;
 }
 
+void AppState::Emit(const char* type, std::string json) {
+  if (events.size() >= 64) events.erase(events.begin());  // nobody is reading: keep the newest
+  events.push_back({type, std::move(json)});
+}
+
 void AppState::ReleaseTextures(HeatmapViewState* v) {
   if (!env.renderer) return;  // headless: nothing was uploaded
   renderer.Release(&v->tex);

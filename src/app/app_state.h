@@ -107,6 +107,7 @@ struct AppState {
   Timeline& ShownTimeline();
   ViewModule& ActiveView() { return *views[(size_t)view]; }  // the module of the view shown
   void Notify(const std::string& text, bool error);          // status bar message
+  void Emit(const char* type, std::string json);             // an event for the page (at most 64 kept)
   void ReleaseTextures(HeatmapViewState* v);                 // frees a widget's GPU copies (no-op headless)
 };
 

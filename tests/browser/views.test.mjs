@@ -245,6 +245,23 @@ async function main() {
     check('its 3 rows were sent as halves, 2 bytes a cell', tex.some((t) => t[0] === 'sub' && t[2] === gl.HALF_FLOAT &&
       t[4] === 3), JSON.stringify(tex));
 
+    // The theme follows the reader's colour scheme, until they pick one in View > Light theme.
+    const theme = () => page.evaluate(() => window.attnviz.describe().theme);
+    await page.emulateMedia({ colorScheme: 'light' });
+    await frames(page, 3);
+    const followed = await theme();
+    const click = async (x, y) => { await page.mouse.move(x, y); await frames(page, 3); await page.mouse.click(x, y); await frames(page, 3); };
+    await click(145, 10);   // View
+    await click(170, 231);  // Light theme (ticked: unticks it)
+    const picked = await theme();
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await frames(page, 3);
+    await page.emulateMedia({ colorScheme: 'light' });
+    await frames(page, 3);
+    const keptTheme = await theme();
+    check('the theme follows the colour scheme until the reader picks one in the View menu',
+      followed === 'light' && picked === 'dark' && keptTheme === 'dark', `${followed} ${picked} ${keptTheme}`);
+
     check('no console errors', errors.length === 0, errors.slice(0, 3).join(' | '));
   } finally {
     await app.close();
