@@ -27,7 +27,8 @@ export interface AttentionData {
     head_names?: string[];
   }>;
   tokenizer?: { space_marker?: string | null; continuation_marker?: string | null; special_tokens?: string[] };
-  meta?: Record<string, unknown>;
+  /** meta.name: the name load(data) gives the data when it gets none (a plain name; else 'attention'). */
+  meta?: Record<string, unknown> & { name?: string };
 }
 
 export interface MountOptions {
@@ -51,6 +52,8 @@ export interface ViewerEvents {
   error: { message: string };
   /** File > Save animation (or the save-gif / save-webm command): the viewer records and downloads it itself. */
   export: { format: 'gif' | 'webm'; stepMs: number; name: string };  // name: the download's file name
+  /** View > Light theme: the reader picked a theme; the viewer stops following prefers-color-scheme. */
+  theme: { theme: 'light' | 'dark' };
 }
 
 export interface Viewer {
