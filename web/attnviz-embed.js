@@ -181,8 +181,9 @@
     });
   }
 
-  // The name load(data) gives data without one: its meta.name when it is a plain word (what the
-  // status bar says was opened, and the stem of the exports' file names), else "attention".
+  // The name load(data) gives data without one (what the status bar says was opened, and the stem of
+  // the exports' file names): its meta.name when that is a plain name (no path, none of the characters
+  // file systems refuse, at most 80), else "attention".
   function dataName(data) {
     const n = data && data.meta && typeof data.meta.name === 'string' ? data.meta.name.trim() : '';
     return (/^[^\\/:*?"<>|\x00-\x1f]{1,80}$/.test(n) ? n : 'attention') + '.json';

@@ -7,7 +7,8 @@
 //   LabelRasterizer  the platform's back end: text -> LabelBitmap (one per platform, src/platform/)
 //   LabelTexture     a cached label on the GPU: GL texture and its size in pixels
 //   LabelCache       LRU of LabelTextures keyed by (text, size, colour, rotation), bounded in bytes
-//                    and entries; at most a few new labels are rasterised per frame
+//                    and entries; at most a few new labels are rasterised per frame (every one in
+//                    the frame a PNG export draws)
 #pragma once
 #include <cstddef>
 #include <cstdint>
