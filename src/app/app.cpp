@@ -71,14 +71,13 @@ void DrawMainWindow(AppState* s) {
 
 // "step" and "hover" events when they changed during this frame.
 void QueueEvents(AppState* s) {
-  auto push = [s](const char* type, std::string json) { s->Emit(type, std::move(json)); };
   const int step = s->ShownTimeline().Step();
-  if (step != s->last_step) push("step", "{\"step\":" + std::to_string(step) + "}");
+  if (step != s->last_step) s->Emit("step", "{\"step\":" + std::to_string(step) + "}");
   s->last_step = step;
   int hover[2] = {-1, -1};
   if (!s->ActiveView().HoveredCell(&hover[0], &hover[1])) hover[0] = hover[1] = -1;
   if (hover[0] != s->last_hover[0] || hover[1] != s->last_hover[1])
-    push("hover", "{\"row\":" + std::to_string(hover[0]) + ",\"col\":" + std::to_string(hover[1]) + "}");
+    s->Emit("hover", "{\"row\":" + std::to_string(hover[0]) + ",\"col\":" + std::to_string(hover[1]) + "}");
   s->last_hover[0] = hover[0];
   s->last_hover[1] = hover[1];
 }

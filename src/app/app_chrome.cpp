@@ -414,8 +414,7 @@ void DrawViewTabs(AppState* s) {
     const int i = s->offered[(size_t)k];
     const ImGuiTabItemFlags f = (forced && s->view == i) ? ImGuiTabItemFlags_SetSelected : 0;
     const bool open = ImGui::BeginTabItem(ViewInfoAt(i).label, nullptr, f);
-    const ImVec2 lo = ImGui::GetItemRectMin(), hi = ImGui::GetItemRectMax();
-    s->tab_rects.push_back({(float)i, lo.x, lo.y, hi.x, hi.y});
+    s->tab_rects.push_back({i, ImGui::GetItemRectMin(), ImGui::GetItemRectMax()});
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s  (key %d)", ViewInfoAt(i).help, k + 1);
     if (!open) continue;
     if (!forced) s->view = i;

@@ -111,10 +111,10 @@ void WriteTabs(const AppState* s, JsonWriter* w) {
   for (const auto& t : s->tab_rects) {
     w->BeginObject();
     w->Key("view");
-    w->String(ViewInfoAt((int)t[0]).name);
+    w->String(ViewInfoAt(t.view).name);
     w->Key("rect");
     w->BeginArray(true);
-    for (int k = 1; k < 5; ++k) w->NumberF(t[(size_t)k]);
+    for (float v : {t.lo.x, t.lo.y, t.hi.x, t.hi.y}) w->NumberF(v);
     w->EndArray();
     w->EndObject();
   }

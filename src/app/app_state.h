@@ -2,7 +2,6 @@
 // in one struct handed around, not in loose globals). Each view's own state is its module
 // object in `views` (view_module.h); what several views share lives here.
 #pragma once
-#include <array>
 #include <chrono>
 #include <memory>
 #include <string>
@@ -17,6 +16,7 @@
 #include "app/timeline.h"
 #include "app/token_filter.h"
 #include "app/view_module.h"
+#include "imgui.h"
 #include "render/label_cache.h"
 
 namespace attnviz {
@@ -75,8 +75,12 @@ struct AppState {
   std::vector<std::unique_ptr<ViewModule>> views;  // one per registry row (view_module.h), same order
   int view = 0;                                    // index of the view shown
   int tab_view = -1;                               // the view the tab bar shows (differs for one frame after a switch)
-  std::vector<std::array<float, 5>> tab_rects;     // the view tabs drawn last frame: view index, x0, y0, x1, y1
-  std::vector<int> offered;  // the views this viewer offers (registry indices, tab order; AppConfig::views)
+  struct TabRect {
+    int view;
+    ImVec2 lo, hi;
+  };
+  std::vector<TabRect> tab_rects;  // the view tabs drawn last frame (describe().tabs)
+  std::vector<int> offered;        // the views this viewer offers (registry indices, tab order; AppConfig::views)
 
   std::string message;            // last error or notice, shown in the status bar
   bool message_is_error = false;  // message is an error (red)
