@@ -4,8 +4,8 @@
 //
 // URL options (query or hash): example, view, embed=1, src=URL (an attention file to fetch),
 // theme=light|dark, views=heatmap,steps, and the state: set, map, layer + head, step, colormap,
-// scale, range (auto|fixed|p99|p99.9), numbers. The page keeps the state in its hash, so a copied
-// link reopens the same frame of the same view.
+// scale, range (auto|fixed|p99|p99.9), numbers and colorbar (on|off). The page keeps the state in
+// its hash, so a copied link reopens the same frame of the same view.
 //
 // postMessage API (for iframe embeds): the embedder lists its origins in origins=a,b. Messages
 //   {attnviz: 'command', id, command: 'step 3'}  -> {attnviz: 'result', id, error: ''}
@@ -16,7 +16,7 @@
 const params = new URLSearchParams(location.search);
 for (const [k, v] of new URLSearchParams(location.hash.slice(1))) params.set(k, v);  // the hash wins
 
-const STATE = ['set', 'map', 'view', 'colormap', 'scale', 'range', 'numbers', 'step'];
+const STATE = ['set', 'map', 'view', 'colormap', 'scale', 'range', 'numbers', 'colorbar', 'step'];
 const commands = STATE.filter((k) => params.has(k) && !(k === 'view' && !params.get('src')))
   .map((k) => `${k} ${params.get(k)}`);
 if (params.has('layer') && params.has('head')) commands.push(`layer-head ${params.get('layer')} ${params.get('head')}`);
@@ -38,6 +38,8 @@ function writeHash(v) {
   h.set('colormap', d.colormap);
   h.set('scale', d.scale);
   h.set('range', d.range);
+  h.set('numbers', d.numbers ? 'on' : 'off');
+  h.set('colorbar', d.colorbar ? 'on' : 'off');
   const text = '#' + h.toString();
   if (location.hash !== text) history.replaceState(null, '', location.pathname + location.search + text);
 }

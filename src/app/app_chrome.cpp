@@ -8,6 +8,7 @@
 #include "app/app_export.h"
 #include "app/app_files.h"
 #include "app/app_state.h"
+#include "app/colour_bar.h"
 #include "app/help_tip.h"
 #include "app/lazy_maps.h"
 #include "embedded_font.h"
@@ -79,17 +80,8 @@ void DrawColourBar(AppState* s) {
   // The numbers at both ends and the middle, for the map shown (per row: fractions of the row's maximum).
   HeatmapStyle r;
   s->ColouredMap(&r);
-  char lo[24], mid[24], hi[24];
-  const bool row = r.scale == ScaleMode::PerRow, log = r.scale == ScaleMode::Log;
-  std::snprintf(lo, sizeof(lo), "%.3g", row ? 0.0 : (double)r.vmin);
-  std::snprintf(mid, sizeof(mid), "%.3g",
-                row   ? 0.5
-                : log ? std::sqrt((double)std::max(r.vmin, 1e-12f) * r.vmax)
-                      : 0.5 * (r.vmin + r.vmax));
-  if (row)
-    std::snprintf(hi, sizeof(hi), "row max");
-  else
-    std::snprintf(hi, sizeof(hi), "%.3g", (double)r.vmax);
+  const ColourBarTicks t = MakeColourBarTicks(r);
+  const char *lo = t.lo, *mid = t.mid, *hi = t.hi;
   ImGui::TextDisabled("%s", lo);
   ImGui::SameLine((w - ImGui::CalcTextSize(mid).x) * 0.5f);
   ImGui::TextDisabled("%s", mid);
@@ -141,6 +133,12 @@ void DrawStyleControls(AppState* s) {
         "as in papers (.87, 1.0), leaving the weights that round to 0 blank.");
   ImGui::SameLine();
   ImGui::Checkbox("grid", &s->style.show_grid);
+  ImGui::SameLine();
+  ImGui::Checkbox("colour bar", &s->style.show_colorbar);
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip(
+        "The colour bar beside the Heatmap's and Translate's matrix, with its range:\n"
+        "part of their PNG, for a figure that carries its key.");
   int labels = (int)s->style.labels;
   const char* label_modes[] = {"labels: auto (thinned)", "labels: all", "labels: none"};
   ImGui::SetNextItemWidth(-1);

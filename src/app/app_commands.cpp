@@ -207,6 +207,12 @@ Status CmdNumbers(AppState* s, const CommandArgs& c) {
   return Status::Ok();
 }
 
+Status CmdColorbar(AppState* s, const CommandArgs& c) {
+  if (c.rest != "on" && c.rest != "off") return Status::Error("colorbar on|off");
+  s->style.show_colorbar = c.rest == "on";
+  return Status::Ok();
+}
+
 Status CmdMarkers(AppState* s, const CommandArgs& c) {
   if (c.rest != "on" && c.rest != "off") return Status::Error("markers on|off");
   s->show_markers = c.rest == "on";
@@ -268,6 +274,7 @@ const AppCommand kAppCommands[] = {
     {"scale", "scale global|row|log", CmdScale},
     {"range", "range auto|fixed|p99|p99.9 or range MIN MAX", CmdRange},
     {"numbers", "numbers on|off", CmdNumbers},
+    {"colorbar", "colorbar on|off", CmdColorbar},
     {"labels", "labels all|auto|none", CmdLabels},
     {"markers", "markers on|off", CmdMarkers},
     {"sidebar", "sidebar on|off|auto", CmdSidebar},

@@ -168,6 +168,10 @@ void WriteShared(AppState* s, JsonWriter* w) {
   const AttentionMap& coloured = s->ColouredMap(&resolved);
   w->Key("range");
   w->String(RangeModeName(s->style.range));
+  w->Key("numbers");
+  w->Bool(s->style.show_numbers);
+  w->Key("colorbar");
+  w->Bool(s->style.show_colorbar);
   w->Key("vmin");
   w->NumberF(resolved.vmin);
   w->Key("vmax");

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <vector>
 
+#include "app/colour_bar.h"
 #include "imgui.h"
 #include "imgui_internal.h"
 #include "io/json.h"
@@ -667,6 +668,57 @@ void AddToFigure(float* figure, const ImVec2& origin, const HeatmapLayout& L) {
   AddFigureBox(figure, box);
 }
 
+// The part of the widget's box its labels and matrix take: the colour bar, when asked for, takes its
+// room from the right (not when the matrix would keep under half of the box).
+ImVec2 MatrixBox(const HeatmapStyle& resolved, const HeatmapViewState& st, const ImVec2& size) {
+  const float bar_w = st.colour_bar ? ColourBarWidth(resolved) : 0.0f;
+  return bar_w > 0 && bar_w < 0.5f * size.x ? ImVec2(size.x - bar_w, size.y) : size;
+}
+
+// A lazily read map's part of DescribeHeatmap: the rows in memory, and whether its overview stood in.
+void DescribeLazyGeometry(JsonWriter* w, const HeatmapGeometry& g) {
+  w->Key("held");
+  w->BeginArray(true);
+  w->Number(g.held0);
+  w->Number(g.held1);
+  w->EndArray();
+  w->Key("underlay");
+  w->Bool(g.underlay);
+  w->Key("underlay_rows");
+  w->Number(g.underlay_rows);
+  w->Key("underlay_partial");
+  w->Bool(g.underlay_partial);
+  w->Key("coarse");  // the whole head is in memory; its screen copy shows all this zoom can
+  w->Bool(g.coarse);
+  w->Key("arrived");  // rows [0, arrived) drawn from the parts of a head being read whole
+  w->Number(g.arrived);
+  w->Key("dwell");  // its screen copy shows it at the view's resolution; read whole once it stays in view
+  w->Bool(g.dwell);
+  w->Key("adopted");  // heads whose texture was their rows as they arrived, not uploaded again
+  w->Number(g.adopted);
+}
+
+// What the widget draws over and around its matrix with ImGui: the cells' numbers, the highlights,
+// the border, the token labels and the colour bar.
+void DrawOverMatrix(const AttentionMap& map, const HeatmapStyle& style, const HeatmapLayout& L, const HeatmapEnv& env,
+                    bool labels, bool colour_bar, HeatmapViewState* st) {
+  const int rows = map.Rows(), cols = map.Cols();
+  const int hl_row = st->hover_row >= 0 ? st->hover_row : st->highlight_row;
+  const int hl_col = st->hover_row >= 0 ? st->hover_col : st->highlight_col;
+
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  dl->PushClipRect(L.m0, L.m1, true);
+  st->geom.numbers = DrawCellNumbers(dl, map, style, L, st->geom.rows_shown);
+  DrawHighlights(dl, L, rows, cols, hl_row, hl_col, st->current_row);
+  dl->PopClipRect();
+  dl->AddRect(ImVec2(L.m0.x - 1, L.m0.y - 1), ImVec2(L.m1.x + 1, L.m1.y + 1), IM_COL32(110, 110, 120, 255));
+  st->geom.labels.clear();
+  st->geom.row_stride = st->geom.col_stride = 0;
+  if (labels) DrawAxisLabels(dl, map, L, env, style.labels, st->geom.rows_shown, hl_row, hl_col, &st->geom);
+  for (float& v : st->geom.colorbar) v = 0;
+  if (colour_bar) DrawVerticalColourBar(dl, style, L.m1.x, L.m0.y, L.m1.y, env.figure_rect, st->geom.colorbar);
+}
+
 }  // namespace
 
 void AddFigureBox(float* figure, const float box[4]) {
@@ -732,26 +784,16 @@ bool HeatmapWidget(const char* id, const AttentionMap& map, const HeatmapStyle& 
   const bool labels = style.labels != LabelMode::None;
   ClampView(st, rows, cols);
   const ImVec2 origin = ImGui::GetCursorScreenPos();
-  HeatmapLayout L = ComputeLayout(rows, cols, labels, *st, origin, size);
+  const ImVec2 matrix_box = MatrixBox(style, *st, size);
+  HeatmapLayout L = ComputeLayout(rows, cols, labels, *st, origin, matrix_box);
   // The whole box is one item: it takes the wheel, drags and double-clicks.
   ImGui::InvisibleButton("##heatmap", size, ImGuiButtonFlags_MouseButtonLeft | ImGuiButtonFlags_MouseButtonMiddle);
   HandleZoomPan(L, rows, cols, st);
-  L = ComputeLayout(rows, cols, labels, *st, origin, size);  // after this frame's zoom and pan
+  L = ComputeLayout(rows, cols, labels, *st, origin, matrix_box);  // after this frame's zoom and pan
   QueueCells(env, style, L, map, have && !(coarse && under), under, coarse && under, arrived, st);
   AddToFigure(env.figure_rect, origin, L);
   UpdateHover(L, rows, cols, st);
-  const int hl_row = st->hover_row >= 0 ? st->hover_row : st->highlight_row;
-  const int hl_col = st->hover_row >= 0 ? st->hover_col : st->highlight_col;
-
-  ImDrawList* dl = ImGui::GetWindowDrawList();
-  dl->PushClipRect(L.m0, L.m1, true);
-  st->geom.numbers = DrawCellNumbers(dl, map, style, L, st->geom.rows_shown);
-  DrawHighlights(dl, L, rows, cols, hl_row, hl_col, st->current_row);
-  dl->PopClipRect();
-  dl->AddRect(ImVec2(L.m0.x - 1, L.m0.y - 1), ImVec2(L.m1.x + 1, L.m1.y + 1), IM_COL32(110, 110, 120, 255));
-  st->geom.labels.clear();
-  st->geom.row_stride = st->geom.col_stride = 0;
-  if (labels) DrawAxisLabels(dl, map, L, env, style.labels, st->geom.rows_shown, hl_row, hl_col, &st->geom);
+  DrawOverMatrix(map, style, L, env, labels, matrix_box.x < size.x, st);
   if (st->hover_row >= 0) CellTooltip(map, env.labels, st->hover_row, st->hover_col, st->geom.dwell);
   ImGui::PopID();
   return st->hover_row >= 0;
@@ -782,31 +824,17 @@ void DescribeHeatmap(JsonWriter* w, const char* id, const HeatmapGeometry& g, co
   w->NumberF(g.vmin);
   w->Key("vmax");
   w->NumberF(g.vmax);
-  if (map && map->lazy_rows) {  // a lazily read map: the rows in memory, and whether its overview stood in
-    w->Key("held");
-    w->BeginArray(true);
-    w->Number(g.held0);
-    w->Number(g.held1);
-    w->EndArray();
-    w->Key("underlay");
-    w->Bool(g.underlay);
-    w->Key("underlay_rows");
-    w->Number(g.underlay_rows);
-    w->Key("underlay_partial");
-    w->Bool(g.underlay_partial);
-    w->Key("coarse");  // the whole head is in memory; its screen copy shows all this zoom can
-    w->Bool(g.coarse);
-    w->Key("arrived");  // rows [0, arrived) drawn from the parts of a head being read whole
-    w->Number(g.arrived);
-    w->Key("dwell");  // its screen copy shows it at the view's resolution; read whole once it stays in view
-    w->Bool(g.dwell);
-    w->Key("adopted");  // heads whose texture was their rows as they arrived, not uploaded again
-    w->Number(g.adopted);
-  }
+  if (map && map->lazy_rows) DescribeLazyGeometry(w, g);
   w->Key("colormap");
   w->String(ColormapName(g.colormap));
   w->Key("numbers");  // cell values printed (numbers on, as far as they fit their cells)
   w->Number(g.numbers);
+  if (g.colorbar[2] > g.colorbar[0]) {  // the colour bar beside the matrix
+    w->Key("colorbar");
+    w->BeginArray(true);
+    for (float x : g.colorbar) w->NumberF(x);
+    w->EndArray();
+  }
   w->Key("labels");
   w->BeginObject();
   w->Key("row_stride");

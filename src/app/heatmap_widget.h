@@ -43,6 +43,7 @@ struct HeatmapStyle {
   float vmax = 1.0f;                    // fixed range high end
   bool show_numbers = true;             // weights in cells when cells are big enough
   bool show_grid = true;                // thin cell borders when cells are big enough
+  bool show_colorbar = true;            // the colour bar beside the matrix (views that draw one: Heatmap, Translate)
   LabelMode labels = LabelMode::Auto;   // token labels on both axes: thinned (auto), all or none
 };
 
@@ -73,6 +74,7 @@ struct HeatmapGeometry {
   std::vector<Label> labels;           // keeps its capacity between frames
   int row_stride = 0, col_stride = 0;  // thinning: every k-th label drawn (0 = none)
   int numbers = 0;                     // cell values printed this frame (numbers on, as far as they fit)
+  float colorbar[4] = {0, 0, 0, 0};    // the colour bar beside the matrix (x0, y0, x1, y1), empty: none
 };
 
 // Rows a band upload of an arriving head takes (a 4 MiB F16 part of a 4096-wide head is 512 rows).
@@ -83,6 +85,7 @@ struct HeatmapViewState {
   float pan_col = 0, pan_row = 0;      // top-left visible cell when zoomed
   int rows_shown = 1 << 30;            // decoding animation: rows >= this are not yet emitted
   int current_row = -1;                // row to outline (the word being emitted), -1 none
+  bool colour_bar = false;             // a colour bar beside the matrix, in the widget's box (app/colour_bar.h)
   float frame_mix = 0.0f;              // interpolation towards `next` (frames animation)
   const AttentionMap* next = nullptr;  // optional next frame for interpolation
   // A coarse stand-in drawn where a lazily read map has no rows in memory (its max-pooled overview).

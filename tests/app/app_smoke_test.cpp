@@ -231,9 +231,26 @@ TEST(AppViews, PngsOfHeatmapsShowTheFigureNotTheControls) {
     EXPECT_LT(v[1], m[1] - 10) << "the column labels are in";
     EXPECT_LT(v[0], m[0] - 10) << "the row labels are in";
     EXPECT_GE(v[0], area[0]);
-    EXPECT_NEAR(v[2], m[2] + 6, 1) << "tight on the right: " << v[2] << " of " << area[2];
+    // The colour bar (on by default) is in, with its numbers, the height of the matrix.
+    const std::vector<double> bar = Get(*h, "colorbar").numbers;
+    ASSERT_EQ(bar.size(), 4u);
+    EXPECT_GT(bar[0], m[2] + 4) << "right of the matrix";
+    EXPECT_NEAR(bar[1], m[1], 0.5);
+    EXPECT_NEAR(bar[3], m[3], 0.5);
+    EXPECT_GT(v[2], bar[2] + 20) << "its numbers are in: " << v[2];
+    EXPECT_LT(v[2], bar[2] + 80) << "tight on the right: " << v[2] << " of " << area[2];
     EXPECT_NEAR(v[3], m[3] + 6, 1) << "tight below: " << v[3] << " of " << area[3];
     EXPECT_LT(v[2], area[2] - 100) << "the view is wider than the matrix here";
+    t.Run("colorbar off");
+    t.Frames(2);
+    const JsonValue off = t.Describe();
+    const JsonValue* ho = Heatmap(off, "main");
+    ASSERT_NE(ho, nullptr);
+    EXPECT_EQ(ho->Find("colorbar"), nullptr);
+    EXPECT_FALSE(Get(off, "colorbar").boolean);
+    EXPECT_NEAR(Get(off, "view_rect").numbers[2], Get(*ho, "rect").numbers[2] + 6, 1)
+        << "without it: tight on the matrix";
+    t.Run("colorbar on");
   }
   // The grid of a 2 x 3-head file: its headers and thumbnails, not the sort bar above them.
   std::string f =

@@ -42,7 +42,9 @@ async function main() {
       d.map === 5 && d.colormap === 'viridis' && d.timeline.step === 3 && d.theme === 'light',
       JSON.stringify([d.map, d.colormap, d.timeline.step, d.theme]));
     // The state goes into the hash; the link reopens it.
-    await page.evaluate(() => { window.attnviz.command('step 2'); window.attnviz.command('view grid'); });
+    await page.evaluate(() => {
+      for (const c of ['step 2', 'view grid', 'numbers off', 'colorbar off']) window.attnviz.command(c);
+    });
     await page.waitForFunction(() => /view=grid/.test(location.hash) && /step=2/.test(location.hash), null, { timeout: 60000 });
     const link = page.url();
     await page.close();
@@ -51,7 +53,8 @@ async function main() {
     await page.waitForFunction(() => window.attnviz !== undefined, null, { timeout: 60000 });
     d = await page.evaluate(() => window.attnviz.describe());
     check('a copied link reopens the same state', d.example === 'multihead' && d.view === 'grid' && d.map === 5 &&
-      d.timeline.step === 2 && d.colormap === 'viridis', `${link.split('#')[1]} -> ${d.view} map ${d.map} step ${d.timeline.step}`);
+      d.timeline.step === 2 && d.colormap === 'viridis' && d.numbers === false && d.colorbar === false,
+      `${link.split('#')[1]} -> ${d.view} map ${d.map} step ${d.timeline.step} numbers ${d.numbers} colorbar ${d.colorbar}`);
     await page.close();
 
     // postMessage from the allowed origin: answered.

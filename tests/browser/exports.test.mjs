@@ -100,10 +100,30 @@ async function main() {
       fs.writeFileSync(`build/test-artifacts/export-${scale}x.png`, Buffer.from(r.bytes));
     }
     const [vx0, vy0, vx1, vy1] = d.view_rect;
-    check('the PNG is the figure: the labels and the matrix, not the controls above or the space beside',
-      vx1 - h.rect[2] <= 8 && vy1 - h.rect[3] <= 8 && vy0 > 30 && h.rect[1] - vy0 > 10 &&
+    const bar = h.colorbar || [0, 0, 0, 0];
+    check('the PNG is the figure: the labels, the matrix and its colour bar, not the controls above or the space beside',
+      bar[0] > h.rect[2] && vx1 - bar[2] >= 20 && vx1 - bar[2] <= 80 && vy1 - h.rect[3] <= 8 && vy0 > 30 &&
+      h.rect[1] - vy0 > 10 &&
       Math.abs(sizes[1][0] - (vx1 - vx0)) <= 2 && Math.abs(sizes[1][1] - (vy1 - vy0)) <= 2,
       `view_rect ${d.view_rect.map(Math.round)}, matrix ${h.rect.map(Math.round)}, PNG ${sizes[1]}`);
+    // The colour bar in the 2x PNG: the colormap's top (white in greys) down to its bottom (black),
+    // its luma never rising on the way down, and its numbers (ink) beside it.
+    {
+      const png = PNG.sync.read(Buffer.from((await blobBytes(page, 'exportPng', { scale: 2 })).bytes));
+      const luma = (x, y) => { const i = (y * png.width + x) * 4; return 0.299 * png.data[i] + 0.587 * png.data[i + 1] + 0.114 * png.data[i + 2]; };
+      const bx = Math.round(((bar[0] + bar[2]) / 2 - vx0) * 2);
+      const ys = [];
+      for (let k = 1; k < 20; ++k) ys.push(Math.round((bar[1] + (bar[3] - bar[1]) * k / 20 - vy0) * 2));
+      const lumas = ys.map((y) => luma(bx, y));
+      const falling = lumas.every((l, i) => i === 0 || l <= lumas[i - 1] + 1);
+      let ink = 0;
+      const tx0 = Math.round((bar[2] + 8 - vx0) * 2), tx1 = Math.min(png.width - 1, Math.round((vx1 - vx0) * 2) - 2);
+      for (let y = Math.round((bar[1] - vy0) * 2); y < Math.round((bar[1] + 12 - vy0) * 2); ++y)
+        for (let x = tx0; x < tx1; ++x) if (luma(x, y) > 150) ++ink;
+      check('the 2x PNG carries the colour bar: white at the top, black at the bottom, its top number beside it',
+        bar[2] > bar[0] && lumas[0] > 230 && lumas[lumas.length - 1] < 25 && falling && ink > 30,
+        `bar ${bar.map(Math.round)}, luma ${lumas.map(Math.round)}, ink ${ink}`);
+    }
     check('the 2x PNG is twice as large', Math.abs(sizes[2][0] - 2 * sizes[1][0]) <= 2 &&
       Math.abs(sizes[2][1] - 2 * sizes[1][1]) <= 2, JSON.stringify(sizes));
     const after = await page.evaluate(() => window.attnviz.describe());

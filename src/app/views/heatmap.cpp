@@ -68,6 +68,7 @@ void HeatmapView::DrawFrames(AppState* s) {
   widget.frame_mix = blend ? tl.Fraction() : 0.0f;
   widget.rows_shown = 1 << 30;
   widget.current_row = -1;
+  widget.colour_bar = s->style.show_colorbar;
   HeatmapWidget("main", a, s->style, &widget, s->env, FillSize());
 }
 
@@ -159,6 +160,7 @@ void HeatmapView::DrawDecoding(AppState* s) {
   widget.current_row = (tl.Step() < tl.count || tl.playing) ? tl.Step() - 1 : -1;
   widget.next = nullptr;
   widget.frame_mix = 0;
+  widget.colour_bar = s->style.show_colorbar;
   HeatmapWidget("main", map, s->style, &widget, s->env, FillSize());
   HideOnRightClick(s, map, widget);
 }

@@ -319,6 +319,7 @@ void TranslateView::DrawHeatmaps(AppState* s) {
   const seq2seq::FigureSentence* f = seq2seq::FindFigure(t.figure);
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   if (!f || !t.figure_scored) {
+    t.widget.colour_bar = s->style.show_colorbar;
     HeatmapWidget("translation", t.map, s->style, &t.widget, s->env, ImVec2(avail.x, std::max(50.0f, avail.y)));
     return;
   }
@@ -332,6 +333,7 @@ void TranslateView::DrawHeatmaps(AppState* s) {
     HelpTip("Alignment error rate of the model's alignment (its argmax per word) against the hand-made gold links.");
   }
   const float w = (ImGui::GetContentRegionAvail().x - 12) * 0.5f, h = std::max(50.0f, ImGui::GetContentRegionAvail().y);
+  t.widget.colour_bar = false;  // beside its gold alignment (0..1): the sidebar's bar is the key
   HeatmapWidget("translation", t.map, s->style, &t.widget, s->env, ImVec2(w, h));
   ImGui::SameLine(0, 12);
   HeatmapStyle gold = s->style;

@@ -1,0 +1,79 @@
+#include "app/colour_bar.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "app/heatmap_widget.h"
+#include "core/colormap.h"
+#include "imgui.h"
+
+namespace attnviz {
+namespace {
+
+constexpr float kGap = 10.0f, kBar = 12.0f, kTick = 4.0f, kTextGap = 3.0f, kRightPad = 4.0f;
+
+}  // namespace
+
+ColourBarTicks MakeColourBarTicks(const HeatmapStyle& r) {
+  ColourBarTicks t;
+  const bool row = r.scale == ScaleMode::PerRow, log = r.scale == ScaleMode::Log;
+  std::snprintf(t.lo, sizeof(t.lo), "%.3g", row ? 0.0 : (double)r.vmin);
+  std::snprintf(t.mid, sizeof(t.mid), "%.3g",
+                row   ? 0.5
+                : log ? std::sqrt((double)std::max(r.vmin, 1e-12f) * r.vmax)
+                      : 0.5 * (r.vmin + r.vmax));
+  if (row)
+    std::snprintf(t.hi, sizeof(t.hi), "row max");
+  else
+    std::snprintf(t.hi, sizeof(t.hi), "%.3g", (double)r.vmax);
+  return t;
+}
+
+float ColourBarWidth(const HeatmapStyle& resolved) {
+  const ColourBarTicks t = MakeColourBarTicks(resolved);
+  float text = 0;
+  for (const char* s : {t.lo, t.mid, t.hi}) text = std::max(text, ImGui::CalcTextSize(s).x);
+  return kGap + kBar + kTick + kTextGap + text + kRightPad;
+}
+
+void DrawVerticalColourBar(ImDrawList* dl, const HeatmapStyle& resolved, float x, float y0, float y1, float* figure,
+                           float box[4]) {
+  const float bx0 = x + kGap, bx1 = bx0 + kBar, h = y1 - y0;
+  if (!(h > 2)) return;
+  // The LUT's entries in 64 bands, the highest at the top: what the shader shows for those weights.
+  const uint8_t* lut = ColormapLut(resolved.colormap);
+  for (int i = 0; i < 64; ++i) {
+    const uint8_t* e = lut + ((63 - i) * (kColormapLutSize - 1) / 63) * 4;
+    dl->AddRectFilled(ImVec2(bx0, y0 + h * i / 64), ImVec2(bx1, y0 + h * (i + 1) / 64 + (i < 63 ? 1 : 0)),
+                      IM_COL32(e[0], e[1], e[2], 255));
+  }
+  const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text), edge = IM_COL32(110, 110, 120, 255);
+  dl->AddRect(ImVec2(bx0 - 1, y0 - 1), ImVec2(bx1 + 1, y1 + 1), edge);
+  // Numbers at the ends and the middle; a bar too short for three lines keeps its ends.
+  const ColourBarTicks t = MakeColourBarTicks(resolved);
+  const float line = ImGui::GetTextLineHeight();
+  const bool middle = h >= 3.2f * line;
+  const struct {
+    const char* s;
+    float y;
+  } ticks[3] = {{t.hi, y0}, {t.mid, 0.5f * (y0 + y1)}, {t.lo, y1}};
+  float right = bx1, top = y0, bottom = y1;
+  for (int i = 0; i < 3; ++i) {
+    if (i == 1 && !middle) continue;
+    const float y = ticks[i].y;
+    dl->AddLine(ImVec2(bx1, y), ImVec2(bx1 + kTick, y), edge);
+    // The ends' numbers sit inside the bar's height when it is at least two lines high.
+    float ty = y - 0.5f * line;
+    if (h >= 2.2f * line) ty = std::clamp(ty, y0, y1 - line);
+    const ImVec2 p(bx1 + kTick + kTextGap, ty);
+    dl->AddText(p, text, ticks[i].s);
+    right = std::max(right, p.x + ImGui::CalcTextSize(ticks[i].s).x);
+    top = std::min(top, ty), bottom = std::max(bottom, ty + line);
+  }
+  const float fig[4] = {bx0 - 1, top - 1, right + kRightPad, bottom + 1};
+  AddFigureBox(figure, fig);
+  if (box) box[0] = bx0, box[1] = y0, box[2] = bx1, box[3] = y1;
+}
+
+}  // namespace attnviz

@@ -1,0 +1,30 @@
+// attnviz app: the colour bar, the key to a heatmap's colours.
+//
+//   ColourBarTicks       the numbers at its low end, middle and high end, for a resolved style
+//   ColourBarWidth       the room a vertical bar and its numbers take beside a matrix
+//   DrawVerticalColourBar  the bar beside a matrix (high at the top), part of its PNG (figure box)
+//
+// The sidebar draws the same bar across (app_chrome.cpp); the Heatmap and Translate views draw it
+// beside their matrix when the style's colour bar is on, so a PNG exported for a paper has its key.
+#pragma once
+
+struct ImDrawList;
+
+namespace attnviz {
+
+struct HeatmapStyle;
+
+struct ColourBarTicks {
+  char lo[24], mid[24], hi[24];  // per row: 0, 0.5, "row max"; log: vmin, the geometric middle, vmax
+};
+ColourBarTicks MakeColourBarTicks(const HeatmapStyle& resolved);
+
+float ColourBarWidth(const HeatmapStyle& resolved);  // gap + bar + ticks + the widest number (UI px)
+
+// The bar from y0 (the high end) to y1 at x (the gap included, as ColourBarWidth counts it), its
+// numbers in the text colour; grows figure (HeatmapEnv::figure_rect, may be null) to cover them.
+// box (may be null) gets the bar's own x0, y0, x1, y1.
+void DrawVerticalColourBar(ImDrawList* dl, const HeatmapStyle& resolved, float x, float y0, float y1, float* figure,
+                           float box[4]);
+
+}  // namespace attnviz
