@@ -228,7 +228,8 @@ void App::Frame() {
   s->frame.decode_ms = 0;
   s->frame.install_ms = 0;
   s->frame.uploads = 0;
-  s->labels.BeginFrame(!s->exports.captures.empty());  // a PNG's frame draws every label it shows
+  s->exports.capture_frame = !s->exports.captures.empty();
+  s->labels.BeginFrame(s->exports.capture_frame);  // a PNG's frame draws every label it shows
   s->env.labels.cache = s->labels.Available() ? &s->labels : nullptr;
   s->env.labels.dpi_scale = s->dpi_scale;
   s->env.labels.markers = s->show_markers;

@@ -29,6 +29,10 @@ struct ExportState {
   std::vector<CaptureRequest> captures;  // oldest first; at most 16 pending
   float view_rect[4] = {0, 0, 0, 0};     // x0, y0, x1, y1 (UI px) a PNG shows: the view's area, or its heatmaps
   float figure_rect[4] = {0, 0, 0, 0};   // the box of the heatmaps drawn this frame (HeatmapEnv::figure_rect)
+  // This frame is the one a PNG reads back (a capture was waiting when it began): views draw it as a
+  // figure (the Grid fits every head in, unscrolled; no selection outline). The platform reads
+  // view_rect after the frame.
+  bool capture_frame = false;
 };
 
 constexpr float kMaxExportScale = 4.0f;

@@ -236,8 +236,8 @@ void RunFrame(GLFWwindow* window, attnviz::App& app, int* fb_w, int* fb_h) {
 // One PNG export (App::PeekCapture): the frame is drawn again into an offscreen framebuffer at
 // `scale` x the window's resolution, with fonts rasterised at that scale, then read back,
 // cropped to the view, encoded by libpng and written to the working directory.
-attnviz::Status CaptureFrame(GLFWwindow* window, attnviz::App& app, float scale, const float rect_ui[4],
-                             const std::string& name, attnviz::OffscreenTarget* target) {
+attnviz::Status CaptureFrame(GLFWwindow* window, attnviz::App& app, float scale, const std::string& name,
+                             attnviz::OffscreenTarget* target) {
   float sx = 1, sy = 1;
   glfwGetWindowContentScale(window, &sx, &sy);
   if (app.SetDpiScale(sx * scale)) {
@@ -252,9 +252,13 @@ attnviz::Status CaptureFrame(GLFWwindow* window, attnviz::App& app, float scale,
   ImGui::NewFrame();
   app.Frame();
   ImGui::Render();
+  float rect_ui[4], again = scale;  // the figure's box as this frame drew it
+  int id = 0;
+  std::string same;
+  const bool queued = app.PeekCapture(&again, &id, &same, rect_ui);
   const int w = (int)(io.DisplaySize.x * io.DisplayFramebufferScale.x);
   const int h = (int)(io.DisplaySize.y * io.DisplayFramebufferScale.y);
-  attnviz::Status st = target->Begin(w, h);
+  attnviz::Status st = queued ? target->Begin(w, h) : attnviz::Status::Error("the capture was dropped");
   std::vector<uint8_t> rgba;
   int cw = 0, ch = 0;
   if (st) {
@@ -285,7 +289,7 @@ void RunCaptures(GLFWwindow* window, attnviz::App& app) {
   int id = 0;
   std::string name;
   while (app.PeekCapture(&scale, &id, &name, rect)) {
-    const attnviz::Status st = CaptureFrame(window, app, scale, rect, name, &target);
+    const attnviz::Status st = CaptureFrame(window, app, scale, name, &target);
     if (!st) std::fprintf(stderr, "attnviz: %s\n", st.message.c_str());
     app.PopCapture(st.ok, st.message);
   }

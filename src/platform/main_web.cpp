@@ -354,7 +354,9 @@ void Frame() {
     ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
     L.drawn_fingerprint = capturing ? 0 : fingerprint;  // a capture draws at another scale
   }
-  if (capturing) attnviz::CaptureWebFrame(L.app, sz, cap_id, cap_name, cap_rect);
+  // The figure's box as this frame drew it (a view may lay a figure out otherwise than on screen).
+  if (capturing && L.app.PeekCapture(&cap_scale, &cap_id, &cap_name, cap_rect))
+    attnviz::CaptureWebFrame(L.app, sz, cap_id, cap_name, cap_rect);
   if (++L.frame == 2) attnviz_js_first_frame();
   HandOver(L);
 }

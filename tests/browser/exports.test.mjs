@@ -230,6 +230,43 @@ async function main() {
     await page.evaluate(() => window.attnviz.command('save-png 2'));
     const headName = (await dlHead).suggestedFilename();
     check(`a head's PNG says which head it is: ${headName}`, headName === 'attnviz-two-heads-layer0-head1@2x.png');
+    // The grid's PNG is every head, however far the grid was scrolled: 12 x 12 heads at 600 x 400
+    // (a screen shows a few rows) come out as 12 rows of 12 thumbnails, without the selection's outline,
+    // and the grid keeps its scroll.
+    const flat = [[0.25, 0.25, 0.25, 0.25], [0.25, 0.25, 0.25, 0.25], [0.25, 0.25, 0.25, 0.25], [0.25, 0.25, 0.25, 0.25]];
+    const layers12 = Array.from({ length: 12 }, () => ({ heads: Array.from({ length: 12 }, () => flat) }));
+    await page.evaluate((f) => window.attnviz.load(f, 'heads144.json'), { tokens: ['a', 'b', 'c', 'd'], layers: layers12 });
+    await page.evaluate(() => { window.attnviz.command('view grid'); window.attnviz.command('map 140'); });
+    await frames(page, 4);
+    await page.evaluate(() => window.attnviz.canvas.focus());  // the wheel scrolls a focused viewer
+    await page.mouse.move(300, 250);
+    for (let k = 0; k < 6; ++k) { await page.mouse.wheel(0, 120); await frames(page, 2); }
+    const thumbsShown = (d) => d.heatmaps.map((x) => x.id).sort().join();
+    const gridBefore = await page.evaluate(() => window.attnviz.describe());
+    const gp = PNG.sync.read(Buffer.from((await blobBytes(page, 'exportPng', { scale: 1 })).bytes));
+    fs.writeFileSync('build/test-artifacts/export-grid-144.png', PNG.sync.write(gp));
+    const px = (x, y) => { const i = (y * gp.width + x) * 4; return [gp.data[i], gp.data[i + 1], gp.data[i + 2]]; };
+    let bands = 0, inBand = false, outline = 0;
+    for (let y = 0; y < gp.height; ++y) {
+      let runs = 0, white = false;
+      for (let x = 0; x < gp.width; ++x) {
+        const [r, g, b] = px(x, y);
+        const w = r > 240 && g > 240 && b > 240;
+        if (w && !white) runs++;
+        white = w;
+        if (r < 100 && g > 180 && b > 235) outline++;
+      }
+      if (runs === 12 && !inBand) bands++;
+      inBand = runs === 12;
+    }
+    await frames(page, 3);
+    const gridAfter = await page.evaluate(() => window.attnviz.describe());
+    check('the grid\'s PNG shows all 12 x 12 heads, scrolled or not, and no selection outline',
+      gridBefore.grid.drawn < 144 && !thumbsShown(gridBefore).split(',').includes('thumb0') && bands === 12 &&
+      outline === 0 && gp.height <= 400,
+      `${gridBefore.grid.drawn} on screen; PNG ${gp.width}x${gp.height}: ${bands} rows of 12 white thumbnails, ${outline} outline pixels`);
+    check('after the export the grid is still scrolled where it was', thumbsShown(gridAfter) === thumbsShown(gridBefore),
+      `${thumbsShown(gridBefore)} | ${thumbsShown(gridAfter)}`);
     await page.evaluate((f) => window.attnviz.load(f, 'translation10.json'), FILE);
     await page.evaluate(() => window.attnviz.command('step 10'));
     await frames(page, 4);

@@ -256,18 +256,21 @@ void StatsTable(const HeadStats& h) {
   ImGui::EndTable();
 }
 
-// Row and column headers (L0, L1, ... / H0, H1, ...) in layer order.
+// Row and column headers (L0, L1, ... / H0, H1, ...) in layer order; every k-th where thumbnails
+// are narrower than their headers (a PNG of 32 x 32 heads).
 void DrawHeaders(ImDrawList* dl, const ImVec2& origin, float left, float head_h, float cell, float cap_h, float gap,
                  int heads, int grid_rows) {
   const ImU32 dim_col = ImGui::GetColorU32(ImGuiCol_TextDisabled);
   const float line_h = ImGui::GetTextLineHeight();
+  const int head_stride = std::max(1, (int)std::ceil((ImGui::CalcTextSize("H00").x + 2) / (cell + gap)));
+  const int layer_stride = std::max(1, (int)std::ceil(line_h / (cell + cap_h + gap)));
   char buf[16];
-  for (int h = 0; h < heads; ++h) {
+  for (int h = 0; h < heads; h += head_stride) {
     std::snprintf(buf, sizeof(buf), "H%d", h);
     const float x = origin.x + left + h * (cell + gap) + (cell - ImGui::CalcTextSize(buf).x) * 0.5f;
     dl->AddText(ImVec2(x, origin.y), dim_col, buf);
   }
-  for (int l = 0; l < grid_rows; ++l) {
+  for (int l = 0; l < grid_rows; l += layer_stride) {
     std::snprintf(buf, sizeof(buf), "L%d", l);
     dl->AddText(ImVec2(origin.x, origin.y + head_h + l * (cell + cap_h + gap) + (cell - line_h) * 0.5f), dim_col, buf);
   }
@@ -422,7 +425,9 @@ void GridView::Draw(AppState* s) {
     return;
   }
   if ((int)g.thumbs.size() < n) g.thumbs.resize((size_t)n);
-  if (!ex.lazy) s->upload_deadline = std::min(s->upload_deadline, std::chrono::steady_clock::now() + GridSlice());
+  // (A PNG's frame uploads every thumbnail it shows: it is read back once, however long it takes.)
+  if (!ex.lazy && !s->exports.capture_frame)
+    s->upload_deadline = std::min(s->upload_deadline, std::chrono::steady_clock::now() + GridSlice());
   SizeStats(n, &g);
   const int heads = std::max(1, std::min(ex.heads, n));
   const int grid_rows = (n + heads - 1) / heads;
@@ -461,21 +466,50 @@ void GridView::DrawSingle(AppState* s) {
   ImGui::EndGroup();
 }
 
+namespace {
+
+// Where the thumbnails go (UI px). On screen: as wide as the columns allow, shrunk to fit every row
+// while thumbnails stay >= 96 px, the rest scrolled to. In a PNG (ExportState::capture_frame): every
+// head, from the top-left whatever the scroll; thumbnails shrink to fit and lose their captions when
+// they would be under 40 px. The scroll region stays the screen's, so the grid keeps its scroll.
+struct GridLayout {
+  ImVec2 origin, screen_origin;  // top-left of the headers (drawn) / of the grid as on screen
+  float left = 0, head_h = 0, gap = 8.0f;
+  float cell = 40, cap_h = 0;                // drawn
+  float screen_cell = 40, screen_cap_h = 0;  // on screen (the scroll region)
+};
+
+GridLayout LayOutGrid(int heads, int grid_rows, bool layer_order, bool figure) {
+  GridLayout G;
+  const float line_h = ImGui::GetTextLineHeight(), gap = G.gap;
+  G.screen_cap_h = G.cap_h = line_h + 4;
+  G.left = layer_order ? ImGui::CalcTextSize("L00").x + gap : 0.0f;
+  G.head_h = layer_order ? line_h + 4 : 0.0f;
+  G.screen_origin = G.origin = ImGui::GetCursorScreenPos();
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const float fit_w = (avail.x - G.left) / heads - gap, fit_h = (avail.y - G.head_h) / grid_rows - G.cap_h - gap;
+  G.screen_cell = G.cell = std::clamp(std::min(fit_w, std::max(fit_h, 96.0f)), 40.0f, 220.0f);
+  if (!figure) return G;
+  G.origin = ImVec2(G.screen_origin.x + ImGui::GetScrollX(), G.screen_origin.y + ImGui::GetScrollY());
+  G.cell = std::min(fit_w, fit_h);
+  if (G.cell < 40.0f) G.cap_h = 0, G.cell = std::min(fit_w, (avail.y - G.head_h) / grid_rows - gap);
+  G.cell = std::clamp(G.cell, 4.0f, 220.0f);
+  return G;
+}
+
+}  // namespace
+
 void GridView::DrawThumbnails(AppState* s, int heads, int grid_rows) {
   GridViewState& g = state;
   Example& ex = s->Current();
   const int n = (int)ex.maps.size();
   ImGui::BeginChild("grid_scroll", ImVec2(0, 0), false, ImGuiWindowFlags_HorizontalScrollbar);  // 32 heads may be wider
   ImDrawList* dl = ImGui::GetWindowDrawList();
-  const float line_h = ImGui::GetTextLineHeight(), gap = 8.0f, cap_h = line_h + 4;
   const bool layer_order = g.sort == GridSort::Layer;
-  const float left = layer_order ? ImGui::CalcTextSize("L00").x + gap : 0.0f;
-  const float head_h = layer_order ? line_h + 4 : 0.0f;
-  const ImVec2 origin = ImGui::GetCursorScreenPos();
-  const float avail_w = ImGui::GetContentRegionAvail().x;
-  // As wide as the columns allow, shrunk to fit every row on screen while thumbnails stay >= 96 px.
-  const float fit_h = (ImGui::GetContentRegionAvail().y - head_h) / grid_rows - cap_h - gap;
-  const float cell = std::clamp(std::min((avail_w - left) / heads - gap, std::max(fit_h, 96.0f)), 40.0f, 220.0f);
+  const GridLayout G = LayOutGrid(heads, grid_rows, layer_order, s->exports.capture_frame);
+  const bool figure = s->exports.capture_frame;
+  const ImVec2 origin = G.origin;
+  const float left = G.left, head_h = G.head_h, gap = G.gap, cell = G.cell, cap_h = G.cap_h;
   if (layer_order) DrawHeaders(dl, origin, left, head_h, cell, cap_h, gap, heads, grid_rows);
   const ImU32 text_col = ImGui::GetColorU32(ImGuiCol_Text);
   char buf[64];
@@ -503,7 +537,7 @@ void GridView::DrawThumbnails(AppState* s, int heads, int grid_rows) {
     const bool placeholder = !tv.geom.valid && tv.upload_error.empty();  // a placeholder until an upload
     g.waiting += placeholder;
     g.deferred += placeholder && shown.weights.size() > 0;  // not waiting for a read: for a frame
-    if (i == s->current_map)
+    if (i == s->current_map && !figure)
       dl->AddRect(ImVec2(cell0.x - 3, cell0.y - 3), ImVec2(cell0.x + cell + 3, cell0.y + cell + 3),
                   IM_COL32(80, 200, 255, 255), 0, 0, 1.5f);
     if (g.stats_version[(size_t)i] == m.version) {
@@ -518,13 +552,15 @@ void GridView::DrawThumbnails(AppState* s, int heads, int grid_rows) {
       else
         std::snprintf(buf, sizeof(buf), "L%dH%d%s", layer, head, pending);
     }
+    if (cap_h == 0) continue;
     dl->PushClipRect(ImVec2(cell0.x, cell0.y + cell), ImVec2(cell0.x + cell, cell0.y + cell + cap_h), true);
     dl->AddText(ImVec2(cell0.x, cell0.y + cell + 2), i == hovered ? IM_COL32(255, 196, 0, 255) : text_col, buf);
     dl->PopClipRect();
   }
   if (hovered >= 0) StatsTooltip(ex, hovered, g);
-  ImGui::SetCursorScreenPos(origin);  // extend the scroll region over the whole grid
-  ImGui::Dummy(ImVec2(left + heads * (cell + gap), head_h + grid_rows * (cell + cap_h + gap)));
+  ImGui::SetCursorScreenPos(G.screen_origin);  // extend the scroll region over the whole grid (as on screen)
+  ImGui::Dummy(
+      ImVec2(left + heads * (G.screen_cell + gap), head_h + grid_rows * (G.screen_cell + G.screen_cap_h + gap)));
   // As a figure (PNG, ViewModule::ExportsFigureOnly): the headers and thumbnails in view, with
   // room for the current map's outline, without the sort bar or the space beside.
   const ImVec2 wp = ImGui::GetWindowPos(), ws = ImGui::GetWindowSize();
