@@ -1,6 +1,7 @@
 // attnviz app: the colour bar, the key to a heatmap's colours.
 //
 //   ColourBarTicks       the numbers at its low end, middle and high end, for a resolved style
+//   ColourBarTickList    round numbers along it (the figure's bar)
 //   ColourBarWidth       the room a vertical bar and its numbers take beside a matrix
 //   DrawVerticalColourBar  the bar beside a matrix (high at the top), part of its PNG (figure box)
 //
@@ -18,6 +19,16 @@ struct ColourBarTicks {
   char lo[24], mid[24], hi[24];  // per row: 0, 0.5, "row max"; log: vmin, the geometric middle, vmax
 };
 ColourBarTicks MakeColourBarTicks(const HeatmapStyle& resolved);
+
+// The numbers a figure's colour bar marks, at most max_ticks (2..8), as papers' colour bars do: round
+// steps (1, 2 or 5 x 10^k) on the linear scales, decades on the log scale, 0 / 0.5 / "row max" per
+// row. t: the position along the bar (0 = the low end, 1 = the high end). Returns the count.
+struct ColourBarTick {
+  float t = 0;
+  char text[24] = {0};
+};
+constexpr int kMaxColourBarTicks = 8;
+int ColourBarTickList(const HeatmapStyle& resolved, int max_ticks, ColourBarTick out[kMaxColourBarTicks]);
 
 float ColourBarWidth(const HeatmapStyle& resolved);  // gap + bar + ticks + the widest number (UI px)
 

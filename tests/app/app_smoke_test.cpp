@@ -15,6 +15,7 @@
 
 #include "app/app.h"
 #include "app/app_files.h"
+#include "app/colour_bar.h"
 #include "app/examples.h"
 #include "app/frame_fingerprint.h"
 #include "app/heatmap_widget.h"
@@ -271,6 +272,32 @@ TEST(AppViews, PngsOfHeatmapsShowTheFigureNotTheControls) {
   EXPECT_GT(g[1], area[1] + 10) << "the sort bar is left out";
   EXPECT_LT(g[3], area[3] - 50) << "two rows of thumbnails end above the view's bottom";
   EXPECT_GT(g[2] - g[0], 100) << "three thumbnails wide";
+}
+
+// The figure's colour bar marks round numbers, as papers' colour bars do: not 0 / 0.491 / 0.982.
+TEST(AppViews, TheColourBarMarksRoundNumbers) {
+  auto ticks = [](attnviz::ScaleMode scale, float lo, float hi, int max) {
+    attnviz::HeatmapStyle r;
+    r.scale = scale, r.vmin = lo, r.vmax = hi;
+    attnviz::ColourBarTick t[attnviz::kMaxColourBarTicks];
+    const int n = attnviz::ColourBarTickList(r, max, t);
+    std::string s;
+    for (int i = 0; i < n; ++i)
+      s += (i ? " " : "") + std::string(t[i].text) + "@" + std::to_string((int)std::lround(t[i].t * 1000));
+    return s;
+  };
+  using attnviz::ScaleMode;
+  EXPECT_EQ(ticks(ScaleMode::Global, 0, 0.982f, 6), "0@0 0.2@204 0.4@407 0.6@611 0.8@815");
+  EXPECT_EQ(ticks(ScaleMode::Global, 0, 0.982f, 3), "0@0 0.5@509");
+  EXPECT_EQ(ticks(ScaleMode::Global, 0, 1, 8), "0@0 0.2@200 0.4@400 0.6@600 0.8@800 1@1000");
+  EXPECT_EQ(ticks(ScaleMode::Global, -0.3f, 0.3f, 5), "-0.2@167 0@500 0.2@833");
+  EXPECT_EQ(ticks(ScaleMode::Global, 0, 0.0031f, 4), "0@0 0.001@323 0.002@645 0.003@968");
+  EXPECT_EQ(ticks(ScaleMode::Log, 1e-4f, 1, 8), "0.0001@0 0.001@250 0.01@500 0.1@750 1@1000");
+  EXPECT_EQ(ticks(ScaleMode::Log, 1e-8f, 1, 3), "1e-08@0 0.0001@500 1@1000");
+  EXPECT_EQ(ticks(ScaleMode::PerRow, 0, 1, 6), "0@0 0.5@500 row max@1000");
+  // No two round numbers in the range (or none at all): its ends, as the sidebar prints them.
+  EXPECT_EQ(ticks(ScaleMode::Log, 0.02f, 0.09f, 6), "0.02@0 0.09@1000");
+  EXPECT_EQ(ticks(ScaleMode::Global, 0.5f, 0.5f, 6), "0.5@0 0.5@1000");
 }
 
 // A key pressed and released between two frames (a quick tap while a software-rendered frame takes

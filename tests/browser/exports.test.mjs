@@ -118,9 +118,9 @@ async function main() {
       const falling = lumas.every((l, i) => i === 0 || l <= lumas[i - 1] + 1);
       let ink = 0;
       const tx0 = Math.round((bar[2] + 8 - vx0) * 2), tx1 = Math.min(png.width - 1, Math.round((vx1 - vx0) * 2) - 2);
-      for (let y = Math.round((bar[1] - vy0) * 2); y < Math.round((bar[1] + 12 - vy0) * 2); ++y)
+      for (let y = Math.round((bar[1] - vy0) * 2); y < Math.round((bar[3] - vy0) * 2); ++y)
         for (let x = tx0; x < tx1; ++x) if (luma(x, y) > 150) ++ink;
-      check('the 2x PNG carries the colour bar: white at the top, black at the bottom, its top number beside it',
+      check('the 2x PNG carries the colour bar: white at the top, black at the bottom, its numbers beside it',
         bar[2] > bar[0] && lumas[0] > 230 && lumas[lumas.length - 1] < 25 && falling && ink > 30,
         `bar ${bar.map(Math.round)}, luma ${lumas.map(Math.round)}, ink ${ink}`);
     }
