@@ -591,6 +591,7 @@ Status QueueSvgDownload(AppState* s) {
   SvgHeatmapOptions opt;
   opt.vmin = style.vmin;
   opt.vmax = style.vmax;
+  opt.scale = (ColourScale)style.scale;  // the scale the view shows (log, per row), not always linear
   opt.show_values = s->style.show_numbers && m.weights.size() <= 400;
   opt.title = title;
   // A 4096 x 4096 head would be ~1.4 GiB of SVG (HeatmapSvg gave "" over the limit, and the viewer

@@ -8,6 +8,7 @@
 // The sidebar draws the same bar across (app_chrome.cpp); the Heatmap and Translate views draw it
 // beside their matrix when the style's colour bar is on, so a PNG exported for a paper has its key.
 #pragma once
+#include "core/colour_scale.h"
 
 struct ImDrawList;
 
@@ -20,15 +21,8 @@ struct ColourBarTicks {
 };
 ColourBarTicks MakeColourBarTicks(const HeatmapStyle& resolved);
 
-// The numbers a figure's colour bar marks, at most max_ticks (2..8), as papers' colour bars do: round
-// steps (1, 2 or 5 x 10^k) on the linear scales, decades on the log scale, 0 / 0.5 / "row max" per
-// row. t: the position along the bar (0 = the low end, 1 = the high end). Returns the count.
-struct ColourBarTick {
-  float t = 0;
-  char text[24] = {0};
-};
-constexpr int kMaxColourBarTicks = 8;
-int ColourBarTickList(const HeatmapStyle& resolved, int max_ticks, ColourBarTick out[kMaxColourBarTicks]);
+// The numbers the figure's colour bar marks (core/colour_scale.h, ColourTicks) for a resolved style.
+int ColourBarTickList(const HeatmapStyle& resolved, int max_ticks, ColourTick out[kMaxColourTicks]);
 
 float ColourBarWidth(const HeatmapStyle& resolved);  // gap + bar + ticks + the widest number (UI px)
 

@@ -313,16 +313,7 @@ bool LowContrastNote(HeatmapStyle* style, const AttentionMap& map) {
 }
 
 float HeatmapT(const HeatmapStyle& style, float w, float row_max) {
-  float t;
-  if (style.scale == ScaleMode::PerRow) {
-    t = row_max > 0 ? w / row_max : 0.0f;
-  } else if (style.scale == ScaleMode::Log) {
-    const float lo = std::log(std::max(style.vmin, 1e-12f)), hi = std::log(std::max(style.vmax, 1e-12f));
-    t = (std::log(std::max(w, 1e-12f)) - lo) / std::max(hi - lo, 1e-12f);
-  } else {
-    t = (w - style.vmin) / std::max(style.vmax - style.vmin, 1e-12f);
-  }
-  return std::clamp(t, 0.0f, 1.0f);
+  return ColourT((ColourScale)style.scale, w, style.vmin, style.vmax, row_max);
 }
 
 bool AddHeatmapDrawCallback(const HeatmapEnv& env, const HeatmapDraw& draw, const float rect[4]) {

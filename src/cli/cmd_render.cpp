@@ -128,18 +128,19 @@ Status WriteSvg(const Shown& f, const RenderOptions& o, size_t* written) {
   const MatrixRM& w = *f.w;
   FigureScale scale = FigureScale::Auto;
   ParseFigureScale(o.scale, &scale);
-  if (scale == FigureScale::Row || scale == FigureScale::Log)
-    return Status::Error("--scale " + o.scale + " is drawn in PNG and GIF figures only (SVG: auto, fixed, p99, p99.9)");
   SvgHeatmapOptions so;
   so.cell_size = o.cell;
-  so.vmax = o.vmax;
-  if (std::isnan(o.vmax) && scale != FigureScale::Auto) {  // the range the PNG would use
+  so.scale = scale == FigureScale::Row   ? ColourScale::PerRow
+             : scale == FigureScale::Log ? ColourScale::Log
+                                         : ColourScale::Linear;
+  if (scale != FigureScale::Auto) {  // the range the PNG would use
     HeatmapFigureOptions fo;
     fo.scale = scale;
     HeatmapFigureLayout L;
     ResolveFigureRange(w, fo, &L);
-    so.vmax = L.vmax;
+    so.vmin = L.vmin, so.vmax = L.vmax;
   }
+  if (!std::isnan(o.vmax)) so.vmax = o.vmax;
   so.show_values = o.values;
   so.decimals = o.decimals;
   so.colorbar = !o.no_colorbar;

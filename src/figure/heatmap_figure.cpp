@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "core/colour_scale.h"
 #include "core/row_scan.h"
 #include "io/utf8.h"
 
@@ -68,10 +69,8 @@ std::string FormatNumber(float v, int decimals) {
   return b;
 }
 
-std::string TickLabel(float v, FigureScale s) {
-  char b[48];
-  std::snprintf(b, sizeof b, s == FigureScale::Log ? "%.0e" : "%.3g", v);
-  return b;
+ColourScale FigureColourScale(FigureScale s) {
+  return s == FigureScale::Row ? ColourScale::PerRow : s == FigureScale::Log ? ColourScale::Log : ColourScale::Linear;
 }
 
 // Label boxes and thinning: every k-th label so that neighbours never overlap (auto).
@@ -176,14 +175,16 @@ void DrawColorbar(const HeatmapFigureOptions& o, const Plan& p, FigureFont* font
     ColormapSample(o.colormap, 1.0f - (float)j / (float)std::max(1, h - 1), rgb);
     FillRect(img, x, y + j, x + bw, y + j + 1, Rgb8{rgb[0], rgb[1], rgb[2]});
   }
-  const float asc = font->Ascent(p.font);
-  const bool row = L.scale == FigureScale::Row;
-  const float mid = L.scale == FigureScale::Log ? std::sqrt(L.vmin * L.vmax) : 0.5f * (L.vmin + L.vmax);
-  const std::string top = row ? "row max" : TickLabel(L.vmax, L.scale), bottom = TickLabel(L.vmin, L.scale);
-  const std::string middle = row ? "half" : TickLabel(mid, L.scale);
-  font->Draw(img, x + bw + 4 * p.s, y + asc, top, p.font, kText);
-  font->Draw(img, x + bw + 4 * p.s, y + h * 0.5f + asc * 0.4f, middle, p.font, kText);
-  font->Draw(img, x + bw + 4 * p.s, (float)(y + h), bottom, p.font, kText);
+  // Round numbers along it (core/colour_scale.h), as many as fit a line and a half apart.
+  const float asc = font->Ascent(p.font), line = p.font * 1.2f;
+  ColourTick ticks[kMaxColourTicks];
+  const int n = ColourTicks(FigureColourScale(L.scale), L.vmin, L.vmax, (int)(h / (1.5f * line)) + 1, ticks);
+  for (int i = 0; i < n; ++i) {
+    const int ty = y + (int)std::lround((1.0f - ticks[i].t) * (float)(h - 1));
+    FillRect(img, x + bw, ty, x + bw + (int)std::lround(3 * p.s), ty + std::max(1, (int)std::lround(p.s)), kText);
+    const float base = std::clamp(ty + asc * 0.4f, (float)y + asc, (float)(y + h));
+    font->Draw(img, x + bw + 5 * p.s, base, ticks[i].text, p.font, kText);
+  }
 }
 
 }  // namespace
@@ -207,16 +208,7 @@ bool ParseFigureLabels(const std::string& s, FigureLabels* out) {
 
 float FigureT(const HeatmapFigureLayout& L, float w, float row_max) {
   if (!std::isfinite(w)) w = 0;
-  float t;
-  if (L.scale == FigureScale::Row) {
-    t = row_max > 0 ? w / row_max : 0.0f;
-  } else if (L.scale == FigureScale::Log) {
-    const float lo = std::log(std::max(L.vmin, 1e-12f)), hi = std::log(std::max(L.vmax, 1e-12f));
-    t = (std::log(std::max(w, 1e-12f)) - lo) / std::max(hi - lo, 1e-12f);
-  } else {
-    t = (w - L.vmin) / std::max(L.vmax - L.vmin, 1e-12f);
-  }
-  return std::clamp(t, 0.0f, 1.0f);
+  return ColourT(FigureColourScale(L.scale), w, L.vmin, L.vmax, row_max);
 }
 
 Status RenderHeatmapFigure(const MatrixRM& w, const std::vector<std::string>& source_tokens,
@@ -236,7 +228,13 @@ Status RenderHeatmapFigure(const MatrixRM& w, const std::vector<std::string>& so
   L.cell_w = L.cell_h = cell;
   PlanLabels(w, source_tokens, target_tokens, o, font, &p, &L);
   if (!o.title.empty()) p.title_h = p.font * 1.6f;
-  if (o.colorbar) p.bar_w = 14 * p.s + 8 * p.s + font->Measure("row max", p.font) + 12 * p.s;
+  if (o.colorbar) {  // room for its widest number
+    ColourTick ticks[kMaxColourTicks];
+    float text = font->Measure("row max", p.font);
+    for (int i = 0, n = ColourTicks(FigureColourScale(L.scale), L.vmin, L.vmax, kMaxColourTicks, ticks); i < n; ++i)
+      text = std::max(text, font->Measure(ticks[i].text, p.font));
+    p.bar_w = 14 * p.s + 8 * p.s + text + 12 * p.s;
+  }
   L.x0 = (int)std::lround(p.pad + p.left_w);
   L.y0 = (int)std::lround(p.pad + p.title_h + p.top_h);
   const int mat_w = (int)std::lround(L.cols * cell), mat_h = (int)std::lround(L.rows * cell);

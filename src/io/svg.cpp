@@ -71,6 +71,32 @@ float TextWidth(const std::string& s, float font) {
   return 0.62f * font * (float)Utf8Length(s);
 }
 
+// The colour bar at x, from y0 down bh: the key colours' gradient (the LUT quantises it, core/colormap.h)
+// and its round numbers (core/colour_scale.h), each inside the bar's height.
+void EmitColourBar(SvgOut* out, const ColormapTable& table, float bx, float y0, float bh, float font,
+                   const ColourTick* ticks, int n_ticks) {
+  SvgOut& s = *out;
+  s += "<defs><linearGradient id=\"attnviz-colorbar\" x1=\"0\" y1=\"1\" x2=\"0\" y2=\"0\">\n";
+  for (int k = 0; k < table.count; ++k) {
+    const ColormapRgb& c = table.keys[k].c;
+    const uint8_t rgb[3] = {c.r, c.g, c.b};
+    s += "<stop offset=\"" + Fmt("%g", table.keys[k].t) + "\" stop-color=\"" + Hex(rgb) + "\"/>\n";
+  }
+  s += "</linearGradient></defs>\n";
+  s += "<rect class=\"colorbar\" x=\"" + Fmt("%g", bx) + "\" y=\"" + Fmt("%g", y0) + "\" width=\"16\" height=\"" +
+       Fmt("%g", bh) + "\" fill=\"url(#attnviz-colorbar)\" stroke=\"#444\" stroke-width=\"0.5\"/>\n";
+  s += "<g class=\"colorbar-ticks\">\n";
+  for (int i = 0; i < n_ticks; ++i) {
+    const float y = y0 + (1 - ticks[i].t) * bh;
+    const float base = std::clamp(y + font * 0.35f, y0 + font * 0.8f, y0 + bh);
+    s += "<line x1=\"" + Fmt("%g", bx + 16) + "\" y1=\"" + Fmt("%g", y) + "\" x2=\"" + Fmt("%g", bx + 20) + "\" y2=\"" +
+         Fmt("%g", y) + "\" stroke=\"#444\" stroke-width=\"0.5\"/>\n";
+    s += "<text x=\"" + Fmt("%g", bx + 22) + "\" y=\"" + Fmt("%g", base) + "\">" + XmlEscape(ticks[i].text) +
+         "</text>\n";
+  }
+  s += "</g>\n";
+}
+
 }  // namespace
 
 std::string XmlEscape(const std::string& s) {
@@ -141,7 +167,6 @@ Status WriteHeatmapSvg(const MatrixRM& w, const std::vector<std::string>& source
     vmax = std::max(0.0f, hi);
     if (vmax <= vmin) vmax = vmin + 1;
   }
-  const float range = vmax > vmin ? vmax - vmin : 1.0f;
 
   // pass 1: layout
   std::vector<std::string> top(cols), left(rows);
@@ -154,7 +179,12 @@ Status WriteHeatmapSvg(const MatrixRM& w, const std::vector<std::string>& source
   const float title_h = opt.title.empty() ? 0 : font * 1.6f + 4;
   const float top_h = rotate ? top_w * 0.7071f + font + 6 : font + 8;
   const float x0 = 8 + left_w + 6, y0 = 8 + title_h + top_h;
-  const float bar_w = opt.colorbar ? 16 + 8 + TextWidth(Fmt("%.3g", vmax), font) + 16 : 0;
+  ColourTick ticks[kMaxColourTicks];
+  const float bar_h = std::max(rows * cell, 4 * font);
+  const int n_ticks = ColourTicks(opt.scale, vmin, vmax, (int)(bar_h / (1.5f * font)) + 1, ticks);
+  float tick_w = 0;
+  for (int i = 0; i < n_ticks; ++i) tick_w = std::max(tick_w, TextWidth(ticks[i].text, font));
+  const float bar_w = opt.colorbar ? 16 + 8 + tick_w + 16 : 0;
   const float width = x0 + cols * cell + (rotate ? top_w * 0.7071f : 0) + bar_w + 8;
   const float height = y0 + rows * cell + 8;
 
@@ -183,10 +213,14 @@ Status WriteHeatmapSvg(const MatrixRM& w, const std::vector<std::string>& source
     s += "<text x=\"" + Fmt("%g", x0 - 6) + "\" y=\"" + Fmt("%g", y0 + (i + 0.5f) * cell + font * 0.35f) + "\">" +
          XmlEscape(left[i]) + "</text>\n";
   s += "</g>\n<g class=\"cells\" shape-rendering=\"crispEdges\">\n";
+  std::vector<float> row_max(rows, 0.0f);  // the per-row scale's divisors
+  for (int i = 0; i < rows; ++i)
+    for (int j = 0; j < cols; ++j)
+      if (std::isfinite(w(i, j))) row_max[i] = std::max(row_max[i], w(i, j));
   for (int i = 0; i < rows; ++i) {
     for (int j = 0; j < cols; ++j) {
       uint8_t c[3];
-      ColormapSample(cmap, (w(i, j) - vmin) / range, c);  // the colour the GL heatmap shows
+      ColormapSample(cmap, ColourT(opt.scale, w(i, j), vmin, vmax, row_max[i]), c);  // as the GL heatmap shows
       s += "<rect x=\"" + Fmt("%g", x0 + j * cell) + "\" y=\"" + Fmt("%g", y0 + i * cell) + "\" width=\"" +
            Fmt("%g", cell) + "\" height=\"" + Fmt("%g", cell) + "\" fill=\"" + Hex(c) + "\"/>\n";
     }
@@ -198,7 +232,7 @@ Status WriteHeatmapSvg(const MatrixRM& w, const std::vector<std::string>& source
       for (int j = 0; j < cols; ++j) {
         const float v = w(i, j);
         uint8_t c[3];
-        ColormapSample(cmap, (v - vmin) / range, c);
+        ColormapSample(cmap, ColourT(opt.scale, v, vmin, vmax, row_max[i]), c);
         const bool black = ContrastingTextColor(c) == 0xFF000000u;  // as the app's cell text
         s += "<text x=\"" + Fmt("%g", x0 + (j + 0.5f) * cell) + "\" y=\"" +
              Fmt("%g", y0 + (i + 0.5f) * cell + value_font * 0.35f) + "\" fill=\"" + (black ? "black" : "white") +
@@ -207,22 +241,8 @@ Status WriteHeatmapSvg(const MatrixRM& w, const std::vector<std::string>& source
     }
     s += "</g>\n";
   }
-  if (opt.colorbar) {
-    const float bx = x0 + cols * cell + (rotate ? top_w * 0.7071f : 0) + 16, bh = std::max(rows * cell, 4 * font);
-    s += "<defs><linearGradient id=\"attnviz-colorbar\" x1=\"0\" y1=\"1\" x2=\"0\" y2=\"0\">\n";
-    // The continuous gradient through the key colours, which the LUT quantises (core/colormap.h).
-    for (int k = 0; k < table.count; ++k) {
-      const ColormapRgb& c = table.keys[k].c;
-      const uint8_t rgb[3] = {c.r, c.g, c.b};
-      s += "<stop offset=\"" + Fmt("%g", table.keys[k].t) + "\" stop-color=\"" + Hex(rgb) + "\"/>\n";
-    }
-    s += "</linearGradient></defs>\n";
-    s += "<rect class=\"colorbar\" x=\"" + Fmt("%g", bx) + "\" y=\"" + Fmt("%g", y0) + "\" width=\"16\" height=\"" +
-         Fmt("%g", bh) + "\" fill=\"url(#attnviz-colorbar)\" stroke=\"#444\" stroke-width=\"0.5\"/>\n";
-    s += "<text x=\"" + Fmt("%g", bx + 22) + "\" y=\"" + Fmt("%g", y0 + font * 0.8f) + "\">" + Fmt("%.3g", vmax) +
-         "</text>\n";
-    s += "<text x=\"" + Fmt("%g", bx + 22) + "\" y=\"" + Fmt("%g", y0 + bh) + "\">" + Fmt("%.3g", vmin) + "</text>\n";
-  }
+  if (opt.colorbar)
+    EmitColourBar(&s, table, x0 + cols * cell + (rotate ? top_w * 0.7071f : 0) + 16, y0, bar_h, font, ticks, n_ticks);
   s += "</svg>\n";
   if (!s.Flush()) return Status::Error("svg: write error");
   return Status::Ok();

@@ -9,21 +9,23 @@
 #include <vector>
 
 #include "core/attention.h"
+#include "core/colour_scale.h"
 #include "core/status.h"
 
 namespace attnviz {
 
 struct SvgHeatmapOptions {
-  float cell_size = 24.0f;      // px per cell
-  float font_size = 12.0f;      // px, labels
-  float vmin = 0.0f;            // value drawn with the colormap's t = 0
-  float vmax = NAN;             // value drawn with t = 1; NaN = the matrix maximum (> 0)
-  bool show_values = false;     // print each weight in its cell (contrasting colour); cells grow to fit
-  int decimals = 2;             // digits after the point of the printed weights (0..8)
-  bool colorbar = true;         // colour bar with vmin / vmax labels on the right
-  std::string title;            // optional caption above the heatmap
-  size_t max_label_chars = 24;  // longer tokens are cut and end in an ellipsis
-  int64_t max_cells = 1 << 20;  // refuse larger matrices (~90 bytes of SVG per cell, more with values)
+  float cell_size = 24.0f;                  // px per cell
+  float font_size = 12.0f;                  // px, labels
+  float vmin = 0.0f;                        // value drawn with the colormap's t = 0
+  float vmax = NAN;                         // value drawn with t = 1; NaN = the matrix maximum (> 0)
+  bool show_values = false;                 // print each weight in its cell (contrasting colour); cells grow to fit
+  int decimals = 2;                         // digits after the point of the printed weights (0..8)
+  bool colorbar = true;                     // colour bar on the right, marked with round numbers (core/colour_scale.h)
+  ColourScale scale = ColourScale::Linear;  // linear between vmin and vmax, per row, or log (as the app's)
+  std::string title;                        // optional caption above the heatmap
+  size_t max_label_chars = 24;              // longer tokens are cut and end in an ellipsis
+  int64_t max_cells = 1 << 20;              // refuse larger matrices (~90 bytes of SVG per cell, more with values)
 };
 
 // Ok, or why a rows x cols map is not written as SVG: over options.max_cells (the error names the

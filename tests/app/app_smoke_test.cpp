@@ -279,7 +279,7 @@ TEST(AppViews, TheColourBarMarksRoundNumbers) {
   auto ticks = [](attnviz::ScaleMode scale, float lo, float hi, int max) {
     attnviz::HeatmapStyle r;
     r.scale = scale, r.vmin = lo, r.vmax = hi;
-    attnviz::ColourBarTick t[attnviz::kMaxColourBarTicks];
+    attnviz::ColourTick t[attnviz::kMaxColourTicks];
     const int n = attnviz::ColourBarTickList(r, max, t);
     std::string s;
     for (int i = 0; i < n; ++i)
@@ -1737,6 +1737,26 @@ TEST(AppViews, StepsUseAFilesOwnQueriesAndKeys) {
   const attnviz::Status st = t.app.OpenFile("bad.json", reinterpret_cast<const unsigned char*>(bad.data()), bad.size());
   EXPECT_FALSE(st.ok);
   EXPECT_NE(st.message.find("expected [1, d] and [2, d]"), std::string::npos) << st.message;
+}
+
+// The heatmap's SVG is coloured on the scale the view shows (per row here), its bar marked so.
+TEST(AppFiles, TheSvgFollowsTheViewsScale) {
+  HeadlessApp t;
+  t.Run("example translation");
+  t.Run("view heatmap");
+  auto svg = [&t](const char* scale) {
+    t.Run(std::string("scale ") + scale);
+    t.Frames(1);
+    t.Run("save-svg");
+    std::string name, mime;
+    std::vector<unsigned char> bytes;
+    EXPECT_TRUE(t.app.PopDownload(&name, &mime, &bytes));
+    return std::string(bytes.begin(), bytes.end());
+  };
+  const std::string row = svg("row"), global = svg("global");
+  EXPECT_NE(row.find(">row max</text>"), std::string::npos);
+  EXPECT_EQ(global.find(">row max</text>"), std::string::npos);
+  EXPECT_NE(row, global) << "each row's largest weight is at the top of the colormap";
 }
 
 TEST(AppFiles, TheLinesViewSavesItsOwnSvgAndPngNeedsAScreen) {

@@ -267,6 +267,13 @@ TEST(CliRender, SvgOfAChosenSet) {
   EXPECT_NE(text.find("</svg>"), std::string::npos);
   EXPECT_NE(text.find("warm"), std::string::npos);
   EXPECT_EQ(text.find("chat"), std::string::npos) << "the encoder set has no French tokens";
+  // The row and log scales are drawn in SVG too, their colour bars marked as the PNG's are.
+  r = Cli("render '" + kFile + "' --set encoder --out '" + svg + "' --scale row");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(Slurp(svg).find(">row max</text>"), std::string::npos);
+  r = Cli("render '" + kFile + "' --set encoder --out '" + svg + "' --scale log");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(Slurp(svg).find(">0.001</text>"), std::string::npos) << "a decade of the log scale's bar";
 }
 
 // --hide leaves tokens out as the viewer's `hide` does, and --renormalize makes each row sum to 1
@@ -459,7 +466,6 @@ TEST(CliRender, BadArgumentsFailClearly) {
       {"render '" + kFile + "' --out '" + out + "' --labels some", 2, "unknown --labels 'some'"},
       {"render '" + kFile + "' --out '" + out + "' --dpi 5000", 2, "--dpi must be between"},
       {"render '" + kFile + "' --out '" + out + "' --set decoder", 1, "--set 'decoder' is not in the file"},
-      {"render '" + kFile + "' --out '" + out + ".svg' --scale log", 1, "PNG and GIF figures only"},
       {"render /nonexistent/in.json --out '" + out + "'", 1, "/nonexistent/in.json"},
       {"render --out '" + out + "'", 2, "give the attention FILE"},
       {"render '" + kFile + "' --out '" + out + "' --font '" + kFile + "'", 1, "not a TrueType font"},

@@ -379,6 +379,52 @@ TEST(Svg, CellFillsAreColormapSamples) {
   EXPECT_EQ(grey_cells, unknown_cells);
 }
 
+// The SVG colours as the view it comes from: per row (each row divided by its largest weight) and
+// log (ln w between ln vmin and ln vmax), not always linearly; its colour bar marks round numbers.
+TEST(Svg, CellsFollowThePerRowAndLogScalesAndTheBarMarksRoundNumbers) {
+  MatrixRM w(2, 3);
+  w << 0.1f, 0.2f, 0.05f, 0.01f, 0.001f, 0.0001f;
+  SvgHeatmapOptions o;
+  std::vector<std::string> cells, unused;
+  o.scale = ColourScale::PerRow;
+  const std::string row_svg = HeatmapSvg(w, {}, {}, "greys", o);
+  ParseSvgCells(row_svg, &cells, &unused);
+  ASSERT_EQ(cells.size(), 6u);
+  uint8_t top[3], half[3], quarter[3];
+  ColormapSample(Colormap::Greys, 1.0f, top);
+  ColormapSample(Colormap::Greys, 0.5f, half);
+  ColormapSample(Colormap::Greys, 0.25f, quarter);
+  EXPECT_EQ(cells[1], HexOf(top)) << "row 0's largest";
+  EXPECT_EQ(cells[0], HexOf(half)) << "0.1 of 0.2";
+  EXPECT_EQ(cells[2], HexOf(quarter));
+  EXPECT_EQ(cells[3], HexOf(top)) << "row 1's largest, 0.01, is as white as row 0's 0.2";
+  EXPECT_NE(row_svg.find(">row max</text>"), std::string::npos);
+  EXPECT_NE(row_svg.find(">0.5</text>"), std::string::npos);
+  o.scale = ColourScale::Log;
+  o.vmin = 1e-4f, o.vmax = 1.0f;
+  o.cell_size = 60;  // a bar 120 px high: room for every decade a line and a half apart
+  const std::string log_svg = HeatmapSvg(w, {}, {}, "greys", o);
+  cells.clear();
+  ParseSvgCells(log_svg, &cells, &unused);
+  ASSERT_EQ(cells.size(), 6u);
+  uint8_t c[3];
+  ColormapSample(Colormap::Greys, 0.5f, c);
+  EXPECT_EQ(cells[3], HexOf(c)) << "0.01 is halfway between 1e-4 and 1 on the log scale";
+  ColormapSample(Colormap::Greys, 0.25f, c);
+  EXPECT_EQ(cells[4], HexOf(c)) << "0.001, a quarter of the way";
+  for (const char* tick : {">0.0001</text>", ">0.001</text>", ">0.01</text>", ">0.1</text>", ">1</text>"})
+    EXPECT_NE(log_svg.find(tick), std::string::npos) << tick;
+  o.scale = ColourScale::Linear;
+  o.vmin = 0, o.vmax = 0.2f;
+  const std::string lin_svg = HeatmapSvg(w, {}, {}, "greys", o);
+  cells.clear();
+  ParseSvgCells(lin_svg, &cells, &unused);
+  ColormapSample(Colormap::Greys, 0.5f, c);
+  EXPECT_EQ(cells[0], HexOf(c)) << "0.1 of 0 .. 0.2";
+  EXPECT_NE(lin_svg.find(">0.1</text>"), std::string::npos);
+  EXPECT_NE(lin_svg.find(">0.2</text>"), std::string::npos);
+}
+
 TEST(Svg, HeatmapHasCellsLabelsAndEscapes) {
   MatrixRM w(2, 3);
   w << 0.0f, 0.5f, 1.0f, 0.25f, 0.25f, 0.5f;
