@@ -204,10 +204,23 @@ TEST(AppViews, HeatmapDrawsTheRowsTheDecodingStepShows) {
 TEST(AppViews, PngsOfHeatmapsShowTheFigureNotTheControls) {
   HeadlessApp t;
   t.Run("example translation");
+  t.Run("view steps");
+  t.Frames(2);
+  const std::vector<double> area = Get(t.Describe(), "view_rect").numbers;  // Steps: the whole view
+  ASSERT_EQ(area.size(), 4u);
+  // Compare: its three titled panels, not the toolbar above them or the space below.
   t.Run("view compare");
   t.Frames(2);
-  const std::vector<double> area = Get(t.Describe(), "view_rect").numbers;  // Compare: the whole view
-  ASSERT_EQ(area.size(), 4u);
+  const JsonValue cmp = t.Describe();
+  const std::vector<double> cr = Get(cmp, "view_rect").numbers;
+  const JsonValue& panels = Get(cmp, "compare.panels");
+  ASSERT_EQ(panels.ArraySize(), 3u);
+  const JsonValue *left = &panels.items[0], *diff = &panels.items[2];
+  ASSERT_EQ(cr.size(), 4u);
+  EXPECT_GT(cr[1], area[1] + 10) << "the toolbar is left out";
+  EXPECT_LT(cr[1], Get(*left, "rect").numbers[1] - 30) << "the titles and column labels are in";
+  EXPECT_NEAR(cr[3], Get(*left, "rect").numbers[3] + 6, 1) << "tight below the panels";
+  EXPECT_NEAR(cr[2], Get(*diff, "rect").numbers[2] + 6, 1) << "the difference panel is in";
   t.Run("view lines");
   t.Frames(2);
   const JsonValue lines = t.Describe();

@@ -235,6 +235,10 @@ void CompareView::DrawPanels(AppState* s, const AttentionMap* panels[3]) {
     } else {
       ImGui::Text("right \xe2\x88\x92 left  (blue < 0 < red, \xc2\xb1%.3g)", cv.diff_range);
     }
+    const float m = 4.0f;  // a margin around the title in the PNG
+    const float title[4] = {ImGui::GetItemRectMin().x - m, ImGui::GetItemRectMin().y - m, ImGui::GetItemRectMax().x + m,
+                            ImGui::GetItemRectMax().y};
+    AddFigureBox(s->env.figure_rect, title);  // a PNG: the titles and the panels (the widgets add theirs)
     HeatmapViewState& v = cv.panels[i];
     v.next = nullptr;
     v.frame_mix = 0;

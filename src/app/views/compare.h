@@ -37,6 +37,7 @@ struct CompareViewState {
 class CompareView : public ViewModule {
  public:
   void Draw(AppState* s) override;
+  bool ExportsFigureOnly() const override { return true; }  // the three panels and their titles, not the toolbar
   void Describe(AppState* s, JsonWriter* w) override;
   // compare-scores NAME NAME | compare-maps I J | compare-range X
   bool RunCommand(AppState* s, const CommandArgs& c, Status* result) override;
