@@ -13,6 +13,11 @@ namespace {
 
 constexpr float kGap = 10.0f, kBar = 12.0f, kTick = 4.0f, kTextGap = 3.0f, kRightPad = 4.0f;
 
+// The style's scale is handed to core/colour_scale as it is.
+static_assert((int)ScaleMode::Global == (int)ColourScale::Linear &&
+                  (int)ScaleMode::PerRow == (int)ColourScale::PerRow && (int)ScaleMode::Log == (int)ColourScale::Log,
+              "ScaleMode and ColourScale number the scales alike");
+
 }  // namespace
 
 ColourBarTicks MakeColourBarTicks(const HeatmapStyle& r) {
