@@ -1,6 +1,6 @@
 // Fuzz target: the attention file (io/attention_file.h): LoadAttentionFile sniffs JSON (versions
 // 1 and 2, BertViz data), NPZ and bare NPY. A file that loads must save as JSON and load again,
-// and draw as an SVG; every warning must print safely. (NPZ members are CRC-checked here, so the
+// and draw as an SVG (on each colour scale); every warning must print safely. (NPZ members are CRC-checked here, so the
 // fuzzer mostly explores JSON and bare NPY; fuzz_npz covers the NPZ members without CRCs.)
 #include <string>
 
@@ -21,6 +21,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string svg;
   attnviz::SvgHeatmapOptions o;
   o.max_cells = 1 << 16;
+  o.scale = (attnviz::ColourScale)(size % 3);  // linear, per row or log, as the viewer's SVG may be
   (void)attnviz::HeatmapSvgString(head.weights, f.source_tokens, f.target_tokens, "viridis", o, &svg);
   return 0;
 }
