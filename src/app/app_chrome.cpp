@@ -80,8 +80,9 @@ void DrawColourBar(AppState* s) {
   // The numbers at both ends and the middle, for the map shown (per row: fractions of the row's maximum).
   HeatmapStyle r;
   s->ColouredMap(&r);
-  const ColourBarTicks t = MakeColourBarTicks(r);
-  const char *lo = t.lo, *mid = t.mid, *hi = t.hi;
+  ColourTick t[3];
+  RangeTicks((ColourScale)r.scale, r.vmin, r.vmax, t);
+  const char *lo = t[0].text, *mid = t[1].text, *hi = t[2].text;
   ImGui::TextDisabled("%s", lo);
   ImGui::SameLine((w - ImGui::CalcTextSize(mid).x) * 0.5f);
   ImGui::TextDisabled("%s", mid);

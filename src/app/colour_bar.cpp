@@ -20,21 +20,6 @@ static_assert((int)ScaleMode::Global == (int)ColourScale::Linear &&
 
 }  // namespace
 
-ColourBarTicks MakeColourBarTicks(const HeatmapStyle& r) {
-  ColourBarTicks t;
-  const bool row = r.scale == ScaleMode::PerRow, log = r.scale == ScaleMode::Log;
-  std::snprintf(t.lo, sizeof(t.lo), "%.3g", row ? 0.0 : (double)r.vmin);
-  std::snprintf(t.mid, sizeof(t.mid), "%.3g",
-                row   ? 0.5
-                : log ? std::sqrt((double)std::max(r.vmin, 1e-12f) * r.vmax)
-                      : 0.5 * (r.vmin + r.vmax));
-  if (row)
-    std::snprintf(t.hi, sizeof(t.hi), "row max");
-  else
-    std::snprintf(t.hi, sizeof(t.hi), "%.3g", (double)r.vmax);
-  return t;
-}
-
 int ColourBarTickList(const HeatmapStyle& r, int max_ticks, ColourTick out[kMaxColourTicks]) {
   return ColourTicks((ColourScale)r.scale, r.vmin, r.vmax, max_ticks, out);
 }

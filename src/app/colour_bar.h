@@ -1,6 +1,5 @@
 // attnviz app: the colour bar, the key to a heatmap's colours.
 //
-//   ColourBarTicks       the numbers at its low end, middle and high end, for a resolved style
 //   ColourBarTickList    round numbers along it (the figure's bar)
 //   ColourBarWidth       the room a vertical bar and its numbers take beside a matrix
 //   DrawVerticalColourBar  the bar beside a matrix (high at the top), part of its PNG (figure box)
@@ -15,11 +14,6 @@ struct ImDrawList;
 namespace attnviz {
 
 struct HeatmapStyle;
-
-struct ColourBarTicks {
-  char lo[24], mid[24], hi[24];  // per row: 0, 0.5, "row max"; log: vmin, the geometric middle, vmax
-};
-ColourBarTicks MakeColourBarTicks(const HeatmapStyle& resolved);
 
 // The numbers the figure's colour bar marks (core/colour_scale.h, ColourTicks) for a resolved style.
 int ColourBarTickList(const HeatmapStyle& resolved, int max_ticks, ColourTick out[kMaxColourTicks]);

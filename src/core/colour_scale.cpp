@@ -26,13 +26,9 @@ void Text(ColourTick* t, const char* fmt, double v) {
 }
 
 int EndTicks(ColourScale scale, float vmin, float vmax, ColourTick out[]) {
-  out[0].t = 0, out[1].t = 1;
-  const bool row = scale == ColourScale::PerRow;
-  Text(&out[0], "%.3g", row ? 0.0 : (double)vmin);
-  if (row)
-    std::snprintf(out[1].text, sizeof(out[1].text), "row max");
-  else
-    Text(&out[1], "%.3g", (double)vmax);
+  ColourTick three[3];
+  RangeTicks(scale, vmin, vmax, three);
+  out[0] = three[0], out[1] = three[2];
   return 2;
 }
 
@@ -86,6 +82,20 @@ int ColourTicks(ColourScale scale, float vmin, float vmax, int max_ticks, Colour
   if (!(hi > lo) || !std::isfinite(lo) || !std::isfinite(hi)) return EndTicks(scale, vmin, vmax, out);
   const int n = scale == ColourScale::Log ? DecadeTicks(lo, hi, max_ticks, out) : LinearTicks(lo, hi, max_ticks, out);
   return n >= 2 ? n : EndTicks(scale, vmin, vmax, out);
+}
+
+void RangeTicks(ColourScale scale, float vmin, float vmax, ColourTick out[3]) {
+  const bool row = scale == ColourScale::PerRow, log = scale == ColourScale::Log;
+  out[0].t = 0, out[1].t = 0.5f, out[2].t = 1;
+  Text(&out[0], "%.3g", row ? 0.0 : (double)vmin);
+  Text(&out[1], "%.3g",
+       row   ? 0.5
+       : log ? std::sqrt((double)std::max(vmin, 1e-12f) * vmax)
+             : 0.5 * ((double)vmin + vmax));
+  if (row)
+    std::snprintf(out[2].text, sizeof(out[2].text), "row max");
+  else
+    Text(&out[2], "%.3g", (double)vmax);
 }
 
 }  // namespace attnviz

@@ -5,6 +5,7 @@
 //   ColourScale   linear between vmin and vmax, each row divided by its largest weight, or log
 //   ColourT       a weight's position t in [0, 1] on the colormap
 //   ColourTicks   round numbers along a colour bar, as papers' colour bars mark them
+//   RangeTicks    the range's two ends and its middle, as they are (the sidebar's bar states the range)
 #pragma once
 
 namespace attnviz {
@@ -26,5 +27,9 @@ constexpr int kMaxColourTicks = 8;
 // top, when there are more), 0 / 0.5 / "row max" per row (0 / "row max" for two). A range with fewer
 // than two round numbers in it (or none: vmax <= vmin) gets its two ends ("%.3g").
 int ColourTicks(ColourScale scale, float vmin, float vmax, int max_ticks, ColourTick out[kMaxColourTicks]);
+
+// Three ticks at t = 0, 0.5 and 1 ("%.3g"): vmin, the middle (the geometric one on the log scale) and
+// vmax; per row 0, 0.5 and "row max".
+void RangeTicks(ColourScale scale, float vmin, float vmax, ColourTick out[3]);
 
 }  // namespace attnviz

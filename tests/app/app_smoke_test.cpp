@@ -311,6 +311,15 @@ TEST(AppViews, TheColourBarMarksRoundNumbers) {
   // No two round numbers in the range (or none at all): its ends, as the sidebar prints them.
   EXPECT_EQ(ticks(ScaleMode::Log, 0.02f, 0.09f, 6), "0.02@0 0.09@1000");
   EXPECT_EQ(ticks(ScaleMode::Global, 0.5f, 0.5f, 6), "0.5@0 0.5@1000");
+  // The sidebar's bar states the range itself: its ends and middle, as they are.
+  auto range = [](attnviz::ColourScale scale, float lo, float hi) {
+    attnviz::ColourTick t[3];
+    attnviz::RangeTicks(scale, lo, hi, t);
+    return std::string(t[0].text) + " " + t[1].text + " " + t[2].text;
+  };
+  EXPECT_EQ(range(attnviz::ColourScale::Linear, 0, 0.982f), "0 0.491 0.982");
+  EXPECT_EQ(range(attnviz::ColourScale::Log, 1e-4f, 1), "0.0001 0.01 1");
+  EXPECT_EQ(range(attnviz::ColourScale::PerRow, 0.2f, 0.7f), "0 0.5 row max");
 }
 
 // A key pressed and released between two frames (a quick tap while a software-rendered frame takes
