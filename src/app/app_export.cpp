@@ -14,11 +14,11 @@
 namespace attnviz {
 namespace {
 
-// "attnviz-<example's stem>": in the heatmap, which shows one head, then its layer and head
-// (MapSuffix), so that each head's figure has a name of its own. ExportStem: safe on every file system.
+// "attnviz-<example's stem>", then what the view shows of it (ViewModule::FigureSuffix: the heatmap's
+// head, the lines' head or layer), so that each head's figure has a name of its own. ExportStem: safe
+// on every file system.
 std::string FigureStem(const AppState* s) {
-  const bool one_head = std::string(ViewInfoAt(s->view).name) == "heatmap";
-  return "attnviz-" + ExportStem(s->examples[(size_t)s->current].id) + (one_head ? MapSuffix(s) : "");
+  return "attnviz-" + ExportStem(s->examples[(size_t)s->current].id) + s->views[(size_t)s->view]->FigureSuffix(s);
 }
 
 // "attnviz-<figure's stem>@2x.png".

@@ -585,7 +585,9 @@ Status QueueSvgDownload(AppState* s) {
   std::string view_svg;
   Status view_status;
   if (s->ActiveView().ExportSvg(s, &view_svg, &view_status)) {  // the lines view draws its own
-    if (view_status) QueueDownload(s, DownloadName(s->Current().id, "-lines.svg"), "image/svg+xml", view_svg);
+    if (view_status)  // named after the head or the layer it shows, as its PNG (FigureSuffix)
+      QueueDownload(s, DownloadName(s->Current().id, (s->ActiveView().FigureSuffix(s) + "-lines.svg").c_str()),
+                    "image/svg+xml", view_svg);
     return view_status;
   }
   SvgHeatmapOptions opt;

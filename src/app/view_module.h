@@ -84,6 +84,10 @@ class ViewModule {
   // the grid's heads, the lines' canvas: HeatmapEnv::figure_rect), not its controls: a figure for a
   // paper or a lesson. False: the whole view area (views whose titles, curves or tables belong in it).
   virtual bool ExportsFigureOnly() const { return false; }
+  // What a figure of the view shows of the example's maps, for its file name: one head ("-layer1-head2",
+  // MapSuffix), one layer's heads ("-layer1"), or "" (every head, or a map of the view's own), so that
+  // figures of different heads do not share a name (app_export.cpp, FigureStem).
+  virtual std::string FigureSuffix(const AppState*) const { return ""; }
   // The timeline the view animates instead of the example's (Translate: its decoding), or null:
   // the keys (Space, arrows, Home, End), play / pause / step, describe's timeline and the step
   // events act on it (AppState::ShownTimeline), so a GIF of the view animates what it shows.

@@ -1283,6 +1283,52 @@ TEST(AppFiles, ExportsOfOneHeadAreNamedAfterItsLayerAndHead) {
   EXPECT_EQ(name, "one.svg") << "a single map needs no layer and head";
 }
 
+// A figure's file name says what the view shows: the head in Heatmap and Lines, the layer when Lines
+// overlays all its heads, nothing in the grid (every head). Lines' figures of two heads shared a name.
+TEST(AppFiles, FiguresAreNamedAfterWhatTheViewShows) {
+  attnviz::AppConfig cfg;
+  cfg.page_exports = true;  // the page encodes the GIF; the app names it in the "export" event
+  HeadlessApp t(cfg);
+  const std::string head = "[[0.5,0.5],[0.5,0.5]]", layer = "{\"heads\":[" + head + "," + head + "," + head + "]}";
+  const std::string f = R"({"tokens":["a","b"],"layers":[)" + layer + "," + layer + "]}";
+  t.app.OpenFileBytes("heads.json", reinterpret_cast<const unsigned char*>(f.data()), f.size());
+  t.Run("layer-head 1 2");
+  auto gif_name = [&](const char* view, const char* then) {
+    t.Run(std::string("view ") + view);
+    if (*then) t.Run(then);
+    t.Frames(2);
+    std::string type, json;
+    while (t.app.PopEvent(&type, &json)) {
+    }
+    t.Run("save-gif 100");
+    while (t.app.PopEvent(&type, &json))
+      if (type == "export") {
+        JsonValue v;
+        const JsonValue* name = attnviz::ParseJson(json, &v).ok ? v.Find("name") : nullptr;
+        return name ? name->string : std::string("(no name)");
+      }
+    return std::string("(no export event)");
+  };
+  EXPECT_EQ(gif_name("heatmap", ""), "attnviz-heads-layer1-head2.gif");
+  EXPECT_EQ(gif_name("lines", ""), "attnviz-heads-layer1-head2.gif");
+  EXPECT_EQ(gif_name("lines", "lines-heads all"), "attnviz-heads-layer1.gif");
+  EXPECT_EQ(gif_name("grid", ""), "attnviz-heads.gif");
+  // The lines' SVG likewise (it was "heads-lines.svg" for every head and layer).
+  std::string name, mime;
+  std::vector<unsigned char> bytes;
+  t.Run("view lines");
+  t.Run("lines-heads off");
+  t.Frames(2);
+  ASSERT_TRUE(t.app.Command("save-svg").ok);
+  ASSERT_TRUE(t.app.PopDownload(&name, &mime, &bytes));
+  EXPECT_EQ(name, "heads-layer1-head2-lines.svg");
+  t.Run("lines-heads all");
+  t.Frames(2);
+  ASSERT_TRUE(t.app.Command("save-svg").ok);
+  ASSERT_TRUE(t.app.PopDownload(&name, &mime, &bytes));
+  EXPECT_EQ(name, "heads-layer1-lines.svg");
+}
+
 TEST(AppFiles, ExportNamesAreTheFileAndTheSetSafeOnEveryFileSystem) {
   EXPECT_EQ(attnviz::ExportStem("file:attention.npz#decoder.layers.self_attn"), "attention-decoder.layers.self_attn");
   EXPECT_EQ(attnviz::ExportStem("file:attention.npz"), "attention");

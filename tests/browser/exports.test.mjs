@@ -230,6 +230,13 @@ async function main() {
     await page.evaluate(() => window.attnviz.command('save-png 2'));
     const headName = (await dlHead).suggestedFilename();
     check(`a head's PNG says which head it is: ${headName}`, headName === 'attnviz-two-heads-layer0-head1@2x.png');
+    // So does the Lines view's (it had no head in its name: two heads' figures overwrote each other).
+    await page.evaluate(() => window.attnviz.command('view lines'));
+    await frames(page, 3);
+    const dlLines = page.waitForEvent('download', { timeout: 60000 });
+    await page.evaluate(() => window.attnviz.command('save-png 2'));
+    const linesName = (await dlLines).suggestedFilename();
+    check(`the lines' PNG says which head it is: ${linesName}`, linesName === 'attnviz-two-heads-layer0-head1@2x.png');
     // The grid's PNG is every head, however far the grid was scrolled: 12 x 12 heads at 600 x 400
     // (a screen shows a few rows) come out as 12 rows of 12 thumbnails, without the selection's outline,
     // and the grid keeps its scroll.

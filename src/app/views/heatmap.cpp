@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "app/app_commands.h"
+#include "app/app_files.h"
 #include "app/app_state.h"
 #include "app/lazy_maps.h"
 #include "imgui.h"
@@ -163,6 +164,10 @@ void HeatmapView::DrawDecoding(AppState* s) {
   widget.colour_bar = s->style.show_colorbar;
   HeatmapWidget("main", map, s->style, &widget, s->env, FillSize());
   HideOnRightClick(s, map, widget);
+}
+
+std::string HeatmapView::FigureSuffix(const AppState* s) const {
+  return MapSuffix(s);
 }
 
 void HeatmapView::Describe(AppState* s, JsonWriter* w) {

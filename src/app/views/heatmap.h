@@ -20,7 +20,8 @@ class HeatmapView : public ViewModule {
   void DescribeHeatmaps(AppState* s, JsonWriter* w) override;
   bool RunCommand(AppState* s, const CommandArgs& c, Status* result) override;  // zoom FACTOR [ROW [COL]]
   void OnExampleChanged(AppState*) override { widget = HeatmapViewState{}; }
-  bool ExportsFigureOnly() const override { return true; }  // the figure, not the timeline
+  bool ExportsFigureOnly() const override { return true; }     // the figure, not the timeline
+  std::string FigureSuffix(const AppState* s) const override;  // the head shown (MapSuffix)
   // A band (512 rows) of a head being read whole is decoded but not yet on the GPU (the upload budget ran out).
   // Or a lazily read head waits to be read whole until it has stayed in view (views/heatmap.cpp).
   bool Animating(const AppState*) const override {

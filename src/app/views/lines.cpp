@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "app/app_chrome.h"
+#include "app/app_files.h"
 #include "app/app_state.h"
 #include "imgui.h"
 #include "io/json.h"
@@ -598,6 +599,11 @@ void LinesView::Draw(AppState* s) {
   dl->PopClipRect();
   TokenTooltip(map, F, ls, s->env.labels, heads);
   ImGui::EndChild();
+}
+
+// All heads of a layer drawn (the last frame's shown_maps): the layer; else the head (MapSuffix).
+std::string LinesView::FigureSuffix(const AppState* s) const {
+  return state.shown_maps.empty() ? MapSuffix(s) : "-layer" + std::to_string(state.layer);
 }
 
 void LinesView::Describe(AppState*, JsonWriter* w) {

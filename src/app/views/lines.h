@@ -65,6 +65,7 @@ class LinesView : public ViewModule {
   bool RunCommand(AppState* s, const CommandArgs& c, Status* result) override;
   bool ExportSvg(AppState* s, std::string* svg, Status* error) override;  // lines_svg.cpp
   bool ExportsFigureOnly() const override { return true; }                // the canvas, not the toolbars
+  std::string FigureSuffix(const AppState* s) const override;             // the head, or all heads' layer
 
   LinesViewState state;  // what it drew and the cached lines
 };
