@@ -1,8 +1,6 @@
 #include "app/colour_bar.h"
 
 #include <algorithm>
-#include <cmath>
-#include <cstdio>
 
 #include "app/heatmap_widget.h"
 #include "core/colormap.h"
