@@ -14,9 +14,16 @@ try {
   await page.evaluate(() => {
     window.frameMs = [];
     window.frameAt = [];
+    // One sample per frame drawn: the viewer draws only when something changes, and a frame read
+    // on several animation frames counted several times (three samples of one 20.7 ms frame).
+    let seen = -1;
     const tick = () => {
-      window.frameMs.push(window.attnviz.frameCpuMs());
-      window.frameAt.push(performance.now());
+      const n = window.attnviz.frameCount();
+      if (n !== seen) {
+        seen = n;
+        window.frameMs.push(window.attnviz.frameCpuMs());
+        window.frameAt.push(performance.now());
+      }
       requestAnimationFrame(tick);
     };
     tick();

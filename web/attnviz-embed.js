@@ -404,6 +404,7 @@
         command: run,
         describe: () => JSON.parse(describe()),
         frameCpuMs: () => Module._attnviz_frame_cpu_ms(),
+        frameCount: () => Module._attnviz_frame_count(),
         openFile: (file) => opened(lazyHelper(options.base).then((h) => (h ? h.openFile(ctx, file)
           : file.arrayBuffer().then((buf) => openBytes(file.name || 'file', new Uint8Array(buf)))))),
         openUrl: (url) => opened(openUrl(url)),

@@ -62,7 +62,10 @@ export interface Viewer {
   command(text: string): string;
   /** What is on screen (example, view, tokens, heatmaps drawn, one object per view, ...). */
   describe(): Record<string, any>;
+  /** CPU milliseconds of the last frame drawn. */
   frameCpuMs(): number;
+  /** Frames drawn so far: sample frameCpuMs() when it moves, so each frame counts once. */
+  frameCount(): number;
   openFile(file: Blob & { name?: string }): Promise<void>;
   openUrl(url: string): Promise<void>;
   load(data: AttentionData | string, name?: string): Promise<void>;

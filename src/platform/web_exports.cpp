@@ -7,6 +7,7 @@
 
 #include "app/app.h"
 #include "app/lazy_maps.h"
+#include "imgui.h"
 #include "io/memory_budget.h"
 
 namespace {
@@ -131,6 +132,12 @@ EMSCRIPTEN_KEEPALIVE int attnviz_idle(double ms) {
 EMSCRIPTEN_KEEPALIVE float attnviz_frame_cpu_ms() {
   attnviz::App* app = attnviz::WebApp();
   return app ? app->LastFrameCpuMs() : 0.0f;
+}
+
+// Frames drawn so far (ImGui's frame count): a sampler of attnviz_frame_cpu_ms reads each frame once
+// by taking a sample only when this has moved (the app draws only when something changes).
+EMSCRIPTEN_KEEPALIVE int attnviz_frame_count() {
+  return ImGui::GetCurrentContext() ? ImGui::GetFrameCount() : 0;
 }
 
 }  // extern "C"

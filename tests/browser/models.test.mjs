@@ -144,13 +144,20 @@ async function main() {
     const f0 = await frameCount();
     // The worst frame's CPU time while training (the page's own work; SwiftShader's GPU time aside).
     await page.evaluate(() => {
-      window.frameMs = [];
-      const tick = () => { window.frameMs.push(window.attnviz.frameCpuMs()); window.frameTick = requestAnimationFrame(tick); };
+      window.frameMs = [];  // one sample per frame drawn (frameCount moved), not per animation frame
+      let seen = -1;
+      const tick = () => {
+        const n = window.attnviz.frameCount();
+        if (n !== seen) seen = n, window.frameMs.push(window.attnviz.frameCpuMs());
+        window.frameTick = requestAnimationFrame(tick);
+      };
       tick();
     });
     await page.waitForFunction(() => (window.attnviz.describe().train.batches || 0) >= 100, null, { timeout: 240000 });
     const secs = (Date.now() - t0) / 1000;
     const f1 = await frameCount();
+    const counted = await page.evaluate(() => [window.attnviz.frameCount(), window.attnviz.describe().frame]);
+    check('frameCount() is the frame describe() reports', counted[0] === counted[1], counted.join(' vs '));
     d = await describe(page);
     check('training runs in a Web Worker', d.train.where === 'worker' && d.train.runner_error === '',
       `${d.train.where} ${d.train.runner_error}`);
