@@ -269,7 +269,8 @@ async function main() {
     }, null, { timeout: 30000, polling: 250 }).then(() => true, () => false);
     d = await describe(page);
     check('the 32 GiB grid fills every thumbnail in view by itself (no input)', filled,
-      `${d.grid.drawn} drawn, ${d.grid.waiting} placeholders, ${d.lazy.pending} reads pending, frame ${d.frame}`);
+      `${d.grid.drawn} drawn, ${d.grid.waiting} placeholders, ${d.lazy.pending} reads pending, frame ${d.frame}, ` +
+      `message "${d.message}"`);  // a failed overview read waits 120 frames to be asked again (flaky: stops 44, 45)
     // Sorted by entropy: every head's stored statistics (32 KiB, one Range read), no head read.
     // (describe() tells the order last drawn: a frame after the command, the statistics may already be
     // in memory: the grid asks for them in layer order too. The frame count is read with the command,
