@@ -195,7 +195,7 @@ bool App::NeedsFrames() const {
   if (s->timeline.playing || !s->downloads.empty() || s->labels.Pending() || !s->exports.captures.empty()) return true;
   for (const auto& v : s->views)
     if (v->Animating(s)) return true;
-  return false;
+  return LazyWantsFrame(s_.get());
 }
 
 bool App::PopEvent(std::string* type, std::string* json) {

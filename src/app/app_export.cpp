@@ -18,7 +18,7 @@ namespace {
 // head, the lines' head or layer), so that each head's figure has a name of its own. ExportStem: safe
 // on every file system.
 std::string FigureStem(const AppState* s) {
-  return "attnviz-" + ExportStem(s->examples[(size_t)s->current].id) + s->views[(size_t)s->view]->FigureSuffix(s);
+  return "attnviz-" + ExportStem(s->examples[(size_t)s->current].id) + s->ActiveView().FigureSuffix(s);
 }
 
 // "attnviz-<figure's stem>@2x.png".

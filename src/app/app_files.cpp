@@ -562,12 +562,16 @@ Status NeedWholeMap(AppState* s, const AttentionMap& m) {
   return Status::Error(m.name + " is not all in memory yet; wait for it, or zoom out");
 }
 
+std::string LayerSuffix(int layer) {
+  return "-layer" + std::to_string(layer);
+}
+
 std::string MapSuffix(const AppState* s) {
   const Example& ex = s->examples[(size_t)s->current];
   if (ex.maps.size() <= 1) return "";
   int layer = 0, head = 0;
   ex.LayerHeadOf(s->current_map, &layer, &head);
-  return "-layer" + std::to_string(layer) + "-head" + std::to_string(head);
+  return LayerSuffix(layer) + "-head" + std::to_string(head);
 }
 
 // A file name (without its extension) for exports of map m: the example's stem and the map's layer

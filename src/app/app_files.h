@@ -89,6 +89,7 @@ std::string ExportStem(const std::string& id);
 // "-layer2-head5" for the map shown when the example has several, else "" (in export names: each
 // head's figure gets a name of its own, and says which head it is).
 std::string MapSuffix(const AppState* s);
+std::string LayerSuffix(int layer);     // "-layer2": a figure of all of a layer's heads (MapSuffix's first part)
 Status QueueSvgDownload(AppState* s);   // the current map as a standalone SVG heatmap
 Status QueueJsonDownload(AppState* s);  // the current example as an attnviz attention JSON file
 Status QueueCsvDownload(AppState* s);   // the current map as CSV, tokens as the header row and column

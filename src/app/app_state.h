@@ -110,9 +110,10 @@ struct AppState {
   // The timeline the active view shows: its own (ViewModule::OwnTimeline), else the example's.
   Timeline& ShownTimeline();
   ViewModule& ActiveView() { return *views[(size_t)view]; }  // the module of the view shown
-  void Notify(const std::string& text, bool error);          // status bar message
-  void Emit(const char* type, std::string json);             // an event for the page (at most 64 kept)
-  void ReleaseTextures(HeatmapViewState* v);                 // frees a widget's GPU copies (no-op headless)
+  const ViewModule& ActiveView() const { return *views[(size_t)view]; }
+  void Notify(const std::string& text, bool error);  // status bar message
+  void Emit(const char* type, std::string json);     // an event for the page (at most 64 kept)
+  void ReleaseTextures(HeatmapViewState* v);         // frees a widget's GPU copies (no-op headless)
 };
 
 // Switches to example `index`, building it first if it is lazy; every view forgets its

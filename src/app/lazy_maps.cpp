@@ -349,6 +349,7 @@ void LazyMaps::Install(int set, int map, LazyResult* r, std::vector<Example*>& e
   resident_ += Bytes(m.weights);
   sets_[(size_t)set].maps[(size_t)map].last_used = frame_;
   ++installs_;
+  installed_ = true;
 }
 
 void LazyMaps::InstallOverview(int set, int map, LazyPool pool, MatrixRM weights) {
@@ -358,6 +359,7 @@ void LazyMaps::InstallOverview(int set, int map, LazyPool pool, MatrixRM weights
   o.map.Touch();
   resident_ += Bytes(o.map.weights);
   o.ticket = 0;
+  installed_ = true;
 }
 
 void LazyMaps::Failed(AppState* s, const Status& st) {
@@ -429,7 +431,7 @@ void LazyMaps::InstallPooled(AppState* s, const OverviewRead& read, LazyResult* 
       const int i = MapIndex(set, read.layer, h);
       pool[(size_t)i].ticket = 0;
       ss.maps[(size_t)i].overview_ticket = 0;
-      ss.maps[(size_t)i].pool_failed_frame = frame_;
+      ss.maps[(size_t)i].pool_retry.Failed();
     }
     Failed(s, r->status);
     return;
@@ -452,8 +454,9 @@ void LazyMaps::InstallPooled(AppState* s, const OverviewRead& read, LazyResult* 
     }
     if (MakeRoom(Bytes(o), examples)) {
       InstallOverview(set, i, read.pool, std::move(o));
+      ss.maps[(size_t)i].pool_retry.Succeeded();
     } else {  // not asked again for a while: the budget cannot hold what is in view
-      ss.maps[(size_t)i].pool_failed_frame = frame_;
+      ss.maps[(size_t)i].pool_retry.Failed();
       Failed(s, Status::Error("the cache budget of " + FormatByteSize(LazyCacheBudget()) + " cannot hold the " +
                               LazyPoolName(read.pool) + " in view; raise it: cache 1G"));
     }
@@ -492,9 +495,9 @@ void LazyMaps::Results(AppState* s, std::vector<Example*>& examples) {
       if (ms.pooled_ticket != r.ticket) ms.pooled_ticket = r.ticket, ms.pooled_rows = 0;
       PoolDecodedRows(set, i, r.weights, ls.n_q, examples);
     }
-    if (r.status) Install(set, i, &r, examples);
+    if (r.status) Install(set, i, &r, examples), ms.rows_retry.Succeeded();
     if (!r.status) {
-      ms.failed_frame = frame_;
+      ms.rows_retry.Failed();
       ms.failed0 = r.request.row0;
       ms.failed1 = r.request.row1;
       Failed(s, r.status);
@@ -507,6 +510,7 @@ void LazyMaps::Results(AppState* s, std::vector<Example*>& examples) {
 }
 
 void LazyMaps::Requests(AppState*, std::vector<Example*>& examples) {
+  const auto now = std::chrono::steady_clock::now();
   // Everything this frame drew is kept before any room is made below (Compare draws two maps; the
   // heatmap a stand-in beside the rows).
   for (const Want& w : wants_) sets_[(size_t)w.set].maps[(size_t)w.map].last_used = frame_;
@@ -529,7 +533,7 @@ void LazyMaps::Requests(AppState*, std::vector<Example*>& examples) {
       continue;
     }
     // Not every frame after a failure (other rows, e.g. a band once zoomed in, may be asked at once).
-    if (ms.failed_frame && frame_ - ms.failed_frame < 120 && ms.failed0 == w.row0 && ms.failed1 == w.row1) continue;
+    if (ms.rows_retry.Resting(now) && ms.failed0 == w.row0 && ms.failed1 == w.row1) continue;
     if (StandInFirst(w)) continue;
     if (ms.ticket) file_.Cancel(ms.ticket);
     const int layer = sets_[(size_t)w.set].LayerOf(w.map);
@@ -566,8 +570,7 @@ bool LazyMaps::StandInFirst(const Want& w) const {
   const int screen_rows = file_.index().sets[(size_t)w.set].PoolRows(LazyPool::Screen);
   if (!screen_rows || w.row1 - w.row0 <= 2 * (int64_t)screen_rows) return false;
   if (ss.pool[(int)LazyPool::Screen][(size_t)w.map].map.weights.size()) return false;  // in memory
-  const uint64_t failed = ss.maps[(size_t)w.map].pool_failed_frame;
-  if (failed && frame_ - failed < 120) return false;
+  if (ss.maps[(size_t)w.map].pool_retry.Resting(std::chrono::steady_clock::now())) return false;
   const auto& wants = pool_wants_[(int)LazyPool::Screen];
   return std::find(wants.begin(), wants.end(), std::make_pair(w.set, w.map)) != wants.end();
 }
@@ -624,6 +627,7 @@ void LazyMaps::RequestOverviews(LazyPool pool, std::vector<Example*>& examples) 
   wants.erase(std::unique(wants.begin(), wants.end()), wants.end());
   int whole_heads_in_flight = 0;
   for (const auto& kv : overview_reads_) whole_heads_in_flight += kv.second.full;
+  const auto now = std::chrono::steady_clock::now();
   for (size_t k = 0; k < wants.size(); ++k) {
     const int set = wants[k].first, map = wants[k].second;
     SetState& ss = sets_[(size_t)set];
@@ -631,7 +635,7 @@ void LazyMaps::RequestOverviews(LazyPool pool, std::vector<Example*>& examples) 
     const OverviewState& o = held[(size_t)map];  // stamped as drawn in Requests
     MapState& ms = ss.maps[(size_t)map];
     if ((o.map.weights.size() && !StatsMissing(set, map, pool, examples)) || o.ticket || ms.overview_ticket) continue;
-    if (ms.pool_failed_frame && frame_ - ms.pool_failed_frame < 120) continue;
+    if (ms.pool_retry.Resting(now)) continue;
     const LazySet& ls = file_.index().sets[(size_t)set];
     const int layer = ss.LayerOf(map);
     const int head = map - ss.layer_first[(size_t)layer];
@@ -697,6 +701,7 @@ std::vector<Example*> LazyMaps::SetExamples(AppState* s) {
 void LazyMaps::Request(AppState* s) {
   std::vector<Example*> examples = SetExamples(s);
   ++frame_;
+  ForgetLostReads();
   Requests(s, examples);  // this frame's wants: kept from eviction, or asked for now
   // Room for what is being read now, not only when it arrives: what this frame does not draw goes to
   // 16 bits or out first, so the reads' buffers can take the blocks that leave (with halves filling
@@ -710,8 +715,74 @@ void LazyMaps::Request(AppState* s) {
   // ones are read at the next frame (PumpLazyMaps), so a burst of commands reads only what is wanted last.
   file_.StartReads();
   Results(s, examples);
+  drawn_rows_.swap(wants_);
   wants_.clear();
-  for (auto& w : pool_wants_) w.clear();
+  for (int p = 0; p < 2; ++p) drawn_pool_[p].swap(pool_wants_[p]), pool_wants_[p].clear();
+  requested_at_ = std::chrono::steady_clock::now();
+  installed_ = false;
+}
+
+void LazyMaps::Retry::Failed() {
+  at = std::chrono::steady_clock::now();
+  failures = std::min(failures + 1, 16);
+}
+
+bool LazyMaps::Retry::Resting(std::chrono::steady_clock::time_point now) const {
+  if (failures == 0) return false;
+  const auto rest = std::chrono::milliseconds(std::min<int64_t>(int64_t(1000) << (failures - 1), 30000));
+  return now - at < rest;
+}
+
+// A stored overview or screen copy the last frame drew that is neither in memory nor being read, and
+// may be asked for now. (Files without stored ones pool a head read whole: under way, or asked for.)
+bool LazyMaps::PoolWantUnmet(LazyPool pool, int set, int map, std::chrono::steady_clock::time_point now) const {
+  const SetState& ss = sets_[(size_t)set];
+  const OverviewState& o = ss.pool[(int)pool][(size_t)map];
+  const MapState& ms = ss.maps[(size_t)map];
+  if (o.map.weights.size() || ms.pool_retry.Resting(now)) return false;
+  return !(o.ticket && file_.Knows(o.ticket)) && !(ms.overview_ticket && file_.Knows(ms.overview_ticket));
+}
+
+bool LazyMaps::WantsFrame() {
+  const auto now = std::chrono::steady_clock::now();
+  if (file_.Pending() > 0 || now - requested_at_ < std::chrono::milliseconds(100)) return false;
+  bool unmet = false;
+  for (int p = 0; p < 2 && !unmet; ++p)
+    for (const auto& sm : drawn_pool_[p])
+      if ((unmet = PoolWantUnmet((LazyPool)p, sm.first, sm.second, now))) break;
+  for (const Want& w : drawn_rows_) {  // rows whose read failed, rested now (others are asked at once)
+    const MapState& ms = sets_[(size_t)w.set].maps[(size_t)w.map];
+    unmet = unmet || (ms.rows_retry.failures && !ms.rows_retry.Resting(now) && !ms.ticket && ms.failed0 == w.row0 &&
+                      ms.failed1 == w.row1);
+  }
+  // Something came in after the last frame was drawn (the page asks for a frame then, and so does
+  // the grid while thumbnails wait for their uploads; this one does not depend on either).
+  if (!unmet && !installed_) return false;
+  requested_at_ = now;  // not again before the frame this asks for has had its time
+  ++wakes_;
+  return true;
+}
+
+// Tickets left on a map whose read the file no longer knows (neither reading nor finished): none is
+// expected, but one left would keep its map from being asked for again, so it is counted and dropped.
+void LazyMaps::ForgetLostReads() {
+  for (auto it = overview_reads_.begin(); it != overview_reads_.end();) {
+    if (file_.Knows(it->first)) {
+      ++it;
+      continue;
+    }
+    ++lost_;
+    it = overview_reads_.erase(it);
+  }
+  for (SetState& ss : sets_) {
+    for (int p = 0; p < 2; ++p)
+      for (OverviewState& o : ss.pool[p])
+        if (o.ticket && !overview_reads_.count(o.ticket)) o.ticket = 0, ++lost_;
+    for (MapState& ms : ss.maps) {
+      if (ms.overview_ticket && !overview_reads_.count(ms.overview_ticket)) ms.overview_ticket = 0, ++lost_;
+      if (ms.ticket && !file_.Knows(ms.ticket)) ms.ticket = 0, ++lost_;
+    }
+  }
 }
 
 bool LazyMaps::Work(AppState* s, double budget_ms, FrameStats* parts) {
@@ -797,6 +868,10 @@ void LazyMaps::Describe(JsonWriter* w, int heads, int bands) const {
   w->Number(heads);
   w->Key("bands");
   w->Number(bands);
+  w->Key("wakes");  // frames asked for between frames: a failed read rested, or a read was lost
+  w->Number((double)wakes_);
+  w->Key("lost");  // tickets of reads the file did not know any more (expected 0)
+  w->Number((double)lost_);
   w->Key("error");
   w->String(last_error_);
   w->EndObject();
@@ -875,6 +950,12 @@ bool WorkLazyMaps(AppState* s, double budget_ms, FrameStats* parts) {
   bool busy = false;
   for (LazyMaps* f : files) busy = f->Work(s, budget_ms / (double)files.size(), parts) || busy;
   return busy;
+}
+
+bool LazyWantsFrame(AppState* s) {
+  bool wants = false;
+  for (LazyMaps* f : OpenFiles(s)) wants = f->WantsFrame() || wants;
+  return wants;
 }
 
 bool LazyWaiting(AppState* s) {

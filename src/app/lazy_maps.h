@@ -17,10 +17,12 @@
 //   SetLazyCacheBudget   the memory heads and overviews may take (the `cache` command)
 //   LazyCacheStats       what a lazily read file holds now (the sidebar's CACHE section, describe())
 //   DescribeLazy         describe()'s "lazy"
+//   LazyWantsFrame       between frames: something the last frame drew may be asked for again now
 //
 // Wants are collected while the views draw a frame and acted on right after it: what the frame drew
 // is what the cache keeps until the next frame's requests, everything else may go.
 #pragma once
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -79,6 +81,12 @@ class LazyMaps {
   // match (the allocator hands a cancelled head's buffer to the next head read).
   uint64_t InstalledBy(int set, int map) const;
   void Request(AppState* s);  // see RequestLazyMaps
+  // Between frames, with no read under way: something the last frame drew is neither in memory nor
+  // being read, and may be asked for now (a failed read rested long enough, or a read was lost), or
+  // something came in that no frame has drawn yet. The
+  // frames of a lazily read file follow its reads, so without this nothing asked for it again until
+  // the mouse moved (stops 44-46: a 1024-head grid's last thumbnails). At most one every 100 ms.
+  bool WantsFrame();
   // Reads and results only; true if busy. `parts` (a frame's, or null between frames) gets the time.
   bool Work(AppState* s, double budget_ms, FrameStats* parts);
   void Describe(JsonWriter* w, int heads, int bands) const;       // heads, bands: what the examples hold
@@ -96,17 +104,26 @@ class LazyMaps {
   void PoolWithStats(int set);
 
  private:
+  // A read that failed is not asked for again until it has rested: 1 s, doubled with each failure
+  // in a row up to 30 s (a dead server is not asked every frame; one back is asked again soon).
+  struct Retry {
+    std::chrono::steady_clock::time_point at{};  // the last failure
+    int failures = 0;                            // in a row; 0 none
+    void Failed();
+    void Succeeded() { failures = 0; }
+    bool Resting(std::chrono::steady_clock::time_point now) const;
+  };
   struct MapState {
     uint64_t ticket = 0;         // rows being read, 0 none
     uint64_t installed = 0;      // the ticket of the read the rows in memory came from, 0 none
     int64_t row0 = 0, row1 = 0;  // which rows
     uint64_t last_used = 0;      // frame it was last drawn
-    uint64_t failed_frame = 0;   // a read of rows [failed0, failed1) failed then: not asked again for a while
+    Retry rows_retry;            // a read of rows [failed0, failed1) failed: not asked again while it rests
     int64_t failed0 = 0, failed1 = 0;
-    uint64_t overview_ticket = 0;    // a whole head read to make its overview (files without overviews)
-    uint64_t pool_failed_frame = 0;  // reading its overview or screen copy failed then: not asked again for a while
-    uint64_t pooled_ticket = 0;      // the whole-head read its computed screen copy comes from
-    int64_t pooled_rows = 0;         // rows of it pooled so far
+    uint64_t overview_ticket = 0;  // a whole head read to make its overview (files without overviews)
+    Retry pool_retry;              // reading its overview or screen copy failed: likewise
+    uint64_t pooled_ticket = 0;    // the whole-head read its computed screen copy comes from
+    int64_t pooled_rows = 0;       // rows of it pooled so far
     // F16 and BF16 files: rows [packed_row0, packed_row0 + packed_rows) kept in the file's type while
     // no view draws them (PackOldest); widened when one does (Unpack). 2 bytes a weight in the cache.
     std::unique_ptr<uint16_t[]> packed;
@@ -145,7 +162,10 @@ class LazyMaps {
   void RequestOverviews(LazyPool pool, std::vector<Example*>& examples);
   bool PoolHeldHead(int set, int map, std::vector<Example*>& examples);  // an overview from a head in memory
   bool StatsMissing(int set, int map, LazyPool pool, std::vector<Example*>& examples) const;  // read it again
-  bool StandInFirst(const Want& w) const;  // the head's rows wait for its screen copy, asked for too
+  bool StandInFirst(const Want& w) const;
+  bool PoolWantUnmet(LazyPool pool, int set, int map, std::chrono::steady_clock::time_point now) const;
+  void ForgetLostReads();  // tickets whose read the file no longer knows (see lost_)  // the head's rows wait for its
+                           // screen copy, asked for too
   bool RequestWholeHead(int set, int layer, int head, int* in_flight);  // a file without overviews: pool a head
   // Whole heads read at once for overviews (files without them): the next is read while one is decoded.
   static constexpr int kWholeHeadsForOverviews = 2;
@@ -170,7 +190,13 @@ class LazyMaps {
   LazyAttentionFile file_;
   std::vector<SetState> sets_;
   std::vector<Want> wants_;
-  std::vector<std::pair<int, int>> pool_wants_[2];  // [LazyPool] (set, map)
+  std::vector<std::pair<int, int>> pool_wants_[2];        // [LazyPool] (set, map)
+  std::vector<std::pair<int, int>> drawn_pool_[2];        // the last frame's pool_wants_ (WantsFrame)
+  std::vector<Want> drawn_rows_;                          // ... and wants_
+  std::chrono::steady_clock::time_point requested_at_{};  // the last Request (WantsFrame's rate)
+  bool installed_ = false;                                // rows or an overview came in since the last Request
+  uint64_t wakes_ = 0;                                    // frames WantsFrame asked for
+  uint64_t lost_ = 0;  // tickets of reads the file did not know any more (none expected: counted, forgotten)
   std::unordered_map<uint64_t, OverviewRead> overview_reads_;
   uint64_t frame_ = 1;
   uint64_t resident_ = 0, max_resident_ = 0, max_memory_ = 0;  // bytes of weights and overviews held
@@ -193,6 +219,7 @@ void RequestLazyMaps(AppState* s);  // after the views drew: requests for what t
 // Between frames (the browser calls it when a read ends): decoding and installing only, for about
 // budget_ms; what the views want is left for the next frame. True while there is more to do.
 bool WorkLazyMaps(AppState* s, double budget_ms, FrameStats* parts = nullptr);
+bool LazyWantsFrame(AppState* s);        // between frames: see LazyMaps::WantsFrame (every open file)
 bool LazyWaiting(AppState* s);           // the current example is lazy and its current map is not all in memory
 bool LazyReading(AppState* s, int map);  // rows of a map of the current example are being read
 bool LazyKept(AppState* s, int map, int64_t row0, int64_t row1);  // ... held in 16 bits (no read to show)

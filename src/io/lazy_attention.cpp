@@ -647,6 +647,14 @@ bool LazyAttentionFile::Progress(uint64_t ticket, const MatrixRM** out, int64_t*
   return false;
 }
 
+bool LazyAttentionFile::Knows(uint64_t ticket) const {
+  for (const auto& j : jobs_)
+    if (j->ticket == ticket) return true;
+  for (const LazyResult& r : results_)
+    if (r.ticket == ticket) return true;
+  return false;
+}
+
 bool LazyAttentionFile::Busy() const {
   if (!results_.empty()) return true;
   for (const auto& j : jobs_)

@@ -229,6 +229,7 @@ class LazyAttentionFile {
   bool Progress(uint64_t ticket, const MatrixRM** out, int64_t* rows) const;
 
   size_t Pending() const { return jobs_.size(); }     // requests not finished
+  bool Knows(uint64_t ticket) const;                  // a request not finished, or its result not popped yet
   bool Busy() const;                                  // work for Pump to do (not only reads under way that end later)
   uint64_t BytesRead() const { return bytes_read_; }  // file bytes read so far
   uint64_t Reads() const { return reads_; }           // reads started so far

@@ -15,6 +15,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <thread>
 
 #include "app/app.h"
 #include "app/heatmap_widget.h"
@@ -1063,6 +1064,97 @@ TEST(LazyApp, OtherViewsWaitForTheWholeHeadAndExportsNeedIt) {
   EXPECT_EQ(Lazy(d, "heads"), 1);
   EXPECT_TRUE(d.Find("lines")->Find("drawn")->number > 0);
   EXPECT_TRUE(t.app.Command("save-npy").ok);
+}
+
+// A file source whose reads fail while *failing > 0 (each failure counts it down), as a network
+// error would; reads counts every read asked of it.
+class FlakySource : public ByteSource {
+ public:
+  FlakySource(std::unique_ptr<ByteSource> in, int* failing, int* reads)
+      : in_(std::move(in)), failing_(failing), reads_(reads) {}
+  uint64_t Size() const override { return in_->Size(); }
+  Status Read(uint64_t offset, uint64_t size, uint8_t* dst) override {
+    ++*reads_;
+    if (*failing_ > 0) {
+      --*failing_;
+      return Status::Error("the network failed (a test's flaky source)");
+    }
+    return in_->Read(offset, size, dst);
+  }
+
+ private:
+  std::unique_ptr<ByteSource> in_;
+  int* failing_;
+  int* reads_;
+};
+
+// A 2-layer x 4-head model read through a FlakySource.
+Status OpenFlaky(HeadlessApp* t, const char* name, int* failing, int* reads) {
+  const std::string& path = t->Remember(TempPath(name));
+  WriteModel(path, 2, 4, 64);
+  std::unique_ptr<ByteSource> file;
+  const Status st = OpenFileSource(path, &file);
+  return st ? t->app.OpenLazy(path, std::make_unique<FlakySource>(std::move(file), failing, reads)) : st;
+}
+
+// As the browser draws a lazily read file: a frame when the app asks for one (NeedsFrames) and one
+// when reading and decoding between frames has finished (attnviz-lazy.js asks for it then). Until
+// done() or `seconds` have passed; the frames drawn.
+template <typename Done>
+int DrawAsAnIdlePage(HeadlessApp* t, double seconds, Done done) {
+  const auto t0 = std::chrono::steady_clock::now();
+  int frames = 0;
+  bool busy = false;
+  while (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < seconds && !done()) {
+    const bool read = busy && !(busy = t->app.WorkLazy(2));  // what was read is in: its frame
+    if (read || t->app.NeedsFrames()) {
+      t->Frames(1), ++frames;
+      busy = Lazy(t->Describe(), "pending") > 0;  // reads it asked for
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  }
+  return frames;
+}
+
+// A failed overview read is asked for again by itself once it has rested, with no input: the frames
+// of a lazily read file follow its reads, and before stop 46 a failed read (retried 120 frames later)
+// left its thumbnails as placeholders until the mouse moved.
+TEST(LazyApp, AFailedOverviewReadIsAskedForAgainWithoutInput) {
+  HeadlessApp t;
+  int failing = 0, reads = 0;
+  ASSERT_TRUE(OpenFlaky(&t, "flaky", &failing, &reads).ok);
+  failing = 1;  // the first read after the header: layer 0's overviews (asked for before the statistics)
+  t.Frames(3);
+  JsonValue d = t.Describe();
+  ASSERT_EQ(failing, 0);
+  EXPECT_NE(d.Find("message")->string.find("the network failed"), std::string::npos) << d.Find("message")->string;
+  EXPECT_EQ(Lazy(d, "overviews"), 4) << "layer 1's overviews are in, layer 0's read failed";
+  const int frames = DrawAsAnIdlePage(&t, 5.0, [&] { return t.Describe().Find("grid")->Find("waiting")->number == 0; });
+  d = t.Describe();
+  EXPECT_EQ(Lazy(d, "overviews"), 8) << "frames drawn: " << frames;
+  EXPECT_EQ(d.Find("grid")->Find("waiting")->number, 0);
+  EXPECT_GE(Lazy(d, "wakes"), 1);
+  EXPECT_LE(frames, 30) << "waiting for the retry draws a few frames, not every one";
+  EXPECT_EQ(Lazy(d, "lost"), 0);
+  EXPECT_FALSE(t.app.NeedsFrames()) << "all in: an idle grid draws no more frames";
+}
+
+// A source that fails every read: asked again after 1 s, 2 s (not every frame), and said.
+TEST(LazyApp, ADeadSourceIsAskedLessAndLessOften) {
+  HeadlessApp dead;
+  int failing = 0, reads = 0;
+  ASSERT_TRUE(OpenFlaky(&dead, "dead", &failing, &reads).ok);
+  failing = 1 << 20;
+  dead.Frames(3);
+  const int reads_before = reads;
+  const int dead_frames = DrawAsAnIdlePage(&dead, 3.5, [] { return false; });
+  const JsonValue d = dead.Describe();
+  EXPECT_EQ(Lazy(d, "overviews"), 0);
+  EXPECT_NE(d.Find("message")->string.find("the network failed"), std::string::npos) << d.Find("message")->string;
+  EXPECT_GE(reads - reads_before, 2) << "asked again";
+  EXPECT_LE(reads - reads_before, 2 * 3) << "two runs of heads, each asked at most 3 times in 3.5 s";
+  EXPECT_LE(dead_frames, 50) << "a dead source does not keep the viewer drawing every frame";
 }
 
 TEST(LazyApp, AChangedFileAndBadFilesGiveMessages) {

@@ -332,7 +332,7 @@ const AttentionMap* ThumbnailMap(AppState* s, GridViewState* g, int i) {
 // viewer draws no frames, and before stop 24 a 144-head grid stopped filling in after a few frames
 // until the mouse moved. (A lazily read file's frames follow its reads.)
 bool GridView::Animating(const AppState* s) const {
-  if (s->views[(size_t)s->view].get() != this) return false;
+  if (&s->ActiveView() != this) return false;
   // Statistics installed after this frame's order (a lazily read file's stored ones arrive with no
   // read to follow): one more frame sorts them. Without it a 1024-head grid stayed unsorted.
   if (state.order_stale) return true;

@@ -603,7 +603,7 @@ void LinesView::Draw(AppState* s) {
 
 // All heads of a layer drawn (the last frame's shown_maps): the layer; else the head (MapSuffix).
 std::string LinesView::FigureSuffix(const AppState* s) const {
-  return state.shown_maps.empty() ? MapSuffix(s) : "-layer" + std::to_string(state.layer);
+  return state.shown_maps.empty() ? MapSuffix(s) : LayerSuffix(state.layer);
 }
 
 void LinesView::Describe(AppState*, JsonWriter* w) {
