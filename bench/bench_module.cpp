@@ -36,6 +36,9 @@ double attnviz_bench_probe_ms() {
 void attnviz_bench_force_tile(int i) {
   k::ForceTile(i);
 }
+void attnviz_bench_force_block(int rows) {  // AttentionForward's row block, 0 the default rule
+  k::SetAttentionBlockRows(rows);
+}
 double attnviz_bench_muladd_peak(double seconds) {
   return k::MulAddPeakGflops(seconds);
 }

@@ -409,6 +409,7 @@ bool RowMaxesWithin(const float* row_max, int rows, float limit) {
 }
 
 std::atomic<bool> g_unshifted{true};  // SetUnshiftedSoftmax
+std::atomic<int> g_block_rows{0};     // SetAttentionBlockRows
 
 // The largest squared Euclidean norm of rows x[i, 0 .. d) (row stride d). A NaN anywhere makes
 // it NaN and an infinity infinite, so that a bound built on it fails its <= test.
@@ -443,6 +444,10 @@ void SetUnshiftedSoftmax(bool on) {
   g_unshifted.store(on, std::memory_order_relaxed);
 }
 
+void SetAttentionBlockRows(int rows) {
+  g_block_rows.store(std::max(0, rows), std::memory_order_relaxed);
+}
+
 void AttentionForward(const float* q, const float* k, const float* v, int n_q, int n_k, int d, int d_v, float scale,
                       float* weights, float* out, Workspace* ws) {
   if (n_q <= 0 || n_k <= 0) return;
@@ -474,7 +479,8 @@ void AttentionForward(const float* q, const float* k, const float* v, int n_q, i
   const bool try_bound = g_unshifted.load(std::memory_order_relaxed) && (double)n_q * n_k > 2.0 * (n_q + n_k) * d;
   const float k_norm2 = try_bound ? MaxRowNormSquared(k, n_k, d) : 0.0f;
   const int mr = tile.mr;
-  const int block = std::max(mr, std::min(256, std::max(kMinBlockRows, 32768 / n_k)) / mr * mr);
+  const int forced = g_block_rows.load(std::memory_order_relaxed);
+  const int block = std::max(mr, (forced > 0 ? forced : std::min(256, std::max(kMinBlockRows, 32768 / n_k))) / mr * mr);
   for (int i0 = 0; i0 < n_q; i0 += block) {
     const int rows = std::min(block, n_q - i0);
     float* s = weights + (size_t)i0 * n_k;

@@ -135,6 +135,9 @@ int SoftmaxRowsRef(float* x, int rows, int cols, int ld, float scale, float* row
 void AttentionForward(const float* q, const float* k, const float* v, int n_q, int n_k, int d, int d_v, float scale,
                       float* weights, float* out, Workspace* ws);
 void SetUnshiftedSoftmax(bool on);  // tests and benchmarks: let AttentionForward skip the max pass (default on)
+// AttentionForward's query-row block: rows > 0 forces it (rounded to the tile's rows), 0 the default
+// rule. Benchmarks A/B it in one process; nothing else sets it.
+void SetAttentionBlockRows(int rows);
 void AttentionForwardRef(const float* q, const float* k, const float* v, int n_q, int n_k, int d, int d_v, float scale,
                          float* weights, float* out);
 

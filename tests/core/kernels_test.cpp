@@ -296,6 +296,26 @@ TEST(Kernels, AttentionForwardMatchesReference) {
   log.Print("AttentionForward fast vs reference, n in {1,3,17,255,1000} x d in {1,5,64,129}:");
 }
 
+// A forced query-row block (bench/peers/row_block.mjs A/Bs them) gives the default's weights and
+// output bit for bit: rows are independent, and here every block takes the same softmax path (the
+// unshifted one: small scores; the path is chosen per block, from a bound on its rows).
+TEST(Kernels, AttentionForwardIsTheSameForEveryRowBlock) {
+  Rng rng(23);
+  const int n_q = 300, n_k = 257, d = 64;
+  const auto q = Random((size_t)n_q * d, &rng), kk = Random((size_t)n_k * d, &rng), v = Random((size_t)n_k * d, &rng);
+  k::Workspace ws;
+  std::vector<float> w0((size_t)n_q * n_k), o0((size_t)n_q * d);
+  k::AttentionForward(q.data(), kk.data(), v.data(), n_q, n_k, d, d, 0.125f, w0.data(), o0.data(), &ws);
+  for (int rows : {1, 7, 64, 128, 512}) {
+    std::vector<float> w((size_t)n_q * n_k, -1.0f), o((size_t)n_q * d, -1.0f);
+    k::SetAttentionBlockRows(rows);
+    k::AttentionForward(q.data(), kk.data(), v.data(), n_q, n_k, d, d, 0.125f, w.data(), o.data(), &ws);
+    k::SetAttentionBlockRows(0);
+    EXPECT_TRUE(w == w0) << "weights, block of " << rows << " rows";
+    EXPECT_TRUE(o == o0) << "output, block of " << rows << " rows";
+  }
+}
+
 // AttentionForward drops the softmax's max pass when Cauchy-Schwarz bounds a block's scores within
 // +-64 in log2 units. Small scores take that path (the weights then differ in their last bits from
 // the shifted softmax's, both within the reference's tolerance); larger ones (scale 2: bounds past 64)

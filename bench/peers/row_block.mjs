@@ -1,0 +1,80 @@
+// bench/peers/row_block.mjs: AttentionForward's query-row block (src/core/kernels.cpp), A/B in one
+// node process: the default rule (256 rows in WASM) against forced blocks, on the app's own tile
+// choice and on the tile the warm probe times fastest for each ISA, alternating the blocks sample by sample as bench/peers/run.mjs alternates
+// implementations (same warm-up, samples and median rule).
+//
+//   node --experimental-wasm-relaxed-simd bench/peers/row_block.mjs build/web/bench/attnviz_bench_module.js \
+//        [--blocks 64,128,512] [--samples N]
+//
+// Lines:
+//   row_block isa=.. tile=.. n=.. d=64 block=<default|rows> median_gflops=.. best_gflops=.. ratio=..
+// ratio: the default's median time over this block's (> 1: the forced block is faster). Whether a
+// run-time choice of the block would pay on this machine: a block whose ratio stays above ~1.05 in
+// repeated runs.
+import { createRequire } from 'module';
+import { readFileSync } from 'fs';
+import path from 'path';
+import { performance } from 'perf_hooks';
+
+const require = createRequire(import.meta.url);
+const args = process.argv.slice(2);
+const modulePath = path.resolve(args.find((a) => !a.startsWith('--')) ?? 'build/web/bench/attnviz_bench_module.js');
+const option = (name, fallback) => (args.indexOf(name) >= 0 ? args[args.indexOf(name) + 1] : fallback);
+const BLOCKS = [0, ...option('--blocks', '64,128,512').split(',').map(Number)];
+const SAMPLES = Math.max(7, Number(option('--samples', 15)));
+const D = 64;
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[s.length >> 1] : 0.5 * (s[(s.length >> 1) - 1] + s[s.length >> 1]);
+};
+
+const m = await require(modulePath)({ wasmBinary: readFileSync(modulePath.replace(/\.js$/, '.wasm')), print: () => {} });
+// As bench/peers/run.mjs: a first probe sends every variant to V8's optimizing compiler (background
+// threads); the one a moment later times them optimized.
+m._attnviz_bench_probe(0);
+await new Promise((resolve) => setTimeout(resolve, 300));
+m._attnviz_bench_probe(0);
+const best = new Map();     // isa -> the variant the probe timed fastest
+for (let i = 0; i < m._attnviz_bench_tile_count(); ++i) {
+  const isa = m.UTF8ToString(m._attnviz_bench_tile_isa(i)), gflops = m._attnviz_bench_probe_gflops(i);
+  if (gflops > 0 && (!best.has(isa) || gflops > best.get(isa).gflops))
+    best.set(isa, { index: i, isa, tile: m.UTF8ToString(m._attnviz_bench_tile_name(i)), gflops });
+}
+let seed = 12345;
+const random = () => ((seed = (seed * 1103515245 + 12345) >>> 0) / 4294967296) * 2 - 1;
+// The app's own choice (the quick start-up probe, as `attnviz-auto` in run.mjs), then each ISA's best.
+const variants = [{ index: -1, isa: 'auto', tile: 'probe' }, ...best.values()];
+for (const v of variants) {
+  for (const n of [1024, 2048]) {
+    const bytes = n * D * 4;
+    const q = m._malloc(bytes), k = m._malloc(bytes), vv = m._malloc(bytes), o = m._malloc(bytes), w = m._malloc(n * n * 4);
+    for (const p of [q, k, vv]) for (let i = 0; i < n * D; ++i) m.HEAPF32[(p >> 2) + i] = random();
+    m._attnviz_bench_force_tile(v.index);
+    const call = (block) => {
+      m._attnviz_bench_force_block(block);
+      m._attnviz_bench_attention(q, k, vv, n, D, 1, 0.125, w, o);
+    };
+    let t0 = performance.now(), calls = 0;
+    while (performance.now() - t0 < 300) for (const b of BLOCKS) call(b), ++calls;  // warm-up
+    const reps = Math.max(1, Math.round(6 / ((performance.now() - t0) / calls)));
+    const times = BLOCKS.map(() => []);
+    for (let r = 0; r < SAMPLES; ++r) {
+      for (let j = 0; j < BLOCKS.length; ++j) {
+        const bi = (j + r) % BLOCKS.length;  // a rotating order
+        const s = performance.now();
+        for (let i = 0; i < reps; ++i) call(BLOCKS[bi]);
+        times[bi].push((performance.now() - s) / reps);
+      }
+    }
+    const gflops = (ms) => (4 * n * n * D) / ms / 1e6;
+    BLOCKS.forEach((b, i) => {
+      console.log(`row_block isa=${v.isa} tile=${v.tile} n=${n} d=${D} block=${b || 'default'} ` +
+        `median_gflops=${gflops(median(times[i])).toFixed(2)} best_gflops=${gflops(Math.min(...times[i])).toFixed(2)} ` +
+        `ratio=${(median(times[0]) / median(times[i])).toFixed(3)}`);
+    });
+    for (const p of [q, k, vv, o, w]) m._free(p);
+  }
+}
+m._attnviz_bench_force_block(0);
+m._attnviz_bench_force_tile(-1);
