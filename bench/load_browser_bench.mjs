@@ -100,12 +100,14 @@ async function runIn(page, appPort, dataUrl, mode) {
     }
     const t1 = performance.now(), seconds = (t1 - t0) / 1000;
     // The grid fills in over the next frames (statistics and uploads a few ms a frame).
-    let frame_cpu = 0;
+    let frame_cpu = 0, slowest = null;  // the slowest frame's CPU time, and where it went
     for (let i = 0; i < 600; ++i) {
       v.command('view grid');  // wakes the viewer
       await new Promise((r) => requestAnimationFrame(r));
-      frame_cpu = Math.max(frame_cpu, v.frameCpuMs());
-      const g = v.describe().grid;
+      const d = v.describe(), cpu = v.frameCpuMs();
+      if (cpu > frame_cpu) slowest = { ...d.frame_parts, stats_ms: d.grid ? d.grid.stats_ms : 0, drawn: d.grid ? d.grid.drawn : 0 };
+      frame_cpu = Math.max(frame_cpu, cpu);
+      const g = d.grid;
       if (g.stats.length > 0 && g.stats_pending === 0 && g.drawn > 0) break;
     }
     const t2 = performance.now(), filled = (t2 - t0) / 1000;
@@ -118,7 +120,7 @@ async function runIn(page, appPort, dataUrl, mode) {
     }
     const d = v.describe();
     return { seconds, heap_before: before, heap_after: M.HEAPU8.length, data: file.size, example: d.example,
-      maps: d.grid ? d.grid.stats.length : -1, gap_ms: gaps, after_ms: after, filled, frame_cpu,
+      maps: d.grid ? d.grid.stats.length : -1, gap_ms: gaps, after_ms: after, filled, frame_cpu, slowest,
       worker: mode !== 'old' && window.AttnVizLazy.stats.load_worker,
       worker_read_ms: mode.startsWith('worker') ? window.AttnVizLazy.stats.worker_read_ms : 0,
       feeds: mode === 'old' ? [0, 0, 0, 0] : ['pieces', 'longest_feed_ms', 'feed_total_ms', 'finish_ms', 'read_wait_ms', 'yield_ms', 'idle_ms'].map((k) => window.AttnVizLazy.stats[k]),
@@ -163,6 +165,13 @@ async function main() {
         `feeds=${r.feeds[0]} longest_feed_ms=${r.feeds[1].toFixed(1)} feed_total_ms=${r.feeds[2].toFixed(0)} ` +
         `finish_ms=${r.feeds[3].toFixed(1)}` +
         (mode.startsWith('worker') ? ` page_idle_ms=${r.feeds[6].toFixed(0)}` : '') + (mode.startsWith('stream') ? ` read_wait_ms=${r.feeds[4].toFixed(0)} yield_ms=${r.feeds[5].toFixed(0)}` : ''));
+      const f = r.slowest;
+      if (f) {
+        console.log(`load browser file=${what} mode=${mode} slowest_frame_after cpu_ms=${r.frame_cpu.toFixed(1)} ` +
+          `pump_ms=${f.pump_ms.toFixed(1)} request_ms=${f.request_ms.toFixed(1)} upload_ms=${f.upload_ms.toFixed(1)} ` +
+          `uploads=${f.uploads} grid_stats_ms=${f.stats_ms.toFixed(1)} thumbnails_drawn=${f.drawn} ` +
+          `(the rest: drawing the window, and what no part times)`);
+      }
     }
     if (ONLY) return;
     const ratio = (a, b, k) => (results[a][k] / results[b][k]).toFixed(2);
