@@ -733,8 +733,7 @@ bool LazyMaps::Retry::Resting(std::chrono::steady_clock::time_point now) const {
   return now - at < rest;
 }
 
-// A stored overview or screen copy the last frame drew that is neither in memory nor being read, and
-// may be asked for now. (Files without stored ones pool a head read whole: under way, or asked for.)
+// (Files without stored overviews pool a head read whole: under way, or asked for at the next frame.)
 bool LazyMaps::PoolWantUnmet(LazyPool pool, int set, int map, std::chrono::steady_clock::time_point now) const {
   const SetState& ss = sets_[(size_t)set];
   const OverviewState& o = ss.pool[(int)pool][(size_t)map];
@@ -868,7 +867,7 @@ void LazyMaps::Describe(JsonWriter* w, int heads, int bands) const {
   w->Number(heads);
   w->Key("bands");
   w->Number(bands);
-  w->Key("wakes");  // frames asked for between frames: a failed read rested, or a read was lost
+  w->Key("wakes");  // frames WantsFrame asked for: a failed read rested, a read was lost, or one came in undrawn
   w->Number((double)wakes_);
   w->Key("lost");  // tickets of reads the file did not know any more (expected 0)
   w->Number((double)lost_);

@@ -83,9 +83,9 @@ class LazyMaps {
   void Request(AppState* s);  // see RequestLazyMaps
   // Between frames, with no read under way: something the last frame drew is neither in memory nor
   // being read, and may be asked for now (a failed read rested long enough, or a read was lost), or
-  // something came in that no frame has drawn yet. The
-  // frames of a lazily read file follow its reads, so without this nothing asked for it again until
-  // the mouse moved (stops 44-46: a 1024-head grid's last thumbnails). At most one every 100 ms.
+  // something came in that no frame has drawn yet. The frames of a lazily read file follow its
+  // reads, so without this nothing asked for it again until the mouse moved (stops 44-46: a
+  // 1024-head grid's last thumbnails). At most one every 100 ms.
   bool WantsFrame();
   // Reads and results only; true if busy. `parts` (a frame's, or null between frames) gets the time.
   bool Work(AppState* s, double budget_ms, FrameStats* parts);
@@ -162,10 +162,10 @@ class LazyMaps {
   void RequestOverviews(LazyPool pool, std::vector<Example*>& examples);
   bool PoolHeldHead(int set, int map, std::vector<Example*>& examples);  // an overview from a head in memory
   bool StatsMissing(int set, int map, LazyPool pool, std::vector<Example*>& examples) const;  // read it again
-  bool StandInFirst(const Want& w) const;
+  bool StandInFirst(const Want& w) const;  // the head's rows wait for its screen copy, asked for too
+  // A stored overview or screen copy the last frame drew: neither in memory nor being read, nor resting.
   bool PoolWantUnmet(LazyPool pool, int set, int map, std::chrono::steady_clock::time_point now) const;
-  void ForgetLostReads();  // tickets whose read the file no longer knows (see lost_)  // the head's rows wait for its
-                           // screen copy, asked for too
+  void ForgetLostReads();  // tickets whose read the file no longer knows (see lost_)
   bool RequestWholeHead(int set, int layer, int head, int* in_flight);  // a file without overviews: pool a head
   // Whole heads read at once for overviews (files without them): the next is read while one is decoded.
   static constexpr int kWholeHeadsForOverviews = 2;
