@@ -1180,15 +1180,20 @@ class LateSource : public ByteSource {
       *ticket = it->ticket;
       *st = in_->Read(it->offset, it->size, it->dst);
       reads_.erase(it);
+      ended_ = true;
       return true;
     }
     return false;
   }
-  bool Due() const {  // a read has ended (the browser calls attnviz_lazy_done then)
+  // A read has ended since the last call: the browser calls attnviz_lazy_done then, and decodes.
+  // (Here a read ends when its time has come, or when the app took it before that call: a frame's
+  // requests take what has ended too.)
+  bool Ended() {
     const auto now = std::chrono::steady_clock::now();
-    for (const Pending& p : reads_)
-      if (p.due <= now) return true;
-    return false;
+    bool ended = ended_;
+    ended_ = false;
+    for (const Pending& p : reads_) ended = ended || p.due <= now;
+    return ended;
   }
 
  private:
@@ -1199,6 +1204,7 @@ class LateSource : public ByteSource {
   };
   std::unique_ptr<ByteSource> in_;
   std::vector<Pending> reads_;
+  bool ended_ = false;
   std::mt19937 rng_{7};
 };
 
@@ -1220,7 +1226,7 @@ TEST(LazyApp, AnAsynchronouslyReadGridFillsInByItself) {
   std::unique_ptr<ByteSource> file;
   ASSERT_TRUE(OpenFileSource(path, &file).ok);
   auto late = std::make_unique<LateSource>(std::move(file));
-  const LateSource* source = late.get();
+  LateSource* source = late.get();
   ASSERT_TRUE(t.app.OpenLazy(path, std::move(late), prefix.data(), prefix.size()).ok);
   const auto t0 = std::chrono::steady_clock::now();
   int frames = 0;
@@ -1233,7 +1239,7 @@ TEST(LazyApp, AnAsynchronouslyReadGridFillsInByItself) {
   while (std::chrono::steady_clock::now() - t0 < std::chrono::seconds(10) && !(frames > 3 && filled())) {
     // attnviz_lazy_done starts decoding between frames (8 ms at a time, frames may come between);
     // when it has nothing more to do, one frame.
-    if (source->Due()) working = true;
+    if (source->Ended()) working = true;
     if (working && !t.app.WorkLazy(8)) working = false, progress_frame = true;
     if (progress_frame || t.app.NeedsFrames()) {
       t.Frames(1), ++frames;
