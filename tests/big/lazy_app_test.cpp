@@ -34,8 +34,10 @@ using namespace attnviz;
 
 namespace {
 
+// The process id in the name: two runs at once (the plain and the sanitize build's, or a developer's
+// beside CI's) do not write each other's files, with or without a TEST_TMPDIR of their own.
 std::string TempPath(const std::string& name) {
-  return testing::TempDir() + "attnviz_lazy_app_" + name + ".safetensors";
+  return testing::TempDir() + "attnviz_lazy_app_" + std::to_string(getpid()) + "_" + name + ".safetensors";
 }
 
 // layers x heads heads of n x n softmax rows, F16 (or dtype), with overviews.

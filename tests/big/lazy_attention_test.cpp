@@ -31,7 +31,8 @@ using namespace attnviz;
 namespace {
 
 std::string TempPath(const std::string& name) {
-  return testing::TempDir() + "attnviz_lazy_" + name + (sizeof(void*) == 8 ? "_64" : "_32") + ".safetensors";
+  return testing::TempDir() + "attnviz_lazy_" + std::to_string(getpid()) + "_" + name +
+         (sizeof(void*) == 8 ? "_64" : "_32") + ".safetensors";
 }
 
 MatrixRM RandomAttention(int64_t rows, int64_t cols, std::mt19937* rng) {
