@@ -462,7 +462,8 @@ void AttentionForward(const float* q, const float* k, const float* v, int n_q, i
   // ~30 % slower than 64-row ones; 256-row ones ran 1.09x / 1.05x faster than 64-row ones at
   // n_k = 1024 / 2048 with SIMD128, 1.03x with relaxed SIMD: bench/peers, two alternating runs,
   // stop 20). Natively the opposite: 12-row blocks at n_k = 2048 ran ~30 % faster than 60-row
-  // ones (AVX-512, attnviz_bench).
+  // ones (AVX-512, attnviz_bench). On an AMD EPYC with 512 KiB of L2 (machine 4, stop 46) 64, 128
+  // and 512 rows all ran within 0.96-1.07 of 256 (bench/peers/row_block.mjs, SetAttentionBlockRows).
   const TileVariant& tile = SelectedTile();
   PackAll(true, n_k, d, k, d, &ws->packed_b, tile.panel);       // K^T [d, n_k]
   PackAll(false, d_v, n_k, v, d_v, &ws->packed_v, tile.panel);  // V [n_k, d_v]

@@ -270,7 +270,7 @@ async function main() {
     d = await describe(page);
     check('the 32 GiB grid fills every thumbnail in view by itself (no input)', filled,
       `${d.grid.drawn} drawn, ${d.grid.waiting} placeholders, ${d.lazy.pending} reads pending, frame ${d.frame}, ` +
-      `${d.lazy.wakes} wakes, ${d.lazy.lost} lost reads, message "${d.message}"`);  // flaky before stop 46 (44, 45, 46's CI)
+      `${d.lazy.wakes} wakes, ${d.lazy.lost} lost reads, message "${d.message}"`);  // failed now and then before stop 46 (stops 44, 45, CI of 7b28f92)
     // Sorted by entropy: every head's stored statistics (32 KiB, one Range read), no head read.
     // (describe() tells the order last drawn: a frame after the command, the statistics may already be
     // in memory: the grid asks for them in layer order too. The frame count is read with the command,
