@@ -1220,13 +1220,10 @@ TEST(LazyApp, AnAsynchronouslyReadGridFillsInByItself) {
   HeadlessApp t;
   const std::string& path = t.Remember(TempPath("late"));
   WriteModel(path, 32, 32, 64);
-  std::vector<uint8_t> prefix;
-  ASSERT_TRUE(ReadFileBytes(path, &prefix).ok);
-  uint64_t header = 0;
-  std::memcpy(&header, prefix.data(), 8);
-  prefix.resize(8 + header);
   std::unique_ptr<ByteSource> file;
   ASSERT_TRUE(OpenFileSource(path, &file).ok);
+  std::vector<uint8_t> prefix;  // the header, as the page reads it before opening
+  ASSERT_TRUE(ReadLazyPrefix(file.get(), &prefix).ok);
   auto late = std::make_unique<LateSource>(std::move(file));
   LateSource* source = late.get();
   ASSERT_TRUE(t.app.OpenLazy(path, std::move(late), prefix.data(), prefix.size()).ok);
