@@ -15,6 +15,7 @@ import { createRequire } from 'module';
 import { readFileSync } from 'fs';
 import path from 'path';
 import { performance } from 'perf_hooks';
+import { settleProbe } from './settle.mjs';
 
 const require = createRequire(import.meta.url);
 const args = process.argv.slice(2);
@@ -30,11 +31,8 @@ const median = (xs) => {
 };
 
 const m = await require(modulePath)({ wasmBinary: readFileSync(modulePath.replace(/\.js$/, '.wasm')), print: () => {} });
-// As bench/peers/run.mjs: a first probe sends every variant to V8's optimizing compiler (background
-// threads); the one a moment later times them optimized.
-m._attnviz_bench_probe(0);
-await new Promise((resolve) => setTimeout(resolve, 300));
-m._attnviz_bench_probe(0);
+// As bench/peers/run.mjs: probes until every variant runs optimized code (settle.mjs).
+await settleProbe(m);
 const best = new Map();     // isa -> the variant the probe timed fastest
 for (let i = 0; i < m._attnviz_bench_tile_count(); ++i) {
   const isa = m.UTF8ToString(m._attnviz_bench_tile_isa(i)), gflops = m._attnviz_bench_probe_gflops(i);

@@ -15,7 +15,8 @@
 // on a loaded machine the wall clock also counts the time the process waited for a core).
 // Lines:
 //   tile probe=<startup|warm> isa=.. tile=.. gflops=.. [selected]   (startup: the quick probe the app runs
-//   at its first kernel call, one variant per ISA, 0 = not timed; warm: the full one)
+//   at its first kernel call, one variant per ISA, 0 = not timed; warm: the full one, once repeated
+//   probes have stopped rising, settle.mjs: `tile probe=warm settle_probes=.. settle_ms=..`)
 //   peak impl=wasm-simd128 muladd_gflops=..   (and impl=wasm-relaxed-simd madd_gflops=..): once, before the shapes
 //   peak impl=wasm-simd128-muladd|wasm-relaxed-simd-madd n=.. heads=.. median_gflops=.. best_gflops=..: the peak
 //   loops timed as two more implementations of each shape's rotation (same samples, same rule); the
@@ -34,6 +35,7 @@ import * as ort from 'onnxruntime-web';
 import * as tf from '@tensorflow/tfjs-core';
 import { setWasmPaths } from '@tensorflow/tfjs-backend-wasm';
 import { attentionModel } from './onnx_attention.mjs';
+import { settleProbe } from './settle.mjs';
 
 const require = createRequire(import.meta.url);
 const args = process.argv.slice(2);
@@ -200,10 +202,9 @@ async function main() {
       while (performance.now() - t0 < (quick ? 30 : 300 / SHAPES.length)) await impl.call();
     }
   }
-  // A full probe runs every variant, which sends the ones not yet run to V8's optimizing
-  // compiler (background threads); the reported probe, a moment later, times them optimized.
-  a.m._attnviz_bench_probe(0);
-  await new Promise((resolve) => setTimeout(resolve, 300));
+  // Full probes until every variant runs optimized code (settle.mjs); the reported one follows.
+  const settle = await settleProbe(a.m);
+  console.log(`tile probe=warm settle_probes=${settle.probes} settle_ms=${settle.ms.toFixed(0)} settled=${settle.settled}`);
   probeLines(a, 'warm');
   // Peaks: the best of 5 measurements, a few ms apart: V8 compiles the optimized peak loop on a
   // background thread, and on a loaded machine a measurement can still run the baseline code

@@ -68,6 +68,7 @@ const TileProbe& ProbeTiles(bool quick = false);  // times every variant (~6 ms)
 const TileVariant& SelectedTile();                // the pick: quick probe first, full ones at 200 and 2000 uses
 void ForceTile(int i);                            // tests and benchmarks: use variant i (-1: back to the probe's pick)
 int ProbeRuns();                                  // probes run so far (quick and full)
+bool ProbeSettling();                             // the last full probe's figures rose: another is due soon
 void SetReprobeSeconds(double seconds);           // tests: the periodic re-probe's interval (< 0: the default, 5 s)
 double MulAddPeakGflops(double seconds);          // SIMD mul+add peak of this thread (independent chains, no memory)
 

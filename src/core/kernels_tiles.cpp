@@ -10,7 +10,8 @@
 // probe at start-up sees mostly cold code under V8 (its pick there is close to random, and its
 // time is mostly the first compilation of each variant), so it is kept short (one variant per
 // ISA) and SelectedTile() probes again, fully, after kReprobeAfter and kSecondReprobeAfter uses,
-// then every kReprobeSeconds of use.
+// a quarter second after any full probe whose figures rose (optimized code arriving), then every
+// kReprobeSeconds of use.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -40,6 +41,15 @@ constexpr int kReprobeAfter = 200, kSecondReprobeAfter = 2000;
 // variant then is another. A full probe costs ~6 ms: 0.1 % of kernel-bound time.
 constexpr double kReprobeSeconds = 5.0;  // SetReprobeSeconds changes it (tests)
 constexpr unsigned kClockEvery = 64;
+// Settling: a full probe in which some variant timed over kSettleRise times its figure in the
+// previous full probe (and the first full probe) is followed by another once kSettleSeconds have
+// passed, up to kMaxSettleProbes such probes in a row. Under V8 a variant's figure rises when its
+// optimized code arrives, which can take several probes: on machine 4 the SIMD128 and relaxed 4x8
+// tiles read 17.6 and 22.1 GFLOP/s in a probe 300 ms after the first, 33 and 45 optimized, and
+// that probe picked relaxed 5x8, ~1.45x slower in attention than relaxed 4x8 (stop 47,
+// bench/peers/settle.mjs). Without settling such a pick stood until the next 5 s re-probe.
+constexpr double kSettleSeconds = 0.25, kSettleRise = 1.10;
+constexpr int kMaxSettleProbes = 8;
 volatile float g_peak_sink = 0.0f;  // keeps the peak loop's result observable
 
 struct Registry {
@@ -53,6 +63,10 @@ struct Registry {
   std::atomic<long long> last_probe_ns{0};  // steady clock at the end of the last probe
   std::atomic<int> probe_runs{0};           // probes run so far (ProbeRuns)
   std::atomic<double> reprobe_seconds{kReprobeSeconds};
+  TileProbe last_full;                // the last full probe's figures (settling compares with them)
+  bool has_full = false;              // a full probe has run
+  std::atomic<bool> settling{false};  // the last full probe's figures rose: probe again soon
+  int settle_probes = 0;              // probes run for settling in a row
   std::mutex mutex;
 };
 
@@ -83,8 +97,19 @@ void PackForProbe(const std::vector<float>& b, int k, int n, int panel, std::vec
         (*out)[((size_t)p * k + kk) * panel + jj] = b[(size_t)kk * n + p * panel + jj];
 }
 
+// Whether a full probe's figures rose over the previous one's (settling, above): the first full
+// probe, or some variant over kSettleRise times its previous figure (a variant registered since:
+// from 0).
+bool FiguresRose(const Registry& reg, const TileProbe& probe) {
+  if (!reg.has_full) return true;
+  for (int v = 0; v < reg.count && v < 32; ++v)
+    if (probe.gflops[v] > kSettleRise * reg.last_full.gflops[v]) return true;
+  return false;
+}
+
 // quick: the first probe (at the first kernel call), >= 2 rounds and ~2 ms; otherwise >= 6 and ~6 ms.
-void RunProbe(Registry* reg, bool quick = false) {
+// settle: run because the previous full probe's figures rose (counted against kMaxSettleProbes).
+void RunProbe(Registry* reg, bool quick = false, bool settle = false) {
   // Two products per run, attention's two GEMMs at d = 64: S = Q K^T (120 x 128, k = 64) and
   // O = P V (120 x 64, k = 128). 120 rows: a multiple of every tile height offered. (A single
   // 60 x 64 x 128 product favoured tiles two panels wide, whose one tile covered all 64 columns:
@@ -127,17 +152,26 @@ void RunProbe(Registry* reg, bool quick = false) {
     if (probe.selected < 0 || probe.gflops[v] > probe.gflops[probe.selected]) probe.selected = v;
   }
   probe.probe_ms = elapsed * 1e3;
+  if (!quick) {
+    reg->settle_probes = settle ? reg->settle_probes + 1 : 0;
+    reg->settling.store(FiguresRose(*reg, probe) && reg->settle_probes < kMaxSettleProbes);
+    reg->last_full = probe;
+    reg->has_full = true;
+  }
   reg->probe = probe;
   reg->probed = true;
   reg->last_probe_ns.store(NowNs());
   reg->probe_runs.fetch_add(1);
 }
 
-// A warm re-probe is due at use kReprobeAfter and kSecondReprobeAfter, then every kReprobeSeconds.
+// A warm re-probe is due at use kReprobeAfter and kSecondReprobeAfter, kSettleSeconds after a
+// full probe whose figures rose (settling), and every kReprobeSeconds after use kSecondReprobeAfter.
 bool ReprobeDue(const Registry& reg, unsigned use) {
   if (use == kReprobeAfter || use == kSecondReprobeAfter) return true;
-  if (use < kSecondReprobeAfter || use % kClockEvery != 0) return false;
-  return (double)(NowNs() - reg.last_probe_ns.load()) * 1e-9 >= reg.reprobe_seconds.load();
+  if (use % kClockEvery != 0) return false;
+  const double since = (double)(NowNs() - reg.last_probe_ns.load()) * 1e-9;
+  if (reg.settling.load() && since >= kSettleSeconds) return true;
+  return use >= kSecondReprobeAfter && since >= reg.reprobe_seconds.load();
 }
 
 }  // namespace
@@ -176,7 +210,7 @@ const TileVariant& SelectedTile() {
   if (!reg.forced && ReprobeDue(reg, use)) {
     std::lock_guard<std::mutex> lock(reg.mutex);
     if (ReprobeDue(reg, use)) {  // still: another thread may have just probed
-      RunProbe(&reg);
+      RunProbe(&reg, /*quick=*/false, /*settle=*/reg.settling.load());
       reg.selected.store(reg.probe.selected);
     }
   }
@@ -195,6 +229,10 @@ const TileVariant& SelectedTile() {
 
 int ProbeRuns() {
   return TheRegistry().probe_runs.load();
+}
+
+bool ProbeSettling() {
+  return TheRegistry().settling.load();
 }
 
 void SetReprobeSeconds(double seconds) {

@@ -5,9 +5,12 @@
 // absence of that ISA's variants a failure, so a glue that silently fell back is caught.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/kernels.h"
@@ -27,6 +30,20 @@ MatrixRM AsMatrix(const std::vector<float>& v, int rows, int cols) {
 struct ForceGuard {  // restores the probe's pick whatever the test does
   ~ForceGuard() { k::ForceTile(-1); }
 };
+
+void SleepSeconds(double s) {
+  std::this_thread::sleep_for(std::chrono::duration<double>(s));
+}
+
+// Uses the kernels until the probe stops settling (a full probe whose figures rose is followed
+// by another 0.25 s later, at most 8 in a row); false if it has not after 12 such waits.
+bool SettleProbe() {
+  for (int wait = 0; wait < 12 && k::ProbeSettling(); ++wait) {
+    SleepSeconds(0.3);
+    for (int i = 0; i < 64; ++i) k::SelectedTile();  // the clock is read every 64 uses
+  }
+  return !k::ProbeSettling();
+}
 
 TEST(KernelTiles, ProbeTimesEveryVariantAndPicksOne) {
   const k::TileProbe& probe = k::ProbeTiles();
@@ -74,6 +91,7 @@ TEST(KernelTiles, ProbesAgainAfterItsInterval) {
   k::ForceTile(-1);
   for (int i = 0; i < 2100; ++i) k::SelectedTile();  // past both warm re-probes, whenever they came
   k::SetReprobeSeconds(1e9);
+  ASSERT_TRUE(SettleProbe()) << "the probe went on settling";
   int before = k::ProbeRuns();
   for (int i = 0; i < 640; ++i) k::SelectedTile();
   EXPECT_EQ(k::ProbeRuns(), before) << "probed before its interval";
@@ -86,6 +104,56 @@ TEST(KernelTiles, ProbesAgainAfterItsInterval) {
   for (int i = 0; i < 640; ++i) k::SelectedTile();  // 10 clock checks, each due (interval 0)
   EXPECT_EQ(k::ProbeRuns(), before + 10);
   k::SetReprobeSeconds(-1.0);  // the default again
+}
+
+// A variant that runs like variant 0 plus a delay, as a WASM variant runs baseline code until
+// V8's optimized code arrives. Registered once, by the test below; it computes what variant 0 does.
+std::atomic<int> g_warming_delay_us{0};
+k::BlockKernelFn g_warming_inner = nullptr;
+void WarmingKernel(int m, int n, int kc, float alpha, const float* a, int lda, const float* block, float* c, int ldc,
+                   int accumulate) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(g_warming_delay_us.load());
+  while (std::chrono::steady_clock::now() < until) {
+  }
+  g_warming_inner(m, n, kc, alpha, a, lda, block, c, ldc, accumulate);
+}
+
+// Settling: when a full probe's figures rise over the previous one's (optimized code arrived for
+// some variant), the next probe comes a quarter second of use later, not kReprobeSeconds later.
+TEST(KernelTiles, ProbesSoonAgainWhenItsFiguresRise) {
+  ForceGuard guard;
+  k::ForceTile(-1);
+  static const int warming = [] {
+    k::TileVariant v = k::TileVariantAt(0);
+    g_warming_inner = v.fn;
+    v.fn = &WarmingKernel;
+    v.isa = "test-warming";
+    return k::RegisterTileVariant(v);
+  }();
+  ASSERT_GE(warming, 0);
+  k::SetReprobeSeconds(1e9);  // no periodic re-probe: every probe below is the test's or settling's
+  g_warming_delay_us = 2000;  // "baseline code": a run takes >= 2 ms instead of ~0.1 ms
+  k::ProbeTiles();
+  ASSERT_TRUE(SettleProbe()) << "the probe went on settling";
+  EXPECT_LT(k::ProbeTiles().gflops[warming], 2.0) << "the delay did not show";
+  const bool settled_already = !k::ProbeSettling();  // usually: the figures held still
+  g_warming_delay_us = 0;                            // "optimized code arrived"
+  const double rose_to = k::ProbeTiles().gflops[warming];
+  EXPECT_TRUE(k::ProbeSettling()) << "a figure rose from < 2 to " << rose_to << " GFLOP/s, and no probe is due";
+  int before = k::ProbeRuns();
+  for (int i = 0; i < 64; ++i) k::SelectedTile();
+  EXPECT_EQ(k::ProbeRuns(), before) << "probed again within the quarter second";
+  SleepSeconds(0.3);
+  for (int i = 0; i < 64; ++i) k::SelectedTile();
+  EXPECT_EQ(k::ProbeRuns(), before + 1) << "no probe a quarter second after the figures rose";
+  EXPECT_TRUE(SettleProbe()) << "the probe went on settling";
+  before = k::ProbeRuns();
+  SleepSeconds(0.3);
+  for (int i = 0; i < 640; ++i) k::SelectedTile();
+  EXPECT_EQ(k::ProbeRuns(), before) << "probed again with the figures settled";
+  std::printf("  settled before the rise: %s; the warming variant rose to %.1f GFLOP/s\n",
+              settled_already ? "yes" : "no", rose_to);
+  k::SetReprobeSeconds(-1.0);
 }
 
 TEST(KernelTiles, RequiredIsaIsPresent) {
