@@ -84,6 +84,8 @@ bench: configure-native configure-web
 	@echo "== attention kernels, wasm (node)"; node --no-experimental-fetch build/web/bench/attnviz_bench.js
 	@echo "== attention kernels vs onnxruntime-web and tfjs-wasm (node, relaxed SIMD on as in Chromium)"; \
 	  node --no-experimental-fetch --experimental-wasm-relaxed-simd bench/peers/run.mjs build/web/bench/attnviz_bench_module.js
+	@echo "== attention pass by pass: Q K^T, softmax, P V (wasm, node)"; \
+	  node --no-experimental-fetch --experimental-wasm-relaxed-simd bench/peers/phases.mjs build/web/bench/attnviz_bench_module.js
 	@echo "== attention's query-row block, A/B in one process (wasm, node)"; \
 	  node --no-experimental-fetch --experimental-wasm-relaxed-simd bench/peers/row_block.mjs build/web/bench/attnviz_bench_module.js
 	@echo "== training to target, native"; ./build/native/bench/attnviz_train_bench bahdanau

@@ -62,4 +62,15 @@ void attnviz_bench_attention(const float* q, const float* kk, const float* v, in
   for (int h = 0; h < heads; ++h)
     k::AttentionForward(q + h * hs, kk + h * hs, v + h * hs, n, n, d, d, scale, weights, out + h * hs, &ws);
 }
+
+// One of attention's three passes alone, on the selected tile (bench/peers/phases.mjs): 0 S = Q K^T
+// [n, n] (k = d, K packed in the call), 1 the base-2 softmax of S's rows without the max pass (as
+// AttentionForward runs it when the scores are bounded), 2 O = P V [n, d] (V packed in the call).
+void attnviz_bench_phase(int which, const float* q, const float* kk, const float* v, int n, int d, float* w,
+                         float* out) {
+  static k::Workspace ws;
+  if (which == 0) k::GemmNT(n, n, d, 0.125f, q, d, kk, d, w, n, &ws);
+  if (which == 1) k::SoftmaxRowsLog2Unshifted(w, n, n, n, 1.0f, nullptr, nullptr);
+  if (which == 2) k::GemmNN(n, d, n, 1.0f, w, n, v, d, out, d, &ws);
+}
 }
