@@ -272,7 +272,7 @@ const char* CssCursor(ImGuiMouseCursor c) {
 // An idle viewer draws nothing: a few frames after the last input, resize or API call, and
 // while nothing animates, the frame is skipped (the canvas keeps its last image).
 bool ShouldDraw(WebLoop& L, const float sz[4]) {
-  bool woke = attnviz_js_take_wake() != 0 || L.frame < 3;
+  bool woke = attnviz_js_take_wake() != 0 || L.frame < 3 || L.keys.Waiting();  // a key waits for its own frame
   for (int i = 0; i < 4; ++i) woke = woke || sz[i] != L.last_size[i];
   for (int i = 0; i < 4; ++i) L.last_size[i] = sz[i];
   if (woke) L.quiet_frames = 0;
@@ -286,12 +286,13 @@ bool ShouldDraw(WebLoop& L, const float sz[4]) {
 // Emscripten's GLFW reports sizes and the cursor in canvas (device) pixels; the UI works in CSS
 // pixels. It listens to keys on the whole window: with several viewers on a page, only the
 // focused one may see them.
-void PrepareInput(const float sz[4]) {
+void PrepareInput(const float sz[4], attnviz::KeyLatch* keys) {
   ImGuiIO& io = ImGui::GetIO();
   io.DisplaySize = ImVec2(sz[0], sz[1]);
   io.DisplayFramebufferScale = ImVec2(sz[2] / sz[0], sz[3] / sz[1]);
   if (io.MousePos.x > -1e30f) io.MousePos = ImVec2(io.MousePos.x * sz[0] / sz[2], io.MousePos.y * sz[1] / sz[3]);
   if (!attnviz_js_has_focus()) {
+    keys->Blur();
     io.ClearInputCharacters();
     for (bool& k : io.KeysDown) k = false;
     io.KeyCtrl = io.KeyShift = io.KeyAlt = io.KeySuper = false;
@@ -331,7 +332,7 @@ void Frame() {
   double cx = 0, cy = 0;
   glfwGetCursorPos(L.window, &cx, &cy);
   L.presses.BeginFrame(ImGui::GetIO(), cx, cy);
-  PrepareInput(sz);
+  PrepareInput(sz, &L.keys);
   if (capturing) ImGui::GetIO().MousePos = ImVec2(-FLT_MAX, -FLT_MAX);  // a figure: no hover highlight or tooltip
   ImGui::NewFrame();
   L.app.Frame();

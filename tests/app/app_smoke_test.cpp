@@ -361,7 +361,8 @@ TEST(AppKeys, ATapBetweenTwoFramesIsOnePress) {
   frame(&latch);
   EXPECT_LT(io.KeysDownDuration[GLFW_KEY_SPACE], 0.0f) << "one press, released in the next frame";
 
-  // A key held across frames is released at once; pressed again before a frame, it stays down.
+  // A key held across frames is released at once. Tapped, then pressed again before a frame, it is
+  // two presses: down for a frame, up for one, then down again and held (still physically down).
   key(&latch, GLFW_KEY_RIGHT, true);
   frame(&latch);
   key(&latch, GLFW_KEY_RIGHT, false);
@@ -369,8 +370,15 @@ TEST(AppKeys, ATapBetweenTwoFramesIsOnePress) {
   key(&latch, GLFW_KEY_LEFT, true);
   key(&latch, GLFW_KEY_LEFT, false);
   key(&latch, GLFW_KEY_LEFT, true);
+  EXPECT_TRUE(io.KeysDown[GLFW_KEY_LEFT]) << "the first press, for the coming frame";
+  frame(&latch);
+  EXPECT_FALSE(io.KeysDown[GLFW_KEY_LEFT]) << "up for a frame between the two presses";
+  frame(&latch);
+  EXPECT_TRUE(io.KeysDown[GLFW_KEY_LEFT]) << "the second press";
   frame(&latch);
   EXPECT_TRUE(io.KeysDown[GLFW_KEY_LEFT]) << "still physically down";
+  key(&latch, GLFW_KEY_LEFT, false);
+  frame(&latch);
 
   // Ctrl tapped with a key keeps io.KeyCtrl for the frame that sees the key (Ctrl+O, Ctrl+S).
   key(&latch, GLFW_KEY_LEFT_CONTROL, true);
@@ -405,6 +413,41 @@ TEST(AppKeys, ATapBetweenTwoFramesIsOnePress) {
   EXPECT_FALSE(io.KeysDown[GLFW_KEY_LEFT_SHIFT]);
 }
 
+// The Translate view with the keyboard in its sentence box, clicked into as a person does.
+void ClickIntoTheSentenceBox(HeadlessApp& t) {
+  ImGuiIO& io = ImGui::GetIO();
+  io.KeyMap[ImGuiKey_A] = GLFW_KEY_A;
+  io.KeyMap[ImGuiKey_Backspace] = GLFW_KEY_BACKSPACE;
+  io.KeyMap[ImGuiKey_LeftArrow] = GLFW_KEY_LEFT;
+  t.Run("view translate");
+  t.Frames(2);
+  const std::vector<double> box = Get(t.Describe(), "translate.input_rect").numbers;
+  ASSERT_EQ(box.size(), 4u);
+  ASSERT_GT(box[2], box[0]);
+  io.MousePos = ImVec2((float)(box[0] + box[2]) / 2, (float)(box[1] + box[3]) / 2);
+  io.MouseDown[0] = true;
+  t.Frames(1);
+  io.MouseDown[0] = false;
+  t.Frames(1);
+}
+
+// Key events as the GLFW backend's callback delivers them (it writes io.KeysDown), then the latch;
+// typed characters through the latch, or straight to imgui (!latched).
+struct LatchedKeys {
+  ImGuiIO& io;
+  bool latched = true;
+  attnviz::KeyLatch latch;
+  void Key(int k, bool down) {
+    io.KeysDown[k] = down;
+    if (k == GLFW_KEY_LEFT_CONTROL) io.KeyCtrl = down;
+    latch.OnKey(io, k, down ? GLFW_PRESS : GLFW_RELEASE);
+  }
+  void Tap(int k) { Key(k, true), Key(k, false); }
+  void Type(const char* text) {
+    for (const char* c = text; *c; ++c) latched ? latch.OnChar(io, (unsigned)*c) : io.AddInputCharacter((unsigned)*c);
+  }
+};
+
 // Keys typed within one slow frame keep their order in a text box: Ctrl+A then "xy" replaces the
 // sentence with "xy" (imgui 1.86 applies a frame's characters before its keys: without the latch's
 // OnChar the x and y were typed first, then everything selected), and Backspace then "s" edits
@@ -414,27 +457,12 @@ TEST(AppKeys, TypingWithinOneFrameKeepsItsOrder) {
     SCOPED_TRACE(latched ? "with the latch" : "without it");
     HeadlessApp t;
     ImGuiIO& io = ImGui::GetIO();
-    io.KeyMap[ImGuiKey_A] = GLFW_KEY_A;
-    io.KeyMap[ImGuiKey_Backspace] = GLFW_KEY_BACKSPACE;
-    t.Run("view translate");
-    t.Frames(2);
-    const std::vector<double> box = Get(t.Describe(), "translate.input_rect").numbers;
-    ASSERT_EQ(box.size(), 4u);
-    ASSERT_GT(box[2], box[0]);
-    io.MousePos = ImVec2((float)(box[0] + box[2]) / 2, (float)(box[1] + box[3]) / 2);  // click into the box
-    io.MouseDown[0] = true;
-    t.Frames(1);
-    io.MouseDown[0] = false;
-    t.Frames(1);
-    attnviz::KeyLatch latch;
-    auto key = [&](int k, bool down) {
-      io.KeysDown[k] = down;
-      if (k == GLFW_KEY_LEFT_CONTROL) io.KeyCtrl = down;
-      latch.OnKey(io, k, down ? GLFW_PRESS : GLFW_RELEASE);
-    };
-    auto type = [&](const char* text) {
-      for (const char* c = text; *c; ++c) latched ? latch.OnChar(io, (unsigned)*c) : io.AddInputCharacter((unsigned)*c);
-    };
+    ClickIntoTheSentenceBox(t);
+    if (HasFatalFailure()) return;
+    LatchedKeys keys{io, latched};
+    attnviz::KeyLatch& latch = keys.latch;
+    auto key = [&](int k, bool down) { keys.Key(k, down); };
+    auto type = [&](const char* text) { keys.Type(text); };
     auto frame = [&] {
       t.Frames(1);
       latch.EndFrame(io);
@@ -460,6 +488,76 @@ TEST(AppKeys, TypingWithinOneFrameKeepsItsOrder) {
       EXPECT_NE(first, "xy") << "imgui 1.86 alone types before it selects (the reason for OnChar)";
     }
   }
+}
+
+// Two editing keys within one slow frame both act, in order, and what is typed after them waits
+// behind them: imgui 1.86 sees one press of a key per frame, so "Backspace, Backspace, x" came out
+// as one deletion, and "Left, Left, y" as one step left.
+TEST(AppKeys, TwoEditingKeysWithinOneFrameBothAct) {
+  HeadlessApp t;
+  ImGuiIO& io = ImGui::GetIO();
+  ClickIntoTheSentenceBox(t);
+  if (HasFatalFailure()) return;
+  LatchedKeys keys{io};
+  attnviz::KeyLatch& latch = keys.latch;
+  auto key = [&](int k, bool down) { keys.Key(k, down); };
+  auto tap = [&](int k) { keys.Tap(k); };
+  auto type = [&](const char* text) { keys.Type(text); };
+  auto frames = [&] {
+    for (int i = 0; i < 8; ++i) {
+      t.Frames(1);
+      latch.EndFrame(io);
+    }
+    EXPECT_FALSE(latch.Waiting()) << "8 frames did not take what waited";
+  };
+  auto input = [&] { return Get(t.Describe(), "translate.input").string; };
+  key(GLFW_KEY_LEFT_CONTROL, true);  // select all, then "abc", each group between two frames
+  tap(GLFW_KEY_A);
+  key(GLFW_KEY_LEFT_CONTROL, false);
+  type("abc");
+  frames();
+  ASSERT_EQ(input(), "abc");
+  tap(GLFW_KEY_BACKSPACE);
+  tap(GLFW_KEY_BACKSPACE);
+  type("x");
+  frames();
+  EXPECT_EQ(input(), "ax") << "both Backspaces deleted, then x was typed";
+  tap(GLFW_KEY_LEFT);
+  tap(GLFW_KEY_LEFT);
+  type("y");
+  frames();
+  EXPECT_EQ(input(), "yax") << "two steps left, then y";
+  key(GLFW_KEY_LEFT_CONTROL, true);  // Ctrl+A, Ctrl let go, Backspace, z
+  tap(GLFW_KEY_A);
+  key(GLFW_KEY_LEFT_CONTROL, false);
+  tap(GLFW_KEY_BACKSPACE);
+  type("z");
+  frames();
+  EXPECT_EQ(input(), "z") << "everything selected, deleted, then z";
+  key(GLFW_KEY_LEFT_CONTROL, true);  // Ctrl held across the taps: Ctrl+A twice, then Ctrl up
+  tap(GLFW_KEY_A);
+  tap(GLFW_KEY_A);
+  key(GLFW_KEY_LEFT_CONTROL, false);
+  type("w");
+  frames();
+  EXPECT_EQ(input(), "w") << "select all twice (not 'a' typed), then w";
+  EXPECT_FALSE(io.KeyCtrl) << "Ctrl is up once the waiting keys had their frames";
+  // Ctrl+A, then "th" as a browser delivers it (each key's event, then its character) while the
+  // latch still holds Ctrl for the frame that sees A: T is not Ctrl+T, and nothing typed is lost
+  // (a first form of the waiting keys made it Ctrl+T, then typed the "t" while it showed Ctrl).
+  key(GLFW_KEY_LEFT_CONTROL, true);
+  tap(GLFW_KEY_A);
+  key(GLFW_KEY_LEFT_CONTROL, false);
+  key(GLFW_KEY_T, true);
+  type("t");
+  key(GLFW_KEY_T, false);
+  t.Frames(1);
+  latch.EndFrame(io);
+  key(GLFW_KEY_H, true);
+  type("h");
+  key(GLFW_KEY_H, false);
+  frames();
+  EXPECT_EQ(input(), "th");
 }
 
 // The help (? or h) fits the viewer it opens in, a full page or a 640 x 360 embed: its lines wrap
