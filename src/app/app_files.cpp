@@ -655,7 +655,7 @@ Status QueueNpyDownload(AppState* s) {
       !st)
     return st;
   std::vector<uint8_t> bytes;
-  const Status st = WriteNpy(FromMatrix(m.weights), &bytes);
+  const Status st = WriteNpyMatrix(m.weights, &bytes);  // one copy of the weights (a 4096^2 head: 64 MB)
   if (!st) return st;
   QueueDownload(s, MapFileStem(s, m) + ".npy", "application/octet-stream", std::move(bytes));
   return Status::Ok();

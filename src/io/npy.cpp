@@ -534,12 +534,10 @@ std::string NpyDescr(const NdArray& a) {
   return "?";
 }
 
-Status WriteNpy(const NdArray& a, std::vector<uint8_t>* out) {
-  const int64_t numel = a.Numel();
-  if (numel < 0 || numel > kMaxArrayElements) return Status::Error("npy: array too large to write");
-  if ((int64_t)a.data.size() != numel * a.itemsize)
-    return Status::Error("npy: array data holds " + std::to_string(a.data.size()) + " bytes, shape " + a.ShapeString() +
-                         " x itemsize " + std::to_string(a.itemsize) + " needs " + std::to_string(numel * a.itemsize));
+namespace {
+// *out = the .npy prefix (magic, version, header) of an array with a's dtype and shape, with room
+// reserved for its data_bytes.
+void WriteNpyPrefix(const NdArray& a, size_t data_bytes, std::vector<uint8_t>* out) {
   std::string header = "{'descr': '" + NpyDescr(a) + "', 'fortran_order': False, 'shape': " + a.ShapeString() + ", }";
   // Pad so that magic + version + length + header is a multiple of 64, ending in '\n'.
   size_t prefix = 10;
@@ -555,7 +553,7 @@ Status WriteNpy(const NdArray& a, std::vector<uint8_t>* out) {
   header.push_back('\n');
   const size_t hlen = header.size();
   out->clear();
-  out->reserve(prefix + hlen + a.data.size());
+  out->reserve(prefix + hlen + data_bytes);
   out->insert(out->end(), kMagic, kMagic + 6);
   out->push_back((uint8_t)major);
   out->push_back(0);
@@ -566,7 +564,28 @@ Status WriteNpy(const NdArray& a, std::vector<uint8_t>* out) {
     out->push_back((uint8_t)((hlen >> 24) & 0xff));
   }
   out->insert(out->end(), header.begin(), header.end());
+}
+}  // namespace
+
+Status WriteNpy(const NdArray& a, std::vector<uint8_t>* out) {
+  const int64_t numel = a.Numel();
+  if (numel < 0 || numel > kMaxArrayElements) return Status::Error("npy: array too large to write");
+  if ((int64_t)a.data.size() != numel * a.itemsize)
+    return Status::Error("npy: array data holds " + std::to_string(a.data.size()) + " bytes, shape " + a.ShapeString() +
+                         " x itemsize " + std::to_string(a.itemsize) + " needs " + std::to_string(numel * a.itemsize));
+  WriteNpyPrefix(a, a.data.size(), out);
   out->insert(out->end(), a.data.begin(), a.data.end());
+  return Status::Ok();
+}
+
+Status WriteNpyMatrix(const MatrixRM& m, std::vector<uint8_t>* out) {
+  NdArray meta;  // dtype and shape only: the weights are copied once, straight from the matrix
+  meta.shape = {(int64_t)m.rows(), (int64_t)m.cols()};
+  if (meta.Numel() > kMaxArrayElements) return Status::Error("npy: array too large to write");
+  const size_t bytes = (size_t)m.size() * sizeof(float);
+  WriteNpyPrefix(meta, bytes, out);
+  const uint8_t* p = reinterpret_cast<const uint8_t*>(m.data());
+  out->insert(out->end(), p, p + bytes);  // little-endian float32, as NdArray holds it (WASM, x86)
   return Status::Ok();
 }
 

@@ -47,6 +47,8 @@ bool NpyHeaderBytes(const uint8_t* data, size_t size, uint64_t* header_bytes);
 
 // Serializes `a` as a .npy file (appends nothing else to *out; *out is replaced).
 Status WriteNpy(const NdArray& a, std::vector<uint8_t>* out);
+// The same for a float32 matrix, without an NdArray copy of it: WriteNpy(FromMatrix(m)) byte for byte.
+Status WriteNpyMatrix(const MatrixRM& m, std::vector<uint8_t>* out);
 
 // The numpy dtype string of an array: "<f4", "|b1", "<U7", ...
 std::string NpyDescr(const NdArray& a);

@@ -175,6 +175,22 @@ TEST(Npy, RoundTripThroughOurWriter) {
   std::printf("round-tripped %d arrays\n", count);
 }
 
+// save-npy writes a map's weights without an NdArray copy of them (a 4096^2 head is 64 MB): the
+// same bytes as through FromMatrix, numpy's for the file above.
+TEST(Npy, AMatrixIsWrittenAsItsNdArrayIs) {
+  std::vector<uint8_t> original = ReadData("v1_f4_c.npy"), written, via_array;
+  NdArray a;
+  MatrixRM m;
+  ASSERT_TRUE(ParseNpy(original.data(), original.size(), &a).ok);
+  ASSERT_TRUE(ToMatrix(a, &m).ok);
+  ASSERT_TRUE(WriteNpyMatrix(m, &written).ok);
+  EXPECT_EQ(written, original);
+  MatrixRM big = MatrixRM::Random(300, 517);
+  ASSERT_TRUE(WriteNpyMatrix(big, &written).ok);
+  ASSERT_TRUE(WriteNpy(FromMatrix(big), &via_array).ok);
+  EXPECT_EQ(written, via_array);
+}
+
 TEST(Npy, ConvertersCheckShapeAndDtype) {
   std::vector<uint8_t> bytes = ReadData("v1_f4_c.npy");
   NdArray a;
