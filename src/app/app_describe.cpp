@@ -235,6 +235,27 @@ void DescribeState(AppState* s, std::string* out) {
   w.String(tile.isa);
   w.Key("variants");  // tile variants offered to the probe (8 in a browser with relaxed SIMD)
   w.Number(kernels::TileVariantCount());
+  w.Key("probes");  // probes run so far: the quick one at the first kernel call, then full ones
+  w.Number(kernels::ProbeRuns());
+  const kernels::TileProbe probe = kernels::LastProbe();
+  w.Key("clock_tick_us");  // the step of the clock the probe timed with (a page without cross-origin isolation: ~100)
+  w.NumberFixed(probe.clock_tick_us, 1);
+  w.Key("reps");  // runs per timed sample (> 1: the clock is coarse)
+  w.Number(probe.reps);
+  w.Key("probe");  // the last probe's GFLOP/s per variant (0: not timed by the quick probe)
+  w.BeginArray();
+  for (int i = 0; i < kernels::TileVariantCount() && i < 32; ++i) {
+    const kernels::TileVariant& v = kernels::TileVariantAt(i);
+    w.BeginObject();
+    w.Key("isa");
+    w.String(v.isa);
+    w.Key("tile");
+    w.String(v.tile);
+    w.Key("gflops");
+    w.NumberFixed(probe.gflops[i], 2);
+    w.EndObject();
+  }
+  w.EndArray();
   w.EndObject();
   WriteLut(s, &w);
   w.EndObject();

@@ -56,9 +56,11 @@ struct TileVariant {
   SoftmaxFn softmax = nullptr;  // SoftmaxRows of the same ISA (AVX2, AVX-512); null: the build's own
 };
 struct TileProbe {
-  int selected = -1;       // index (TileVariantAt) of the fastest variant
-  double gflops[32] = {};  // probe throughput per variant, by index
-  double probe_ms = 0.0;   // wall time of the probe
+  int selected = -1;           // index (TileVariantAt) of the fastest variant
+  double gflops[32] = {};      // probe throughput per variant, by index
+  double probe_ms = 0.0;       // wall time of the probe
+  double clock_tick_us = 0.0;  // the clock's step it measured (a browser page without cross-origin isolation: ~100)
+  int reps = 1;                // runs per timed sample (> 1 with a coarse clock: a sample spans >= 8 ticks)
 };
 int TileVariantCount();                           // variants usable on this CPU (built in + registered)
 const TileVariant& TileVariantAt(int i);          // 0 <= i < TileVariantCount()
@@ -69,6 +71,8 @@ const TileVariant& SelectedTile();                // the pick: quick probe first
 void ForceTile(int i);                            // tests and benchmarks: use variant i (-1: back to the probe's pick)
 int ProbeRuns();                                  // probes run so far (quick and full)
 bool ProbeSettling();                             // the last full probe's figures rose: another is due soon
+TileProbe LastProbe();                            // the last probe's figures (selected -1: none has run)
+void SetProbeClock(double (*now_seconds)());      // tests: the probe's clock (nullptr: the steady clock)
 void SetReprobeSeconds(double seconds);           // tests: the periodic re-probe's interval (< 0: the default, 5 s)
 double MulAddPeakGflops(double seconds);          // SIMD mul+add peak of this thread (independent chains, no memory)
 

@@ -87,6 +87,32 @@ long long NowNs() {
   return (long long)std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
 }
 
+// The probe's clock, in seconds: the steady clock, or a test's (SetProbeClock).
+std::atomic<double (*)()> g_probe_clock{nullptr};
+double ProbeNow() {
+  if (double (*clock)() = g_probe_clock.load()) return clock();
+  return std::chrono::duration<double>(Clock::now().time_since_epoch()).count();
+}
+
+// The probe clock's tick, in seconds: the median of five steps between distinct readings (the
+// first change is skipped: it ends a partial tick; a step the thread was preempted in is one of
+// five). Under V8 in a page without cross-origin isolation performance.now() moves in ~100 us
+// steps; natively and in node, in < 1 us.
+double ProbeClockTick() {
+  const auto give_up = Clock::now() + std::chrono::milliseconds(20);
+  double last = ProbeNow(), steps[5];
+  for (int changes = 0; changes < 6;) {
+    const double t = ProbeNow();
+    if (t != last) {
+      if (changes++ > 0) steps[changes - 2] = t - last;
+      last = t;
+    }
+    if (Clock::now() > give_up) return 1e-3;  // a clock this coarse (or stopped): the longest samples
+  }
+  std::sort(steps, steps + 5);
+  return steps[2];
+}
+
 // Packs B [k, n] (row-major) into panels of `panel` columns, zero-padded.
 void PackForProbe(const std::vector<float>& b, int k, int n, int panel, std::vector<float>* out) {
   const int n_panels = (n + panel - 1) / panel;
@@ -131,27 +157,52 @@ void RunProbe(Registry* reg, bool quick = false, bool settle = false) {
   if (quick)
     for (int v = 0; v < reg->count; ++v)
       for (int u = 0; u < v && timed[v]; ++u) timed[v] = std::strcmp(reg->variants[u].isa, reg->variants[v].isa) != 0;
-  std::vector<double> best(reg->count, 1e30);
-  const auto start = Clock::now();
-  double elapsed = 0.0;
-  const int min_rounds = quick ? 2 : 6;
-  const double min_seconds = quick ? 0.002 : 0.006;
-  for (int round = 0; round < 200 && (round < min_rounds || elapsed < min_seconds); ++round) {
-    for (int v = 0; v < reg->count; ++v) {
-      if (!timed[v]) continue;
-      const auto t0 = Clock::now();
+  auto run = [&](int v, int reps) {  // seconds per run of the two products, over reps runs
+    const double t0 = ProbeNow();
+    for (int r = 0; r < reps; ++r) {
       reg->variants[v].fn(m, n, k, 1.0f, a.data(), k, packed[v].data(), c.data(), n, 0);
       reg->variants[v].fn(m, k, n, 1.0f, a.data(), n, packed_t[v].data(), c.data(), k, 0);
-      best[v] = std::min(best[v], std::chrono::duration<double>(Clock::now() - t0).count());
     }
-    elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+    return (ProbeNow() - t0) / reps;
+  };
+  // A sample spans >= 8 clock ticks (at most 2 ms). With a fine clock that is one run (~0.1 ms);
+  // with a browser's 100 us ticks a run read 0, 1 or 2 ticks, the figures came out as 3.9e6, 39.3
+  // or 19.7 GFLOP/s whatever the variant, and the pick was the variant that happened to read 0
+  // (stop 47). With such a clock runs are repeated (the count doubled on the first timed variant
+  // until a sample is long enough), and a variant's figure is its mean over 2 rounds (>= 16 ticks,
+  // ~16 ms for 8 variants): the minimum of a few quantized samples mostly says which was lucky.
+  const double start = ProbeNow(), tick = ProbeClockTick();
+  int reps = 1;
+  const bool coarse = tick > 2e-6;
+  for (int v = 0; coarse && v < reg->count; ++v) {
+    if (!timed[v]) continue;
+    while (reps < 1024 && run(v, reps) * reps < std::min(8.0 * tick, 2e-3)) reps *= 2;
+    break;
   }
+  std::vector<double> best(reg->count, 1e30), sum(reg->count, 0.0);
+  double elapsed = 0.0;
+  const int min_rounds = quick || coarse ? 2 : 6;
+  const double min_seconds = quick || coarse ? 0.002 : 0.006;
+  int rounds = 0;
+  for (; rounds < 200 && (rounds < min_rounds || elapsed < min_seconds); ++rounds) {
+    for (int v = 0; v < reg->count; ++v) {
+      if (!timed[v]) continue;
+      const double t = run(v, reps);
+      best[v] = std::min(best[v], t);
+      sum[v] += t;
+    }
+    elapsed = ProbeNow() - start;
+  }
+  if (coarse)
+    for (int v = 0; v < reg->count; ++v) best[v] = sum[v] / rounds;
   TileProbe probe;
   for (int v = 0; v < reg->count && v < 32; ++v) {
     probe.gflops[v] = timed[v] ? 2.0 * 2.0 * m * n * k / std::max(best[v], 1e-9) * 1e-9 : 0.0;
     if (probe.selected < 0 || probe.gflops[v] > probe.gflops[probe.selected]) probe.selected = v;
   }
   probe.probe_ms = elapsed * 1e3;
+  probe.clock_tick_us = tick * 1e6;
+  probe.reps = reps;
   if (!quick) {
     reg->settle_probes = settle ? reg->settle_probes + 1 : 0;
     reg->settling.store(FiguresRose(*reg, probe) && reg->settle_probes < kMaxSettleProbes);
@@ -233,6 +284,16 @@ int ProbeRuns() {
 
 bool ProbeSettling() {
   return TheRegistry().settling.load();
+}
+
+void SetProbeClock(double (*now_seconds)()) {
+  g_probe_clock.store(now_seconds);
+}
+
+TileProbe LastProbe() {
+  Registry& reg = TheRegistry();
+  std::lock_guard<std::mutex> lock(reg.mutex);
+  return reg.probe;
 }
 
 void SetReprobeSeconds(double seconds) {

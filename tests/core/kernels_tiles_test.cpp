@@ -106,6 +106,15 @@ TEST(KernelTiles, ProbesAgainAfterItsInterval) {
   k::SetReprobeSeconds(-1.0);  // the default again
 }
 
+// Registers variant 0 again as `isa`, its kernel `fn` calling variant 0's (*inner); its index.
+int RegisterWrapping(const char* isa, k::BlockKernelFn fn, k::BlockKernelFn* inner) {
+  k::TileVariant v = k::TileVariantAt(0);
+  *inner = v.fn;
+  v.fn = fn;
+  v.isa = isa;
+  return k::RegisterTileVariant(v);
+}
+
 // A variant that runs like variant 0 plus a delay, as a WASM variant runs baseline code until
 // V8's optimized code arrives. Registered once, by the test below; it computes what variant 0 does.
 std::atomic<int> g_warming_delay_us{0};
@@ -123,13 +132,7 @@ void WarmingKernel(int m, int n, int kc, float alpha, const float* a, int lda, c
 TEST(KernelTiles, ProbesSoonAgainWhenItsFiguresRise) {
   ForceGuard guard;
   k::ForceTile(-1);
-  static const int warming = [] {
-    k::TileVariant v = k::TileVariantAt(0);
-    g_warming_inner = v.fn;
-    v.fn = &WarmingKernel;
-    v.isa = "test-warming";
-    return k::RegisterTileVariant(v);
-  }();
+  static const int warming = RegisterWrapping("test-warming", &WarmingKernel, &g_warming_inner);
   ASSERT_GE(warming, 0);
   k::SetReprobeSeconds(1e9);  // no periodic re-probe: every probe below is the test's or settling's
   g_warming_delay_us = 2000;  // "baseline code": a run takes >= 2 ms instead of ~0.1 ms
@@ -154,6 +157,50 @@ TEST(KernelTiles, ProbesSoonAgainWhenItsFiguresRise) {
   std::printf("  settled before the rise: %s; the warming variant rose to %.1f GFLOP/s\n",
               settled_already ? "yes" : "no", rose_to);
   k::SetReprobeSeconds(-1.0);
+}
+
+// A variant that does variant 0's work twice (the second time into its own scratch, so that it
+// still computes what variant 0 computes): it must time about half as fast.
+k::BlockKernelFn g_twice_inner = nullptr;
+void TwiceKernel(int m, int n, int kc, float alpha, const float* a, int lda, const float* block, float* c, int ldc,
+                 int accumulate) {
+  std::vector<float> scratch((size_t)m * n);
+  g_twice_inner(m, n, kc, alpha, a, lda, block, scratch.data(), n, 0);
+  g_twice_inner(m, n, kc, alpha, a, lda, block, c, ldc, accumulate);
+}
+
+// The clock of a browser page without cross-origin isolation: 100 us steps.
+double CoarseClock() {
+  const double t = std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  return std::floor(t / 1e-4) * 1e-4;
+}
+
+// With a clock that moves in 100 us steps a probe run (~0.1 ms) read 0, 1 or 2 steps: every figure
+// was 3.9e6, 39.3 or 19.7 GFLOP/s and the pick was random (Chromium, stop 47). The probe now
+// measures the clock's step and repeats runs until a sample spans >= 8 of them.
+TEST(KernelTiles, ProbeFiguresHoldWithACoarseClock) {
+  ForceGuard guard;
+  static const int twice = RegisterWrapping("test-twice", &TwiceKernel, &g_twice_inner);
+  ASSERT_GE(twice, 0);
+  k::SetReprobeSeconds(1e9);
+  const k::TileProbe fine = k::ProbeTiles();
+  k::SetProbeClock(&CoarseClock);
+  const k::TileProbe coarse = k::ProbeTiles();
+  k::SetProbeClock(nullptr);
+  std::printf("  fine clock: tick %.2f us, %d reps, %.1f ms; coarse: tick %.1f us, %d reps, %.1f ms\n",
+              fine.clock_tick_us, fine.reps, fine.probe_ms, coarse.clock_tick_us, coarse.reps, coarse.probe_ms);
+  EXPECT_NEAR(coarse.clock_tick_us, 100.0, 1.0);
+  EXPECT_GT(coarse.reps, 1);
+  EXPECT_LT(fine.clock_tick_us, 2.0);
+  for (int v : {0, twice}) {
+    std::printf("  variant %d: %.2f GFLOP/s (fine clock), %.2f (coarse)\n", v, fine.gflops[v], coarse.gflops[v]);
+    EXPECT_GT(coarse.gflops[v], fine.gflops[v] / 3) << v;
+    EXPECT_LT(coarse.gflops[v], fine.gflops[v] * 3) << v;
+  }
+  EXPECT_LT(coarse.gflops[twice], 0.75 * coarse.gflops[0]) << "twice the work timed as fast";
+  EXPECT_LT(coarse.probe_ms, 200.0);
+  k::SetReprobeSeconds(-1.0);
+  k::ProbeTiles();
 }
 
 TEST(KernelTiles, RequiredIsaIsPresent) {
