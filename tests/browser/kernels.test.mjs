@@ -12,6 +12,28 @@ try {
   check('kernel.tile is RxC', /^\d+x\d+$/.test(k.tile || ''), k.tile);
   check('kernel.isa is a WASM one', ['wasm-simd128', 'wasm-relaxed-simd'].includes(k.isa), k.isa);
   check('relaxed-SIMD variants registered (5 SIMD128 + 3 FMA)', k.variants === 8, `variants=${k.variants}`);
+
+  // The probe in the page, once the kernels have been used past its full probes (describe() is a
+  // use): its figures are GFLOP/s a CPU core can do, whatever the page's clock. With Chromium's
+  // 100 us performance.now() every figure was 3.9e6, 39.3 or 19.7 and the pick was random (stop 47).
+  const kp = await app.page.evaluate(async () => {
+    for (let round = 0; round < 12; ++round) {
+      for (let i = 0; i < 250; ++i) window.attnviz.describe();
+      await new Promise((resolve) => setTimeout(resolve, 300));
+    }
+    return window.attnviz.describe().kernel;
+  });
+  const figures = (kp.probe || []).map((v) => v.gflops);
+  const line = `tick=${kp.clock_tick_us}us reps=${kp.reps} probes=${kp.probes} ` +
+    (kp.probe || []).map((v) => `${v.isa}:${v.tile}=${v.gflops}`).join(' ');
+  console.log(`  probe in the page: ${line}`);
+  check('full probes ran in the page', kp.probes >= 3, line);
+  check('every variant timed, none absurdly fast (<= 400 GFLOP/s)',
+        figures.length === 8 && figures.every((g) => g > 0 && g <= 400), line);
+  check('a coarse clock gets repeated runs', !(kp.clock_tick_us > 2) || kp.reps > 1, line);
+  const best = kp.probe.reduce((a, b) => (b.gflops > a.gflops ? b : a));
+  check('the tile in use is the probe\'s fastest', kp.tile === best.tile && kp.isa === best.isa,
+        `${kp.isa}:${kp.tile} vs ${best.isa}:${best.tile}`);
   check('no console errors', app.errors.length === 0, app.errors.join(' | '));
 } finally {
   await app.close();
