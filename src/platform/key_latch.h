@@ -30,6 +30,7 @@ namespace attnviz {
 class KeyLatch {
  public:
   static constexpr int kKeys = (int)(sizeof(ImGuiIO::KeysDown) / sizeof(ImGuiIO::KeysDown[0]));
+  static constexpr size_t kMaxWaiting = 256;  // keys and characters waiting for later frames, at most
 
   // After the backend wrote io.KeysDown[key] for this event.
   void OnKey(ImGuiIO& io, int key, int action) {
@@ -39,7 +40,8 @@ class KeyLatch {
     if (action == GLFW_RELEASE) physical_.reset(key);
     if (action == GLFW_PRESS) {
       if (EditsOrMoves(key)) {
-        if (edit_key_ || !queue_.empty()) {  // this frame has its editing key: this one waits
+        if (edit_key_ || !queue_.empty()) {          // this frame has its editing key: this one waits
+          if (queue_.size() >= kMaxWaiting) return;  // a flood (no frames coming): the rest is dropped
           queue_.push_back(Pending::Key(key, PhysicalMods()));
           if (!unseen_.test(key)) io.KeysDown[key] = false;  // shown when its turn comes
           return;
@@ -65,10 +67,11 @@ class KeyLatch {
 
   // A typed character (the GLFW char callback's).
   void OnChar(ImGuiIO& io, unsigned int c) {
-    if (edit_key_ || !queue_.empty())
-      queue_.push_back(Pending::Char(c));
-    else
+    if (edit_key_ || !queue_.empty()) {
+      if (queue_.size() < kMaxWaiting) queue_.push_back(Pending::Char(c));
+    } else {
       io.AddInputCharacter(c);
+    }
   }
 
   // After a frame: every key that was down has been seen; the held ones go up for the next one.
