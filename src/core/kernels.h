@@ -14,8 +14,10 @@
 // a separate module), and GCC vector-extension loops natively for SSE2, AVX2+FMA and AVX-512F,
 // the latter two compiled in their own translation units and offered only when the CPU has them.
 // A probe times the variants on this machine and keeps the fastest: a quick one (one variant per
-// ISA, ~2 ms) at the first call, full ones (every variant, ~6 ms) after 200 and 2000 calls, then
-// every 5 s of use (a machine's speed, and with it the fastest variant, can change while it runs).
+// ISA, ~2 ms) at the first call, full ones (every variant, ~6 ms; ~16 ms in a page whose clock
+// moves in 100 us steps) after 200 and 2000 calls, a quarter second after one whose figures rose
+// (V8's optimized code arriving), then every 5 s of use (a machine's speed, and with it the
+// fastest variant, can change while it runs).
 // All matrices are row-major with an explicit leading dimension (ld = row stride in floats).
 #pragma once
 #include <vector>

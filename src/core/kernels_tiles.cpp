@@ -38,7 +38,8 @@ constexpr int kReprobeAfter = 200, kSecondReprobeAfter = 2000;
 // clock is read every kClockEvery uses): a machine's speed changes while the app runs (on the
 // 2-vCPU EPYC VM of issue 14 a vCPU turns ~35 % slower for seconds at a time for the SIMD128
 // tiles, ~15 % for the relaxed-SIMD ones, whose FMAs are half the instructions), and the fastest
-// variant then is another. A full probe costs ~6 ms: 0.1 % of kernel-bound time.
+// variant then is another. A full probe costs ~6 ms: 0.1 % of kernel-bound time (~16 ms in a page
+// whose clock moves in 100 us steps, RunProbe: 0.3 %).
 constexpr double kReprobeSeconds = 5.0;  // SetReprobeSeconds changes it (tests)
 constexpr unsigned kClockEvery = 64;
 // Settling: a full probe in which some variant timed over kSettleRise times its figure in the
