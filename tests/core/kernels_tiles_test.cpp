@@ -134,6 +134,7 @@ TEST(KernelTiles, ProbesSoonAgainWhenItsFiguresRise) {
   k::ForceTile(-1);
   static const int warming = RegisterWrapping("test-warming", &WarmingKernel, &g_warming_inner);
   ASSERT_GE(warming, 0);
+  for (int i = 0; i < 2100; ++i) k::SelectedTile();  // past the warm re-probes at 200 and 2000 uses
   k::SetReprobeSeconds(1e9);  // no periodic re-probe: every probe below is the test's or settling's
   g_warming_delay_us = 2000;  // "baseline code": a run takes >= 2 ms instead of ~0.1 ms
   k::ProbeTiles();
