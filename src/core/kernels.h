@@ -14,7 +14,7 @@
 // a separate module), and GCC vector-extension loops natively for SSE2, AVX2+FMA and AVX-512F,
 // the latter two compiled in their own translation units and offered only when the CPU has them.
 // A probe times the variants on this machine and keeps the fastest: a quick one (one variant per
-// ISA, ~2 ms) at the first call, full ones (every variant, ~6 ms; ~16 ms in a page whose clock
+// ISA, ~2 ms) at the first call, full ones (every variant, ~6 ms; ~20 ms in a page whose clock
 // moves in 100 us steps) after 200 and 2000 calls, a quarter second after one whose figures rose
 // (V8's optimized code arriving), then every 5 s of use (a machine's speed, and with it the
 // fastest variant, can change while it runs).
@@ -62,7 +62,7 @@ struct TileProbe {
   double gflops[32] = {};      // probe throughput per variant, by index
   double probe_ms = 0.0;       // wall time of the probe
   double clock_tick_us = 0.0;  // the clock's step it measured (a browser page without cross-origin isolation: ~100)
-  int reps = 1;                // runs per timed sample (> 1 with a coarse clock: a sample spans >= 8 ticks)
+  int reps = 1;                // runs per timed sample (> 1 with a coarse clock: a sample spans >= 9 ticks)
 };
 int TileVariantCount();                           // variants usable on this CPU (built in + registered)
 const TileVariant& TileVariantAt(int i);          // 0 <= i < TileVariantCount()

@@ -38,8 +38,8 @@ constexpr int kReprobeAfter = 200, kSecondReprobeAfter = 2000;
 // clock is read every kClockEvery uses): a machine's speed changes while the app runs (on the
 // 2-vCPU EPYC VM of issue 14 a vCPU turns ~35 % slower for seconds at a time for the SIMD128
 // tiles, ~15 % for the relaxed-SIMD ones, whose FMAs are half the instructions), and the fastest
-// variant then is another. A full probe costs ~6 ms: 0.1 % of kernel-bound time (~16 ms in a page
-// whose clock moves in 100 us steps, RunProbe: 0.3 %).
+// variant then is another. A full probe costs ~6 ms: 0.1 % of kernel-bound time (~20 ms in a page
+// whose clock moves in 100 us steps, RunProbe: 0.4 %).
 constexpr double kReprobeSeconds = 5.0;  // SetReprobeSeconds changes it (tests)
 constexpr unsigned kClockEvery = 64;
 // Settling: a full probe in which some variant timed over kSettleRise times its figure in the
@@ -166,36 +166,32 @@ void RunProbe(Registry* reg, bool quick = false, bool settle = false) {
     }
     return (ProbeNow() - t0) / reps;
   };
-  // A sample spans >= 8 clock ticks (at most 2 ms). With a fine clock that is one run (~0.1 ms);
+  // A sample spans >= 9 clock ticks (at most 2 ms). With a fine clock that is one run (~0.1 ms);
   // with a browser's 100 us ticks a run read 0, 1 or 2 ticks, the figures came out as 3.9e6, 39.3
   // or 19.7 GFLOP/s whatever the variant, and the pick was the variant that happened to read 0
   // (stop 47). With such a clock runs are repeated (the count doubled on the first timed variant
-  // until a sample is long enough), and a variant's figure is its mean over 2 rounds (>= 16 ticks,
-  // ~16 ms for 8 variants): the minimum of a few quantized samples mostly says which was lucky.
+  // until a sample reads >= 10 ticks) over 2 rounds (~20 ms for 8 variants), and the best sample
+  // decides as with a fine clock: it is off by at most one tick in 9 (+12 %), and unlike a mean it
+  // does not count the time the thread sat preempted (a mean read 1/3 of the figure beside a build).
   const double start = ProbeNow(), tick = ProbeClockTick();
   int reps = 1;
   const bool coarse = tick > 2e-6;
   for (int v = 0; coarse && v < reg->count; ++v) {
     if (!timed[v]) continue;
-    while (reps < 1024 && run(v, reps) * reps < std::min(8.0 * tick, 2e-3)) reps *= 2;
+    // the shorter of two samples: one the thread was preempted in must not stop the doubling
+    auto sample = [&](int r) { return std::min(run(v, r), run(v, r)) * r; };
+    while (reps < 1024 && sample(reps) < std::min(10.0 * tick, 2e-3)) reps *= 2;  // >= 9 real ticks
     break;
   }
-  std::vector<double> best(reg->count, 1e30), sum(reg->count, 0.0);
+  std::vector<double> best(reg->count, 1e30);
   double elapsed = 0.0;
   const int min_rounds = quick || coarse ? 2 : 6;
   const double min_seconds = quick || coarse ? 0.002 : 0.006;
-  int rounds = 0;
-  for (; rounds < 200 && (rounds < min_rounds || elapsed < min_seconds); ++rounds) {
-    for (int v = 0; v < reg->count; ++v) {
-      if (!timed[v]) continue;
-      const double t = run(v, reps);
-      best[v] = std::min(best[v], t);
-      sum[v] += t;
-    }
+  for (int round = 0; round < 200 && (round < min_rounds || elapsed < min_seconds); ++round) {
+    for (int v = 0; v < reg->count; ++v)
+      if (timed[v]) best[v] = std::min(best[v], run(v, reps));
     elapsed = ProbeNow() - start;
   }
-  if (coarse)
-    for (int v = 0; v < reg->count; ++v) best[v] = sum[v] / rounds;
   TileProbe probe;
   for (int v = 0; v < reg->count && v < 32; ++v) {
     probe.gflops[v] = timed[v] ? 2.0 * 2.0 * m * n * k / std::max(best[v], 1e-9) * 1e-9 : 0.0;

@@ -5,6 +5,7 @@
 // absence of that ISA's variants a failure, so a glue that silently fell back is caught.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -178,20 +179,28 @@ double CoarseClock() {
 
 // With a clock that moves in 100 us steps a probe run (~0.1 ms) read 0, 1 or 2 steps: every figure
 // was 3.9e6, 39.3 or 19.7 GFLOP/s and the pick was random (Chromium, stop 47). The probe now
-// measures the clock's step and repeats runs until a sample spans >= 8 of them.
+// measures the clock's step and repeats runs until a sample spans >= 9 of them.
 TEST(KernelTiles, ProbeFiguresHoldWithACoarseClock) {
   ForceGuard guard;
   static const int twice = RegisterWrapping("test-twice", &TwiceKernel, &g_twice_inner);
   ASSERT_GE(twice, 0);
   k::SetReprobeSeconds(1e9);
   const k::TileProbe fine = k::ProbeTiles();
+  // Each variant's best of three coarse probes, as the app probes again and again: under ctest -j 2
+  // a thread preempted through both of a variant's ~1 ms samples would read it low once.
   k::SetProbeClock(&CoarseClock);
-  const k::TileProbe coarse = k::ProbeTiles();
+  k::TileProbe coarse = k::ProbeTiles();
+  for (int again = 0; again < 2; ++again) {
+    const k::TileProbe p = k::ProbeTiles();
+    for (int v = 0; v < k::TileVariantCount(); ++v) coarse.gflops[v] = std::max(coarse.gflops[v], p.gflops[v]);
+  }
   k::SetProbeClock(nullptr);
   std::printf("  fine clock: tick %.2f us, %d reps, %.1f ms; coarse: tick %.1f us, %d reps, %.1f ms\n",
               fine.clock_tick_us, fine.reps, fine.probe_ms, coarse.clock_tick_us, coarse.reps, coarse.probe_ms);
   EXPECT_NEAR(coarse.clock_tick_us, 100.0, 1.0);
-  EXPECT_GT(coarse.reps, 1);
+  // a sample spans several ticks: runs repeated, unless one run is long already (ASan: ~4 ms).
+  // 3.93 MFLOP a run: the probe's two products, 120 x 128 x 64 and 120 x 64 x 128.
+  EXPECT_GE(coarse.reps * 3.93216 / fine.gflops[0], 0.5) << "ms a sample: " << coarse.reps << " reps";
   EXPECT_LT(fine.clock_tick_us, 2.0);
   for (int v : {0, twice}) {
     std::printf("  variant %d: %.2f GFLOP/s (fine clock), %.2f (coarse)\n", v, fine.gflops[v], coarse.gflops[v]);
@@ -199,7 +208,7 @@ TEST(KernelTiles, ProbeFiguresHoldWithACoarseClock) {
     EXPECT_LT(coarse.gflops[v], fine.gflops[v] * 3) << v;
   }
   EXPECT_LT(coarse.gflops[twice], 0.75 * coarse.gflops[0]) << "twice the work timed as fast";
-  EXPECT_LT(coarse.probe_ms, 200.0);
+  EXPECT_LT(coarse.probe_ms, 500.0);  // samples are bounded in time (<= 2 ms), not in runs
   k::SetReprobeSeconds(-1.0);
   k::ProbeTiles();
 }
