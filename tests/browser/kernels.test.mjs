@@ -31,9 +31,12 @@ try {
   check('every variant timed, none absurdly fast (<= 400 GFLOP/s)',
         figures.length === 8 && figures.every((g) => g > 0 && g <= 400), line);
   check('a coarse clock gets repeated runs', !(kp.clock_tick_us > 2) || kp.reps > 1, line);
-  const best = kp.probe.reduce((a, b) => (b.gflops > a.gflops ? b : a));
-  check('the tile in use is the probe\'s fastest', kp.tile === best.tile && kp.isa === best.isa,
-        `${kp.isa}:${kp.tile} vs ${best.isa}:${best.tile}`);
+  // describe() rounds figures to 0.01; with 100 us ticks two variants can read the same number
+  // of ticks, and the pick between them is the unrounded figure's
+  const fastest = Math.max(...figures);
+  const inUse = kp.probe.find((v) => v.tile === kp.tile && v.isa === kp.isa);
+  check('the tile in use is (one of) the probe\'s fastest', inUse && inUse.gflops >= fastest - 0.011,
+        `${kp.isa}:${kp.tile}=${inUse && inUse.gflops} vs fastest ${fastest}`);
   check('no console errors', app.errors.length === 0, app.errors.join(' | '));
 } finally {
   await app.close();
