@@ -1534,8 +1534,18 @@ TEST(AppViews, GridThumbnailsOfBigHeadsAreTheirOverviews) {
   ASSERT_TRUE(attnviz::WriteNpy(a, &npy).ok);
   ASSERT_TRUE(t.app.OpenFile("big.npy", npy.data(), npy.size()).ok);
   t.Run("view grid");
-  t.Frames(4);
+  t.Frames(1);
   JsonValue d = t.Describe();
+  // The frame that pooled them says so, and what it cost (describe()'s grid: pooled, pool_ms), within
+  // the grid's slice of the frame (10-30 ms, 200x the frame interval).
+  EXPECT_GE(Num(d, "grid.pooled"), 1);
+  EXPECT_GT(Num(d, "grid.pool_ms"), 0.0);
+  EXPECT_GE(Num(d, "grid.slice_ms"), 10.0);
+  EXPECT_LE(Num(d, "grid.slice_ms"), 30.0);
+  t.Frames(3);
+  d = t.Describe();
+  EXPECT_EQ(Num(d, "grid.pooled"), 0) << "pooled once";
+  EXPECT_EQ(Num(d, "grid.pool_ms"), 0.0);
   ASSERT_EQ(Num(d, "grid.drawn"), 2);
   for (int i = 0; i < 2; ++i) {
     const JsonValue* h = Heatmap(d, "thumb" + std::to_string(i));

@@ -330,11 +330,13 @@ void ExpectPooledHeadIsItsOverview(const std::string& path, int64_t rows, int64_
 
 TEST(LazyAttention, MaxPoolingAPieceOfRowsIsMaxPoolingThemInTheHead) {
   // Against the definition (every weight of a cell's block), for bins of every kind: more bins than
-  // rows or columns (empty ones stay 0), one row or column per bin, and uneven blocks.
+  // rows or columns (empty ones stay 0), one row or column per bin, and uneven blocks; and shapes one
+  // after another with the same columns into other bins, and other columns into the same bins (the
+  // column bins are worked out once per shape).
   std::mt19937 rng(11);
   std::uniform_real_distribution<float> u(0.0f, 1.0f);
-  for (const auto& shape :
-       std::vector<std::array<int, 4>>{{7, 5, 3, 2}, {9, 13, 9, 13}, {3, 4, 5, 7}, {300, 37, 256, 16}}) {
+  for (const auto& shape : std::vector<std::array<int, 4>>{
+           {7, 5, 3, 2}, {9, 13, 9, 13}, {9, 13, 4, 5}, {3, 4, 5, 7}, {300, 37, 256, 16}, {300, 40, 256, 16}}) {
     const int rows = shape[0], cols = shape[1], R = shape[2], C = shape[3];
     std::vector<float> head((size_t)rows * cols);
     for (float& w : head) w = u(rng);

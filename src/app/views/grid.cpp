@@ -319,7 +319,9 @@ const AttentionMap* ThumbnailMap(AppState* s, GridViewState* g, int i) {
     if (!TryAllocate((size_t)pr * (size_t)pc * sizeof(float))) return &kPlaceholder;
     p.weights.resize(pr, pc);
   }
+  const auto t0 = std::chrono::steady_clock::now();
   MaxPoolOverview(m.weights.data(), rows, cols, pr, pc, p.weights.data());
+  g->pool_ms += std::chrono::duration<float, std::milli>(std::chrono::steady_clock::now() - t0).count();
   p.Touch();
   g->pooled_of[(size_t)i] = m.version;
   ++g->pooled_now;
@@ -420,14 +422,19 @@ void GridView::Draw(AppState* s) {
   g.deferred = 0;
   g.overviews_shown = 0;
   g.pooled_now = 0;
+  g.pool_ms = 0;
+  g.slice_ms = 0;
   if (n == 0) {
     ImGui::TextDisabled("(no maps)");
     return;
   }
   if ((int)g.thumbs.size() < n) g.thumbs.resize((size_t)n);
   // (A PNG's frame uploads every thumbnail it shows: it is read back once, however long it takes.)
-  if (!ex.lazy && !s->exports.capture_frame)
-    s->upload_deadline = std::min(s->upload_deadline, std::chrono::steady_clock::now() + GridSlice());
+  if (!ex.lazy && !s->exports.capture_frame) {
+    const std::chrono::microseconds slice = GridSlice();
+    g.slice_ms = (float)slice.count() / 1000.0f;
+    s->upload_deadline = std::min(s->upload_deadline, std::chrono::steady_clock::now() + slice);
+  }
   SizeStats(n, &g);
   const int heads = std::max(1, std::min(ex.heads, n));
   const int grid_rows = (n + heads - 1) / heads;
@@ -588,6 +595,12 @@ void GridView::Describe(AppState*, JsonWriter* w) {
   w->Number(g.stats_pending);
   w->Key("stats_ms");  // spent computing them last frame
   w->NumberF(g.stats_ms);
+  w->Key("pooled");  // an eager file's big maps pooled into thumbnails last frame, and the time it took
+  w->Number(g.pooled_now);
+  w->Key("pool_ms");
+  w->NumberF(g.pool_ms);
+  w->Key("slice_ms");  // an eager file's time for them, uploads and statistics (0: a lazy file's 6 ms deadline)
+  w->NumberF(g.slice_ms);
   w->Key("overviews_shown");  // thumbnails drawn from a lazily read file's overviews
   w->Number(g.overviews_shown);
   w->Key("order");

@@ -38,6 +38,8 @@ struct GridViewState {
   int partial_map = -1;                  // which map (-1 none)
   uint64_t partial_version = 0;          // at which version
   float stats_ms = 0;                    // time spent on statistics last frame
+  float pool_ms = 0;                     // time spent pooling an eager file's overviews last frame (pooled_now of them)
+  float slice_ms = 0;  // an eager file's time for overviews, uploads and statistics last frame (GridSlice)
 };
 
 class GridView : public ViewModule {
