@@ -1,6 +1,6 @@
 // bench/peers/phases.mjs: where attention's time goes in the WASM kernels, pass by pass, in one
 // node process: S = Q K^T, the softmax of S's rows, O = P V, and the whole AttentionForward, for
-// each ISA's fastest tile (the settled warm probe, settle.mjs) or every tile (--all), the variants
+// each ISA's fastest tile (the settled warm probe, common.mjs) or every tile (--all), the variants
 // alternating sample by sample as bench/peers/run.mjs alternates implementations.
 //
 //   node --experimental-wasm-relaxed-simd bench/peers/phases.mjs build/web/bench/attnviz_bench_module.js \
@@ -15,30 +15,16 @@
 // block still in L2. softmax_share: the softmax's time over the three passes'. *_of_peak: against
 // the mul+add peak for SIMD128 tiles and the relaxed-madd peak for relaxed ones (each the median,
 // over the samples, of that loop's best chunk).
-import { createRequire } from 'module';
-import { readFileSync } from 'fs';
-import path from 'path';
 import { performance } from 'perf_hooks';
-import { settleProbe } from './settle.mjs';
+import { fastestPerIsa, loadBenchModule, median, modulePathFrom, readProbe, settleProbe } from './common.mjs';
 
-const require = createRequire(import.meta.url);
 const args = process.argv.slice(2);
-const modulePath = path.resolve(args.find((a) => !a.startsWith('--')) ?? 'build/web/bench/attnviz_bench_module.js');
 const SAMPLES = Math.max(7, Number(args.indexOf('--samples') >= 0 ? args[args.indexOf('--samples') + 1] : 15));
 const D = 64;
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[s.length >> 1] : 0.5 * (s[(s.length >> 1) - 1] + s[s.length >> 1]);
-};
 
-const m = await require(modulePath)({ wasmBinary: readFileSync(modulePath.replace(/\.js$/, '.wasm')), print: () => {} });
+const { m, variants: all } = await loadBenchModule(modulePathFrom(args));
 await settleProbe(m);
-const all = [];
-for (let i = 0; i < m._attnviz_bench_tile_count(); ++i)
-  all.push({ index: i, isa: m.UTF8ToString(m._attnviz_bench_tile_isa(i)), tile: m.UTF8ToString(m._attnviz_bench_tile_name(i)),
-             gflops: m._attnviz_bench_probe_gflops(i) });
-const best = new Map();  // isa -> its fastest variant in the probe
-for (const v of all) if (!best.has(v.isa) || v.gflops > best.get(v.isa).gflops) best.set(v.isa, v);
+const best = fastestPerIsa(readProbe(m, all));  // isa -> its fastest variant in the probe
 const variants = args.includes('--all') ? all : [...best.values()];
 
 let seed = 777;

@@ -11,34 +11,19 @@
 // ratio: the default's median time over this block's (> 1: the forced block is faster). Whether a
 // run-time choice of the block would pay on this machine: a block whose ratio stays above ~1.05 in
 // repeated runs.
-import { createRequire } from 'module';
-import { readFileSync } from 'fs';
-import path from 'path';
 import { performance } from 'perf_hooks';
-import { settleProbe } from './settle.mjs';
+import { fastestPerIsa, loadBenchModule, median, modulePathFrom, readProbe, settleProbe } from './common.mjs';
 
-const require = createRequire(import.meta.url);
 const args = process.argv.slice(2);
-const modulePath = path.resolve(args.find((a) => !a.startsWith('--')) ?? 'build/web/bench/attnviz_bench_module.js');
 const option = (name, fallback) => (args.indexOf(name) >= 0 ? args[args.indexOf(name) + 1] : fallback);
 const BLOCKS = [0, ...option('--blocks', '64,128,512').split(',').map(Number)];
 const SAMPLES = Math.max(7, Number(option('--samples', 15)));
 const D = 64;
 
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[s.length >> 1] : 0.5 * (s[(s.length >> 1) - 1] + s[s.length >> 1]);
-};
-
-const m = await require(modulePath)({ wasmBinary: readFileSync(modulePath.replace(/\.js$/, '.wasm')), print: () => {} });
-// As bench/peers/run.mjs: probes until every variant runs optimized code (settle.mjs).
+const { m, variants: all } = await loadBenchModule(modulePathFrom(args));
+// As bench/peers/run.mjs: probes until every variant runs optimized code (common.mjs settleProbe).
 await settleProbe(m);
-const best = new Map();     // isa -> the variant the probe timed fastest
-for (let i = 0; i < m._attnviz_bench_tile_count(); ++i) {
-  const isa = m.UTF8ToString(m._attnviz_bench_tile_isa(i)), gflops = m._attnviz_bench_probe_gflops(i);
-  if (gflops > 0 && (!best.has(isa) || gflops > best.get(isa).gflops))
-    best.set(isa, { index: i, isa, tile: m.UTF8ToString(m._attnviz_bench_tile_name(i)), gflops });
-}
+const best = fastestPerIsa(readProbe(m, all));  // isa -> the variant the probe timed fastest
 let seed = 12345;
 const random = () => ((seed = (seed * 1103515245 + 12345) >>> 0) / 4294967296) * 2 - 1;
 // The app's own choice (the quick start-up probe, as `attnviz-auto` in run.mjs), then each ISA's best.

@@ -16,7 +16,7 @@
 // Lines:
 //   tile probe=<startup|warm> isa=.. tile=.. gflops=.. [selected]   (startup: the quick probe the app runs
 //   at its first kernel call, one variant per ISA, 0 = not timed; warm: the full one, once repeated
-//   probes have stopped rising, settle.mjs: `tile probe=warm settle_probes=.. settle_ms=..`)
+//   probes have stopped rising, common.mjs: `tile probe=warm settle_probes=.. settle_ms=..`)
 //   peak impl=wasm-simd128 muladd_gflops=..   (and impl=wasm-relaxed-simd madd_gflops=..): once, before the shapes
 //   peak impl=wasm-simd128-muladd|wasm-relaxed-simd-madd n=.. heads=.. median_gflops=.. best_gflops=..: the peak
 //   loops timed as two more implementations of each shape's rotation (same samples, same rule); the
@@ -28,29 +28,22 @@
 //   peak_fraction impl=.. n=.. heads=.. peak_gflops=.. median=.. best=.. start_median=.. [muladd_peak_gflops=..
 //   of_muladd_median=..]   (relaxed SIMD: against the madd peak, and against the mul+add one)
 import { createRequire } from 'module';
-import { readFileSync } from 'fs';
 import path from 'path';
 import { performance } from 'perf_hooks';
 import * as ort from 'onnxruntime-web';
 import * as tf from '@tensorflow/tfjs-core';
 import { setWasmPaths } from '@tensorflow/tfjs-backend-wasm';
 import { attentionModel } from './onnx_attention.mjs';
-import { settleProbe } from './settle.mjs';
+import { fastestPerIsa, loadBenchModule, median, modulePathFrom, readProbe, settleProbe } from './common.mjs';
 
-const require = createRequire(import.meta.url);
+const require = createRequire(import.meta.url);  // the tfjs wasm files' folder
 const args = process.argv.slice(2);
-const modulePath = path.resolve(args.find((a) => !a.startsWith('--')) ?? 'build/web/bench/attnviz_bench_module.js');
+const modulePath = modulePathFrom(args);
 const quick = args.includes('--quick');
 const samplesArg = args.indexOf('--samples');
 const SAMPLES = Math.max(7, samplesArg >= 0 ? Number(args[samplesArg + 1]) : 15);
 const SAMPLE_SECONDS = quick ? 0.004 : 0.006;  // short samples: fewer of them hit by a preemption
 const SHAPES = quick ? [[128, 64, 1], [512, 64, 1]] : [[128, 64, 1], [512, 64, 1], [1024, 64, 1], [2048, 64, 1], [512, 64, 12]];
-
-function median(xs) {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : 0.5 * (s[m - 1] + s[m]);
-}
 
 // Deterministic inputs in [-1, 1) (xorshift32), shared by every implementation.
 function randomArray(count, seed) {
@@ -64,21 +57,14 @@ function randomArray(count, seed) {
 }
 
 // ---- attnviz (the WASM module) ----
-async function loadAttnviz() {
-  const create = require(modulePath);
-  const wasmBinary = readFileSync(modulePath.replace(/\.js$/, '.wasm'));
-  const m = await create({ wasmBinary, print: () => {}, printErr: (s) => console.error(s) });
-  const variants = [];
-  for (let i = 0; i < m._attnviz_bench_tile_count(); ++i)
-    variants.push({ index: i, tile: m.UTF8ToString(m._attnviz_bench_tile_name(i)), isa: m.UTF8ToString(m._attnviz_bench_tile_isa(i)) });
-  return { m, variants };
+function loadAttnviz() {
+  return loadBenchModule(modulePath, (s) => console.error(s));
 }
 
 function probeLines(a, label) {
   const selected = a.m._attnviz_bench_probe(label === 'startup' ? 1 : 0);  // startup: the quick probe
   const ms = a.m._attnviz_bench_probe_ms();
-  for (const v of a.variants) {
-    v.gflops = a.m._attnviz_bench_probe_gflops(v.index);
+  for (const v of readProbe(a.m, a.variants)) {
     console.log(`tile probe=${label} isa=${v.isa} tile=${v.tile} gflops=${v.gflops.toFixed(2)}${v.index === selected ? ' selected' : ''}`);
   }
   console.log(`tile probe=${label} probe_ms=${ms.toFixed(2)} selected=${a.variants[selected].isa}:${a.variants[selected].tile}`);
@@ -90,9 +76,8 @@ function probeLines(a, label) {
 // of use, src/core/kernels_tiles.cpp).
 function attnvizImpl(a, isa) {
   const auto = isa === 'auto';
-  const candidates = a.variants.filter((v) => auto || v.isa === isa);
-  if (!candidates.length) return null;
-  const best = auto ? { index: -1, tile: 'probe' } : candidates.reduce((x, y) => (y.gflops > x.gflops ? y : x));
+  const best = auto ? { index: -1, tile: 'probe' } : fastestPerIsa(a.variants).get(isa);
+  if (!best) return null;
   let ptrs = null;
   return {
     name: auto ? 'attnviz-auto' : isa,
@@ -202,7 +187,7 @@ async function main() {
       while (performance.now() - t0 < (quick ? 30 : 300 / SHAPES.length)) await impl.call();
     }
   }
-  // Full probes until every variant runs optimized code (settle.mjs); the reported one follows.
+  // Full probes until every variant runs optimized code (common.mjs); the reported one follows.
   const settle = await settleProbe(a.m);
   console.log(`tile probe=warm settle_probes=${settle.probes} settle_ms=${settle.ms.toFixed(0)} settled=${settle.settled}`);
   probeLines(a, 'warm');
