@@ -1206,6 +1206,9 @@ TEST(AppViews, TrainRunsOnAThreadAndDrawsCurvesAndTheProbe) {
   EXPECT_GT(Num(*probe, "rows"), 0);
   EXPECT_EQ(Num(*probe, "vmax"), 1.0) << "the probe is drawn on [0, 1]";
   EXPECT_EQ(Num(d, "vmax"), 1.0) << "and the colour bar says so";
+  const std::vector<double> bar = Get(*probe, "colorbar").numbers, rect = Get(*probe, "rect").numbers;
+  ASSERT_EQ(bar.size(), 4u) << "the probe has its colour bar, as every heatmap view";
+  EXPECT_GT(bar[0], rect[2]) << "right of the matrix";
   // Frames do not wait for training: 30 frames take far less than 30 training steps of 20 ms.
   const auto f0 = std::chrono::steady_clock::now();
   t.Frames(30);

@@ -268,10 +268,15 @@ void TrainView::DrawProbe(AppState* s) {
   const auto& probe = progress().probes[(size_t)tp.probe_epoch];
   std::string decoded;
   for (const auto& w : probe.decoded_tokens) decoded += w + " ";
-  ImGui::Text("probe: %s", decoded.empty() ? "(nothing yet)" : decoded.c_str());
+  // The AER first: an untrained model's probe decodes to a line of words wider than the view.
+  ImGui::TextDisabled("probe (AER %.0f%%):", probe.aer * 100);
+  HelpTip(
+      "The probe sentence as the model decodes it after this epoch, and its alignment error rate "
+      "(AER) against the gold alignment: 0% is every word attended where it should be.");
   ImGui::SameLine();
-  ImGui::TextDisabled("(probe AER %.0f%%)", probe.aer * 100);
+  ImGui::TextUnformatted(decoded.empty() ? "(nothing yet)" : decoded.c_str());
   const ImVec2 avail = ImGui::GetContentRegionAvail();
+  tp.widget.colour_bar = s->style.show_colorbar;  // on [0, 1] (ProbeStyle), as the sidebar's key says
   HeatmapWidget("probe", tp.probe_a, ProbeStyle(s->style), &tp.widget, s->env,
                 ImVec2(avail.x, std::max(50.0f, avail.y)));
 }
