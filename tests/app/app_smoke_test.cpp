@@ -1509,6 +1509,9 @@ TEST(AppViews, TheColourRangeFitsTheData) {
   d = t.Describe();
   EXPECT_NEAR(Num(d, "vmax"), 0.003937, 1e-6) << "99.2% of the weights are off the diagonal";
   EXPECT_LT(Num(d, "low_contrast"), 0.5);
+  t.Run("range p99.9");
+  t.Frames(1);
+  EXPECT_NEAR(Num(t.Describe(), "vmax"), 0.5, 1e-6) << "the diagonal's 0.8% are over the 99.9th percentile's weight";
   t.Run("range fixed");
   t.Run("range 0 1");
   t.Frames(1);
