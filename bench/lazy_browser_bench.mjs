@@ -293,7 +293,7 @@ async function run(browser, appPort, url, tag, { scroll = false, mainThreadReads
       console.log(`lazy browser ${tag} grid_scroll long_frame cpu_ms=${f.cpu.toFixed(1)} pump_ms=${p.pump_ms.toFixed(1)} ` +
         `(decode_ms=${p.decode_ms.toFixed(1)} install_ms=${p.install_ms.toFixed(1)}) ` +
         `request_ms=${p.request_ms.toFixed(1)} upload_ms=${p.upload_ms.toFixed(1)} uploads=${p.uploads} ` +
-        `grid_stats_ms=${p.stats_ms.toFixed(1)}`);
+        `longest_upload_ms=${p.upload_max_ms.toFixed(1)} grid_stats_ms=${p.stats_ms.toFixed(1)}`);
     }
   }
   const lazy = await page.evaluate(() => window.attnviz.describe().lazy);

@@ -107,6 +107,7 @@ Status App::Init(const AppConfig& config) {
   s->env.upload_budget = &s->upload_budget;
   s->env.upload_deadline = &s->upload_deadline;
   s->env.upload_ms = &s->frame.upload_ms;
+  s->env.upload_max_ms = &s->frame.upload_max_ms;
   s->env.uploads = &s->frame.uploads;
   s->env.upload_ms_per_mib = &s->upload_ms_per_mib;
   s->env.figure_rect = s->exports.figure_rect;
@@ -225,6 +226,7 @@ void App::Frame() {
       s->Current().lazy ? t0 + std::chrono::milliseconds(6) : std::chrono::steady_clock::time_point::max();
   s->frame.train_ms = 0;
   s->frame.upload_ms = 0;
+  s->frame.upload_max_ms = 0;
   s->frame.decode_ms = 0;
   s->frame.install_ms = 0;
   s->frame.uploads = 0;

@@ -82,6 +82,8 @@ void DescribeFrame(const FrameStats& f, JsonWriter* w) {
   w->NumberF(f.request_ms);
   w->Key("upload_ms");
   w->NumberF(f.upload_ms);
+  w->Key("upload_max_ms");  // the longest single upload of them
+  w->NumberF(f.upload_max_ms);
   w->Key("uploads");
   w->Number(f.uploads);
   w->Key("fingerprint_ms");  // App::DrawFingerprint of the frame before (after ImGui::Render)

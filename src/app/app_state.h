@@ -34,6 +34,7 @@ struct FrameStats {
   // Parts of the last frame (describe()'s "frame_parts"): lazily read files' decoding and installing
   // before the views, their requests after, texture uploads (time and count) within the views.
   float pump_ms = 0, request_ms = 0, upload_ms = 0;
+  float upload_max_ms = 0;              // of upload_ms: the longest single upload
   float decode_ms = 0, install_ms = 0;  // of pump_ms: reading and decoding; installing what arrived
   int uploads = 0;
   float fingerprint_ms = 0;  // the last App::DrawFingerprint (measured by the platform)

@@ -48,6 +48,7 @@ void CountUpload(const HeatmapEnv& env, int64_t bytes, std::chrono::steady_clock
                  std::chrono::steady_clock::time_point t1) {
   const float ms = std::chrono::duration<float, std::milli>(t1 - t0).count();
   if (env.upload_ms) *env.upload_ms += ms;
+  if (env.upload_max_ms) *env.upload_max_ms = std::max(*env.upload_max_ms, ms);
   if (env.uploads) ++*env.uploads;
   if (env.upload_ms_per_mib && bytes >= (64 << 10)) {  // small ones are mostly call overhead
     const float per = ms * (float)(1 << 20) / (float)bytes;

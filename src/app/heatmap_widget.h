@@ -139,8 +139,9 @@ struct HeatmapEnv {
   // Past this time no more uploads this frame (set to 0 after the upload that passes it): many small
   // textures (a grid of overviews) cost a software renderer ~0.5 ms each. Null: no limit.
   const std::chrono::steady_clock::time_point* upload_deadline = nullptr;
-  float* upload_ms = nullptr;  // adds the time of each upload (null: not measured)
-  int* uploads = nullptr;      // and counts them (this frame's)
+  float* upload_ms = nullptr;      // adds the time of each upload (null: not measured)
+  int* uploads = nullptr;          // and counts them (this frame's)
+  float* upload_max_ms = nullptr;  // the longest of them (null: not kept)
   // The time an upload has taken per MiB, a running mean over frames: an upload that would end past
   // the deadline waits for the next frame, unless it is the frame's first. Null: not predicted.
   float* upload_ms_per_mib = nullptr;

@@ -459,7 +459,7 @@ TEST(AppKeys, TypingWithinOneFrameKeepsItsOrder) {
     ImGuiIO& io = ImGui::GetIO();
     ClickIntoTheSentenceBox(t);
     if (HasFatalFailure()) return;
-    LatchedKeys keys{io, latched};
+    LatchedKeys keys{io, latched, {}};
     attnviz::KeyLatch& latch = keys.latch;
     auto key = [&](int k, bool down) { keys.Key(k, down); };
     auto type = [&](const char* text) { keys.Type(text); };
@@ -498,7 +498,7 @@ TEST(AppKeys, TwoEditingKeysWithinOneFrameBothAct) {
   ImGuiIO& io = ImGui::GetIO();
   ClickIntoTheSentenceBox(t);
   if (HasFatalFailure()) return;
-  LatchedKeys keys{io};
+  LatchedKeys keys{io, true, {}};
   attnviz::KeyLatch& latch = keys.latch;
   auto key = [&](int k, bool down) { keys.Key(k, down); };
   auto tap = [&](int k) { keys.Tap(k); };
