@@ -856,6 +856,14 @@ TEST(AppViews, CompareDrawsThreePanelsOnlyWhenThereIsSomethingToCompare) {
   EXPECT_EQ(Num(d, "compare.panels_drawn"), 3);
   EXPECT_TRUE(Get(d, "compare.available").boolean);
   EXPECT_EQ(Get(d, "compare.panels").ArraySize(), 3u);
+  // The summary ("largest change ...") sits right under the matrices, not at the bottom of the view
+  // (a 5 x 5 map's square cells fill a third of the width and leave the height below them empty).
+  double bottom = 0;
+  for (const JsonValue& h : Get(d, "compare.panels").items) bottom = std::max(bottom, Get(h, "rect").numbers[3]);
+  ASSERT_GT(bottom, 0);
+  const double summary = Num(d, "compare.summary_y");
+  EXPECT_GE(summary, bottom) << "below the matrices";
+  EXPECT_LT(summary, bottom + 30) << "and right under them";
   // A file with one map and no q, k, v: nothing to compare, nothing drawn.
   const std::string one = R"({"format":"attnviz","version":1,"source_tokens":["a","b"],"target_tokens":["x"],)"
                           R"("layers":[{"name":"L","heads":[{"name":"h","weights":[[0.25,0.75]]}]}]})";

@@ -289,6 +289,15 @@ void CompareView::Draw(AppState* s) {
   const AttentionMap* panels[3];
   Panels(s, panels);
   DrawPanels(s, panels);
+  // The summary right under the matrices: square cells leave the panels' height below them empty
+  // when the view is taller than a third of its width (it sat at the bottom of the view).
+  float bottom = 0.0f;
+  for (const HeatmapViewState& p : state.panels)
+    if (p.geom.valid) bottom = std::max(bottom, p.geom.rect[3]);
+  const ImVec2 cursor = ImGui::GetCursorScreenPos();
+  const float below = bottom + 2.0f * ImGui::GetStyle().ItemSpacing.y;
+  if (bottom > 0 && below < cursor.y) ImGui::SetCursorScreenPos(ImVec2(cursor.x, below));
+  state.summary_y = ImGui::GetCursorScreenPos().y;
   DrawSummary(panels, s->env.labels);
 }
 
@@ -316,6 +325,8 @@ void CompareView::Describe(AppState* s, JsonWriter* w) {
   w->Bool(cv.panels_drawn == 3);
   w->Key("panels_drawn");
   w->Number(cv.panels_drawn);
+  w->Key("summary_y");  // the top of the "largest change" line, in UI pixels
+  w->NumberF(cv.summary_y);
   w->Key("mode");
   w->String(scores ? "scores" : "maps");
   w->Key("left");

@@ -27,6 +27,7 @@ struct CompareViewState {
   int hover_row = -1, hover_col = -1;  // cell hovered in any panel last frame
   int recomputes = 0;                  // how many times the cache was refilled
   int panels_drawn = 0;                // heatmap panels drawn last frame (0 when nothing to compare)
+  float summary_y = 0;                 // where the summary line under the panels began last frame (screen y)
   HeatmapViewState panels[3];          // widgets: left, right, difference
   // Cache key: recompute only when one of these changes.
   bool valid = false;                         // the cache holds a result
