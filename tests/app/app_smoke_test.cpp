@@ -857,7 +857,7 @@ TEST(AppViews, CompareDrawsThreePanelsOnlyWhenThereIsSomethingToCompare) {
   EXPECT_TRUE(Get(d, "compare.available").boolean);
   EXPECT_EQ(Get(d, "compare.panels").ArraySize(), 3u);
   // The summary ("largest change ...") sits right under the matrices, not at the bottom of the view
-  // (a 5 x 5 map's square cells fill a third of the width and leave the height below them empty).
+  // (a 4 x 4 map's square cells fill a third of the width and leave the height below them empty).
   double bottom = 0;
   for (const JsonValue& h : Get(d, "compare.panels").items) bottom = std::max(bottom, Get(h, "rect").numbers[3]);
   ASSERT_GT(bottom, 0);
