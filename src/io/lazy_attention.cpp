@@ -464,20 +464,16 @@ void MaxPoolRows(const float* head, int64_t rows, int64_t cols, int64_t row0, in
 // column c in bin b likewise. The rows of one bin are first combined element by element (a loop the
 // compiler vectorizes), then each bin's columns reduced once: faster than a max per weight into
 // its cell through a column-bin table (until stop 38: 2.2-2.5x, bench/decode_bench.cpp "pool"), and
-// the same result. The column bins' first columns are worked out once per shape, not with two
+// the same result. The column bins' first columns are worked out once per call, not with two
 // 64-bit divisions per bin and bin row: a 512 x 512 head pooled to 256 x 256 (an eager file's grid
 // thumbnail) 0.352 -> 0.313 ms in node on TurboFan code (stop 48; in the page ~1.1-1.4 ms a head
 // while the grid fills in, beside the load worker and the renderer).
 void MaxPoolPiece(const float* piece, int64_t rows, int64_t cols, int64_t row0, int64_t row1, int out_rows,
                   int out_cols, float* out) {
   thread_local std::vector<float> acc;      // a bin's rows combined; kept: a head is pooled a piece at a time
-  thread_local std::vector<int64_t> first;  // [out_cols + 1] each column bin's first column, for first_of
-  thread_local int64_t first_of = -1;
-  if (first_of != cols || first.size() != (size_t)out_cols + 1) {
-    first.resize((size_t)out_cols + 1);
-    for (int b = 0; b <= out_cols; ++b) first[(size_t)b] = (int64_t)b * cols / out_cols;
-    first_of = cols;
-  }
+  thread_local std::vector<int64_t> first;  // [out_cols + 1] each column bin's first column (kept: its capacity)
+  first.resize((size_t)out_cols + 1);
+  for (int b = 0; b <= out_cols; ++b) first[(size_t)b] = (int64_t)b * cols / out_cols;
   const int64_t* f = first.data();
   int r = (int)(row0 * out_rows / rows);  // the bin of row0 (or one before it): bins are searched forwards
   for (int64_t i = row0; i < row1;) {

@@ -332,7 +332,7 @@ TEST(LazyAttention, MaxPoolingAPieceOfRowsIsMaxPoolingThemInTheHead) {
   // Against the definition (every weight of a cell's block), for bins of every kind: more bins than
   // rows or columns (empty ones stay 0), one row or column per bin, and uneven blocks; and shapes one
   // after another with the same columns into other bins, and other columns into the same bins (the
-  // column bins are worked out once per shape).
+  // column bins are worked out per call, into a buffer kept between calls).
   std::mt19937 rng(11);
   std::uniform_real_distribution<float> u(0.0f, 1.0f);
   for (const auto& shape : std::vector<std::array<int, 4>>{
