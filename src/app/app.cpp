@@ -109,7 +109,7 @@ Status App::Init(const AppConfig& config) {
   s->env.upload_ms = &s->frame.upload_ms;
   s->env.upload_max_ms = &s->frame.upload_max_ms;
   s->env.uploads = &s->frame.uploads;
-  s->env.upload_ms_per_mib = &s->upload_ms_per_mib;
+  s->env.upload_speed = &s->upload_speed;
   s->env.figure_rect = s->exports.figure_rect;
   s->labels.Init(config.headless ? nullptr : config.labels);
   for (int i = 0; i < ViewCount(); ++i) s->views.push_back(ViewInfoAt(i).create());
@@ -220,6 +220,7 @@ void App::Frame() {
   const float dt = ImGui::GetIO().DeltaTime;
   s->draw_pool.clear();
   s->upload_budget = int64_t(16) << 20;  // ~16 MB of textures a frame; one bigger map still goes at once
+  s->upload_speed.BeginFrame();
   // A lazily read file's uploads stop 6 ms into the frame (its overviews stream in while the grid
   // scrolls); the grid sets its own (views/grid.cpp); other uploads have the byte budget only.
   s->upload_deadline =

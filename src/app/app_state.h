@@ -60,7 +60,7 @@ struct AppState {
   HeatmapEnv env;                                         // renderer + pool, handed to every heatmap widget
   int64_t upload_budget = 0;                              // texture bytes still to upload this frame (HeatmapEnv)
   std::chrono::steady_clock::time_point upload_deadline;  // and until when (HeatmapEnv)
-  float upload_ms_per_mib = 0;                            // how fast uploads have gone (HeatmapEnv)
+  UploadSpeed upload_speed;                               // how fast uploads have gone (HeatmapEnv)
   LabelCache labels;                                      // token labels the UI font cannot draw, as textures
   bool show_markers = true;                               // tokenizer markers as dim marks (the "markers" command)
 

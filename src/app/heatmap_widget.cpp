@@ -35,11 +35,27 @@ void HeatmapDrawCallback(const ImDrawList*, const ImDrawCmd* cmd) {
 
 }  // namespace
 
+void UploadSpeed::BeginFrame() {
+  const int n = count;
+  if (n == 0) return;
+  float sorted[kSamples];
+  std::copy(recent, recent + n, sorted);
+  std::nth_element(sorted, sorted + n / 2, sorted + n);
+  ms_per_mib = sorted[n / 2];
+}
+
+void UploadSpeed::Add(float per) {
+  recent[next] = per;
+  next = (next + 1) % kSamples;
+  count = std::min(count + 1, kSamples);
+  ms_per_mib = ms_per_mib > 0 && per < ms_per_mib ? 0.8f * ms_per_mib + 0.2f * per : per;
+}
+
 // False when an upload of `bytes` would end past the frame's deadline at the speed seen so far (the
 // frame's first upload always goes, so the textures keep coming however slow the renderer is).
 bool UploadFits(const HeatmapEnv& env, int64_t bytes) {
-  if (!env.upload_deadline || !env.upload_ms_per_mib || !env.uploads || *env.uploads == 0) return true;
-  const double ms = (double)*env.upload_ms_per_mib * (double)bytes / (1 << 20);
+  if (!env.upload_deadline || !env.upload_speed || !env.uploads || *env.uploads == 0) return true;
+  const double ms = (double)env.upload_speed->ms_per_mib * (double)bytes / (1 << 20);
   return std::chrono::steady_clock::now() + std::chrono::microseconds((int64_t)(ms * 1000.0)) <= *env.upload_deadline;
 }
 
@@ -50,14 +66,8 @@ void CountUpload(const HeatmapEnv& env, int64_t bytes, std::chrono::steady_clock
   if (env.upload_ms) *env.upload_ms += ms;
   if (env.upload_max_ms) *env.upload_max_ms = std::max(*env.upload_max_ms, ms);
   if (env.uploads) ++*env.uploads;
-  if (env.upload_ms_per_mib && bytes >= (64 << 10)) {  // small ones are mostly call overhead
-    const float per = ms * (float)(1 << 20) / (float)bytes;
-    // Up at once, down slowly: when uploads slow down (a software renderer's transfer buffer
-    // full), the next ones in the frame are judged at the new speed (with a plain running mean one
-    // frame of the lazy grid took 8 uploads, 14 ms, with 6 ms allowed; stop 25).
-    float& mean = *env.upload_ms_per_mib;
-    mean = mean > 0 && per < mean ? 0.8f * mean + 0.2f * per : per;
-  }
+  if (env.upload_speed && bytes >= (64 << 10))
+    env.upload_speed->Add(ms * (float)(1 << 20) / (float)bytes);  // small ones are mostly call overhead
   if (env.upload_budget) *env.upload_budget -= bytes;
   if (env.upload_budget && env.upload_deadline && t1 > *env.upload_deadline) *env.upload_budget = 0;
 }

@@ -129,6 +129,21 @@ struct HeatmapCallbackData {
   float rect_imgui[4] = {0, 0, 0, 0};  // converted to framebuffer pixels at render time
 };
 
+// The time texture uploads take per MiB. Within a frame the estimate goes up at once and down slowly
+// (a software renderer's uploads slow down when its transfer buffer fills: with a plain running mean
+// one frame of the lazy grid took 8 uploads, 14 ms, with 6 ms allowed; stop 25). Each frame starts
+// from the median of the last kSamples: one slow upload (a descheduled thread) held the estimate
+// high for as many frames as the decay took, one upload each, and under load a 32 GiB grid filled
+// one thumbnail every 400 ms frame (stop 49).
+struct UploadSpeed {
+  static constexpr int kSamples = 15;
+  float ms_per_mib = 0;         // this frame's estimate (0: none yet)
+  float recent[kSamples] = {};  // the last samples, recent[next - 1] the newest
+  int count = 0, next = 0;
+  void BeginFrame();
+  void Add(float ms_per_mib_of_one);
+};
+
 struct HeatmapEnv {
   HeatmapRenderer* renderer = nullptr;               // shared GL renderer
   LabelEnv labels;                                   // label textures for scripts the UI font lacks
@@ -142,9 +157,9 @@ struct HeatmapEnv {
   float* upload_ms = nullptr;      // adds the time of each upload (null: not measured)
   int* uploads = nullptr;          // and counts them (this frame's)
   float* upload_max_ms = nullptr;  // the longest of them (null: not kept)
-  // The time an upload has taken per MiB, a running mean over frames: an upload that would end past
-  // the deadline waits for the next frame, unless it is the frame's first. Null: not predicted.
-  float* upload_ms_per_mib = nullptr;
+  // How fast uploads go (UploadSpeed): an upload that would end past the deadline waits for the next
+  // frame, unless it is the frame's first. Null: not predicted.
+  struct UploadSpeed* upload_speed = nullptr;
   // x0, y0, x1, y1 (UI px): each widget adds the box of its labels and matrix (the box a PNG of the
   // view crops to, ViewModule::ExportsFigureOnly). Null: not collected.
   float* figure_rect = nullptr;

@@ -122,10 +122,12 @@ TEST(HeatmapUploads, AnUploadThatWouldEndPastTheDeadlineWaitsUnlessItIsTheFrames
   attnviz::HeatmapEnv env;
   int64_t budget = int64_t(16) << 20;
   clock::time_point deadline = clock::now() + std::chrono::milliseconds(50);
-  float ms = 0, per_mib = 0;
+  float ms = 0;
+  attnviz::UploadSpeed speed;
+  const float& per_mib = speed.ms_per_mib;
   int uploads = 0;
   env.upload_budget = &budget, env.upload_deadline = &deadline, env.upload_ms = &ms, env.uploads = &uploads;
-  env.upload_ms_per_mib = &per_mib;
+  env.upload_speed = &speed;
   const int64_t mib = int64_t(1) << 20;
   EXPECT_TRUE(attnviz::UploadFits(env, 64 * mib));  // the frame's first: always
   // One MiB in 20 ms: the speed is learnt; 1 MiB more fits in the 50 ms, 4 MiB do not.
@@ -148,6 +150,33 @@ TEST(HeatmapUploads, AnUploadThatWouldEndPastTheDeadlineWaitsUnlessItIsTheFrames
   // Without a deadline (an eagerly read file) everything fits.
   env.upload_deadline = nullptr;
   EXPECT_TRUE(attnviz::UploadFits(env, 1024 * mib));
+}
+
+// One slow upload (a descheduled thread) judges the rest of its own frame only: the next frame starts
+// from the median of the recent ones. (It held the estimate up for as many frames as the decay took,
+// one upload each: under load a 1024-head grid filled one thumbnail per frame.)
+TEST(HeatmapUploads, ASlowUploadSlowsItsOwnFrameOnly) {
+  attnviz::UploadSpeed speed;
+  speed.BeginFrame();
+  EXPECT_EQ(speed.ms_per_mib, 0.0f);  // nothing seen: nothing predicted
+  for (int i = 0; i < 10; ++i) speed.Add(2.0f + 0.1f * (float)(i % 3));
+  speed.Add(160.0f);                    // 20 ms for 128 KiB
+  EXPECT_EQ(speed.ms_per_mib, 160.0f);  // up at once, within the frame
+  speed.Add(2.0f);
+  EXPECT_GT(speed.ms_per_mib, 100.0f);  // down slowly
+  speed.BeginFrame();
+  EXPECT_NEAR(speed.ms_per_mib, 2.1f, 0.01f);  // the median of the last samples
+  // Uploads that got slower and stayed slow: the median follows once they are most of the samples.
+  for (int i = 0; i < attnviz::UploadSpeed::kSamples / 2 - 1; ++i) speed.Add(40.0f);
+  speed.BeginFrame();
+  EXPECT_LT(speed.ms_per_mib, 40.0f);
+  speed.Add(40.0f);
+  speed.BeginFrame();
+  EXPECT_EQ(speed.ms_per_mib, 40.0f);
+  // Only the last kSamples count.
+  for (int i = 0; i < attnviz::UploadSpeed::kSamples; ++i) speed.Add(3.0f);
+  speed.BeginFrame();
+  EXPECT_EQ(speed.ms_per_mib, 3.0f);
 }
 
 // The cell tooltip's rank: equal weights share a rank and the tooltip says how many others tie (a

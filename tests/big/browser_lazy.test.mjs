@@ -29,6 +29,22 @@ async function until(page, f, what, timeout = 30000) {
   }
 }
 
+// Waits, with no input, until the grid has drawn every thumbnail in view and no read is pending; gives
+// up when nothing moves for 15 s (no thumbnail drawn, read ended or frame drawn), or after 3 minutes.
+async function fillsByItself(page) {
+  const t0 = Date.now();
+  let last = '', moved = t0, d;
+  for (;;) {
+    d = await describe(page);
+    if (d.lazy.pending === 0 && d.grid.drawn > 100 && d.grid.waiting === 0) return { filled: true, why: 'filled', ms: Date.now() - t0, d };
+    const now = Date.now(), state = [d.grid.waiting, d.lazy.pending, d.lazy.reads, d.frame].join();
+    if (state !== last) last = state, moved = now;
+    if (now - moved > 15000) return { filled: false, why: 'nothing moved for 15 s', ms: now - t0, d };
+    if (now - t0 > 180000) return { filled: false, why: 'still filling', ms: now - t0, d };
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
 // A sub-map of heatmap h's cells fully in view (view in the map's cells: [c0, r0, c1, r1]), rows
 // limited to [lo, hi), as checkHeatmapPixels expects: weight(r, c) gives each cell's (row-major).
 function subMap(h, [c0v, r0v, c1v, r1v], [lo, hi], weight) {
@@ -263,14 +279,16 @@ async function main() {
     // From here no input (until() wakes the viewer; this waits without): the viewer draws the frames
     // it needs by itself. With more thumbnails in view than one frame uploads (~300 here), the grid
     // stopped after the last read's frame, the rest left as placeholders until the mouse moved.
-    const filled = await page.waitForFunction(() => {
-      const x = window.attnviz.describe();
-      return x.lazy.pending === 0 && x.grid.drawn > 100 && x.grid.waiting === 0;
-    }, null, { timeout: 30000, polling: 250 }).then(() => true, () => false);
-    d = await describe(page);
-    check('the 32 GiB grid fills every thumbnail in view by itself (no input)', filled,
-      `${d.grid.drawn} drawn, ${d.grid.waiting} placeholders, ${d.lazy.pending} reads pending, frame ${d.frame}, ` +
-      `${d.lazy.wakes} wakes, ${d.lazy.lost} lost reads, message "${d.message}"`);  // failed now and then before stop 46 (stops 44, 45, CI of 7b28f92)
+    // What is checked is that it goes on by itself, not how fast: a loaded machine (CI's ctest -j 2
+    // beside other browsers) draws a frame in ~0.5 s under SwiftShader and took over 30 s to fill the
+    // view (CI of be44678). So it fails when nothing moved (a thumbnail drawn, a read ended or a frame
+    // drawn) for 15 s, or after 3 minutes in all.
+    const fill = await fillsByItself(page);
+    d = fill.d;
+    check('the 32 GiB grid fills every thumbnail in view by itself (no input)', fill.filled,
+      `${fill.why} after ${(fill.ms / 1000).toFixed(1)} s: ${d.grid.drawn} drawn, ${d.grid.waiting} placeholders, ` +
+      `${d.lazy.pending} reads pending, frame ${d.frame}, ${d.lazy.wakes} wakes, ${d.lazy.lost} lost reads, ` +
+      `message "${d.message}"`);  // failed now and then before stop 46 (stops 44, 45, CI of 7b28f92)
     // Sorted by entropy: every head's stored statistics (32 KiB, one Range read), no head read.
     // (describe() tells the order last drawn: a frame after the command, the statistics may already be
     // in memory: the grid asks for them in layer order too. The frame count is read with the command,
