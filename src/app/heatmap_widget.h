@@ -159,7 +159,7 @@ struct HeatmapEnv {
   float* upload_max_ms = nullptr;  // the longest of them (null: not kept)
   // How fast uploads go (UploadSpeed): an upload that would end past the deadline waits for the next
   // frame, unless it is the frame's first. Null: not predicted.
-  struct UploadSpeed* upload_speed = nullptr;
+  UploadSpeed* upload_speed = nullptr;
   // x0, y0, x1, y1 (UI px): each widget adds the box of its labels and matrix (the box a PNG of the
   // view crops to, ViewModule::ExportsFigureOnly). Null: not collected.
   float* figure_rect = nullptr;
