@@ -361,12 +361,14 @@ TEST(LazyAttention, MaxPoolingAPieceOfRowsIsMaxPoolingThemInTheHead) {
   }
 }
 
-#if !defined(__SANITIZE_ADDRESS__) && !(defined(__has_feature) && __has_feature(address_sanitizer))
+#if !defined(__EMSCRIPTEN__) && !defined(__SANITIZE_ADDRESS__) && \
+    !(defined(__has_feature) && __has_feature(address_sanitizer))
 // MaxPoolPiece's buffers (a row of cols floats, a table of out_cols + 1 columns) are asked of the
 // allocator first: where it cannot give them, the piece is pooled without them, with the same result,
 // instead of std::bad_alloc -> abort. In a child whose address space is limited to 24 MiB more than
 // it has (the piece mapped, untouched), 2 rows of 2^24 columns (64 MiB to combine them) are pooled
-// into 2^22 bins (a 32 MiB table). (ASan reserves terabytes of shadow: there it is not run.)
+// into 2^22 bins (a 32 MiB table). (ASan reserves terabytes of shadow, and WASM has no fork: there it
+// is not run.)
 TEST(LazyAttention, MaxPoolingWithNoRoomForItsBuffersGivesTheSameResult) {
   int fds[2];
   ASSERT_EQ(pipe(fds), 0);
