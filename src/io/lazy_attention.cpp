@@ -468,45 +468,59 @@ void MaxPoolRows(const float* head, int64_t rows, int64_t cols, int64_t row0, in
 // 64-bit divisions per bin and bin row: a 512 x 512 head pooled to 256 x 256 (an eager file's grid
 // thumbnail) 0.352 -> 0.313 ms in node on TurboFan code (stop 48; in the page ~1.1-1.4 ms a head
 // while the grid fills in, beside the load worker and the renderer).
+namespace {
+
+// MaxPoolPiece where its buffers cannot be had: each row reduced into its bins on its own (the same
+// result, slower).
+void MaxPoolPieceUnbuffered(const float* piece, int64_t rows, int64_t cols, int64_t row0, int64_t row1, int out_rows,
+                            int out_cols, float* out) {
+  int r = (int)(row0 * out_rows / rows);
+  for (int64_t i = row0; i < row1; ++i) {
+    while ((int64_t)(r + 1) * rows / out_rows <= i) ++r;
+    const float* src = piece + (i - row0) * cols;
+    float* o = out + (size_t)r * out_cols;
+    for (int b = 0; b < out_cols; ++b) {
+      float m = o[b];
+      for (int64_t c = (int64_t)b * cols / out_cols, c1 = (int64_t)(b + 1) * cols / out_cols; c < c1; ++c)
+        m = m < src[c] ? src[c] : m;
+      o[b] = m;
+    }
+  }
+}
+
+}  // namespace
+
 void MaxPoolPiece(const float* piece, int64_t rows, int64_t cols, int64_t row0, int64_t row1, int out_rows,
                   int out_cols, float* out) {
   thread_local std::vector<float> acc;      // a bin's rows combined; kept: a head is pooled a piece at a time
   thread_local std::vector<int64_t> first;  // [out_cols + 1] each column bin's first column (kept: its capacity)
   // Both are small beside the piece (a row; a bin's first columns), but an allocation that fails is an
-  // error, not a crash: without them each row is reduced on its own and the bins found by division
-  // (the same result, slower).
-  const int64_t* f = nullptr;
-  if (first.capacity() > (size_t)out_cols || TryAllocate(((size_t)out_cols + 1) * sizeof(int64_t))) {
-    first.resize((size_t)out_cols + 1);
-    for (int b = 0; b <= out_cols; ++b) first[(size_t)b] = (int64_t)b * cols / out_cols;
-    f = first.data();
-  }
-  const bool combine = acc.capacity() >= (size_t)cols || TryAllocate((size_t)cols * sizeof(float));
+  // error, not a crash: without them the piece is pooled a row at a time, the bins found by division.
+  if (!(first.capacity() > (size_t)out_cols || TryAllocate(((size_t)out_cols + 1) * sizeof(int64_t))) ||
+      !(acc.capacity() >= (size_t)cols || TryAllocate((size_t)cols * sizeof(float))))
+    return MaxPoolPieceUnbuffered(piece, rows, cols, row0, row1, out_rows, out_cols, out);
+  first.resize((size_t)out_cols + 1);
+  for (int b = 0; b <= out_cols; ++b) first[(size_t)b] = (int64_t)b * cols / out_cols;
+  const int64_t* f = first.data();
   int r = (int)(row0 * out_rows / rows);  // the bin of row0 (or one before it): bins are searched forwards
   for (int64_t i = row0; i < row1;) {
     while ((int64_t)(r + 1) * rows / out_rows <= i) ++r;
     const int64_t end = std::min(row1, (int64_t)(r + 1) * rows / out_rows);  // > i
+    const float* src = piece + (i - row0) * cols;
+    if (end - i > 1) {  // (raw pointers: the page's -Os build of this file inlines no helper in a loop)
+      acc.assign(src, src + cols);
+      float* a = acc.data();
+      for (int64_t k = i + 1; k < end; ++k) {
+        const float* row = piece + (k - row0) * cols;
+        for (int64_t c = 0; c < cols; ++c) a[c] = a[c] < row[c] ? row[c] : a[c];
+      }
+      src = a;
+    }
     float* o = out + (size_t)r * out_cols;
-    for (int64_t k = i; k < end;) {
-      const float* src = piece + (k - row0) * cols;
-      if (combine && end - k > 1) {  // (raw pointers: the page's -Os build of this file inlines no helper in a loop)
-        acc.assign(src, src + cols);
-        float* a = acc.data();
-        for (int64_t j = k + 1; j < end; ++j) {
-          const float* row = piece + (j - row0) * cols;
-          for (int64_t c = 0; c < cols; ++c) a[c] = a[c] < row[c] ? row[c] : a[c];
-        }
-        src = a;
-        k = end;
-      } else {
-        ++k;
-      }
-      for (int b = 0; b < out_cols; ++b) {
-        float m = o[b];
-        const int64_t c1 = f ? f[b + 1] : (int64_t)(b + 1) * cols / out_cols;
-        for (int64_t c = f ? f[b] : (int64_t)b * cols / out_cols; c < c1; ++c) m = m < src[c] ? src[c] : m;
-        o[b] = m;
-      }
+    for (int b = 0; b < out_cols; ++b) {
+      float m = o[b];
+      for (int64_t c = f[b], c1 = f[b + 1]; c < c1; ++c) m = m < src[c] ? src[c] : m;
+      o[b] = m;
     }
     i = end;
   }
