@@ -59,6 +59,7 @@ async function main() {
   } finally {
     await browser.close();
     server.close();
+    fs.rmSync(dir, { recursive: true, force: true });
   }
 }
 

@@ -93,6 +93,7 @@ async function main() {
   } finally {
     await browser.close();
     app.close(); a.close(); b.close();
+    for (const d of [dirA, dirB]) fs.rmSync(d, { recursive: true, force: true });
   }
 }
 

@@ -42,7 +42,8 @@ function rendererRss() {
 const frameOf = (page, i) => page.evaluate((k) => window.viewers[k].describe().frame, i);
 
 async function main() {
-  const server = await serve(site(), 0);
+  const dir = site();
+  const server = await serve(dir, 0);
   const browser = await chromium.launch({
     executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
     args: ['--no-sandbox', '--use-angle=swiftshader', '--enable-unsafe-swiftshader', '--disable-background-networking',
@@ -240,6 +241,7 @@ async function main() {
   } finally {
     await browser.close();
     server.close();
+    fs.rmSync(dir, { recursive: true, force: true });
   }
 }
 

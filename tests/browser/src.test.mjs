@@ -71,6 +71,7 @@ async function main() {
     await app.close();
     withCors.close();
     withoutCors.close();
+    fs.rmSync(dir, { recursive: true, force: true });
   }
 }
 
