@@ -70,6 +70,23 @@ struct HeadlessApp {
   }
 };
 
+// Opens a float32 .npy of `shape` in t as a file would be: weight k (row-major) is weight(k).
+template <class Weight>
+attnviz::Status OpenNpy(HeadlessApp& t, const char* name, std::vector<int64_t> shape, Weight weight) {
+  attnviz::NdArray a;
+  size_t n = 1;
+  for (int64_t d : shape) n *= (size_t)d;
+  a.shape = std::move(shape);
+  a.data.resize(n * 4);
+  for (size_t k = 0; k < n; ++k) {
+    const float x = weight(k);
+    std::memcpy(a.data.data() + k * 4, &x, 4);
+  }
+  std::vector<uint8_t> npy;
+  const attnviz::Status st = attnviz::WriteNpy(a, &npy);
+  return st ? t.app.OpenFile(name, npy.data(), npy.size()) : st;
+}
+
 const JsonValue& Get(const JsonValue& v, const char* path) {  // "a.b.c"
   static const JsonValue kNull;
   const JsonValue* cur = &v;
@@ -849,6 +866,27 @@ TEST(AppViews, GridDrawsEveryHeadAndSortsByEntropy) {
   EXPECT_FALSE(t.app.Command("grid-sort sideways").ok);
 }
 
+// A 32-head layer's thumbnails are ~40 px wide: a caption too wide for its cell is shortened (the
+// statistic's name, then its value), not cut mid-number ("L26H19 ent 3.21" cut read "L26H1").
+TEST(AppViews, GridCaptionsTooWideForTheirCellsAreShortenedNotCut) {
+  HeadlessApp t;
+  ASSERT_TRUE(OpenNpy(t, "wide.npy", {2, 32, 6, 6}, [](size_t k) { return (float)((k * 7) % 11 + 1) / 66.0f; }).ok);
+  t.Run("view grid");
+  t.Frames(4);
+  JsonValue d = t.Describe();
+  ASSERT_GT(Num(d, "grid.drawn"), 32) << "a layer of 32 heads in view";
+  EXPECT_EQ(Num(d, "grid.caption_level"), 1) << "'ent 0.00' is wider than a 40 px cell, '0.00' is not";
+  EXPECT_EQ(Num(d, "grid.caption_scale"), 1.0);
+  EXPECT_FALSE(Get(d, "grid.captions_cut").boolean);
+  t.Run("grid-sort entropy");
+  t.Frames(3);
+  d = t.Describe();
+  EXPECT_EQ(Num(d, "grid.caption_level"), 2) << "the head alone";
+  EXPECT_LT(Num(d, "grid.caption_scale"), 1.0) << "'L1H31' a little smaller";
+  EXPECT_GE(Num(d, "grid.caption_scale"), 0.9);
+  EXPECT_FALSE(Get(d, "grid.captions_cut").boolean);
+}
+
 TEST(AppViews, StepsTableShowsSeed002Numbers) {
   HeadlessApp t;
   t.Run("example seed002");
@@ -1564,18 +1602,10 @@ TEST(AppViews, TheColourRangeFitsTheData) {
 // a small head shows itself.
 TEST(AppViews, GridThumbnailsOfBigHeadsAreTheirOverviews) {
   HeadlessApp t;
-  attnviz::NdArray a;
-  a.shape = {2, 300, 600};
-  a.data.resize(2 * 300 * 600 * 4);
-  for (int h = 0; h < 2; ++h)
-    for (int r = 0; r < 300; ++r)
-      for (int c = 0; c < 600; ++c) {
-        const float x = h == 0 && r == 123 && c == 457 ? 0.9f : 0.001f * (float)(h + 1);
-        std::memcpy(a.data.data() + (((size_t)h * 300 + r) * 600 + c) * 4, &x, 4);
-      }
-  std::vector<uint8_t> npy;
-  ASSERT_TRUE(attnviz::WriteNpy(a, &npy).ok);
-  ASSERT_TRUE(t.app.OpenFile("big.npy", npy.data(), npy.size()).ok);
+  ASSERT_TRUE(OpenNpy(t, "big.npy", {2, 300, 600}, [](size_t k) {
+                const size_t h = k / (300 * 600);
+                return k == (size_t)123 * 600 + 457 ? 0.9f : 0.001f * (float)(h + 1);
+              }).ok);
   t.Run("view grid");
   t.Frames(1);
   JsonValue d = t.Describe();
@@ -1613,16 +1643,7 @@ TEST(AppViews, GridThumbnailsOfBigHeadsAreTheirOverviews) {
 // viewer draws none), and the page's idle time (App::Idle) finishes them without any frame.
 TEST(AppViews, GridStatisticsKeepFramesComingAndFinishInIdleTime) {
   HeadlessApp t;
-  attnviz::NdArray a;
-  a.shape = {40, 512, 512};
-  a.data.resize((size_t)40 * 512 * 512 * 4);
-  for (size_t i = 0; i < (size_t)40 * 512 * 512; ++i) {
-    const float x = 1.0f / 512 + (float)(i % 7) * 1e-5f;
-    std::memcpy(a.data.data() + i * 4, &x, 4);
-  }
-  std::vector<uint8_t> npy;
-  ASSERT_TRUE(attnviz::WriteNpy(a, &npy).ok);
-  ASSERT_TRUE(t.app.OpenFile("forty.npy", npy.data(), npy.size()).ok);
+  ASSERT_TRUE(OpenNpy(t, "forty.npy", {40, 512, 512}, [](size_t i) { return 1.0f / 512 + (float)(i % 7) * 1e-5f; }).ok);
   t.Run("view grid");
   t.Frames(1);
   const double pending = Num(t.Describe(), "grid.stats_pending");
@@ -1650,17 +1671,7 @@ TEST(AppViews, TheColourRangeOfABigMapComesFromASampleThatSeesEveryColumn) {
   HeadlessApp t;
   // 1024 x 1024 (over the 2^18 weights counted one by one): 0.5 in columns 1, 65, 129, ... (1.6 %
   // of the weights, which a sample of every 64th or 256th weight would never see), 0.001 elsewhere.
-  attnviz::NdArray a;
-  a.shape = {1024, 1024};
-  a.data.resize(1024 * 1024 * 4);
-  for (int r = 0; r < 1024; ++r)
-    for (int c = 0; c < 1024; ++c) {
-      const float x = c % 64 == 1 ? 0.5f : 0.001f;
-      std::memcpy(a.data.data() + ((size_t)r * 1024 + c) * 4, &x, 4);
-    }
-  std::vector<uint8_t> npy;
-  ASSERT_TRUE(attnviz::WriteNpy(a, &npy).ok);
-  ASSERT_TRUE(t.app.OpenFile("big.npy", npy.data(), npy.size()).ok);
+  ASSERT_TRUE(OpenNpy(t, "big.npy", {1024, 1024}, [](size_t k) { return k % 1024 % 64 == 1 ? 0.5f : 0.001f; }).ok);
   t.Run("view heatmap");
   t.Frames(2);
   EXPECT_NEAR(Num(t.Describe(), "vmax"), 0.5, 1e-6) << "auto: the largest weight";

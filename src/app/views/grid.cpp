@@ -203,28 +203,71 @@ void StatsTooltip(const Example& ex, int i, const GridViewState& g) {
 
 // Caption text under a thumbnail: the statistic the grid is sorted by (entropy in layer order),
 // prefixed by the head when the grid is sorted (in layer order the row/column headers say it).
-void Caption(char* buf, size_t n, const Example& ex, int i, const HeadStats& h, GridSort k, bool with_head) {
-  const char* name = "ent";
-  float value = h.entropy;
-  switch (k) {
+// The statistic the grid is sorted by (entropy in layer order): its short name and head i's value.
+const char* SortedStat(GridSort sort, const HeadStats& h, float* value) {
+  switch (sort) {
     case GridSort::MaxWeight:
-      name = "max", value = h.max_weight;
-      break;
+      return *value = h.max_weight, "max";
     case GridSort::FirstToken:
-      name = "1st", value = h.first_token;
-      break;
+      return *value = h.first_token, "1st";
     case GridSort::Diagonality:
-      name = "diag", value = h.diagonality;
-      break;
+      return *value = h.diagonality, "diag";
     default:
-      break;
+      return *value = h.entropy, "ent";
   }
-  int layer, head;
-  ex.LayerHeadOf(i, &layer, &head);
-  if (with_head)
+}
+
+// A thumbnail's caption: the head (when the order is not the layers') and the statistic sorted by.
+// level 0 says it all; 1 drops the statistic's name, 2 its value (or, in layer order, a digit of it),
+// for cells too narrow for the whole caption (a 32-head layer's thumbnails are ~40 px wide, and a
+// cut "L26H19 ent 3.21" read "L26H1"). i < 0: the widest caption of the grid at that level.
+void Caption(char* buf, size_t n, const Example& ex, int i, const GridViewState& g, bool with_head, int level) {
+  int layer = 0, head = 0;
+  float value = 0;
+  const char* name = SortedStat(g.sort, HeadStats{}, &value);
+  if (i < 0) {
+    layer = std::max(ex.layers - 1, 0), head = std::max(ex.heads - 1, 0);
+    value = 88.88f;  // as wide as any value shown (digits are as wide as each other)
+  } else {
+    ex.LayerHeadOf(i, &layer, &head);
+    if (g.stats_version[(size_t)i] != ex.maps[(size_t)i].version) {  // not computed yet (or not in memory)
+      // A lazily read head not in memory has none to come: the layer and head say enough.
+      const char* pending = ex.lazy || level > 0 ? "" : " ...";
+      if (with_head)
+        std::snprintf(buf, n, "L%dH%d%s", layer, head, pending);
+      else
+        std::snprintf(buf, n, "%s", pending + (*pending ? 1 : 0));
+      return;
+    }
+    name = SortedStat(g.sort, g.stats[(size_t)i], &value);
+  }
+  if (with_head && level >= 2)
+    std::snprintf(buf, n, "L%dH%d", layer, head);
+  else if (with_head && level == 1)
+    std::snprintf(buf, n, "L%dH%d %.2f", layer, head, value);
+  else if (with_head)
     std::snprintf(buf, n, "L%dH%d %s %.2f", layer, head, name, value);
+  else if (level >= 2)
+    std::snprintf(buf, n, "%.1f", value);
+  else if (level == 1)
+    std::snprintf(buf, n, "%.2f", value);
   else
     std::snprintf(buf, n, "%s %.2f", name, value);
+}
+
+// How the grid's captions fit cells `cell` wide, all alike: the first level at which the widest caption
+// fits, and at the last level a font size down to 70 % (what is still too wide is clipped).
+void FitCaptions(const Example& ex, GridViewState* g, bool with_head, float cell) {
+  char buf[64];
+  float w = 0;
+  int level = 0;
+  for (; level <= 2; ++level) {
+    Caption(buf, sizeof(buf), ex, -1, *g, with_head, level);
+    if ((w = ImGui::CalcTextSize(buf).x) <= cell) break;
+  }
+  g->caption_level = std::min(level, 2);
+  g->caption_scale = w > cell ? std::max(0.7f, cell / w) : 1.0f;
+  g->captions_cut = w * g->caption_scale > cell + 0.5f;
 }
 
 void OpenMap(AppState* s, GridViewState* g, int i) {
@@ -395,6 +438,10 @@ void DrawToolbar(GridViewState* g, int heads, int grid_rows) {
   ImGui::SameLine();
   ImGui::TextDisabled("%d layer%s x %d head%s; click a map to open it", grid_rows, grid_rows == 1 ? "" : "s", heads,
                       heads == 1 ? "" : "s");
+  if (g->sort == GridSort::Layer && g->caption_level > 0) {  // the captions too narrow to say "ent"
+    ImGui::SameLine(0, 0);
+    ImGui::TextDisabled("; numbers: each head's entropy");
+  }
   const int n = (int)g->stats.size();
   if (g->sort == GridSort::Layer || g->stats_known >= n) return;
   ImGui::SameLine();
@@ -424,6 +471,7 @@ void GridView::Draw(AppState* s) {
   g.pooled_now = 0;
   g.pool_ms = 0;
   g.slice_ms = 0;
+  g.captions_cut = false;
   if (n == 0) {
     ImGui::TextDisabled("(no maps)");
     return;
@@ -520,6 +568,7 @@ void GridView::DrawThumbnails(AppState* s, int heads, int grid_rows) {
   if (layer_order) DrawHeaders(dl, origin, left, head_h, cell, cap_h, gap, heads, grid_rows);
   const ImU32 text_col = ImGui::GetColorU32(ImGuiCol_Text);
   char buf[64];
+  if (cap_h > 0) FitCaptions(ex, &g, !layer_order, cell);
   int hovered = -1;
   for (int p = 0; p < n; ++p) {
     const int i = g.order[(size_t)p];
@@ -547,21 +596,11 @@ void GridView::DrawThumbnails(AppState* s, int heads, int grid_rows) {
     if (i == s->current_map && !figure)
       dl->AddRect(ImVec2(cell0.x - 3, cell0.y - 3), ImVec2(cell0.x + cell + 3, cell0.y + cell + 3),
                   IM_COL32(80, 200, 255, 255), 0, 0, 1.5f);
-    if (g.stats_version[(size_t)i] == m.version) {
-      Caption(buf, sizeof(buf), ex, i, g.stats[(size_t)i], g.sort, !layer_order);
-    } else {  // not computed yet (or the head is not in memory)
-      int layer, head;
-      ex.LayerHeadOf(i, &layer, &head);
-      // A lazily read head not in memory has none to come: the layer and head say enough.
-      const char* pending = ex.lazy ? "" : " ...";
-      if (layer_order)
-        std::snprintf(buf, sizeof(buf), "%s", pending + (*pending ? 1 : 0));
-      else
-        std::snprintf(buf, sizeof(buf), "L%dH%d%s", layer, head, pending);
-    }
     if (cap_h == 0) continue;
+    Caption(buf, sizeof(buf), ex, i, g, !layer_order, g.caption_level);
     dl->PushClipRect(ImVec2(cell0.x, cell0.y + cell), ImVec2(cell0.x + cell, cell0.y + cell + cap_h), true);
-    dl->AddText(ImVec2(cell0.x, cell0.y + cell + 2), i == hovered ? IM_COL32(255, 196, 0, 255) : text_col, buf);
+    dl->AddText(ImGui::GetFont(), ImGui::GetFontSize() * g.caption_scale, ImVec2(cell0.x, cell0.y + cell + 2),
+                i == hovered ? IM_COL32(255, 196, 0, 255) : text_col, buf);
     dl->PopClipRect();
   }
   if (hovered >= 0) StatsTooltip(ex, hovered, g);
@@ -601,6 +640,12 @@ void GridView::Describe(AppState*, JsonWriter* w) {
   w->NumberF(g.pool_ms);
   w->Key("slice_ms");  // an eager file's time for them, uploads and statistics (0: a lazy file's 6 ms deadline)
   w->NumberF(g.slice_ms);
+  w->Key("caption_level");  // 0: captions say it all; 1: without the statistic's name; 2: without its value
+  w->Number(g.caption_level);
+  w->Key("caption_scale");  // their font size (< 1: smaller, to fit)
+  w->NumberF(g.caption_scale);
+  w->Key("captions_cut");  // the widest caption does not fit even so (clipped)
+  w->Bool(g.captions_cut);
   w->Key("overviews_shown");  // thumbnails drawn from a lazily read file's overviews
   w->Number(g.overviews_shown);
   w->Key("order");
