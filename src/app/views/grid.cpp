@@ -201,8 +201,6 @@ void StatsTooltip(const Example& ex, int i, const GridViewState& g) {
   ImGui::EndTooltip();
 }
 
-// Caption text under a thumbnail: the statistic the grid is sorted by (entropy in layer order),
-// prefixed by the head when the grid is sorted (in layer order the row/column headers say it).
 // The statistic the grid is sorted by (entropy in layer order): its short name and head i's value.
 const char* SortedStat(GridSort sort, const HeadStats& h, float* value) {
   switch (sort) {
@@ -217,7 +215,8 @@ const char* SortedStat(GridSort sort, const HeadStats& h, float* value) {
   }
 }
 
-// A thumbnail's caption: the head (when the order is not the layers') and the statistic sorted by.
+// A thumbnail's caption: the statistic the grid is sorted by (entropy in layer order), after the head
+// when the grid is sorted (in layer order the row and column headers say it).
 // level 0 says it all; 1 drops the statistic's name, 2 its value (or, in layer order, a digit of it),
 // for cells too narrow for the whole caption (a 32-head layer's thumbnails are ~40 px wide, and a
 // cut "L26H19 ent 3.21" read "L26H1"). i < 0: the widest caption of the grid at that level.
@@ -225,9 +224,10 @@ void Caption(char* buf, size_t n, const Example& ex, int i, const GridViewState&
   int layer = 0, head = 0;
   float value = 0;
   const char* name = SortedStat(g.sort, HeadStats{}, &value);
-  if (i < 0) {
-    layer = std::max(ex.layers - 1, 0), head = std::max(ex.heads - 1, 0);
-    value = 88.88f;  // as wide as any value shown (digits are as wide as each other)
+  if (i < 0) {  // the last layer, the most heads (digits are as wide as each other)
+    ex.LayerHeadOf((int)ex.maps.size() - 1, &layer, &head);
+    head = std::max(head, ex.heads - 1);
+    value = 88.88f;  // as wide as any value shown
   } else {
     ex.LayerHeadOf(i, &layer, &head);
     if (g.stats_version[(size_t)i] != ex.maps[(size_t)i].version) {  // not computed yet (or not in memory)

@@ -30,12 +30,12 @@ struct GridViewState {
   int drawn = 0;                         // thumbnails drawn last frame
   int waiting = 0;                       // visible ones shown as placeholders (their uploads to come)
   int deferred = 0;                      // of those, ones whose map is in memory: the frame's upload budget ran out
-  int caption_level = 0;                 // how much the captions say (FitCaptions): 0 all, 2 least
-  float caption_scale = 1;               // their font size, down to 0.7 to fit
-  bool captions_cut = false;             // the widest caption does not fit even so (clipped)
   int overviews_shown = 0;               // of them, drawn from a lazily read file's overviews
   int stats_pending = 0;                 // maps whose statistics are not computed yet (a few ms per frame)
   bool order_stale = false;              // statistics came after this frame's order: one more frame sorts them
+  int caption_level = 0;                 // how much the captions say (FitCaptions): 0 all, 2 least
+  float caption_scale = 1;               // their font size, down to 0.7 to fit
+  bool captions_cut = false;             // the widest caption does not fit even so (clipped)
   int stats_known = 0;                   // maps with statistics (the sort puts the rest last)
   HeadStatsAccumulator partial;          // a big head's statistics, computed over several frames
   int partial_map = -1;                  // which map (-1 none)
