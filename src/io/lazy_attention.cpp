@@ -460,14 +460,6 @@ void MaxPoolRows(const float* head, int64_t rows, int64_t cols, int64_t row0, in
   MaxPoolPiece(head + row0 * cols, rows, cols, row0, row1, out_rows, out_cols, out);
 }
 
-// Row i of the head falls in bin r (floor(r * rows / out_rows) <= i < floor((r + 1) * rows / out_rows)),
-// column c in bin b likewise. The rows of one bin are first combined element by element (a loop the
-// compiler vectorizes), then each bin's columns reduced once: faster than a max per weight into
-// its cell through a column-bin table (until stop 38: 2.2-2.5x, bench/decode_bench.cpp "pool"), and
-// the same result. The column bins' first columns are worked out once per call, not with two
-// 64-bit divisions per bin and bin row: a 512 x 512 head pooled to 256 x 256 (an eager file's grid
-// thumbnail) 0.352 -> 0.313 ms in node on TurboFan code (stop 48; in the page ~1.1-1.4 ms a head
-// while the grid fills in, beside the load worker and the renderer).
 namespace {
 
 // MaxPoolPiece where its buffers cannot be had: each row reduced into its bins on its own (the same
@@ -490,6 +482,14 @@ void MaxPoolPieceUnbuffered(const float* piece, int64_t rows, int64_t cols, int6
 
 }  // namespace
 
+// Row i of the head falls in bin r (floor(r * rows / out_rows) <= i < floor((r + 1) * rows / out_rows)),
+// column c in bin b likewise. The rows of one bin are first combined element by element (a loop the
+// compiler vectorizes), then each bin's columns reduced once: faster than a max per weight into
+// its cell through a column-bin table (until stop 38: 2.2-2.5x, bench/decode_bench.cpp "pool"), and
+// the same result. The column bins' first columns are worked out once per call, not with two
+// 64-bit divisions per bin and bin row: a 512 x 512 head pooled to 256 x 256 (an eager file's grid
+// thumbnail) 0.352 -> 0.313 ms in node on TurboFan code (stop 48; in the page ~1.1-1.4 ms a head
+// while the grid fills in, beside the load worker and the renderer).
 void MaxPoolPiece(const float* piece, int64_t rows, int64_t cols, int64_t row0, int64_t row1, int out_rows,
                   int out_cols, float* out) {
   thread_local std::vector<float> acc;      // a bin's rows combined; kept: a head is pooled a piece at a time
