@@ -885,6 +885,16 @@ TEST(AppViews, GridCaptionsTooWideForTheirCellsAreShortenedNotCut) {
   EXPECT_LT(Num(d, "grid.caption_scale"), 1.0) << "'L1H31' a little smaller";
   EXPECT_GE(Num(d, "grid.caption_scale"), 0.9);
   EXPECT_FALSE(Get(d, "grid.captions_cut").boolean);
+  // 2 layers of 12 heads (BERT's), cells ~70 px in this window: the head and the value a little
+  // smaller, rather than the head alone.
+  ASSERT_TRUE(OpenNpy(t, "bert.npy", {2, 12, 6, 6}, [](size_t k) { return (float)(k % 5 + 1) / 21.0f; }).ok);
+  t.Run("view grid");
+  t.Run("grid-sort entropy");
+  t.Frames(3);
+  d = t.Describe();
+  EXPECT_EQ(Num(d, "grid.caption_level"), 1) << "'L1H11 0.23'";
+  EXPECT_GE(Num(d, "grid.caption_scale"), 0.8);
+  EXPECT_FALSE(Get(d, "grid.captions_cut").boolean);
 }
 
 TEST(AppViews, StepsTableShowsSeed002Numbers) {

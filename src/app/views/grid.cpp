@@ -256,16 +256,18 @@ void Caption(char* buf, size_t n, const Example& ex, int i, const GridViewState&
 }
 
 // How the grid's captions fit cells `cell` wide, all alike: the first level at which the widest caption
-// fits, and at the last level a font size down to 70 % (what is still too wide is clipped).
+// fits in a font down to 80 % (a caption a little too wide is drawn a little smaller rather than lose a
+// part), at the last level down to 70 % (what is still too wide is clipped).
 void FitCaptions(const Example& ex, GridViewState* g, bool with_head, float cell) {
   char buf[64];
   float w = 0;
   int level = 0;
-  for (; level <= 2; ++level) {
+  for (; level < 2; ++level) {
     Caption(buf, sizeof(buf), ex, -1, *g, with_head, level);
-    if ((w = ImGui::CalcTextSize(buf).x) <= cell) break;
+    if ((w = ImGui::CalcTextSize(buf).x) * 0.8f <= cell) break;
   }
-  g->caption_level = std::min(level, 2);
+  if (level == 2) Caption(buf, sizeof(buf), ex, -1, *g, with_head, 2), w = ImGui::CalcTextSize(buf).x;
+  g->caption_level = level;
   g->caption_scale = w > cell ? std::max(0.7f, cell / w) : 1.0f;
   g->captions_cut = w * g->caption_scale > cell + 0.5f;
 }
