@@ -3,9 +3,6 @@
 // budget (least recently drawn first out); a zoomed-in view reads only the rows in view; a head over
 // the budget, a file changed while open and bad files give messages; other views wait for the head.
 #include <gtest/gtest.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -29,6 +26,7 @@
 #include "io/ndarray.h"
 #include "io/npz.h"
 #include "io/safetensors.h"
+#include "limited_child.h"
 
 using namespace attnviz;
 
@@ -555,41 +553,17 @@ TEST(LazyApp, SavingAHeadTooBigForAnSvgSaysSoAndDownloadsNothing) {
   EXPECT_EQ(ShownNpy(t).size(), 128u + 1100u * 1100u * 4u) << "the head itself saves as .npy";
 }
 
-#if !defined(__SANITIZE_ADDRESS__) && !(defined(__has_feature) && __has_feature(address_sanitizer))
+#if ATTNVIZ_LIMITED_CHILD
 // Runs command in a child process whose address space is limited to 64 MiB more than it has:
 // "ok|message" or "error|message" (" download" after ok/error when it queued one), or "crashed".
 std::string CommandWithLittleMemory(HeadlessApp& t, const std::string& command) {
-  int fds[2];
-  if (pipe(fds) != 0) return "no pipe";
-  const pid_t pid = fork();
-  if (pid < 0) return "no fork";
-  if (pid == 0) {
-    long vm_kb = 0;
-    if (FILE* f = std::fopen("/proc/self/status", "r")) {
-      char line[256];
-      while (std::fgets(line, sizeof line, f))
-        if (std::sscanf(line, "VmSize: %ld kB", &vm_kb) == 1) break;
-      std::fclose(f);
-    }
-    const rlim_t limit = (rlim_t)(vm_kb + (64 << 10)) << 10;
-    const rlimit r{limit, limit};
-    setrlimit(RLIMIT_AS, &r);
+  return InChildWithLittleMemory(64, [&] {
     const Status st = t.app.Command(command);
     std::string name, mime;
     std::vector<unsigned char> bytes;
-    const std::string out = std::string(st.ok ? "ok" : "error") +
-                            (t.app.PopDownload(&name, &mime, &bytes) ? " download" : "") + "|" + st.message;
-    if (write(fds[1], out.data(), out.size()) < 0) _exit(2);
-    _exit(0);
-  }
-  close(fds[1]);
-  std::string got;
-  char buf[512];
-  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;) got.append(buf, (size_t)n);
-  close(fds[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? got : "crashed " + got;
+    return std::string(st.ok ? "ok" : "error") + (t.app.PopDownload(&name, &mime, &bytes) ? " download" : "") + "|" +
+           st.message;
+  });
 }
 #endif
 
@@ -603,7 +577,7 @@ TEST(LazyApp, AnExportTheHeapCannotHoldIsAnErrorNotACrash) {
   ASSERT_TRUE(t.OpenModel("csv_no_room", 1, 1, 2600).ok);  // CSV ~68 MB: checked (from 64 MB)
   ASSERT_TRUE(t.app.Command("view heatmap").ok);
   ASSERT_TRUE(HoldWholeHead(t, 2600)) << "the whole head in memory";
-#if !defined(__SANITIZE_ADDRESS__) && !(defined(__has_feature) && __has_feature(address_sanitizer))
+#if ATTNVIZ_LIMITED_CHILD
   const std::string got = CommandWithLittleMemory(t, "save-csv");
   EXPECT_EQ(got.substr(0, got.find('|')), "error") << got;
   EXPECT_NE(got.find("2600 x 2600"), std::string::npos) << got;
@@ -631,7 +605,7 @@ TEST(LazyApp, AJsonExportTheHeapCannotHoldIsAnErrorNotACrash) {
   doc.sets.push_back(set);
   ASSERT_TRUE(t.app.OpenDocument("big.json", &doc).ok);
   t.Frames(2);
-#if !defined(__SANITIZE_ADDRESS__) && !(defined(__has_feature) && __has_feature(address_sanitizer))
+#if ATTNVIZ_LIMITED_CHILD
   const std::string got = CommandWithLittleMemory(t, "save-json");
   EXPECT_EQ(got.substr(0, got.find('|')), "error") << got;
   EXPECT_NE(got.find("6 maps"), std::string::npos) << got;

@@ -8,9 +8,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <array>
@@ -28,6 +26,7 @@
 #include "io/ndarray.h"
 #include "io/npy.h"
 #include "io/zip.h"
+#include "limited_child.h"
 
 using namespace attnviz;
 
@@ -361,8 +360,7 @@ TEST(LazyAttention, MaxPoolingAPieceOfRowsIsMaxPoolingThemInTheHead) {
   }
 }
 
-#if !defined(__EMSCRIPTEN__) && !defined(__SANITIZE_ADDRESS__) && \
-    !(defined(__has_feature) && __has_feature(address_sanitizer))
+#if ATTNVIZ_LIMITED_CHILD
 // MaxPoolPiece's buffers (a row of cols floats, a table of out_cols + 1 columns) are asked of the
 // allocator first: where it cannot give them, the piece is pooled without them, with the same result,
 // instead of std::bad_alloc -> abort. In a child whose address space is limited to 24 MiB more than
@@ -370,30 +368,17 @@ TEST(LazyAttention, MaxPoolingAPieceOfRowsIsMaxPoolingThemInTheHead) {
 // into 2^22 bins (a 32 MiB table). (ASan reserves terabytes of shadow, and WASM has no fork: there it
 // is not run.)
 TEST(LazyAttention, MaxPoolingWithNoRoomForItsBuffersGivesTheSameResult) {
-  int fds[2];
-  ASSERT_EQ(pipe(fds), 0);
-  const pid_t pid = fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    const int64_t cols = int64_t(1) << 24;
-    const int out_cols = 1 << 22;
-    void* mem =
-        mmap(nullptr, (size_t)(2 * cols) * sizeof(float), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    float* out = (float*)mmap(nullptr, (size_t)out_cols * sizeof(float), PROT_READ | PROT_WRITE,
-                              MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (mem == MAP_FAILED || out == MAP_FAILED) _exit(3);
-    float* piece = (float*)mem;
-    piece[5] = 0.5f, piece[cols + 6] = 0.75f, piece[4 * 1000 + 2] = 0.125f, piece[2 * cols - 1] = 0.25f;
-    long vm_kb = 0;
-    if (FILE* f = std::fopen("/proc/self/status", "r")) {
-      char line[256];
-      while (std::fgets(line, sizeof line, f))
-        if (std::sscanf(line, "VmSize: %ld kB", &vm_kb) == 1) break;
-      std::fclose(f);
-    }
-    const rlim_t limit = (rlim_t)(vm_kb + (24 << 10)) << 10;
-    const rlimit rl{limit, limit};
-    setrlimit(RLIMIT_AS, &rl);
+  const int64_t cols = int64_t(1) << 24;
+  const int out_cols = 1 << 22;
+  void* mem =
+      mmap(nullptr, (size_t)(2 * cols) * sizeof(float), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  void* out_mem =
+      mmap(nullptr, (size_t)out_cols * sizeof(float), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_TRUE(mem != MAP_FAILED && out_mem != MAP_FAILED);
+  float* piece = (float*)mem;
+  float* out = (float*)out_mem;
+  piece[5] = 0.5f, piece[cols + 6] = 0.75f, piece[4 * 1000 + 2] = 0.125f, piece[2 * cols - 1] = 0.25f;
+  const std::string got = InChildWithLittleMemory(24, [&] {
     const bool row_fits = TryAllocate((size_t)cols * sizeof(float));
     const bool table_fits = TryAllocate(((size_t)out_cols + 1) * sizeof(int64_t));
     MaxPoolPiece(piece, 2, cols, 0, 2, 1, out_cols, out);
@@ -402,20 +387,11 @@ TEST(LazyAttention, MaxPoolingWithNoRoomForItsBuffersGivesTheSameResult) {
       const float want = b == 1 ? 0.75f : b == 1000 ? 0.125f : b == out_cols - 1 ? 0.25f : 0.0f;
       wrong += out[b] != want;
     }
-    char msg[128];
-    const int n =
-        std::snprintf(msg, sizeof msg, "row fits %d, table fits %d, %d bins wrong", row_fits, table_fits, wrong);
-    if (write(fds[1], msg, (size_t)n) < 0) _exit(2);
-    _exit(0);
-  }
-  close(fds[1]);
-  std::string got;
-  char buf[256];
-  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;) got.append(buf, (size_t)n);
-  close(fds[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the child crashed: " << got;
+    return "row fits " + std::to_string(row_fits) + ", table fits " + std::to_string(table_fits) + ", " +
+           std::to_string(wrong) + " bins wrong";
+  });
+  munmap(mem, (size_t)(2 * cols) * sizeof(float));
+  munmap(out_mem, (size_t)out_cols * sizeof(float));
   EXPECT_EQ(got, "row fits 0, table fits 0, 0 bins wrong");
 }
 #endif
