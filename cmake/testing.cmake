@@ -3,6 +3,9 @@
 # One GoogleTest executable per area. The native build runs it directly; the web build
 # compiles the same sources to WASM (SIMD128, node, NODERAWFS so tests read files), and
 # the native ctest also runs that .js under node, so `ctest` in build/native covers both.
+# WASM programs run under node by the tests: files through NODERAWFS, a growing heap.
+set(ATTNVIZ_WASM_NODE_LINK -sENVIRONMENT=node -sNODERAWFS=1 -sALLOW_MEMORY_GROWTH=1 -sEXIT_RUNTIME=1)
+
 function(attnviz_add_test name)
   cmake_parse_arguments(T "NO_WASM" "" "SOURCES;LIBS;ARGS;WASM_ARGS" ${ARGN})
   if(EMSCRIPTEN AND T_NO_WASM)
@@ -14,7 +17,11 @@ function(attnviz_add_test name)
   target_compile_definitions(${name} PRIVATE ATTNVIZ_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
   if(EMSCRIPTEN)
     set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/tests" SUFFIX ".js")
-    target_link_options(${name} PRIVATE -sENVIRONMENT=node -sNODERAWFS=1 -sALLOW_MEMORY_GROWTH=1 -sEXIT_RUNTIME=1)
+    # -O1 at link time (the objects are still compiled -O3): Binaryen's -O3 pass took 18-36 s
+    # a test program, ~3 min of CI's two cores for seven of them, and ~1.5 s at -O1. The programs
+    # that run the app's open path against time limits (attnviz_open_file, attnviz_soak) keep it:
+    # there -O1 ran the 65536-entry zip bomb 5x slower (docs/PERFORMANCE.md, "CI time").
+    target_link_options(${name} PRIVATE -O1 ${ATTNVIZ_WASM_NODE_LINK})
     add_test(NAME ${name} COMMAND node --no-experimental-fetch "${CMAKE_BINARY_DIR}/tests/${name}.js" ${T_ARGS} ${T_WASM_ARGS})
   else()
     add_test(NAME ${name} COMMAND ${name} ${T_ARGS})

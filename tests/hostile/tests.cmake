@@ -10,8 +10,8 @@ target_compile_options(attnviz_open_file PRIVATE ${ATTNVIZ_WARNINGS})
 set_target_properties(attnviz_open_file PROPERTIES RUNTIME_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/tests")
 if(EMSCRIPTEN)
   set_target_properties(attnviz_open_file PROPERTIES SUFFIX ".js")
-  target_link_options(attnviz_open_file PRIVATE -sENVIRONMENT=node -sNODERAWFS=1 -sALLOW_MEMORY_GROWTH=1
-                      -sMAXIMUM_MEMORY=4GB -sEXIT_RUNTIME=1 -sMIN_WEBGL_VERSION=2 -sMAX_WEBGL_VERSION=2)
+  target_link_options(attnviz_open_file PRIVATE ${ATTNVIZ_WASM_NODE_LINK} -sMAXIMUM_MEMORY=4GB
+                      -sMIN_WEBGL_VERSION=2 -sMAX_WEBGL_VERSION=2)
 else()
   # The corpus through attnviz-cli and the open path, natively; with the web build present also
   # the WASM open path under node (build/web/tests/attnviz_open_file.js).

@@ -9,8 +9,8 @@ set(ATTNVIZ_SOAK_FILES "${CMAKE_SOURCE_DIR}/tests/io/data/attention_lhqk.npz"
     "${CMAKE_SOURCE_DIR}/tests/fuzz/seeds/attention/v1.json")
 if(EMSCRIPTEN)
   set_target_properties(attnviz_soak PROPERTIES SUFFIX ".js")
-  target_link_options(attnviz_soak PRIVATE -sENVIRONMENT=node -sNODERAWFS=1 -sALLOW_MEMORY_GROWTH=1
-                      -sMAXIMUM_MEMORY=4GB -sEXIT_RUNTIME=1 -sMIN_WEBGL_VERSION=2 -sMAX_WEBGL_VERSION=2)
+  target_link_options(attnviz_soak PRIVATE ${ATTNVIZ_WASM_NODE_LINK} -sMAXIMUM_MEMORY=4GB
+                      -sMIN_WEBGL_VERSION=2 -sMAX_WEBGL_VERSION=2)
 else()
   # The 2-minute version: 60 s of animation natively and 60 s as WASM.
   add_test(NAME soak_animation_60s COMMAND "$<TARGET_FILE:attnviz_soak>" --phase animation --seconds 60)
