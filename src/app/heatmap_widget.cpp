@@ -1,6 +1,7 @@
 #include "app/heatmap_widget.h"
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -596,29 +597,57 @@ void DrawAxisLabels(ImDrawList* dl, const AttentionMap& map, const HeatmapLayout
     fallback = TokenOr(tokens, i, buf, sizeof(buf));
     return fallback;
   };
+  // A label is centred on its row (column). Where cells are thinner than a line, the first and last
+  // of the axis would reach past the matrix's edge and be cut ("w0" half gone): those are moved
+  // inwards, by less than half a line; in auto mode a label that would then touch the one before it
+  // is left out. Labels still cut (a row scrolled partly out) are counted.
+  const float half = line_h * 0.5f;
+  auto inside = [&](float centre, float lo, float hi, float cell) {
+    return cell >= line_h || centre < lo || centre > hi ? centre : std::clamp(centre, lo + half, hi - half);
+  };
+  auto crowds = [&](float centre, float* last_end, bool highlighted) {
+    if (mode == LabelMode::Auto && !highlighted && centre - half < *last_end) return true;
+    *last_end = centre + half;
+    return false;
+  };
+  auto count_cut = [&](const ImVec4& box, const ImVec2& c0, const ImVec2& c1) {
+    constexpr float kSlack = 0.5f;
+    geom->labels_cut +=
+        box.x < c0.x - kSlack || box.y < c0.y - kSlack || box.z > c1.x + kSlack || box.w > c1.y + kSlack;
+    return box;
+  };
   geom->row_stride = LabelStride(mode, L.cell_y, line_h);
-  dl->PushClipRect(ImVec2(L.origin.x, L.m0.y), ImVec2(L.m0.x, L.m1.y), true);
+  const ImVec2 r0(L.origin.x, L.m0.y), r1(L.m0.x, L.m1.y);
+  dl->PushClipRect(r0, r1, true);
+  float last_end = -FLT_MAX;
   for (int r = L.r_begin; r < std::min(L.r_end, rows_shown); ++r) {
     if (!LabelShown(r, geom->row_stride, hl_row)) continue;
-    const ImVec2 anchor(L.m0.x - kPad, L.CellY0(r) + L.cell_y * 0.5f);
-    record(0, r,
-           DrawLabel(dl, env.labels, anchor, r == hl_row ? kHighlight : text_col, token(map.target_tokens, r), false,
-                     1.0f),
+    const ImVec2 anchor(L.m0.x - kPad, inside(L.CellY0(r) + L.cell_y * 0.5f, L.m0.y, L.m1.y, L.cell_y));
+    if (crowds(anchor.y, &last_end, r == hl_row)) continue;
+    const ImU32 col = r == hl_row ? kHighlight : text_col;
+    record(0, r, count_cut(DrawLabel(dl, env.labels, anchor, col, token(map.target_tokens, r), false, 1.0f), r0, r1),
            false);
   }
   dl->PopClipRect();
-  dl->PushClipRect(ImVec2(L.m0.x, L.origin.y), ImVec2(L.m1.x, L.m0.y), true);
+  const ImVec2 c0(L.m0.x, L.origin.y), c1(L.m1.x, L.m0.y);
+  dl->PushClipRect(c0, c1, true);
   // Rotated labels are a line tall across the column; horizontal ones are as wide as the widest label.
+  last_end = -FLT_MAX;
   geom->col_stride = LabelStride(mode, L.cell_x, L.vertical ? line_h : L.max_label_w);
   for (int c = L.c_begin; c < L.c_end; ++c) {
     if (!LabelShown(c, geom->col_stride, hl_col)) continue;
     const ImU32 col = c == hl_col ? kHighlight : text_col;
     const std::string& t = token(map.source_tokens, c);
     const float cx = L.CellX0(c) + L.cell_x * 0.5f;
-    if (L.vertical)
-      record(1, c, DrawLabel(dl, env.labels, ImVec2(cx, L.m0.y - kPad), col, t, true), true);
-    else
-      record(1, c, DrawLabel(dl, env.labels, ImVec2(cx, L.m0.y - kPad - line_h * 0.5f), col, t, false, 0.5f), false);
+    if (L.vertical) {
+      const float x = inside(cx, L.m0.x, L.m1.x, L.cell_x);
+      if (!crowds(x, &last_end, c == hl_col))
+        record(1, c, count_cut(DrawLabel(dl, env.labels, ImVec2(x, L.m0.y - kPad), col, t, true), c0, c1), true);
+    } else
+      record(
+          1, c,
+          count_cut(DrawLabel(dl, env.labels, ImVec2(cx, L.m0.y - kPad - line_h * 0.5f), col, t, false, 0.5f), c0, c1),
+          false);
   }
   dl->PopClipRect();
 }
@@ -719,7 +748,7 @@ void DrawOverMatrix(const AttentionMap& map, const HeatmapStyle& style, const He
   dl->PopClipRect();
   dl->AddRect(ImVec2(L.m0.x - 1, L.m0.y - 1), ImVec2(L.m1.x + 1, L.m1.y + 1), IM_COL32(110, 110, 120, 255));
   st->geom.labels.clear();
-  st->geom.row_stride = st->geom.col_stride = 0;
+  st->geom.row_stride = st->geom.col_stride = st->geom.labels_cut = 0;
   if (labels) DrawAxisLabels(dl, map, L, env, style.labels, st->geom.rows_shown, hl_row, hl_col, &st->geom);
   for (float& v : st->geom.colorbar) v = 0;
   if (colour_bar) DrawVerticalColourBar(dl, style, L.m1.x, L.m0.y, L.m1.y, env.figure_rect, st->geom.colorbar);
@@ -847,6 +876,8 @@ void DescribeHeatmap(JsonWriter* w, const char* id, const HeatmapGeometry& g, co
   w->Number(g.row_stride);
   w->Key("col_stride");
   w->Number(g.col_stride);
+  w->Key("cut");  // labels drawn past their band's edge (only a row or column scrolled partly out)
+  w->Number(g.labels_cut);
   w->Key("boxes");  // [axis (0 rows, 1 columns), index, x0, y0, x1, y1, vertical (0/1)]
   w->BeginArray();
   for (const HeatmapGeometry::Label& l : g.labels) {

@@ -73,6 +73,7 @@ struct HeatmapGeometry {
   };
   std::vector<Label> labels;           // keeps its capacity between frames
   int row_stride = 0, col_stride = 0;  // thinning: every k-th label drawn (0 = none)
+  int labels_cut = 0;                  // labels drawn past their band's edge (rows scrolled partly out)
   int numbers = 0;                     // cell values printed this frame (numbers on, as far as they fit)
   float colorbar[4] = {0, 0, 0, 0};    // the colour bar beside the matrix (x0, y0, x1, y1), empty: none
 };

@@ -897,6 +897,46 @@ TEST(AppViews, GridCaptionsTooWideForTheirCellsAreShortenedNotCut) {
   EXPECT_FALSE(Get(d, "grid.captions_cut").boolean);
 }
 
+// Where cells are thinner than a line, the labels are thinned and centred on their rows and columns:
+// the first row's and the first column's ("0") reached half a line past the matrix and were cut in
+// half. They are moved inside; nothing is cut, and no two labels of an axis overlap.
+TEST(AppViews, ThinnedAxisLabelsAtTheMatrixEdgesAreNotCut) {
+  HeadlessApp t;
+  for (int n : {600, 97, 1000, 4096}) {
+    SCOPED_TRACE(n);
+    ASSERT_TRUE(OpenNpy(t, "long.npy", {n, n}, [n](size_t k) { return k % (size_t)(n + 1) == 0 ? 1.0f : 0.0f; }).ok);
+    t.Run("view heatmap");
+    t.Frames(3);
+    const JsonValue d = t.Describe();
+    const JsonValue& h = Get(d, "heatmaps").items.at(0);
+    ASSERT_GT(Num(h, "labels.row_stride"), 1) << "thinned";
+    ASSERT_GT(Num(h, "labels.col_stride"), 1) << "thinned";
+    EXPECT_EQ(Num(h, "labels.cut"), 0);
+    const std::vector<double>& rect = Get(h, "rect").numbers;  // x0, y0, x1, y1
+    ASSERT_EQ(rect.size(), 4u);
+    int firsts = 0;
+    std::vector<std::pair<double, double>> spans[2];  // each axis's labels along it
+    for (const JsonValue& l : Get(h, "labels.boxes").items) {
+      const std::vector<double>& b = l.numbers;  // axis, index, x0, y0, x1, y1, vertical
+      ASSERT_EQ(b.size(), 7u);
+      const int axis = b[0] == 0 ? 0 : 1;
+      spans[axis].push_back(axis == 0 ? std::make_pair(b[3], b[5]) : std::make_pair(b[2], b[4]));
+      if (b[1] != 0) continue;
+      ++firsts;
+      if (axis == 0)
+        EXPECT_GE(b[3], rect[1] - 0.5) << "row 0's label starts below the matrix's top";
+      else
+        EXPECT_GE(b[2], rect[0] - 0.5) << "column 0's label starts right of its left edge";
+    }
+    EXPECT_EQ(firsts, 2) << "row 0 and column 0 are labelled";
+    for (auto& v : spans) {
+      std::sort(v.begin(), v.end());
+      for (size_t i = 1; i < v.size(); ++i)
+        EXPECT_GE(v[i].first, v[i - 1].second - 0.5) << "label " << i << " overlaps";
+    }
+  }
+}
+
 TEST(AppViews, StepsTableShowsSeed002Numbers) {
   HeadlessApp t;
   t.Run("example seed002");

@@ -111,6 +111,11 @@ async function main() {
     for (let i = 1; i < rows.length; i++) if (rows[i].box[1] < rows[i - 1].box[3] - 0.5) overlaps++;
     check('auto: row labels thinned and never overlapping', big.heatmaps[0].labels.row_stride > 1 && overlaps === 0 && rows.length > 5,
       `stride ${big.heatmaps[0].labels.row_stride}, ${rows.length} drawn, ${overlaps} overlaps`);
+    // Thinned labels are centred on their rows: the first and last are moved inside the matrix's
+    // band rather than drawn half cut at its edge.
+    const first = rows.find((b) => b.index === 0), top = big.heatmaps[0].rect[1];
+    check('auto: no label cut at the matrix edges, row 0 labelled inside it', big.heatmaps[0].labels.cut === 0 &&
+      first && first.box[1] >= top - 0.5, `cut ${big.heatmaps[0].labels.cut}, row 0 at ${first && first.box[1]}, top ${top}`);
     // Bounded: with "labels all", 2 x 600 labels per file and four (to sixteen) files is over 4096
     // distinct labels. They are three-character words of a 40-character alphabet: a CJK glyph's
     // first use costs the canvas ~1 ms, reused glyphs little, so the test spends its time on the
