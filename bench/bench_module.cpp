@@ -39,6 +39,9 @@ void attnviz_bench_force_tile(int i) {
 void attnviz_bench_force_block(int rows) {  // AttentionForward's row block, 0 the default rule
   k::SetAttentionBlockRows(rows);
 }
+int attnviz_bench_block_rule(int n_k) {  // the row-block rule kept for n_k: 0 128 KiB, 1 256 rows, -1 timing
+  return k::AttentionBlockRule(n_k);
+}
 double attnviz_bench_muladd_peak(double seconds) {
   return k::MulAddPeakGflops(seconds);
 }

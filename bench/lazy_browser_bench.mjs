@@ -24,7 +24,8 @@
 //                              in memory and drawn, and the reads that took (heads kept as halves: none)
 //   quick / paced switches     then 8 unvisited heads each as soon as the last showed at the view's
 //                              resolution (a user stepping through heads; served_mb: what the server sent
-//                              meanwhile), and 8 more each 1 s after (the last one's whole head being read)
+//                              meanwhile), and 8 more each 1 s after (the last one's whole head being read);
+//                              each switch's reads are printed (start..end ms after it: size)
 //   grid scrolling             the App::Frame CPU time and the frame gaps while the wheel scrolls the
 //                              1024-head grid and overviews stream in
 //   WASM memory                the most seen, against the 512 MB target
@@ -199,7 +200,7 @@ async function run(browser, appPort, url, tag, { scroll = false, mainThreadReads
     // Then the same at a reader's pace: each head kept in view 1 s after it showed, so its whole head
     // is being read when the next is asked for.
     // What the server sent meanwhile: a network slower than this loopback spends it before the next head.
-    if (ab) out.quick = { ms: [], reads: [], paced_ms: [], served: -(await window.attnvizServedBytes()) };
+    if (ab) out.quick = { ms: [], reads: [], paced_ms: [], paced_reads: [], served: -(await window.attnvizServedBytes()) };
     for (let i = 0; i < (ab ? 16 : 0); i++) {
       const paced = i >= 8;
       if (i === 8) out.quick.served += await window.attnvizServedBytes();
@@ -208,11 +209,12 @@ async function run(browser, appPort, url, tag, { scroll = false, mainThreadReads
       v.command(`map ${m}`);
       await until((x) => polls > 0 && atViewResolution(x, m));
       out.quick[paced ? 'paced_ms' : 'ms'].push(performance.now() - t0);
-      if (paced) await new Promise((res) => setTimeout(res, 1000));
-      if (!paced) out.quick.reads.push(window.AttnVizLazy.stats.reads.filter((q) => q.start >= t0 - 1 && q.end <= performance.now())
+      out.quick[paced ? 'paced_reads' : 'reads'].push(window.AttnVizLazy.stats.reads
+        .filter((q) => q.start >= t0 - 1 && q.end <= performance.now())
         .map((q) => `${(q.start - t0).toFixed(0)}..${(q.end - t0).toFixed(0)}:${(q.bytes / 1024).toFixed(0)}K` +
           (q.sent === undefined ? '' : `[${['sent', 'headers', 'body'].map((k) => (q[k] - t0).toFixed(0)).join('/')}]`))
         .join('+') || 'none');
+      if (paced) await new Promise((res) => setTimeout(res, 1000));
     }
     out.heap = heap;
     return out;
@@ -253,6 +255,8 @@ async function run(browser, appPort, url, tag, { scroll = false, mainThreadReads
       `(each 1 s after the last showed at the view's resolution, its whole head being read; target: <= 300)`);
     console.log(`lazy browser ${tag} quick_switch_to_unvisited_head reads=${r.quick.reads.join(',')} ` +
       `(start..end ms after the command: size [the worker's request sent/headers in/body in])`);
+    console.log(`lazy browser ${tag} paced_switch_to_unvisited_head reads=${r.quick.paced_reads.join(',')} ` +
+      '(the same; a paced switch also cancels the last head\'s whole read)');
   }
   if (r.revisit) {
     console.log(`lazy browser ${tag} switch_to_visited_head in_memory_and_drawn_ms=${ms(r.revisit.ms)} ` +

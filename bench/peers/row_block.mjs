@@ -8,9 +8,11 @@
 //
 // Lines:
 //   row_block isa=.. tile=.. n=.. d=64 block=<default|rows> median_gflops=.. best_gflops=.. ratio=..
-// ratio: the default's median time over this block's (> 1: the forced block is faster). Whether a
-// run-time choice of the block would pay on this machine: a block whose ratio stays above ~1.05 in
-// repeated runs.
+// ratio: the default's median time over this block's (> 1: the forced block is faster). Since stop
+// 50 the default is timed at run time (kernels::RowBlockChooser: 128 KiB of scores or 256 rows);
+//   row_block_rule isa=.. tile=.. n=.. rule=128KiB|256rows|being timed
+// says which rule it had kept at the end. A forced block whose ratio stays above ~1.05 in repeated
+// runs is one the chooser does not offer.
 import { performance } from 'perf_hooks';
 import { fastestPerIsa, loadBenchModule, median, modulePathFrom, readProbe, settleProbe } from './common.mjs';
 
@@ -56,6 +58,8 @@ for (const v of variants) {
         `median_gflops=${gflops(median(times[i])).toFixed(2)} best_gflops=${gflops(Math.min(...times[i])).toFixed(2)} ` +
         `ratio=${(median(times[0]) / median(times[i])).toFixed(3)}`);
     });
+    const rule = m._attnviz_bench_block_rule(n);  // what the default ended on (it is timed again every 5 s)
+    console.log(`row_block_rule isa=${v.isa} tile=${v.tile} n=${n} rule=${['being timed', '128KiB', '256rows'][rule + 1]}`);
     for (const p of [q, k, vv, o, w]) m._free(p);
   }
 }

@@ -35,9 +35,9 @@ inline int KcFor(int panel) {
   return panel > 16 ? 128 : 256;
 }
 #ifdef __wasm_simd128__
-constexpr int kMinBlockRows = 256;  // AttentionForward's row block, at least (see there)
+constexpr int kBlockRuleUntilTimed = 1;  // AttentionForward's row block before any is timed: 256 rows
 #else
-constexpr int kMinBlockRows = 1;
+constexpr int kBlockRuleUntilTimed = 0;  // 128 KiB of scores (see there)
 #endif
 constexpr int kMC = 64;  // row block of A kept hot in L2 while all panels pass (rounded down to a multiple of MR)
 
@@ -448,6 +448,48 @@ void SetAttentionBlockRows(int rows) {
   g_block_rows.store(std::max(0, rows), std::memory_order_relaxed);
 }
 
+int RowBlockChooser::Pick(int c, double now, bool* timed) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  Class& k = classes_[std::clamp(c, 0, kClasses - 1)];
+  if (k.chosen >= 0 && now - k.chosen_at >= kRetimeSeconds) k = Class{};  // time it again
+  *timed = k.chosen < 0;
+  if (!*timed) return k.chosen;
+  if (k.trials[0] == k.trials[1]) return k.trials[0] == 0 ? fallback_ : 0;
+  return k.trials[0] < k.trials[1] ? 0 : 1;
+}
+
+void RowBlockChooser::Record(int c, int rule, double seconds_per_score) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  Class& k = classes_[std::clamp(c, 0, kClasses - 1)];
+  if (k.chosen >= 0 || rule < 0 || rule > 1) return;
+  k.best[rule] = k.trials[rule] == 0 ? seconds_per_score : std::min(k.best[rule], seconds_per_score);
+  if (++k.trials[rule] < kTrials || k.trials[1 - rule] < kTrials) return;
+  k.chosen = k.best[1] < k.best[0] ? 1 : 0;
+  k.chosen_at = ProbeSeconds();
+}
+
+int RowBlockChooser::Chosen(int c) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return classes_[std::clamp(c, 0, kClasses - 1)].chosen;
+}
+
+RowBlockChooser& AttentionRowBlocks() {
+  static RowBlockChooser chooser(kBlockRuleUntilTimed);
+  return chooser;
+}
+
+namespace {
+int RowBlockClass(int n_k) {
+  int c = 0;
+  while (c < RowBlockChooser::kClasses - 1 && (2 << c) <= n_k) ++c;
+  return c;
+}
+}  // namespace
+
+int AttentionBlockRule(int n_k) {
+  return AttentionRowBlocks().Chosen(RowBlockClass(n_k));
+}
+
 void AttentionForward(const float* q, const float* k, const float* v, int n_q, int n_k, int d, int d_v, float scale,
                       float* weights, float* out, Workspace* ws) {
   if (n_q <= 0 || n_k <= 0) return;
@@ -456,14 +498,16 @@ void AttentionForward(const float* q, const float* k, const float* v, int n_q, i
     weights = ws->scores.data();
   }
   // K^T and V are packed once; query rows then go through all three passes in blocks whose
-  // score rows stay in L2 between the passes instead of streaming n_q x n_k floats through
-  // memory three times. In WASM 256 rows (2 MB at n_k = 2048): with fewer, the packed K^T and
-  // V, n_k x d floats each, are streamed for too little work (16-row blocks at n_k = 2048 ran
-  // ~30 % slower than 64-row ones; 256-row ones ran 1.09x / 1.05x faster than 64-row ones at
-  // n_k = 1024 / 2048 with SIMD128, 1.03x with relaxed SIMD: bench/peers, two alternating runs,
-  // stop 20). Natively the opposite: 12-row blocks at n_k = 2048 ran ~30 % faster than 60-row
-  // ones (AVX-512, attnviz_bench). On an AMD EPYC with 512 KiB of L2 (machine 4, stop 46) 64, 128
-  // and 512 rows all ran within 0.96-1.07 of 256 (bench/peers/row_block.mjs, SetAttentionBlockRows).
+  // score rows stay in cache between the passes instead of streaming n_q x n_k floats through
+  // memory three times. How many rows is timed (RowBlockChooser), between 128 KiB of scores and
+  // 256 rows, because the measurements disagree: in WASM on machine 1 (stop 20) 16-row blocks at
+  // n_k = 2048 ran ~30 % slower than 64-row ones and 256-row ones 1.05-1.09x faster than 64 (the
+  // packed K^T and V, n_k x d floats each, streamed for too little work); natively 12-row blocks
+  // at n_k = 2048 ran ~30 % faster than 60-row ones (AVX-512, attnviz_bench); on machine 4 64-512
+  // rows ran within 0.96-1.07 of 256 (stop 46), and in stop 50, on the same kind of machine while
+  // it read a third slower, 16 rows ran 1.07-1.30x as fast as 256 at n_k = 2048 and 0.99-1.14x at
+  // 1024 (bench/peers/row_block.mjs, two runs). Calls under kTimedScores scores are not timed: they
+  // take the rule kept for their class, or the build's own before any.
   const TileVariant& tile = SelectedTile();
   PackAll(true, n_k, d, k, d, &ws->packed_b, tile.panel);       // K^T [d, n_k]
   PackAll(false, d_v, n_k, v, d_v, &ws->packed_v, tile.panel);  // V [n_k, d_v]
@@ -481,7 +525,19 @@ void AttentionForward(const float* q, const float* k, const float* v, int n_q, i
   const float k_norm2 = try_bound ? MaxRowNormSquared(k, n_k, d) : 0.0f;
   const int mr = tile.mr;
   const int forced = g_block_rows.load(std::memory_order_relaxed);
-  const int block = std::max(mr, (forced > 0 ? forced : std::min(256, std::max(kMinBlockRows, 32768 / n_k))) / mr * mr);
+  const int rules[2] = {std::min(256, std::max(1, 32768 / n_k)), 256};
+  RowBlockChooser& chooser = AttentionRowBlocks();
+  const int klass = RowBlockClass(n_k);
+  bool timed = false;
+  int rule = chooser.fallback();
+  if (forced <= 0 && rules[0] != rules[1]) {
+    if ((double)n_q * n_k >= RowBlockChooser::kTimedScores)
+      rule = chooser.Pick(klass, ProbeSeconds(), &timed);
+    else if (const int chosen = chooser.Chosen(klass); chosen >= 0)
+      rule = chosen;
+  }
+  const int block = std::max(mr, (forced > 0 ? forced : rules[rule]) / mr * mr);
+  const double t0 = timed ? ProbeSeconds() : 0.0;
   for (int i0 = 0; i0 < n_q; i0 += block) {
     const int rows = std::min(block, n_q - i0);
     float* s = weights + (size_t)i0 * n_k;
@@ -501,6 +557,10 @@ void AttentionForward(const float* q, const float* k, const float* v, int n_q, i
     GemmPacked(rows, d_v, n_k, 1.0f, s, n_k, ws->packed_v.data(), out + (size_t)i0 * d_v, d_v,
                tile);  // pass 3: O = P V
   }
+  if (!timed) return;
+  const double seconds = ProbeSeconds() - t0;
+  if (seconds >= 10e-6 * std::max(1.0, LastProbe().clock_tick_us))  // >= 10 ticks (and 10 us)
+    chooser.Record(klass, rule, seconds / ((double)n_q * n_k));
 }
 
 void AttentionForwardRef(const float* q, const float* k, const float* v, int n_q, int n_k, int d, int d_v, float scale,

@@ -20,6 +20,7 @@
 // fastest variant, can change while it runs).
 // All matrices are row-major with an explicit leading dimension (ld = row stride in floats).
 #pragma once
+#include <mutex>
 #include <vector>
 
 namespace attnviz {
@@ -75,6 +76,7 @@ int ProbeRuns();                                  // probes run so far (quick an
 bool ProbeSettling();                             // the last full probe's figures rose: another is due soon
 TileProbe LastProbe();                            // the last probe's figures (selected -1: none has run)
 void SetProbeClock(double (*now_seconds)());      // tests: the probe's clock (nullptr: the steady clock)
+double ProbeSeconds();                            // that clock's reading, in seconds
 void SetReprobeSeconds(double seconds);           // tests: the periodic re-probe's interval (< 0: the default, 5 s)
 double MulAddPeakGflops(double seconds);          // SIMD mul+add peak of this thread (independent chains, no memory)
 
@@ -145,6 +147,38 @@ void SetUnshiftedSoftmax(bool on);  // tests and benchmarks: let AttentionForwar
 // AttentionForward's query-row block: rows > 0 forces it (rounded to the tile's rows), 0 the default
 // rule. Benchmarks A/B it in one process; nothing else sets it.
 void SetAttentionBlockRows(int rows);
+
+// AttentionForward's query-row block is chosen by timing, per class of n_k (its power of two), between
+// two rules where they differ: 0 = 128 KiB of scores (32768 / n_k rows, kept in L2 between the three
+// passes), 1 = 256 rows (the packed K^T and V streamed for more work per block). Which one is faster
+// changes with the machine and with what else shares its caches (kernels.cpp). A class's calls of at
+// least kTimedScores scores alternate the two, kTrials timed calls each (the time per score; a call
+// under 10 ticks of the probe's clock is not counted), then the faster rule is kept until
+// kRetimeSeconds have passed, when the class is timed again. Thread-safe.
+class RowBlockChooser {
+ public:
+  static constexpr int kClasses = 32, kTrials = 3;
+  static constexpr double kTimedScores = 65536, kRetimeSeconds = 5.0;
+  explicit RowBlockChooser(int fallback) : fallback_(fallback) {}
+  // The rule for the next call of class c at time now; *timed: time the call and Record it.
+  int Pick(int c, double now, bool* timed);
+  void Record(int c, int rule, double seconds_per_score);
+  int Chosen(int c) const;  // the rule kept for class c, -1 while it is being timed
+  int fallback() const { return fallback_; }
+
+ private:
+  struct Class {
+    int trials[2] = {0, 0};
+    double best[2] = {0, 0};  // fastest seconds per score of each rule's timed calls
+    int chosen = -1;
+    double chosen_at = 0;
+  };
+  int fallback_;  // used while neither rule has been timed (calls too short to time)
+  Class classes_[kClasses];
+  mutable std::mutex mutex_;
+};
+RowBlockChooser& AttentionRowBlocks();  // the one AttentionForward uses
+int AttentionBlockRule(int n_k);        // the rule kept for n_k's class (0, 1), -1: being timed
 void AttentionForwardRef(const float* q, const float* k, const float* v, int n_q, int n_k, int d, int d_v, float scale,
                          float* weights, float* out);
 

@@ -287,6 +287,10 @@ void SetProbeClock(double (*now_seconds)()) {
   g_probe_clock.store(now_seconds);
 }
 
+double ProbeSeconds() {
+  return ProbeNow();
+}
+
 TileProbe LastProbe() {
   Registry& reg = TheRegistry();
   std::lock_guard<std::mutex> lock(reg.mutex);

@@ -316,6 +316,65 @@ TEST(Kernels, AttentionForwardIsTheSameForEveryRowBlock) {
   }
 }
 
+// The row block's chooser: the build's rule until one is timed, then the two alternately, kTrials
+// timed calls each; the faster one is kept (untimed) until kRetimeSeconds later, then both again.
+double g_chooser_now = 100.0;
+double ChooserClock() {
+  return g_chooser_now;
+}
+TEST(Kernels, RowBlockChooserKeepsTheFasterRuleAndTimesAgainLater) {
+  k::SetProbeClock(&ChooserClock);
+  for (int fallback : {0, 1}) {
+    k::RowBlockChooser chooser(fallback);
+    bool timed = false;
+    EXPECT_EQ(chooser.Pick(5, g_chooser_now, &timed), fallback) << "the build's rule first";
+    EXPECT_TRUE(timed);
+    EXPECT_EQ(chooser.Chosen(5), -1);
+    const double per_score[2] = {fallback == 0 ? 2e-9 : 1e-9, fallback == 0 ? 1e-9 : 2e-9};  // the other rule faster
+    int used[2] = {0, 0};
+    for (int call = 0; call < 2 * k::RowBlockChooser::kTrials; ++call) {
+      const int rule = chooser.Pick(5, g_chooser_now, &timed);
+      ASSERT_TRUE(timed) << "call " << call;
+      ++used[rule];
+      chooser.Record(5, rule, per_score[rule] * (call < 2 ? 3.0 : 1.0));  // the first calls slow: the best counts
+    }
+    EXPECT_EQ(used[0], k::RowBlockChooser::kTrials);
+    EXPECT_EQ(used[1], k::RowBlockChooser::kTrials);
+    EXPECT_EQ(chooser.Chosen(5), 1 - fallback) << "the faster rule";
+    EXPECT_EQ(chooser.Chosen(6), -1) << "classes are apart";
+    EXPECT_EQ(chooser.Pick(5, g_chooser_now + 1.0, &timed), 1 - fallback);
+    EXPECT_FALSE(timed) << "kept, not timed";
+    EXPECT_EQ(chooser.Pick(5, g_chooser_now + k::RowBlockChooser::kRetimeSeconds, &timed), fallback);
+    EXPECT_TRUE(timed) << "timed again after kRetimeSeconds";
+    EXPECT_EQ(chooser.Chosen(5), -1);
+  }
+  k::SetProbeClock(nullptr);
+}
+
+// AttentionForward times its row block on calls big enough: after a class's first 2 x kTrials such
+// calls a rule is kept, and every call's weights and output are the same bit for bit.
+TEST(Kernels, AttentionForwardChoosesItsRowBlockByTiming) {
+  k::ProbeTiles(true);  // the clock's tick measured on the real clock (a test before may have left 100 us)
+  Rng rng(29);
+  const int n_q = 40, n_k = 3000, d = 64;  // 120000 scores: timed; rules of 10 and 256 rows
+  const auto q = Random((size_t)n_q * d, &rng), kk = Random((size_t)n_k * d, &rng), v = Random((size_t)n_k * d, &rng);
+  k::Workspace ws;
+  std::vector<float> w0((size_t)n_q * n_k), o0((size_t)n_q * d);
+  k::AttentionForwardRef(q.data(), kk.data(), v.data(), n_q, n_k, d, d, 0.125f, w0.data(), o0.data());
+  std::vector<float> w1, o1;
+  EXPECT_EQ(k::AttentionBlockRule(n_k), -1) << "no call of this class yet";
+  for (int call = 0; call < 4 * k::RowBlockChooser::kTrials && k::AttentionBlockRule(n_k) < 0; ++call) {
+    std::vector<float> w((size_t)n_q * n_k), o((size_t)n_q * d);
+    k::AttentionForward(q.data(), kk.data(), v.data(), n_q, n_k, d, d, 0.125f, w.data(), o.data(), &ws);
+    if (call == 0) w1 = w, o1 = o;
+    EXPECT_TRUE(w == w1 && o == o1) << "call " << call << ": the same as the first, whichever block";
+    float err = 0;
+    for (size_t i = 0; i < o.size(); ++i) err = std::max(err, std::fabs(o[i] - o0[i]));
+    EXPECT_LT(err, 1e-5f) << "call " << call;
+  }
+  EXPECT_GE(k::AttentionBlockRule(n_k), 0) << "a rule kept";
+}
+
 // AttentionForward drops the softmax's max pass when Cauchy-Schwarz bounds a block's scores within
 // +-64 in log2 units. Small scores take that path (the weights then differ in their last bits from
 // the shifted softmax's, both within the reference's tolerance); larger ones (scale 2: bounds past 64)
