@@ -1,11 +1,11 @@
+# WASM programs run under node by the tests: files through NODERAWFS, a growing heap.
+set(ATTNVIZ_WASM_NODE_LINK -sENVIRONMENT=node -sNODERAWFS=1 -sALLOW_MEMORY_GROWTH=1 -sEXIT_RUNTIME=1)
+
 # attnviz_add_test(NAME SOURCES src... [LIBS lib...] [ARGS arg...] [WASM_ARGS arg...] [NO_WASM])
 # (WASM_ARGS: extra arguments for the WASM twin only.)
 # One GoogleTest executable per area. The native build runs it directly; the web build
 # compiles the same sources to WASM (SIMD128, node, NODERAWFS so tests read files), and
 # the native ctest also runs that .js under node, so `ctest` in build/native covers both.
-# WASM programs run under node by the tests: files through NODERAWFS, a growing heap.
-set(ATTNVIZ_WASM_NODE_LINK -sENVIRONMENT=node -sNODERAWFS=1 -sALLOW_MEMORY_GROWTH=1 -sEXIT_RUNTIME=1)
-
 function(attnviz_add_test name)
   cmake_parse_arguments(T "NO_WASM" "" "SOURCES;LIBS;ARGS;WASM_ARGS" ${ARGN})
   if(EMSCRIPTEN AND T_NO_WASM)

@@ -7,6 +7,7 @@
 //   - Exp                vectorized exp (range-reduced polynomial) and its scalar twin
 //   - Softmax            stable row softmax in place (subtract row max, guard zero sum)
 //   - AttentionForward   fused single-head scaled-dot attention: scores -> softmax -> P V
+//   - RowBlockChooser    AttentionForward's query-row block, chosen by timing its calls
 //
 // Every fast kernel has a plain reference twin (suffix Ref) that the tests compare it with.
 // The fast GEMM runs through one of several register-tile variants (TileVariant): hand-written
@@ -144,9 +145,11 @@ int SoftmaxRowsRef(float* x, int rows, int cols, int ld, float scale, float* row
 void AttentionForward(const float* q, const float* k, const float* v, int n_q, int n_k, int d, int d_v, float scale,
                       float* weights, float* out, Workspace* ws);
 void SetUnshiftedSoftmax(bool on);  // tests and benchmarks: let AttentionForward skip the max pass (default on)
-// AttentionForward's query-row block: rows > 0 forces it (rounded to the tile's rows), 0 the default
-// rule. Benchmarks A/B it in one process; nothing else sets it.
+// AttentionForward's query-row block: rows > 0 forces it (rounded to the tile's rows), 0 the timed
+// choice (RowBlockChooser, below). Benchmarks A/B it in one process; nothing else sets it.
 void SetAttentionBlockRows(int rows);
+void AttentionForwardRef(const float* q, const float* k, const float* v, int n_q, int n_k, int d, int d_v, float scale,
+                         float* weights, float* out);
 
 // AttentionForward's query-row block is chosen by timing, per class of n_k (its power of two), between
 // two rules where they differ: 0 = 128 KiB of scores (32768 / n_k rows, kept in L2 between the three
@@ -179,8 +182,6 @@ class RowBlockChooser {
 };
 RowBlockChooser& AttentionRowBlocks();  // the one AttentionForward uses
 int AttentionBlockRule(int n_k);        // the rule kept for n_k's class (0, 1), -1: being timed
-void AttentionForwardRef(const float* q, const float* k, const float* v, int n_q, int n_k, int d, int d_v, float scale,
-                         float* weights, float* out);
 
 }  // namespace kernels
 }  // namespace attnviz

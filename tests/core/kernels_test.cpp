@@ -296,10 +296,18 @@ TEST(Kernels, AttentionForwardMatchesReference) {
   log.Print("AttentionForward fast vs reference, n in {1,3,17,255,1000} x d in {1,5,64,129}:");
 }
 
+// One tile variant for a whole comparison: a re-probe in between (every 5 s, sooner under load) may
+// pick another ISA, whose products round otherwise (SIMD128 mul + add against relaxed FMA).
+struct SameTile {
+  SameTile() { k::ForceTile(std::max(0, k::LastProbe().selected)); }
+  ~SameTile() { k::ForceTile(-1); }
+};
+
 // A forced query-row block (bench/peers/row_block.mjs A/Bs them) gives the default's weights and
 // output bit for bit: rows are independent, and here every block takes the same softmax path (the
 // unshifted one: small scores; the path is chosen per block, from a bound on its rows).
 TEST(Kernels, AttentionForwardIsTheSameForEveryRowBlock) {
+  const SameTile same_tile;
   Rng rng(23);
   const int n_q = 300, n_k = 257, d = 64;
   const auto q = Random((size_t)n_q * d, &rng), kk = Random((size_t)n_k * d, &rng), v = Random((size_t)n_k * d, &rng);
@@ -355,6 +363,7 @@ TEST(Kernels, RowBlockChooserKeepsTheFasterRuleAndTimesAgainLater) {
 // calls a rule is kept, and every call's weights and output are the same bit for bit.
 TEST(Kernels, AttentionForwardChoosesItsRowBlockByTiming) {
   k::ProbeTiles(true);  // the clock's tick measured on the real clock (a test before may have left 100 us)
+  const SameTile same_tile;
   Rng rng(29);
   const int n_q = 40, n_k = 3000, d = 64;  // 120000 scores: timed; rules of 10 and 256 rows
   const auto q = Random((size_t)n_q * d, &rng), kk = Random((size_t)n_k * d, &rng), v = Random((size_t)n_k * d, &rng);
