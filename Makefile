@@ -32,9 +32,10 @@ run: configure-web
 
 # Checks the C++ format first (fails fast, before building), then builds native and web and
 # runs every test (native, WASM under node, browser, and the ASan + UBSan + fuzz build of
-# build/sanitize) through ctest.
+# build/sanitize) through ctest. On a failure scripts/test_failures.sh then prints what the failed
+# tests said (their failure lines), after the summary, where a log cut to its tail still shows it.
 test: format-check native-build web-build sanitize-build
-	ctest --preset native -j 2
+	ctest --preset native -j 2 || { bash scripts/test_failures.sh build/native; exit 1; }
 
 # C++ sources (src/, tests/, bench/) against .clang-format with Debian's clang-format 14.
 # format-check lists the files that differ and fails; format rewrites them in place.

@@ -458,14 +458,14 @@ int RowBlockChooser::Pick(int c, double now, bool* timed) {
   return k.trials[0] < k.trials[1] ? 0 : 1;
 }
 
-void RowBlockChooser::Record(int c, int rule, double seconds_per_score) {
+void RowBlockChooser::Record(int c, int rule, double seconds_per_score, double now) {
   std::lock_guard<std::mutex> lock(mutex_);
   Class& k = classes_[std::clamp(c, 0, kClasses - 1)];
   if (k.chosen >= 0 || rule < 0 || rule > 1) return;
   k.best[rule] = k.trials[rule] == 0 ? seconds_per_score : std::min(k.best[rule], seconds_per_score);
   if (++k.trials[rule] < kTrials || k.trials[1 - rule] < kTrials) return;
   k.chosen = k.best[1] < k.best[0] ? 1 : 0;
-  k.chosen_at = ProbeSeconds();
+  k.chosen_at = now;
 }
 
 int RowBlockChooser::Chosen(int c) const {
@@ -558,9 +558,9 @@ void AttentionForward(const float* q, const float* k, const float* v, int n_q, i
                tile);  // pass 3: O = P V
   }
   if (!timed) return;
-  const double seconds = ProbeSeconds() - t0;
+  const double t1 = ProbeSeconds(), seconds = t1 - t0;
   if (seconds >= 10e-6 * std::max(1.0, LastProbe().clock_tick_us))  // >= 10 ticks (and 10 us)
-    chooser.Record(klass, rule, seconds / ((double)n_q * n_k));
+    chooser.Record(klass, rule, seconds / ((double)n_q * n_k), t1);
 }
 
 void AttentionForwardRef(const float* q, const float* k, const float* v, int n_q, int n_k, int d, int d_v, float scale,

@@ -165,7 +165,7 @@ class RowBlockChooser {
   explicit RowBlockChooser(int fallback) : fallback_(fallback) {}
   // The rule for the next call of class c at time now; *timed: time the call and Record it.
   int Pick(int c, double now, bool* timed);
-  void Record(int c, int rule, double seconds_per_score);
+  void Record(int c, int rule, double seconds_per_score, double now);  // a timed call's figure, ended at now
   int Chosen(int c) const;  // the rule kept for class c, -1 while it is being timed
   int fallback() const { return fallback_; }
 

@@ -326,37 +326,34 @@ TEST(Kernels, AttentionForwardIsTheSameForEveryRowBlock) {
 
 // The row block's chooser: the build's rule until one is timed, then the two alternately, kTrials
 // timed calls each; the faster one is kept (untimed) until kRetimeSeconds later, then both again.
-double g_chooser_now = 100.0;
-double ChooserClock() {
-  return g_chooser_now;
-}
+// The times are the caller's (no clock is read); kRetimeSeconds counts from the call that kept a rule.
 TEST(Kernels, RowBlockChooserKeepsTheFasterRuleAndTimesAgainLater) {
-  k::SetProbeClock(&ChooserClock);
+  const double now = 100.0;
   for (int fallback : {0, 1}) {
     k::RowBlockChooser chooser(fallback);
     bool timed = false;
-    EXPECT_EQ(chooser.Pick(5, g_chooser_now, &timed), fallback) << "the build's rule first";
+    EXPECT_EQ(chooser.Pick(5, now, &timed), fallback) << "the build's rule first";
     EXPECT_TRUE(timed);
     EXPECT_EQ(chooser.Chosen(5), -1);
     const double per_score[2] = {fallback == 0 ? 2e-9 : 1e-9, fallback == 0 ? 1e-9 : 2e-9};  // the other rule faster
     int used[2] = {0, 0};
     for (int call = 0; call < 2 * k::RowBlockChooser::kTrials; ++call) {
-      const int rule = chooser.Pick(5, g_chooser_now, &timed);
+      const int rule = chooser.Pick(5, now + call, &timed);
       ASSERT_TRUE(timed) << "call " << call;
       ++used[rule];
-      chooser.Record(5, rule, per_score[rule] * (call < 2 ? 3.0 : 1.0));  // the first calls slow: the best counts
+      chooser.Record(5, rule, per_score[rule] * (call < 2 ? 3.0 : 1.0), now + call);  // first calls slow: best counts
     }
+    const double kept_at = now + 2 * k::RowBlockChooser::kTrials - 1;  // the last Record's time
     EXPECT_EQ(used[0], k::RowBlockChooser::kTrials);
     EXPECT_EQ(used[1], k::RowBlockChooser::kTrials);
     EXPECT_EQ(chooser.Chosen(5), 1 - fallback) << "the faster rule";
     EXPECT_EQ(chooser.Chosen(6), -1) << "classes are apart";
-    EXPECT_EQ(chooser.Pick(5, g_chooser_now + 1.0, &timed), 1 - fallback);
+    EXPECT_EQ(chooser.Pick(5, kept_at + k::RowBlockChooser::kRetimeSeconds - 0.01, &timed), 1 - fallback);
     EXPECT_FALSE(timed) << "kept, not timed";
-    EXPECT_EQ(chooser.Pick(5, g_chooser_now + k::RowBlockChooser::kRetimeSeconds, &timed), fallback);
+    EXPECT_EQ(chooser.Pick(5, kept_at + k::RowBlockChooser::kRetimeSeconds, &timed), fallback);
     EXPECT_TRUE(timed) << "timed again after kRetimeSeconds";
     EXPECT_EQ(chooser.Chosen(5), -1);
   }
-  k::SetProbeClock(nullptr);
 }
 
 // AttentionForward times its row block on calls big enough: after a class's first 2 x kTrials such
