@@ -881,10 +881,17 @@ TEST(AppViews, GridCaptionsTooWideForTheirCellsAreShortenedNotCut) {
   t.Run("grid-sort entropy");
   t.Frames(3);
   d = t.Describe();
-  EXPECT_EQ(Num(d, "grid.caption_level"), 2) << "the head alone";
-  EXPECT_LT(Num(d, "grid.caption_scale"), 1.0) << "'L1H31' a little smaller";
-  EXPECT_GE(Num(d, "grid.caption_scale"), 0.9);
+  EXPECT_EQ(Num(d, "grid.caption_level"), 2) << "the value under the head";
+  EXPECT_EQ(Num(d, "grid.caption_lines"), 2);
+  EXPECT_GE(Num(d, "grid.caption_scale"), 0.9) << "'L1H31' at most a little smaller";
   EXPECT_FALSE(Get(d, "grid.captions_cut").boolean);
+  {  // the value the grid is sorted by is still said: "L<l>H<h>\n<entropy>"
+    const int first = (int)Get(d, "grid.order").numbers[0];
+    char want[64];
+    std::snprintf(want, sizeof(want), "L%dH%d\n%.2f", first / 32, first % 32,
+                  Num(Get(d, "grid.stats").items[(size_t)first], "entropy"));
+    EXPECT_EQ(Get(d, "grid.caption_first").string, want);
+  }
   // 2 layers of 12 heads (BERT's), cells ~70 px in this window: the head and the value a little
   // smaller, rather than the head alone.
   ASSERT_TRUE(OpenNpy(t, "bert.npy", {2, 12, 6, 6}, [](size_t k) { return (float)(k % 5 + 1) / 21.0f; }).ok);
@@ -893,6 +900,7 @@ TEST(AppViews, GridCaptionsTooWideForTheirCellsAreShortenedNotCut) {
   t.Frames(3);
   d = t.Describe();
   EXPECT_EQ(Num(d, "grid.caption_level"), 1) << "'L1H11 0.23'";
+  EXPECT_EQ(Num(d, "grid.caption_lines"), 1);
   EXPECT_GE(Num(d, "grid.caption_scale"), 0.8);
   EXPECT_FALSE(Get(d, "grid.captions_cut").boolean);
 }

@@ -217,9 +217,10 @@ const char* SortedStat(GridSort sort, const HeadStats& h, float* value) {
 
 // A thumbnail's caption: the statistic the grid is sorted by (entropy in layer order), after the head
 // when the grid is sorted (in layer order the row and column headers say it).
-// level 0 says it all; 1 drops the statistic's name, 2 its value (or, in layer order, a digit of it),
-// for cells too narrow for the whole caption (a 32-head layer's thumbnails are ~40 px wide, and a
-// cut "L26H19 ent 3.21" read "L26H1"). i < 0: the widest caption of the grid at that level.
+// level 0 says it all; 1 drops the statistic's name; 2, for cells too narrow for the whole caption,
+// puts the value under the head (sorted: two lines, kCaptionLines) or drops a digit of it (in layer
+// order). A 32-head layer's thumbnails are ~40 px wide: a cut "L26H19 ent 3.21" read "L26H1", and a
+// sorted grid that dropped the value hid what it was sorted by. i < 0: the widest caption at that level.
 void Caption(char* buf, size_t n, const Example& ex, int i, const GridViewState& g, bool with_head, int level) {
   int layer = 0, head = 0;
   float value = 0;
@@ -242,7 +243,7 @@ void Caption(char* buf, size_t n, const Example& ex, int i, const GridViewState&
     name = SortedStat(g.sort, g.stats[(size_t)i], &value);
   }
   if (with_head && level >= 2)
-    std::snprintf(buf, n, "L%dH%d", layer, head);
+    std::snprintf(buf, n, "L%dH%d\n%.2f", layer, head, value);
   else if (with_head && level == 1)
     std::snprintf(buf, n, "L%dH%d %.2f", layer, head, value);
   else if (with_head)
@@ -253,6 +254,11 @@ void Caption(char* buf, size_t n, const Example& ex, int i, const GridViewState&
     std::snprintf(buf, n, "%.2f", value);
   else
     std::snprintf(buf, n, "%s %.2f", name, value);
+}
+
+// Caption lines at a level: a sorted grid's narrowest captions take two (the head, then the value).
+int CaptionLines(bool with_head, int level) {
+  return with_head && level >= 2 ? 2 : 1;
 }
 
 // How the grid's captions fit cells `cell` wide, all alike: the first level at which the widest caption
@@ -536,10 +542,10 @@ struct GridLayout {
   float screen_cell = 40, screen_cap_h = 0;  // on screen (the scroll region)
 };
 
-GridLayout LayOutGrid(int heads, int grid_rows, bool layer_order, bool figure) {
+GridLayout LayOutGrid(int heads, int grid_rows, bool layer_order, bool figure, int caption_lines) {
   GridLayout G;
   const float line_h = ImGui::GetTextLineHeight(), gap = G.gap;
-  G.screen_cap_h = G.cap_h = line_h + 4;
+  G.screen_cap_h = G.cap_h = line_h * (float)caption_lines + 4;
   G.left = layer_order ? ImGui::CalcTextSize("L00").x + gap : 0.0f;
   G.head_h = layer_order ? line_h + 4 : 0.0f;
   G.screen_origin = G.origin = ImGui::GetCursorScreenPos();
@@ -563,14 +569,20 @@ void GridView::DrawThumbnails(AppState* s, int heads, int grid_rows) {
   ImGui::BeginChild("grid_scroll", ImVec2(0, 0), false, ImGuiWindowFlags_HorizontalScrollbar);  // 32 heads may be wider
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const bool layer_order = g.sort == GridSort::Layer;
-  const GridLayout G = LayOutGrid(heads, grid_rows, layer_order, s->exports.capture_frame);
   const bool figure = s->exports.capture_frame;
+  GridLayout G = LayOutGrid(heads, grid_rows, layer_order, figure, 1);
+  if (G.cap_h > 0) FitCaptions(ex, &g, !layer_order, G.cell);
+  g.caption_lines = G.cap_h > 0 ? CaptionLines(!layer_order, g.caption_level) : 0;
+  if (g.caption_lines > 1) {  // laid out again for the taller captions (cells may be a little smaller)
+    G = LayOutGrid(heads, grid_rows, layer_order, figure, g.caption_lines);
+    if (G.cap_h > 0) FitCaptions(ex, &g, !layer_order, G.cell);
+    g.caption_lines = G.cap_h > 0 ? CaptionLines(!layer_order, g.caption_level) : 0;
+  }
   const ImVec2 origin = G.origin;
   const float left = G.left, head_h = G.head_h, gap = G.gap, cell = G.cell, cap_h = G.cap_h;
   if (layer_order) DrawHeaders(dl, origin, left, head_h, cell, cap_h, gap, heads, grid_rows);
   const ImU32 text_col = ImGui::GetColorU32(ImGuiCol_Text);
   char buf[64];
-  if (cap_h > 0) FitCaptions(ex, &g, !layer_order, cell);
   int hovered = -1;
   for (int p = 0; p < n; ++p) {
     const int i = g.order[(size_t)p];
@@ -620,7 +632,7 @@ void GridView::DrawThumbnails(AppState* s, int heads, int grid_rows) {
   ImGui::EndChild();
 }
 
-void GridView::Describe(AppState*, JsonWriter* w) {
+void GridView::Describe(AppState* s, JsonWriter* w) {
   const GridViewState& g = state;
   w->Key("sort");
   w->String(GridSortName(g.sort));
@@ -642,8 +654,17 @@ void GridView::Describe(AppState*, JsonWriter* w) {
   w->NumberF(g.pool_ms);
   w->Key("slice_ms");  // an eager file's time for them, uploads and statistics (0: a lazy file's 6 ms deadline)
   w->NumberF(g.slice_ms);
-  w->Key("caption_level");  // 0: captions say it all; 1: without the statistic's name; 2: without its value
+  w->Key("caption_level");  // 0: captions say it all; 1: without the statistic's name; 2: value under the head
   w->Number(g.caption_level);
+  w->Key("caption_lines");
+  w->Number(g.caption_lines);
+  w->Key("caption_first");  // the first thumbnail's caption, as drawn ("" without captions)
+  char buf[64] = "";
+  const Example& ex = s->Current();
+  if (g.caption_lines > 0 && !g.order.empty() && g.order[0] < (int)ex.maps.size() &&
+      g.stats_version.size() == ex.maps.size())
+    Caption(buf, sizeof(buf), ex, g.order[0], g, g.sort != GridSort::Layer, g.caption_level);
+  w->String(buf);
   w->Key("caption_scale");  // their font size (< 1: smaller, to fit)
   w->NumberF(g.caption_scale);
   w->Key("captions_cut");  // the widest caption does not fit even so (clipped)

@@ -34,6 +34,7 @@ struct GridViewState {
   int stats_pending = 0;                 // maps whose statistics are not computed yet (a few ms per frame)
   bool order_stale = false;              // statistics came after this frame's order: one more frame sorts them
   int caption_level = 0;                 // how much the captions say (FitCaptions): 0 all, 2 least
+  int caption_lines = 1;                 // lines a caption takes (2: a sorted grid's head, then value; 0: none)
   float caption_scale = 1;               // their font size, down to 0.7 to fit
   bool captions_cut = false;             // the widest caption does not fit even so (clipped)
   int stats_known = 0;                   // maps with statistics (the sort puts the rest last)
