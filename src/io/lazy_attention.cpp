@@ -490,10 +490,19 @@ void MaxPoolPieceUnbuffered(const float* piece, int64_t rows, int64_t cols, int6
 // 64-bit divisions per bin and bin row: a 512 x 512 head pooled to 256 x 256 (an eager file's grid
 // thumbnail) 0.352 -> 0.313 ms in node on TurboFan code (stop 48; in the page ~1.1-1.4 ms a head
 // while the grid fills in, beside the load worker and the renderer).
+namespace {
+thread_local std::vector<float> t_pool_acc;      // a bin's rows combined; kept: a head is pooled a piece at a time
+thread_local std::vector<int64_t> t_pool_first;  // [out_cols + 1] each column bin's first column (kept: its capacity)
+}  // namespace
+
+size_t MaxPoolKeptBytes() {
+  return t_pool_acc.capacity() * sizeof(float) + t_pool_first.capacity() * sizeof(int64_t);
+}
+
 void MaxPoolPiece(const float* piece, int64_t rows, int64_t cols, int64_t row0, int64_t row1, int out_rows,
                   int out_cols, float* out) {
-  thread_local std::vector<float> acc;      // a bin's rows combined; kept: a head is pooled a piece at a time
-  thread_local std::vector<int64_t> first;  // [out_cols + 1] each column bin's first column (kept: its capacity)
+  std::vector<float>& acc = t_pool_acc;
+  std::vector<int64_t>& first = t_pool_first;
   // Both are small beside the piece (a row; a bin's first columns), but an allocation that fails is an
   // error, not a crash: without them the piece is pooled a row at a time, the bins found by division.
   if (!(first.capacity() > (size_t)out_cols || TryAllocate(((size_t)out_cols + 1) * sizeof(int64_t))) ||
@@ -524,6 +533,7 @@ void MaxPoolPiece(const float* piece, int64_t rows, int64_t cols, int64_t row0, 
     }
     i = end;
   }
+  if (MaxPoolKeptBytes() > kMaxPoolKeptBytes) std::vector<float>().swap(acc), std::vector<int64_t>().swap(first);
 }
 
 // ---------------------------------------------------------------------------

@@ -164,6 +164,11 @@ void MaxPoolRows(const float* head, int64_t rows, int64_t cols, int64_t row0, in
 // The same for rows [row0, row1) held on their own: piece points at row row0.
 void MaxPoolPiece(const float* piece, int64_t rows, int64_t cols, int64_t row0, int64_t row1, int out_rows,
                   int out_cols, float* out);
+// The bytes MaxPoolPiece keeps between calls on this thread (a row and the column bins' starts): up to
+// kMaxPoolKeptBytes; a longer row's buffers are let go after the call (a hostile file's 2^28-column
+// head would otherwise hold 1 GiB for as long as the thread lives).
+constexpr size_t kMaxPoolKeptBytes = 1 << 20;
+size_t MaxPoolKeptBytes();
 
 // ---------------------------------------------------------------------------
 // Reading

@@ -360,6 +360,29 @@ TEST(LazyAttention, MaxPoolingAPieceOfRowsIsMaxPoolingThemInTheHead) {
   }
 }
 
+// MaxPoolPiece keeps its buffers between the pieces of a head, but not a long row's: pooled right, then
+// let go (a hostile file's head of 2^28 columns would hold 1 GiB for the life of the thread).
+TEST(LazyAttention, MaxPoolingKeepsNoLongRowsBuffers) {
+  const int64_t rows = 3, cols = int64_t(1) << 20;  // a 4 MiB row
+  const int out_cols = 256;
+  std::vector<float> head((size_t)(rows * cols));
+  for (size_t k = 0; k < head.size(); ++k) head[k] = (float)((k * 2654435761u) % 1000) / 1000.0f;
+  std::vector<float> out(out_cols, 0.0f);
+  MaxPoolPiece(head.data(), rows, cols, 0, rows, 1, out_cols, out.data());
+  for (int b = 0; b < out_cols; ++b) {
+    float m = 0;
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = b * cols / out_cols; c < (b + 1) * cols / out_cols; ++c)
+        m = std::max(m, head[(size_t)(r * cols + c)]);
+    ASSERT_EQ(out[(size_t)b], m) << "bin " << b;
+  }
+  EXPECT_LE(MaxPoolKeptBytes(), kMaxPoolKeptBytes) << "a 4 MiB row's buffer was kept";
+  std::vector<float> small(4 * 512, 0.5f), small_out(2 * 256, 0.0f);
+  MaxPoolPiece(small.data(), 4, 512, 0, 4, 2, 256, small_out.data());
+  EXPECT_GT(MaxPoolKeptBytes(), 0u) << "a short row's buffers are kept for the next piece";
+  EXPECT_EQ(small_out[0], 0.5f);
+}
+
 #if ATTNVIZ_LIMITED_CHILD
 // MaxPoolPiece's buffers (a row of cols floats, a table of out_cols + 1 columns) are asked of the
 // allocator first: where it cannot give them, the piece is pooled without them, with the same result,
