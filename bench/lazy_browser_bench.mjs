@@ -200,13 +200,14 @@ async function run(browser, appPort, url, tag, { scroll = false, mainThreadReads
     // Then the same at a reader's pace: each head kept in view 1 s after it showed, so its whole head
     // is being read when the next is asked for.
     // What the server sent meanwhile: a network slower than this loopback spends it before the next head.
-    if (ab) out.quick = { ms: [], reads: [], paced_ms: [], paced_reads: [], served: -(await window.attnvizServedBytes()) };
+    if (ab) out.quick = { ms: [], reads: [], cmd: [], paced_ms: [], paced_reads: [], paced_cmd: [], served: -(await window.attnvizServedBytes()) };
     for (let i = 0; i < (ab ? 16 : 0); i++) {
       const paced = i >= 8;
       if (i === 8) out.quick.served += await window.attnvizServedBytes();
       const m = paced ? (i - 8) * H + 20 + i : (16 + i) * H + 20 + i;  // unvisited (the file's hole)
       t0 = performance.now();
       v.command(`map ${m}`);
+      out.quick[paced ? 'paced_cmd' : 'cmd'].push(performance.now() - t0);  // the command itself (it starts the reads)
       await until((x) => polls > 0 && atViewResolution(x, m));
       out.quick[paced ? 'paced_ms' : 'ms'].push(performance.now() - t0);
       out.quick[paced ? 'paced_reads' : 'reads'].push(window.AttnVizLazy.stats.reads
@@ -254,8 +255,10 @@ async function run(browser, appPort, url, tag, { scroll = false, mainThreadReads
       `median=${p[p.length >> 1].toFixed(0)} max=${p[p.length - 1].toFixed(0)} ` +
       `(each 1 s after the last showed at the view's resolution, its whole head being read; target: <= 300)`);
     console.log(`lazy browser ${tag} quick_switch_to_unvisited_head reads=${r.quick.reads.join(',')} ` +
-      `(start..end ms after the command: size [the worker's request sent/headers in/body in])`);
+      `command_ms=${r.quick.cmd.map((x) => x.toFixed(1)).join(',')} ` +
+      `(start..end ms after the command: size [the worker's request sent/headers in/body in]; the command's own time)`);
     console.log(`lazy browser ${tag} paced_switch_to_unvisited_head reads=${r.quick.paced_reads.join(',')} ` +
+      `command_ms=${r.quick.paced_cmd.map((x) => x.toFixed(1)).join(',')} ` +
       '(the same; a paced switch also cancels the last head\'s whole read)');
   }
   if (r.revisit) {

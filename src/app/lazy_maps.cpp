@@ -703,6 +703,10 @@ void LazyMaps::Request(AppState* s) {
   ++frame_;
   ForgetLostReads();
   Requests(s, examples);  // this frame's wants: kept from eviction, or asked for now
+  // Reads of one part (a head's stand-ins, overviews, a band) start before room is made: making it may
+  // pack a 4096^2 head into 16 bits, ~50 ms in the page, which held a paced switch's first reads back
+  // that long (bench/lazy_browser_bench.mjs, command_ms; stop 51). Their buffers are a few MiB at most.
+  file_.StartReads(/*single_part_only=*/true);
   // Room for what is being read now, not only when it arrives: what this frame does not draw goes to
   // 16 bits or out first, so the reads' buffers can take the blocks that leave (with halves filling
   // the cache, a head read without this raised the WASM peak by ~70 MB: no free 64 MiB block among

@@ -857,7 +857,7 @@ Status LazyAttentionFile::Step(Job* job) {
   return DecodePiece(job, dst, n);  // F32 in place: the checks only
 }
 
-void LazyAttentionFile::StartReads() {
+void LazyAttentionFile::StartReads(bool single_part_only) {
   if (!source_ || !source_->Asynchronous()) return;
   uint64_t ended = 0;
   Status how;
@@ -868,7 +868,7 @@ void LazyAttentionFile::StartReads() {
   // Requests of one part (overviews, screen copies, bands) first, so a whole head's parts do not
   // hold them back; while one is under way, whole heads keep one part in flight, not more (the
   // stand-in the view draws now gets the bandwidth).
-  for (int pass = 0; pass < 2; ++pass) {
+  for (int pass = 0; pass < (single_part_only ? 1 : 2); ++pass) {
     int limit = max_in_flight_;
     if (pass == 1) {
       int small = 0, big = 0;

@@ -225,7 +225,8 @@ class LazyAttentionFile {
   void Pump(double budget_ms);
   // Asynchronous sources: takes the reads that ended and starts the next ones, decoding nothing
   // (what a frame does after asking for what it drew; Pump decodes at least one piece).
-  void StartReads();
+  // single_part_only: requests of one part only (overviews, screen copies, bands), not whole heads.
+  void StartReads(bool single_part_only = false);
   // An asynchronous source's read `ticket` ended (ok, or why not).
   void CompleteRead(uint64_t ticket, const Status& st);
   bool PopResult(LazyResult* out);  // a finished request, oldest first

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 #include <deque>
+#include <functional>
 #include <limits>
 #include <random>
 #include <string>
@@ -1144,7 +1145,9 @@ class LateSource : public ByteSource {
   void StartRead(uint64_t ticket, uint64_t offset, uint64_t size, uint8_t* dst) override {
     const auto due = std::chrono::steady_clock::now() + std::chrono::microseconds(rng_() % 20000);
     reads_.push_back({ticket, offset, size, dst, due});
+    if (on_start) on_start();
   }
+  std::function<void()> on_start;  // called as each read starts (tests look at the app then)
   void CancelRead(uint64_t ticket) override {
     reads_.erase(std::remove_if(reads_.begin(), reads_.end(), [&](const Pending& p) { return p.ticket == ticket; }),
                  reads_.end());
@@ -1227,6 +1230,53 @@ TEST(LazyApp, AnAsynchronouslyReadGridFillsInByItself) {
                         << " reads pending, " << frames << " frames, " << Lazy(d, "wakes") << " wakes, "
                         << Lazy(d, "lost") << " lost";
   EXPECT_EQ(Lazy(d, "lost"), 0);
+}
+
+// Making room for a switch's reads may pack a head into 16 bits, ~50 ms for a 4096^2 head in the page:
+// reads of one part (here each 511^2 head's) start first, so they are under way meanwhile (stop 51:
+// paced switches in Chromium waited 46-53 ms for that before their first read, command_ms).
+TEST(LazyApp, ASwitchsReadsStartBeforeRoomIsMadeForThem) {
+  CacheBudget budget(3 << 20);  // three heads as floats: the fourth packs one
+  HeadlessApp t;
+  const std::string& path = t.Remember(TempPath("pack_after_reads"));
+  WriteModel(path, 1, 6, 511);
+  std::unique_ptr<ByteSource> file;
+  ASSERT_TRUE(OpenFileSource(path, &file).ok);
+  std::vector<uint8_t> prefix;
+  ASSERT_TRUE(ReadLazyPrefix(file.get(), &prefix).ok);
+  auto late = std::make_unique<LateSource>(std::move(file));
+  LateSource* source = late.get();
+  ASSERT_TRUE(t.app.OpenLazy(path, std::move(late), prefix.data(), prefix.size()).ok);
+  ASSERT_TRUE(t.app.Command("view heatmap").ok);
+  std::vector<double> packs_at_start;  // the app's packs as each read started
+  source->on_start = [&] { packs_at_start.push_back(Lazy(t.Describe(), "packs")); };
+  auto held = [&] {  // the rows of the shown head in memory (none before the heatmap's first frame)
+    const JsonValue d = t.Describe();
+    const JsonValue* h = Heatmap(d);
+    return h && h->Find("held") ? h->Find("held")->numbers : std::vector<double>{};
+  };
+  int switches_that_packed = 0;
+  for (int m : {1, 2, 3, 4, 5}) {
+    const double before = Lazy(t.Describe(), "packs");
+    packs_at_start.clear();
+    ASSERT_TRUE(t.app.Command("map " + std::to_string(m)).ok);
+    const double after = Lazy(t.Describe(), "packs");
+    if (after > before) {
+      ++switches_that_packed;
+      ASSERT_FALSE(packs_at_start.empty()) << "map " << m << ": no read started in the command";
+      EXPECT_EQ(packs_at_start.front(), before) << "map " << m << ": the head was packed before its read started";
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    int frames = 0;  // (before the next frame, the heatmap still describes the last head)
+    while (std::chrono::steady_clock::now() - t0 < std::chrono::seconds(5) &&
+           (frames < 2 || held() != std::vector<double>{0, 511} || Lazy(t.Describe(), "pending") > 0)) {
+      if (source->Ended()) t.app.WorkLazy(8);
+      t.Frames(1), ++frames;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    ASSERT_EQ(held(), (std::vector<double>{0, 511})) << "map " << m;
+  }
+  EXPECT_GT(switches_that_packed, 0) << "no switch made room by packing a head: the test shows nothing";
 }
 
 TEST(LazyApp, AChangedFileAndBadFilesGiveMessages) {
