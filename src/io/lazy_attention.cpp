@@ -480,7 +480,13 @@ void MaxPoolPieceUnbuffered(const float* piece, int64_t rows, int64_t cols, int6
   }
 }
 
+thread_local std::vector<float> t_pool_acc;      // a bin's rows combined; kept: a head is pooled a piece at a time
+thread_local std::vector<int64_t> t_pool_first;  // [out_cols + 1] each column bin's first column (kept: its capacity)
 }  // namespace
+
+size_t MaxPoolKeptBytes() {
+  return t_pool_acc.capacity() * sizeof(float) + t_pool_first.capacity() * sizeof(int64_t);
+}
 
 // Row i of the head falls in bin r (floor(r * rows / out_rows) <= i < floor((r + 1) * rows / out_rows)),
 // column c in bin b likewise. The rows of one bin are first combined element by element (a loop the
@@ -490,15 +496,6 @@ void MaxPoolPieceUnbuffered(const float* piece, int64_t rows, int64_t cols, int6
 // 64-bit divisions per bin and bin row: a 512 x 512 head pooled to 256 x 256 (an eager file's grid
 // thumbnail) 0.352 -> 0.313 ms in node on TurboFan code (stop 48; in the page ~1.1-1.4 ms a head
 // while the grid fills in, beside the load worker and the renderer).
-namespace {
-thread_local std::vector<float> t_pool_acc;      // a bin's rows combined; kept: a head is pooled a piece at a time
-thread_local std::vector<int64_t> t_pool_first;  // [out_cols + 1] each column bin's first column (kept: its capacity)
-}  // namespace
-
-size_t MaxPoolKeptBytes() {
-  return t_pool_acc.capacity() * sizeof(float) + t_pool_first.capacity() * sizeof(int64_t);
-}
-
 void MaxPoolPiece(const float* piece, int64_t rows, int64_t cols, int64_t row0, int64_t row1, int out_rows,
                   int out_cols, float* out) {
   std::vector<float>& acc = t_pool_acc;

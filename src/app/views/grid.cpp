@@ -218,7 +218,7 @@ const char* SortedStat(GridSort sort, const HeadStats& h, float* value) {
 // A thumbnail's caption: the statistic the grid is sorted by (entropy in layer order), after the head
 // when the grid is sorted (in layer order the row and column headers say it).
 // level 0 says it all; 1 drops the statistic's name; 2, for cells too narrow for the whole caption,
-// puts the value under the head (sorted: two lines, kCaptionLines) or drops a digit of it (in layer
+// puts the value under the head (sorted: two lines, CaptionLines) or drops a digit of it (in layer
 // order). A 32-head layer's thumbnails are ~40 px wide: a cut "L26H19 ent 3.21" read "L26H1", and a
 // sorted grid that dropped the value hid what it was sorted by. i < 0: the widest caption at that level.
 void Caption(char* buf, size_t n, const Example& ex, int i, const GridViewState& g, bool with_head, int level) {
@@ -570,14 +570,14 @@ void GridView::DrawThumbnails(AppState* s, int heads, int grid_rows) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const bool layer_order = g.sort == GridSort::Layer;
   const bool figure = s->exports.capture_frame;
-  GridLayout G = LayOutGrid(heads, grid_rows, layer_order, figure, 1);
-  if (G.cap_h > 0) FitCaptions(ex, &g, !layer_order, G.cell);
-  g.caption_lines = G.cap_h > 0 ? CaptionLines(!layer_order, g.caption_level) : 0;
-  if (g.caption_lines > 1) {  // laid out again for the taller captions (cells may be a little smaller)
-    G = LayOutGrid(heads, grid_rows, layer_order, figure, g.caption_lines);
+  GridLayout G;
+  auto lay_out = [&](int caption_lines) {
+    G = LayOutGrid(heads, grid_rows, layer_order, figure, caption_lines);
     if (G.cap_h > 0) FitCaptions(ex, &g, !layer_order, G.cell);
     g.caption_lines = G.cap_h > 0 ? CaptionLines(!layer_order, g.caption_level) : 0;
-  }
+  };
+  lay_out(1);
+  if (g.caption_lines > 1) lay_out(g.caption_lines);  // taller captions: the cells may be a little smaller
   const ImVec2 origin = G.origin;
   const float left = G.left, head_h = G.head_h, gap = G.gap, cell = G.cell, cap_h = G.cap_h;
   if (layer_order) DrawHeaders(dl, origin, left, head_h, cell, cap_h, gap, heads, grid_rows);
