@@ -219,7 +219,10 @@ TEST(KernelTiles, ProbeFiguresHoldWithACoarseClock) {
     EXPECT_GT(coarse.gflops[v], fine.gflops[v] / 3) << v;
     EXPECT_LT(coarse.gflops[v], fine.gflops[v] * 3) << v;
   }
-  EXPECT_LT(coarse.gflops[twice], 0.75 * coarse.gflops[0]) << "twice the work timed as fast";
+  // Twice the work reads slower than variant 0 at its best on either clock: under ASan with both cores
+  // loaded, variant 0's five coarse probes once all read ~0.6 of its fine figure (0.52 against 0.85
+  // GFLOP/s) while the twice variant read its own (0.40), and a coarse-only comparison failed.
+  EXPECT_LT(coarse.gflops[twice], 0.75 * std::max(coarse.gflops[0], fine.gflops[0])) << "twice the work timed as fast";
   EXPECT_LT(coarse.probe_ms, 500.0);  // samples are bounded in time (<= 2 ms), not in runs
   k::SetReprobeSeconds(-1.0);
   k::ProbeTiles();
