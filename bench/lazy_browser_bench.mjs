@@ -25,7 +25,8 @@
 //   quick / paced switches     then 8 unvisited heads each as soon as the last showed at the view's
 //                              resolution (a user stepping through heads; served_mb: what the server sent
 //                              meanwhile), and 8 more each 1 s after (the last one's whole head being read);
-//                              each switch's reads are printed (start..end ms after it: size)
+//                              each switch's reads are printed (start..end ms after it: size), and
+//                              command_ms, the `map K` command's own time (it starts the reads)
 //   grid scrolling             the App::Frame CPU time and the frame gaps while the wheel scrolls the
 //                              1024-head grid and overviews stream in
 //   WASM memory                the most seen, against the 512 MB target
