@@ -278,14 +278,15 @@ uint64_t LazyMaps::AskedBytes() const {
   for (const auto& kv : overview_reads_) {
     const OverviewRead& r = kv.second;
     const LazySet& ls = file_.index().sets[(size_t)r.set];
-    if (r.full) {  // the head's bytes while they are read, and its overview (pooled as it is decoded)
-      b += (uint64_t)ls.n_q * (uint64_t)ls.n_k * (uint64_t)StDTypeSize(ls.layers[(size_t)r.layer].dtype) +
-           (uint64_t)OverviewSide(ls.n_q) * (uint64_t)OverviewSide(ls.n_k) * sizeof(float);
+    if (r.full) {  // its overview, pooled as the head is decoded (the head's bytes: below)
+      b += (uint64_t)OverviewSide(ls.n_q) * (uint64_t)OverviewSide(ls.n_k) * sizeof(float);
       continue;
     }
     b += (uint64_t)(r.head1 - r.head0) * (uint64_t)ls.PoolRows(r.pool) * (uint64_t)ls.PoolCols(r.pool) * sizeof(float);
   }
-  return b;
+  // The file's bytes while they are read: an asynchronous source writes each read whole into a buffer
+  // of its own, decoded later (a synchronous one reads a piece at a time).
+  return b + file_.StagingBytes();
 }
 
 bool LazyMaps::MakeRoom(uint64_t bytes, std::vector<Example*>& examples) {
@@ -705,8 +706,12 @@ void LazyMaps::Request(AppState* s) {
   Requests(s, examples);  // this frame's wants: kept from eviction, or asked for now
   // Reads of one part (a head's stand-ins, overviews, a band) start before room is made: making it may
   // pack a 4096^2 head into 16 bits, ~50 ms in the page, which held a paced switch's first reads back
-  // that long (bench/lazy_browser_bench.mjs, command_ms; stop 51). Their buffers are a few MiB at most.
-  file_.StartReads(/*single_part_only=*/true);
+  // that long (bench/lazy_browser_bench.mjs, command_ms; stop 51). Only those that fit in the budget
+  // beside what is held start now (usually there is room: the buffer of the last head read, freed
+  // once it was decoded); the rest wait for the room.
+  const uint64_t budget = LazyCacheBudget(), held = resident_ + file_.LoadingBytes();
+  file_.StartReads(/*single_part_only=*/true, budget > held ? budget - held : 0);
+  max_memory_ = std::max(max_memory_, resident_ + file_.LoadingBytes());
   // Room for what is being read now, not only when it arrives: what this frame does not draw goes to
   // 16 bits or out first, so the reads' buffers can take the blocks that leave (with halves filling
   // the cache, a head read without this raised the WASM peak by ~70 MB: no free 64 MiB block among
@@ -718,6 +723,7 @@ void LazyMaps::Request(AppState* s) {
   // frame's pump: a piece decoded here made frames 20-30 ms longer on a slow machine); synchronous
   // ones are read at the next frame (PumpLazyMaps), so a burst of commands reads only what is wanted last.
   file_.StartReads();
+  max_memory_ = std::max(max_memory_, resident_ + file_.LoadingBytes());
   Results(s, examples);
   drawn_rows_.swap(wants_);
   wants_.clear();

@@ -172,11 +172,11 @@ class LazyMaps {
   void CancelUnwantedOverviews();  // reads of overviews that this frame did not draw
   void InstallPooled(AppState* s, const OverviewRead& read, LazyResult* r, std::vector<Example*>& examples);
   bool MakeRoom(uint64_t bytes, std::vector<Example*>& examples);  // evicts what this frame did not draw
-  uint64_t AskedBytes() const;  // the results of the reads under way, as floats (what they will install)
-  StDType FileType(size_t set, size_t map) const;               // its layer's weights in the file
-  bool Packable(size_t set, size_t map) const;                  // ... are F16 or BF16
-  bool PackOldest(std::vector<Example*>& examples);             // the oldest undrawn F16/BF16 rows -> 16 bits
-  void DropPacked(size_t set, MapState* ms);                    // frees a map's 16-bit copy
+  uint64_t AskedBytes() const;                       // the reads under way: their results as floats, and their buffers
+  StDType FileType(size_t set, size_t map) const;    // its layer's weights in the file
+  bool Packable(size_t set, size_t map) const;       // ... are F16 or BF16
+  bool PackOldest(std::vector<Example*>& examples);  // the oldest undrawn F16/BF16 rows -> 16 bits
+  void DropPacked(size_t set, MapState* ms);         // frees a map's 16-bit copy
   bool Unpack(const Want& w, std::vector<Example*>& examples);  // 16 bits that cover w -> the map's weights
   void Install(int set, int map, LazyResult* r, std::vector<Example*>& examples);
   void InstallOverview(int set, int map, LazyPool pool, MatrixRM weights);

@@ -709,6 +709,13 @@ uint64_t LazyAttentionFile::LoadingBytes() const {
   return b;
 }
 
+uint64_t LazyAttentionFile::StagingBytes() const {
+  uint64_t b = 0;
+  if (Asynchronous())
+    for (const auto& j : jobs_) b += j->state == JobState::Queued || j->staging ? j->range.size : 0;
+  return b;
+}
+
 LazyAttentionFile::Job* LazyAttentionFile::FindPart(uint64_t ticket, int* part) {
   for (const auto& j : jobs_) {
     if (j->state != JobState::Reading) continue;
@@ -854,7 +861,7 @@ Status LazyAttentionFile::Step(Job* job) {
   return DecodePiece(job, dst, n);  // F32 in place: the checks only
 }
 
-void LazyAttentionFile::StartReads(bool single_part_only) {
+void LazyAttentionFile::StartReads(bool single_part_only, uint64_t room) {
   if (!source_ || !source_->Asynchronous()) return;
   uint64_t ended = 0;
   Status how;
@@ -874,10 +881,12 @@ void LazyAttentionFile::StartReads(bool single_part_only) {
     }
     for (auto it = jobs_.begin(); it != jobs_.end() && in_flight < limit;) {
       Job* job = it->get();
-      if (job->state == JobState::Decoding || (pass == 0 && job->Parts() > 1)) {
+      const bool fits = job->state != JobState::Queued || job->range.size <= room;
+      if (job->state == JobState::Decoding || (pass == 0 && job->Parts() > 1) || !fits) {
         ++it;
         continue;
       }
+      if (job->state == JobState::Queued && room != UINT64_MAX) room -= job->range.size;
       const Status st = StartParts(job, &in_flight, limit);
       if (st) {
         ++it;

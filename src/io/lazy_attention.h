@@ -225,8 +225,9 @@ class LazyAttentionFile {
   void Pump(double budget_ms);
   // Asynchronous sources: takes the reads that ended and starts the next ones, decoding nothing
   // (what a frame does after asking for what it drew; Pump decodes at least one piece).
-  // single_part_only: requests of one part only (overviews, screen copies, bands), not whole heads.
-  void StartReads(bool single_part_only = false);
+  // single_part_only: requests of one part only (overviews, screen copies, bands), not whole heads,
+  // and of those only the ones whose buffers fit in `room` bytes together.
+  void StartReads(bool single_part_only = false, uint64_t room = UINT64_MAX);
   // An asynchronous source's read `ticket` ended (ok, or why not).
   void CompleteRead(uint64_t ticket, const Status& st);
   bool PopResult(LazyResult* out);  // a finished request, oldest first
@@ -240,6 +241,8 @@ class LazyAttentionFile {
   uint64_t BytesRead() const { return bytes_read_; }  // file bytes read so far
   uint64_t Reads() const { return reads_; }           // reads started so far
   uint64_t LoadingBytes() const;                      // memory held by requests in progress, and results not popped
+  uint64_t StagingBytes() const;  // asynchronous sources: the reads' buffers, held or to be held until decoded
+  bool Asynchronous() const { return source_ && source_->Asynchronous(); }
   void SetMaxInFlight(int reads) { max_in_flight_ = reads < 1 ? 1 : reads; }  // asynchronous reads at once
   // Asynchronous reads bigger than this come in parts of this size, started in order a few at a
   // time, and the parts in are decoded while the rest arrive (a 4096^2 F16 head: 8 parts).

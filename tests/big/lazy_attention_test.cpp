@@ -530,6 +530,35 @@ TEST(LazyAttention, StartReadsStartsReadsAndDecodesNothing) {
   EXPECT_EQ(r.weights(2, 1), RoundHalf(doc.sets[0].data.layers[0].heads[0].weights(2, 1)));
 }
 
+// A switch starts its reads of one part before the app makes room for them (LazyMaps::Request): only
+// those whose buffers fit in the room it has. Their buffers are counted from the moment they are
+// asked for until they are decoded.
+TEST(LazyAttention, ReadsStartedEarlyFitTheRoomGiven) {
+  const AttentionDocument doc = SmallDocument();
+  LazyAttentionFile f;
+  HandSource* hand = OpenByHand(doc, "room", &f);
+  ASSERT_NE(hand, nullptr);
+  const uint64_t bytes = 5 * 5 * 2;  // a 5 x 5 F16 head
+  std::vector<uint64_t> t;
+  for (int h = 0; h < 3; ++h) t.push_back(f.Submit(Rows(0, 0, h, 0, 5)));
+  EXPECT_EQ(f.StagingBytes(), 3 * bytes);  // asked for, not started: to be held
+  EXPECT_EQ(f.LoadingBytes(), 0u);
+  f.StartReads(/*single_part_only=*/true, 2 * bytes + bytes / 2);
+  EXPECT_EQ(hand->started.size(), 2u);
+  EXPECT_EQ(hand->started.count(t[2]), 0u);
+  EXPECT_EQ(f.LoadingBytes(), 2 * bytes);
+  f.StartReads(/*single_part_only=*/true, 0);  // no room: nothing more, the ones under way go on
+  EXPECT_EQ(hand->started.size(), 2u);
+  f.StartReads();  // after room is made: the rest
+  ASSERT_EQ(hand->started.size(), 3u);
+  for (uint64_t ticket : t) hand->Deliver(ticket), f.CompleteRead(ticket, Status::Ok());
+  EXPECT_EQ(f.StagingBytes(), 3 * bytes);  // in, not decoded
+  f.Pump(10);
+  EXPECT_EQ(f.StagingBytes(), 0u);
+  LazyResult r;
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(f.PopResult(&r) && r.status.ok);
+}
+
 TEST(LazyAttention, ABigReadComesInPartsDecodedAsTheyArrive) {
   // One 1536 x 2048 F16 head: 6 MiB, two parts (4 MiB + 2 MiB).
   std::mt19937 rng(5);
