@@ -201,7 +201,7 @@ async function run(browser, appPort, url, tag, { scroll = false, mainThreadReads
     // Then the same at a reader's pace: each head kept in view 1 s after it showed, so its whole head
     // is being read when the next is asked for.
     // What the server sent meanwhile: a network slower than this loopback spends it before the next head.
-    if (ab) out.quick = { ms: [], reads: [], cmd: [], paced_ms: [], paced_reads: [], paced_cmd: [], served: -(await window.attnvizServedBytes()) };
+    if (ab) out.quick = { ms: [], reads: [], cmd: [], paced_ms: [], paced_reads: [], paced_cmd: [], heap_mb: [], served: -(await window.attnvizServedBytes()) };
     for (let i = 0; i < (ab ? 16 : 0); i++) {
       const paced = i >= 8;
       if (i === 8) out.quick.served += await window.attnvizServedBytes();
@@ -211,6 +211,7 @@ async function run(browser, appPort, url, tag, { scroll = false, mainThreadReads
       out.quick[paced ? 'paced_cmd' : 'cmd'].push(performance.now() - t0);  // the command itself (it starts the reads)
       await until((x) => polls > 0 && atViewResolution(x, m));
       out.quick[paced ? 'paced_ms' : 'ms'].push(performance.now() - t0);
+      out.quick.heap_mb.push(Math.round(heap / 2 ** 20));
       out.quick[paced ? 'paced_reads' : 'reads'].push(window.AttnVizLazy.stats.reads
         .filter((q) => q.start >= t0 - 1 && q.end <= performance.now())
         .map((q) => `${(q.start - t0).toFixed(0)}..${(q.end - t0).toFixed(0)}:${(q.bytes / 1024).toFixed(0)}K` +
@@ -307,7 +308,8 @@ async function run(browser, appPort, url, tag, { scroll = false, mainThreadReads
   const lazy = await page.evaluate(() => window.attnviz.describe().lazy);
   console.log(`lazy browser ${tag} wasm_memory_max_mb=${(heap / 2 ** 20).toFixed(0)} cache_budget_mb=${lazy.budget / 2 ** 20} ` +
     `max_resident_mb=${(lazy.max_resident_bytes / 2 ** 20).toFixed(0)} bytes_read_mb=${(lazy.bytes_read / 2 ** 20).toFixed(0)} ` +
-    `reads=${lazy.reads} evictions=${lazy.evictions} (target: <= 512 MB)`);
+    `reads=${lazy.reads} evictions=${lazy.evictions} (target: <= 512 MB)` +
+    (r.quick ? ` (after each quick and paced switch: ${r.quick.heap_mb.join(',')}; before the grid scroll: ${(r.heap / 2 ** 20).toFixed(0)})` : ''));
   await page.close();
   return r;
 }
