@@ -3,6 +3,8 @@
 // alternating, the shipped functions against the two they replaced (kept here as baselines):
 //   weights  DecodeHalfWeights (vectorized; NaN, infinities and negatives -> 0, counted, the max)
 //            vs  table: one load from a 256 KiB table per weight (the lazy reader until stop 25)
+//            vs  lanes_loop: its portable loop alone, as the compiler vectorizes it (all of it in
+//                WebAssembly until stop 52; half_simd128.cpp since, as half_f16c.cpp natively)
 //   exact    DecodeFloats(F16) (vectorized, exact for every value)
 //            vs  branchy: a conversion with branches for subnormals and infinities (until stop 25)
 //   json     ParseJson of numbers as attnviz and numpy write float32 weights (<= 9 digits), with
@@ -80,6 +82,42 @@ size_t TableWeights(const uint8_t* src, size_t n, float* dst, float* max) {
   return fixed;
 }
 
+// DecodeHalfWeights' portable loop (safetensors.cpp, HalfBitsToFloatBits inlined), without the
+// vector paths in front of it.
+inline __attribute__((always_inline)) uint32_t LoopHalfBits(uint32_t h) {
+  const uint32_t x = h & 0x7fffu;
+  const uint32_t special = 0u - (uint32_t)(x >= 0x7c00u), subnormal = 0u - (uint32_t)(x < 0x400u);
+  const uint32_t normal = (x << 13) + 0x38000000u + (special & 0x38000000u);
+  const float sub = (float)(int32_t)x * 5.9604644775390625e-08f;
+  uint32_t sub_bits;
+  std::memcpy(&sub_bits, &sub, 4);
+  return (sub_bits & subnormal) | (normal & ~subnormal) | ((h & 0x8000u) << 16);
+}
+
+__attribute__((noinline)) size_t LanesLoopWeights(const uint8_t* src, size_t n, float* dst, float* max) {
+  int32_t top = 0;
+  size_t fixed = 0;
+  for (size_t begin = 0; begin < n; begin += 65536) {
+    const size_t end = std::min(n, begin + 65536);
+    int32_t bad_count = 0;
+    for (size_t i = begin; i < end; ++i) {
+      uint16_t h;
+      std::memcpy(&h, src + 2 * i, 2);
+      const int32_t x = h & 0x7fff;
+      const int32_t bad = (int32_t)(x > 0x7bff) | ((int32_t)(h >> 15) & (int32_t)(x != 0));
+      const int32_t w = x & (bad - 1);
+      bad_count += bad;
+      top = top > w ? top : w;
+      const uint32_t bits = LoopHalfBits((uint32_t)w);
+      std::memcpy(dst + i, &bits, 4);
+    }
+    fixed += (size_t)bad_count;
+  }
+  const uint32_t bits = LoopHalfBits((uint32_t)top);
+  std::memcpy(max, &bits, 4);
+  return fixed;
+}
+
 float Branchy(uint16_t h) {
   uint32_t o = (uint32_t)(h & 0x7fff) << 13;
   const uint32_t exp = o & 0x0f800000u;
@@ -112,7 +150,7 @@ double Seconds(std::chrono::steady_clock::time_point t0) {
 
 struct Impl {
   const char* name;
-  int kind;  // 0 table, 1 DecodeHalfWeights, 2 branchy, 3 DecodeFloats
+  int kind;  // 0 table, 1 DecodeHalfWeights, 2 branchy, 3 DecodeFloats, 4 lanes_loop
   std::vector<double> samples;
 };
 
@@ -128,6 +166,7 @@ double RunOnce(int kind, const std::vector<uint8_t>& src, std::vector<float>* ds
     if (kind == 1) fixed += DecodeHalfWeights(s, kPiece, d, &mx);
     if (kind == 2) BranchyExact(s, kPiece, d);
     if (kind == 3) DecodeFloats(StDType::F16, s, kPiece, d);
+    if (kind == 4) fixed += LanesLoopWeights(s, kPiece, d, &mx);
     top = std::max(top, mx);
   }
   const double t = Seconds(t0);
@@ -475,12 +514,16 @@ int main() {
     std::memcpy(src.data() + 2 * i, &h, 2);
   }
   std::vector<float> a(kWeights), b(kWeights);
-  Impl impls[] = {{"table", 0, {}}, {"DecodeHalfWeights", 1, {}}, {"branchy", 2, {}}, {"DecodeFloats_F16", 3, {}}};
-  double check[4] = {0, 0, 0, 0};
+  Impl impls[] = {{"table", 0, {}},
+                  {"DecodeHalfWeights", 1, {}},
+                  {"branchy", 2, {}},
+                  {"DecodeFloats_F16", 3, {}},
+                  {"lanes_loop", 4, {}}};
+  double check[5] = {0, 0, 0, 0, 0};
   for (int round = 0; round < kSamples + 2; ++round)  // two warm-up rounds, then samples
-    for (int r = 0; r < 4; ++r) {
-      Impl& im = impls[(r + round) % 4];
-      const double t = RunOnce(im.kind, src, im.kind < 2 ? &a : &b, &check[im.kind]);
+    for (int r = 0; r < 5; ++r) {
+      Impl& im = impls[(r + round) % 5];
+      const double t = RunOnce(im.kind, src, im.kind == 2 || im.kind == 3 ? &b : &a, &check[im.kind]);
       if (round >= 2) im.samples.push_back(t);
     }
   // The shipped functions agree with their baselines on every weight.
@@ -489,6 +532,9 @@ int main() {
   const size_t f0 = TableWeights(src.data(), kWeights, ta.data(), &m0);
   const size_t f1 = DecodeHalfWeights(src.data(), kWeights, tb.data(), &m1);
   size_t differ = f0 != f1 || m0 != m1;
+  for (size_t i = 0; i < kWeights; ++i) differ += ta[i] != tb[i];
+  float m4 = 0;
+  differ += LanesLoopWeights(src.data(), kWeights, ta.data(), &m4) != f1 || m4 != m1;
   for (size_t i = 0; i < kWeights; ++i) differ += ta[i] != tb[i];
   BranchyExact(src.data(), kWeights, ta.data());
   DecodeFloats(StDType::F16, src.data(), kWeights, tb.data());
@@ -500,6 +546,8 @@ int main() {
   }
   std::printf("ratio impl=DecodeHalfWeights vs=table ratio=%.2f\n",
               Median(impls[0].samples) / Median(impls[1].samples));
+  std::printf("ratio impl=DecodeHalfWeights vs=lanes_loop ratio=%.2f\n",
+              Median(impls[4].samples) / Median(impls[1].samples));
   std::printf("ratio impl=DecodeFloats_F16 vs=branchy ratio=%.2f\n",
               Median(impls[2].samples) / Median(impls[3].samples));
   std::printf("decode check differing_outputs=%zu (0: the same floats, counts and maxima as the baselines)\n", differ);
