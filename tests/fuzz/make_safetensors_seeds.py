@@ -4,8 +4,8 @@
     python3 tests/fuzz/make_safetensors_seeds.py
 
 Four small files of the layouts docs/FORMATS.md describes: the attnviz layout (two sets, F16,
-with stored head statistics and overviews), a plain 'attention' tensor (F32, tokens in __metadata__), one with screen copies, and BF16
-without overviews.
+with stored head statistics and overviews), a plain 'attention' tensor (F32, tokens in __metadata__), one with screen copies, BF16
+without overviews, and F16 weights that are NaN, infinite or negative.
 """
 import json
 import os
@@ -76,6 +76,12 @@ def main():
     write("screen_copies.safetensors", tensors, {"format": "attnviz", "version": "2", "sets": json.dumps(sets)})
     sets = [{"name": "s", "tokens": ["a", "b"], "layers": 1}]
     write("bf16_no_overviews.safetensors", [("attention.0.0", "BF16", [3, 2, 2], softmaxish(6, 2, 4))],
+          {"format": "attnviz", "version": "2", "sets": json.dumps(sets)})
+    # F16 weights no attention has, among ordinary ones, over more than 8 halves (the decoders' vector
+    # steps): NaN, infinities, negatives, -0, a subnormal and the largest half, shown as 0 or kept.
+    bad = [float("nan"), float("inf"), float("-inf"), -1.0, -0.0, 2.0 ** -24, 65504.0, 0.25]
+    sets = [{"name": "s", "tokens": ["a", "b", "c", "d"], "layers": 1}]
+    write("f16_bad_weights.safetensors", [("attention.0.0", "F16", [2, 4, 4], bad + softmaxish(4, 4, 2) + bad[::-1])],
           {"format": "attnviz", "version": "2", "sets": json.dumps(sets)})
 
 

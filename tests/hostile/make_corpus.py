@@ -445,6 +445,16 @@ def small_cases():
                                                "stats.0.1": ("F32", [2, 8], [184, 248])}), extra=b"\0" * 120),
          ext=".safetensors", exit=0, expect="stored head statistics are not used", open_expect=None,
          note="a stats tensor of the wrong shape: the file opens without them, with a warning")
+    bad = [float("nan"), float("inf"), float("-inf"), -1.0, -0.0, 2.0 ** -24, 65504.0, 0.25]  # >= 8: vector steps
+    sets = json.dumps([{"name": "s", "kind": "self", "tokens": ["a", "b", "c", "d"], "layers": 1}])
+    case("st_f16_nan_inf_negative",
+         safetensors({"attention.0.0": ("F16", [2, 4, 4], [0, 64])},
+                     struct.pack("<32e", *(bad + [0.25] * 16 + bad[::-1])),
+                     {"format": "attnviz", "version": "2", "sets": sets}),
+         ext=".safetensors", exit=0, args=["--heads"], expect="4 NaN, infinite or negative weights written as 0",
+         open_expect=None,
+         note="F16 heads with NaN, infinities and negatives (-0 and a subnormal kept) among ordinary weights, read "
+              "lazily: each head's bad weights are shown as 0 and counted (natively F16C, in the page SIMD lanes)")
     case("st_no_attention", safetensors({"embeddings": ("F32", [2, 2], [0, 16])}, b"\0" * 16), ext=".safetensors",
          expect="not an attention file", open_expect="attention",
          note="a model's weights, not attention: inspect lists the tensor and says why it is no attention file")
