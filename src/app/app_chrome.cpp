@@ -428,18 +428,19 @@ void DrawStatusBar(AppState* s) {
   FrameStats& f = s->frame;
   if (ImGui::GetTime() - f.shown_at >= 0.5) {  // (shown_at starts at -1: the first frame refreshes)
     f.shown_at = ImGui::GetTime();
-    f.shown_cpu_ms = f.cpu_ms_avg;
+    f.Recent(&f.shown_cpu_ms, &f.shown_cpu_max_ms);
     f.shown_train_ms = f.train_ms;
     f.shown_fps = ImGui::GetIO().Framerate;
   }
   if (f.shown_train_ms > 0)
-    ImGui::TextDisabled("frame %.2f ms CPU + %.1f ms training", f.shown_cpu_ms, f.shown_train_ms);
+    ImGui::TextDisabled("frame %.2f ms CPU (max %.0f) + %.1f ms training", f.shown_cpu_ms, f.shown_cpu_max_ms,
+                        f.shown_train_ms);
   else
-    ImGui::TextDisabled("frame %.2f ms CPU", f.shown_cpu_ms);
+    ImGui::TextDisabled("frame %.2f ms CPU (max %.0f)", f.shown_cpu_ms, f.shown_cpu_max_ms);
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip(
-        "CPU time of App::Frame(), mean of the last 120 frames (GPU time not included); "
-        "refreshed twice a second");
+        "CPU time of App::Frame(): the median of the last 120 frames, and the longest of them (a file "
+        "read or a texture upload); GPU time not included. Refreshed twice a second");
   ImGui::SameLine();
   ImGui::TextDisabled("|  %.0f fps", f.shown_fps);
   const float help_x = ImGui::GetWindowWidth() - ImGui::CalcTextSize("? help").x - 16;

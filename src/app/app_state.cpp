@@ -16,6 +16,17 @@ void FrameStats::Record(float ms) {
   cpu_ms_avg = sum / (float)n;
 }
 
+void FrameStats::Recent(float* median, float* longest) const {
+  const int n = std::min(count, 120);
+  *median = *longest = 0.0f;
+  if (n == 0) return;
+  float v[120] = {};
+  std::copy(ring, ring + n, v);
+  std::nth_element(v, v + n / 2, v + n);
+  *median = v[n / 2];
+  *longest = *std::max_element(v, v + n);
+}
+
 const AttentionMap& AppState::CurrentMap() {
   Example& ex = Current();
   return ex.maps[(size_t)std::clamp(current_map, 0, (int)ex.maps.size() - 1)];

@@ -42,9 +42,12 @@ struct FrameStats {
   float ring[120] = {};      // recent App::Frame() CPU times
   int count = 0;             // frames recorded so far
   void Record(float ms);     // adds a frame and updates the mean
+  // The median and the longest of the recent frames' CPU times (0 before the first): the status bar's
+  // readout, which a few long frames (a file read, a texture upload) move only in its maximum.
+  void Recent(float* median, float* longest) const;
   // The status bar's readout, refreshed twice a second: a number that changed every frame would make
   // every frame look new (App::DrawFingerprint), and nobody reads it at 60 Hz.
-  float shown_cpu_ms = 0, shown_train_ms = 0, shown_fps = 0;
+  float shown_cpu_ms = 0, shown_cpu_max_ms = 0, shown_train_ms = 0, shown_fps = 0;
   double shown_at = -1;  // ImGui::GetTime() of the last refresh
 };
 

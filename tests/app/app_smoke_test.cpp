@@ -15,6 +15,7 @@
 
 #include "app/app.h"
 #include "app/app_files.h"
+#include "app/app_state.h"
 #include "app/colour_bar.h"
 #include "app/examples.h"
 #include "app/frame_fingerprint.h"
@@ -116,6 +117,26 @@ const JsonValue* Heatmap(const JsonValue& d, const std::string& id) {
 
 // Textures are keyed by a map's address and version: a new map in a freed map's place (a file
 // reopened, a probe reset, a pool reallocated) must never carry a version that place had before.
+// The status bar's frame time: one long frame (a file read) moves the maximum, not the median; the
+// median and the maximum cover the last 120 frames only.
+TEST(FrameStats, TheReadoutIsTheMedianAndTheLongestOfTheLast120Frames) {
+  attnviz::FrameStats f;
+  float median = -1, longest = -1;
+  f.Recent(&median, &longest);
+  EXPECT_EQ(median, 0.0f);
+  EXPECT_EQ(longest, 0.0f);
+  for (int i = 0; i < 119; ++i) f.Record(1.0f + 0.001f * (float)(i % 7));
+  f.Record(300.0f);
+  f.Recent(&median, &longest);
+  EXPECT_NEAR(median, 1.003f, 0.0015f);
+  EXPECT_EQ(longest, 300.0f);
+  EXPECT_GT(f.cpu_ms_avg, 3.0f);  // the mean the readout no longer shows
+  for (int i = 0; i < 120; ++i) f.Record(2.0f);
+  f.Recent(&median, &longest);
+  EXPECT_EQ(median, 2.0f);
+  EXPECT_EQ(longest, 2.0f);
+}
+
 TEST(AttentionMapVersion, EveryMapAndEveryChangeGetsAVersionNeverSeenBefore) {
   std::vector<uint64_t> seen;
   attnviz::AttentionMap m;
