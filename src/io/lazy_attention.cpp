@@ -862,7 +862,7 @@ Status LazyAttentionFile::Step(Job* job) {
 }
 
 void LazyAttentionFile::StartReads(bool single_part_only, uint64_t room) {
-  if (!source_ || !source_->Asynchronous()) return;
+  if (!Asynchronous()) return;
   uint64_t ended = 0;
   Status how;
   while (source_->TakeCompletion(&ended, &how)) CompleteRead(ended, how);
