@@ -3,7 +3,7 @@
 
     python3 tests/fuzz/make_safetensors_seeds.py
 
-Four small files of the layouts docs/FORMATS.md describes: the attnviz layout (two sets, F16,
+Five small files of the layouts docs/FORMATS.md describes: the attnviz layout (two sets, F16,
 with stored head statistics and overviews), a plain 'attention' tensor (F32, tokens in __metadata__), one with screen copies, BF16
 without overviews, and F16 weights that are NaN, infinite or negative.
 """
