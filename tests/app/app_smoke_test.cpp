@@ -115,8 +115,6 @@ const JsonValue* Heatmap(const JsonValue& d, const std::string& id) {
 
 }  // namespace
 
-// Textures are keyed by a map's address and version: a new map in a freed map's place (a file
-// reopened, a probe reset, a pool reallocated) must never carry a version that place had before.
 // The status bar's frame time: one long frame (a file read) moves the maximum, not the median; the
 // median and the maximum cover the last 120 frames only.
 TEST(FrameStats, TheReadoutIsTheMedianAndTheLongestOfTheLast120Frames) {
@@ -137,6 +135,8 @@ TEST(FrameStats, TheReadoutIsTheMedianAndTheLongestOfTheLast120Frames) {
   EXPECT_EQ(longest, 2.0f);
 }
 
+// Textures are keyed by a map's address and version: a new map in a freed map's place (a file
+// reopened, a probe reset, a pool reallocated) must never carry a version that place had before.
 TEST(AttentionMapVersion, EveryMapAndEveryChangeGetsAVersionNeverSeenBefore) {
   std::vector<uint64_t> seen;
   attnviz::AttentionMap m;
