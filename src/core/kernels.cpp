@@ -206,7 +206,7 @@ inline float HorizontalSum(Vec v) {
 #endif
 
 // Packs all of B (every k-block) into panels of nr columns; block k0 starts at k0 * n_panels * nr.
-void PackAll(bool trans_b, int n, int k, const float* b, int ldb, std::vector<float>* buf, int nr) {
+void PackAll(bool trans_b, int n, int k, const float* b, int ldb, PackedFloats* buf, int nr) {
   const int n_panels = (n + nr - 1) / nr;
   const size_t need = (size_t)n_panels * nr * k;
   if (buf->size() < need) buf->resize(need);  // grows once, then reused

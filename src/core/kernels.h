@@ -21,7 +21,9 @@
 // fastest variant, can change while it runs).
 // All matrices are row-major with an explicit leading dimension (ld = row stride in floats).
 #pragma once
+#include <cstddef>
 #include <mutex>
+#include <new>
 #include <vector>
 
 namespace attnviz {
@@ -30,11 +32,33 @@ namespace kernels {
 // ---------------------------------------------------------------------------
 // Workspace
 // ---------------------------------------------------------------------------
+// Memory on 64-byte boundaries: a packed panel row of 16 or 32 floats then fills whole cache
+// lines, and an AVX-512 load of one never spans two.
+template <typename T>
+struct CacheLineAllocator {
+  using value_type = T;
+  static constexpr std::align_val_t kAlign{64};
+  CacheLineAllocator() = default;
+  template <typename U>
+  CacheLineAllocator(const CacheLineAllocator<U>&) {}  // NOLINT: rebinding, as std::allocator
+  T* allocate(std::size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), kAlign)); }
+  void deallocate(T* p, std::size_t) { ::operator delete(p, kAlign); }
+  template <typename U>
+  bool operator==(const CacheLineAllocator<U>&) const {
+    return true;
+  }
+  template <typename U>
+  bool operator!=(const CacheLineAllocator<U>&) const {
+    return false;
+  }
+};
+using PackedFloats = std::vector<float, CacheLineAllocator<float>>;
+
 struct Workspace {
-  std::vector<float> packed_b;  // B packed in column panels of PanelWidth() columns (K^T in AttentionForward)
-  std::vector<float> packed_v;  // AttentionForward: V packed the same way
-  std::vector<float> scores;    // [n_q, n_k] scratch for AttentionForward when weights are not kept
-  std::vector<float> row_max;   // AttentionForward: a row block's largest scores
+  PackedFloats packed_b;       // B packed in column panels of PanelWidth() columns (K^T in AttentionForward)
+  PackedFloats packed_v;       // AttentionForward: V packed the same way
+  std::vector<float> scores;   // [n_q, n_k] scratch for AttentionForward when weights are not kept
+  std::vector<float> row_max;  // AttentionForward: a row block's largest scores
 };
 
 const char* KernelIsa();  // "wasm-simd128" or "native": the build family of the fast kernels

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <vector>
 
@@ -284,6 +285,9 @@ TEST(Kernels, AttentionForwardMatchesReference) {
                            &log, "weights"));
       EXPECT_TRUE(AllClose(AsMatrix(o_fast, n, d), AsMatrix(o_ref, n, d), 2e-6, 1e-5, "attention output " + shape, &log,
                            "output"));
+      // the packed panels on cache lines, however often the workspace grew
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(ws.packed_b.data()) % 64, 0u) << shape;
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(ws.packed_v.data()) % 64, 0u) << shape;
     }
   // n_q != n_k, d_v != d, and no weights buffer (workspace scratch)
   const int n_q = 17, n_k = 255, d = 5, d_v = 129;
