@@ -63,7 +63,9 @@ inline __attribute__((always_inline)) void KtMicro(int kc, const float* a, int l
     }
   }
   if (cols_valid == NP * kKtPanel) {
+#pragma GCC unroll 12
     for (int r = 0; r < ROWS; ++r)
+#pragma GCC unroll 4
       for (int j = 0; j < V; ++j) {
         float* dst = c + r * ldc + j * KT_LANES;
         KtVec o = alpha * acc[r][j];
@@ -72,11 +74,18 @@ inline __attribute__((always_inline)) void KtMicro(int kc, const float* a, int l
       }
     return;
   }
+  // a partial tile (the last columns): the accumulators go to memory by constant indices, then the
+  // valid columns out (an acc index known only at run time put all of acc on the stack, for the full
+  // tiles above too)
+  float tile[ROWS][V * KT_LANES];
+#pragma GCC unroll 12
+  for (int r = 0; r < ROWS; ++r)
+#pragma GCC unroll 4
+    for (int j = 0; j < V; ++j) KtStore(&tile[r][j * KT_LANES], alpha * acc[r][j]);
   for (int r = 0; r < ROWS; ++r)
     for (int col = 0; col < cols_valid; ++col) {
-      const float o = alpha * acc[r][col / KT_LANES][col % KT_LANES];
       float* dst = c + r * ldc + col;
-      *dst = accumulate ? *dst + o : o;
+      *dst = accumulate ? *dst + tile[r][col] : tile[r][col];
     }
 }
 
