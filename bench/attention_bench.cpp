@@ -3,6 +3,9 @@
 // One line per case:
 //   tile probe=startup isa=<isa> tile=<RxC> gflops=<probe> [selected]  (the quick start-up probe: 0 = not timed)
 //   peak impl=<isa> muladd_gflops=<x>                          (SIMD mul+add peak, this process)
+//   peak isa=<isa> gflops=<x>          (natively: the selected tile's ISA, FMA chains for AVX2 / AVX-512)
+//   peak_fraction impl=native n=.. heads=.. isa=.. peak_gflops=<that peak, timed in the case's rotation>
+//     median=<kernel median / peak median> best=<kernel best / peak best>
 //   attention impl=<name> n=<n> d=<d> heads=<h> gflops=<median> best_gflops=<x> ns_per_score=<y> [speedup_vs_eigen=<r>]
 //   softmax impl=<name> n=<rows> cols=<cols> ns_per_score=<y> [speedup_vs_eigen=<r>]
 // FLOPs = 4 * n_q * n_k * d per head (2 for Q K^T, 2 for P V; softmax not counted).
@@ -141,10 +144,18 @@ void BenchAttention(int n, int d, int heads, std::mt19937* rng) {
     for (int h = 0; h < heads; ++h) EigenNativeAttention(q[h].data(), k[h].data(), v[h].data(), n, d, scale);
   });
 #endif
+  // the selected ISA's multiply-add peak in the same rotation (natively): a VM's core changes speed
+  // within a run, so a peak taken once at the start would divide figures taken at another speed
+  const attnviz::kernels::TileVariant& tile = attnviz::kernels::SelectedTile();
+  float peak_state[12 * 16] = {};
+  double peak_flops = 0.0;
+  const size_t peak_index = fns.size();
+  if (tile.peak_chunk) fns.push_back([&] { peak_flops = tile.peak_chunk(peak_state); });
   std::vector<Timing> t = TimeAlternating(fns);
+  const Timing peak = tile.peak_chunk ? t[peak_index] : Timing{};
+  if (tile.peak_chunk) t.erase(t.begin() + (std::ptrdiff_t)peak_index);
   const Timing max_pass = t[2];
   t.erase(t.begin() + 2);
-  const attnviz::kernels::TileVariant& tile = attnviz::kernels::SelectedTile();
   auto line = [&](const char* impl, const Timing& ti, const char* extra) {
     std::printf(
         "attention impl=%s n=%d d=%d heads=%d gflops=%.2f best_gflops=%.2f cpu_gflops=%.2f ns_per_score=%.3f%s\n", impl,
@@ -161,6 +172,10 @@ void BenchAttention(int n, int d, int heads, std::mt19937* rng) {
                   t[2].cpu_median / t[1].cpu_median);
   if (t.size() > 2) line("eigen-march-native", t[2], "");
   line(attnviz::kernels::KernelIsa(), t[1], extra);
+  if (tile.peak_chunk)
+    std::printf("peak_fraction impl=%s n=%d heads=%d isa=%s peak_gflops=%.2f median=%.2f best=%.2f\n",
+                attnviz::kernels::KernelIsa(), n, heads, tile.isa, peak_flops / peak.median * 1e-9,
+                peak.median / peak_flops * flops / t[1].median, peak.min / peak_flops * flops / t[1].min);
   std::printf("softmax_shift n=%d heads=%d unshifted_ms=%.4f max_pass_ms=%.4f ratio=%.3f cpu_ratio=%.3f\n", n, heads,
               t[1].median * 1e3, max_pass.median * 1e3, max_pass.median / t[1].median,
               max_pass.cpu_median / t[1].cpu_median);
@@ -252,6 +267,7 @@ int main() {
   std::printf("peak impl=%s muladd_gflops=%.2f\n",
               std::strcmp(attnviz::kernels::KernelIsa(), "native") ? "wasm-simd128" : "sse2",
               attnviz::kernels::MulAddPeakGflops(0.05));
+  if (tile.peak_chunk) std::printf("peak isa=%s gflops=%.2f\n", tile.isa, attnviz::kernels::PeakGflops(tile, 0.05));
   std::printf("# attnviz_bench: fast kernels = %s, single thread, median and min of 9 alternating samples of %.0f ms\n",
               attnviz::kernels::KernelIsa(), SampleSeconds() * 1e3);
   for (int n : {128, 512, 1024, 2048}) BenchAttention(n, 64, 1, &rng);

@@ -82,6 +82,10 @@ struct TileVariant {
   int panel;                    // packed panel width (columns) the kernel expects
   BlockKernelFn fn;             // the block kernel
   SoftmaxFn softmax = nullptr;  // SoftmaxRows of the same ISA (AVX2, AVX-512); null: the build's own
+  // Native ISAs: 12 independent multiply-add chains (FMA where the ISA has it) on state, 12 vectors
+  // of up to 16 floats read and written back, no other memory; returns the flops it did. null: none
+  // (PeakGflops then times the build's mul+add loop).
+  double (*peak_chunk)(float* state) = nullptr;
 };
 struct TileProbe {
   int selected = -1;           // index (TileVariantAt) of the fastest variant
@@ -104,6 +108,7 @@ void SetProbeClock(double (*now_seconds)());      // tests: the probe's clock (n
 double ProbeSeconds();                            // that clock's reading, in seconds
 void SetReprobeSeconds(double seconds);           // tests: the periodic re-probe's interval (< 0: the default, 5 s)
 double MulAddPeakGflops(double seconds);          // SIMD mul+add peak of this thread (independent chains, no memory)
+double PeakGflops(const TileVariant& v, double seconds);  // v's ISA's multiply-add peak (its peak_chunk), GFLOP/s
 
 // ---------------------------------------------------------------------------
 // GEMM (row-major). m, n, k >= 0; c may not alias a or b.

@@ -349,21 +349,40 @@ __attribute__((noinline)) void MulAddChunk(PeakVec* acc) {
   acc[6] = a6, acc[7] = a7, acc[8] = a8, acc[9] = a9, acc[10] = a10, acc[11] = a11;
 }
 
-double MulAddPeakGflops(double seconds) {
-  PeakVec acc[12];
-  for (int i = 0; i < 12; ++i) acc[i] = PeakSplat(1.0f + 0.01f * i);
+namespace {
+// The shortest of >= 50 runs of chunk() and as many more as fit in seconds.
+template <typename Chunk>
+double ShortestRun(Chunk chunk, double seconds) {
   double best = 1e30, total = 0.0;
   for (int rep = 0; rep < 100000 && (rep < 50 || total < seconds); ++rep) {
     const auto t0 = Clock::now();
-    MulAddChunk(acc);
+    chunk();
     const double s = std::chrono::duration<double>(Clock::now() - t0).count();
     best = std::min(best, s);
     total += s;
   }
+  return best;
+}
+}  // namespace
+
+double MulAddPeakGflops(double seconds) {
+  PeakVec acc[12];
+  for (int i = 0; i < 12; ++i) acc[i] = PeakSplat(1.0f + 0.01f * i);
+  const double best = ShortestRun([&] { MulAddChunk(acc); }, seconds);
   float lanes[4];
   __builtin_memcpy(lanes, &acc[0], sizeof lanes);
   g_peak_sink = g_peak_sink + lanes[0];
   return 2.0 * 4 * 12.0 * kPeakSteps / best * 1e-9;
+}
+
+double PeakGflops(const TileVariant& v, double seconds) {
+  if (!v.peak_chunk) return MulAddPeakGflops(seconds);
+  float state[12 * 16];
+  for (int i = 0; i < 12 * 16; ++i) state[i] = 1.0f + 0.01f * (float)(i % 12);
+  double flops = 0.0;
+  const double best = ShortestRun([&] { flops = v.peak_chunk(state); }, seconds);
+  g_peak_sink = g_peak_sink + state[0];
+  return flops / best * 1e-9;
 }
 
 }  // namespace kernels

@@ -21,10 +21,10 @@ namespace kernels {
 int AppendTileVariantsAvx2(TileVariant* out, int max) {
   if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) return 0;
   const TileVariant all[] = {
-      {"6x16", "avx2-fma", 6, 16, &KtBlock<6, 1>, &SoftmaxRowsWide},  // first: the start-up probe's pick
-      {"4x16", "avx2-fma", 4, 16, &KtBlock<4, 1>, &SoftmaxRowsWide},
-      {"3x32", "avx2-fma", 3, 16, &KtBlock<3, 2>, &SoftmaxRowsWide},
-      {"4x32", "avx2-fma", 4, 16, &KtBlock<4, 2>, &SoftmaxRowsWide},
+      {"6x16", "avx2-fma", 6, 16, &KtBlock<6, 1>, &SoftmaxRowsWide, &KtPeakChunk},  // first: the start-up probe's pick
+      {"4x16", "avx2-fma", 4, 16, &KtBlock<4, 1>, &SoftmaxRowsWide, &KtPeakChunk},
+      {"3x32", "avx2-fma", 3, 16, &KtBlock<3, 2>, &SoftmaxRowsWide, &KtPeakChunk},
+      {"4x32", "avx2-fma", 4, 16, &KtBlock<4, 2>, &SoftmaxRowsWide, &KtPeakChunk},
   };
   return CopyTileVariants(all, out, max);
 }

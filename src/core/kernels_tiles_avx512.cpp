@@ -21,11 +21,11 @@ namespace kernels {
 int AppendTileVariantsAvx512(TileVariant* out, int max) {
   if (!__builtin_cpu_supports("avx512f")) return 0;
   const TileVariant all[] = {
-      {"8x32", "avx512f", 8, 32, &KtBlock<8, 1>, &SoftmaxRowsWide},  // first: the start-up probe's pick
-      {"6x32", "avx512f", 6, 32, &KtBlock<6, 1>, &SoftmaxRowsWide},
-      {"12x32", "avx512f", 12, 32, &KtBlock<12, 1>, &SoftmaxRowsWide},
-      {"4x64", "avx512f", 4, 32, &KtBlock<4, 2>, &SoftmaxRowsWide},
-      {"6x64", "avx512f", 6, 32, &KtBlock<6, 2>, &SoftmaxRowsWide},
+      {"8x32", "avx512f", 8, 32, &KtBlock<8, 1>, &SoftmaxRowsWide, &KtPeakChunk},  // first: the start-up probe's pick
+      {"6x32", "avx512f", 6, 32, &KtBlock<6, 1>, &SoftmaxRowsWide, &KtPeakChunk},
+      {"12x32", "avx512f", 12, 32, &KtBlock<12, 1>, &SoftmaxRowsWide, &KtPeakChunk},
+      {"4x64", "avx512f", 4, 32, &KtBlock<4, 2>, &SoftmaxRowsWide, &KtPeakChunk},
+      {"6x64", "avx512f", 6, 32, &KtBlock<6, 2>, &SoftmaxRowsWide, &KtPeakChunk},
   };
   return CopyTileVariants(all, out, max);
 }

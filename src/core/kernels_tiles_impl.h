@@ -89,6 +89,28 @@ inline __attribute__((always_inline)) void KtMicro(int kc, const float* a, int l
     }
 }
 
+// TileVariant::peak_chunk: 12 chains a = c + 0.999 a, 2048 steps each (the FMA latency times the
+// FMA ports is at most 8-10 vectors in flight on current x86 cores, so 12 keep every port busy).
+__attribute__((noinline)) double KtPeakChunk(float* state) {
+  constexpr int kSteps = 2048;
+  const KtVec c = KtVec{} + 0.001f;
+  KtVec a0 = KtLoad(state), a1 = KtLoad(state + KT_LANES), a2 = KtLoad(state + 2 * KT_LANES);
+  KtVec a3 = KtLoad(state + 3 * KT_LANES), a4 = KtLoad(state + 4 * KT_LANES), a5 = KtLoad(state + 5 * KT_LANES);
+  KtVec a6 = KtLoad(state + 6 * KT_LANES), a7 = KtLoad(state + 7 * KT_LANES), a8 = KtLoad(state + 8 * KT_LANES);
+  KtVec a9 = KtLoad(state + 9 * KT_LANES), a10 = KtLoad(state + 10 * KT_LANES), a11 = KtLoad(state + 11 * KT_LANES);
+  for (int it = 0; it < kSteps; ++it) {
+    a0 = KtMulAdd(0.999f, a0, c), a1 = KtMulAdd(0.999f, a1, c), a2 = KtMulAdd(0.999f, a2, c);
+    a3 = KtMulAdd(0.999f, a3, c), a4 = KtMulAdd(0.999f, a4, c), a5 = KtMulAdd(0.999f, a5, c);
+    a6 = KtMulAdd(0.999f, a6, c), a7 = KtMulAdd(0.999f, a7, c), a8 = KtMulAdd(0.999f, a8, c);
+    a9 = KtMulAdd(0.999f, a9, c), a10 = KtMulAdd(0.999f, a10, c), a11 = KtMulAdd(0.999f, a11, c);
+  }
+  KtStore(state, a0), KtStore(state + KT_LANES, a1), KtStore(state + 2 * KT_LANES, a2);
+  KtStore(state + 3 * KT_LANES, a3), KtStore(state + 4 * KT_LANES, a4), KtStore(state + 5 * KT_LANES, a5);
+  KtStore(state + 6 * KT_LANES, a6), KtStore(state + 7 * KT_LANES, a7), KtStore(state + 8 * KT_LANES, a8);
+  KtStore(state + 9 * KT_LANES, a9), KtStore(state + 10 * KT_LANES, a10), KtStore(state + 11 * KT_LANES, a11);
+  return 2.0 * KT_LANES * 12 * kSteps;
+}
+
 // One k-block of the GEMM over m rows: pairs (NP = 2) or single panels, row tiles of ROWS, then
 // leftover rows by 8 (12-row tiles: 128 rows leave 8), by 4, then one at a time; a panel stays in L1 while the rows
 // pass over it.

@@ -18,9 +18,11 @@ namespace attnviz {
 namespace kernels {
 int AppendTileVariantsSse2(TileVariant* out, int max) {
   const TileVariant all[] = {
-      {"4x16", "sse2", 4, 8, &KtBlock<4, 2>},  // first: the start-up probe's pick
-      {"4x8", "sse2", 4, 8, &KtBlock<4, 1>},  {"5x8", "sse2", 5, 8, &KtBlock<5, 1>},
-      {"6x8", "sse2", 6, 8, &KtBlock<6, 1>},  {"3x16", "sse2", 3, 8, &KtBlock<3, 2>},
+      {"4x16", "sse2", 4, 8, &KtBlock<4, 2>, nullptr, &KtPeakChunk},  // first: the start-up probe's pick
+      {"4x8", "sse2", 4, 8, &KtBlock<4, 1>, nullptr, &KtPeakChunk},
+      {"5x8", "sse2", 5, 8, &KtBlock<5, 1>, nullptr, &KtPeakChunk},
+      {"6x8", "sse2", 6, 8, &KtBlock<6, 1>, nullptr, &KtPeakChunk},
+      {"3x16", "sse2", 3, 8, &KtBlock<3, 2>, nullptr, &KtPeakChunk},
   };
   return CopyTileVariants(all, out, max);
 }

@@ -286,4 +286,26 @@ TEST(KernelTiles, MulAddPeakIsPositive) {
   EXPECT_GT(peak, 0.1);
 }
 
+// A native variant's peak loop (attnviz_bench's peak_fraction lines) runs all 12 chains of its
+// ISA's width, 2048 steps of a = 0.001 + 0.999 a each (from 0: 1 - 0.999^2048 = 0.871), touches no
+// float past them, and says how many flops that was. Variants without one (WASM) get the build's
+// mul+add peak.
+TEST(KernelTiles, EveryIsaTimesItsOwnPeak) {
+  for (int i = 0; i < k::TileVariantCount(); ++i) {
+    const k::TileVariant& v = k::TileVariantAt(i);
+    if (v.peak_chunk) {
+      const int lanes = v.panel / 2;  // the native panels are two vectors wide
+      float state[12 * 16 + 1] = {};
+      const double flops = v.peak_chunk(state);
+      EXPECT_EQ(flops, 2.0 * lanes * 12 * 2048) << v.isa << " " << v.tile;
+      for (int j = 0; j < 12 * lanes; ++j)
+        EXPECT_NEAR(state[j], 1.0 - std::pow(0.999, 2048), 1e-4) << v.isa << " " << j;
+      for (int j = 12 * lanes; j < 12 * 16 + 1; ++j) EXPECT_EQ(state[j], 0.0f) << v.isa << " " << j;
+    }
+    const double peak = k::PeakGflops(v, 0.002);
+    std::printf("  %s %s multiply-add peak: %.1f GFLOP/s\n", v.isa, v.tile, peak);
+    EXPECT_GT(peak, 0.1);
+  }
+}
+
 }  // namespace
