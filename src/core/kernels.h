@@ -108,7 +108,7 @@ void SetProbeClock(double (*now_seconds)());      // tests: the probe's clock (n
 double ProbeSeconds();                            // that clock's reading, in seconds
 void SetReprobeSeconds(double seconds);           // tests: the periodic re-probe's interval (< 0: the default, 5 s)
 double MulAddPeakGflops(double seconds);          // SIMD mul+add peak of this thread (independent chains, no memory)
-double PeakGflops(const TileVariant& v, double seconds);  // v's ISA's multiply-add peak (its peak_chunk), GFLOP/s
+double PeakGflops(const TileVariant& v, double seconds);  // v's ISA's multiply-add peak (peak_chunk, else mul+add)
 
 // ---------------------------------------------------------------------------
 // GEMM (row-major). m, n, k >= 0; c may not alias a or b.
