@@ -310,6 +310,13 @@ async function run(browser, appPort, url, tag, { scroll = false, mainThreadReads
     `max_resident_mb=${(lazy.max_resident_bytes / 2 ** 20).toFixed(0)} bytes_read_mb=${(lazy.bytes_read / 2 ** 20).toFixed(0)} ` +
     `reads=${lazy.reads} evictions=${lazy.evictions} (target: <= 512 MB)` +
     (r.quick ? ` (after each quick and paced switch: ${r.quick.heap_mb.join(',')}; before the grid scroll: ${(r.heap / 2 ** 20).toFixed(0)})` : ''));
+  // Heads packed into halves: by a command or frame that needed the room (at once), or ahead of need in
+  // slices (stop 54; '-': a build without packing ahead).
+  const num = (x, d = 0) => (x === undefined ? '-' : Number(x).toFixed(d));
+  console.log(`lazy browser ${tag} packs=${lazy.packs} packs_ahead=${num(lazy.packs_ahead)} ` +
+    `pack_slices=${num(lazy.pack_slices)} longest_pack_slice_ms=${num(lazy.longest_pack_slice_ms, 1)} ` +
+    `packs_dropped=${num(lazy.packs_dropped)} unpacks=${lazy.unpacks} ` +
+    '(packs - packs_ahead: heads packed at once, in the command or frame that needed the room)');
   await page.close();
   return r;
 }

@@ -324,16 +324,18 @@
         else console.warn(`attnviz: maxMemory "${options.maxMemory}" is not a size such as 512M`);
       }
       // Between frames, in the browser's idle time, the shown view's background work (the grid's
-      // statistics) in slices of up to 8 ms: with a fast renderer the page's thread idles between frames.
-      // With nothing to do it looks again after 1 s, not at every idle period (a lesson page may hold
-      // many viewers). destroy() cancels what is pending, so nothing holds a destroyed viewer.
+      // statistics) and a lazily read file's heads packed into 16 bits ahead of need, in slices of up
+      // to 8 ms: with a fast renderer the page's thread idles between frames. attnviz_idle's bit 0
+      // asks for a frame (the view's work shows), bit 1 only for more idle time. With nothing to do it
+      // looks again after 1 s, not at every idle period (a lesson page may hold many viewers).
+      // destroy() cancels what is pending, so nothing holds a destroyed viewer.
       let idleOn = true, idleTimer = 0, idleHandle = 0;
       const idle = (deadline) => {
         idleHandle = 0;
         if (!idleOn || !Module) return;
         const ms = Math.min(8, deadline.timeRemaining() - 1);
-        const worked = ms >= 1 && Module._attnviz_idle(ms);
-        if (worked) wake();
+        const worked = ms >= 1 ? Module._attnviz_idle(ms) : 0;
+        if (worked & 1) wake();
         if (worked || ms < 1) nextIdle();
         else idleTimer = setTimeout(nextIdle, 1000);
       };

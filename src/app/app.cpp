@@ -183,12 +183,23 @@ void App::DeliverFetch(const std::string& url, const unsigned char* data, size_t
   if (!s_->models.Deliver(url, data, size, error)) s_->Notify("fetched " + url + ", which nothing asked for", true);
 }
 
-bool App::Idle(double ms) {
+bool App::Idle(double ms, bool* background_left) {
   AppState* s = s_.get();
+  if (background_left) *background_left = false;
   if (!(ms > 0) || s->load.active) return false;
   const auto deadline =
       std::chrono::steady_clock::now() + std::chrono::microseconds((int64_t)(std::min(ms, 50.0) * 1000));
-  return s->ActiveView().Idle(s, deadline);
+  const bool worked = s->ActiveView().Idle(s, deadline);
+  const bool left = PackAheadLazyMaps(s, deadline);
+  if (background_left) *background_left = left;
+  return worked;
+}
+
+bool App::PackAhead() {
+  const double ms = LazyPackAheadMs();
+  if (!(ms > 0)) return false;
+  return PackAheadLazyMaps(
+      s_.get(), std::chrono::steady_clock::now() + std::chrono::microseconds((int64_t)(std::min(ms, 50.0) * 1000)));
 }
 
 bool App::NeedsFrames() const {

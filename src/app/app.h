@@ -92,7 +92,11 @@ class App {
   bool PopFetchRequest(std::string* url);
   void DeliverFetch(const std::string& url, const unsigned char* data, size_t size,
                     const std::string& error);  // a page the user asked for (relative to the app's folder)
-  bool Idle(double ms);      // the shown view's background work for up to ms between frames; true if it did some
+  // The shown view's background work for up to ms between frames; true if it did some (a frame shows
+  // it). Then, in what is left of the ms, lazily read F16/BF16 files pack undrawn heads ahead of need
+  // (PackAheadLazyMaps): *background_left says that is unfinished (no frame needed for it).
+  bool Idle(double ms, bool* background_left = nullptr);
+  bool PackAhead();  // only the packing ahead, LazyPackAheadMs at most (a frame the page skips); true if unfinished
   bool NeedsFrames() const;  // something animates (playback, training): keep drawing even without input
   // Events for the embed API, oldest first: "step" {"step": k} when the timeline's step changes,
   // "hover" {"row": r, "col": c} (or -1s) when the hovered cell of the view's heatmap changes.

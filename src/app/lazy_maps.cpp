@@ -17,6 +17,7 @@ namespace {
 
 std::atomic<uint64_t> g_cache_budget{kDefaultLazyCacheBytes};
 std::atomic<double> g_dwell_ms{kDefaultLazyDwellMs};
+std::atomic<double> g_pack_ahead_ms{kDefaultLazyPackAheadMs};
 
 uint64_t Bytes(const MatrixRM& m) {
   return (uint64_t)m.size() * sizeof(float);
@@ -38,6 +39,14 @@ double LazyDwellMs() {
 
 void SetLazyDwellMs(double ms) {
   g_dwell_ms.store(ms >= 0 ? ms : kDefaultLazyDwellMs, std::memory_order_relaxed);
+}
+
+double LazyPackAheadMs() {
+  return g_pack_ahead_ms.load(std::memory_order_relaxed);
+}
+
+void SetLazyPackAheadMs(double ms) {
+  g_pack_ahead_ms.store(ms >= 0 ? ms : kDefaultLazyPackAheadMs, std::memory_order_relaxed);
 }
 
 LazyMaps::~LazyMaps() = default;  // the file cancels the reads under way (LazyAttentionFile's destructor)
@@ -204,20 +213,18 @@ void LazyMaps::DropPacked(size_t set, MapState* ms) {
 // F16 and BF16 files: the least recently drawn head or band that this frame does not draw is kept in
 // the file's 16 bits, half its memory. The file stored them, so nothing is lost (a fixed-up weight
 // is 0, in either type too). False when there is none, or no memory for the 16 bits (MakeRoom then
-// evicts).
+// evicts). A map being packed ahead (PackAheadSlices) gets the rest of its rows now.
 bool LazyMaps::PackOldest(std::vector<Example*>& examples) {
-  uint64_t oldest = frame_;
+  if (ahead_.set >= 0 && !AheadValid(examples)) DropAhead(), ++packs_dropped_;
   size_t set = 0, index = 0;
-  bool found = false;
-  for (size_t s = 0; s < sets_.size(); ++s) {
-    Example* ex = examples[s];
-    for (size_t i = 0; ex && i < sets_[s].maps.size(); ++i)
-      if (ex->maps[i].weights.size() && sets_[s].maps[i].last_used < oldest && Packable(s, i))
-        oldest = sets_[s].maps[i].last_used, set = s, index = i, found = true;
-  }
-  if (!found) return false;
+  if (!OldestPackable(examples, &set, &index)) return false;
   AttentionMap& m = examples[set]->maps[index];
-  MapState& ms = sets_[set].maps[index];
+  if (ahead_.set == (int)set && ahead_.map == (int)index) {  // the rest at once (not counted as packed ahead)
+    ConvertAhead(m, ahead_.rows);
+    FinishAhead(examples);
+    ++packs_finished_at_once_;
+    return true;
+  }
   const size_t n = (size_t)m.weights.size();
   std::unique_ptr<uint16_t[]> bits(new (std::nothrow) uint16_t[n]);
   if (!bits) return false;
@@ -225,6 +232,27 @@ bool LazyMaps::PackOldest(std::vector<Example*>& examples) {
     FloatsToHalves(m.weights.data(), n, 1.0f, bits.get());
   else
     FloatsToBf16(m.weights.data(), n, bits.get());
+  KeepPacked(set, index, std::move(bits), examples);
+  return true;
+}
+
+bool LazyMaps::OldestPackable(std::vector<Example*>& examples, size_t* set, size_t* index) const {
+  uint64_t oldest = frame_;
+  bool found = false;
+  for (size_t s = 0; s < sets_.size(); ++s) {
+    Example* ex = examples[s];
+    for (size_t i = 0; ex && i < sets_[s].maps.size(); ++i)
+      if (ex->maps[i].weights.size() && sets_[s].maps[i].last_used < oldest && Packable(s, i))
+        oldest = sets_[s].maps[i].last_used, *set = s, *index = i, found = true;
+  }
+  return found;
+}
+
+// The map's floats leave for its 16 bits (bits: all its rows, not yet counted in resident_).
+void LazyMaps::KeepPacked(size_t set, size_t index, std::unique_ptr<uint16_t[]> bits, std::vector<Example*>& examples) {
+  AttentionMap& m = examples[set]->maps[index];
+  MapState& ms = sets_[set].maps[index];
+  const uint64_t n = (uint64_t)m.weights.size();
   DropPacked(set, &ms);
   ms.packed = std::move(bits);
   ms.packed_row0 = m.row_offset;
@@ -234,7 +262,101 @@ bool LazyMaps::PackOldest(std::vector<Example*>& examples) {
   m.row_offset = 0;
   m.Touch();
   ++packs_;
-  return true;
+}
+
+// ---- packing ahead -------------------------------------------------------------------------------
+// MakeRoom packs the oldest undrawn F16/BF16 head when a read needs the room: for a 4096^2 head that
+// was one 30-60 ms task in the page (FloatsToHalves over 16 M weights, bound by memory traffic), in
+// the command that switched heads (bench/lazy_browser_bench.mjs, command_ms; stops 51-53). Packing
+// ahead does the same work earlier, in slices between and within frames, as soon as the cache has
+// less room than the next head read takes: by the next switch the room is there. As when a head is
+// packed at once, its floats and its 16 bits are both held until the last slice is done; the 16 bits
+// count in the cache from then on (AheadBytes() says what is held meanwhile: at most one head's 16
+// bits beside the budget, what packing at once took too, for a moment).
+
+uint64_t LazyMaps::RoomForNextRead() const {
+  // A whole head of the largest set as floats with its stored screen copy, and, from an asynchronous
+  // source, their 16-bit file bytes in the reads' buffers (the files packing ahead serves are F16/BF16).
+  const uint64_t per_weight = sizeof(float) + (file_.Asynchronous() ? sizeof(uint16_t) : 0);
+  uint64_t room = 0;
+  for (const LazySet& ls : file_.index().sets) {
+    const uint64_t weights = (uint64_t)ls.n_q * (uint64_t)ls.n_k + (uint64_t)ls.screen_rows * (uint64_t)ls.screen_cols;
+    room = std::max(room, weights * per_weight);
+  }
+  return room;
+}
+
+bool LazyMaps::AheadValid(std::vector<Example*>& examples) const {
+  if (ahead_.set < 0 || (size_t)ahead_.set >= examples.size() || !examples[(size_t)ahead_.set]) return false;
+  const AttentionMap& m = examples[(size_t)ahead_.set]->maps[(size_t)ahead_.map];
+  const MapState& ms = sets_[(size_t)ahead_.set].maps[(size_t)ahead_.map];
+  // Drawn again, or its weights changed (evicted, replaced by other rows): the slices so far are lost.
+  return m.version == ahead_.version && ms.last_used == ahead_.last_used && m.weights.rows() == ahead_.rows &&
+         m.weights.cols() == ahead_.n_k;
+}
+
+void LazyMaps::DropAhead() {
+  ahead_ = AheadPack{};
+}
+
+uint64_t LazyMaps::AheadBytes() const {
+  return ahead_.set < 0 ? 0 : (uint64_t)ahead_.rows * (uint64_t)ahead_.n_k * sizeof(uint16_t);
+}
+
+void LazyMaps::ConvertAhead(const AttentionMap& m, int64_t row1) {
+  const size_t a = (size_t)(ahead_.done * ahead_.n_k), b = (size_t)(row1 * ahead_.n_k);
+  if (b <= a) return;
+  if (FileType((size_t)ahead_.set, (size_t)ahead_.map) == StDType::F16)
+    FloatsToHalves(m.weights.data() + a, b - a, 1.0f, ahead_.bits.get() + a);
+  else
+    FloatsToBf16(m.weights.data() + a, b - a, ahead_.bits.get() + a);
+  ahead_.done = row1;
+}
+
+void LazyMaps::FinishAhead(std::vector<Example*>& examples) {
+  const size_t set = (size_t)ahead_.set, index = (size_t)ahead_.map;
+  std::unique_ptr<uint16_t[]> bits = std::move(ahead_.bits);
+  ahead_ = AheadPack{};
+  KeepPacked(set, index, std::move(bits), examples);
+}
+
+bool LazyMaps::PackAheadSlices(std::vector<Example*>& examples, std::chrono::steady_clock::time_point until) {
+  if (ahead_.set >= 0 && !AheadValid(examples)) DropAhead(), ++packs_dropped_;
+  const auto t0 = std::chrono::steady_clock::now();
+  if (t0 >= until) return ahead_.set >= 0;
+  if (ahead_.set < 0) {
+    const uint64_t budget = LazyCacheBudget(), held = resident_ + AskedBytes();
+    if (held + RoomForNextRead() <= budget) return false;  // room enough for the next head read
+    size_t set = 0, index = 0;
+    if (!OldestPackable(examples, &set, &index)) return false;
+    const AttentionMap& m = examples[set]->maps[index];
+    const uint64_t n = (uint64_t)m.weights.size();
+    std::unique_ptr<uint16_t[]> bits(new (std::nothrow) uint16_t[(size_t)n]);
+    if (!bits) return false;
+    ahead_.set = (int)set, ahead_.map = (int)index;
+    ahead_.bits = std::move(bits);
+    ahead_.rows = m.weights.rows(), ahead_.done = 0, ahead_.n_k = m.weights.cols();
+    ahead_.version = m.version;
+    ahead_.last_used = sets_[set].maps[index].last_used;
+  }
+  const AttentionMap& m = examples[(size_t)ahead_.set]->maps[(size_t)ahead_.map];
+  const int64_t step = std::max<int64_t>(1, kPackAheadStepWeights / std::max<int64_t>(1, ahead_.n_k));
+  auto t = t0;
+  while (ahead_.done < ahead_.rows && t < until) {
+    ConvertAhead(m, std::min(ahead_.rows, ahead_.done + step));
+    t = std::chrono::steady_clock::now();
+  }
+  ++pack_slices_;
+  longest_pack_slice_ms_ = std::max(longest_pack_slice_ms_, std::chrono::duration<double, std::milli>(t - t0).count());
+  if (ahead_.done < ahead_.rows) return true;
+  FinishAhead(examples);
+  ++packs_ahead_;
+  return false;
+}
+
+bool LazyMaps::PackAhead(AppState* s, std::chrono::steady_clock::time_point until) {
+  std::vector<Example*> examples = SetExamples(s);
+  return PackAheadSlices(examples, until);
 }
 
 // Rows kept in 16 bits that cover what a view wants come back as floats, with no read: about 1 ns a
@@ -291,6 +413,7 @@ uint64_t LazyMaps::AskedBytes() const {
 
 bool LazyMaps::MakeRoom(uint64_t bytes, std::vector<Example*>& examples) {
   const uint64_t budget = LazyCacheBudget();
+  if (ahead_.set >= 0 && !AheadValid(examples)) DropAhead(), ++packs_dropped_;  // drawn again: its bits go first
   while (resident_ + bytes > budget) {
     if (PackOldest(examples)) continue;  // F16, BF16 files: heads go to 16 bits before anything leaves
     // The least recently drawn head, band, 16-bit copy, overview or screen copy that this frame does not draw.
@@ -865,6 +988,23 @@ void LazyMaps::Describe(JsonWriter* w, int heads, int bands) const {
   w->Number(stats_refused_);
   w->Key("stats_pooled");  // files without overviews: computed as a head was pooled
   w->Number(stats_pooled_);
+  w->Key("packs_ahead");  // ... of them packed ahead of need, in slices (LazyPackAheadMs)
+  w->Number((double)packs_ahead_);
+  w->Key("pack_slices");  // the slices they took
+  w->Number((double)pack_slices_);
+  w->Key("longest_pack_slice_ms");
+  w->Number(longest_pack_slice_ms_);
+  w->Key("packs_finished_at_once");  // packs ahead whose last rows were packed at once (room was needed first)
+  w->Number((double)packs_finished_at_once_);
+  w->Key("packs_dropped");  // packs ahead given up: the head was drawn again or changed
+  w->Number((double)packs_dropped_);
+  w->Key("packing_ahead_bytes");  // its 16 bits, held beside the floats until it is done
+  w->Number((double)AheadBytes());
+  w->Key("packing_ahead");  // rows of a head converted so far, of its rows (0 0: none under way)
+  w->BeginArray();
+  w->Number((double)ahead_.done);
+  w->Number((double)ahead_.rows);
+  w->EndArray();
   w->Key("unpacks");  // ... and widened again for a view, with no read
   w->Number((double)unpacks_);
   w->Key("packed");  // heads and bands held in 16 bits now
@@ -940,8 +1080,24 @@ std::vector<LazyMaps*> OpenFiles(AppState* s) {
 void PumpLazyMaps(AppState* s) {
   // 3 ms a frame: the browser decodes between frames too (WorkLazyMaps, as reads end), so a frame
   // stays short however slow the renderer is. The grid's statistics and the uploads get the rest of
-  // the frame's 6 ms (AppState::upload_deadline).
+  // the frame's 6 ms (AppState::upload_deadline). Packing ahead gets what the reads left of the 3 ms,
+  // at most LazyPackAheadMs (the page's idle time gives it more: App::Idle).
+  const auto t0 = std::chrono::steady_clock::now();
   (void)WorkLazyMaps(s, 3.0, &s->frame);
+  const double ahead_ms = LazyPackAheadMs();
+  if (!(ahead_ms > 0)) return;
+  const auto now = std::chrono::steady_clock::now();
+  const auto until =
+      std::min(t0 + std::chrono::microseconds(3000), now + std::chrono::microseconds((int64_t)(ahead_ms * 1000)));
+  (void)PackAheadLazyMaps(s, until);
+  s->frame.decode_ms += std::chrono::duration<float, std::milli>(std::chrono::steady_clock::now() - now).count();
+}
+
+bool PackAheadLazyMaps(AppState* s, std::chrono::steady_clock::time_point until) {
+  if (!(LazyPackAheadMs() > 0)) return false;
+  bool left = false;
+  for (LazyMaps* f : OpenFiles(s)) left = f->PackAhead(s, until) || left;
+  return left;
 }
 
 void RequestLazyMaps(AppState* s) {

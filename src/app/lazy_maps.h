@@ -18,6 +18,8 @@
 //   LazyCacheStats       what a lazily read file holds now (the sidebar's CACHE section, describe())
 //   DescribeLazy         describe()'s "lazy"
 //   LazyWantsFrame       between frames: something the last frame drew may be asked for again now
+//   PackAheadLazyMaps    in a frame's pump and in the page's idle time: F16/BF16 heads no view draws
+//                        packed into 16 bits a slice at a time, before a switch needs the room
 //
 // Wants are collected while the views draw a frame and acted on right after it: what the frame drew
 // is what the cache keeps until the next frame's requests, everything else may go.
@@ -46,6 +48,15 @@ void SetLazyCacheBudget(uint64_t bytes);  // 0 restores the default
 constexpr double kDefaultLazyDwellMs = 300;
 double LazyDwellMs();
 void SetLazyDwellMs(double ms);  // < 0 restores the default (tests: 0 reads at once)
+// F16 and BF16 files: a head no view draws any more is packed into 16 bits ahead of need, a slice of
+// its rows at a time, at most this long in each call (PackAheadLazyMaps: the frame's pump, never past
+// its 3 ms; frames the page skips; the page's idle time, up to its deadline), once the cache has less
+// room than the next head read will take. The next read then finds the room made, where packing a
+// 4096^2 head at once was one 30-60 ms task on the page's thread (stops 51-53). 0 turns it off: room
+// is then made by packing when it is needed, as it still is when a read cannot wait.
+constexpr double kDefaultLazyPackAheadMs = 2.0;
+double LazyPackAheadMs();
+void SetLazyPackAheadMs(double ms);  // < 0 restores the default
 
 struct LazyCacheStats {
   std::string name;                            // the file
@@ -89,6 +100,9 @@ class LazyMaps {
   bool WantsFrame();
   // Reads and results only; true if busy. `parts` (a frame's, or null between frames) gets the time.
   bool Work(AppState* s, double budget_ms, FrameStats* parts);
+  // F16 and BF16 files: packs the oldest undrawn head into 16 bits ahead of need until `until`, when
+  // the cache has less room than the next head read takes (LazyPackAheadMs). True if unfinished.
+  bool PackAhead(AppState* s, std::chrono::steady_clock::time_point until);
   void Describe(JsonWriter* w, int heads, int bands) const;       // heads, bands: what the examples hold
   LazyCacheStats Stats(int heads, int bands) const;               // likewise
   int MapIndex(int set, int layer, int head) const;               // maps[] index of a layer's head
@@ -176,7 +190,27 @@ class LazyMaps {
   StDType FileType(size_t set, size_t map) const;    // its layer's weights in the file
   bool Packable(size_t set, size_t map) const;       // ... are F16 or BF16
   bool PackOldest(std::vector<Example*>& examples);  // the oldest undrawn F16/BF16 rows -> 16 bits
-  void DropPacked(size_t set, MapState* ms);         // frees a map's 16-bit copy
+  bool OldestPackable(std::vector<Example*>& examples, size_t* set, size_t* index) const;  // ... which rows
+  // Packing ahead (LazyPackAheadMs): one map's rows turned into 16 bits a slice at a time. Its bits
+  // are held beside its floats (AheadBytes, not in resident_) until the last slice is done, as when a
+  // head is packed at once; then the floats leave and the bits count in resident_.
+  struct AheadPack {
+    int set = -1, map = -1;               // none: -1
+    std::unique_ptr<uint16_t[]> bits;     // [rows * n_k]
+    int64_t rows = 0, done = 0, n_k = 0;  // the map's rows, and those converted so far
+    uint64_t version = 0, last_used = 0;  // the map's when it started: drawn again or changed, it is dropped
+  };
+  static constexpr int64_t kPackAheadStepWeights = 65536;  // converted between two looks at the clock
+  bool AheadValid(std::vector<Example*>& examples) const;  // the map is as it was when packing started
+  void DropAhead();                                        // frees the bits of a pack ahead
+  uint64_t AheadBytes() const;                             // ... they take while it is under way
+  void ConvertAhead(const AttentionMap& m, int64_t row1);  // rows [done, row1) into the bits
+  void FinishAhead(std::vector<Example*>& examples);       // the last slice done: the floats leave
+  // Packs ahead until `until`, if the cache needs it; true if a pack ahead is left unfinished.
+  bool PackAheadSlices(std::vector<Example*>& examples, std::chrono::steady_clock::time_point until);
+  void KeepPacked(size_t set, size_t index, std::unique_ptr<uint16_t[]> bits, std::vector<Example*>& examples);
+  uint64_t RoomForNextRead() const;           // what the next head read takes: its floats, and its buffer
+  void DropPacked(size_t set, MapState* ms);  // frees a map's 16-bit copy
   bool Unpack(const Want& w, std::vector<Example*>& examples);  // 16 bits that cover w -> the map's weights
   void Install(int set, int map, LazyResult* r, std::vector<Example*>& examples);
   void InstallOverview(int set, int map, LazyPool pool, MatrixRM weights);
@@ -201,7 +235,11 @@ class LazyMaps {
   uint64_t frame_ = 1;
   uint64_t resident_ = 0, max_resident_ = 0, max_memory_ = 0;  // bytes of weights and overviews held
   uint64_t evictions_ = 0, installs_ = 0, packs_ = 0, unpacks_ = 0, overviews_from_heads_ = 0;
-  int stats_stored_ = 0, stats_refused_ = 0, stats_pooled_ = 0;  // heads' statistics: from the file, refused, pooled
+  AheadPack ahead_;
+  uint64_t packs_ahead_ = 0, pack_slices_ = 0, packs_dropped_ = 0;  // packs done ahead, their slices, dropped
+  uint64_t packs_finished_at_once_ = 0;                             // packs ahead that room could not wait for
+  double longest_pack_slice_ms_ = 0;                                // the longest slice of packing ahead
+  int stats_stored_ = 0, stats_refused_ = 0, stats_pooled_ = 0;     // heads' statistics: from the file, refused, pooled
   uint64_t pooled_held_frame_ = 0;  // the frame an overview was last pooled from a head in memory
   std::string last_error_;
   uint64_t key_base_ = 0;  // this file's reads' keys: key_base_ + ticket (see InstalledBy)
@@ -219,7 +257,9 @@ void RequestLazyMaps(AppState* s);  // after the views drew: requests for what t
 // Between frames (the browser calls it when a read ends): decoding and installing only, for about
 // budget_ms; what the views want is left for the next frame. True while there is more to do.
 bool WorkLazyMaps(AppState* s, double budget_ms, FrameStats* parts = nullptr);
-bool LazyWantsFrame(AppState* s);        // between frames: see LazyMaps::WantsFrame (every open file)
+bool LazyWantsFrame(AppState* s);  // between frames: see LazyMaps::WantsFrame (every open file)
+// Every open file packs ahead until `until` (LazyMaps::PackAhead). True while a pack is unfinished.
+bool PackAheadLazyMaps(AppState* s, std::chrono::steady_clock::time_point until);
 bool LazyWaiting(AppState* s);           // the current example is lazy and its current map is not all in memory
 bool LazyReading(AppState* s, int map);  // rows of a map of the current example are being read
 bool LazyKept(AppState* s, int map, int64_t row0, int64_t row1);  // ... held in 16 bits (no read to show)

@@ -321,7 +321,10 @@ void Frame() {
   std::string cap_name;
   const bool capturing = L.app.PeekCapture(&cap_scale, &cap_id, &cap_name, cap_rect);  // a PNG export
   attnviz_js_sync_canvas(sz, capturing ? cap_scale : 1.0f);
-  if (!ShouldDraw(L, sz) && !capturing) return;
+  if (!ShouldDraw(L, sz) && !capturing) {
+    L.app.PackAhead();  // a skipped frame's time: heads packed ahead of need
+    return;
+  }
   if (L.app.SetDpiScale(sz[2] / sz[0])) {
     ImGui_ImplOpenGL3_DestroyFontsTexture();
     ImGui_ImplOpenGL3_CreateFontsTexture();

@@ -122,10 +122,14 @@ EMSCRIPTEN_KEEPALIVE void attnviz_fetched(const char* url, const unsigned char* 
 }
 
 // The page's idle time (requestIdleCallback, attnviz-embed.js): the shown view's background work
-// for up to ms; 1 if it did some (the next frame shows it).
+// for up to ms, then packing ahead (App::Idle). Bit 0: the view did some (the next frame shows it);
+// bit 1: background work is left (ask again soon, no frame needed).
 EMSCRIPTEN_KEEPALIVE int attnviz_idle(double ms) {
   attnviz::App* app = attnviz::WebApp();
-  return app && app->Idle(ms) ? 1 : 0;
+  if (!app) return 0;
+  bool left = false;
+  const bool worked = app->Idle(ms, &left);
+  return (worked ? 1 : 0) | (left ? 2 : 0);
 }
 
 // CPU milliseconds of the last App::Frame().
