@@ -315,6 +315,7 @@ async function run(browser, appPort, url, tag, { scroll = false, mainThreadReads
   const num = (x, d = 0) => (x === undefined ? '-' : Number(x).toFixed(d));
   console.log(`lazy browser ${tag} packs=${lazy.packs} packs_ahead=${num(lazy.packs_ahead)} ` +
     `pack_slices=${num(lazy.pack_slices)} longest_pack_slice_ms=${num(lazy.longest_pack_slice_ms, 1)} ` +
+    `longest_pack_alloc_ms=${num(lazy.longest_pack_alloc_ms, 1)} packs_finished_at_once=${num(lazy.packs_finished_at_once)} ` +
     `packs_dropped=${num(lazy.packs_dropped)} unpacks=${lazy.unpacks} ` +
     '(packs - packs_ahead: heads packed at once, in the command or frame that needed the room)');
   await page.close();

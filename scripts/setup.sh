@@ -78,7 +78,7 @@ fetch_source imgui imgui "imgui-*"
 fetch_source zlib zlib "zlib-*"
 
 # npm dev dependencies, pinned by package-lock.json.
-if [ -f "$ROOT/package-lock.json" ] && { [ ! -d "$ROOT/node_modules/playwright-core" ] || [ ! -d "$ROOT/node_modules/gifenc" ]; }; then
+if [ -f "$ROOT/package-lock.json" ] && { [ ! -d "$ROOT/node_modules/playwright-core" ] || [ ! -d "$ROOT/node_modules/gifenc" ] || [ ! -d "$ROOT/node_modules/terser" ]; }; then
   echo "[setup] npm ci"
   (cd "$ROOT" && npm ci --no-audit --no-fund)
 fi

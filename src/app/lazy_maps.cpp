@@ -332,12 +332,17 @@ bool LazyMaps::PackAheadSlices(std::vector<Example*>& examples, std::chrono::ste
     const AttentionMap& m = examples[set]->maps[index];
     const uint64_t n = (uint64_t)m.weights.size();
     std::unique_ptr<uint16_t[]> bits(new (std::nothrow) uint16_t[(size_t)n]);
-    if (!bits) return false;
+    if (!bits) return false;  // room is made when it is needed, as before
     ahead_.set = (int)set, ahead_.map = (int)index;
     ahead_.bits = std::move(bits);
     ahead_.rows = m.weights.rows(), ahead_.done = 0, ahead_.n_k = m.weights.cols();
     ahead_.version = m.version;
     ahead_.last_used = sets_[set].maps[index].last_used;
+    // The allocation is a slice of its own (growing the WASM memory for 32 MiB can take a while).
+    const auto t = std::chrono::steady_clock::now();
+    longest_pack_alloc_ms_ =
+        std::max(longest_pack_alloc_ms_, std::chrono::duration<double, std::milli>(t - t0).count());
+    return true;
   }
   const AttentionMap& m = examples[(size_t)ahead_.set]->maps[(size_t)ahead_.map];
   const int64_t step = std::max<int64_t>(1, kPackAheadStepWeights / std::max<int64_t>(1, ahead_.n_k));
@@ -992,8 +997,10 @@ void LazyMaps::Describe(JsonWriter* w, int heads, int bands) const {
   w->Number((double)packs_ahead_);
   w->Key("pack_slices");  // the slices they took
   w->Number((double)pack_slices_);
-  w->Key("longest_pack_slice_ms");
+  w->Key("longest_pack_slice_ms");  // the longest slice of converting
   w->Number(longest_pack_slice_ms_);
+  w->Key("longest_pack_alloc_ms");  // the longest allocation of a pack's 16 bits (a call of its own)
+  w->Number(longest_pack_alloc_ms_);
   w->Key("packs_finished_at_once");  // packs ahead whose last rows were packed at once (room was needed first)
   w->Number((double)packs_finished_at_once_);
   w->Key("packs_dropped");  // packs ahead given up: the head was drawn again or changed

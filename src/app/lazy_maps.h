@@ -238,7 +238,7 @@ class LazyMaps {
   AheadPack ahead_;
   uint64_t packs_ahead_ = 0, pack_slices_ = 0, packs_dropped_ = 0;  // packs done ahead, their slices, dropped
   uint64_t packs_finished_at_once_ = 0;                             // packs ahead that room could not wait for
-  double longest_pack_slice_ms_ = 0;                                // the longest slice of packing ahead
+  double longest_pack_slice_ms_ = 0, longest_pack_alloc_ms_ = 0;    // packing ahead's longest slice, and allocation
   int stats_stored_ = 0, stats_refused_ = 0, stats_pooled_ = 0;     // heads' statistics: from the file, refused, pooled
   uint64_t pooled_held_frame_ = 0;  // the frame an overview was last pooled from a head in memory
   std::string last_error_;

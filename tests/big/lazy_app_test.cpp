@@ -1240,6 +1240,21 @@ TEST(LazyApp, AnAsynchronouslyReadGridFillsInByItself) {
   EXPECT_EQ(Lazy(d, "lost"), 0);
 }
 
+// Six n^2 F16 heads of one layer written to TempPath(name), opened through a LateSource (*source) and
+// shown in the heatmap.
+void OpenHeadsLate(HeadlessApp* t, const char* name, int n, LateSource** source) {
+  const std::string& path = t->Remember(TempPath(name));
+  WriteModel(path, 1, 6, n);
+  std::unique_ptr<ByteSource> file;
+  ASSERT_TRUE(OpenFileSource(path, &file).ok);
+  std::vector<uint8_t> prefix;
+  ASSERT_TRUE(ReadLazyPrefix(file.get(), &prefix).ok);
+  auto late = std::make_unique<LateSource>(std::move(file));
+  *source = late.get();
+  ASSERT_TRUE(t->app.OpenLazy(path, std::move(late), prefix.data(), prefix.size()).ok);
+  ASSERT_TRUE(t->app.Command("view heatmap").ok);
+}
+
 // Switches among the n^2 F16 heads of one layer, read by a LateSource under a budget of three heads as
 // floats, so that each switch from the fourth on packs a head into 16 bits. Checks that each head
 // comes whole, and that the cache and the reads' buffers (resident + loading) never held more than
@@ -1249,16 +1264,8 @@ void SwitchAmongHeadsAsynchronously(int n, bool one_part) {
   CacheBudget budget(3 * head_bytes);
   PackAheadMs synchronous(0);  // the room made by packing when it is needed (packing ahead: below)
   HeadlessApp t;
-  const std::string& path = t.Remember(TempPath("pack_after_reads"));
-  WriteModel(path, 1, 6, n);
-  std::unique_ptr<ByteSource> file;
-  ASSERT_TRUE(OpenFileSource(path, &file).ok);
-  std::vector<uint8_t> prefix;
-  ASSERT_TRUE(ReadLazyPrefix(file.get(), &prefix).ok);
-  auto late = std::make_unique<LateSource>(std::move(file));
-  LateSource* source = late.get();
-  ASSERT_TRUE(t.app.OpenLazy(path, std::move(late), prefix.data(), prefix.size()).ok);
-  ASSERT_TRUE(t.app.Command("view heatmap").ok);
+  LateSource* source = nullptr;
+  ASSERT_NO_FATAL_FAILURE(OpenHeadsLate(&t, "pack_after_reads", n, &source));
   std::vector<double> packs_at_start;  // the app's packs as each read started
   double most_held = 0;                // the cache and the reads' buffers, the most seen as a read started
   source->on_start = [&] {
@@ -1329,16 +1336,8 @@ TEST(LazyApp, AHeadLeftBehindIsPackedAheadInSlicesSoNoReadWaitsForAPack) {
   PackAheadMs slices(0.5);  // a few 64 K-weight steps a slice: dozens of slices a head
   LazyDwell dwell(1500);    // time enough to pack a head in slices, under ASan too
   HeadlessApp t;
-  const std::string& path = t.Remember(TempPath("pack_ahead"));
-  WriteModel(path, 1, 6, n);
-  std::unique_ptr<ByteSource> file;
-  ASSERT_TRUE(OpenFileSource(path, &file).ok);
-  std::vector<uint8_t> prefix;
-  ASSERT_TRUE(ReadLazyPrefix(file.get(), &prefix).ok);
-  auto late = std::make_unique<LateSource>(std::move(file));
-  LateSource* source = late.get();
-  ASSERT_TRUE(t.app.OpenLazy(path, std::move(late), prefix.data(), prefix.size()).ok);
-  ASSERT_TRUE(t.app.Command("view heatmap").ok);
+  LateSource* source = nullptr;
+  ASSERT_NO_FATAL_FAILURE(OpenHeadsLate(&t, "pack_ahead", n, &source));
   double most_held = 0, most_packing = 0;
   auto look = [&] {
     const JsonValue d = t.Describe();
