@@ -183,12 +183,17 @@ void App::DeliverFetch(const std::string& url, const unsigned char* data, size_t
   if (!s_->models.Deliver(url, data, size, error)) s_->Notify("fetched " + url + ", which nothing asked for", true);
 }
 
+namespace {
+std::chrono::steady_clock::time_point DeadlineIn(double ms) {  // at most 50 ms from now
+  return std::chrono::steady_clock::now() + std::chrono::microseconds((int64_t)(std::min(ms, 50.0) * 1000));
+}
+}  // namespace
+
 bool App::Idle(double ms, bool* background_left) {
   AppState* s = s_.get();
   if (background_left) *background_left = false;
   if (!(ms > 0) || s->load.active) return false;
-  const auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::microseconds((int64_t)(std::min(ms, 50.0) * 1000));
+  const auto deadline = DeadlineIn(ms);
   const bool worked = s->ActiveView().Idle(s, deadline);
   const bool left = PackAheadLazyMaps(s, deadline);
   if (background_left) *background_left = left;
@@ -198,8 +203,7 @@ bool App::Idle(double ms, bool* background_left) {
 bool App::PackAhead() {
   const double ms = LazyPackAheadMs();
   if (!(ms > 0)) return false;
-  return PackAheadLazyMaps(
-      s_.get(), std::chrono::steady_clock::now() + std::chrono::microseconds((int64_t)(std::min(ms, 50.0) * 1000)));
+  return PackAheadLazyMaps(s_.get(), DeadlineIn(ms));
 }
 
 bool App::NeedsFrames() const {

@@ -215,7 +215,7 @@ void LazyMaps::DropPacked(size_t set, MapState* ms) {
 // is 0, in either type too). False when there is none, or no memory for the 16 bits (MakeRoom then
 // evicts). A map being packed ahead (PackAheadSlices) gets the rest of its rows now.
 bool LazyMaps::PackOldest(std::vector<Example*>& examples) {
-  if (ahead_.set >= 0 && !AheadValid(examples)) DropAhead(), ++packs_dropped_;
+  DropChangedAhead(examples);
   size_t set = 0, index = 0;
   if (!OldestPackable(examples, &set, &index)) return false;
   AttentionMap& m = examples[set]->maps[index];
@@ -295,8 +295,14 @@ bool LazyMaps::AheadValid(std::vector<Example*>& examples) const {
          m.weights.cols() == ahead_.n_k;
 }
 
-void LazyMaps::DropAhead() {
+void LazyMaps::DropChangedAhead(std::vector<Example*>& examples) {
+  if (ahead_.set < 0 || AheadValid(examples)) return;
   ahead_ = AheadPack{};
+  ++packs_dropped_;
+}
+
+bool LazyMaps::RoomShort() const {
+  return resident_ + AskedBytes() + RoomForNextRead() > LazyCacheBudget();
 }
 
 uint64_t LazyMaps::AheadBytes() const {
@@ -321,12 +327,11 @@ void LazyMaps::FinishAhead(std::vector<Example*>& examples) {
 }
 
 bool LazyMaps::PackAheadSlices(std::vector<Example*>& examples, std::chrono::steady_clock::time_point until) {
-  if (ahead_.set >= 0 && !AheadValid(examples)) DropAhead(), ++packs_dropped_;
+  DropChangedAhead(examples);
   const auto t0 = std::chrono::steady_clock::now();
   if (t0 >= until) return ahead_.set >= 0;
   if (ahead_.set < 0) {
-    const uint64_t budget = LazyCacheBudget(), held = resident_ + AskedBytes();
-    if (held + RoomForNextRead() <= budget) return false;  // room enough for the next head read
+    if (!RoomShort()) return false;
     size_t set = 0, index = 0;
     if (!OldestPackable(examples, &set, &index)) return false;
     const AttentionMap& m = examples[set]->maps[index];
@@ -360,6 +365,7 @@ bool LazyMaps::PackAheadSlices(std::vector<Example*>& examples, std::chrono::ste
 }
 
 bool LazyMaps::PackAhead(AppState* s, std::chrono::steady_clock::time_point until) {
+  if (ahead_.set < 0 && !RoomShort()) return false;  // the usual case, every frame: nothing to do, nothing built
   std::vector<Example*> examples = SetExamples(s);
   return PackAheadSlices(examples, until);
 }
@@ -418,7 +424,6 @@ uint64_t LazyMaps::AskedBytes() const {
 
 bool LazyMaps::MakeRoom(uint64_t bytes, std::vector<Example*>& examples) {
   const uint64_t budget = LazyCacheBudget();
-  if (ahead_.set >= 0 && !AheadValid(examples)) DropAhead(), ++packs_dropped_;  // drawn again: its bits go first
   while (resident_ + bytes > budget) {
     if (PackOldest(examples)) continue;  // F16, BF16 files: heads go to 16 bits before anything leaves
     // The least recently drawn head, band, 16-bit copy, overview or screen copy that this frame does not draw.
@@ -1096,8 +1101,7 @@ void PumpLazyMaps(AppState* s) {
   const auto now = std::chrono::steady_clock::now();
   const auto until =
       std::min(t0 + std::chrono::microseconds(3000), now + std::chrono::microseconds((int64_t)(ahead_ms * 1000)));
-  (void)PackAheadLazyMaps(s, until);
-  s->frame.decode_ms += std::chrono::duration<float, std::milli>(std::chrono::steady_clock::now() - now).count();
+  (void)PackAheadLazyMaps(s, until);  // (in the frame's pump_ms)
 }
 
 bool PackAheadLazyMaps(AppState* s, std::chrono::steady_clock::time_point until) {

@@ -202,8 +202,9 @@ class LazyMaps {
   };
   static constexpr int64_t kPackAheadStepWeights = 65536;  // converted between two looks at the clock
   bool AheadValid(std::vector<Example*>& examples) const;  // the map is as it was when packing started
-  void DropAhead();                                        // frees the bits of a pack ahead
-  uint64_t AheadBytes() const;                             // ... they take while it is under way
+  void DropChangedAhead(std::vector<Example*>& examples);  // a pack ahead whose map changed is given up
+  uint64_t AheadBytes() const;                             // the bits of the pack ahead under way
+  bool RoomShort() const;  // the cache has less room than the next head read takes: time to pack ahead
   void ConvertAhead(const AttentionMap& m, int64_t row1);  // rows [done, row1) into the bits
   void FinishAhead(std::vector<Example*>& examples);       // the last slice done: the floats leave
   // Packs ahead until `until`, if the cache needs it; true if a pack ahead is left unfinished.
