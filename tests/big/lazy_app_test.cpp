@@ -1334,7 +1334,8 @@ TEST(LazyApp, AHeadLeftBehindIsPackedAheadInSlicesSoNoReadWaitsForAPack) {
   const uint64_t head_bytes = (uint64_t)n * (uint64_t)n * sizeof(float);
   CacheBudget budget(4 * head_bytes);
   PackAheadMs slices(0.5);  // a few 64 K-weight steps a slice: dozens of slices a head
-  LazyDwell dwell(1500);    // time enough to pack a head in slices, under ASan too
+  LazyDwell dwell(
+      4000);  // time enough to pack a head in slices, under ASan and ctest -j 2 too (1.5 s was not: stop 54)
   HeadlessApp t;
   LateSource* source = nullptr;
   ASSERT_NO_FATAL_FAILURE(OpenHeadsLate(&t, "pack_ahead", n, &source));
