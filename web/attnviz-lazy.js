@@ -70,9 +70,10 @@
   // before the first URL opens makes the page fetch Range requests itself, not in a worker: benchmarks.)
   // feed_ms: each loader call's time; longest_slice_ms: the most the page's thread worked between two
   // turns it gave the browser (frames), while a file loaded. reads_into_spare: Range reads the worker
-  // made into a buffer the page had given back.
+  // made into a buffer the page had given back. bulk_reads: of worker_reads, parts of whole heads
+  // (read by the second worker: lanes = 2 once both started; each of `reads` says its lane).
   const stats = { pieces: 0, feed_ms: [], longest_slice_ms: 0, longest_feed_ms: 0, feed_total_ms: 0, read_wait_ms: 0, yield_ms: 0, idle_ms: 0, finish_ms: 0, load_worker: false, biggest_read_bytes: 0, biggest_read_ms: 0, last_work_ms: 0,
-    aborted_reads: 0, reads: [], worker_reads: 0, page_reads: 0, reads_into_spare: 0 };
+    aborted_reads: 0, reads: [], worker_reads: 0, page_reads: 0, reads_into_spare: 0, bulk_reads: 0, lanes: 0 };
 
   // One load at a time per viewer: a file opened while another loads takes over the progress window,
   // and the older load stops without touching it (its calls would go to the new file's loader).
@@ -365,9 +366,9 @@
     const M = ctx.Module;
     if (M.attnvizReaders) return;
     M.attnvizReaders = {};
-    M.attnvizRead = (id, ticket, offset, size, dst) => {
+    M.attnvizRead = (id, ticket, offset, size, dst, bulk) => {
       const r = M.attnvizReaders[id];
-      if (r) r.read(ticket, offset, size, dst);
+      if (r) r.read(ticket, offset, size, dst, bulk);
     };
     M.attnvizCancel = (id, ticket) => {
       const r = M.attnvizReaders[id];
@@ -423,12 +424,12 @@
       M.ccall('attnviz_lazy_done', null, ['number', 'number', 'string'], [id, ticket, err]);
       work();  // decodes between frames, then wakes the viewer to draw it
     };
-    r.read = (ticket, offset, size, dst) => {
+    r.read = (ticket, offset, size, dst, bulk) => {
       r.reads++;
       const t0 = performance.now();
       const controller = typeof AbortController === 'function' ? new AbortController() : null;
       if (controller) controllers.set(ticket, controller);
-      range(offset, size, controller && controller.signal).then((bytes) => {
+      range(offset, size, controller && controller.signal, bulk).then((bytes) => {
         controllers.delete(ticket);
         const giveBack = () => { if (bytes.recycle) bytes.recycle(); };  // the worker's buffer, for its next read
         if (r.closed || r.cancelled.delete(ticket)) {  // the viewer no longer holds dst
@@ -437,7 +438,7 @@
         }
         // The last 64 reads; a worker's also say when its request left, its headers came and its body
         // ended (page time), which tells a slow server or network from a busy page.
-        const q = { start: t0, end: performance.now(), bytes: size };
+        const q = { start: t0, end: performance.now(), bytes: size, bulk: !!bulk, lane: bytes.lane };
         if (bytes.times) for (const k of ['sent', 'headers', 'body']) q[k] = bytes.times[k] - performance.timeOrigin;
         stats.reads.push(q);
         if (stats.reads.length > 64) stats.reads.shift();
@@ -621,19 +622,21 @@
   // it has copied the bytes into the viewer: the worker reads a later response into it (readInto).
   // Without a worker (this file's URL unknown, workers refused), the page fetches itself.
   const SCRIPT_URL = typeof document !== 'undefined' && document.currentScript ? document.currentScript.src : '';
-  let sharedWorker;  // undefined: not tried yet; null: not available
-  function rangeWorker() {
-    if (sharedWorker !== undefined) return sharedWorker;
-    sharedWorker = null;
-    if (!SCRIPT_URL || typeof Worker !== 'function' || global.attnvizMainThreadReads) return null;
+  // Two workers, two lanes: the parts of whole heads read in the background ("bulk") go to one, and
+  // the reads the view waits for (screen copies, rows in view, overviews) to the other. A worker
+  // busy taking in a whole head's bytes (on a slow machine, tens of ms per task) then does not hold
+  // back the request for the head just switched to: its fetch starts at once.
+  let lanes;  // undefined: not tried yet; null: no worker (the page reads itself)
+  function startLane(index) {
     let w;
     try {
       w = new Worker(SCRIPT_URL);
     } catch (e) {
       return null;
     }
-    const pending = new Map();  // id -> {resolve, reject}
+    const pending = new Map();  // id -> {resolve, reject, fallback}
     let next = 1;
+    const lane = { failed: false, index };
     w.onmessage = (e) => {
       const m = e.data, p = pending.get(m.id);
       if (!p) return;
@@ -646,6 +649,7 @@
       // of that size into it (call it once the bytes are copied, and use them no more).
       const bytes = new Uint8Array(m.buffer, 0, m.length === undefined ? m.buffer.byteLength : m.length);
       bytes.times = m.at;
+      bytes.lane = lane.index;
       if (m.reused) stats.reads_into_spare++;
       bytes.recycle = () => {
         bytes.recycle = null;
@@ -656,29 +660,42 @@
       p.resolve(bytes);
     };
     w.onerror = () => {  // the worker could not start (e.g. a policy): later reads are the page's own
-      sharedWorker = null;
+      lane.failed = true;
+      lanes = null;
       for (const p of pending.values()) p.fallback();
       pending.clear();
     };
-    sharedWorker = {
-      read(url, offset, size, total, version, signal) {
-        return new Promise((resolve, reject) => {
-          const id = next++;
-          const fallback = () => rangeRequest(url, offset, size, total, version, signal)
-            .then((b) => resolve(new Uint8Array(b)), reject);
-          pending.set(id, { resolve, reject, fallback });
-          if (signal) {
-            signal.addEventListener('abort', () => {
-              if (!pending.delete(id)) return;
-              w.postMessage({ cancel: id });
-              reject(new Error('cancelled'));
-            });
-          }
-          w.postMessage({ id, url, offset, size, total, version });
+    lane.read = (url, offset, size, total, version, signal) => new Promise((resolve, reject) => {
+      const id = next++;
+      const fallback = () => rangeRequest(url, offset, size, total, version, signal)
+        .then((b) => resolve(new Uint8Array(b)), reject);
+      if (lane.failed) {
+        fallback();
+        return;
+      }
+      pending.set(id, { resolve, reject, fallback });
+      if (signal) {
+        signal.addEventListener('abort', () => {
+          if (!pending.delete(id)) return;
+          w.postMessage({ cancel: id });
+          reject(new Error('cancelled'));
         });
-      },
-    };
-    return sharedWorker;
+      }
+      w.postMessage({ id, url, offset, size, total, version });
+    });
+    return lane;
+  }
+  // The lane for a read (bulk: a part of a whole head), or null: the page reads itself.
+  function rangeWorker(bulk) {
+    if (lanes === undefined) {
+      lanes = null;
+      if (SCRIPT_URL && typeof Worker === 'function' && !global.attnvizMainThreadReads) {
+        const view = startLane(0), background = view && startLane(1);
+        if (view) lanes = [view, background || view];
+        stats.lanes = view ? (background ? 2 : 1) : 0;
+      }
+    }
+    return lanes ? lanes[bulk ? 1 : 0] : null;
   }
 
   // In a worker: answer the page's Range requests (above).
@@ -768,17 +785,17 @@
     const version = first.headers.get('ETag') || first.headers.get('Last-Modified') || '';
     const head = new Uint8Array(await first.arrayBuffer());
     if (ifBig && !isZip(head) && !opensLazily(ctx, head, total)) return FALLBACK;
-    const one = (offset, size, signal) => {
-      const w = rangeWorker();  // null once the worker failed to start: the page reads itself
-      if (w) stats.worker_reads++;
+    const one = (offset, size, signal, bulk) => {
+      const w = rangeWorker(bulk);  // null once the workers failed to start: the page reads itself
+      if (w) stats.worker_reads++, stats.bulk_reads += bulk ? 1 : 0;
       else stats.page_reads++;
       return w ? w.read(url, offset, size, total, version, signal)
         : rangeRequest(url, offset, size, total, version, signal).then((b) => new Uint8Array(b));
     };
     // One Range request per read: the viewer asks for a whole head (tens of MB) in 4 MiB parts, a
     // few at a time, and decodes the parts in while the rest arrive (LazyAttentionFile::kPartBytes).
-    const range = (offset, size, signal) => (offset === 0 && size <= head.length
-      ? Promise.resolve(head.subarray(0, size)) : one(offset, size, signal));
+    const range = (offset, size, signal, bulk) => (offset === 0 && size <= head.length
+      ? Promise.resolve(head.subarray(0, size)) : one(offset, size, signal, bulk));
     if (ifBig && isZip(head)) {  // an .npz: lazily only if big and its attention is stored (np.savez)
       const npz = total >= NPZ_LAZY_MIN ? await npzPrefix(ctx, name, total, range, head) : null;
       return npz ? openLazy(ctx, name, total, range, npz) : FALLBACK;

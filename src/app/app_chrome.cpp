@@ -207,8 +207,12 @@ void DrawMatrixInfo(AppState* s) {
 
 // A lazily read file: what its cache holds against the budget, what was read, and the budget itself.
 void DrawLazyCache(AppState* s) {
-  LazyCacheStats st;
-  if (!LazyCacheStatsOf(s, &st)) return;
+  LazyCacheStats now;
+  if (!LazyCacheStatsOf(s, &now)) return;
+  // Its figures refresh with the status bar's readout, twice a second: while a head is read they move
+  // with every part, and each frame that looks new is drawn again, which on a software renderer costs
+  // the page ~100 ms of a core (stop 55: paced head switches waited for those frames).
+  const LazyCacheStats& st = s->Current().lazy->Readout(now, s->frame.refresh);
   ImGui::Separator();
   ImGui::TextDisabled("CACHE");
   HelpMarker(
@@ -426,8 +430,7 @@ void DrawViewTabs(AppState* s) {
 void DrawStatusBar(AppState* s) {
   ImGui::Separator();
   FrameStats& f = s->frame;
-  if (ImGui::GetTime() - f.shown_at >= 0.5) {  // (shown_at starts at -1: the first frame refreshes)
-    f.shown_at = ImGui::GetTime();
+  if (f.refresh) {
     f.Recent(&f.shown_cpu_ms, &f.shown_cpu_max_ms);
     f.shown_train_ms = f.train_ms;
     f.shown_fps = ImGui::GetIO().Framerate;

@@ -7,6 +7,11 @@
 
 namespace attnviz {
 
+void FrameStats::BeginFrame(double now) {
+  refresh = now - shown_at >= 0.5;  // (shown_at starts at -1: the first frame refreshes)
+  if (refresh) shown_at = now;
+}
+
 void FrameStats::Record(float ms) {
   cpu_ms = ms;
   ring[count++ % 120] = ms;

@@ -48,7 +48,9 @@ struct FrameStats {
   // The status bar's readout, refreshed twice a second: a number that changed every frame would make
   // every frame look new (App::DrawFingerprint), and nobody reads it at 60 Hz.
   float shown_cpu_ms = 0, shown_cpu_max_ms = 0, shown_train_ms = 0, shown_fps = 0;
-  double shown_at = -1;  // ImGui::GetTime() of the last refresh
+  double shown_at = -1;         // ImGui::GetTime() of the last refresh
+  bool refresh = true;          // this frame refreshes the readouts: the status bar's, the sidebar's cache figures
+  void BeginFrame(double now);  // decides refresh
 };
 
 struct AppEvent {

@@ -944,6 +944,11 @@ bool LazyMaps::Work(AppState* s, double budget_ms, FrameStats* parts) {
   return file_.Busy();
 }
 
+const LazyCacheStats& LazyMaps::Readout(const LazyCacheStats& now, bool refresh) {
+  if (refresh || !readout_valid_ || now.budget != readout_.budget) readout_ = now, readout_valid_ = true;
+  return readout_;
+}
+
 LazyCacheStats LazyMaps::Stats(int heads, int bands) const {
   LazyCacheStats st;
   st.name = name_;
@@ -974,6 +979,18 @@ void LazyMaps::Describe(JsonWriter* w, int heads, int bands) const {
   w->Number((double)st.resident);
   w->Key("max_resident_bytes");
   w->Number((double)max_resident_);
+  // What the sidebar's CACHE section shows (Readout: refreshed twice a second): [bytes read, reads,
+  // resident bytes]; null before it was first drawn.
+  w->Key("shown");
+  if (readout_valid_) {
+    w->BeginArray(true);
+    w->Number((double)readout_.bytes_read);
+    w->Number((double)readout_.reads);
+    w->Number((double)readout_.resident);
+    w->EndArray();
+  } else {
+    w->Null();
+  }
   w->Key("max_memory_bytes");  // resident + reads in flight, the most seen
   w->Number((double)max_memory_);
   w->Key("loading_bytes");

@@ -103,8 +103,11 @@ class LazyMaps {
   // F16 and BF16 files: packs the oldest undrawn head into 16 bits ahead of need until `until`, when
   // the cache has less room than the next head read takes (LazyPackAheadMs). True if unfinished.
   bool PackAhead(AppState* s, std::chrono::steady_clock::time_point until);
-  void Describe(JsonWriter* w, int heads, int bands) const;       // heads, bands: what the examples hold
-  LazyCacheStats Stats(int heads, int bands) const;               // likewise
+  void Describe(JsonWriter* w, int heads, int bands) const;  // heads, bands: what the examples hold
+  LazyCacheStats Stats(int heads, int bands) const;          // likewise
+  // What the sidebar shows of `now`: the last refresh's figures, refreshed when `refresh` (twice a
+  // second) and at once when the budget changed (the user picked another).
+  const LazyCacheStats& Readout(const LazyCacheStats& now, bool refresh);
   int MapIndex(int set, int layer, int head) const;               // maps[] index of a layer's head
   bool Reading(int set, int map) const;                           // rows of the map are being read
   bool Kept(int set, int map, int64_t row0, int64_t row1) const;  // those rows are held in 16 bits
@@ -223,6 +226,8 @@ class LazyMaps {
 
   std::string name_;
   LazyAttentionFile file_;
+  LazyCacheStats readout_;  // what the sidebar shows (Readout)
+  bool readout_valid_ = false;
   std::vector<SetState> sets_;
   std::vector<Want> wants_;
   std::vector<std::pair<int, int>> pool_wants_[2];        // [LazyPool] (set, map)

@@ -29,9 +29,11 @@ class ByteSource {
   // (beyond the end, the file changed, an I/O error).
   virtual Status Read(uint64_t offset, uint64_t size, uint8_t* dst) = 0;
   // Asynchronous sources: starts reading [offset, offset + size) into dst; dst stays valid until the
-  // owner is told the read ended, or until CancelRead(ticket) returns.
-  virtual void StartRead(uint64_t ticket, uint64_t offset, uint64_t size, uint8_t* dst) {
-    (void)ticket, (void)offset, (void)size, (void)dst;
+  // owner is told the read ended, or until CancelRead(ticket) returns. bulk: a part of a whole head,
+  // which may wait behind the reads a view is waiting for (the browser reads the two kinds in two
+  // workers, so that one busy taking in a head does not hold back the next head's first request).
+  virtual void StartRead(uint64_t ticket, uint64_t offset, uint64_t size, uint8_t* dst, bool bulk) {
+    (void)ticket, (void)offset, (void)size, (void)dst, (void)bulk;
   }
   virtual void CancelRead(uint64_t ticket) { (void)ticket; }  // the owner no longer wants it (dst may go)
   // A read that ended since the last call (its ticket and how), for owners that poll: the browser's

@@ -828,7 +828,7 @@ Status LazyAttentionFile::StartParts(Job* job, int* in_flight, int limit) {
     const uint64_t ticket = i == 0 ? job->ticket : next_ticket_++;
     job->part_tickets[(size_t)i] = ticket;
     ++*in_flight;
-    source_->StartRead(ticket, job->range.offset + begin, size, job->staging.get() + begin);
+    source_->StartRead(ticket, job->range.offset + begin, size, job->staging.get() + begin, /*bulk=*/parts > 1);
   }
   return Status::Ok();
 }

@@ -22,8 +22,8 @@
 
 // clang-format off
 // The page's reader `source` (Module.attnvizReaders[source], attnviz-lazy.js).
-EM_JS(void, attnviz_js_read, (int source, double ticket, double offset, double size, unsigned char* dst), {
-  Module["attnvizRead"](source, ticket, offset, size, dst);
+EM_JS(void, attnviz_js_read, (int source, double ticket, double offset, double size, unsigned char* dst, int bulk), {
+  Module["attnvizRead"](source, ticket, offset, size, dst, !!bulk);
 });
 EM_JS(void, attnviz_js_cancel, (int source, double ticket), {
   Module["attnvizCancel"](source, ticket);
@@ -50,8 +50,8 @@ class JsSource : public attnviz::ByteSource {
   attnviz::Status Read(uint64_t, uint64_t, uint8_t*) override {
     return attnviz::Status::Error("the browser reads this file asynchronously");
   }
-  void StartRead(uint64_t ticket, uint64_t offset, uint64_t size, uint8_t* dst) override {
-    attnviz_js_read(id_, (double)ticket, (double)offset, (double)size, dst);
+  void StartRead(uint64_t ticket, uint64_t offset, uint64_t size, uint8_t* dst, bool bulk) override {
+    attnviz_js_read(id_, (double)ticket, (double)offset, (double)size, dst, bulk ? 1 : 0);
   }
   void CancelRead(uint64_t ticket) override { attnviz_js_cancel(id_, (double)ticket); }
   bool TakeCompletion(uint64_t* ticket, attnviz::Status* st) override {

@@ -376,6 +376,13 @@ async function main() {
     check('Range reads go into buffers the page gave back to the worker',
       reads.reads_into_spare > 0 && reads.reads_into_spare < reads.worker_reads,
       `${reads.reads_into_spare} of ${reads.worker_reads} reads`);
+    // Two workers: the whole head's parts in one, the stand-ins and rows in view in the other (stop 55).
+    const lanes = reads.reads.filter((q) => q.lane !== undefined);
+    check('a whole head\'s parts are read by the second worker, the reads a view waits for by the first',
+      reads.lanes === 2 && reads.bulk_reads > 0 && reads.bulk_reads < reads.worker_reads &&
+      lanes.some((q) => q.bulk) && lanes.every((q) => q.lane === (q.bulk ? 1 : 0)),
+      `${reads.lanes} workers; ${reads.bulk_reads} of ${reads.worker_reads} reads bulk; last reads: ` +
+      lanes.slice(-6).map((q) => `${q.bulk ? 'bulk' : 'view'}@${q.lane}`).join(' '));
     await command(page, 'zoom 1');
     await page.setViewportSize({ width: 1280, height: 800 });
     const heap = await page.evaluate(() => window.attnviz.module.HEAPU8.length);

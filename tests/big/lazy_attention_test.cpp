@@ -246,7 +246,8 @@ class HandSource : public ByteSource {
   uint64_t Size() const override { return mem_.Size(); }
   bool Asynchronous() const override { return true; }
   Status Read(uint64_t, uint64_t, uint8_t*) override { return Status::Error("asynchronous only"); }
-  void StartRead(uint64_t ticket, uint64_t offset, uint64_t size, uint8_t* dst) override {
+  void StartRead(uint64_t ticket, uint64_t offset, uint64_t size, uint8_t* dst, bool bulk) override {
+    (void)bulk;
     started[ticket] = {offset, size, dst};
   }
   void CancelRead(uint64_t ticket) override {
