@@ -38,7 +38,8 @@
 //                              the WASM memory. With
 //                              ATTNVIZ_WEB_APP_B=<another build's app folder>, the two builds are
 //                              served in turn (A B A B) and a ratio line compares them.
-//   node bench/lazy_browser_bench.mjs [--only=grid]   (--only=grid: the last section alone)
+//   node bench/lazy_browser_bench.mjs [--only=grid|--only=first]   (--only=grid: the last section alone;
+//   --only=first: the first page alone; ATTNVIZ_TRACE=trace.json: a Chromium trace of its paced switches)
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -51,6 +52,7 @@ const N = 4096, L = 32, H = 32;
 let served = 0;  // bytes the data server sent (every response, to the end or until cancelled)
 const VISIT = [[7, 19], [15, 3], [31, 31]];  // heads written (one-hot rows), then switched to
 const gridOnly = process.argv.includes('--only=grid');
+const firstOnly = process.argv.includes('--only=first');  // the first page alone (screens=yes, with the switches)
 
 // One page: open the file, switch to unvisited heads, a zoomed-in band; optionally scroll the grid.
 async function run(browser, appPort, url, tag, { scroll = false, mainThreadReads = false, ab = false } = {}) {
@@ -58,6 +60,17 @@ async function run(browser, appPort, url, tag, { scroll = false, mainThreadReads
   await page.goto(`http://127.0.0.1:${appPort}/?example=seed004&view=heatmap`);
   await page.waitForFunction(() => window.attnviz !== undefined, null, { timeout: 60000 });
   await page.exposeFunction('attnvizServedBytes', () => served);
+  // ATTNVIZ_TRACE=file.json: a Chromium trace (every thread's tasks, wall and thread time) of the paced
+  // switches of the first run, to tell a busy thread from one waiting for a core.
+  const tracePath = ab && process.env.ATTNVIZ_TRACE;
+  await page.exposeFunction('attnvizTrace', async (what) => {
+    if (!tracePath) return;
+    if (what === 'start') {
+      await browser.startTracing(page, { path: tracePath, screenshots: false, categories: ['__metadata', 'toplevel',
+        'devtools.timeline', 'disabled-by-default-devtools.timeline', 'v8', 'disabled-by-default-v8.gc', 'blink.user_timing',
+        'loading', 'netlog', 'gpu', 'viz', 'cc', 'disabled-by-default-network'] });
+    } else await browser.stopTracing();
+  });
   const r = await page.evaluate(async ({ url, visit, H, N, mainThreadReads, ab }) => {
     window.attnvizMainThreadReads = mainThreadReads;
     const v = window.attnviz, M = v.module, out = {};
@@ -205,8 +218,10 @@ async function run(browser, appPort, url, tag, { scroll = false, mainThreadReads
     for (let i = 0; i < (ab ? 16 : 0); i++) {
       const paced = i >= 8;
       if (i === 8) out.quick.served += await window.attnvizServedBytes();
+      if (i === 8) await window.attnvizTrace('start');
       const m = paced ? (i - 8) * H + 20 + i : (16 + i) * H + 20 + i;  // unvisited (the file's hole)
       t0 = performance.now();
+      performance.mark(`attnviz switch ${i}`);
       v.command(`map ${m}`);
       out.quick[paced ? 'paced_cmd' : 'cmd'].push(performance.now() - t0);  // the command itself (it starts the reads)
       await until((x) => polls > 0 && atViewResolution(x, m));
@@ -217,8 +232,16 @@ async function run(browser, appPort, url, tag, { scroll = false, mainThreadReads
         .map((q) => `${(q.start - t0).toFixed(0)}..${(q.end - t0).toFixed(0)}:${(q.bytes / 1024).toFixed(0)}K` +
           (q.sent === undefined ? '' : `[${['sent', 'headers', 'body'].map((k) => (q[k] - t0).toFixed(0)).join('/')}]`))
         .join('+') || 'none');
-      if (paced) await new Promise((res) => setTimeout(res, 1000));
+      if (paced) {
+        const a = v.describe();
+        await new Promise((res) => setTimeout(res, 1000));
+        const b = v.describe();
+        // Frames drawn while the head stayed in view (of those the page ran): each one drawn costs a
+        // software renderer ~100 ms of a core (stop 55), which the next switch's reads wait for.
+        (out.quick.dwell = out.quick.dwell || []).push(`${b.frame - a.frame - (b.frames_kept - a.frames_kept)}/${b.frame - a.frame}`);
+      }
     }
+    await window.attnvizTrace('stop');
     out.heap = heap;
     return out;
   }, { url, visit: VISIT, H, N, mainThreadReads, ab });
@@ -260,7 +283,7 @@ async function run(browser, appPort, url, tag, { scroll = false, mainThreadReads
       `command_ms=${r.quick.cmd.map((x) => x.toFixed(1)).join(',')} ` +
       `(start..end ms after the command: size [the worker's request sent/headers in/body in]; the command's own time)`);
     console.log(`lazy browser ${tag} paced_switch_to_unvisited_head reads=${r.quick.paced_reads.join(',')} ` +
-      `command_ms=${r.quick.paced_cmd.map((x) => x.toFixed(1)).join(',')} ` +
+      `dwell_frames_drawn=${(r.quick.dwell || []).join(',')} command_ms=${r.quick.paced_cmd.map((x) => x.toFixed(1)).join(',')} ` +
       '(the same; a paced switch also cancels the last head\'s whole read)');
   }
   if (r.revisit) {
@@ -428,6 +451,7 @@ async function main() {
     const mean = (a) => a.reduce((x, y) => x + y, 0) / a.length;
     if (!gridOnly) {
       const yes = await run(browser, port, `${base}/llm.safetensors`, 'screens=yes', { scroll: true, ab: true });
+      if (firstOnly) return;
       const no = await run(browser, port, `${base}/llm-noscreen.safetensors`, 'screens=no');
       const main = await run(browser, port, `${base}/llm.safetensors`, 'screens=yes reads=main_thread', { mainThreadReads: true });
       const ratio = (a, b, k) => (mean(a[k]) / mean(b[k])).toFixed(2);
