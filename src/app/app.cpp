@@ -211,7 +211,7 @@ bool App::NeedsFrames() const {
   if (s->timeline.playing || !s->downloads.empty() || s->labels.Pending() || !s->exports.captures.empty()) return true;
   for (const auto& v : s->views)
     if (v->Animating(s)) return true;
-  return LazyWantsFrame(s_.get());
+  return LazyWantsFrame(s_.get()) || LazyReadoutDue(s_.get());
 }
 
 bool App::PopEvent(std::string* type, std::string* json) {

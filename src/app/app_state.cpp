@@ -8,8 +8,9 @@
 namespace attnviz {
 
 void FrameStats::BeginFrame(double now) {
-  refresh = now - shown_at >= 0.5;  // (shown_at starts at -1: the first frame refreshes)
-  if (refresh) shown_at = now;
+  refresh = refresh_asked || now - shown_at >= 0.5;  // (shown_at starts at -1: the first frame refreshes)
+  refresh_asked = false;
+  if (refresh) shown_at = now, refreshed_at = std::chrono::steady_clock::now();
 }
 
 void FrameStats::Record(float ms) {

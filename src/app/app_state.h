@@ -48,8 +48,10 @@ struct FrameStats {
   // The status bar's readout, refreshed twice a second: a number that changed every frame would make
   // every frame look new (App::DrawFingerprint), and nobody reads it at 60 Hz.
   float shown_cpu_ms = 0, shown_cpu_max_ms = 0, shown_train_ms = 0, shown_fps = 0;
-  double shown_at = -1;         // ImGui::GetTime() of the last refresh
-  bool refresh = true;          // this frame refreshes the readouts: the status bar's, the sidebar's cache figures
+  double shown_at = -1;  // ImGui::GetTime() of the last refresh
+  bool refresh = true;   // this frame refreshes the readouts: the status bar's, the sidebar's cache figures
+  std::chrono::steady_clock::time_point refreshed_at{};  // when they last did (LazyReadoutDue)
+  bool refresh_asked = false;   // LazyReadoutDue asked for a frame to refresh them: the next one does
   void BeginFrame(double now);  // decides refresh
 };
 

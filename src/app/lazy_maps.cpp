@@ -945,8 +945,17 @@ bool LazyMaps::Work(AppState* s, double budget_ms, FrameStats* parts) {
 }
 
 const LazyCacheStats& LazyMaps::Readout(const LazyCacheStats& now, bool refresh) {
+  readout_frame_ = ImGui::GetFrameCount();
   if (refresh || !readout_valid_ || now.budget != readout_.budget) readout_ = now, readout_valid_ = true;
   return readout_;
+}
+
+bool LazyMaps::ReadoutStale(const LazyCacheStats& now) const {
+  if (!readout_valid_ || readout_frame_ != ImGui::GetFrameCount()) return false;  // not drawn last frame
+  const LazyCacheStats& r = readout_;
+  return r.resident != now.resident || r.loading != now.loading || r.bytes_read != now.bytes_read ||
+         r.reads != now.reads || r.heads != now.heads || r.bands != now.bands || r.packed != now.packed ||
+         r.overviews != now.overviews || r.screens != now.screens || r.pending != now.pending;
 }
 
 LazyCacheStats LazyMaps::Stats(int heads, int bands) const {
@@ -980,13 +989,14 @@ void LazyMaps::Describe(JsonWriter* w, int heads, int bands) const {
   w->Key("max_resident_bytes");
   w->Number((double)max_resident_);
   // What the sidebar's CACHE section shows (Readout: refreshed twice a second): [bytes read, reads,
-  // resident bytes]; null before it was first drawn.
+  // resident bytes, budget]; null before it was first drawn.
   w->Key("shown");
   if (readout_valid_) {
     w->BeginArray(true);
     w->Number((double)readout_.bytes_read);
     w->Number((double)readout_.reads);
     w->Number((double)readout_.resident);
+    w->Number((double)readout_.budget);
     w->EndArray();
   } else {
     w->Null();
@@ -1193,6 +1203,16 @@ void DescribeLazy(AppState* s, JsonWriter* w) {
   int heads, bands;
   CountHeld(s, &heads, &bands);
   ex.lazy->Describe(w, heads, bands);
+}
+
+bool LazyReadoutDue(AppState* s) {
+  LazyCacheStats now;
+  if (std::chrono::steady_clock::now() - s->frame.refreshed_at < std::chrono::milliseconds(500) ||
+      !LazyCacheStatsOf(s, &now))
+    return false;
+  if (!s->Current().lazy->ReadoutStale(now)) return false;
+  s->frame.refresh_asked = true;  // the frame asked for refreshes, whatever ImGui's clock says
+  return true;
 }
 
 bool LazyCacheStatsOf(AppState* s, LazyCacheStats* out) {

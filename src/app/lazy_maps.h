@@ -108,6 +108,8 @@ class LazyMaps {
   // What the sidebar shows of `now`: the last refresh's figures, refreshed when `refresh` (twice a
   // second) and at once when the budget changed (the user picked another).
   const LazyCacheStats& Readout(const LazyCacheStats& now, bool refresh);
+  // The last frame drew figures that `now` has moved past (LazyReadoutDue wakes the page for them).
+  bool ReadoutStale(const LazyCacheStats& now) const;
   int MapIndex(int set, int layer, int head) const;               // maps[] index of a layer's head
   bool Reading(int set, int map) const;                           // rows of the map are being read
   bool Kept(int set, int map, int64_t row0, int64_t row1) const;  // those rows are held in 16 bits
@@ -228,6 +230,7 @@ class LazyMaps {
   LazyAttentionFile file_;
   LazyCacheStats readout_;  // what the sidebar shows (Readout)
   bool readout_valid_ = false;
+  int readout_frame_ = -1;  // the ImGui frame that last drew it
   std::vector<SetState> sets_;
   std::vector<Want> wants_;
   std::vector<std::pair<int, int>> pool_wants_[2];        // [LazyPool] (set, map)
@@ -271,6 +274,9 @@ bool LazyReading(AppState* s, int map);  // rows of a map of the current example
 bool LazyKept(AppState* s, int map, int64_t row0, int64_t row1);  // ... held in 16 bits (no read to show)
 void DescribeLazy(AppState* s, JsonWriter* w);  // "lazy": the current example's file, or null; and "lazy_current"
 bool LazyCacheStatsOf(AppState* s, LazyCacheStats* out);  // the current example's file; false when it is not lazy
+// Half a second since the readouts refreshed, and the CACHE figures the last frame drew are out of
+// date: a frame is wanted (App::NeedsFrames), or they would stay so until something else draws.
+bool LazyReadoutDue(AppState* s);
 void DescribeLazyCurrent(AppState* s, JsonWriter* w);  // "lazy_current": {map, held rows} of the current map, or null
 
 }  // namespace attnviz
