@@ -977,6 +977,22 @@ LazyCacheStats LazyMaps::Stats(int heads, int bands) const {
   return st;
 }
 
+// "shown": what the sidebar's CACHE section shows (Readout: refreshed twice a second), [bytes read,
+// reads, resident bytes, budget]; null before it was first drawn.
+void LazyMaps::DescribeReadout(JsonWriter* w) const {
+  w->Key("shown");
+  if (!readout_valid_) {
+    w->Null();
+    return;
+  }
+  w->BeginArray(true);
+  w->Number((double)readout_.bytes_read);
+  w->Number((double)readout_.reads);
+  w->Number((double)readout_.resident);
+  w->Number((double)readout_.budget);
+  w->EndArray();
+}
+
 void LazyMaps::Describe(JsonWriter* w, int heads, int bands) const {
   const LazyCacheStats st = Stats(heads, bands);
   w->BeginObject();
@@ -988,19 +1004,7 @@ void LazyMaps::Describe(JsonWriter* w, int heads, int bands) const {
   w->Number((double)st.resident);
   w->Key("max_resident_bytes");
   w->Number((double)max_resident_);
-  // What the sidebar's CACHE section shows (Readout: refreshed twice a second): [bytes read, reads,
-  // resident bytes, budget]; null before it was first drawn.
-  w->Key("shown");
-  if (readout_valid_) {
-    w->BeginArray(true);
-    w->Number((double)readout_.bytes_read);
-    w->Number((double)readout_.reads);
-    w->Number((double)readout_.resident);
-    w->Number((double)readout_.budget);
-    w->EndArray();
-  } else {
-    w->Null();
-  }
+  DescribeReadout(w);
   w->Key("max_memory_bytes");  // resident + reads in flight, the most seen
   w->Number((double)max_memory_);
   w->Key("loading_bytes");

@@ -223,7 +223,8 @@ class LazyMaps {
   void ComputeScreens(std::vector<Example*>& examples);  // files without screen copies: pool what was decoded
   void PoolDecodedRows(int set, int map, const MatrixRM& head, int64_t rows, std::vector<Example*>& examples);
   void Failed(AppState* s, const Status& st);
-  void RequestStoredStats();  // the stored statistics of sets whose were asked for
+  void DescribeReadout(JsonWriter* w) const;  // "shown" (Describe)
+  void RequestStoredStats();                  // the stored statistics of sets whose were asked for
   void InstallStoredStats(AppState* s, const LazyResult& r);
 
   std::string name_;
