@@ -214,18 +214,23 @@ async function run(browser, appPort, url, tag, { scroll = false, mainThreadReads
     // Then the same at a reader's pace: each head kept in view 1 s after it showed, so its whole head
     // is being read when the next is asked for.
     // What the server sent meanwhile: a network slower than this loopback spends it before the next head.
-    if (ab) out.quick = { ms: [], reads: [], cmd: [], paced_ms: [], paced_reads: [], paced_cmd: [], heap_mb: [], served: -(await window.attnvizServedBytes()) };
+    if (ab) out.quick = { ms: [], reads: [], cmd: [], drawn: [], paced_ms: [], paced_reads: [], paced_cmd: [], paced_drawn: [], heap_mb: [], served: -(await window.attnvizServedBytes()) };
     for (let i = 0; i < (ab ? 16 : 0); i++) {
       const paced = i >= 8;
       if (i === 8) out.quick.served += await window.attnvizServedBytes();
       if (i === 8) await window.attnvizTrace('start');
       const m = paced ? (i - 8) * H + 20 + i : (16 + i) * H + 20 + i;  // unvisited (the file's hole)
+      const s0 = v.describe();
       t0 = performance.now();
       performance.mark(`attnviz switch ${i}`);
       v.command(`map ${m}`);
       out.quick[paced ? 'paced_cmd' : 'cmd'].push(performance.now() - t0);  // the command itself (it starts the reads)
       await until((x) => polls > 0 && atViewResolution(x, m));
       out.quick[paced ? 'paced_ms' : 'ms'].push(performance.now() - t0);
+      // Frames drawn until then (of those the page ran): each costs a software renderer tens of ms of
+      // the cores the switch's reads wait for (stop 56).
+      const s1 = v.describe();
+      out.quick[paced ? 'paced_drawn' : 'drawn'].push(`${s1.frame - s0.frame - (s1.frames_kept - s0.frames_kept)}/${s1.frame - s0.frame}`);
       out.quick.heap_mb.push(Math.round(heap / 2 ** 20));
       out.quick[paced ? 'paced_reads' : 'reads'].push(window.AttnVizLazy.stats.reads
         .filter((q) => q.start >= t0 - 1 && q.end <= performance.now())
@@ -280,10 +285,10 @@ async function run(browser, appPort, url, tag, { scroll = false, mainThreadReads
       `median=${p[p.length >> 1].toFixed(0)} max=${p[p.length - 1].toFixed(0)} ` +
       `(each 1 s after the last showed at the view's resolution, its whole head being read; target: <= 300)`);
     console.log(`lazy browser ${tag} quick_switch_to_unvisited_head reads=${r.quick.reads.join(',')} ` +
-      `command_ms=${r.quick.cmd.map((x) => x.toFixed(1)).join(',')} ` +
+      `command_ms=${r.quick.cmd.map((x) => x.toFixed(1)).join(',')} frames_drawn_until_shown=${r.quick.drawn.join(',')} ` +
       `(start..end ms after the command: size [the worker's request sent/headers in/body in]; the command's own time)`);
     console.log(`lazy browser ${tag} paced_switch_to_unvisited_head reads=${r.quick.paced_reads.join(',')} ` +
-      `dwell_frames_drawn=${(r.quick.dwell || []).join(',')} command_ms=${r.quick.paced_cmd.map((x) => x.toFixed(1)).join(',')} ` +
+      `dwell_frames_drawn=${(r.quick.dwell || []).join(',')} frames_drawn_until_shown=${r.quick.paced_drawn.join(',')} command_ms=${r.quick.paced_cmd.map((x) => x.toFixed(1)).join(',')} ` +
       '(the same; a paced switch also cancels the last head\'s whole read)');
   }
   if (r.revisit) {

@@ -10,6 +10,7 @@
 #include "app/app_state.h"
 #include "app/frame_fingerprint.h"
 #include "app/lazy_maps.h"
+#include "app/panel_fill.h"
 #include "imgui.h"
 
 namespace attnviz {
@@ -45,18 +46,22 @@ void DrawMainWindow(AppState* s) {
   ImGui::SetNextWindowSize(io.DisplaySize);
   const ImGuiWindowFlags flags = ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
                                  ImGuiWindowFlags_NoBringToFrontOnFocus | ImGuiWindowFlags_NoSavedSettings |
-                                 (s->config.embed ? 0 : ImGuiWindowFlags_MenuBar);
+                                 ImGuiWindowFlags_NoBackground | (s->config.embed ? 0 : ImGuiWindowFlags_MenuBar);
+  // The background is the platform's clear (FrameBackground), the panels' are clears too
+  // (panel_fill.h); children inside them draw none (the panel's colour is already under them).
+  const ImU32 panel = ImGui::GetColorU32(ImGuiCol_ChildBg);
+  ImGui::PushStyleColor(ImGuiCol_ChildBg, IM_COL32(0, 0, 0, 0));
   ImGui::Begin("attnviz", nullptr, flags);
   if (!s->config.embed) DrawMenuBar(s);
   const float status_h = s->config.controls ? ImGui::GetFrameHeightWithSpacing() + 4 : 0.0f;
   const float sidebar_w = s->SidebarShown(io.DisplaySize.x) ? std::min(300.0f, io.DisplaySize.x * 0.28f) : 0.0f;
   if (sidebar_w > 0) {
-    ImGui::BeginChild("sidebar", ImVec2(sidebar_w, -status_h), true);
+    BeginOpaquePanel("sidebar", ImVec2(sidebar_w, -status_h), true, panel);
     DrawSidebar(s);
     ImGui::EndChild();
     ImGui::SameLine();
   }
-  ImGui::BeginChild("main", ImVec2(0, -status_h), false);
+  BeginOpaquePanel("main", ImVec2(0, -status_h), false, panel);
   if (s->config.controls) DrawViewTabs(s);
   RecordViewRect(s);
   if (LazyWaiting(s) && !s->ActiveView().DrawsLazyMaps())
@@ -67,6 +72,7 @@ void DrawMainWindow(AppState* s) {
   ImGui::EndChild();
   if (s->config.controls) DrawStatusBar(s);
   ImGui::End();
+  ImGui::PopStyleColor();
 }
 
 // "step" and "hover" events when they changed during this frame.

@@ -23,6 +23,7 @@
 
 #include "app/app.h"
 #include "app/lazy_maps.h"
+#include "app/panel_fill.h"
 #include "figure/png_codec.h"
 #include "imgui.h"
 #include "imgui_impl_glfw.h"
@@ -228,7 +229,9 @@ void RunFrame(GLFWwindow* window, attnviz::App& app, int* fb_w, int* fb_h) {
   g_keys.EndFrame(ImGui::GetIO());
   glfwGetFramebufferSize(window, fb_w, fb_h);
   glViewport(0, 0, *fb_w, *fb_h);
-  glClearColor(0.1f, 0.1f, 0.12f, 1.0f);
+  float bg[4];
+  attnviz::FrameBackground(bg);  // the host window draws no background of its own
+  glClearColor(bg[0], bg[1], bg[2], bg[3]);
   glClear(GL_COLOR_BUFFER_BIT);
   ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
 }
@@ -263,7 +266,9 @@ attnviz::Status CaptureFrame(GLFWwindow* window, attnviz::App& app, float scale,
   int cw = 0, ch = 0;
   if (st) {
     glViewport(0, 0, w, h);
-    glClearColor(0.1f, 0.1f, 0.12f, 1.0f);
+    float bg[4];
+    attnviz::FrameBackground(bg);  // the host window draws no background of its own
+    glClearColor(bg[0], bg[1], bg[2], bg[3]);
     glClear(GL_COLOR_BUFFER_BIT);
     ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
     const float fx = io.DisplayFramebufferScale.x, fy = io.DisplayFramebufferScale.y;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "app/app.h"
+#include "app/panel_fill.h"
 #include "imgui.h"
 #include "imgui_impl_glfw.h"
 #include "imgui_impl_opengl3.h"
@@ -353,7 +354,9 @@ void Frame() {
   L.app.NoteFrameDrawn(draw, (float)(emscripten_get_now() - t_fingerprint));
   if (draw) {
     glViewport(0, 0, (int)sz[2], (int)sz[3]);
-    glClearColor(0.1f, 0.1f, 0.12f, 1.0f);
+    float bg[4];
+    attnviz::FrameBackground(bg);  // the host window draws no background of its own
+    glClearColor(bg[0], bg[1], bg[2], bg[3]);
     glClear(GL_COLOR_BUFFER_BIT);
     ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
     L.drawn_fingerprint = capturing ? 0 : fingerprint;  // a capture draws at another scale

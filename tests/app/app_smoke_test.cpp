@@ -21,6 +21,7 @@
 #include "app/frame_fingerprint.h"
 #include "app/heatmap_widget.h"
 #include "app/labels.h"
+#include "app/panel_fill.h"
 #include "app/view_module.h"
 #include "core/colormap.h"
 #include "imgui.h"
@@ -793,6 +794,55 @@ TEST(AppFrames, AFrameThatDrawsTheSameHasTheFingerprintOfTheLast) {
   t.Run("view lines");
   t.Frames(1);
   EXPECT_NE(t.app.DrawFingerprint(), last) << "another view drew the fingerprint of the last";
+}
+
+// The window's background and its two panels are GPU clears (panel_fill.h), not triangles: a
+// software renderer paid ~15 ms of a 2-core machine for each screenful of triangles, and they were
+// two screenfuls of every frame, more in views with a scrolling child of their own (stop 56).
+TEST(AppFrames, TheBackgroundAndThePanelsAreClearsNotTriangles) {
+  HeadlessApp t;
+  const ImVec2 screen = ImGui::GetIO().DisplaySize;
+  const ImU32 panel = ImGui::GetColorU32(ImGuiCol_ChildBg);
+  for (int v = 0; v < attnviz::ViewCount(); ++v) {
+    const std::string name = attnviz::ViewInfoAt(v).name;
+    t.Run("view " + name);
+    t.Frames(3);
+    const ImDrawData* dd = ImGui::GetDrawData();
+    ASSERT_TRUE(dd && dd->Valid);
+    double area = 0, largest = 0;  // of every triangle, and the largest one, in screenfuls
+    std::vector<ImVec4> fills;
+    for (int i = 0; i < dd->CmdListsCount; ++i) {
+      const ImDrawList* l = dd->CmdLists[i];
+      for (const ImDrawCmd& c : l->CmdBuffer) {
+        ImU32 col = 0;
+        if (attnviz::IsOpaqueFill(c, &col)) {
+          EXPECT_EQ(col, panel) << name;
+          fills.push_back(c.ClipRect);
+        }
+        if (c.UserCallback) continue;
+        for (unsigned k = 0; k + 2 < c.ElemCount; k += 3) {
+          const ImDrawIdx* ix = l->IdxBuffer.Data + c.IdxOffset + k;
+          const ImVec2 a = l->VtxBuffer[(int)(c.VtxOffset + ix[0])].pos,
+                       b = l->VtxBuffer[(int)(c.VtxOffset + ix[1])].pos,
+                       d = l->VtxBuffer[(int)(c.VtxOffset + ix[2])].pos;
+          const double one =
+              0.5 * std::fabs((b.x - a.x) * (d.y - a.y) - (d.x - a.x) * (b.y - a.y)) / (screen.x * screen.y);
+          area += one;
+          largest = std::max(largest, one);
+        }
+      }
+    }
+    // Before: 1.9 screens and more, two triangles of 0.34 (the view area) and 0.5 (the background).
+    EXPECT_LT(area, 0.75) << name << ": triangles cover " << area << " screens";
+    EXPECT_LT(largest, 0.05) << name << ": a triangle covers " << largest << " of the screen";
+    ASSERT_EQ(fills.size(), 2u) << name << ": the sidebar and the view area";
+    const ImVec4 side = fills[0], main = fills[1];
+    EXPECT_NEAR(side.z - side.x, 300.0f, 1.0f) << name;  // the sidebar: min(300, 28% of 1280)
+    EXPECT_NEAR(main.z, screen.x - ImGui::GetStyle().WindowPadding.x, 1.0f) << name;
+    EXPECT_GT(main.x, side.z) << name;
+    EXPECT_GT((main.z - main.x) * (main.w - main.y), 0.6f * screen.x * screen.y) << name;
+    EXPECT_FLOAT_EQ(side.y, main.y) << name;
+  }
 }
 
 // What a heatmap callback draws with is part of the fingerprint: its textures' names, versions and

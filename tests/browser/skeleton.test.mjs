@@ -1,7 +1,7 @@
 // First light: the page loads WASM, draws the seed heatmaps through the project's shaders,
 // and every cell's colour inverts through the colormap to the weight the core computed.
 import fs from 'node:fs';
-import { openApp, frames, screenshot, check, summary, checkHeatmapPixels } from './lib.mjs';
+import { openApp, frames, screenshot, check, summary, checkHeatmapPixels, pixel } from './lib.mjs';
 
 const SEED002 = [0.1192029, 0.0, 0.0, 0.8807971];  // softmax of dot scores 927, 397, 148, 929.1
 
@@ -30,6 +30,20 @@ async function main() {
     await frames(page, 3);
     let shot = await screenshot(page, 'seed002-heatmap.png');
     checkHeatmapPixels('seed 002', d, h, shot.png);
+    // The background and the two panels are clears (src/app/panel_fill.cpp), under the sidebar's
+    // border: the dark theme's WindowBg (0.10, 0.10, 0.12) between the panels, ChildBg (0.12, 0.12,
+    // 0.14) in them, and the border (0.43, 0.43, 0.50, alpha 0.5) over the sidebar's edge.
+    if (shot.png.width === 1280 && shot.png.height === 800) {
+      const at = (x, y) => pixel(shot.png, x, y).join(',');
+      check('the window background between the panels', at(4, 400) === '26,26,31' && at(312, 400) === '26,26,31',
+        `${at(4, 400)} ${at(312, 400)}`);
+      check('the sidebar and the view area', at(150, 745) === '31,31,36' && at(1000, 700) === '31,31,36',
+        `${at(150, 745)} ${at(1000, 700)}`);
+      check('the sidebar\'s border over its fill', at(8, 400) === '71,71,82' && at(150, 29) === '71,71,82',
+        `${at(8, 400)} ${at(150, 29)}`);
+    } else {
+      check('the page is 1280 x 800 for the panel checks', false, `${shot.png.width} x ${shot.png.height}`);
+    }
 
     // Seed 004 (4x4 self-attention) through another colormap.
     check('command: example seed004', (await page.evaluate(() => window.attnviz.command('example seed004'))) === '');

@@ -1,0 +1,28 @@
+// Opaque panels (the sidebar, the view area) and the frame's background filled by GPU clears, not
+// by ImGui's blended triangles: a software renderer pays ~15 ms of a 2-core machine for each
+// screenful of triangles, and the two panels and the background were about two screenfuls of each
+// frame (render/clear_rect.h; docs/PERFORMANCE.md, "What a drawn frame costs").
+#pragma once
+
+#include "imgui.h"
+
+namespace attnviz {
+
+// Adds to dl a fill of [p0, p1) with col (opaque), clipped to dl's clip rectangle and drawn by a
+// scissored clear where the draw list is rendered (the draw command's clip rectangle is the fill, its
+// callback data the colour, so the frame fingerprint sees both).
+void AddOpaqueFill(ImDrawList* dl, const ImVec2& p0, const ImVec2& p1, ImU32 col);
+
+// Whether a draw command is a fill AddOpaqueFill added (its colour: *col).
+bool IsOpaqueFill(const ImDrawCmd& cmd, ImU32* col);
+
+// BeginChild for a panel whose background is col: filled by a clear in the parent's draw list (under
+// the panel's border and contents). Call it while ImGuiCol_ChildBg is transparent, so that ImGui
+// draws no background of its own, neither here nor for the children inside.
+bool BeginOpaquePanel(const char* id, const ImVec2& size, bool border, ImU32 col);
+
+// The colour the platform clears each frame to (the style's window background: the host window
+// draws none), as the 8-bit values ImGui would have drawn.
+void FrameBackground(float rgba[4]);
+
+}  // namespace attnviz
