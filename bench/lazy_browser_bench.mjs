@@ -39,7 +39,8 @@
 //                              ATTNVIZ_WEB_APP_B=<another build's app folder>, the two builds are
 //                              served in turn (A B A B) and a ratio line compares them.
 //   node bench/lazy_browser_bench.mjs [--only=grid|--only=first]   (--only=grid: the last section alone;
-//   --only=first: the first page alone; ATTNVIZ_TRACE=trace.json: a Chromium trace of its paced switches)
+//   --only=first: the first page alone; ATTNVIZ_TRACE=trace.json: a Chromium trace of its paced switches,
+//   or with ATTNVIZ_TRACE_SCROLL=1 of its grid scroll, whose frames' CPU times are then printed in order)
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -62,10 +63,11 @@ async function run(browser, appPort, url, tag, { scroll = false, mainThreadReads
   await page.exposeFunction('attnvizServedBytes', () => served);
   // ATTNVIZ_TRACE=file.json: a Chromium trace (every thread's tasks, wall and thread time) of the paced
   // switches of the first run, to tell a busy thread from one waiting for a core.
+  const traceScroll = !!process.env.ATTNVIZ_TRACE_SCROLL;  // =1: the grid scroll's frames traced instead
   const tracePath = ab && process.env.ATTNVIZ_TRACE;
   await page.exposeFunction('attnvizTrace', async (what) => {
-    if (!tracePath) return;
-    if (what === 'start') {
+    if (!tracePath || (what.endsWith('scroll') !== traceScroll)) return;
+    if (what.startsWith('start')) {
       await browser.startTracing(page, { path: tracePath, screenshots: false, categories: ['__metadata', 'toplevel',
         'devtools.timeline', 'disabled-by-default-devtools.timeline', 'v8', 'disabled-by-default-v8.gc', 'blink.user_timing',
         'loading', 'netlog', 'gpu', 'viz', 'cc', 'disabled-by-default-network'] });
@@ -307,7 +309,9 @@ async function run(browser, appPort, url, tag, { scroll = false, mainThreadReads
     await page.mouse.move(800, 400);
     const cpu = [];
     const frames = [];  // each frame's CPU time and parts
+    await page.evaluate(() => window.attnvizTrace('start scroll'));
     for (let i = 0; i < 60; i++) {
+      await page.evaluate((k) => performance.mark(`attnviz scroll ${k}`), i);
       await page.mouse.wheel(0, i < 40 ? 240 : -480);
       await page.evaluate(() => new Promise((res) => requestAnimationFrame(() => requestAnimationFrame(res))));
       const s = await page.evaluate(() => ({ cpu: window.attnviz.frameCpuMs(), heap: window.attnviz.module.HEAPU8.length,
@@ -316,6 +320,8 @@ async function run(browser, appPort, url, tag, { scroll = false, mainThreadReads
       frames.push(s);
       heap = Math.max(heap, s.heap);
     }
+    await page.evaluate(() => window.attnvizTrace('stop scroll'));
+    if (traceScroll) console.log(`lazy browser ${tag} grid_scroll frame_cpu_ms_in_order=${frames.map((x) => x.cpu.toFixed(1)).join(',')}`);
     const lazy = await page.evaluate(() => window.attnviz.describe().lazy);
     cpu.sort((a, b) => a - b);
     console.log(`lazy browser ${tag} grid_scroll frames=${cpu.length} frame_cpu_ms_median=${cpu[cpu.length >> 1].toFixed(2)} ` +
