@@ -47,7 +47,7 @@ void DrawMainWindow(AppState* s) {
   const ImGuiWindowFlags flags = ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
                                  ImGuiWindowFlags_NoBringToFrontOnFocus | ImGuiWindowFlags_NoSavedSettings |
                                  ImGuiWindowFlags_NoBackground | (s->config.embed ? 0 : ImGuiWindowFlags_MenuBar);
-  // The background is the platform's clear (FrameBackground), the panels' are clears too
+  // The background is the platform's clear (ClearFrameBackground), the panels' are clears too
   // (panel_fill.h); children inside them draw none (the panel's colour is already under them).
   const ImU32 panel = ImGui::GetColorU32(ImGuiCol_ChildBg);
   ImGui::PushStyleColor(ImGuiCol_ChildBg, IM_COL32(0, 0, 0, 0));

@@ -48,9 +48,10 @@ bool BeginOpaquePanel(const char* id, const ImVec2& size, bool border, ImU32 col
   return ImGui::BeginChild(id, size, border);
 }
 
-void FrameBackground(float rgba[4]) {
+void ClearFrameBackground() {
   const ImVec4 c = ImGui::ColorConvertU32ToFloat4(ImGui::GetColorU32(ImGuiCol_WindowBg));
-  rgba[0] = c.x, rgba[1] = c.y, rgba[2] = c.z, rgba[3] = 1.0f;
+  const float rgba[4] = {c.x, c.y, c.z, 1.0f};
+  ClearFrame(rgba);
 }
 
 }  // namespace attnviz

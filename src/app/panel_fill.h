@@ -21,8 +21,8 @@ bool IsOpaqueFill(const ImDrawCmd& cmd, ImU32* col);
 // draws no background of its own, neither here nor for the children inside.
 bool BeginOpaquePanel(const char* id, const ImVec2& size, bool border, ImU32 col);
 
-// The colour the platform clears each frame to (the style's window background: the host window
-// draws none), as the 8-bit values ImGui would have drawn.
-void FrameBackground(float rgba[4]);
+// Clears the frame to the style's window background, as the 8-bit colour ImGui would have drawn:
+// the host window draws none (the platform calls this before rendering ImGui's draw data).
+void ClearFrameBackground();
 
 }  // namespace attnviz

@@ -229,10 +229,7 @@ void RunFrame(GLFWwindow* window, attnviz::App& app, int* fb_w, int* fb_h) {
   g_keys.EndFrame(ImGui::GetIO());
   glfwGetFramebufferSize(window, fb_w, fb_h);
   glViewport(0, 0, *fb_w, *fb_h);
-  float bg[4];
-  attnviz::FrameBackground(bg);  // the host window draws no background of its own
-  glClearColor(bg[0], bg[1], bg[2], bg[3]);
-  glClear(GL_COLOR_BUFFER_BIT);
+  attnviz::ClearFrameBackground();
   ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
 }
 
@@ -266,10 +263,7 @@ attnviz::Status CaptureFrame(GLFWwindow* window, attnviz::App& app, float scale,
   int cw = 0, ch = 0;
   if (st) {
     glViewport(0, 0, w, h);
-    float bg[4];
-    attnviz::FrameBackground(bg);  // the host window draws no background of its own
-    glClearColor(bg[0], bg[1], bg[2], bg[3]);
-    glClear(GL_COLOR_BUFFER_BIT);
+    attnviz::ClearFrameBackground();
     ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
     const float fx = io.DisplayFramebufferScale.x, fy = io.DisplayFramebufferScale.y;
     const int rect[4] = {(int)(rect_ui[0] * fx), (int)(rect_ui[1] * fy), (int)(rect_ui[2] * fx + 0.999f),

@@ -354,10 +354,7 @@ void Frame() {
   L.app.NoteFrameDrawn(draw, (float)(emscripten_get_now() - t_fingerprint));
   if (draw) {
     glViewport(0, 0, (int)sz[2], (int)sz[3]);
-    float bg[4];
-    attnviz::FrameBackground(bg);  // the host window draws no background of its own
-    glClearColor(bg[0], bg[1], bg[2], bg[3]);
-    glClear(GL_COLOR_BUFFER_BIT);
+    attnviz::ClearFrameBackground();
     ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
     L.drawn_fingerprint = capturing ? 0 : fingerprint;  // a capture draws at another scale
   }

@@ -14,4 +14,10 @@ void ClearRect(const int box[4], int fb_h, const float rgba[4]) {
   glClear(GL_COLOR_BUFFER_BIT);
 }
 
+void ClearFrame(const float rgba[4]) {
+  glDisable(GL_SCISSOR_TEST);
+  glClearColor(rgba[0], rgba[1], rgba[2], rgba[3]);
+  glClear(GL_COLOR_BUFFER_BIT);
+}
+
 }  // namespace attnviz

@@ -11,4 +11,7 @@ namespace attnviz {
 // (ImGui's backend sets the scissor box for every draw command).
 void ClearRect(const int box[4], int fb_h, const float rgba[4]);
 
+// Clears the whole bound framebuffer (the viewport's) to rgba, whatever the scissor test was.
+void ClearFrame(const float rgba[4]);
+
 }  // namespace attnviz
