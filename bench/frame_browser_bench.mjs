@@ -6,12 +6,16 @@
 // for that build, the two alternating in one run (A B B A ...), with ratio lines. The floor, in the same
 // run: a bare WebGL2 canvas of the page's size that only clears, every frame (what the compositor and
 // the swap cost without any drawing).
+// VIEW=grid-lazy: the grid of a lazily read 32 x 32-head safetensors file (1024 heads, 512 tokens, their
+// 256 x 256 overviews; a sparse file written for the run, served with Range), measured once every
+// thumbnail in view is drawn from its overview.
 //   node bench/frame_browser_bench.mjs          (VIEW=grid|lines|...: another view of seed004; heatmap)
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
 import { serve } from '../scripts/serve.mjs';
+import { write } from '../tests/big/safetensors.mjs';
 
 const ROUNDS = 4, SECONDS = 2;
 const VIEW = process.env.VIEW || 'heatmap';
@@ -71,6 +75,31 @@ async function floor(browser, port) {
   return { fps: ((f1 - f0) * 1000) / (t1 - t0), gpu_ms: ((g1 - g0) * 1000) / Math.max(1, f1 - f0) };
 }
 
+// VIEW=grid-lazy's file: 32 layers x 32 heads of 512 tokens, all holes (the overviews read as zeros:
+// the shader's work does not depend on the weights), with stored statistics.
+function writeLazyFile(dir) {
+  const L = 32, H = 32, N = 512;
+  const tokens = Array.from({ length: N }, (_, i) => `w${i}`);
+  write(path.join(dir, 'grid.safetensors'), [{ name: 'grid', kind: 'self', tokens, layers: L, heads: H }], () => null, {},
+    { screens: false, stats: (s, l, h) => [((l * H + h) * 389 % (L * H)) / 100, 0.5, 0.5, 0, 0.5, 1, 0.5, N] });
+}
+
+// Opens url and waits until every thumbnail in view is drawn from its overview.
+async function openLazyGrid(page, url) {
+  await page.evaluate(async (u) => {
+    const v = window.attnviz;
+    await v.openUrl(u);
+    v.command('view grid');
+    const t0 = performance.now();
+    for (;;) {
+      const d = v.describe();
+      if (d.grid && d.grid.drawn > 0 && d.grid.waiting === 0 && d.grid.overviews_shown >= d.grid.drawn) return;
+      if (performance.now() - t0 > 60000) throw new Error('grid not filled in: ' + JSON.stringify(d.grid));
+      await new Promise((res) => requestAnimationFrame(res));
+    }
+  }, url);
+}
+
 async function main() {
   const dirs = [process.env.ATTNVIZ_WEB_APP || 'build/web/app'];
   if (process.env.ATTNVIZ_WEB_APP_B) dirs.push(process.env.ATTNVIZ_WEB_APP_B);
@@ -78,6 +107,12 @@ async function main() {
   const floorDir = fs.mkdtempSync(path.join(os.tmpdir(), 'attnviz-frame-bench-'));
   fs.writeFileSync(path.join(floorDir, 'floor.html'), FLOOR_PAGE);
   const floorApp = await serve(floorDir, 0);
+  let lazyUrl = null, data = null;
+  if (VIEW === 'grid-lazy') {
+    writeLazyFile(floorDir);
+    data = await serve(floorDir, 0, { cors: true });
+    lazyUrl = `http://127.0.0.1:${data.address().port}/grid.safetensors`;
+  }
   const floors = [];
   const browser = await chromium.launch({
     executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
@@ -90,8 +125,9 @@ async function main() {
       for (let k = 0; k < apps.length; k++) {
         const i = round % 2 ? apps.length - 1 - k : k;  // A B B A ...
         const page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
-        await page.goto(`http://127.0.0.1:${apps[i].address().port}/?example=seed004&view=${VIEW}`);
+        await page.goto(`http://127.0.0.1:${apps[i].address().port}/?example=seed004&view=${lazyUrl ? 'grid' : VIEW}`);
         await page.waitForFunction(() => window.attnviz !== undefined, null, { timeout: 60000 });
+        if (lazyUrl) await openLazyGrid(page, lazyUrl);
         await page.waitForTimeout(500);
         out[i].every.push(await measure(page, true));
         out[i].kept.push(await measure(page, false));
@@ -103,6 +139,7 @@ async function main() {
     await browser.close();
     for (const a of apps) a.close();
     floorApp.close();
+    if (data) data.close();
     fs.rmSync(floorDir, { recursive: true, force: true });
   }
   const med = (a) => [...a].sort((x, y) => x - y)[a.length >> 1];

@@ -110,6 +110,7 @@ Status App::Init(const AppConfig& config) {
   s->draw_pool.reserve(1024);
   s->env.renderer = config.headless ? nullptr : &s->renderer;
   s->env.pool = &s->draw_pool;
+  s->env.batch_first = &s->draw_batch_first;
   s->env.upload_budget = &s->upload_budget;
   s->env.upload_deadline = &s->upload_deadline;
   s->env.upload_ms = &s->frame.upload_ms;
@@ -240,6 +241,7 @@ void App::Frame() {
   const auto t0 = std::chrono::steady_clock::now();
   const float dt = ImGui::GetIO().DeltaTime;
   s->draw_pool.clear();
+  s->draw_batch_first = -1;
   s->upload_budget = int64_t(16) << 20;  // ~16 MB of textures a frame; one bigger map still goes at once
   s->upload_speed.BeginFrame();
   // A lazily read file's uploads stop 6 ms into the frame (its overviews stream in while the grid

@@ -64,6 +64,7 @@ struct AppState {
   AppConfig config;
   HeatmapRenderer renderer;
   std::vector<HeatmapCallbackData> draw_pool;             // reserved once in Init
+  int draw_batch_first = -1;                              // HeatmapEnv::batch_first
   HeatmapEnv env;                                         // renderer + pool, handed to every heatmap widget
   int64_t upload_budget = 0;                              // texture bytes still to upload this frame (HeatmapEnv)
   std::chrono::steady_clock::time_point upload_deadline;  // and until when (HeatmapEnv)

@@ -11,27 +11,61 @@
 #include "imgui.h"
 #include "imgui_internal.h"
 #include "io/json.h"
+#include "io/lazy_attention.h"
+#include "io/memory_budget.h"
 
 namespace attnviz {
 namespace {
+
+// cb's draw in framebuffer pixels, clipped to clip (UI px) and to its own rectangle.
+HeatmapDraw InFramebuffer(const HeatmapCallbackData& cb, const ImVec4& clip, const ImDrawData* dd) {
+  const ImVec2 sc = dd->FramebufferScale;
+  const ImVec2 off = dd->DisplayPos;
+  HeatmapDraw d = cb.draw;
+  d.rect[0] = (cb.rect_imgui[0] - off.x) * sc.x;
+  d.rect[1] = (cb.rect_imgui[1] - off.y) * sc.y;
+  d.rect[2] = (cb.rect_imgui[2] - off.x) * sc.x;
+  d.rect[3] = (cb.rect_imgui[3] - off.y) * sc.y;
+  d.clip[0] = std::max((clip.x - off.x) * sc.x, d.rect[0]);
+  d.clip[1] = std::max((clip.y - off.y) * sc.y, d.rect[1]);
+  d.clip[2] = std::min((clip.z - off.x) * sc.x, d.rect[2]);
+  d.clip[3] = std::min((clip.w - off.y) * sc.y, d.rect[3]);
+  return d;
+}
+
+void FramebufferSize(const ImDrawData* dd, int* w, int* h) {
+  *w = (int)(dd->DisplaySize.x * dd->FramebufferScale.x);
+  *h = (int)(dd->DisplaySize.y * dd->FramebufferScale.y);
+}
 
 void HeatmapDrawCallback(const ImDrawList*, const ImDrawCmd* cmd) {
   auto* cb = static_cast<HeatmapCallbackData*>(cmd->UserCallbackData);
   const ImDrawData* dd = ImGui::GetDrawData();
   if (!cb || !dd) return;
-  const ImVec2 sc = dd->FramebufferScale;
-  const ImVec2 off = dd->DisplayPos;
-  const int fb_w = (int)(dd->DisplaySize.x * sc.x), fb_h = (int)(dd->DisplaySize.y * sc.y);
-  HeatmapDraw d = cb->draw;
-  d.rect[0] = (cb->rect_imgui[0] - off.x) * sc.x;
-  d.rect[1] = (cb->rect_imgui[1] - off.y) * sc.y;
-  d.rect[2] = (cb->rect_imgui[2] - off.x) * sc.x;
-  d.rect[3] = (cb->rect_imgui[3] - off.y) * sc.y;
-  d.clip[0] = std::max((cmd->ClipRect.x - off.x) * sc.x, d.rect[0]);
-  d.clip[1] = std::max((cmd->ClipRect.y - off.y) * sc.y, d.rect[1]);
-  d.clip[2] = std::min((cmd->ClipRect.z - off.x) * sc.x, d.rect[2]);
-  d.clip[3] = std::min((cmd->ClipRect.w - off.y) * sc.y, d.rect[3]);
+  int fb_w = 0, fb_h = 0;
+  FramebufferSize(dd, &fb_w, &fb_h);
+  const HeatmapDraw d = InFramebuffer(*cb, cmd->ClipRect, dd);
   cb->renderer->Draw(d, fb_w, fb_h);
+}
+
+// A batch: its entries follow the first in the pool (BeginHeatmapBatch), each clipped to its own
+// clip rectangle and the command's.
+void HeatmapBatchCallback(const ImDrawList*, const ImDrawCmd* cmd) {
+  auto* first = static_cast<HeatmapCallbackData*>(cmd->UserCallbackData);
+  const ImDrawData* dd = ImGui::GetDrawData();
+  if (!first || !dd) return;
+  int fb_w = 0, fb_h = 0;
+  FramebufferSize(dd, &fb_w, &fb_h);
+  static std::vector<HeatmapDraw> draws;  // the render thread's (the UI thread's); reserved by the first batch
+  draws.clear();
+  if (draws.capacity() < (size_t)first->batch) draws.reserve(std::max<size_t>(1024, (size_t)first->batch));
+  for (int k = 0; k < first->batch; ++k) {
+    const HeatmapCallbackData& cb = first[k];
+    const ImVec4 clip(std::max(cb.clip_imgui[0], cmd->ClipRect.x), std::max(cb.clip_imgui[1], cmd->ClipRect.y),
+                      std::min(cb.clip_imgui[2], cmd->ClipRect.z), std::min(cb.clip_imgui[3], cmd->ClipRect.w));
+    draws.push_back(InFramebuffer(cb, clip, dd));
+  }
+  first->renderer->DrawBatch(draws.data(), (int)draws.size(), fb_w, fb_h);
 }
 
 }  // namespace
@@ -58,6 +92,17 @@ bool UploadFits(const HeatmapEnv& env, int64_t bytes) {
   if (!env.upload_deadline || !env.upload_speed || !env.uploads || *env.uploads == 0) return true;
   const double ms = (double)env.upload_speed->ms_per_mib * (double)bytes / (1 << 20);
   return std::chrono::steady_clock::now() + std::chrono::microseconds((int64_t)(ms * 1000.0)) <= *env.upload_deadline;
+}
+
+// ThumbnailSide: n when there are at most 1.5 as many cells as pixels (the shader takes the maximum of up to 2 x 2
+// a pixel), else about px, max-pooled (a software renderer fetched up to 8 x 8 texels for each pixel
+// of each thumbnail: 356 ms of GPU-process time per frame of a 1024-head grid of 256 x 256
+// overviews). A pooled size is kept while it stays within 0.75-1.5 of px, so resizing the window
+// does not pool and upload every thumbnail again each frame.
+int ThumbnailSide(int n, float px, int current) {
+  if ((float)n <= 1.5f * px) return 0;
+  if (current > 0 && current < n && (float)current >= 0.75f * px && (float)current <= 1.5f * px) return current;
+  return std::max(1, (int)std::floor(px));
 }
 
 // After an upload of `bytes` that took t0..t1: the frame's time, count and budget, the running speed.
@@ -103,6 +148,45 @@ bool EnsureTexture(const HeatmapEnv& env, const AttentionMap& map, HeatmapTextur
   *error = st ? "" : st.message;
   *owner = &map;
   *version = map.version;
+  return true;
+}
+
+// A thumbnail's texture: map pooled to [pr, pc] (0: that side whole; MaxPoolOverview, the grid's
+// overviews' own pooling) in a scratch buffer and uploaded, once per map version and size. The pooling
+// counts as the upload's time. False like EnsureTexture; *stale: the texture holds this map at another
+// size (drawn meanwhile, as it is only a resize).
+bool EnsureThumbnailTexture(const HeatmapEnv& env, const AttentionMap& map, HeatmapViewState* st, int pr, int pc,
+                            bool* stale) {
+  *stale = false;
+  if (!env.renderer) return true;  // headless
+  const bool same_map = st->tex_owner == &map && st->tex_version == map.version;
+  if (same_map && st->tex_pooled_rows == pr && st->tex_pooled_cols == pc) return true;
+  const int rows = (int)map.weights.rows(), cols = (int)map.weights.cols();
+  const int r = pr > 0 ? pr : rows, c = pc > 0 ? pc : cols;
+  static std::vector<float> scratch;  // the UI thread's; as big as the largest pooled thumbnail
+  const bool pool =
+      (pr > 0 || pc > 0) && (scratch.size() >= (size_t)r * c || TryAllocate((size_t)r * c * sizeof(float)));
+  if (!pool) pr = pc = 0;  // no room to pool: the map as it is (the shader takes the maxima)
+  const int64_t bytes = (int64_t)(pool ? (size_t)r * c : map.weights.size()) * kTexelBytes;
+  if ((env.upload_budget && *env.upload_budget <= 0) || !UploadFits(env, bytes)) {
+    *stale = same_map && st->tex.weights && st->upload_error.empty();
+    return false;
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  Status up;
+  if (pool) {
+    if (scratch.size() < (size_t)r * c) scratch.resize((size_t)r * c);
+    MaxPoolOverview(map.weights.data(), rows, cols, r, c, scratch.data());
+    up = env.renderer->Upload(&st->tex, scratch.data(), r, c);
+  } else {
+    up = env.renderer->Upload(&st->tex, map.weights.data(), rows, cols);
+  }
+  CountUpload(env, bytes, t0, std::chrono::steady_clock::now());
+  st->upload_error = up ? "" : up.message;
+  st->tex_owner = &map;
+  st->tex_version = map.version;
+  st->tex_pooled_rows = pr;
+  st->tex_pooled_cols = pc;
   return true;
 }
 
@@ -341,9 +425,33 @@ bool AddHeatmapDrawCallback(const HeatmapEnv& env, const HeatmapDraw& draw, cons
   cb.draw = draw;
   for (int i = 0; i < 4; ++i) cb.rect_imgui[i] = rect[i];
   ImDrawList* dl = ImGui::GetWindowDrawList();
+  if (env.batch_first && *env.batch_first >= 0) {  // drawn by EndHeatmapBatch's callback
+    const ImVec2 c0 = dl->GetClipRectMin(), c1 = dl->GetClipRectMax();
+    cb.clip_imgui[0] = c0.x, cb.clip_imgui[1] = c0.y, cb.clip_imgui[2] = c1.x, cb.clip_imgui[3] = c1.y;
+    return true;
+  }
   dl->AddCallback(HeatmapDrawCallback, &cb);
   dl->AddCallback(ImDrawCallback_ResetRenderState, nullptr);
   return true;
+}
+
+void BeginHeatmapBatch(const HeatmapEnv& env) {
+  if (env.batch_first && env.pool) *env.batch_first = (int)env.pool->size();
+}
+
+void EndHeatmapBatch(const HeatmapEnv& env) {
+  if (!env.batch_first || *env.batch_first < 0 || !env.pool) return;
+  const int first = *env.batch_first, n = (int)env.pool->size() - first;
+  *env.batch_first = -1;
+  if (n <= 0) return;
+  HeatmapCallbackData& cb = (*env.pool)[(size_t)first];
+  cb.batch = n;
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  // The window's whole clip rectangle: each entry keeps its own.
+  dl->PushClipRectFullScreen();
+  dl->AddCallback(HeatmapBatchCallback, &cb);
+  dl->AddCallback(ImDrawCallback_ResetRenderState, nullptr);
+  dl->PopClipRect();
 }
 
 int RowRank(const float* row, int n, int c, int* ties) {
@@ -860,6 +968,13 @@ void DescribeHeatmap(JsonWriter* w, const char* id, const HeatmapGeometry& g, co
   w->Key("vmax");
   w->NumberF(g.vmax);
   if (map && map->lazy_rows) DescribeLazyGeometry(w, g);
+  if (g.tex_rows > 0) {  // a thumbnail's texture (max-pooled to about its pixels when the map is bigger)
+    w->Key("texture");
+    w->BeginArray(true);
+    w->Number(g.tex_rows);
+    w->Number(g.tex_cols);
+    w->EndArray();
+  }
   w->Key("colormap");
   w->String(ColormapName(g.colormap));
   w->Key("numbers");  // cell values printed (numbers on, as far as they fit their cells)
@@ -905,8 +1020,12 @@ bool HeatmapThumbnail(const char* id, const AttentionMap& map, const HeatmapStyl
   const int rows = (int)map.weights.rows(), cols = (int)map.weights.cols();
   const ImVec2 p = ImGui::GetCursorScreenPos();
   const bool clicked = ImGui::InvisibleButton("##thumb", size);
-  const bool ready =
-      rows > 0 && cols > 0 && EnsureTexture(env, map, &st->tex, &st->tex_owner, &st->tex_version, &st->upload_error);
+  const ImVec2 fb = ImGui::GetIO().DisplayFramebufferScale;  // a PNG's frame at 2x pools to 2x the pixels
+  bool stale = false;
+  const bool ready = rows > 0 && cols > 0 &&
+                     (EnsureThumbnailTexture(env, map, st, ThumbnailSide(rows, size.y * fb.y, st->tex_pooled_rows),
+                                             ThumbnailSide(cols, size.x * fb.x, st->tex_pooled_cols), &stale) ||
+                      stale);
   if (!st->upload_error.empty() && ImGui::IsItemHovered())
     ImGui::SetTooltip("cannot draw: %s", st->upload_error.c_str());
   if (!ready) DrawPlaceholder(p, ImVec2(p.x + size.x, p.y + size.y), rows > 0 ? "" : "...");
@@ -919,8 +1038,8 @@ bool HeatmapThumbnail(const char* id, const AttentionMap& map, const HeatmapStyl
     st->geom.colormap = style.colormap;
     HeatmapDraw draw;
     draw.tex = &st->tex;
-    draw.view[2] = (float)cols;
-    draw.view[3] = (float)rows;
+    draw.view[2] = env.renderer ? (float)st->tex.cols : (float)cols;  // pooled: the texture's cells
+    draw.view[3] = env.renderer ? (float)st->tex.rows : (float)rows;
     draw.vmin = style.vmin;
     draw.vmax = style.vmax;
     draw.scale = style.scale;
@@ -929,11 +1048,14 @@ bool HeatmapThumbnail(const char* id, const AttentionMap& map, const HeatmapStyl
     const float rect[4] = {p.x, p.y, p.x + size.x, p.y + size.y};
     AddHeatmapDrawCallback(env, draw, rect);
     st->geom.valid = true;
-    for (int i = 0; i < 4; ++i) st->geom.rect[i] = rect[i], st->geom.view[i] = draw.view[i];
+    const float view[4] = {0.0f, 0.0f, (float)cols, (float)rows};  // the map's cells, pooled or not
+    for (int i = 0; i < 4; ++i) st->geom.rect[i] = rect[i], st->geom.view[i] = view[i];
     st->geom.rows = rows;
     st->geom.cols = cols;
     st->geom.rows_shown = rows;
     st->geom.rows_in = rows;
+    st->geom.tex_rows = env.renderer ? st->tex.rows : 0;
+    st->geom.tex_cols = env.renderer ? st->tex.cols : 0;
   }
   const ImU32 border = ImGui::IsItemHovered() ? IM_COL32(255, 196, 0, 255) : IM_COL32(90, 90, 100, 255);
   ImGui::GetWindowDrawList()->AddRect(ImVec2(p.x - 1, p.y - 1), ImVec2(p.x + size.x + 1, p.y + size.y + 1), border);

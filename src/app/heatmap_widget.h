@@ -65,6 +65,7 @@ struct HeatmapGeometry {
   float vmin = 0, vmax = 1;             // the resolved colour range it was drawn with
   Colormap colormap = Colormap::Greys;  // and its colormap
   bool valid = false;                   // drawn this frame
+  int tex_rows = 0, tex_cols = 0;       // a thumbnail: the texture it was drawn from (pooled: smaller; 0 headless)
   // Token labels drawn this frame: axis 0 = rows (target), 1 = columns (source); box in UI pixels.
   struct Label {
     int axis = 0, index = 0;
@@ -114,6 +115,9 @@ struct HeatmapViewState {
   const void* tex_under_owner = nullptr;
   uint64_t tex_version = ~0ull, tex_next_version = ~0ull;  // which version they hold
   uint64_t tex_under_version = ~0ull;
+  // A thumbnail's tex holds its map max-pooled to about its size in pixels, [tex_pooled_rows,
+  // tex_pooled_cols] (0: the map as it is). See HeatmapThumbnail.
+  int tex_pooled_rows = 0, tex_pooled_cols = 0;
   std::string upload_error;                    // why the last upload failed (e.g. larger than the GPU's textures)
   int hover_row = -1, hover_col = -1;          // cell under the mouse, -1 none
   int highlight_row = -1, highlight_col = -1;  // externally requested highlight (e.g. from the lines view)
@@ -128,6 +132,10 @@ struct HeatmapCallbackData {
   HeatmapRenderer* renderer = nullptr;
   HeatmapDraw draw;
   float rect_imgui[4] = {0, 0, 0, 0};  // converted to framebuffer pixels at render time
+  // In a batch (BeginHeatmapBatch): the draw list's clip rectangle when it was added; the batch's
+  // first entry counts its draws (the callback draws them all), the others 0.
+  float clip_imgui[4] = {0, 0, 0, 0};
+  int batch = 0;
 };
 
 // The time texture uploads take per MiB. Within a frame the estimate goes up at once and down slowly
@@ -149,6 +157,7 @@ struct HeatmapEnv {
   HeatmapRenderer* renderer = nullptr;               // shared GL renderer
   LabelEnv labels;                                   // label textures for scripts the UI font lacks
   std::vector<HeatmapCallbackData>* pool = nullptr;  // reserved once; cleared each frame, never grows
+  int* batch_first = nullptr;  // the pool index where an open batch starts (BeginHeatmapBatch), -1 none
   // Bytes of texture uploads left this frame (reset by App::Frame); a widget whose map needs an upload
   // when none is left shows a placeholder and uploads in a later frame. Null: no limit.
   int64_t* upload_budget = nullptr;
@@ -170,6 +179,9 @@ struct HeatmapEnv {
 // first upload always goes). CountUpload records one that took t0..t1: the frame's time, count and
 // byte budget (emptied past the deadline), and the running speed.
 bool UploadFits(const HeatmapEnv& env, int64_t bytes);
+// The cells a thumbnail's texture keeps of a map side of n cells drawn over px framebuffer pixels,
+// given the side it keeps now (current, 0: none): 0 for all n, else the side to max-pool it to.
+int ThumbnailSide(int n, float px, int current);
 void CountUpload(const HeatmapEnv& env, int64_t bytes, std::chrono::steady_clock::time_point t0,
                  std::chrono::steady_clock::time_point t1);
 // A complete map whose rows tex_arrive (tex_rows rows) already holds in part, so it becomes the map's
@@ -194,6 +206,12 @@ bool HeatmapWidget(const char* id, const AttentionMap& map, const HeatmapStyle& 
 // cells; map may be null)} to an open
 // JSON array, when g was drawn this frame (describe()'s "heatmaps").
 void DescribeHeatmap(JsonWriter* w, const char* id, const HeatmapGeometry& g, const AttentionMap* map);
+
+// The heatmaps added between these two (a grid's thumbnails) are drawn by one callback, with the GL
+// state they share set once and ImGui's restored once, instead of once each. Nothing they draw may
+// overlap the window's other drawing in between (it is drawn first). Batches do not nest.
+void BeginHeatmapBatch(const HeatmapEnv& env);
+void EndHeatmapBatch(const HeatmapEnv& env);
 
 // Draws map as a small thumbnail (no labels, no interaction) filling size. Returns true if clicked.
 // range_of: the map whose colour range the style resolves against (an overview standing in for its

@@ -67,6 +67,8 @@ class HeatmapRenderer {
   void Release(HeatmapTexture* tex);  // frees tex's GL objects
   // Draws into the current framebuffer of size fb_w x fb_h. Saves nothing: the caller restores state.
   void Draw(const HeatmapDraw& d, int fb_w, int fb_h);
+  // The same for n draws in order, the state they share set once (a grid's thumbnails).
+  void DrawBatch(const HeatmapDraw* draws, int n, int fb_w, int fb_h);
   int MaxTextureSize() const { return max_texture_size_; }  // GL_MAX_TEXTURE_SIZE
 
  private:

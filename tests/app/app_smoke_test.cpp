@@ -191,6 +191,22 @@ TEST(HeatmapUploads, AnUploadThatWouldEndPastTheDeadlineWaitsUnlessItIsTheFrames
   EXPECT_TRUE(attnviz::UploadFits(env, 1024 * mib));
 }
 
+// A thumbnail's texture is its map max-pooled to about its pixels once the map has over 1.5 cells a
+// pixel (a 256 x 256 overview in a 40 px thumbnail made the shader fetch 7 x 7 texels a pixel), and
+// keeps that size through small resizes.
+TEST(HeatmapThumbnails, ABigMapIsPooledToItsPixelsAndKeepsItsSizeThroughSmallResizes) {
+  EXPECT_EQ(attnviz::ThumbnailSide(24, 40.0f, 0), 0);     // fewer cells than pixels: as it is
+  EXPECT_EQ(attnviz::ThumbnailSide(60, 40.0f, 0), 0);     // 1.5 a pixel: as it is (2 x 2 in the shader)
+  EXPECT_EQ(attnviz::ThumbnailSide(256, 40.0f, 0), 40);   // pooled to the pixels
+  EXPECT_EQ(attnviz::ThumbnailSide(256, 40.7f, 0), 40);   // never more cells than pixels when pooled anew
+  EXPECT_EQ(attnviz::ThumbnailSide(256, 50.0f, 40), 40);  // a little bigger: kept
+  EXPECT_EQ(attnviz::ThumbnailSide(256, 30.0f, 40), 40);  // a little smaller: kept
+  EXPECT_EQ(attnviz::ThumbnailSide(256, 60.0f, 40), 60);  // 0.67 of the pixels: pooled again
+  EXPECT_EQ(attnviz::ThumbnailSide(256, 20.0f, 40), 20);  // 2 a pixel: pooled again
+  EXPECT_EQ(attnviz::ThumbnailSide(256, 200.0f, 40), 0);  // the pixels outgrew the map: as it is
+  EXPECT_EQ(attnviz::ThumbnailSide(4096, 0.0f, 0), 1);    // no pixels: one cell
+}
+
 // One slow upload (a descheduled thread) judges the rest of its own frame only: the next frame starts
 // from the median of the recent ones. (It held the estimate up for as many frames as the decay took,
 // one upload each: under load a 1024-head grid filled one thumbnail per frame.)

@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { openApp, frames, screenshot, check, summary, checkHeatmapPixels } from '../browser/lib.mjs';
+import { openApp, frames, screenshot, check, summary, checkHeatmapPixels, pixel } from '../browser/lib.mjs';
 import { serve } from '../../scripts/serve.mjs';
 import { write, writeBigNpy, writeBigNpz, BIG_NPY, testHead, fromHalf, toHalf } from './safetensors.mjs';
 
@@ -58,6 +58,32 @@ function subMap(h, [c0v, r0v, c1v, r1v], [lo, hi], weight) {
   sub.view = [0, 0, sub.cols, sub.rows];
   for (let r = rows[0]; r < rows[1]; r++) for (let c = cols[0]; c < cols[1]; c++) sub.weights.push(weight(r, c));
   return sub;
+}
+
+// A 512-token head in a thumbnail of ~50 px: its texture is the overview max-pooled to the thumbnail's
+// pixels (the shader fetched up to 8 x 8 texels a pixel before), and the one-cell diagonal still shows
+// in every pixel row, nowhere else (head 0; heads 1-15 are antidiagonals).
+async function thumbnailPooled(page, u) {
+  await page.evaluate((x) => window.attnviz.openUrl(x), u);
+  let d = await until(page, (x) => x.example === 'file:wide.safetensors' && x.grid && x.grid.overviews_shown === 16 &&
+    x.grid.waiting === 0, 'the 16-head grid');
+  d = await until(page, (x) => x.frame > d.frame, 'a frame after');
+  const png = (await screenshot(page, 'lazy-thumbnail-pooled.png')).png;
+  const t = d.heatmaps.find((h) => h.id === 'thumb0');
+  const w = t.rect[2] - t.rect[0], hgt = t.rect[3] - t.rect[1];
+  check('a thumbnail of a 512-token head (its 256 x 256 overview) is pooled to its pixels', t.texture && t.texture[0] === Math.floor(hgt) &&
+    t.texture[1] === Math.floor(w) && t.rows === 256 && w > 30 && w < 170, `texture ${t.texture}, ${w.toFixed(1)} x ${hgt.toFixed(1)} px`);
+  let bad = 0, worst = '';
+  const lum = (x, y) => { const p = pixel(png, x, y); return (p[0] + p[1] + p[2]) / 3; };  // pixel (x, y)
+  const x0 = Math.ceil(t.rect[0]), x1 = Math.floor(t.rect[2]), y0 = Math.ceil(t.rect[1]), y1 = Math.floor(t.rect[3]);
+  for (let y = y0 + 2; y < y1 - 2; y++) {
+    const want = t.rect[0] + (y + 0.5 - t.rect[1]) * w / hgt;  // where the diagonal crosses this pixel row
+    let best = 0, bx = 0;
+    for (let x = x0; x < x1; x++) { const v = lum(x, y); if (v > best) best = v, bx = x + 0.5; }
+    const off = lum(Math.floor(want + 12 < x1 - 1 ? want + 12 : want - 12), y);
+    if (best < 128 || Math.abs(bx - want) > 2 || off > 64) { bad++; worst = `row ${y}: brightest ${best} at ${bx.toFixed(1)} (want ${want.toFixed(1)}), off ${off}`; }
+  }
+  check('the pooled thumbnail shows the one-cell diagonal in every pixel row', bad === 0, `${bad} rows wrong; ${worst}`);
 }
 
 // Checks the heatmap's cells against a head's F16 weights (rows held only).
@@ -161,6 +187,11 @@ async function main() {
     for (let r = 0; r < N; r++) w[r * N + (r * 3) % N] = 1;
     return w;
   }, {}, { stats: (s, l, h) => [bigEntropy(l * 32 + h), bigEntropy(l * 32 + h) / Math.log(N), 0.5, 0, 0.5, 1, 0.5, N] });
+  // 1 layer x 16 heads of 512 tokens, head 0 the diagonal, the others antidiagonals: their ~50 px
+  // thumbnails are pooled from the 256 x 256 overviews (256 > 1.5 x 50).
+  const W = 512, wide = path.join(dir, 'wide.safetensors');
+  write(wide, [{ name: 'attention', kind: 'self', tokens: Array.from({ length: W }, (_, i) => `w${i}`), layers: 1, heads: 16 }],
+    (s, l, h) => { const w = new Float32Array(W * W); for (let r = 0; r < W; r++) w[r * W + (h ? W - 1 - r : r)] = 1; return w; });
   const onDisk = fs.statSync(big).blocks * 512;
   check('the 32 GiB file is sparse', plan.size > 32 * 2 ** 30 && onDisk < 200 * 2 ** 20,
     `${(plan.size / 2 ** 30).toFixed(1)} GiB, ${(onDisk / 2 ** 20).toFixed(0)} MiB on disk`);
@@ -190,6 +221,12 @@ async function main() {
     check('Range: the grid draws every overview and reads no head', d.view === 'grid' && d.lazy.heads === 0 &&
       d.lazy.bytes_read === 12 * n * n * 2, `${d.lazy.heads} heads, ${d.lazy.bytes_read} bytes`);
     await screenshot(page, 'lazy-range-grid.png');
+    check('Range: a thumbnail with fewer cells than pixels keeps every cell in its texture',
+      d.heatmaps.filter((h) => h.id.startsWith('thumb')).every((h) => h.texture && h.texture[0] === n && h.texture[1] === n),
+      JSON.stringify(d.heatmaps.filter((h) => h.id.startsWith('thumb')).map((h) => h.texture)));
+    await thumbnailPooled(page, url('wide.safetensors'));
+    await page.evaluate((u) => window.attnviz.openUrl(u), url('small.safetensors'));
+    await until(page, (x) => x.example === 'file:small.safetensors' && x.grid && x.grid.overviews_shown === 12, 'small again');
     await command(page, 'map 9');
     await command(page, 'view heatmap');
     await until(page, (x) => x.heatmaps[0] && x.heatmaps[0].held && x.heatmaps[0].held[1] === n && !x.heatmaps[0].underlay,

@@ -584,6 +584,7 @@ void GridView::DrawThumbnails(AppState* s, int heads, int grid_rows) {
   const ImU32 text_col = ImGui::GetColorU32(ImGuiCol_Text);
   char buf[64];
   int hovered = -1;
+  BeginHeatmapBatch(s->env);  // one GL setup for every thumbnail (they overlap nothing else drawn)
   for (int p = 0; p < n; ++p) {
     const int i = g.order[(size_t)p];
     HeatmapViewState& tv = g.thumbs[(size_t)i];
@@ -617,6 +618,7 @@ void GridView::DrawThumbnails(AppState* s, int heads, int grid_rows) {
                 i == hovered ? IM_COL32(255, 196, 0, 255) : text_col, buf);
     dl->PopClipRect();
   }
+  EndHeatmapBatch(s->env);
   if (hovered >= 0) StatsTooltip(ex, hovered, g);
   ImGui::SetCursorScreenPos(G.screen_origin);  // extend the scroll region over the whole grid (as on screen)
   ImGui::Dummy(
