@@ -97,6 +97,7 @@ bench: configure-native configure-web
 	@echo "== UI frame CPU time, browser (WASM, headless Chromium)"; node bench/ui_browser_bench.mjs
 	@echo "== web bundle size and first frame (headless Chromium)"; node bench/bundle_bench.mjs
 	@echo "== what a drawn frame costs headless Chromium's software renderer"; node bench/frame_browser_bench.mjs
+	@echo "== the same for the grid of a lazily read 1024-head file"; VIEW=grid-lazy node bench/frame_browser_bench.mjs
 	cmake --build --preset native --target attnviz_load_bench -j $(JOBS)
 	@echo "== F16 weights decoded to float, native and wasm (node)"; cmake --build --preset native --target attnviz_decode_bench -j $(JOBS) >/dev/null; \
 	  ./build/native/bench/attnviz_decode_bench; cmake --build --preset web --target attnviz_decode_bench -j $(JOBS) >/dev/null; \
