@@ -129,6 +129,8 @@ async function main() {
         await page.waitForFunction(() => window.attnviz !== undefined, null, { timeout: 60000 });
         if (lazyUrl) await openLazyGrid(page, lazyUrl);
         await page.waitForTimeout(500);
+        // The frame's ImGui draw commands (a build without describe().draw: none given).
+        out[i].draw = await page.evaluate(() => JSON.stringify(window.attnviz.describe().draw || null));
         out[i].every.push(await measure(page, true));
         out[i].kept.push(await measure(page, false));
         await page.context().close();
@@ -148,7 +150,8 @@ async function main() {
     const e = out[i].every, id = out[i].kept;
     console.log(`frame_browser build=${tags[i]} (${dirs[i]}) view=${VIEW} every_frame_drawn fps=${f(med(e.map((x) => x.fps)))} ` +
       `gpu_process_ms_per_drawn_frame=${f(med(e.map((x) => x.gpu_ms)))} (${e.map((x) => f(x.gpu_ms)).join(',')}) ` +
-      `renderer_ms_per_drawn_frame=${f(med(e.map((x) => x.renderer_ms)))} gpu_process_cores=${med(e.map((x) => x.gpu_share)).toFixed(2)}`);
+      `renderer_ms_per_drawn_frame=${f(med(e.map((x) => x.renderer_ms)))} gpu_process_cores=${med(e.map((x) => x.gpu_share)).toFixed(2)} ` +
+      `draw=${out[i].draw}`);
     console.log(`frame_browser build=${tags[i]} woken_frames_kept fps=${f(med(id.map((x) => x.fps)))} drawn=${id.map((x) => x.drawn).join(',')} ` +
       `gpu_process_cores=${med(id.map((x) => x.gpu_share)).toFixed(2)}`);
   }

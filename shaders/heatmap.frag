@@ -1,4 +1,4 @@
-// Heatmap cells: weight -> normalised t -> colormap lookup texture.
+// Heatmap cells: weight -> colour (weightColour, shaders/colour.glsl, prepended by the renderer).
 // u_weights_a/b: R16F [rows, cols] (texel x = column, y = row), NEAREST, each texel a weight divided
 // by its row's scale; b is the next animation frame, mixed by u_frame_mix. u_rows_a/b: RG32F
 // [rows, 1]: r = the row's largest weight (per-row colour), g = its scale (a power of two).
@@ -6,7 +6,6 @@ uniform sampler2D u_weights_a;
 uniform sampler2D u_weights_b;
 uniform sampler2D u_rows_a;
 uniform sampler2D u_rows_b;
-uniform sampler2D u_lut;        // RGBA8 [1, 256]
 uniform float u_frame_mix;      // 0 = frame a, 1 = frame b
 uniform vec2 u_range;           // vmin, vmax of the scale
 uniform int u_scale_mode;       // 0 global linear, 1 per row (divide by row max), 2 log10
@@ -63,20 +62,8 @@ void main() {
     }
     w = max(w, 0.0);
   }
-  float t;
-  if (u_scale_mode == 1) {
-    float m = texelFetch(u_rows_a, ivec2(cell.y, 0), 0).r;
-    t = m > 0.0 ? w / m : 0.0;
-  } else if (u_scale_mode == 2) {
-    float lo = log(max(u_range.x, 1e-12));
-    float hi = log(max(u_range.y, 1e-12));
-    t = (log(max(w, 1e-12)) - lo) / max(hi - lo, 1e-12);
-  } else {
-    t = (w - u_range.x) / max(u_range.y - u_range.x, 1e-12);
-  }
-  t = clamp(t, 0.0, 1.0);
-  // Sample the centre of one of the 256 LUT texels.
-  vec4 c = texture(u_lut, vec2((t * 255.0 + 0.5) / 256.0, 0.5));
+  float m = u_scale_mode == 1 ? texelFetch(u_rows_a, ivec2(cell.y, 0), 0).r : 0.0;
+  vec4 c = weightColour(w, u_scale_mode, u_range, m);
   if (u_grid_color.a > 0.0 && u_cell_px >= 6.0) {
     vec2 f = fract(v_cell) * u_cell_px;
     if (f.x < 1.0 || f.y < 1.0) c = mix(c, u_grid_color, u_grid_color.a);

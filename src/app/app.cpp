@@ -244,6 +244,7 @@ void App::Frame() {
   s->draw_batch_first = -1;
   s->upload_budget = int64_t(16) << 20;  // ~16 MB of textures a frame; one bigger map still goes at once
   s->upload_speed.BeginFrame();
+  if (s->env.renderer) s->renderer.BeginFrame();  // thumbnail layers used from now on are this frame's
   // A lazily read file's uploads stop 6 ms into the frame (its overviews stream in while the grid
   // scrolls); the grid sets its own (views/grid.cpp); other uploads have the byte budget only.
   s->upload_deadline =

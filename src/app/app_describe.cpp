@@ -123,9 +123,30 @@ void WriteTabs(const AppState* s, JsonWriter* w) {
   w->EndArray();
 }
 
+// The last frame's ImGui draw data: draw lists, draw commands (a callback counts as one; each is a
+// draw call or a callback's draws), the callbacks among them, vertices.
+void DescribeDrawData(JsonWriter* w) {
+  const ImDrawData* dd = ImGui::GetDrawData();
+  int cmds = 0, callbacks = 0;
+  for (int i = 0; dd && i < dd->CmdListsCount; ++i)
+    for (const ImDrawCmd& c : dd->CmdLists[i]->CmdBuffer) cmds++, callbacks += c.UserCallback != nullptr;
+  w->Key("draw");
+  w->BeginObject();
+  w->Key("lists");
+  w->Number(dd ? dd->CmdListsCount : 0);
+  w->Key("cmds");
+  w->Number(cmds);
+  w->Key("callbacks");
+  w->Number(callbacks);
+  w->Key("vertices");
+  w->Number(dd ? dd->TotalVtxCount : 0);
+  w->EndObject();
+}
+
 void WriteShared(AppState* s, JsonWriter* w) {
   w->Key("frame");
   w->Number(ImGui::GetFrameCount());
+  DescribeDrawData(w);
   w->Key("example");
   w->String(s->Current().id);
   w->Key("view");

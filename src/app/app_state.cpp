@@ -72,6 +72,8 @@ void AppState::ReleaseTextures(HeatmapViewState* v) {
   renderer.Release(&v->tex_next);
   renderer.Release(&v->tex_under);
   renderer.Release(&v->tex_arrive);
+  v->thumb_in_layer = false;  // its layer goes to the next thumbnail that needs one (least recently used)
+  v->thumb_layer = -1;
 }
 
 namespace {

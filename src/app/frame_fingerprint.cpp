@@ -75,6 +75,9 @@ uint64_t FingerprintFrame(const ImDrawData* draw_data, const std::vector<Heatmap
     f.Floats(d.empty_rgba, 4);
     f.Floats(d.grid_rgba, 4);
     f.Floats(cb.rect_imgui, 4);
+    f.Floats(cb.clip_imgui, 4);
+    f.Word((uint64_t)(uint32_t)d.layer << 32 | (uint32_t)d.layer_rows << 16 | (uint32_t)d.layer_cols);
+    f.Word(d.layer_version);
   }
   f.Word(extra);
   return f.h;

@@ -22,14 +22,12 @@ HeatmapDraw InFramebuffer(const HeatmapCallbackData& cb, const ImVec4& clip, con
   const ImVec2 sc = dd->FramebufferScale;
   const ImVec2 off = dd->DisplayPos;
   HeatmapDraw d = cb.draw;
-  d.rect[0] = (cb.rect_imgui[0] - off.x) * sc.x;
-  d.rect[1] = (cb.rect_imgui[1] - off.y) * sc.y;
-  d.rect[2] = (cb.rect_imgui[2] - off.x) * sc.x;
-  d.rect[3] = (cb.rect_imgui[3] - off.y) * sc.y;
-  d.clip[0] = std::max((clip.x - off.x) * sc.x, d.rect[0]);
-  d.clip[1] = std::max((clip.y - off.y) * sc.y, d.rect[1]);
-  d.clip[2] = std::min((clip.z - off.x) * sc.x, d.rect[2]);
-  d.clip[3] = std::min((clip.w - off.y) * sc.y, d.rect[3]);
+  const float c[4] = {clip.x, clip.y, clip.z, clip.w};
+  for (int i = 0; i < 4; ++i) {  // x0, y0, x1, y1
+    const float o = i % 2 ? off.y : off.x, k = i % 2 ? sc.y : sc.x;
+    d.rect[i] = (cb.rect_imgui[i] - o) * k;
+    d.clip[i] = i < 2 ? std::max((c[i] - o) * k, d.rect[i]) : std::min((c[i] - o) * k, d.rect[i]);
+  }
   return d;
 }
 
@@ -151,16 +149,44 @@ bool EnsureTexture(const HeatmapEnv& env, const AttentionMap& map, HeatmapTextur
   return true;
 }
 
+enum class ThumbTexture { Missing, Ready, Stale };  // Stale: another size of this map, drawn meanwhile
+
+// Whether what st's thumbnail texture holds can be drawn: its layer is still its own (marked used
+// this frame), or its own texture, unless it would fit a layer and the layers grew since it found none.
+bool ThumbnailHeld(const HeatmapEnv& env, HeatmapViewState* st) {
+  const HeatmapRenderer* gl = env.renderer;
+  if (st->thumb_in_layer) return env.renderer->ThumbLayerHeld(st, st->thumb_layer, st->thumb_layer_gen);
+  const bool fits = std::max(st->thumb_rows, st->thumb_cols) <= kThumbLayerMaxSide;
+  return st->tex.weights != 0 && (!fits || st->thumb_layer_gen == gl->ThumbLayerGeneration());
+}
+
+// data [r, c] into a thumbnail layer when one is to be had (st then lets its own texture go), else
+// into its own texture (until the layers grow: thumb_layer_gen keeps the generation that had none).
+Status SendThumbnail(const HeatmapEnv& env, HeatmapViewState* st, const float* data, int r, int c) {
+  HeatmapRenderer* gl = env.renderer;
+  st->thumb_in_layer = gl->AcquireThumbLayer(st, r, c, &st->thumb_layer, &st->thumb_layer_gen);
+  st->thumb_rows = r, st->thumb_cols = c;
+  if (!st->thumb_in_layer) {
+    st->thumb_layer_gen = gl->ThumbLayerGeneration();
+    return gl->Upload(&st->tex, data, r, c);
+  }
+  gl->UploadThumbLayer(st->thumb_layer, data, r, c);
+  if (st->tex.weights) gl->Release(&st->tex);
+  return Status::Ok();
+}
+
 // A thumbnail's texture: map pooled to [pr, pc] (0: that side whole; MaxPoolOverview, the grid's
-// overviews' own pooling) in a scratch buffer and uploaded, once per map version and size. The pooling
-// counts as the upload's time. False like EnsureTexture; *stale: the texture holds this map at another
-// size (drawn meanwhile, as it is only a resize).
-bool EnsureThumbnailTexture(const HeatmapEnv& env, const AttentionMap& map, HeatmapViewState* st, int pr, int pc,
-                            bool* stale) {
-  *stale = false;
-  if (!env.renderer) return true;  // headless
+// overviews' own pooling) in a scratch buffer and uploaded, once per map version and size, into a
+// thumbnail layer or its own texture (SendThumbnail). The pooling counts as the upload's time.
+// Missing when the frame's upload budget is spent (like EnsureTexture), Stale when the texture holds
+// this map at another size meanwhile (a resize), drawn until a later frame uploads the new one.
+ThumbTexture EnsureThumbnailTexture(const HeatmapEnv& env, const AttentionMap& map, HeatmapViewState* st, int pr,
+                                    int pc) {
+  if (!env.renderer) return ThumbTexture::Ready;  // headless
   const bool same_map = st->tex_owner == &map && st->tex_version == map.version;
-  if (same_map && st->tex_pooled_rows == pr && st->tex_pooled_cols == pc) return true;
+  const bool held = same_map && ThumbnailHeld(env, st);
+  const bool failed = same_map && !st->upload_error.empty();  // not retried until the map changes
+  if ((held || failed) && st->tex_pooled_rows == pr && st->tex_pooled_cols == pc) return ThumbTexture::Ready;
   const int rows = (int)map.weights.rows(), cols = (int)map.weights.cols();
   const int r = pr > 0 ? pr : rows, c = pc > 0 ? pc : cols;
   static std::vector<float> scratch;  // the UI thread's; as big as the largest pooled thumbnail
@@ -168,26 +194,22 @@ bool EnsureThumbnailTexture(const HeatmapEnv& env, const AttentionMap& map, Heat
       (pr > 0 || pc > 0) && (scratch.size() >= (size_t)r * c || TryAllocate((size_t)r * c * sizeof(float)));
   if (!pool) pr = pc = 0;  // no room to pool: the map as it is (the shader takes the maxima)
   const int64_t bytes = (int64_t)(pool ? (size_t)r * c : map.weights.size()) * kTexelBytes;
-  if ((env.upload_budget && *env.upload_budget <= 0) || !UploadFits(env, bytes)) {
-    *stale = same_map && st->tex.weights && st->upload_error.empty();
-    return false;
-  }
+  if ((env.upload_budget && *env.upload_budget <= 0) || !UploadFits(env, bytes))
+    return held && !failed ? ThumbTexture::Stale : ThumbTexture::Missing;
   const auto t0 = std::chrono::steady_clock::now();
-  Status up;
   if (pool) {
     if (scratch.size() < (size_t)r * c) scratch.resize((size_t)r * c);
     MaxPoolOverview(map.weights.data(), rows, cols, r, c, scratch.data());
-    up = env.renderer->Upload(&st->tex, scratch.data(), r, c);
-  } else {
-    up = env.renderer->Upload(&st->tex, map.weights.data(), rows, cols);
   }
+  const Status up =
+      pool ? SendThumbnail(env, st, scratch.data(), r, c) : SendThumbnail(env, st, map.weights.data(), rows, cols);
   CountUpload(env, bytes, t0, std::chrono::steady_clock::now());
   st->upload_error = up ? "" : up.message;
   st->tex_owner = &map;
   st->tex_version = map.version;
   st->tex_pooled_rows = pr;
   st->tex_pooled_cols = pc;
-  return true;
+  return ThumbTexture::Ready;
 }
 
 void UploadArriveBand(const HeatmapEnv& env, HeatmapViewState* st, const float* data, int row1) {
@@ -974,6 +996,8 @@ void DescribeHeatmap(JsonWriter* w, const char* id, const HeatmapGeometry& g, co
     w->Number(g.tex_rows);
     w->Number(g.tex_cols);
     w->EndArray();
+    w->Key("layer");  // the thumbnail layer it was drawn from, -1 its own texture
+    w->Number(g.layer);
   }
   w->Key("colormap");
   w->String(ColormapName(g.colormap));
@@ -1021,11 +1045,13 @@ bool HeatmapThumbnail(const char* id, const AttentionMap& map, const HeatmapStyl
   const ImVec2 p = ImGui::GetCursorScreenPos();
   const bool clicked = ImGui::InvisibleButton("##thumb", size);
   const ImVec2 fb = ImGui::GetIO().DisplayFramebufferScale;  // a PNG's frame at 2x pools to 2x the pixels
-  bool stale = false;
-  const bool ready = rows > 0 && cols > 0 &&
-                     (EnsureThumbnailTexture(env, map, st, ThumbnailSide(rows, size.y * fb.y, st->tex_pooled_rows),
-                                             ThumbnailSide(cols, size.x * fb.x, st->tex_pooled_cols), &stale) ||
-                      stale);
+  const ThumbTexture t =
+      rows > 0 && cols > 0
+          ? EnsureThumbnailTexture(env, map, st, ThumbnailSide(rows, size.y * fb.y, st->tex_pooled_rows),
+                                   ThumbnailSide(cols, size.x * fb.x, st->tex_pooled_cols))
+          : ThumbTexture::Missing;
+  const bool ready = t != ThumbTexture::Missing;
+  st->geom.resize_pending = t == ThumbTexture::Stale;
   if (!st->upload_error.empty() && ImGui::IsItemHovered())
     ImGui::SetTooltip("cannot draw: %s", st->upload_error.c_str());
   if (!ready) DrawPlaceholder(p, ImVec2(p.x + size.x, p.y + size.y), rows > 0 ? "" : "...");
@@ -1038,8 +1064,12 @@ bool HeatmapThumbnail(const char* id, const AttentionMap& map, const HeatmapStyl
     st->geom.colormap = style.colormap;
     HeatmapDraw draw;
     draw.tex = &st->tex;
-    draw.view[2] = env.renderer ? (float)st->tex.cols : (float)cols;  // pooled: the texture's cells
-    draw.view[3] = env.renderer ? (float)st->tex.rows : (float)rows;
+    const bool layer = env.renderer && st->thumb_in_layer;
+    draw.layer = layer ? st->thumb_layer : -1;
+    draw.layer_rows = st->thumb_rows, draw.layer_cols = st->thumb_cols;
+    draw.layer_version = layer ? env.renderer->ThumbLayerVersion(st->thumb_layer) : 0;
+    draw.view[2] = env.renderer ? (float)st->thumb_cols : (float)cols;  // pooled: the texture's cells
+    draw.view[3] = env.renderer ? (float)st->thumb_rows : (float)rows;
     draw.vmin = style.vmin;
     draw.vmax = style.vmax;
     draw.scale = style.scale;
@@ -1054,8 +1084,9 @@ bool HeatmapThumbnail(const char* id, const AttentionMap& map, const HeatmapStyl
     st->geom.cols = cols;
     st->geom.rows_shown = rows;
     st->geom.rows_in = rows;
-    st->geom.tex_rows = env.renderer ? st->tex.rows : 0;
-    st->geom.tex_cols = env.renderer ? st->tex.cols : 0;
+    st->geom.tex_rows = env.renderer ? st->thumb_rows : 0;
+    st->geom.tex_cols = env.renderer ? st->thumb_cols : 0;
+    st->geom.layer = layer ? st->thumb_layer : -1;
   }
   const ImU32 border = ImGui::IsItemHovered() ? IM_COL32(255, 196, 0, 255) : IM_COL32(90, 90, 100, 255);
   ImGui::GetWindowDrawList()->AddRect(ImVec2(p.x - 1, p.y - 1), ImVec2(p.x + size.x + 1, p.y + size.y + 1), border);

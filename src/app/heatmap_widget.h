@@ -66,6 +66,8 @@ struct HeatmapGeometry {
   Colormap colormap = Colormap::Greys;  // and its colormap
   bool valid = false;                   // drawn this frame
   int tex_rows = 0, tex_cols = 0;       // a thumbnail: the texture it was drawn from (pooled: smaller; 0 headless)
+  int layer = -1;                       // and the thumbnail layer it was drawn from (-1: its own texture)
+  bool resize_pending = false;          // drawn at its old size, the new one to upload in a later frame
   // Token labels drawn this frame: axis 0 = rows (target), 1 = columns (source); box in UI pixels.
   struct Label {
     int axis = 0, index = 0;
@@ -118,6 +120,11 @@ struct HeatmapViewState {
   // A thumbnail's tex holds its map max-pooled to about its size in pixels, [tex_pooled_rows,
   // tex_pooled_cols] (0: the map as it is). See HeatmapThumbnail.
   int tex_pooled_rows = 0, tex_pooled_cols = 0;
+  // It lives in a thumbnail layer (HeatmapRenderer::AcquireThumbLayer: drawn with the others in one
+  // instanced draw) while the renderer says it still holds it, as [thumb_rows, thumb_cols]; else in tex.
+  bool thumb_in_layer = false;
+  int thumb_layer = -1, thumb_rows = 0, thumb_cols = 0;
+  uint64_t thumb_layer_gen = 0;
   std::string upload_error;                    // why the last upload failed (e.g. larger than the GPU's textures)
   int hover_row = -1, hover_col = -1;          // cell under the mouse, -1 none
   int highlight_row = -1, highlight_col = -1;  // externally requested highlight (e.g. from the lines view)

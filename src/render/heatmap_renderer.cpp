@@ -10,18 +10,26 @@
 namespace attnviz {
 namespace {
 
+constexpr int kThumbFloats = 14;  // per thumbnail instance: rect 4, clip 4, range 2, size 2, layer, mode
+constexpr int64_t kThumbLayerBytes = int64_t(32) << 20;  // the layers' weights at most (their count follows)
+
 const char* kShaderPrelude =
     "#version 300 es\nprecision highp float;\nprecision highp int;\nprecision highp sampler2D;\n";
 
-// Compiles one stage into *shader (0 on failure).
-Status CompileStage(GLenum type, const char* name, GLuint* shader) {
+// Compiles one stage into *shader (0 on failure), lib (another embedded file) before it when given.
+Status CompileStage(GLenum type, const char* name, GLuint* shader, const char* lib = nullptr) {
   *shader = 0;
   const EmbeddedFile* f = attnviz_embedded_shaders_find(name);
-  if (!f) return Status::Error(std::string("shader not embedded: ") + name);
-  const char* sources[2] = {kShaderPrelude, reinterpret_cast<const char*>(f->data)};
-  GLint lengths[2] = {(GLint)std::char_traits<char>::length(kShaderPrelude), (GLint)f->size};
+  const EmbeddedFile* l = lib ? attnviz_embedded_shaders_find(lib) : nullptr;
+  if (!f || (lib && !l)) return Status::Error(std::string("shader not embedded: ") + (f ? lib : name));
+  const char* sources[3] = {kShaderPrelude, reinterpret_cast<const char*>(f->data), nullptr};
+  GLint lengths[3] = {(GLint)std::char_traits<char>::length(kShaderPrelude), (GLint)f->size, 0};
+  if (l) {
+    sources[2] = sources[1], lengths[2] = lengths[1];
+    sources[1] = reinterpret_cast<const char*>(l->data), lengths[1] = (GLint)l->size;
+  }
   GLuint s = glCreateShader(type);
-  glShaderSource(s, 2, sources, lengths);
+  glShaderSource(s, l ? 3 : 2, sources, lengths);
   glCompileShader(s);
   GLint ok = 0;
   glGetShaderiv(s, GL_COMPILE_STATUS, &ok);
@@ -37,12 +45,13 @@ Status CompileStage(GLenum type, const char* name, GLuint* shader) {
 
 }  // namespace
 
-Status CompileEmbeddedProgram(const char* vert_name, const char* frag_name, unsigned int* program) {
+Status CompileEmbeddedProgram(const char* vert_name, const char* frag_name, unsigned int* program,
+                              const char* frag_lib) {
   *program = 0;
   GLuint vs = 0, fs = 0;
   Status st = CompileStage(GL_VERTEX_SHADER, vert_name, &vs);
   if (!st) return st;
-  st = CompileStage(GL_FRAGMENT_SHADER, frag_name, &fs);
+  st = CompileStage(GL_FRAGMENT_SHADER, frag_name, &fs, frag_lib);
   if (!st) {
     glDeleteShader(vs);
     return st;
@@ -66,7 +75,7 @@ Status CompileEmbeddedProgram(const char* vert_name, const char* frag_name, unsi
 }
 
 Status HeatmapRenderer::Init() {
-  Status st = CompileEmbeddedProgram("heatmap.vert", "heatmap.frag", &program_);
+  Status st = CompileEmbeddedProgram("heatmap.vert", "heatmap.frag", &program_, "colour.glsl");
   if (!st) return st;
   loc_rect_ = glGetUniformLocation(program_, "u_rect_ndc");
   loc_view_ = glGetUniformLocation(program_, "u_view");
@@ -107,10 +116,48 @@ Status HeatmapRenderer::Init() {
                  ColormapLut((Colormap)c));
   }
   glGetIntegerv(GL_MAX_TEXTURE_SIZE, &max_texture_size_);
+  return InitThumbLayers();
+}
+
+// The thumbnails' program and instanced quad; the layers themselves come with the first thumbnail.
+Status HeatmapRenderer::InitThumbLayers() {
+  Status st = CompileEmbeddedProgram("thumbs.vert", "thumbs.frag", &thumb_program_, "colour.glsl");
+  if (!st) return st;
+  glUseProgram(thumb_program_);
+  glUniform1i(glGetUniformLocation(thumb_program_, "u_weights"), 0);
+  glUniform1i(glGetUniformLocation(thumb_program_, "u_rows"), 1);
+  glUniform1i(glGetUniformLocation(thumb_program_, "u_lut"), 2);
+  loc_thumb_fb_ = glGetUniformLocation(thumb_program_, "u_fb");
+  glUseProgram(0);
+  glGetIntegerv(GL_MAX_ARRAY_TEXTURE_LAYERS, &max_layers_);
+  max_layers_ = std::clamp(max_layers_, 1, kThumbLayerMaxCount);
+  glGenVertexArrays(1, &thumb_vao_);
+  glGenBuffers(1, &thumb_instances_);
+  glBindVertexArray(thumb_vao_);
+  glBindBuffer(GL_ARRAY_BUFFER, vbo_);
+  glEnableVertexAttribArray(0);
+  glVertexAttribPointer(0, 2, GL_FLOAT, GL_FALSE, 0, nullptr);
+  glBindBuffer(GL_ARRAY_BUFFER, thumb_instances_);
+  const int widths[4] = {4, 4, 4, 2};  // rect, clip, range and size, layer and mode (kThumbFloats)
+  for (int a = 0, off = 0; a < 4; off += widths[a++]) {
+    glEnableVertexAttribArray(1 + a);
+    glVertexAttribPointer(1 + a, widths[a], GL_FLOAT, GL_FALSE, kThumbFloats * sizeof(float),
+                          reinterpret_cast<const void*>((uintptr_t)off * sizeof(float)));
+    glVertexAttribDivisor(1 + a, 1);
+  }
+  glBindVertexArray(0);
+  glBindBuffer(GL_ARRAY_BUFFER, 0);
   return Status::Ok();
 }
 
 void HeatmapRenderer::Shutdown() {
+  if (thumb_program_) glDeleteProgram(thumb_program_);
+  if (thumb_instances_) glDeleteBuffers(1, &thumb_instances_);
+  if (thumb_vao_) glDeleteVertexArrays(1, &thumb_vao_);
+  if (layers_) glDeleteTextures(1, &layers_);
+  if (layer_rows_) glDeleteTextures(1, &layer_rows_);
+  thumb_program_ = thumb_instances_ = thumb_vao_ = layers_ = layer_rows_ = 0;
+  slots_.Reset(0);
   if (program_) glDeleteProgram(program_);
   if (vbo_) glDeleteBuffers(1, &vbo_);
   if (vao_) glDeleteVertexArrays(1, &vao_);
@@ -118,14 +165,15 @@ void HeatmapRenderer::Shutdown() {
   program_ = vao_ = vbo_ = 0;
 }
 
-static void SetupFloatTexture(unsigned int* name) {
+// A 2D texture (or, target GL_TEXTURE_2D_ARRAY, the thumbnail layers) made if need be and bound.
+static void SetupFloatTexture(unsigned int* name, GLenum target = GL_TEXTURE_2D) {
   if (!*name) glGenTextures(1, name);
-  glBindTexture(GL_TEXTURE_2D, *name);
+  glBindTexture(target, *name);
   // Cells are drawn as squares: texelFetch, NEAREST.
-  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
-  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
-  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
-  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+  glTexParameteri(target, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+  glTexParameteri(target, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+  glTexParameteri(target, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
+  glTexParameteri(target, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
 }
 
 static Status CheckSize(int rows, int cols, int max_texture_size) {
@@ -233,9 +281,13 @@ void HeatmapRenderer::DrawBatch(const HeatmapDraw* draws, int n, int fb_w, int f
   glUniform1i(loc_rows_a_, 2);
   glUniform1i(loc_lut_, 3);
   glUniform1i(loc_rows_b_, 4);
-  int lut = -1;
+  int lut = -1, layered = 0;
   for (int k = 0; k < n; ++k) {
     const HeatmapDraw& d = draws[k];
+    if (d.layer >= 0) {
+      ++layered;
+      continue;
+    }
     if (!d.tex || !d.tex->weights) continue;
     const HeatmapTexture* b =
         (d.tex_b && d.tex_b->weights && d.tex_b->rows == d.tex->rows && d.tex_b->cols == d.tex->cols) ? d.tex_b : d.tex;
@@ -274,8 +326,146 @@ void HeatmapRenderer::DrawBatch(const HeatmapDraw* draws, int n, int fb_w, int f
                 view_h / std::max(1e-6f, d.rect[3] - d.rect[1]));
     glDrawArrays(GL_TRIANGLE_STRIP, 0, 4);
   }
+  if (layered > 0) DrawThumbLayers(draws, n, fb_w, fb_h);
   glBindVertexArray(0);
   glActiveTexture(GL_TEXTURE0);
+}
+
+// ---- thumbnail layers --------------------------------------------------------
+
+void ThumbLayerSlots::Reset(int count) {
+  owner_.assign((size_t)count, nullptr);
+  used_.assign((size_t)count, 0);
+  version_.assign((size_t)count, 0);
+  ++generation_;
+  used_this_frame_ = 0;
+}
+
+bool ThumbLayerSlots::Held(const void* owner, int layer, uint64_t generation) {
+  if (generation != generation_ || layer < 0 || layer >= Count() || owner_[(size_t)layer] != owner) return false;
+  if (used_[(size_t)layer] != frame_) used_[(size_t)layer] = frame_, ++used_this_frame_;
+  return true;
+}
+
+int ThumbLayerSlots::Take(const void* owner) {
+  int best = -1;
+  uint64_t oldest = frame_;
+  for (int i = 0; i < Count() && oldest > 0; ++i)
+    if (used_[(size_t)i] < oldest) oldest = used_[(size_t)i], best = i;
+  if (best < 0) return -1;
+  owner_[(size_t)best] = owner;
+  used_[(size_t)best] = frame_;
+  ++used_this_frame_;
+  return best;
+}
+
+// (Re)allocates the layers as [side, side, count] (count within the GPU's limit and kThumbLayerBytes);
+// every layer held so far is lost (a new generation).
+void HeatmapRenderer::ResizeThumbLayers(int side, int count) {
+  count =
+      std::clamp(count, 1, std::min<int>(max_layers_, (int)(kThumbLayerBytes / ((int64_t)side * side * kTexelBytes))));
+  SetupFloatTexture(&layers_, GL_TEXTURE_2D_ARRAY);
+  glTexImage3D(GL_TEXTURE_2D_ARRAY, 0, GL_R16F, side, side, count, 0, GL_RED, GL_HALF_FLOAT, nullptr);
+  SetupFloatTexture(&layer_rows_, GL_TEXTURE_2D_ARRAY);
+  glTexImage3D(GL_TEXTURE_2D_ARRAY, 0, GL_RG32F, side, 1, count, 0, GL_RG, GL_FLOAT, nullptr);
+  glBindTexture(GL_TEXTURE_2D_ARRAY, 0);
+  layer_side_ = side;
+  slots_.Reset(count);
+}
+
+void HeatmapRenderer::BeginFrame() {
+  slots_.BeginFrame();
+  if (!thumb_program_ || (want_side_ <= layer_side_ && want_count_ <= ThumbLayerCount())) return;
+  ResizeThumbLayers(std::max(want_side_, layer_side_), std::max(want_count_, ThumbLayerCount()));
+  want_side_ = want_count_ = 0;
+}
+
+bool HeatmapRenderer::ThumbLayerHeld(const void* owner, int layer, uint64_t generation) {
+  return slots_.Held(owner, layer, generation);
+}
+
+// The layers' side: 32, 64 or 128 cells (a window resized by a little keeps it). While no layer
+// is used this frame, the array can grow at once; after that, in the next frame (BeginFrame).
+bool HeatmapRenderer::AcquireThumbLayer(const void* owner, int rows, int cols, int* layer, uint64_t* generation) {
+  const int need = std::max(rows, cols);
+  if (!thumb_program_ || rows < 1 || cols < 1 || need > kThumbLayerMaxSide) return false;
+  if (need > layer_side_) {
+    int side = 32;
+    while (side < need) side *= 2;
+    want_side_ = std::max(want_side_, side);
+    want_count_ = std::max({want_count_, ThumbLayerCount(), 256});
+    if (slots_.UsedThisFrame() > 0) return false;
+    ResizeThumbLayers(want_side_, want_count_);
+    want_side_ = want_count_ = 0;
+  }
+  if (slots_.Held(owner, *layer, *generation)) return true;
+  const int got = slots_.Take(owner);
+  if (got < 0) {  // every layer drawn this frame: twice as many next frame
+    want_count_ = std::max(want_count_, std::min(max_layers_, 2 * ThumbLayerCount()));
+    return false;
+  }
+  *layer = got;
+  *generation = slots_.Generation();
+  return true;
+}
+
+void HeatmapRenderer::UploadThumbLayer(int layer, const float* data, int rows, int cols) {
+  if (layer < 0 || layer >= ThumbLayerCount() || rows > layer_side_ || cols > layer_side_) return;
+  const size_t cells = (size_t)rows * (size_t)cols;
+  if (halves_.size() < cells) halves_.resize(cells);
+  if (rows_.size() < 2 * (size_t)rows) rows_.resize(2 * (size_t)rows);
+  RowsToHalves(data, rows, cols, rows_.data(), halves_.data());
+  glPixelStorei(GL_UNPACK_ALIGNMENT, 2);
+  glBindTexture(GL_TEXTURE_2D_ARRAY, layers_);
+  glTexSubImage3D(GL_TEXTURE_2D_ARRAY, 0, 0, 0, layer, cols, rows, 1, GL_RED, GL_HALF_FLOAT, halves_.data());
+  glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
+  glBindTexture(GL_TEXTURE_2D_ARRAY, layer_rows_);
+  glTexSubImage3D(GL_TEXTURE_2D_ARRAY, 0, 0, 0, layer, rows, 1, 1, GL_RG, GL_FLOAT, rows_.data());
+  glBindTexture(GL_TEXTURE_2D_ARRAY, 0);
+  slots_.Stamp(layer);
+}
+
+// The draws with a layer, one instanced draw per colormap among them (a grid has one). Each is
+// clipped in the shader to its clip rectangle, so no scissor is needed between them.
+void HeatmapRenderer::DrawThumbLayers(const HeatmapDraw* draws, int n, int fb_w, int fb_h) {
+  if (!thumb_program_ || !layers_) return;
+  glUseProgram(thumb_program_);
+  glBindVertexArray(thumb_vao_);
+  glDisable(GL_SCISSOR_TEST);
+  glUniform2f(loc_thumb_fb_, (float)fb_w, (float)fb_h);
+  glActiveTexture(GL_TEXTURE0);
+  glBindTexture(GL_TEXTURE_2D_ARRAY, layers_);
+  glActiveTexture(GL_TEXTURE1);
+  glBindTexture(GL_TEXTURE_2D_ARRAY, layer_rows_);
+  glActiveTexture(GL_TEXTURE2);
+  glBindBuffer(GL_ARRAY_BUFFER, thumb_instances_);
+  if (instances_.size() < (size_t)n * kThumbFloats) instances_.resize((size_t)n * kThumbFloats);
+  unsigned done = 0;  // the colormaps drawn
+  for (int k = 0; k < n; ++k) {
+    const Colormap cm = draws[k].colormap;
+    if (draws[k].layer < 0 || (done >> (int)cm & 1u)) continue;
+    done |= 1u << (int)cm;
+    int count = 0;
+    for (int j = k; j < n; ++j) {
+      const HeatmapDraw& d = draws[j];
+      if (d.layer < 0 || d.layer >= ThumbLayerCount() || d.colormap != cm) continue;
+      if (d.clip[2] <= d.clip[0] || d.clip[3] <= d.clip[1]) continue;  // clipped away
+      float* f = instances_.data() + (size_t)count++ * kThumbFloats;
+      f[0] = d.rect[0] / fb_w * 2 - 1, f[1] = 1 - d.rect[1] / fb_h * 2;
+      f[2] = d.rect[2] / fb_w * 2 - 1, f[3] = 1 - d.rect[3] / fb_h * 2;
+      f[4] = std::floor(d.clip[0]), f[5] = fb_h - std::ceil(d.clip[3]);
+      f[6] = std::ceil(d.clip[2]), f[7] = fb_h - std::floor(d.clip[1]);
+      f[8] = d.vmin, f[9] = d.vmax, f[10] = (float)d.layer_cols, f[11] = (float)d.layer_rows;
+      f[12] = (float)d.layer, f[13] = (float)(int)d.scale;
+    }
+    if (count == 0) continue;
+    glBindTexture(GL_TEXTURE_2D, luts_[(int)cm]);
+    glBufferData(GL_ARRAY_BUFFER, (GLsizeiptr)((size_t)count * kThumbFloats * sizeof(float)), instances_.data(),
+                 GL_STREAM_DRAW);
+    glDrawArraysInstanced(GL_TRIANGLE_STRIP, 0, 4, count);
+  }
+  glBindBuffer(GL_ARRAY_BUFFER, 0);
+  glEnable(GL_SCISSOR_TEST);
 }
 
 }  // namespace attnviz

@@ -2,7 +2,9 @@
 //
 //   HeatmapTexture   one matrix on the GPU (R16F weights / row scale + RG32F row maxima, scales); upload on change
 //   HeatmapDraw      where and how to draw one texture this frame (screen rect, view, scale)
-//   HeatmapRenderer  owns the shader program, the quad and the colormap lookup textures
+//   HeatmapRenderer  owns the shader programs, the quad and the colormap lookup textures
+//   thumbnail layers a grid's small thumbnails as layers of one texture array (kept by LRU), all
+//                    drawn by one instanced draw (DrawBatch of draws with a layer)
 //
 // Colormaps (enum, names, lookup tables, sampling, text colour) live in core/colormap.h, included
 // here: the lookup textures are uploaded from ColormapLut, so the GPU shows ColormapSample's colour.
@@ -49,6 +51,42 @@ struct HeatmapDraw {
   int rows_shown = 1 << 30;                           // rows >= this are drawn empty (decoding animation)
   float empty_rgba[4] = {0.16f, 0.16f, 0.18f, 1.0f};  // colour of rows not yet emitted
   float grid_rgba[4] = {0.5f, 0.5f, 0.5f, 0.35f};     // cell borders (alpha 0 = none)
+  // >= 0: drawn from this thumbnail layer instead of tex (AcquireThumbLayer; the layer's [rows, cols]
+  // cells, whole, no frames mixed, no rows hidden, no borders), by DrawBatch's instanced draw.
+  int layer = -1;
+  int layer_rows = 0, layer_cols = 0;
+  uint64_t layer_version = 0;  // ThumbLayerVersion when drawn (what the frame's pixels depend on)
+};
+
+// The thumbnail layers' limits: a side of at most kThumbLayerMaxSide cells (bigger ones keep their
+// own texture), at most kThumbLayerMaxCount layers (a grid scrolled over more in one frame draws the
+// rest from their own textures that frame).
+constexpr int kThumbLayerMaxSide = 128;
+constexpr int kThumbLayerMaxCount = 2048;
+
+// Which owner holds which thumbnail layer (no GL: tested on its own). A layer used this frame stays
+// with its owner; a new owner gets the least recently used of the others.
+class ThumbLayerSlots {
+ public:
+  void Reset(int count);  // count free layers of a new generation: every layer held so far is lost
+  void BeginFrame() { ++frame_, used_this_frame_ = 0; }
+  // True when owner still holds layer of this generation; marks it used this frame.
+  bool Held(const void* owner, int layer, uint64_t generation);
+  // The least recently used layer not used this frame, now owner's (marked used); -1 when none.
+  int Take(const void* owner);
+  void Stamp(int layer) { version_[(size_t)layer] = ++uploads_; }  // an upload into it
+  uint64_t Version(int layer) const {  // changes with every upload into it, never the same twice
+    return layer >= 0 && layer < Count() ? version_[(size_t)layer] : 0;
+  }
+  int Count() const { return (int)owner_.size(); }
+  uint64_t Generation() const { return generation_; }
+  int UsedThisFrame() const { return used_this_frame_; }
+
+ private:
+  std::vector<const void*> owner_;
+  std::vector<uint64_t> used_, version_;  // the frame each was last used in (0 never), its upload
+  uint64_t frame_ = 1, generation_ = 1, uploads_ = 0;
+  int used_this_frame_ = 0;
 };
 
 class HeatmapRenderer {
@@ -71,6 +109,25 @@ class HeatmapRenderer {
   void DrawBatch(const HeatmapDraw* draws, int n, int fb_w, int fb_h);
   int MaxTextureSize() const { return max_texture_size_; }  // GL_MAX_TEXTURE_SIZE
 
+  // Thumbnail layers. BeginFrame starts a frame: a layer used in it is not taken from its owner
+  // before the next (the draws come after every widget has asked), and the array grows (every
+  // layer then lost: ThumbLayerHeld turns false) when the last frame wanted more or bigger layers.
+  void BeginFrame();
+  // True when owner (a stable pointer: the widget's state) still holds *layer of this generation;
+  // marks it used this frame.
+  bool ThumbLayerHeld(const void* owner, int layer, uint64_t generation);
+  // A layer for a rows x cols thumbnail: owner's own if it still holds it, else the least recently
+  // used one not used this frame. False (asking for a bigger array next frame) when rows or cols is
+  // over the layers' side or every layer was used this frame: the caller uses its own texture.
+  bool AcquireThumbLayer(const void* owner, int rows, int cols, int* layer, uint64_t* generation);
+  // data [rows, cols] into a layer just acquired for that size (as halves, like Upload).
+  void UploadThumbLayer(int layer, const float* data, int rows, int cols);
+  // Changes with every upload into the layer (never the same twice, whichever the layer).
+  uint64_t ThumbLayerVersion(int layer) const { return slots_.Version(layer); }
+  uint64_t ThumbLayerGeneration() const { return slots_.Generation(); }  // changes when the array grows
+  int ThumbLayerSide() const { return layer_side_; }
+  int ThumbLayerCount() const { return slots_.Count(); }
+
  private:
   unsigned int program_ = 0, vao_ = 0, vbo_ = 0;
   unsigned int luts_[(int)Colormap::Count] = {};
@@ -84,11 +141,23 @@ class HeatmapRenderer {
   std::vector<uint16_t> halves_;  // one band of converted weights, at most kHalfBandCells, never shrunk
   std::vector<float> rows_;       // the last upload's [row max, row scale] pairs, never shrunk
   int loc_rows_b_ = -1;           // u_rows_b: frame b's row maxima and scales
+  // Thumbnail layers: R16F [side, side, count] weights / row scale, RG32F [side, 1, count] row
+  // maxima and scales; slots_, who holds which.
+  unsigned int thumb_program_ = 0, thumb_vao_ = 0, thumb_instances_ = 0, layers_ = 0, layer_rows_ = 0;
+  int loc_thumb_fb_ = -1;
+  int layer_side_ = 0, max_layers_ = 256;
+  int want_side_ = 0, want_count_ = 0;  // what the last frame asked for beyond the array
+  ThumbLayerSlots slots_;
+  std::vector<float> instances_;  // one instanced draw's per-thumbnail attributes, never shrunk
+  Status InitThumbLayers();
+  void ResizeThumbLayers(int side, int count);
+  void DrawThumbLayers(const HeatmapDraw* draws, int n, int fb_w, int fb_h);
 };
 
 // Compiles a program from two embedded shader files (names as in shaders/) into *program; on
 // failure *program = 0 and the status carries the compile or link log. Prepends the GLSL ES 3.00
-// version and precision lines.
-Status CompileEmbeddedProgram(const char* vert_name, const char* frag_name, unsigned int* program);
+// version and precision lines, and to the fragment shader frag_lib when given (shared functions).
+Status CompileEmbeddedProgram(const char* vert_name, const char* frag_name, unsigned int* program,
+                              const char* frag_lib = nullptr);
 
 }  // namespace attnviz

@@ -207,6 +207,43 @@ TEST(HeatmapThumbnails, ABigMapIsPooledToItsPixelsAndKeepsItsSizeThroughSmallRes
   EXPECT_EQ(attnviz::ThumbnailSide(4096, 0.0f, 0), 1);    // no pixels: one cell
 }
 
+// The grid's thumbnail layers: a layer drawn this frame is never taken from its owner (its draw
+// comes after every widget has asked); the least recently drawn one goes to a new owner; a reset
+// (the array grown) loses every layer; each upload gives the layer a version not seen before.
+TEST(HeatmapThumbnails, ThumbnailLayersGoToTheLeastRecentlyDrawnAndNeverMidFrame) {
+  attnviz::ThumbLayerSlots slots;
+  slots.Reset(3);
+  int owners[5] = {};
+  const uint64_t gen = slots.Generation();
+  EXPECT_EQ(slots.Take(&owners[0]), 0);
+  EXPECT_EQ(slots.Take(&owners[1]), 1);
+  EXPECT_EQ(slots.Take(&owners[2]), 2);
+  EXPECT_EQ(slots.Take(&owners[3]), -1);  // all three drawn this frame
+  EXPECT_EQ(slots.UsedThisFrame(), 3);
+  slots.BeginFrame();  // frame 2: owners 0 and 2 drawn again, 1 not
+  EXPECT_TRUE(slots.Held(&owners[0], 0, gen));
+  EXPECT_TRUE(slots.Held(&owners[2], 2, gen));
+  EXPECT_FALSE(slots.Held(&owners[0], 1, gen));  // not its layer
+  slots.BeginFrame();                            // frame 3: owner 2 drawn; owner 3 takes the least recently drawn, 1's
+  EXPECT_TRUE(slots.Held(&owners[2], 2, gen));
+  EXPECT_EQ(slots.Take(&owners[3]), 1);
+  EXPECT_FALSE(slots.Held(&owners[1], 1, gen));  // 1 lost it
+  EXPECT_EQ(slots.Take(&owners[4]), 0);          // then 0's (drawn in frame 2)
+  EXPECT_EQ(slots.Take(&owners[1]), -1);         // and none is left this frame
+  slots.Stamp(1);
+  const uint64_t v = slots.Version(1);
+  slots.Stamp(0);
+  slots.Stamp(1);
+  EXPECT_GT(slots.Version(1), v);
+  EXPECT_NE(slots.Version(0), slots.Version(1));
+  EXPECT_EQ(slots.Version(7), 0u);  // no such layer
+  slots.Reset(4);
+  EXPECT_NE(slots.Generation(), gen);
+  EXPECT_FALSE(slots.Held(&owners[2], 2, gen));  // every layer lost
+  EXPECT_FALSE(slots.Held(&owners[2], 2, slots.Generation()));
+  EXPECT_EQ(slots.Take(&owners[2]), 0);
+}
+
 // One slow upload (a descheduled thread) judges the rest of its own frame only: the next frame starts
 // from the median of the recent ones. (It held the estimate up for as many frames as the decay took,
 // one upload each: under load a 1024-head grid filled one thumbnail per frame.)

@@ -607,16 +607,18 @@ void GridView::DrawThumbnails(AppState* s, int heads, int grid_rows) {
     g.drawn += tv.geom.valid ? 1 : 0;
     const bool placeholder = !tv.geom.valid && tv.upload_error.empty();  // a placeholder until an upload
     g.waiting += placeholder;
-    g.deferred += placeholder && shown.weights.size() > 0;  // not waiting for a read: for a frame
+    // Not waiting for a read, only for a frame: a placeholder, or a resized thumbnail drawn meanwhile.
+    g.deferred += (placeholder && shown.weights.size() > 0) || (tv.geom.valid && tv.geom.resize_pending);
     if (i == s->current_map && !figure)
       dl->AddRect(ImVec2(cell0.x - 3, cell0.y - 3), ImVec2(cell0.x + cell + 3, cell0.y + cell + 3),
                   IM_COL32(80, 200, 255, 255), 0, 0, 1.5f);
     if (cap_h == 0) continue;
     Caption(buf, sizeof(buf), ex, i, g, !layer_order, g.caption_level);
-    dl->PushClipRect(ImVec2(cell0.x, cell0.y + cell), ImVec2(cell0.x + cell, cell0.y + cell + cap_h), true);
+    // Clipped to its cell on the CPU: a clip rectangle of its own made each caption its own draw
+    // call, two a thumbnail, ~0.15 ms each to a software renderer (frame bench, VIEW=grid-lazy).
+    const ImVec4 cap(cell0.x, cell0.y + cell, cell0.x + cell, cell0.y + cell + cap_h);
     dl->AddText(ImGui::GetFont(), ImGui::GetFontSize() * g.caption_scale, ImVec2(cell0.x, cell0.y + cell + 2),
-                i == hovered ? IM_COL32(255, 196, 0, 255) : text_col, buf);
-    dl->PopClipRect();
+                i == hovered ? IM_COL32(255, 196, 0, 255) : text_col, buf, nullptr, 0.0f, &cap);
   }
   EndHeatmapBatch(s->env);
   if (hovered >= 0) StatsTooltip(ex, hovered, g);
