@@ -3,7 +3,8 @@
 uniform sampler2D u_lut;
 
 // w to the colormap's colour in a scale mode: 0 linear over range (vmin, vmax), 1 per row (over the
-// row's largest weight, row_max), 2 log10 over range. Samples the centre of one of the 256 texels.
+// row's largest weight, row_max), 2 log10 over range. Fetches one of the 256 texels, the one
+// texture() at its centre would give (no coordinates to filter: cheaper for a software renderer).
 vec4 weightColour(float w, int mode, vec2 range, float row_max) {
   float t;
   if (mode == 1) {
@@ -16,5 +17,5 @@ vec4 weightColour(float w, int mode, vec2 range, float row_max) {
     t = (w - range.x) / max(range.y - range.x, 1e-12);
   }
   t = clamp(t, 0.0, 1.0);
-  return texture(u_lut, vec2((t * 255.0 + 0.5) / 256.0, 0.5));
+  return texelFetch(u_lut, ivec2(int(t * 255.0 + 0.5), 0), 0);
 }

@@ -6,28 +6,32 @@
 uniform highp sampler2DArray u_weights;
 uniform highp sampler2DArray u_rows;
 in vec2 v_cell;
-flat in vec4 v_clip;
 flat in vec4 v_range_size;
 flat in ivec2 v_layer_mode;
 flat in vec2 v_cells_per_px;
 out vec4 o_color;
 
+// The weight of cell c (times its row's scale) and its row's largest weight, in *m.
+float cellWeight(ivec2 c, int layer, inout float m) {
+  vec2 row = texelFetch(u_rows, ivec3(c.y, 0, layer), 0).rg;
+  m = max(m, row.r);
+  return texelFetch(u_weights, ivec3(c, layer), 0).r * row.g;
+}
+
+// Straight-line code, no loops: a software renderer (SwiftShader) took ~120 ns a pixel for the
+// looped version of the same fetches, 4x the heatmap's.
 void main() {
-  if (any(lessThan(gl_FragCoord.xy, v_clip.xy)) || any(greaterThanEqual(gl_FragCoord.xy, v_clip.zw))) discard;
-  ivec2 size = ivec2(v_range_size.zw + 0.5);
+  ivec2 last = ivec2(v_range_size.zw + 0.5) - 1;
   int layer = v_layer_mode.x;
-  ivec2 n = clamp(ivec2(ceil(v_cells_per_px - 1e-3)), ivec2(1), ivec2(2));
-  ivec2 base = n.x == 1 && n.y == 1 ? ivec2(floor(v_cell)) : ivec2(floor(v_cell - 0.5 * v_cells_per_px));
-  float w = -1e30, m = 0.0;
-  for (int j = 0; j < 2; ++j) {
-    if (j >= n.y) break;
-    int y = clamp(base.y + j, 0, size.y - 1);
-    vec2 row = texelFetch(u_rows, ivec3(y, 0, layer), 0).rg;
-    m = max(m, row.r);
-    for (int i = 0; i < 2; ++i) {
-      if (i >= n.x) break;
-      w = max(w, texelFetch(u_weights, ivec3(clamp(base.x + i, 0, size.x - 1), y, layer), 0).r * row.g);
-    }
+  float m = 0.0, w;
+  if (v_cells_per_px.x <= 1.001 && v_cells_per_px.y <= 1.001) {
+    w = cellWeight(clamp(ivec2(floor(v_cell)), ivec2(0), last), layer, m);
+  } else {  // up to 2 x 2 cells a pixel: their maximum (a side of one cell fetches it twice)
+    ivec2 n = clamp(ivec2(ceil(v_cells_per_px - 1e-3)), ivec2(1), ivec2(2));
+    ivec2 a = clamp(ivec2(floor(v_cell - 0.5 * v_cells_per_px)), ivec2(0), last);
+    ivec2 b = min(a + n - 1, last);
+    w = max(max(cellWeight(a, layer, m), cellWeight(ivec2(b.x, a.y), layer, m)),
+            max(cellWeight(ivec2(a.x, b.y), layer, m), cellWeight(b, layer, m)));
   }
   o_color = vec4(weightColour(max(w, 0.0), v_layer_mode.y, v_range_size.xy, m).rgb, 1.0);
 }

@@ -10,7 +10,7 @@
 namespace attnviz {
 namespace {
 
-constexpr int kThumbFloats = 14;  // per thumbnail instance: rect 4, clip 4, range 2, size 2, layer, mode
+constexpr int kThumbFloats = 14;  // per thumbnail instance: quad 4, its cells 4, range 2, size 2, layer, mode
 constexpr int64_t kThumbLayerBytes = int64_t(32) << 20;  // the layers' weights at most (their count follows)
 
 const char* kShaderPrelude =
@@ -138,7 +138,7 @@ Status HeatmapRenderer::InitThumbLayers() {
   glEnableVertexAttribArray(0);
   glVertexAttribPointer(0, 2, GL_FLOAT, GL_FALSE, 0, nullptr);
   glBindBuffer(GL_ARRAY_BUFFER, thumb_instances_);
-  const int widths[4] = {4, 4, 4, 2};  // rect, clip, range and size, layer and mode (kThumbFloats)
+  const int widths[4] = {4, 4, 4, 2};  // quad, its cells, range and size, layer and mode (kThumbFloats)
   for (int a = 0, off = 0; a < 4; off += widths[a++]) {
     glEnableVertexAttribArray(1 + a);
     glVertexAttribPointer(1 + a, widths[a], GL_FLOAT, GL_FALSE, kThumbFloats * sizeof(float),
@@ -425,8 +425,8 @@ void HeatmapRenderer::UploadThumbLayer(int layer, const float* data, int rows, i
   slots_.Stamp(layer);
 }
 
-// The draws with a layer, one instanced draw per colormap among them (a grid has one). Each is
-// clipped in the shader to its clip rectangle, so no scissor is needed between them.
+// The draws with a layer, one instanced draw per colormap among them (a grid has one). Each quad
+// is cut to its clip rectangle, so no scissor is needed between them.
 void HeatmapRenderer::DrawThumbLayers(const HeatmapDraw* draws, int n, int fb_w, int fb_h) {
   if (!thumb_program_ || !layers_) return;
   glUseProgram(thumb_program_);
@@ -450,11 +450,13 @@ void HeatmapRenderer::DrawThumbLayers(const HeatmapDraw* draws, int n, int fb_w,
       const HeatmapDraw& d = draws[j];
       if (d.layer < 0 || d.layer >= ThumbLayerCount() || d.colormap != cm) continue;
       if (d.clip[2] <= d.clip[0] || d.clip[3] <= d.clip[1]) continue;  // clipped away
+      // The quad is the part in view (clip is within rect), its corners' cells in proportion.
       float* f = instances_.data() + (size_t)count++ * kThumbFloats;
-      f[0] = d.rect[0] / fb_w * 2 - 1, f[1] = 1 - d.rect[1] / fb_h * 2;
-      f[2] = d.rect[2] / fb_w * 2 - 1, f[3] = 1 - d.rect[3] / fb_h * 2;
-      f[4] = std::floor(d.clip[0]), f[5] = fb_h - std::ceil(d.clip[3]);
-      f[6] = std::ceil(d.clip[2]), f[7] = fb_h - std::floor(d.clip[1]);
+      const float rw = std::max(1e-6f, d.rect[2] - d.rect[0]), rh = std::max(1e-6f, d.rect[3] - d.rect[1]);
+      f[0] = d.clip[0] / fb_w * 2 - 1, f[1] = 1 - d.clip[1] / fb_h * 2;
+      f[2] = d.clip[2] / fb_w * 2 - 1, f[3] = 1 - d.clip[3] / fb_h * 2;
+      f[4] = (d.clip[0] - d.rect[0]) / rw * d.layer_cols, f[5] = (d.clip[1] - d.rect[1]) / rh * d.layer_rows;
+      f[6] = (d.clip[2] - d.rect[0]) / rw * d.layer_cols, f[7] = (d.clip[3] - d.rect[1]) / rh * d.layer_rows;
       f[8] = d.vmin, f[9] = d.vmax, f[10] = (float)d.layer_cols, f[11] = (float)d.layer_rows;
       f[12] = (float)d.layer, f[13] = (float)(int)d.scale;
     }
