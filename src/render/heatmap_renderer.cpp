@@ -359,9 +359,10 @@ int ThumbLayerSlots::Take(const void* owner) {
   return best;
 }
 
-// (Re)allocates the layers as [side, side, count] (count within the GPU's limit and kThumbLayerBytes);
-// every layer held so far is lost (a new generation).
-void HeatmapRenderer::ResizeThumbLayers(int side, int count) {
+// (Re)allocates the layers as count of [kThumbLayerMaxSide, kThumbLayerMaxSide] (within the GPU's
+// limit and kThumbLayerBytes); every layer held so far is lost (a new generation).
+void HeatmapRenderer::ResizeThumbLayers(int count) {
+  const int side = kThumbLayerMaxSide;
   count =
       std::clamp(count, 1, std::min<int>(max_layers_, (int)(kThumbLayerBytes / ((int64_t)side * side * kTexelBytes))));
   SetupFloatTexture(&layers_, GL_TEXTURE_2D_ARRAY);
@@ -369,38 +370,28 @@ void HeatmapRenderer::ResizeThumbLayers(int side, int count) {
   SetupFloatTexture(&layer_rows_, GL_TEXTURE_2D_ARRAY);
   glTexImage3D(GL_TEXTURE_2D_ARRAY, 0, GL_RG32F, side, 1, count, 0, GL_RG, GL_FLOAT, nullptr);
   glBindTexture(GL_TEXTURE_2D_ARRAY, 0);
-  layer_side_ = side;
   slots_.Reset(count);
 }
 
 void HeatmapRenderer::BeginFrame() {
   slots_.BeginFrame();
-  if (!thumb_program_ || (want_side_ <= layer_side_ && want_count_ <= ThumbLayerCount())) return;
-  ResizeThumbLayers(std::max(want_side_, layer_side_), std::max(want_count_, ThumbLayerCount()));
-  want_side_ = want_count_ = 0;
+  if (thumb_program_ && want_count_ > ThumbLayerCount()) ResizeThumbLayers(want_count_);
+  want_count_ = 0;
 }
 
 bool HeatmapRenderer::ThumbLayerHeld(const void* owner, int layer, uint64_t generation) {
   return slots_.Held(owner, layer, generation);
 }
 
-// The layers' side: 32, 64 or 128 cells (a window resized by a little keeps it). While no layer
-// is used this frame, the array can grow at once; after that, in the next frame (BeginFrame).
+// The layers are kThumbLayerMaxSide on a side whatever the thumbnails' size (a PNG frame at 2x pools
+// them to twice the pixels, in the same layers). The first thumbnail makes 256 of them; once a frame
+// has used them all, the next has twice as many (a bigger array: every thumbnail uploaded again).
 bool HeatmapRenderer::AcquireThumbLayer(const void* owner, int rows, int cols, int* layer, uint64_t* generation) {
-  const int need = std::max(rows, cols);
-  if (!thumb_program_ || rows < 1 || cols < 1 || need > kThumbLayerMaxSide) return false;
-  if (need > layer_side_) {
-    int side = 32;
-    while (side < need) side *= 2;
-    want_side_ = std::max(want_side_, side);
-    want_count_ = std::max({want_count_, ThumbLayerCount(), 256});
-    if (slots_.UsedThisFrame() > 0) return false;
-    ResizeThumbLayers(want_side_, want_count_);
-    want_side_ = want_count_ = 0;
-  }
+  if (!thumb_program_ || rows < 1 || cols < 1 || std::max(rows, cols) > kThumbLayerMaxSide) return false;
+  if (!layers_) ResizeThumbLayers(256);
   if (slots_.Held(owner, *layer, *generation)) return true;
   const int got = slots_.Take(owner);
-  if (got < 0) {  // every layer drawn this frame: twice as many next frame
+  if (got < 0) {  // every layer drawn this frame
     want_count_ = std::max(want_count_, std::min(max_layers_, 2 * ThumbLayerCount()));
     return false;
   }
@@ -410,7 +401,7 @@ bool HeatmapRenderer::AcquireThumbLayer(const void* owner, int rows, int cols, i
 }
 
 void HeatmapRenderer::UploadThumbLayer(int layer, const float* data, int rows, int cols) {
-  if (layer < 0 || layer >= ThumbLayerCount() || rows > layer_side_ || cols > layer_side_) return;
+  if (layer < 0 || layer >= ThumbLayerCount() || rows > kThumbLayerMaxSide || cols > kThumbLayerMaxSide) return;
   const size_t cells = (size_t)rows * (size_t)cols;
   if (halves_.size() < cells) halves_.resize(cells);
   if (rows_.size() < 2 * (size_t)rows) rows_.resize(2 * (size_t)rows);

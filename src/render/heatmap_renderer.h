@@ -111,21 +111,20 @@ class HeatmapRenderer {
 
   // Thumbnail layers. BeginFrame starts a frame: a layer used in it is not taken from its owner
   // before the next (the draws come after every widget has asked), and the array grows (every
-  // layer then lost: ThumbLayerHeld turns false) when the last frame wanted more or bigger layers.
+  // layer then lost: ThumbLayerHeld turns false) when the last frame wanted more layers.
   void BeginFrame();
   // True when owner (a stable pointer: the widget's state) still holds *layer of this generation;
   // marks it used this frame.
   bool ThumbLayerHeld(const void* owner, int layer, uint64_t generation);
   // A layer for a rows x cols thumbnail: owner's own if it still holds it, else the least recently
-  // used one not used this frame. False (asking for a bigger array next frame) when rows or cols is
-  // over the layers' side or every layer was used this frame: the caller uses its own texture.
+  // used one not used this frame. False when rows or cols is over kThumbLayerMaxSide, or every layer
+  // was used this frame (asking for twice as many next frame): the caller uses its own texture.
   bool AcquireThumbLayer(const void* owner, int rows, int cols, int* layer, uint64_t* generation);
   // data [rows, cols] into a layer just acquired for that size (as halves, like Upload).
   void UploadThumbLayer(int layer, const float* data, int rows, int cols);
   // Changes with every upload into the layer (never the same twice, whichever the layer).
   uint64_t ThumbLayerVersion(int layer) const { return slots_.Version(layer); }
   uint64_t ThumbLayerGeneration() const { return slots_.Generation(); }  // changes when the array grows
-  int ThumbLayerSide() const { return layer_side_; }
   int ThumbLayerCount() const { return slots_.Count(); }
 
  private:
@@ -141,16 +140,16 @@ class HeatmapRenderer {
   std::vector<uint16_t> halves_;  // one band of converted weights, at most kHalfBandCells, never shrunk
   std::vector<float> rows_;       // the last upload's [row max, row scale] pairs, never shrunk
   int loc_rows_b_ = -1;           // u_rows_b: frame b's row maxima and scales
-  // Thumbnail layers: R16F [side, side, count] weights / row scale, RG32F [side, 1, count] row
+  // Thumbnail layers: R16F [128, 128, count] weights / row scale, RG32F [128, 1, count] row
   // maxima and scales; slots_, who holds which.
   unsigned int thumb_program_ = 0, thumb_vao_ = 0, thumb_instances_ = 0, layers_ = 0, layer_rows_ = 0;
   int loc_thumb_fb_ = -1;
-  int layer_side_ = 0, max_layers_ = 256;
-  int want_side_ = 0, want_count_ = 0;  // what the last frame asked for beyond the array
+  int max_layers_ = 256;
+  int want_count_ = 0;  // the layers the last frame wanted, when it ran out
   ThumbLayerSlots slots_;
   std::vector<float> instances_;  // one instanced draw's per-thumbnail attributes, never shrunk
   Status InitThumbLayers();
-  void ResizeThumbLayers(int side, int count);
+  void ResizeThumbLayers(int count);
   void DrawThumbLayers(const HeatmapDraw* draws, int n, int fb_w, int fb_h);
 };
 

@@ -347,6 +347,19 @@ async function main() {
       `${fill.why} after ${(fill.ms / 1000).toFixed(1)} s: ${d.grid.drawn} drawn, ${d.grid.waiting} placeholders, ` +
       `${d.lazy.pending} reads pending, frame ${d.frame}, ${d.lazy.wakes} wakes, ${d.lazy.lost} lost reads, ` +
       `message "${d.message}"`);  // failed now and then before stop 46 (stops 44, 45, CI of 7b28f92)
+    // More thumbnails in view (at 1800 x 1800) than the 256 thumbnail layers made at first: the frame that ran out drew
+    // the rest from their own textures, the next had twice the layers, and every one moved into a layer.
+    {
+      await page.setViewportSize({ width: 1800, height: 1800 });
+      const big = await until(page, (x) => x.grid && x.grid.drawn > 256 && x.grid.waiting === 0 && x.lazy.pending === 0,
+        'the grid at 1800 x 1800', 180000);  // a loaded CI machine filled ~300 in over 30 s (above)
+      await page.setViewportSize({ width: 1280, height: 800 });
+      const thumbs = big.heatmaps.filter((h) => h.id.startsWith('thumb'));
+      const layers = new Set(thumbs.map((h) => h.layer));
+      check('over 256 thumbnails in view: all drawn from layers of the grown array, one each', thumbs.length > 256 &&
+        thumbs.every((h) => h.layer >= 0) && layers.size === thumbs.length,
+        `${thumbs.length} thumbnails, ${thumbs.filter((h) => h.layer < 0).length} on their own textures, ${layers.size} layers`);
+    }
     // Sorted by entropy: every head's stored statistics (32 KiB, one Range read), no head read.
     // (describe() tells the order last drawn: a frame after the command, the statistics may already be
     // in memory: the grid asks for them in layer order too. The frame count is read with the command,
