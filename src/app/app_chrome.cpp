@@ -209,9 +209,9 @@ void DrawMatrixInfo(AppState* s) {
 void DrawLazyCache(AppState* s) {
   LazyCacheStats now;
   if (!LazyCacheStatsOf(s, &now)) return;
-  // Its figures refresh with the status bar's readout, twice a second: while a head is read they move
-  // with every part, and each frame that looks new is drawn again, which on a software renderer costs
-  // the page ~100 ms of a core (stop 55: paced head switches waited for those frames).
+  // Its figures refresh with the status bar's readout (FrameStats::RefreshEvery): while a head is read
+  // they move with every part, and each frame that looks new is drawn again, which on a software
+  // renderer costs the page ~100 ms of a core (stop 55: paced head switches waited for those frames).
   const LazyCacheStats& st = s->Current().lazy->Readout(now, s->frame.refresh);
   ImGui::Separator();
   ImGui::TextDisabled("CACHE");

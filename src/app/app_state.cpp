@@ -7,8 +7,9 @@
 
 namespace attnviz {
 
-void FrameStats::BeginFrame(double now) {
-  refresh = refresh_asked || now - shown_at >= 0.5;  // (shown_at starts at -1: the first frame refreshes)
+void FrameStats::BeginFrame(double now, bool waiting) {
+  // (shown_at starts at -1: the first frame refreshes)
+  refresh = refresh_asked || now - shown_at >= RefreshEvery(waiting);
   refresh_asked = false;
   if (refresh) shown_at = now, refreshed_at = std::chrono::steady_clock::now();
 }

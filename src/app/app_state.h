@@ -46,13 +46,16 @@ struct FrameStats {
   // readout, which a few long frames (a file read, a texture upload) move only in its maximum.
   void Recent(float* median, float* longest) const;
   // The status bar's readout, refreshed twice a second: a number that changed every frame would make
-  // every frame look new (App::DrawFingerprint), and nobody reads it at 60 Hz.
+  // every frame look new (App::DrawFingerprint), and nobody reads it at 60 Hz. While the shown head of
+  // a lazily read file is still being read, once in 2 s: each frame drawn then costs a software
+  // renderer ~40 ms of the cores the reads wait for (stop 59: paced head switches).
   float shown_cpu_ms = 0, shown_cpu_max_ms = 0, shown_train_ms = 0, shown_fps = 0;
   double shown_at = -1;  // ImGui::GetTime() of the last refresh
   bool refresh = true;   // this frame refreshes the readouts: the status bar's, the sidebar's cache figures
   std::chrono::steady_clock::time_point refreshed_at{};  // when they last did (LazyReadoutDue)
-  bool refresh_asked = false;   // LazyReadoutDue asked for a frame to refresh them: the next one does
-  void BeginFrame(double now);  // decides refresh
+  bool refresh_asked = false;  // LazyReadoutDue asked for a frame to refresh them: the next one does
+  static double RefreshEvery(bool waiting) { return waiting ? 2.0 : 0.5; }  // seconds
+  void BeginFrame(double now, bool waiting);                                // decides refresh
 };
 
 struct AppEvent {

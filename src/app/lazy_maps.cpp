@@ -1211,9 +1211,8 @@ void DescribeLazy(AppState* s, JsonWriter* w) {
 
 bool LazyReadoutDue(AppState* s) {
   LazyCacheStats now;
-  if (std::chrono::steady_clock::now() - s->frame.refreshed_at < std::chrono::milliseconds(500) ||
-      !LazyCacheStatsOf(s, &now))
-    return false;
+  const std::chrono::duration<double> since = std::chrono::steady_clock::now() - s->frame.refreshed_at;
+  if (since.count() < FrameStats::RefreshEvery(LazyWaiting(s)) || !LazyCacheStatsOf(s, &now)) return false;
   if (!s->Current().lazy->ReadoutStale(now)) return false;
   s->frame.refresh_asked = true;  // the frame asked for refreshes, whatever ImGui's clock says
   return true;
