@@ -36,18 +36,8 @@ void FramebufferSize(const ImDrawData* dd, int* w, int* h) {
   *h = (int)(dd->DisplaySize.y * dd->FramebufferScale.y);
 }
 
-void HeatmapDrawCallback(const ImDrawList*, const ImDrawCmd* cmd) {
-  auto* cb = static_cast<HeatmapCallbackData*>(cmd->UserCallbackData);
-  const ImDrawData* dd = ImGui::GetDrawData();
-  if (!cb || !dd) return;
-  int fb_w = 0, fb_h = 0;
-  FramebufferSize(dd, &fb_w, &fb_h);
-  const HeatmapDraw d = InFramebuffer(*cb, cmd->ClipRect, dd);
-  cb->renderer->Draw(d, fb_w, fb_h);
-}
-
 // A batch: its entries follow the first in the pool (BeginHeatmapBatch), each clipped to its own
-// clip rectangle and the command's.
+// clip rectangle and the command's. A heatmap drawn on its own is a batch of one.
 void HeatmapBatchCallback(const ImDrawList*, const ImDrawCmd* cmd) {
   auto* first = static_cast<HeatmapCallbackData*>(cmd->UserCallbackData);
   const ImDrawData* dd = ImGui::GetDrawData();
@@ -154,8 +144,8 @@ enum class ThumbTexture { Missing, Ready, Stale };  // Stale: another size of th
 // Whether what st's thumbnail texture holds can be drawn: its layer is still its own (marked used
 // this frame), or its own texture, unless it would fit a layer and the layers grew since it found none.
 bool ThumbnailHeld(const HeatmapEnv& env, HeatmapViewState* st) {
-  const HeatmapRenderer* gl = env.renderer;
-  if (st->thumb_in_layer) return env.renderer->ThumbLayerHeld(st, st->thumb_layer, st->thumb_layer_gen);
+  HeatmapRenderer* gl = env.renderer;
+  if (st->thumb_in_layer) return gl->ThumbLayerHeld(st, st->thumb_layer, st->thumb_layer_gen);
   const bool fits = std::max(st->thumb_rows, st->thumb_cols) <= kThumbLayerMaxSide;
   return st->tex.weights != 0 && (!fits || st->thumb_layer_gen == gl->ThumbLayerGeneration());
 }
@@ -447,12 +437,11 @@ bool AddHeatmapDrawCallback(const HeatmapEnv& env, const HeatmapDraw& draw, cons
   cb.draw = draw;
   for (int i = 0; i < 4; ++i) cb.rect_imgui[i] = rect[i];
   ImDrawList* dl = ImGui::GetWindowDrawList();
-  if (env.batch_first && *env.batch_first >= 0) {  // drawn by EndHeatmapBatch's callback
-    const ImVec2 c0 = dl->GetClipRectMin(), c1 = dl->GetClipRectMax();
-    cb.clip_imgui[0] = c0.x, cb.clip_imgui[1] = c0.y, cb.clip_imgui[2] = c1.x, cb.clip_imgui[3] = c1.y;
-    return true;
-  }
-  dl->AddCallback(HeatmapDrawCallback, &cb);
+  const ImVec2 c0 = dl->GetClipRectMin(), c1 = dl->GetClipRectMax();
+  cb.clip_imgui[0] = c0.x, cb.clip_imgui[1] = c0.y, cb.clip_imgui[2] = c1.x, cb.clip_imgui[3] = c1.y;
+  if (env.batch_first && *env.batch_first >= 0) return true;  // drawn by EndHeatmapBatch's callback
+  cb.batch = 1;
+  dl->AddCallback(HeatmapBatchCallback, &cb);
   dl->AddCallback(ImDrawCallback_ResetRenderState, nullptr);
   return true;
 }

@@ -139,8 +139,8 @@ struct HeatmapCallbackData {
   HeatmapRenderer* renderer = nullptr;
   HeatmapDraw draw;
   float rect_imgui[4] = {0, 0, 0, 0};  // converted to framebuffer pixels at render time
-  // In a batch (BeginHeatmapBatch): the draw list's clip rectangle when it was added; the batch's
-  // first entry counts its draws (the callback draws them all), the others 0.
+  // The draw list's clip rectangle when it was added. The first entry of a batch (BeginHeatmapBatch)
+  // counts its draws (the callback draws them all), the others 0; a heatmap drawn alone has 1.
   float clip_imgui[4] = {0, 0, 0, 0};
   int batch = 0;
 };

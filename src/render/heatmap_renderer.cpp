@@ -11,7 +11,6 @@ namespace attnviz {
 namespace {
 
 constexpr int kThumbFloats = 14;  // per thumbnail instance: quad 4, its cells 4, range 2, size 2, layer, mode
-constexpr int64_t kThumbLayerBytes = int64_t(32) << 20;  // the layers' weights at most (their count follows)
 
 const char* kShaderPrelude =
     "#version 300 es\nprecision highp float;\nprecision highp int;\nprecision highp sampler2D;\n";
@@ -338,12 +337,11 @@ void ThumbLayerSlots::Reset(int count) {
   used_.assign((size_t)count, 0);
   version_.assign((size_t)count, 0);
   ++generation_;
-  used_this_frame_ = 0;
 }
 
 bool ThumbLayerSlots::Held(const void* owner, int layer, uint64_t generation) {
   if (generation != generation_ || layer < 0 || layer >= Count() || owner_[(size_t)layer] != owner) return false;
-  if (used_[(size_t)layer] != frame_) used_[(size_t)layer] = frame_, ++used_this_frame_;
+  used_[(size_t)layer] = frame_;
   return true;
 }
 
@@ -355,16 +353,14 @@ int ThumbLayerSlots::Take(const void* owner) {
   if (best < 0) return -1;
   owner_[(size_t)best] = owner;
   used_[(size_t)best] = frame_;
-  ++used_this_frame_;
   return best;
 }
 
 // (Re)allocates the layers as count of [kThumbLayerMaxSide, kThumbLayerMaxSide] (within the GPU's
-// limit and kThumbLayerBytes); every layer held so far is lost (a new generation).
+// limit and kThumbLayerMaxCount); every layer held so far is lost (a new generation).
 void HeatmapRenderer::ResizeThumbLayers(int count) {
   const int side = kThumbLayerMaxSide;
-  count =
-      std::clamp(count, 1, std::min<int>(max_layers_, (int)(kThumbLayerBytes / ((int64_t)side * side * kTexelBytes))));
+  count = std::clamp(count, 1, max_layers_);  // (max_layers_ is at most kThumbLayerMaxCount)
   SetupFloatTexture(&layers_, GL_TEXTURE_2D_ARRAY);
   glTexImage3D(GL_TEXTURE_2D_ARRAY, 0, GL_R16F, side, side, count, 0, GL_RED, GL_HALF_FLOAT, nullptr);
   SetupFloatTexture(&layer_rows_, GL_TEXTURE_2D_ARRAY);

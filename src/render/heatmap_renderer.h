@@ -59,17 +59,17 @@ struct HeatmapDraw {
 };
 
 // The thumbnail layers' limits: a side of at most kThumbLayerMaxSide cells (bigger ones keep their
-// own texture), at most kThumbLayerMaxCount layers (a grid scrolled over more in one frame draws the
-// rest from their own textures that frame).
+// own texture), at most kThumbLayerMaxCount layers, 32 MiB of weights (a grid scrolled over more in
+// one frame draws the rest from their own textures that frame).
 constexpr int kThumbLayerMaxSide = 128;
-constexpr int kThumbLayerMaxCount = 2048;
+constexpr int kThumbLayerMaxCount = (32 << 20) / (kThumbLayerMaxSide * kThumbLayerMaxSide * kTexelBytes);  // 1024
 
 // Which owner holds which thumbnail layer (no GL: tested on its own). A layer used this frame stays
 // with its owner; a new owner gets the least recently used of the others.
 class ThumbLayerSlots {
  public:
   void Reset(int count);  // count free layers of a new generation: every layer held so far is lost
-  void BeginFrame() { ++frame_, used_this_frame_ = 0; }
+  void BeginFrame() { ++frame_; }
   // True when owner still holds layer of this generation; marks it used this frame.
   bool Held(const void* owner, int layer, uint64_t generation);
   // The least recently used layer not used this frame, now owner's (marked used); -1 when none.
@@ -80,13 +80,11 @@ class ThumbLayerSlots {
   }
   int Count() const { return (int)owner_.size(); }
   uint64_t Generation() const { return generation_; }
-  int UsedThisFrame() const { return used_this_frame_; }
 
  private:
   std::vector<const void*> owner_;
   std::vector<uint64_t> used_, version_;  // the frame each was last used in (0 never), its upload
   uint64_t frame_ = 1, generation_ = 1, uploads_ = 0;
-  int used_this_frame_ = 0;
 };
 
 class HeatmapRenderer {

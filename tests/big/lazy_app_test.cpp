@@ -1404,7 +1404,7 @@ TEST(LazyApp, WhileAHeadIsReadTheCacheFiguresRefreshOnceInTwoSecondsNotWithEvery
   t.Frames(3);
   const float dt = 1.0f / 120.0f;  // ImGui's clock at half speed: the heads take ~1.7 s of it here
   ImGui::GetIO().DeltaTime = dt;
-  auto shown = [&](const JsonValue& d) {     // bytes read, reads, resident (the budget apart)
+  auto shown = [&](const JsonValue& d) {  // bytes read, reads, resident (the budget apart)
     std::vector<double> v = d.Find("lazy")->Find("shown")->numbers;
     return v.size() == 4 ? std::vector<double>(v.begin(), v.begin() + 3) : std::vector<double>{};
   };
