@@ -191,16 +191,20 @@ void DrawMatrixInfo(AppState* s) {
   const AttentionMap& m = s->CurrentMap();
   ImGui::TextDisabled("MATRIX");
   ImGui::Text("%d x %d  (target x source)", m.Rows(), m.Cols());
-  if (!m.Complete()) {  // a lazily read map: which of its rows are in memory, and whether more are coming
+  // A lazily read map: which of its rows are in memory, and whether more are coming. One line
+  // whatever it says: a sidebar that grew or shrank moves its scrollbar one frame later, which made
+  // every head switch draw one frame more (stop 59).
+  if (s->Current().lazy) {
     const int held = (int)m.weights.rows();
     const bool reading = LazyReading(s, s->current_map);
-    if (held == 0) {  // wrapped: the sidebar is narrower than the line (300 px at most)
-      ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-      ImGui::TextWrapped("%s", reading ? "loading..." : "not in memory (read when a view draws it)");
-      ImGui::PopStyleColor();
-    } else
-      ImGui::TextDisabled("rows %d-%d in memory%s", m.row_offset, m.row_offset + held - 1,
-                          reading ? ", loading..." : "");
+    if (m.Complete())
+      ImGui::TextDisabled("all rows in memory");
+    else if (held == 0)
+      ImGui::TextDisabled("%s", reading ? "loading..." : "not in memory");
+    else
+      ImGui::TextDisabled("rows %d-%d%s", m.row_offset, m.row_offset + held - 1,
+                          reading ? ", loading..." : " in memory");
+    HelpTip("A head is read when a view draws it, and kept in memory up to the cache budget");
   }
   if (!m.name.empty()) ImGui::Text("%s", m.name.c_str());
 }

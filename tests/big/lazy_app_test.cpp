@@ -12,6 +12,7 @@
 #include <functional>
 #include <limits>
 #include <random>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -19,6 +20,7 @@
 #include "app/heatmap_widget.h"
 #include "app/lazy_maps.h"
 #include "imgui.h"
+#include "imgui_internal.h"
 #include "io/byte_source.h"
 #include "io/file_util.h"
 #include "io/json.h"
@@ -1456,6 +1458,49 @@ TEST(LazyApp, WhileAHeadIsReadTheCacheFiguresRefreshOnceInTwoSecondsNotWithEvery
   d = t.Describe();
   ASSERT_GT(Lazy(d, "pending"), 0);
   EXPECT_EQ(d.Find("lazy")->Find("shown")->numbers[3], 1024.0 * 1048576.0) << "a budget picked shows at once";
+}
+
+// The sidebar's MATRIX line of a lazily read head is one line whether the head is not in memory,
+// loading, partly or wholly in memory: a sidebar that grew or shrank moves its scrollbar one frame
+// later, and that frame was drawn again in every head switch (stop 59: ~40 ms of a software
+// renderer's time that the switch's reads waited for).
+TEST(LazyApp, ASidebarKeepsItsHeightThroughHeadSwitches) {
+  const int n = 2048;  // F16: 8 MiB a head
+  LazyDwell dwell(0);  // a head's whole read starts with the switch
+  HeadlessApp t;       // 1280 x 800: the sidebar is shown, and taller than its window
+  LateSource* source = nullptr;
+  ASSERT_NO_FATAL_FAILURE(OpenHeadsLate(&t, "sidebar_height", n, &source));
+  auto sidebar_height = [] {
+    for (ImGuiWindow* w : GImGui->Windows)
+      if (std::strstr(w->Name, "/sidebar_")) return w->ContentSize.y;
+    return -1.0f;
+  };
+  t.Frames(3);
+  const float h0 = sidebar_height();
+  ASSERT_GT(h0, 0.0f) << "the sidebar was drawn";
+  std::set<std::string> seen;  // the head's states: not in memory, loading, partly, all in memory
+  // (Partly: rows of a band read for a zoomed-in view; a whole head's read installs it at once.)
+  int frames = 0;
+  for (int m : {1, 2, 3}) {
+    ASSERT_TRUE(t.app.Command("map " + std::to_string(m)).ok);
+    const auto t0 = std::chrono::steady_clock::now();
+    for (bool done = false; !done && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(20);) {
+      if (source->Ended()) t.app.WorkLazy(8);
+      t.Frames(1), ++frames;
+      const JsonValue d = t.Describe();
+      const JsonValue* h = Heatmap(d);
+      done = h && h->Find("held") && h->Find("held")->numbers == std::vector<double>{0, (double)n} &&
+             Lazy(d, "pending") == 0;
+      // (lazy_current is the state now, after the frame's requests; the sidebar drew it before them.)
+      const JsonValue* lc = d.Find("lazy_current");
+      const std::vector<double> held = lc->Find("held")->numbers;
+      const double rows = held.size() == 2 ? held[1] - held[0] : -1;
+      seen.insert(rows == n ? "all" : rows > 0 ? "partly" : lc->Find("reading")->boolean ? "loading" : "not");
+      ASSERT_EQ(sidebar_height(), h0) << "map " << m << ", frame " << frames;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+  EXPECT_TRUE(seen.count("loading") && seen.count("all")) << "the heads were seen loading, then in memory";
 }
 
 TEST(LazyApp, AChangedFileAndBadFilesGiveMessages) {
