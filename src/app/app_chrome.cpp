@@ -447,7 +447,8 @@ void DrawStatusBar(AppState* s) {
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip(
         "CPU time of App::Frame(): the median of the last 120 frames, and the longest of them (a file "
-        "read or a texture upload); GPU time not included. Refreshed twice a second");
+        "read or a texture upload); GPU time not included. Refreshed twice a second, once in 2 s while the "
+        "head shown is being read");
   ImGui::SameLine();
   ImGui::TextDisabled("|  %.0f fps", f.shown_fps);
   const float help_x = ImGui::GetWindowWidth() - ImGui::CalcTextSize("? help").x - 16;
