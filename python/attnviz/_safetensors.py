@@ -9,7 +9,8 @@ can be written as it is computed. The file holds, per set s and layer l, "attent
 [heads, n_q, n_k] and its max-pooled overview "overview.s.l" [heads, min(n_q, 256), min(n_k, 256)]
 (F16 by default); a set with heads over 1024 on a side also gets max-pooled screen copies
 "screen.s.l" [heads, min(n_q, 1024), min(n_k, 1024)] (the heatmap draws them zoomed out while the
-head is read); every head's statistics "stats.s.l" F32 [heads, 8] (stored_stats: the grid sorts a
+head is read); a set with heads over 64 on a side gets max-pooled thumbnails "thumb.s.l"
+[heads, min(n_q, 64), min(n_k, 64)] (the grid draws them in small cells); every head's statistics "stats.s.l" F32 [heads, 8] (stored_stats: the grid sorts a
 1024-head model before reading any head); and the tokens, names and kinds in __metadata__ (format
 "attnviz", version "2").
 `attnviz-cli convert` writes the same layout (src/io/lazy_attention_write.cpp).
@@ -28,6 +29,7 @@ from ._model import KINDS, AttentionFile, index_tokens, json_safe, normalize_tok
 
 OVERVIEW_SIDE = 256
 SCREEN_SIDE = 1024
+THUMB_SIDE = 64
 DTYPES = {"f16": ("F16", 2), "bf16": ("BF16", 2), "f32": ("F32", 4)}
 
 
@@ -128,12 +130,15 @@ class SafetensorsWriter:
         self._sets = [self._describe(i, s) for i, s in enumerate(sets)]
         self._written = [[False] * s["layers"] for s in self._sets]
         tag, size = DTYPES[dtype]
-        # (name, shape, dtype, item size) in file order: every set's statistics, overviews, screen
-        # copies, then the layers (as PlanLazyAttention in src/io/lazy_attention_write.cpp)
+        # (name, shape, dtype, item size) in file order: every set's statistics, thumbnails, overviews,
+        # screen copies, then the layers (as PlanLazyAttention in src/io/lazy_attention_write.cpp)
         tensors = []
         for i, s in enumerate(self._sets):
             for l in range(s["layers"]):
                 tensors.append((f"stats.{i}.{l}", [s["heads"][l], STATS_COLUMNS], "F32", 4))
+        for i, s in enumerate(self._sets):
+            for l in range(s["layers"] if s["TR"] else 0):
+                tensors.append((f"thumb.{i}.{l}", [s["heads"][l], s["TR"], s["TC"]], tag, size))
         for i, s in enumerate(self._sets):
             for l in range(s["layers"]):
                 tensors.append((f"overview.{i}.{l}", [s["heads"][l], s["R"], s["C"]], tag, size))
@@ -202,9 +207,11 @@ class SafetensorsWriter:
             meta["head_names"] = token_list(s["head_names"], "head_names")
         n_q, n_k = len(qt), len(kt)
         screen = n_q > SCREEN_SIDE or n_k > SCREEN_SIDE
+        thumb = n_q > THUMB_SIDE or n_k > THUMB_SIDE
         return {"meta": meta, "layers": layers, "heads": heads, "n_q": n_q, "n_k": n_k,
                 "R": min(n_q, OVERVIEW_SIDE), "C": min(n_k, OVERVIEW_SIDE),
-                "SR": min(n_q, SCREEN_SIDE) if screen else 0, "SC": min(n_k, SCREEN_SIDE) if screen else 0}
+                "SR": min(n_q, SCREEN_SIDE) if screen else 0, "SC": min(n_k, SCREEN_SIDE) if screen else 0,
+                "TR": min(n_q, THUMB_SIDE) if thumb else 0, "TC": min(n_k, THUMB_SIDE) if thumb else 0}
 
     def write_layer(self, layer: int, weights: Any, set: int = 0) -> None:  # noqa: A002 - the set's index
         """Writes layer `layer` of set `set`: [heads, n_q, n_k] weights (numpy, torch, lists); a
@@ -227,6 +234,9 @@ class SafetensorsWriter:
         self._f.seek(self._offsets[f"stats.{set}.{layer}"])
         self._f.write(stats.astype("<f4").tobytes())
         clean = np.where(np.isnan(w), 0, w)
+        if s["TR"]:
+            self._f.seek(self._offsets[f"thumb.{set}.{layer}"])
+            self._f.write(encode(overview(clean, s["TR"], s["TC"]), self.dtype))
         self._f.seek(self._offsets[f"overview.{set}.{layer}"])
         self._f.write(encode(overview(clean, s["R"], s["C"]), self.dtype))
         if s["SR"]:

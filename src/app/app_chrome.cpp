@@ -223,14 +223,19 @@ void DrawLazyCache(AppState* s) {
       "This file is read lazily: a head is read when a view draws it and stays in memory up to the "
       "budget, least recently drawn first out. Heads of an F16 or BF16 file that you left are kept in 16 bits "
       "(half the memory, the same weights) and come back without a read. The grid shows each head's "
-      "max-pooled overview.");
+      "max-pooled thumbnail (64 x 64, for small cells) or overview (256 x 256).");
   const float used = st.budget ? (float)((double)st.resident / (double)st.budget) : 0.0f;
   const std::string bar = FormatApproxByteSize(st.resident) + " of " + FormatByteSize(st.budget);
   ImGui::ProgressBar(std::min(used, 1.0f), ImVec2(-1, 0), bar.c_str());
-  HelpTip("Memory the heads, their 16-bit copies, overviews and screen copies take now, against the cache budget");
+  HelpTip(
+      "Memory the heads, their 16-bit copies, thumbnails, overviews and screen copies take now, against the cache "
+      "budget");
   ImGui::Text("%d head%s, %d in 16 bits", st.heads, st.heads == 1 ? "" : "s", st.packed);
   if (st.bands) ImGui::SameLine(), ImGui::Text("+ %d band%s", st.bands, st.bands == 1 ? "" : "s");
-  ImGui::TextDisabled("%d overviews, %d screen copies", st.overviews, st.screens);
+  if (st.thumbs)
+    ImGui::TextDisabled("%d thumbnails, %d overviews, %d screen copies", st.thumbs, st.overviews, st.screens);
+  else
+    ImGui::TextDisabled("%d overviews, %d screen copies", st.overviews, st.screens);
   ImGui::TextDisabled("read %s in %llu reads%s", FormatApproxByteSize(st.bytes_read).c_str(),
                       (unsigned long long)st.reads, st.pending ? ", loading..." : "");
   HelpTip(("of " + FormatApproxByteSize(st.file_bytes) + " in the file").c_str());

@@ -106,7 +106,27 @@ void LazyMaps::WantRows(int set, int map, int row0, int row1) {
 const AttentionMap* LazyMaps::Overview(int set, int map) {
   pool_wants_[(int)LazyPool::Overview].push_back({set, map});
   const OverviewState& o = sets_[(size_t)set].pool[(int)LazyPool::Overview][(size_t)map];
-  return o.map.weights.size() ? &o.map : nullptr;
+  if (o.map.weights.size()) return &o.map;
+  // Until it is in, the thumbnail the grid drew (a head opened from a grid of small cells): drawn, so kept.
+  OverviewState& t = sets_[(size_t)set].pool[(int)LazyPool::Thumb][(size_t)map];
+  if (!t.map.weights.size()) return nullptr;
+  t.last_used = frame_;
+  return &t.map;
+}
+
+const AttentionMap* LazyMaps::Thumbnail(int set, int map, float px, bool* thumb) {
+  SetState& ss = sets_[(size_t)set];
+  const bool small = file_.index().sets[(size_t)set].thumb_rows > 0 && px <= (float)kThumbSide;
+  const LazyPool want = small ? LazyPool::Thumb : LazyPool::Overview;
+  if (thumb) *thumb = small;
+  pool_wants_[(int)want].push_back({set, map});
+  const OverviewState& o = ss.pool[(int)want][(size_t)map];
+  if (o.map.weights.size()) return &o.map;
+  // The other one, while it is still in memory (the window was resized across kThumbSide): drawn, so kept.
+  OverviewState& other = ss.pool[(int)(small ? LazyPool::Overview : LazyPool::Thumb)][(size_t)map];
+  if (!other.map.weights.size()) return nullptr;
+  other.last_used = frame_;
+  return &other.map;
 }
 
 const AttentionMap* LazyMaps::Screen(int set, int map, bool* partial) {
@@ -423,12 +443,13 @@ uint64_t LazyMaps::AskedBytes() const {
 }
 
 bool LazyMaps::MakeRoom(uint64_t bytes, std::vector<Example*>& examples) {
+  constexpr int kPackedKind = 1 + kLazyPools;
   const uint64_t budget = LazyCacheBudget();
   while (resident_ + bytes > budget) {
     if (PackOldest(examples)) continue;  // F16, BF16 files: heads go to 16 bits before anything leaves
     // The least recently drawn head, band, 16-bit copy, overview or screen copy that this frame does not draw.
     uint64_t oldest = frame_;
-    int kind = -1;  // 0 rows, 1 + LazyPool, 3 16-bit copy
+    int kind = -1;  // 0 rows, 1 + LazyPool, kPackedKind a 16-bit copy
     size_t set = 0, index = 0;
     for (size_t s = 0; s < sets_.size(); ++s) {
       Example* ex = examples[s];
@@ -436,15 +457,15 @@ bool LazyMaps::MakeRoom(uint64_t bytes, std::vector<Example*>& examples) {
         if (ex && ex->maps[i].weights.size() && sets_[s].maps[i].last_used < oldest)
           oldest = sets_[s].maps[i].last_used, kind = 0, set = s, index = i;
         if (sets_[s].maps[i].packed && sets_[s].maps[i].last_used < oldest)
-          oldest = sets_[s].maps[i].last_used, kind = 3, set = s, index = i;
-        for (int p = 0; p < 2; ++p)
+          oldest = sets_[s].maps[i].last_used, kind = kPackedKind, set = s, index = i;
+        for (int p = 0; p < kLazyPools; ++p)
           if (sets_[s].pool[p][i].map.weights.size() && sets_[s].pool[p][i].last_used < oldest)
             oldest = sets_[s].pool[p][i].last_used, kind = 1 + p, set = s, index = i;
       }
     }
     if (kind < 0) return false;
     ++evictions_;
-    if (kind == 3) {
+    if (kind == kPackedKind) {
       DropPacked(set, &sets_[set].maps[index]);
       continue;
     }
@@ -648,7 +669,7 @@ void LazyMaps::Requests(AppState*, std::vector<Example*>& examples) {
   // Everything this frame drew is kept before any room is made below (Compare draws two maps; the
   // heatmap a stand-in beside the rows).
   for (const Want& w : wants_) sets_[(size_t)w.set].maps[(size_t)w.map].last_used = frame_;
-  for (int p = 0; p < 2; ++p)
+  for (int p = 0; p < kLazyPools; ++p)
     for (const auto& sm : pool_wants_[p]) sets_[(size_t)sm.first].pool[p][(size_t)sm.second].last_used = frame_;
   // Rows the views drew: in memory (kept), being read, or asked for now.
   std::vector<uint64_t> wanted;
@@ -691,6 +712,7 @@ void LazyMaps::Requests(AppState*, std::vector<Example*>& examples) {
     }
   }
   RequestOverviews(LazyPool::Screen, examples);  // a heatmap's stand-in first: the grid's overviews are many
+  RequestOverviews(LazyPool::Thumb, examples);
   RequestOverviews(LazyPool::Overview, examples);
   CancelUnwantedOverviews();
 }
@@ -755,7 +777,9 @@ bool LazyMaps::StatsMissing(int set, int map, LazyPool pool, std::vector<Example
 
 // Overviews (or screen copies): in memory (kept), or read a run of a layer's missing heads at once.
 void LazyMaps::RequestOverviews(LazyPool pool, std::vector<Example*>& examples) {
-  constexpr int kOverviewRun = 8;  // heads per read: 1 MiB of 256 x 256 F16 overviews
+  // Heads per read: 1 MiB of 256 x 256 F16 overviews; thumbnails, 16 times smaller, a layer's run of
+  // up to 32 (256 KiB of 64 x 64 F16).
+  const int kOverviewRun = pool == LazyPool::Thumb ? 32 : 8;
   std::vector<std::pair<int, int>>& wants = pool_wants_[(int)pool];
   std::sort(wants.begin(), wants.end());
   wants.erase(std::unique(wants.begin(), wants.end()), wants.end());
@@ -793,7 +817,7 @@ void LazyMaps::RequestOverviews(LazyPool pool, std::vector<Example*>& examples) 
     }
     LazyRequest r;
     r.set = set, r.layer = layer, r.head = head, r.head_end = end, r.overview = true;
-    r.screen = pool == LazyPool::Screen;
+    r.pool = pool;
     const uint64_t t = file_.Submit(r);
     overview_reads_[t] = {set, layer, head, end, false, pool};
     for (int h = head; h < end; ++h) held[(size_t)(ss.layer_first[(size_t)layer] + h)].ticket = t;
@@ -860,7 +884,7 @@ void LazyMaps::Request(AppState* s) {
   Results(s, examples);
   drawn_rows_.swap(wants_);
   wants_.clear();
-  for (int p = 0; p < 2; ++p) drawn_pool_[p].swap(pool_wants_[p]), pool_wants_[p].clear();
+  for (int p = 0; p < kLazyPools; ++p) drawn_pool_[p].swap(pool_wants_[p]), pool_wants_[p].clear();
   requested_at_ = std::chrono::steady_clock::now();
   installed_ = false;
 }
@@ -889,7 +913,7 @@ bool LazyMaps::WantsFrame() {
   const auto now = std::chrono::steady_clock::now();
   if (file_.Pending() > 0 || now - requested_at_ < std::chrono::milliseconds(100)) return false;
   bool unmet = false;
-  for (int p = 0; p < 2 && !unmet; ++p)
+  for (int p = 0; p < kLazyPools && !unmet; ++p)
     for (const auto& sm : drawn_pool_[p])
       if ((unmet = PoolWantUnmet((LazyPool)p, sm.first, sm.second, now))) break;
   for (const Want& w : drawn_rows_) {  // rows whose read failed, rested now (others are asked at once)
@@ -917,7 +941,7 @@ void LazyMaps::ForgetLostReads() {
     it = overview_reads_.erase(it);
   }
   for (SetState& ss : sets_) {
-    for (int p = 0; p < 2; ++p)
+    for (int p = 0; p < kLazyPools; ++p)
       for (OverviewState& o : ss.pool[p])
         if (o.ticket && !overview_reads_.count(o.ticket)) o.ticket = 0, ++lost_;
     for (MapState& ms : ss.maps) {
@@ -955,7 +979,7 @@ bool LazyMaps::ReadoutStale(const LazyCacheStats& now) const {
   const LazyCacheStats& r = readout_;
   return r.resident != now.resident || r.loading != now.loading || r.bytes_read != now.bytes_read ||
          r.reads != now.reads || r.heads != now.heads || r.bands != now.bands || r.packed != now.packed ||
-         r.overviews != now.overviews || r.screens != now.screens || r.pending != now.pending;
+         r.overviews != now.overviews || r.screens != now.screens || r.thumbs != now.thumbs || r.pending != now.pending;
 }
 
 LazyCacheStats LazyMaps::Stats(int heads, int bands) const {
@@ -973,6 +997,7 @@ LazyCacheStats LazyMaps::Stats(int heads, int bands) const {
     for (const MapState& ms : ss.maps) st.packed += ms.packed != nullptr;
     for (const OverviewState& o : ss.pool[(int)LazyPool::Overview]) st.overviews += o.map.weights.size() > 0;
     for (const OverviewState& o : ss.pool[(int)LazyPool::Screen]) st.screens += o.map.weights.size() > 0;
+    for (const OverviewState& o : ss.pool[(int)LazyPool::Thumb]) st.thumbs += o.map.weights.size() > 0;
   }
   return st;
 }
@@ -1056,6 +1081,8 @@ void LazyMaps::Describe(JsonWriter* w, int heads, int bands) const {
   w->Number(st.overviews);
   w->Key("screens");  // screen copies in memory
   w->Number(st.screens);
+  w->Key("thumbs");  // stored thumbnails in memory
+  w->Number(st.thumbs);
   w->Key("heads");  // whole heads in memory
   w->Number(heads);
   w->Key("bands");
@@ -1095,6 +1122,13 @@ const AttentionMap* LazyOverview(AppState* s, int map) {
   Example& ex = s->Current();
   if (!ex.lazy || map < 0 || map >= (int)ex.maps.size()) return nullptr;
   return ex.lazy->Overview(ex.lazy_set, map);
+}
+
+const AttentionMap* LazyThumbnail(AppState* s, int map, float px, bool* thumb) {
+  Example& ex = s->Current();
+  if (thumb) *thumb = false;
+  if (!ex.lazy || map < 0 || map >= (int)ex.maps.size()) return nullptr;
+  return ex.lazy->Thumbnail(ex.lazy_set, map, px, thumb);
 }
 
 bool LazyStoresOverviews(AppState* s) {

@@ -9,6 +9,7 @@
 //   (OpenLazyAttention in app_files.h: a safetensors file -> one example per set, maps without weights)
 //   LazyWantRows         a view draws rows of a map this frame (all of them, or a zoomed-in band)
 //   LazyOverview         a view draws a map's overview this frame (null until it is read)
+//   LazyThumbnail        the grid draws a map's thumbnail (64^2, stored) or overview, by its cells' size
 //   LazyScreen           a view draws a map's screen copy (1024^2 max-pooled) this frame (null until read)
 //   LazyMaps::HeadStatsOf  a head's statistics without its weights: stored in the file (read once, on
 //                        first use), or computed as it was pooled (files without overviews)
@@ -66,6 +67,7 @@ struct LazyCacheStats {
   uint64_t bytes_read = 0, reads = 0;          // so far
   int heads = 0, bands = 0;                    // whole heads and zoomed-in bands as floats (every set)
   int packed = 0, overviews = 0, screens = 0;  // heads and bands in 16 bits, overviews, screen copies
+  int thumbs = 0;                              // stored thumbnails
   int pending = 0;                             // requests not finished
 };
 
@@ -79,7 +81,12 @@ class LazyMaps {
   const std::string& name() const { return name_; }
 
   void WantRows(int set, int map, int row0, int row1);  // rows [row0, row1) of a map, this frame
-  const AttentionMap* Overview(int set, int map);       // its overview if in memory (and wanted), else null
+  // Its overview if in memory (and wanted), else its stored thumbnail if in memory, else null.
+  const AttentionMap* Overview(int set, int map);
+  // What the grid draws of a map in a cell px device pixels on its longer side: the file's stored
+  // thumbnail (64^2) when it has them and px <= kThumbSide, else its overview (wanted; null until
+  // read). While the one wanted is not in memory, the other if it is. *thumb: the thumbnail was wanted.
+  const AttentionMap* Thumbnail(int set, int map, float px, bool* thumb = nullptr);
   const AttentionMap* Screen(int set, int map, bool* partial = nullptr);  // its screen copy likewise; see below
   // Files without stored screen copies: while a head over 1024 on a side is read whole, its screen
   // copy is computed from the rows decoded so far (the overview, stretched, where they are not in
@@ -160,10 +167,10 @@ class LazyMaps {
     bool stats_wanted = false;        // a view asked for them: the stored ones are read (once)
     uint64_t stats_ticket = 0;        // their read, under way
     bool stats_asked = false;
-    bool pool_stats = false;             // PoolWithStats this frame
-    std::vector<OverviewState> pool[2];  // [LazyPool][maps]: overviews, screen copies
-    std::vector<int> layer_first;        // [layers] index of each layer's head 0
-    int LayerOf(int map) const;          // the layer a map index falls in
+    bool pool_stats = false;                      // PoolWithStats this frame
+    std::vector<OverviewState> pool[kLazyPools];  // [LazyPool][maps]: overviews, screen copies, thumbnails
+    std::vector<int> layer_first;                 // [layers] index of each layer's head 0
+    int LayerOf(int map) const;                   // the layer a map index falls in
   };
   struct Want {
     int set, map;
@@ -234,12 +241,12 @@ class LazyMaps {
   int readout_frame_ = -1;  // the ImGui frame that last drew it
   std::vector<SetState> sets_;
   std::vector<Want> wants_;
-  std::vector<std::pair<int, int>> pool_wants_[2];        // [LazyPool] (set, map)
-  std::vector<std::pair<int, int>> drawn_pool_[2];        // the last frame's pool_wants_ (WantsFrame)
-  std::vector<Want> drawn_rows_;                          // ... and wants_
-  std::chrono::steady_clock::time_point requested_at_{};  // the last Request (WantsFrame's rate)
-  bool installed_ = false;                                // rows or an overview came in since the last Request
-  uint64_t wakes_ = 0;                                    // frames WantsFrame asked for
+  std::vector<std::pair<int, int>> pool_wants_[kLazyPools];  // [LazyPool] (set, map)
+  std::vector<std::pair<int, int>> drawn_pool_[kLazyPools];  // the last frame's pool_wants_ (WantsFrame)
+  std::vector<Want> drawn_rows_;                             // ... and wants_
+  std::chrono::steady_clock::time_point requested_at_{};     // the last Request (WantsFrame's rate)
+  bool installed_ = false;                                   // rows or an overview came in since the last Request
+  uint64_t wakes_ = 0;                                       // frames WantsFrame asked for
   uint64_t lost_ = 0;  // tickets of reads the file did not know any more (none expected: counted, forgotten)
   std::unordered_map<uint64_t, OverviewRead> overview_reads_;
   uint64_t frame_ = 1;
@@ -260,7 +267,9 @@ void LazyWantRows(AppState* s, const AttentionMap& map, int row0, int row1);  //
 bool LazyArriving(AppState* s, int map, const MatrixRM** head, int64_t* rows, uint64_t* key);
 uint64_t LazyInstalledBy(AppState* s, int map);          // the current example's; see LazyMaps::InstalledBy
 const AttentionMap* LazyOverview(AppState* s, int map);  // of the current example
-bool LazyStoresOverviews(AppState* s);                   // the current example is lazy and its file stores overviews
+// The current example's thumbnail for a grid cell px device pixels on its longer side (LazyMaps::Thumbnail).
+const AttentionMap* LazyThumbnail(AppState* s, int map, float px, bool* thumb = nullptr);
+bool LazyStoresOverviews(AppState* s);  // the current example is lazy and its file stores overviews
 const AttentionMap* LazyScreen(AppState* s, int map, bool* partial = nullptr);  // of the current example
 void PumpLazyMaps(AppState* s);     // every open lazy file, a few ms of reading in all
 void RequestLazyMaps(AppState* s);  // after the views drew: requests for what they want, reads started

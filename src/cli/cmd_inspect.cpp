@@ -284,6 +284,9 @@ void PrintLazySet(const LazySet& set) {
     std::printf("  overviews: %d x %d per head (max-pooled)\n", set.overview_rows, set.overview_cols);
   else
     std::printf("  overviews: none stored (the viewer reads each head whole to make one)\n");
+  if (set.thumb_rows)
+    std::printf("  thumbnails: %d x %d per head (max-pooled; the grid draws them in cells up to %d pixels)\n",
+                set.thumb_rows, set.thumb_cols, attnviz::kThumbSide);
   if (set.screen_rows)
     std::printf("  screen copies: %d x %d per head (max-pooled; the heatmap draws them while a head is read)\n",
                 set.screen_rows, set.screen_cols);

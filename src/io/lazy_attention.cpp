@@ -72,15 +72,15 @@ Status CheckHeadTensor(const SafetensorsTensor& t, const std::string& what, int6
   return Status::Ok();
 }
 
-// A layer's stored max-pooled copies (overviews or screen copies) [heads, R, C]: a float dtype, the
+// A layer's stored max-pooled copies (overviews, screen copies or thumbnails) [heads, R, C]: a float dtype, the
 // layer's heads, R <= n_q, C <= n_k, the same R and C for every layer, no bigger than the pool's side.
 Status PooledTensor(const SafetensorsTensor& o, const std::string& name, LazyPool pool,
                     const AttentionFileLimits& limits, LazySet* set, LazyLayer* layer) {
   Status st = CheckHeadTensor(o, "tensor '" + name + "'", -1, -1, limits);
   if (!st) return st;
   const int64_t R = o.shape[1], C = o.shape[2], side = LazyPoolSide(pool);
-  int& rows = pool == LazyPool::Screen ? set->screen_rows : set->overview_rows;
-  int& cols = pool == LazyPool::Screen ? set->screen_cols : set->overview_cols;
+  int& rows = set->PoolRows(pool);
+  int& cols = set->PoolCols(pool);
   if (o.shape[0] != layer->heads || R < 1 || C < 1 || R > set->n_q || C > set->n_k || R > side || C > side ||
       (rows && (R != rows || C != cols)))
     return Status::Error("safetensors: tensor '" + name + "' is [" + std::to_string(o.shape[0]) + ", " +
@@ -89,7 +89,7 @@ Status PooledTensor(const SafetensorsTensor& o, const std::string& name, LazyPoo
                          ", the same for every layer");
   rows = (int)R;
   cols = (int)C;
-  LazyPooled& p = pool == LazyPool::Screen ? layer->screen : layer->overview;
+  LazyPooled& p = layer->Pooled(pool);
   p.dtype = o.dtype;
   p.offset = o.begin;
   return Status::Ok();
@@ -187,7 +187,7 @@ Status AttnvizSet(const SafetensorsHeader& h, const JsonValue& sv, size_t s, con
   if (!(st = CheckNames(layer_names, limits)) || !(st = CheckNames(set->head_names, limits)))
     return Status::Error("safetensors: " + where + ": " + st.message);
   const std::string prefix = std::to_string(s) + ".";
-  bool any[2] = {false, false}, all[2] = {true, true};  // by LazyPool
+  bool any[kLazyPools] = {}, all[kLazyPools] = {true, true, true};  // by LazyPool
   for (uint64_t l = 0; l < n_layers; ++l) {
     const std::string tname = "attention." + prefix + std::to_string(l);
     const SafetensorsTensor* t = h.Find(tname);
@@ -200,7 +200,7 @@ Status AttnvizSet(const SafetensorsHeader& h, const JsonValue& sv, size_t s, con
     layer.heads = (int)t->shape[0];
     layer.dtype = t->dtype;
     layer.offset = t->begin;
-    for (LazyPool pool : {LazyPool::Overview, LazyPool::Screen}) {
+    for (LazyPool pool : kLazyPoolList) {
       const std::string pname = std::string(LazyPoolPrefix(pool)) + prefix + std::to_string(l);
       const SafetensorsTensor* o = h.Find(pname);
       any[(int)pool] = any[(int)pool] || o;
@@ -209,7 +209,7 @@ Status AttnvizSet(const SafetensorsHeader& h, const JsonValue& sv, size_t s, con
     }
     set->layers.push_back(std::move(layer));
   }
-  for (LazyPool pool : {LazyPool::Overview, LazyPool::Screen})
+  for (LazyPool pool : kLazyPoolList)
     if (any[(int)pool] && !all[(int)pool])
       return Status::Error("safetensors: " + where + " has " + LazyPoolName(pool) + " for some layers only (every '" +
                            LazyPoolPrefix(pool) + prefix + "l' or none)");
@@ -432,16 +432,16 @@ ByteRange HeadRowsRange(const LazySet& set, int layer, int head, int64_t row0, i
 }
 
 const char* LazyPoolPrefix(LazyPool p) {
-  return p == LazyPool::Screen ? "screen." : "overview.";
+  return p == LazyPool::Screen ? "screen." : p == LazyPool::Thumb ? "thumb." : "overview.";
 }
 
 const char* LazyPoolName(LazyPool p) {
-  return p == LazyPool::Screen ? "screen copies" : "overviews";
+  return p == LazyPool::Screen ? "screen copies" : p == LazyPool::Thumb ? "thumbnails" : "overviews";
 }
 
 ByteRange PooledRange(const LazySet& set, int layer, LazyPool pool, int head0, int head1) {
   const LazyLayer& l = set.layers[(size_t)layer];
-  const LazyPooled& p = pool == LazyPool::Screen ? l.screen : l.overview;
+  const LazyPooled& p = l.Pooled(pool);
   const uint64_t per_head =
       (uint64_t)set.PoolRows(pool) * (uint64_t)set.PoolCols(pool) * (uint64_t)StDTypeSize(p.dtype);
   ByteRange r;
@@ -627,12 +627,13 @@ Status LazyAttentionFile::Prepare(Job* job) {
   if (r.layer < 0 || r.layer >= (int)set.layers.size()) return Status::Error("no layer " + std::to_string(r.layer));
   const LazyLayer& layer = set.layers[(size_t)r.layer];
   if (r.overview) {
-    const LazyPool pool = r.screen ? LazyPool::Screen : LazyPool::Overview;
+    const LazyPool pool = r.pool;
+    if ((int)pool < 0 || (int)pool >= kLazyPools) return Status::Error("no such stored copies");
     if (!set.PoolRows(pool)) return Status::Error(std::string("the file stores no ") + LazyPoolName(pool));
     if (r.head < 0 || r.head_end <= r.head || r.head_end > layer.heads)
       return Status::Error("no heads [" + std::to_string(r.head) + ", " + std::to_string(r.head_end) + ")");
     job->range = PooledRange(set, r.layer, pool, r.head, r.head_end);
-    job->dtype = (r.screen ? layer.screen : layer.overview).dtype;
+    job->dtype = layer.Pooled(pool).dtype;
     job->rows = (int64_t)(r.head_end - r.head) * set.PoolRows(pool);
     job->cols = set.PoolCols(pool);
   } else {

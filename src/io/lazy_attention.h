@@ -3,7 +3,8 @@
 // Index of this header
 //   - LazySet, LazyAttentionIndex  what the file holds: sets, tokens, and where every layer's bytes are
 //   - ReadLazyAttentionIndex       a validated safetensors header -> the index (both layouts below)
-//   - LazyPool                     the stored max-pooled copies: overviews (grid), screen copies (heatmap)
+//   - LazyPool                     the stored max-pooled copies: thumbnails and overviews (grid), screen copies
+//   (heatmap)
 //   - HeadRowsRange, PooledRange   byte ranges of rows of one head, of a layer's overviews or screen copies
 //   - OverviewSide, MaxPoolOverview the max-pooled summary of a head (any size)
 //   - LazyRequest, LazyResult      what a viewer asks for, and what it gets back
@@ -17,6 +18,8 @@
 // [r n_q / R, (r + 1) n_q / R) and key columns [c n_k / C, (c + 1) n_k / C) (integer division).
 // Its optional screen copy "screen.s.l" is the same with R = min(n_q, 1024), C = min(n_k, 1024): a
 // zoomed-out heatmap draws it at full screen fidelity (a 4096^2 F16 head: 2 MiB instead of 32 MiB).
+// Its optional thumbnail "thumb.s.l" is the same with R = min(n_q, 64), C = min(n_k, 64): a grid of
+// small cells draws it (8 KiB a head instead of the overview's 128 KiB).
 // A plain safetensors file with one float tensor "attention" [layers, heads, n_q, n_k] (or 3-D,
 // 2-D) opens too, with tokens from __metadata__ "tokens" / "query_tokens" / "key_tokens" (JSON) or indices.
 // So does a bare .npy array of that shape (what np.save writes), when it is too big to read whole
@@ -44,14 +47,17 @@ namespace attnviz {
 // The index
 // ---------------------------------------------------------------------------
 // The max-pooled copies a file may store per head (blocks as above; R, C at most the side).
-enum class LazyPool { Overview = 0, Screen = 1 };
+enum class LazyPool { Overview = 0, Screen = 1, Thumb = 2 };
+constexpr int kLazyPools = 3;
+constexpr LazyPool kLazyPoolList[kLazyPools] = {LazyPool::Overview, LazyPool::Screen, LazyPool::Thumb};
 constexpr int kOverviewSide = 256;  // overviews are at most 256 x 256: the grid's thumbnails
 constexpr int kScreenSide = 1024;   // screen copies at most 1024 x 1024: a zoomed-out heatmap
+constexpr int kThumbSide = 64;      // thumbnails at most 64 x 64: a grid of cells up to 64 pixels
 inline int LazyPoolSide(LazyPool p) {
-  return p == LazyPool::Screen ? kScreenSide : kOverviewSide;
+  return p == LazyPool::Screen ? kScreenSide : p == LazyPool::Thumb ? kThumbSide : kOverviewSide;
 }
-const char* LazyPoolPrefix(LazyPool p);  // "overview." or "screen.": tensor names are prefix + "s.l"
-const char* LazyPoolName(LazyPool p);    // "overviews" or "screen copies", for messages
+const char* LazyPoolPrefix(LazyPool p);  // "overview.", "screen." or "thumb.": tensor names are prefix + "s.l"
+const char* LazyPoolName(LazyPool p);    // "overviews", "screen copies" or "thumbnails", for messages
 
 struct LazyPooled {
   StDType dtype = StDType::F16;  // of the copies
@@ -64,7 +70,12 @@ struct LazyLayer {
   StDType dtype = StDType::F16;  // of its weights
   uint64_t offset = 0;           // file offset of head 0, row 0, column 0
   LazyPooled overview, screen;   // its overviews and screen copies
-  uint64_t stats_offset = 0;     // file offset of head 0's stored statistics (when the set has them)
+  LazyPooled thumb;              // its thumbnails
+  const LazyPooled& Pooled(LazyPool p) const {
+    return p == LazyPool::Screen ? screen : p == LazyPool::Thumb ? thumb : overview;
+  }
+  LazyPooled& Pooled(LazyPool p) { return p == LazyPool::Screen ? screen : p == LazyPool::Thumb ? thumb : overview; }
+  uint64_t stats_offset = 0;  // file offset of head 0's stored statistics (when the set has them)
 };
 
 struct LazySet {
@@ -78,11 +89,22 @@ struct LazySet {
   int64_t n_q = 0, n_k = 0;                  // every head is [n_q, n_k]
   int overview_rows = 0, overview_cols = 0;  // R, C of the stored overviews; 0 when the file has none
   int screen_rows = 0, screen_cols = 0;      // R, C of the stored screen copies; 0 when the file has none
+  int thumb_rows = 0, thumb_cols = 0;        // R, C of the stored thumbnails; 0 when the file has none
   bool stats = false;                        // every head's statistics are stored ("stats.s.l", one range)
   int Heads() const;                         // heads of all layers
   int MaxHeads() const;                      // the most heads of any layer
-  int PoolRows(LazyPool p) const { return p == LazyPool::Screen ? screen_rows : overview_rows; }
-  int PoolCols(LazyPool p) const { return p == LazyPool::Screen ? screen_cols : overview_cols; }
+  int PoolRows(LazyPool p) const {
+    return p == LazyPool::Screen ? screen_rows : p == LazyPool::Thumb ? thumb_rows : overview_rows;
+  }
+  int PoolCols(LazyPool p) const {
+    return p == LazyPool::Screen ? screen_cols : p == LazyPool::Thumb ? thumb_cols : overview_cols;
+  }
+  int& PoolRows(LazyPool p) {
+    return p == LazyPool::Screen ? screen_rows : p == LazyPool::Thumb ? thumb_rows : overview_rows;
+  }
+  int& PoolCols(LazyPool p) {
+    return p == LazyPool::Screen ? screen_cols : p == LazyPool::Thumb ? thumb_cols : overview_cols;
+  }
 };
 
 struct LazyAttentionIndex {
@@ -154,6 +176,11 @@ inline int OverviewSide(int64_t n, int side = kOverviewSide) {
 inline bool WantsScreenCopies(int64_t n_q, int64_t n_k) {
   return n_q > kScreenSide || n_k > kScreenSide;
 }
+// True when a set of this shape gets thumbnails from the writers: a head bigger than 64 on a side
+// (a smaller head's overview is itself, no bigger than a thumbnail).
+inline bool WantsThumbnails(int64_t n_q, int64_t n_k) {
+  return n_q > kThumbSide || n_k > kThumbSide;
+}
 // out [out_rows, out_cols] = the largest weight of each block of head [rows, cols] (blocks as above).
 void MaxPoolOverview(const float* head, int64_t rows, int64_t cols, int out_rows, int out_cols, float* out);
 // The same for rows [row0, row1) of the head only (head points at its row 0): the blocks they fall in
@@ -175,11 +202,11 @@ size_t MaxPoolKeptBytes();
 // ---------------------------------------------------------------------------
 struct LazyRequest {
   int set = 0, layer = 0;
-  int head = 0;                // the head (rows), or the first head (overviews)
-  int head_end = 0;            // overviews: heads [head, head_end); ignored for rows
-  bool overview = false;       // the stored overviews (or screen copies), else rows of one head
-  bool screen = false;         // with overview: the screen copies instead
-  int64_t row0 = 0, row1 = 0;  // rows [row0, row1) of the head
+  int head = 0;                        // the head (rows), or the first head (overviews)
+  int head_end = 0;                    // overviews: heads [head, head_end); ignored for rows
+  bool overview = false;               // the stored overviews (or screen copies, thumbnails), else rows of one head
+  LazyPool pool = LazyPool::Overview;  // with overview: which stored copies
+  int64_t row0 = 0, row1 = 0;          // rows [row0, row1) of the head
   // Rows [0, n_q) of the head max-pooled as they are decoded, into its overview [OverviewSide(n_q),
   // OverviewSide(n_k)] (MaxPoolOverview's result): a file without overviews, whose grid reads each
   // head whole, never holds the head's floats (64 MiB for 4096^2) to make a 256 KiB thumbnail.
@@ -309,20 +336,23 @@ struct LazyWritePlan {
   std::vector<std::vector<uint64_t>> stats;       // [set][layer] file offset of "stats.s.l"
   std::vector<std::vector<uint64_t>> overview;    // [set][layer] file offset of "overview.s.l"
   std::vector<std::vector<uint64_t>> screen;      // [set][layer] file offset of "screen.s.l" (sets that have them)
+  std::vector<std::vector<uint64_t>> thumb;       // [set][layer] file offset of "thumb.s.l" (sets that have them)
   std::vector<std::vector<int>> heads;            // [set][layer]
   std::vector<int64_t> n_q, n_k;                  // [set]
   std::vector<int> overview_rows, overview_cols;  // [set]
   std::vector<int> screen_rows, screen_cols;      // [set]; 0 for a set without screen copies
+  std::vector<int> thumb_rows, thumb_cols;        // [set]; 0 for a set without thumbnails
   StDType dtype = StDType::F16;                   // of weights and overviews
 };
 // The layout of a document's shape (its weights are not read): statistics of every set first, then
-// overviews, then screen copies (sets with heads over 1024 on a side), then the layers in order, so
+// thumbnails (sets with heads over 64 on a side), then overviews, then screen copies (sets with heads
+// over 1024 on a side), then the layers in order, so
 // a writer can stream a model layer by layer. Sets' layers may differ in heads.
 Status PlanLazyAttention(const AttentionDocument& shape, StDType dtype, LazyWritePlan* out);
 // Writes doc as an attnviz safetensors file (streamed through a FileSink: no second copy of the weights).
 Status WriteLazyAttention(const AttentionDocument& doc, StDType dtype, const std::string& path);
 // The same from a document of the shape only (tokens, names, heads without weights), asking for each
-// head's weights in file order (set, layer, head) and writing each with its overview and screen copy
+// head's weights in file order (set, layer, head) and writing each with its thumbnail, overview and screen copy
 // before asking for the next: one head in memory at a time (attnviz-cli convert of a file read lazily).
 // Both store each head's statistics as a viewer reading the file computes them (StoredHeadStats).
 using LazyHeadSource = std::function<Status(int set, int layer, int head, MatrixRM* weights)>;

@@ -1,5 +1,6 @@
 // Writing the attnviz safetensors layout (io/lazy_attention.h): the header from the document's
-// shape, then every set's overviews and screen copies, then the layers, streamed head by head.
+// shape, then every set's statistics, thumbnails, overviews and screen copies, then the layers,
+// streamed head by head.
 #include <algorithm>
 #include <cstring>
 
@@ -83,6 +84,19 @@ bool WriteFloats(FileSink* sink, StDType dtype, const float* data, size_t n, std
 
 namespace {
 
+// The stored copies in the order the plan lays them out (after the statistics, before the layers).
+constexpr LazyPool kPlanPools[] = {LazyPool::Thumb, LazyPool::Overview, LazyPool::Screen};
+
+int& PlanRows(LazyWritePlan& p, size_t s, LazyPool pool) {
+  return pool == LazyPool::Screen ? p.screen_rows[s] : pool == LazyPool::Thumb ? p.thumb_rows[s] : p.overview_rows[s];
+}
+int& PlanCols(LazyWritePlan& p, size_t s, LazyPool pool) {
+  return pool == LazyPool::Screen ? p.screen_cols[s] : pool == LazyPool::Thumb ? p.thumb_cols[s] : p.overview_cols[s];
+}
+std::vector<std::vector<uint64_t>>& PlanOffsets(LazyWritePlan& p, LazyPool pool) {
+  return pool == LazyPool::Screen ? p.screen : pool == LazyPool::Thumb ? p.thumb : p.overview;
+}
+
 // Encodes w in dtype a block of whole rows at a time, hands each block's bytes to `sink` (if any),
 // and computes the head's statistics from them decoded back as a reader will: one encoding for both.
 bool EncodeWithStats(const MatrixRM& w, StDType dtype, FileSink* sink, float* row) {
@@ -137,6 +151,9 @@ Status PlanLazyAttention(const AttentionDocument& doc, StDType dtype, LazyWriteP
     const bool screen = WantsScreenCopies(nq, nk);
     plan.screen_rows.push_back(screen ? OverviewSide(nq, kScreenSide) : 0);
     plan.screen_cols.push_back(screen ? OverviewSide(nk, kScreenSide) : 0);
+    const bool thumb = WantsThumbnails(nq, nk);
+    plan.thumb_rows.push_back(thumb ? OverviewSide(nq, kThumbSide) : 0);
+    plan.thumb_cols.push_back(thumb ? OverviewSide(nk, kThumbSide) : 0);
     plan.heads.emplace_back();
     for (const AttentionFile::Layer& l : f.layers) {
       if (l.heads.empty()) return Status::Error("safetensors: a layer of set " + std::to_string(s) + " has no heads");
@@ -148,16 +165,12 @@ Status PlanLazyAttention(const AttentionDocument& doc, StDType dtype, LazyWriteP
       specs.push_back({"stats." + std::to_string(s) + "." + std::to_string(l),
                        StDType::F32,
                        {plan.heads[s][l], kHeadStatsColumns}});
-  for (size_t s = 0; s < doc.sets.size(); ++s)
-    for (size_t l = 0; l < plan.heads[s].size(); ++l)
-      specs.push_back({"overview." + std::to_string(s) + "." + std::to_string(l),
-                       dtype,
-                       {plan.heads[s][l], plan.overview_rows[s], plan.overview_cols[s]}});
-  for (size_t s = 0; s < doc.sets.size(); ++s)
-    for (size_t l = 0; l < plan.heads[s].size() && plan.screen_rows[s]; ++l)
-      specs.push_back({"screen." + std::to_string(s) + "." + std::to_string(l),
-                       dtype,
-                       {plan.heads[s][l], plan.screen_rows[s], plan.screen_cols[s]}});
+  for (LazyPool pool : kPlanPools)
+    for (size_t s = 0; s < doc.sets.size(); ++s)
+      for (size_t l = 0; l < plan.heads[s].size() && PlanRows(plan, s, pool); ++l)
+        specs.push_back({LazyPoolPrefix(pool) + std::to_string(s) + "." + std::to_string(l),
+                         dtype,
+                         {plan.heads[s][l], PlanRows(plan, s, pool), PlanCols(plan, s, pool)}});
   for (size_t s = 0; s < doc.sets.size(); ++s)
     for (size_t l = 0; l < plan.heads[s].size(); ++l)
       specs.push_back({"attention." + std::to_string(s) + "." + std::to_string(l),
@@ -174,15 +187,14 @@ Status PlanLazyAttention(const AttentionDocument& doc, StDType dtype, LazyWriteP
   if (!st) return st;
   size_t i = 0;
   plan.stats.resize(doc.sets.size());
-  plan.overview.resize(doc.sets.size());
-  plan.screen.resize(doc.sets.size());
+  for (LazyPool pool : kPlanPools) PlanOffsets(plan, pool).resize(doc.sets.size());
   plan.attention.resize(doc.sets.size());
   for (size_t s = 0; s < doc.sets.size(); ++s)
     for (size_t l = 0; l < plan.heads[s].size(); ++l) plan.stats[s].push_back(begins[i++]);
-  for (size_t s = 0; s < doc.sets.size(); ++s)
-    for (size_t l = 0; l < plan.heads[s].size(); ++l) plan.overview[s].push_back(begins[i++]);
-  for (size_t s = 0; s < doc.sets.size(); ++s)
-    for (size_t l = 0; l < plan.heads[s].size() && plan.screen_rows[s]; ++l) plan.screen[s].push_back(begins[i++]);
+  for (LazyPool pool : kPlanPools)
+    for (size_t s = 0; s < doc.sets.size(); ++s)
+      for (size_t l = 0; l < plan.heads[s].size() && PlanRows(plan, s, pool); ++l)
+        PlanOffsets(plan, pool)[s].push_back(begins[i++]);
   for (size_t s = 0; s < doc.sets.size(); ++s)
     for (size_t l = 0; l < plan.heads[s].size(); ++l) plan.attention[s].push_back(begins[i++]);
   *out = std::move(plan);
@@ -211,11 +223,9 @@ Status WriteLazyAttention(const AttentionDocument& doc, StDType dtype, const std
         StoredHeadStats(h.weights, dtype, row);
         ok = ok && WriteFloats(&sink, StDType::F32, row, kHeadStatsColumns, &buf);
       }
-  for (LazyPool pool : {LazyPool::Overview, LazyPool::Screen}) {  // in the plan's order
+  for (LazyPool pool : kPlanPools) {  // in the plan's order
     for (size_t s = 0; s < doc.sets.size() && ok; ++s) {
-      const bool screen = pool == LazyPool::Screen;
-      const int R = screen ? plan.screen_rows[s] : plan.overview_rows[s];
-      const int C = screen ? plan.screen_cols[s] : plan.overview_cols[s];
+      const int R = PlanRows(plan, s, pool), C = PlanCols(plan, s, pool);
       pooled.resize((size_t)R * (size_t)C);
       for (const AttentionFile::Layer& l : doc.sets[s].data.layers) {
         for (const AttentionFile::Head& h : l.heads) {
@@ -257,14 +267,12 @@ Status WriteLazyAttentionStreamed(const AttentionDocument& shape, StDType dtype,
         ok = sink.Seek(plan.attention[s][l] + (uint64_t)h * (uint64_t)w.size() * item) &&
              EncodeWithStats(w, dtype, &sink, row) && sink.Seek(plan.stats[s][l] + (uint64_t)h * sizeof(row)) &&
              WriteFloats(&sink, StDType::F32, row, kHeadStatsColumns, &buf);
-        for (LazyPool pool : {LazyPool::Overview, LazyPool::Screen}) {
-          const bool screen = pool == LazyPool::Screen;
-          const int R = screen ? plan.screen_rows[s] : plan.overview_rows[s];
-          const int C = screen ? plan.screen_cols[s] : plan.overview_cols[s];
+        for (LazyPool pool : kPlanPools) {
+          const int R = PlanRows(plan, s, pool), C = PlanCols(plan, s, pool);
           if (!R || !ok) continue;
           pooled.resize((size_t)R * (size_t)C);
           MaxPoolOverview(w.data(), w.rows(), w.cols(), R, C, pooled.data());
-          ok = sink.Seek((screen ? plan.screen : plan.overview)[s][l] + (uint64_t)h * pooled.size() * item) &&
+          ok = sink.Seek(PlanOffsets(plan, pool)[s][l] + (uint64_t)h * pooled.size() * item) &&
                WriteFloats(&sink, dtype, pooled.data(), pooled.size(), &buf);
         }
       }

@@ -60,9 +60,10 @@ function subMap(h, [c0v, r0v, c1v, r1v], [lo, hi], weight) {
   return sub;
 }
 
-// A 512-token head in a thumbnail of ~50 px: its texture is the overview max-pooled to the thumbnail's
-// pixels (the shader fetched up to 8 x 8 texels a pixel before), and the one-cell diagonal still shows
-// in every pixel row, nowhere else (head 0; the other heads are antidiagonals). The 16 thumbnails
+// A 512-token head in a thumbnail of ~50 px: its texture is the file's 64 x 64 thumbnail (cells up to
+// 64 device pixels), kept whole under 1.5 texels a pixel, or in bigger cells its 256 x 256 overview
+// max-pooled to the thumbnail's pixels (the shader fetched up to 8 x 8 texels a pixel before), and
+// the one-cell diagonal still shows in every pixel row, nowhere else (head 0; the other heads are antidiagonals). The 16 thumbnails
 // are drawn from layers of one texture array; a grid of 2 has ~200 px thumbnails, over the layers'
 // 128 cells, which keep their own textures and draws.
 async function thumbnailPooled(page, u, heads) {
@@ -74,10 +75,14 @@ async function thumbnailPooled(page, u, heads) {
   const png = (await screenshot(page, `lazy-thumbnail-pooled-${heads}.png`)).png;
   const t = d.heatmaps.find((h) => h.id === 'thumb0');
   const w = t.rect[2] - t.rect[0], hgt = t.rect[3] - t.rect[1];
-  const side = (px) => (256 > 1.5 * px ? Math.floor(px) : 256);  // pooled, or kept whole under 1.5 cells a pixel
-  check(`${tag}: a thumbnail of a 512-token head (its 256 x 256 overview) is pooled to its pixels, or kept whole`,
-    t.texture && t.texture[0] === side(hgt) && t.texture[1] === side(w) && t.rows === 256 && w > 30 && w < 250,
-    `texture ${t.texture}, ${w.toFixed(1)} x ${hgt.toFixed(1)} px`);
+  const dpr = await page.evaluate(() => window.devicePixelRatio || 1);
+  const src = Math.max(w, hgt) * dpr <= 64 ? 64 : 256;  // the stored thumbnail in small cells, else the overview
+  const side = (px) => (src > 1.5 * px ? Math.floor(px) : src);  // pooled, or kept whole under 1.5 cells a pixel
+  check(`${tag}: a thumbnail of a 512-token head (its ${src} x ${src} ${src === 64 ? 'thumbnail' : 'overview'}) ` +
+    'is pooled to its pixels, or kept whole',
+    t.texture && t.texture[0] === side(hgt * dpr) && t.texture[1] === side(w * dpr) && t.rows === src && w > 30 &&
+    w < 250 && d.grid.thumbs_wanted === (src === 64 ? heads : 0),
+    `texture ${t.texture}, ${w.toFixed(1)} x ${hgt.toFixed(1)} px, thumbs_wanted ${d.grid.thumbs_wanted}`);
   let bad = 0, worst = '';
   const lum = (x, y) => { const p = pixel(png, x, y); return (p[0] + p[1] + p[2]) / 3; };  // pixel (x, y)
   const x0 = Math.ceil(t.rect[0]), x1 = Math.floor(t.rect[2]), y0 = Math.ceil(t.rect[1]), y1 = Math.floor(t.rect[3]);

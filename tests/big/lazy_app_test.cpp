@@ -180,6 +180,63 @@ TEST(LazyApp, TheGridReadsOverviewsOnly) {
   EXPECT_EQ(Lazy(d, "stats_stored"), 16);
 }
 
+// 32 heads a row make 40-pixel cells in a 1280-pixel window: the grid reads the stored 64 x 64
+// thumbnails (8 KiB a head) instead of the overviews (32 KiB each here, 128 KiB at 256 x 256). Cells
+// over 64 pixels (a wider window, or a 2x display) read the overviews, drawing the thumbnails
+// meanwhile; without thumbnails in the file, overviews in every cell.
+TEST(LazyApp, SmallGridCellsReadTheStoredThumbnails) {
+  // Frames until nothing is read or waits for an upload (a frame reads and uploads a few ms' worth).
+  auto settle = [](HeadlessApp& a) {
+    for (int i = 0; i < 200; ++i) {
+      a.Frames(1);
+      const JsonValue d = a.Describe();
+      if (i >= 3 && Lazy(d, "pending") == 0 && d.Find("grid")->Find("waiting")->number == 0) return d;
+    }
+    ADD_FAILURE() << "the grid did not fill in";
+    return a.Describe();
+  };
+  auto grid = [](const JsonValue& d, const char* key) { return d.Find("grid")->Find(key)->number; };
+  const double stats = 64 * kHeadStatsColumns * 4, thumb = 64 * 64 * 2, overview = 128 * 128 * 2;
+  {
+    HeadlessApp t;
+    ASSERT_TRUE(t.OpenModel("thumbs", 2, 32, 128).ok);
+    JsonValue d = settle(t);
+    ASSERT_EQ(d.Find("view")->string, "grid");
+    const double shown = grid(d, "overviews_shown");  // the cells in view (the grid scrolls sideways)
+    EXPECT_GE(shown, 40);
+    EXPECT_EQ(grid(d, "thumbs_wanted"), shown);
+    EXPECT_EQ(Lazy(d, "thumbs"), shown);
+    EXPECT_EQ(Lazy(d, "overviews"), 0);
+    EXPECT_EQ(Lazy(d, "heads"), 0);
+    EXPECT_EQ(Lazy(d, "bytes_read"), shown * thumb + stats);
+    EXPECT_LE(Lazy(d, "reads"), 3);  // a layer's run of thumbnails a read, and the statistics
+    // A window wide enough for 120-pixel cells: all 64 in view; the overviews are read, the thumbnails
+    // drawn until they are in.
+    ImGui::GetIO().DisplaySize = ImVec2(4400, 800);
+    t.Frames(1);
+    d = t.Describe();
+    EXPECT_EQ(grid(d, "thumbs_wanted"), 0);
+    EXPECT_EQ(grid(d, "overviews_shown"), shown);  // the thumbnails still in memory, nothing for the others yet
+    d = settle(t);
+    EXPECT_EQ(grid(d, "overviews_shown"), 64);
+    EXPECT_EQ(Lazy(d, "overviews"), 64);
+    EXPECT_EQ(Lazy(d, "bytes_read"), shown * thumb + 64 * overview + stats);
+    // Back to small cells: the thumbnails were kept (drawn until the overviews came), nothing is read.
+    ImGui::GetIO().DisplaySize = ImVec2(1280, 800);
+    d = settle(t);
+    EXPECT_EQ(grid(d, "thumbs_wanted"), shown);
+    EXPECT_EQ(Lazy(d, "bytes_read"), shown * thumb + 64 * overview + stats);
+  }
+  // Heads no bigger than a thumbnail: the file has none, and the grid draws overviews.
+  HeadlessApp small;
+  ASSERT_TRUE(small.OpenModel("nothumbs", 1, 32, 64).ok);
+  const JsonValue d = settle(small);
+  EXPECT_GE(grid(d, "overviews_shown"), 20);
+  EXPECT_EQ(grid(d, "thumbs_wanted"), 0);
+  EXPECT_EQ(Lazy(d, "overviews"), grid(d, "overviews_shown"));
+  EXPECT_EQ(Lazy(d, "thumbs"), 0);
+}
+
 // The heads' statistics the writer stored: the grid sorts all of them before any head is read.
 TEST(LazyApp, StoredStatisticsSortTheGridBeforeAnyHeadIsRead) {
   HeadlessApp t;

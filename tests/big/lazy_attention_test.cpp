@@ -865,6 +865,21 @@ TEST(LazyAttention, StoredStatisticsAreWhatTheReaderComputesFromTheHeads) {
   }
 }
 
+// The message refusing the index of a set of 2 layers of one n x n F16 head, with `extra` tensors.
+std::string TwoLayerIndexError(int n, const std::vector<SafetensorsTensorSpec>& extra) {
+  std::string tokens = "[";
+  for (int i = 0; i < n; ++i) tokens += (i ? ",\"t" : "\"t") + std::to_string(i) + "\"";
+  const std::vector<std::pair<std::string, std::string>> meta = {
+      {"format", "attnviz"}, {"version", "2"}, {"sets", "[{\"tokens\":" + tokens + "],\"layers\":2}]"}};
+  std::vector<SafetensorsTensorSpec> specs = {{"attention.0.0", StDType::F16, {1, n, n}},
+                                              {"attention.0.1", StDType::F16, {1, n, n}}};
+  specs.insert(specs.end(), extra.begin(), extra.end());
+  LazyAttentionIndex x;
+  const Status s = IndexOf(specs, meta, &x);
+  EXPECT_FALSE(s.ok);
+  return s.message;
+}
+
 TEST(LazyAttention, ScreenCopiesAreWrittenReadAndChecked) {
   // Heads over 1024 on a side get a max-pooled screen copy (1024 x min(n_k, 1024)); smaller ones none.
   std::mt19937 rng(5);
@@ -877,7 +892,7 @@ TEST(LazyAttention, ScreenCopiesAreWrittenReadAndChecked) {
   EXPECT_EQ(ls.screen_rows, 1024);
   EXPECT_EQ(ls.screen_cols, 40);
   LazyRequest r = Overviews(0, 0, 1, 2);
-  r.screen = true;
+  r.pool = LazyPool::Screen;
   const LazyResult screen = Fetch(&f, r);
   ASSERT_TRUE(screen.status.ok) << screen.status.message;
   ASSERT_EQ(screen.weights.rows(), 1024);
@@ -892,24 +907,12 @@ TEST(LazyAttention, ScreenCopiesAreWrittenReadAndChecked) {
   ASSERT_TRUE(OpenPath(small, &g).ok);
   EXPECT_EQ(g.index().sets[0].screen_rows, 0);
   LazyRequest none = Overviews(0, 0, 0, 1);
-  none.screen = true;
+  none.pool = LazyPool::Screen;
   EXPECT_NE(Fetch(&g, none).status.message.find("no screen copies"), std::string::npos);
   std::remove(small.c_str());
 
   // Hostile screen copies: a wrong dtype, more than 1024 rows, more rows than the head, other heads, some layers.
-  std::string tokens = "[";
-  for (int i = 0; i < 1100; ++i) tokens += (i ? ",\"t" : "\"t") + std::to_string(i) + "\"";
-  const std::vector<std::pair<std::string, std::string>> meta = {
-      {"format", "attnviz"}, {"version", "2"}, {"sets", "[{\"tokens\":" + tokens + "],\"layers\":2}]"}};
-  auto error = [&](std::vector<SafetensorsTensorSpec> extra) {
-    std::vector<SafetensorsTensorSpec> specs = {{"attention.0.0", StDType::F16, {1, 1100, 1100}},
-                                                {"attention.0.1", StDType::F16, {1, 1100, 1100}}};
-    specs.insert(specs.end(), extra.begin(), extra.end());
-    LazyAttentionIndex x;
-    const Status s = IndexOf(specs, meta, &x);
-    EXPECT_FALSE(s.ok);
-    return s.message;
-  };
+  auto error = [](std::vector<SafetensorsTensorSpec> extra) { return TwoLayerIndexError(1100, extra); };
   EXPECT_NE(error({{"screen.0.0", StDType::I32, {1, 1024, 1024}}, {"screen.0.1", StDType::F16, {1, 1024, 1024}}})
                 .find("'screen.0.0' is I32; attention weights must be F16"),
             std::string::npos);
@@ -926,6 +929,64 @@ TEST(LazyAttention, ScreenCopiesAreWrittenReadAndChecked) {
                 .find("must be [heads, n_q, n_k]"),
             std::string::npos);
   EXPECT_NE(error({{"screen.0.1", StDType::F16, {1, 1024, 1024}}}).find("screen copies for some layers only"),
+            std::string::npos);
+}
+
+TEST(LazyAttention, ThumbnailsAreWrittenReadAndChecked) {
+  // Heads over 64 on a side get a max-pooled 64 x 64 thumbnail for the grid's small cells, placed
+  // after the statistics and before the overviews; heads that fit get none (their overview is as small).
+  std::mt19937 rng(9);
+  const AttentionDocument doc = OneLayer("mid", {RandomAttention(200, 50, &rng), RandomAttention(200, 50, &rng)});
+  for (StDType dtype : {StDType::F16, StDType::F32}) {
+    const std::string path = TempPath("thumb");
+    ASSERT_TRUE(WriteLazyAttention(doc, dtype, path).ok);
+    LazyAttentionFile f;
+    ASSERT_TRUE(OpenPath(path, &f).ok);
+    const LazySet& ls = f.index().sets[0];
+    EXPECT_EQ(ls.thumb_rows, 64);
+    EXPECT_EQ(ls.thumb_cols, 50);  // C = min(n_k, 64)
+    EXPECT_EQ(ls.overview_rows, 200);
+    EXPECT_LT(ls.layers[0].thumb.offset, ls.layers[0].overview.offset);
+    EXPECT_GT(ls.layers[0].thumb.offset, ls.layers[0].stats_offset);
+    LazyRequest r = Overviews(0, 0, 0, 2);
+    r.pool = LazyPool::Thumb;
+    const LazyResult thumbs = Fetch(&f, r);
+    ASSERT_TRUE(thumbs.status.ok) << thumbs.status.message;
+    ASSERT_EQ(thumbs.weights.rows(), 2 * 64);
+    ASSERT_EQ(thumbs.weights.cols(), 50);
+    for (int h = 0; h < 2; ++h) {
+      std::vector<float> want(64 * 50);
+      MaxPoolOverview(doc.sets[0].data.layers[0].heads[(size_t)h].weights.data(), 200, 50, 64, 50, want.data());
+      for (size_t i = 0; i < want.size(); ++i) {
+        const float w = dtype == StDType::F32 ? want[i] : HalfToFloat(FloatToHalf(want[i]));
+        ASSERT_EQ(thumbs.weights.data()[(size_t)h * want.size() + i], w) << h << " " << i;
+      }
+    }
+    std::remove(path.c_str());
+  }
+  // A head no bigger than a thumbnail gets none; asking for them is an error, not a crash.
+  const std::string small = TempPath("nothumb");
+  ASSERT_TRUE(WriteLazyAttention(SmallDocument(), StDType::F16, small).ok);
+  LazyAttentionFile g;
+  ASSERT_TRUE(OpenPath(small, &g).ok);
+  EXPECT_EQ(g.index().sets[0].thumb_rows, 0);
+  LazyRequest none = Overviews(0, 0, 0, 1);
+  none.pool = LazyPool::Thumb;
+  EXPECT_NE(Fetch(&g, none).status.message.find("no thumbnails"), std::string::npos);
+  std::remove(small.c_str());
+
+  // Hostile thumbnails: over 64 on a side, other heads, differing layers, some layers only.
+  auto error = [](std::vector<SafetensorsTensorSpec> extra) { return TwoLayerIndexError(100, extra); };
+  EXPECT_NE(
+      error({{"thumb.0.0", StDType::F16, {1, 100, 64}}, {"thumb.0.1", StDType::F16, {1, 100, 64}}}).find("at most 64"),
+      std::string::npos);
+  EXPECT_NE(error({{"thumb.0.0", StDType::F16, {2, 64, 64}}, {"thumb.0.1", StDType::F16, {2, 64, 64}}})
+                .find("expected [1, R, C]"),
+            std::string::npos);
+  EXPECT_NE(error({{"thumb.0.0", StDType::F16, {1, 64, 64}}, {"thumb.0.1", StDType::F16, {1, 32, 32}}})
+                .find("the same for every layer"),
+            std::string::npos);
+  EXPECT_NE(error({{"thumb.0.1", StDType::F16, {1, 64, 64}}}).find("thumbnails for some layers only"),
             std::string::npos);
 }
 
@@ -1257,7 +1318,7 @@ TEST(LazyAttention, AStoredNpzTooBigToReadWholeIsReadLazilyWithItsTokensAndNames
 }
 
 TEST(LazyAttention, AStreamedWriteIsTheSameFileAsAWholeOne) {
-  // Two sets, the second with heads over 1024 rows (screen copies too), layers of 2 and 3 heads.
+  // Two sets, the second with heads over 1024 rows (thumbnails and screen copies too), layers of 2 and 3 heads.
   std::mt19937 rng(11);
   AttentionDocument doc;
   for (int s = 0; s < 2; ++s) {

@@ -34,20 +34,28 @@ export function maxPool(head, rows, cols, R, C) {
 }
 
 // The layout of sets [{name, kind, tokens | query_tokens + key_tokens, layers, heads}] (F16, with
-// overviews, and screen copies for heads over 1024 on a side unless options.screens is false; with
-// options.stats, every head's statistics "stats.s.l" F32 [heads, 8] first):
-// {header, size, attention[s][l], overview[s][l], screen[s][l], stats[s][l], R[s], C[s], SR[s], SC[s]}
-// (absolute offsets; SR = SC = 0 without screen copies).
+// overviews, thumbnails for heads over 64 on a side unless options.thumbs is false, and screen copies
+// for heads over 1024 on a side unless options.screens is false; with options.stats, every head's
+// statistics "stats.s.l" F32 [heads, 8] first), in the writers' order (stats, thumb, overview, screen):
+// {header, size, attention[s][l], overview[s][l], thumb[s][l], screen[s][l], stats[s][l], R[s], C[s], TR[s],
+// TC[s], SR[s], SC[s]} (absolute offsets; SR = SC = 0 without screen copies, TR = TC = 0 without thumbnails).
 export function plan(sets, meta = {}, options = {}) {
-  const tensors = [], layout = { attention: [], overview: [], screen: [], stats: [], R: [], C: [], SR: [], SC: [], nq: [], nk: [] };
+  const tensors = [], layout = {
+    attention: [], overview: [], thumb: [], screen: [], stats: [], R: [], C: [], TR: [], TC: [], SR: [], SC: [], nq: [], nk: [],
+  };
   if (options.stats)
     sets.forEach((s, i) => { for (let l = 0; l < s.layers; l++) tensors.push([`stats.${i}.${l}`, [s.heads, 8], 'F32']); });
   sets.forEach((s, i) => {
     const nq = (s.tokens || s.query_tokens).length, nk = (s.tokens || s.key_tokens).length;
     layout.nq.push(nq); layout.nk.push(nk);
     layout.R.push(Math.min(nq, 256)); layout.C.push(Math.min(nk, 256));
+    const thumb = options.thumbs !== false && (nq > 64 || nk > 64);
+    layout.TR.push(thumb ? Math.min(nq, 64) : 0); layout.TC.push(thumb ? Math.min(nk, 64) : 0);
     const screen = options.screens !== false && (nq > 1024 || nk > 1024);
     layout.SR.push(screen ? Math.min(nq, 1024) : 0); layout.SC.push(screen ? Math.min(nk, 1024) : 0);
+    for (let l = 0; l < s.layers && thumb; l++) tensors.push([`thumb.${i}.${l}`, [s.heads, layout.TR[i], layout.TC[i]]]);
+  });
+  sets.forEach((s, i) => {
     for (let l = 0; l < s.layers; l++) tensors.push([`overview.${i}.${l}`, [s.heads, layout.R[i], layout.C[i]]]);
   });
   sets.forEach((s, i) => {
@@ -81,12 +89,13 @@ export function plan(sets, meta = {}, options = {}) {
   head.write(text, 8);
   const start = head.length;
   sets.forEach((s, i) => {
-    layout.attention.push([]); layout.overview.push([]); layout.screen.push([]); layout.stats.push([]);
+    layout.attention.push([]); layout.overview.push([]); layout.thumb.push([]); layout.screen.push([]); layout.stats.push([]);
     for (let l = 0; l < s.layers; l++) {
       if (options.stats) layout.stats[i].push(start + offsets[`stats.${i}.${l}`]);
       layout.attention[i].push(start + offsets[`attention.${i}.${l}`]);
       layout.overview[i].push(start + offsets[`overview.${i}.${l}`]);
       if (layout.SR[i]) layout.screen[i].push(start + offsets[`screen.${i}.${l}`]);
+      if (layout.TR[i]) layout.thumb[i].push(start + offsets[`thumb.${i}.${l}`]);
     }
   });
   layout.header = head;
@@ -101,7 +110,7 @@ function halves(values) {
 }
 
 // Writes the file: heads(s, l, h) gives a head's Float32Array [n_q * n_k], or null to leave it a hole
-// (its overview and screen copy too). Every head a test draws must be given; the rest may be holes
+// (its thumbnail, overview and screen copy too). Every head a test draws must be given; the rest may be holes
 // (sparse). options: as plan's; options.stats, a function (s, l, h) -> the head's 8 stored statistics
 // (docs/FORMATS.md; a test's own values, not computed from the head), written for every head.
 export function write(path, sets, heads, meta = {}, options = {}) {
@@ -120,7 +129,8 @@ export function write(path, sets, heads, meta = {}, options = {}) {
         const w = heads(i, l, h);
         if (!w) continue;
         fs.writeSync(fd, halves(maxPool(w, nq, nk, R, C)), 0, R * C * 2, p.overview[i][l] + h * R * C * 2);
-        const SR = p.SR[i], SC = p.SC[i];
+        const TR = p.TR[i], TC = p.TC[i], SR = p.SR[i], SC = p.SC[i];
+        if (TR) fs.writeSync(fd, halves(maxPool(w, nq, nk, TR, TC)), 0, TR * TC * 2, p.thumb[i][l] + h * TR * TC * 2);
         if (SR) fs.writeSync(fd, halves(maxPool(w, nq, nk, SR, SC)), 0, SR * SC * 2, p.screen[i][l] + h * SR * SC * 2);
         const bytes = halves(w);
         fs.writeSync(fd, bytes, 0, bytes.length, p.attention[i][l] + h * nq * nk * 2);

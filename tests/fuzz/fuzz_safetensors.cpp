@@ -49,16 +49,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       f.Submit(r);
       ++requests;
     }
-    for (size_t l = 0; l < set.layers.size() && requests < 64; ++l, requests += 3) {
+    for (size_t l = 0; l < set.layers.size() && requests < 64; ++l, requests += 4) {
       attnviz::LazyRequest r;
       r.set = (int)s, r.layer = (int)l, r.row0 = 0, r.row1 = set.n_q < 4 ? set.n_q : 4;
       f.Submit(r);
-      if (set.overview_rows) {
-        r.overview = true, r.head_end = 1;
-        f.Submit(r);
-      }
-      if (set.screen_rows) {
-        r.overview = r.screen = true, r.head_end = 1;
+      for (attnviz::LazyPool pool : attnviz::kLazyPoolList) {
+        if (!set.PoolRows(pool)) continue;
+        r.overview = true, r.pool = pool, r.head_end = 1;
         f.Submit(r);
       }
     }
@@ -79,10 +76,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       }
       continue;
     }
-    if (res.request.screen)
-      ATTNVIZ_FUZZ_CHECK(res.weights.rows() == set.screen_rows && res.weights.cols() == set.screen_cols);
-    else if (res.request.overview)
-      ATTNVIZ_FUZZ_CHECK(res.weights.rows() == set.overview_rows && res.weights.cols() == set.overview_cols);
+    if (res.request.overview)
+      ATTNVIZ_FUZZ_CHECK(res.weights.rows() == set.PoolRows(res.request.pool) &&
+                         res.weights.cols() == set.PoolCols(res.request.pool));
     else
       ATTNVIZ_FUZZ_CHECK(res.weights.rows() == res.request.row1 && res.weights.cols() == set.n_k);
     for (Eigen::Index i = 0; i < res.weights.size(); ++i) ATTNVIZ_FUZZ_CHECK(res.weights.data()[i] >= 0.0f);

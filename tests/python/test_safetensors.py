@@ -48,6 +48,16 @@ def test_writer_round_trips_two_sets(tmp_path, rng):
     assert start % 8 == 0
 
 
+def pooled_reference(heads, R, C):
+    """[heads, n_q, n_k] -> [heads, R, C], block by block as docs/FORMATS.md defines it (not the writer's reduceat)."""
+    n_q, n_k = heads.shape[1:]
+    want = np.zeros((heads.shape[0], R, C), np.float32)
+    for r in range(R):
+        for c in range(C):
+            want[:, r, c] = heads[:, r * n_q // R:(r + 1) * n_q // R, c * n_k // C:(c + 1) * n_k // C].max(axis=(1, 2))
+    return want
+
+
 def test_overviews_are_max_pooled(tmp_path, rng):
     w = softmax_attention(rng, (1, 2, 300, 600))
     path = tmp_path / "pool.safetensors"
@@ -56,11 +66,7 @@ def test_overviews_are_max_pooled(tmp_path, rng):
     t = header["overview.0.0"]
     assert t["shape"] == [2, 256, 256]
     raw = np.fromfile(path, dtype="<f4", count=2 * 256 * 256, offset=start + t["data_offsets"][0]).reshape(2, 256, 256)
-    want = np.zeros((2, 256, 256), np.float32)
-    for r in range(256):
-        for c in range(256):
-            want[:, r, c] = w[0, :, r * 300 // 256:(r + 1) * 300 // 256, c * 600 // 256:(c + 1) * 600 // 256].max(axis=(1, 2))
-    np.testing.assert_array_equal(raw, want)
+    np.testing.assert_array_equal(raw, pooled_reference(w[0], 256, 256))
 
 
 def test_screen_copies_for_heads_over_1024(tmp_path, rng):
@@ -80,6 +86,39 @@ def test_screen_copies_for_heads_over_1024(tmp_path, rng):
     small = tmp_path / "small.safetensors"
     attnviz.save(small, w[:, :, :1024], dtype="f32")
     assert not any(k.startswith("screen.") for k in header_of(small)[0])
+
+
+def test_thumbnails_for_heads_over_64_laid_out_as_the_cli_does(tmp_path, rng, cli):
+    # A head over 64 on a side gets a max-pooled thumbnail "thumb.s.l" [heads, <=64, <=64] for the
+    # grid's small cells, after the statistics and before the overviews; smaller heads get none. The
+    # CLI's writer lays out the same tensors at the same offsets, with the same bytes.
+    w = softmax_attention(rng, (2, 2, 100, 70))
+    w[1, 1, 99, 69] = 0.875  # the last block: rows [63 * 100 // 64, 100), columns [63 * 70 // 64, 70)
+    tokens = [f"t{i}" for i in range(70)]
+    path = tmp_path / "thumb.safetensors"
+    attnviz.save(path, w, query_tokens=[f"q{i}" for i in range(100)], key_tokens=tokens, dtype="f32")
+    header, start = header_of(path)
+    t = header["thumb.0.1"]
+    assert t["shape"] == [2, 64, 64] and t["dtype"] == "F32"
+    assert header["thumb.0.0"]["data_offsets"][0] == header["stats.0.1"]["data_offsets"][1]
+    assert header["overview.0.0"]["data_offsets"][0] == t["data_offsets"][1]
+    raw = np.fromfile(path, dtype="<f4", count=2 * 64 * 64, offset=start + t["data_offsets"][0]).reshape(2, 64, 64)
+    np.testing.assert_array_equal(raw, pooled_reference(w[1], 64, 64))
+    assert raw[1, 63, 63] == np.float32(0.875)
+    src = tmp_path / "in.npz"
+    attnviz.save(src, w, query_tokens=[f"q{i}" for i in range(100)], key_tokens=tokens, version=1)
+    out = tmp_path / "cli.safetensors"
+    r = subprocess.run([cli, "convert", str(src), str(out), "--dtype", "f32"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    cheader, cstart = header_of(out)
+    for name in ("thumb.0.0", "thumb.0.1", "overview.0.0", "attention.0.1"):
+        assert cheader[name]["shape"] == header[name]["shape"]
+        a, b = header[name]["data_offsets"], cheader[name]["data_offsets"]
+        assert a == b, name
+        assert path.read_bytes()[start + a[0]:start + a[1]] == out.read_bytes()[cstart + b[0]:cstart + b[1]], name
+    small = tmp_path / "small.safetensors"
+    attnviz.save(small, w[:, :, :64, :64], dtype="f32")
+    assert not any(k.startswith("thumb.") for k in header_of(small)[0])
 
 
 def heads_table(out):
@@ -111,7 +150,7 @@ def test_every_heads_statistics_are_stored_as_the_viewer_computes_them(tmp_path,
             writer.write_layer(l, w[l])
     header, start = header_of(path)
     names = sorted((k for k in header if k != "__metadata__"), key=lambda k: header[k]["data_offsets"][0])
-    assert names[:2] == ["stats.0.0", "stats.0.1"] and names[2].startswith("overview.")
+    assert names[:6] == ["stats.0.0", "stats.0.1", "thumb.0.0", "thumb.0.1", "overview.0.0", "overview.0.1"]
     assert header["stats.0.1"] == {"dtype": "F32", "shape": [3, 8], "data_offsets": [96, 192]}
     stored = np.fromfile(path, dtype="<f4", count=6 * 8, offset=start).reshape(6, 8)
     fixed = np.where(np.isfinite(w) & (w > 0), w, 0)

@@ -346,14 +346,20 @@ namespace {
 // overview, as a lazily read head does: a 512 x 512 head uploads 256 KB instead of 1 MB (5-11 ms
 // each on a software renderer, 16 a frame: 160-230 ms frames while a 144-head grid filled in), and
 // a peak narrower than a thumbnail's pixel still shows. Overviews are pooled until the deadline (at
-// least one a frame); the rest show a placeholder until a later frame. A lazily read head shows its file's overview.
-const AttentionMap* ThumbnailMap(AppState* s, GridViewState* g, int i) {
+// least one a frame); the rest show a placeholder until a later frame. A lazily read head shows its
+// file's thumbnail in a cell up to 64 device pixels (8 KiB a head of F16 to read instead of the
+// overview's 128 KiB: a 1024-head grid's first screen of 40 px cells kept a Range worker busy at
+// 20-36 % of a core for 3 s, stop 61), else its overview; `size` is the cell's in ImGui units.
+const AttentionMap* ThumbnailMap(AppState* s, GridViewState* g, int i, ImVec2 size) {
   static const AttentionMap kPlaceholder;
   const Example& ex = s->Current();
   const AttentionMap& m = ex.maps[(size_t)i];
   if (ex.lazy) {
-    const AttentionMap* o = LazyOverview(s, i);
+    const ImVec2 fb = ImGui::GetIO().DisplayFramebufferScale;
+    bool thumb = false;
+    const AttentionMap* o = LazyThumbnail(s, i, std::max(size.x * fb.x, size.y * fb.y), &thumb);
     g->overviews_shown += o != nullptr;
+    g->thumbs_wanted += thumb;
     return o ? o : &m;
   }
   const int64_t rows = m.weights.rows(), cols = m.weights.cols();
@@ -420,7 +426,9 @@ void ThumbnailProgress(AppState* s, int shown, int waiting) {
   ImGui::TextDisabled("| thumbnails: %d of %d in view (?)", shown, shown + waiting);
   if (!ImGui::IsItemHovered()) return;
   if (LazyStoresOverviews(s)) {
-    ImGui::SetTooltip("Each thumbnail is the head's max-pooled overview, read from the file as it comes into view.");
+    ImGui::SetTooltip(
+        "Each thumbnail is the head's max-pooled copy, read from the file as it comes into view:\n"
+        "64 x 64 in cells up to 64 pixels (when the file stores them), else its 256 x 256 overview.");
     return;
   }
   const Example& ex = s->Current();
@@ -476,6 +484,7 @@ void GridView::Draw(AppState* s) {
   g.waiting = 0;
   g.deferred = 0;
   g.overviews_shown = 0;
+  g.thumbs_wanted = 0;
   g.pooled_now = 0;
   g.pool_ms = 0;
   g.slice_ms = 0;
@@ -516,8 +525,8 @@ void GridView::DrawSingle(AppState* s) {
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float side = std::clamp(std::min(avail.x * 0.45f, avail.y - 8.0f), 48.0f, 360.0f);
   g.thumbs[0].geom.valid = false;
-  if (HeatmapThumbnail("thumb0", *ThumbnailMap(s, &g, 0), s->style, &g.thumbs[0], s->env, ImVec2(side, side),
-                       ex.lazy ? nullptr : &ex.maps[0]))
+  if (HeatmapThumbnail("thumb0", *ThumbnailMap(s, &g, 0, ImVec2(side, side)), s->style, &g.thumbs[0], s->env,
+                       ImVec2(side, side), ex.lazy ? nullptr : &ex.maps[0]))
     OpenMap(s, &g, 0);
   if (ImGui::IsItemHovered()) StatsTooltip(ex, 0, g);
   g.drawn = g.thumbs[0].geom.valid ? 1 : 0;
@@ -599,7 +608,7 @@ void GridView::DrawThumbnails(AppState* s, int heads, int grid_rows) {
     ImGui::SetCursorScreenPos(ImVec2(cell0.x + (cell - tw) * 0.5f, cell0.y + (cell - th) * 0.5f));
     ImGui::PushID(i);
     // The colours as the map's own (an eager map's overview keeps its range; a lazy head has only that).
-    const AttentionMap& shown = *ThumbnailMap(s, &g, i);
+    const AttentionMap& shown = *ThumbnailMap(s, &g, i, ImVec2(tw, th));
     if (HeatmapThumbnail("thumb", shown, s->style, &tv, s->env, ImVec2(tw, th), ex.lazy ? nullptr : &m))
       OpenMap(s, &g, i);
     if (ImGui::IsItemHovered()) hovered = i;
@@ -673,8 +682,10 @@ void GridView::Describe(AppState* s, JsonWriter* w) {
   w->NumberF(g.caption_scale);
   w->Key("captions_cut");  // the widest caption does not fit even so (clipped)
   w->Bool(g.captions_cut);
-  w->Key("overviews_shown");  // thumbnails drawn from a lazily read file's overviews
+  w->Key("overviews_shown");  // thumbnails drawn from a lazily read file's thumbnails or overviews
   w->Number(g.overviews_shown);
+  w->Key("thumbs_wanted");  // ... of which a stored 64^2 thumbnail was wanted (small cells), not the overview
+  w->Number(g.thumbs_wanted);
   w->Key("order");
   w->BeginArray(true);
   for (int i : g.order) w->Number(i);

@@ -30,7 +30,8 @@ struct GridViewState {
   int drawn = 0;                         // thumbnails drawn last frame
   int waiting = 0;                       // visible ones shown as placeholders (their uploads to come)
   int deferred = 0;                      // of those, ones whose map is in memory: the frame's upload budget ran out
-  int overviews_shown = 0;               // of them, drawn from a lazily read file's overviews
+  int overviews_shown = 0;               // of them, drawn from a lazily read file's thumbnails or overviews
+  int thumbs_wanted = 0;                 // ... in cells small enough for its stored 64^2 thumbnails
   int stats_pending = 0;                 // maps whose statistics are not computed yet (a few ms per frame)
   bool order_stale = false;              // statistics came after this frame's order: one more frame sorts them
   int caption_level = 0;                 // how much the captions say (FitCaptions): 0 all, 2 least
