@@ -29,6 +29,10 @@
 //                              command_ms, the `map K` command's own time (it starts the reads)
 //   grid scrolling             the App::Frame CPU time and the frame gaps while the wheel scrolls the
 //                              1024-head grid and overviews stream in
+//   thumbnails vs overviews    the same grid scroll in fresh pages of the same model with and without stored 64^2
+//                              thumbnails (ABBA, 2 rounds; also --only=scroll): frames over 16 ms, the longest,
+//                              what was read until the last screen filled in, and how long that took (from the
+//                              first step, and after the last)
 //   WASM memory                the most seen, against the 512 MB target
 //   grid sorted                `grid-sort entropy` right after opening, until every head of the 1024 is
 //                              sorted by the statistics the file stores (since stop 39; also with --only=grid)
@@ -38,7 +42,7 @@
 //                              the WASM memory. With
 //                              ATTNVIZ_WEB_APP_B=<another build's app folder>, the two builds are
 //                              served in turn (A B A B) and a ratio line compares them.
-//   node bench/lazy_browser_bench.mjs [--only=grid|--only=first]   (--only=grid: the last section alone;
+//   node bench/lazy_browser_bench.mjs [--only=grid|--only=first|--only=scroll]   (--only=grid: the last section alone;
 //   --only=first: the first page alone; ATTNVIZ_TRACE=trace.json: a Chromium trace of its paced switches,
 //   or with ATTNVIZ_TRACE_SCROLL=1 of its grid scroll, whose frames' CPU times are then printed in order)
 import fs from 'node:fs';
@@ -54,6 +58,70 @@ let served = 0;  // bytes the data server sent (every response, to the end or un
 const VISIT = [[7, 19], [15, 3], [31, 31]];  // heads written (one-hot rows), then switched to
 const gridOnly = process.argv.includes('--only=grid');
 const firstOnly = process.argv.includes('--only=first');  // the first page alone (screens=yes, with the switches)
+const scrollOnly = process.argv.includes('--only=scroll');  // the thumbnails-vs-overviews scroll alone
+
+// A fresh page opens the model and scrolls its 1024-head grid as run() does (60 wheel steps, two
+// animation frames each), then waits until the last screen has filled in: the scroll's App::Frame CPU
+// times, and the bytes read and the time from the first step until every thumbnail in view was shown.
+async function gridScroll(browser, appPort, url, tag) {
+  const page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
+  await page.goto(`http://127.0.0.1:${appPort}/?example=seed004&view=heatmap`);
+  await page.waitForFunction(() => window.attnviz !== undefined, null, { timeout: 60000 });
+  await page.evaluate(async (u) => {
+    const v = window.attnviz;
+    await v.openUrl(u);
+    v.command('view grid');
+    for (let i = 0; i < 600 && !(v.describe().grid && v.describe().grid.drawn > 0); i++)
+      await new Promise((res) => requestAnimationFrame(res));
+  }, url);
+  await page.mouse.move(800, 400);
+  const before = await page.evaluate(() => ({ bytes: window.attnviz.describe().lazy.bytes_read, t: performance.now() }));
+  const cpu = [];
+  for (let i = 0; i < 60; i++) {
+    await page.mouse.wheel(0, i < 40 ? 240 : -480);
+    await page.evaluate(() => new Promise((res) => requestAnimationFrame(() => requestAnimationFrame(res))));
+    cpu.push(await page.evaluate(() => window.attnviz.frameCpuMs()));
+  }
+  const r = await page.evaluate(async (t0) => {
+    const last = performance.now();
+    const v = window.attnviz;
+    for (let i = 0; i < 3000; i++) {
+      const d = v.describe();
+      if (d.grid.waiting === 0 && d.lazy.pending === 0) {
+        return { fill_ms: performance.now() - t0, after_ms: performance.now() - last, lazy: d.lazy, thumbs_wanted: d.grid.thumbs_wanted,
+          shown: d.grid.overviews_shown, heap: v.module.HEAPU8.length };
+      }
+      await new Promise((res) => requestAnimationFrame(res));
+    }
+    return null;
+  }, before.t);
+  await page.context().close();
+  if (!r) throw new Error(`${tag}: the grid did not fill in`);
+  const sorted = [...cpu].sort((a, b) => a - b);
+  const out = { over16: cpu.filter((x) => x > 16).length, max: sorted[sorted.length - 1],
+    median: sorted[sorted.length >> 1], read_mb: (r.lazy.bytes_read - before.bytes) / 2 ** 20, fill_ms: r.fill_ms,
+    after_ms: r.after_ms };
+  console.log(`lazy browser grid_scroll_ab ${tag} frames=${cpu.length} over_16ms=${out.over16} ` +
+    `frame_cpu_ms_median=${out.median.toFixed(2)} max=${out.max.toFixed(2)} read_during_scroll_mb=${out.read_mb.toFixed(1)} ` +
+    `until_filled_ms=${out.fill_ms.toFixed(0)} (after_the_last_step=${out.after_ms.toFixed(0)}) thumbs_in_memory=${r.lazy.thumbs} overviews_in_memory=${r.lazy.overviews} ` +
+    `thumbs_wanted=${r.thumbs_wanted} wasm_memory_mb=${(r.heap / 2 ** 20).toFixed(0)}`);
+  return out;
+}
+
+// gridScroll of the model with thumbnails (A) and without (B), ABBA twice, and the ratios B / A.
+async function thumbsVsOverviews(browser, appPort, base) {
+  const runs = { a: [], b: [] };
+  for (const which of ['a', 'b', 'b', 'a', 'a', 'b', 'b', 'a']) {
+    const url = which === 'a' ? `${base}/llm.safetensors` : `${base}/llm-nothumbs.safetensors`;
+    runs[which].push(await gridScroll(browser, appPort, url, which === 'a' ? 'thumbs=yes' : 'thumbs=no'));
+  }
+  const sum = (a, k) => a.reduce((x, y) => x + y[k], 0);
+  console.log(`lazy browser grid_scroll_ab thumbs=no_over_yes read_mb=${(sum(runs.b, 'read_mb') / sum(runs.a, 'read_mb')).toFixed(1)} ` +
+    `until_filled=${(sum(runs.b, 'fill_ms') / sum(runs.a, 'fill_ms')).toFixed(2)} ` +
+    `after_the_last_step=${(sum(runs.b, 'after_ms') / Math.max(1, sum(runs.a, 'after_ms'))).toFixed(2)} ` +
+    `frames_over_16ms yes=${sum(runs.a, 'over16')} no=${sum(runs.b, 'over16')} of ${runs.a.length * 60} each ` +
+    `longest_ms yes=${Math.max(...runs.a.map((x) => x.max)).toFixed(1)} no=${Math.max(...runs.b.map((x) => x.max)).toFixed(1)}`);
+}
 
 // One page: open the file, switch to unvisited heads, a zoomed-in band; optionally scroll the grid.
 async function run(browser, appPort, url, tag, { scroll = false, mainThreadReads = false, ab = false } = {}) {
@@ -326,7 +394,7 @@ async function run(browser, appPort, url, tag, { scroll = false, mainThreadReads
     cpu.sort((a, b) => a - b);
     console.log(`lazy browser ${tag} grid_scroll frames=${cpu.length} frame_cpu_ms_median=${cpu[cpu.length >> 1].toFixed(2)} ` +
       `p95=${cpu[Math.floor(cpu.length * 0.95)].toFixed(2)} max=${cpu[cpu.length - 1].toFixed(2)} ` +
-      `overviews_in_memory=${lazy.overviews} (target: <= 16 ms)`);
+      `thumbs_in_memory=${lazy.thumbs} overviews_in_memory=${lazy.overviews} (target: <= 16 ms)`);
     const fp = frames.map((f) => f.parts.fingerprint_ms).sort((a, b) => a - b);
     console.log(`lazy browser ${tag} grid_scroll fingerprint_ms median=${fp[fp.length >> 1].toFixed(3)} ` +
       `max=${fp[fp.length - 1].toFixed(3)} (App::DrawFingerprint after each frame, outside App::Frame)`);
@@ -437,11 +505,14 @@ async function main() {
   };
   // Every head's stored statistics (test values: entropies in a scrambled order), as the writers store them.
   const stats = (s, l, h) => [((l * H + h) * 389 % (L * H)) / 100, 0.5, 0.5, 0, 0.5, 1, 0.5, N];
-  for (const screens of [true, false]) {
-    const file = path.join(dir, screens ? 'llm.safetensors' : 'llm-noscreen.safetensors');
-    const plan = write(file, [{ name: 'llm', kind: 'self', tokens, layers: L, heads: H }], head, {}, { screens, stats });
-    console.log(`lazy file screens=${screens ? 'yes' : 'no'} layers=${L} heads=${H} tokens=${N} dtype=F16 ` +
-      `size_gib=${(plan.size / 2 ** 30).toFixed(1)} on_disk_mib=${(fs.statSync(file).blocks * 512 / 2 ** 20).toFixed(0)}`);
+  for (const [name, screens, thumbs] of [['llm', true, true], ['llm-noscreen', false, true], ['llm-nothumbs', true, false]]) {
+    if (name === 'llm-noscreen' && (firstOnly || gridOnly || scrollOnly)) continue;
+    if (name === 'llm-nothumbs' && (firstOnly || gridOnly)) continue;
+    const file = path.join(dir, `${name}.safetensors`);
+    const plan = write(file, [{ name: 'llm', kind: 'self', tokens, layers: L, heads: H }], head, {}, { screens, thumbs, stats });
+    console.log(`lazy file screens=${screens ? 'yes' : 'no'} thumbs=${thumbs ? 'yes' : 'no'} layers=${L} heads=${H} ` +
+      `tokens=${N} dtype=F16 size_gib=${(plan.size / 2 ** 30).toFixed(1)} ` +
+      `on_disk_mib=${(fs.statSync(file).blocks * 512 / 2 ** 20).toFixed(0)}`);
   }
   writeNpy(path.join(dir, 'llm.npy'), L, H, N, () => null);  // all a hole: the grid's reads are what is timed
   const app = await serve(APP_DIR, 0);
@@ -460,11 +531,16 @@ async function main() {
     const base = `http://127.0.0.1:${data.address().port}`;
     const port = app.address().port;
     const mean = (a) => a.reduce((x, y) => x + y, 0) / a.length;
+    if (scrollOnly) {
+      await thumbsVsOverviews(browser, port, base);
+      return;
+    }
     if (!gridOnly) {
       const yes = await run(browser, port, `${base}/llm.safetensors`, 'screens=yes', { scroll: true, ab: true });
       if (firstOnly) return;
       const no = await run(browser, port, `${base}/llm-noscreen.safetensors`, 'screens=no');
       const main = await run(browser, port, `${base}/llm.safetensors`, 'screens=yes reads=main_thread', { mainThreadReads: true });
+      await thumbsVsOverviews(browser, port, base);
       const ratio = (a, b, k) => (mean(a[k]) / mean(b[k])).toFixed(2);
       console.log(`lazy browser screens_vs_none view_resolution=${ratio(yes, no, 'viewres')} first_frame=${ratio(yes, no, 'first')}`);
       console.log(`lazy browser first_full_resolution_rows_vs_whole_head_drawn screens=yes ` +
