@@ -249,7 +249,7 @@ void App::Frame() {
   // scrolls); the grid sets its own (views/grid.cpp); other uploads have the byte budget only.
   s->upload_deadline =
       s->Current().lazy ? t0 + std::chrono::milliseconds(6) : std::chrono::steady_clock::time_point::max();
-  s->frame.BeginFrame(ImGui::GetTime(), LazyWaiting(s));
+  s->frame.BeginFrame(ImGui::GetTime(), LazyCurrentBeingRead(s));
   s->frame.train_ms = 0;
   s->frame.upload_ms = 0;
   s->frame.upload_max_ms = 0;

@@ -232,10 +232,18 @@ void DrawLazyCache(AppState* s) {
       "budget");
   ImGui::Text("%d head%s, %d in 16 bits", st.heads, st.heads == 1 ? "" : "s", st.packed);
   if (st.bands) ImGui::SameLine(), ImGui::Text("+ %d band%s", st.bands, st.bands == 1 ? "" : "s");
-  if (st.thumbs)
-    ImGui::TextDisabled("%d thumbnails, %d overviews, %d screen copies", st.thumbs, st.overviews, st.screens);
-  else
-    ImGui::TextDisabled("%d overviews, %d screen copies", st.overviews, st.screens);
+  // The stand-ins held, wrapped to the sidebar ("618 thumbnails, 12 overviews, 1 screen copy" is wider).
+  std::string held;
+  auto count = [&](int n, const char* one, const char* many) {
+    if (n == 0) return;
+    held += (held.empty() ? "" : ", ") + std::to_string(n) + " " + (n == 1 ? one : many);
+  };
+  count(st.thumbs, "thumbnail", "thumbnails");
+  count(st.overviews, "overview", "overviews");
+  count(st.screens, "screen copy", "screen copies");
+  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+  ImGui::TextWrapped("%s", held.empty() ? "no overviews or screen copies yet" : held.c_str());
+  ImGui::PopStyleColor();
   ImGui::TextDisabled("read %s in %llu reads%s", FormatApproxByteSize(st.bytes_read).c_str(),
                       (unsigned long long)st.reads, st.pending ? ", loading..." : "");
   HelpTip(("of " + FormatApproxByteSize(st.file_bytes) + " in the file").c_str());

@@ -1208,6 +1208,10 @@ bool LazyReading(AppState* s, int map) {
   return ex.lazy && map >= 0 && map < (int)ex.maps.size() && ex.lazy->Reading(ex.lazy_set, map);
 }
 
+bool LazyCurrentBeingRead(AppState* s) {
+  return LazyWaiting(s) && LazyReading(s, s->current_map);
+}
+
 bool LazyKept(AppState* s, int map, int64_t row0, int64_t row1) {
   Example& ex = s->Current();
   return ex.lazy && map >= 0 && map < (int)ex.maps.size() && ex.lazy->Kept(ex.lazy_set, map, row0, row1);
@@ -1246,7 +1250,7 @@ void DescribeLazy(AppState* s, JsonWriter* w) {
 bool LazyReadoutDue(AppState* s) {
   LazyCacheStats now;
   const std::chrono::duration<double> since = std::chrono::steady_clock::now() - s->frame.refreshed_at;
-  if (since.count() < FrameStats::RefreshEvery(LazyWaiting(s)) || !LazyCacheStatsOf(s, &now)) return false;
+  if (since.count() < FrameStats::RefreshEvery(LazyCurrentBeingRead(s)) || !LazyCacheStatsOf(s, &now)) return false;
   if (!s->Current().lazy->ReadoutStale(now)) return false;
   s->frame.refresh_asked = true;  // the frame asked for refreshes, whatever ImGui's clock says
   return true;

@@ -281,6 +281,9 @@ bool LazyWantsFrame(AppState* s);  // between frames: see LazyMaps::WantsFrame (
 bool PackAheadLazyMaps(AppState* s, std::chrono::steady_clock::time_point until);
 bool LazyWaiting(AppState* s);           // the current example is lazy and its current map is not all in memory
 bool LazyReading(AppState* s, int map);  // rows of a map of the current example are being read
+// The current map is not all in memory and its rows are being read (the readouts refresh less often
+// then, FrameStats::RefreshEvery; a grid whose current head is not in memory refreshes as usual).
+bool LazyCurrentBeingRead(AppState* s);
 bool LazyKept(AppState* s, int map, int64_t row0, int64_t row1);  // ... held in 16 bits (no read to show)
 void DescribeLazy(AppState* s, JsonWriter* w);  // "lazy": the current example's file, or null; and "lazy_current"
 bool LazyCacheStatsOf(AppState* s, LazyCacheStats* out);  // the current example's file; false when it is not lazy
