@@ -1,28 +1,12 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { chromium } from 'playwright-core';
 import { serve } from '../scripts/serve.mjs';
-import { write, testHead } from '../tests/big/safetensors.mjs';
-const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'shot-'));
-const N = 300, L = 4, H = 32;
-const tokens = Array.from({ length: N }, (_, i) => `w${i}`);
-write(path.join(dir, 'm.safetensors'), [{ name: 'm', kind: 'self', tokens, layers: L, heads: H }], (s, l, h) => { const w = new Float32Array(N * N); for (let r = 0; r < N; r++) { w[r * N + (r * (h % 5 + 1) + l * 40) % N] = 0.7; w[r * N + Math.floor(r / 3)] += 0.3; } return w; }, {}, { thumbs: process.env.THUMBS !== 'no' });
-const app = await serve('build/web/app', 0), data = await serve(dir, 0, { cors: true });
+const app = await serve('build/web/app', 0);
 const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--use-angle=swiftshader', '--enable-unsafe-swiftshader'] });
-const page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
-await page.goto(`http://127.0.0.1:${app.address().port}/?example=seed004`);
-await page.waitForFunction(() => window.attnviz !== undefined);
-await page.evaluate(async (u) => { await window.attnviz.openUrl(u); window.attnviz.command('view grid'); }, `http://127.0.0.1:${data.address().port}/m.safetensors`);
-await page.waitForFunction(() => { const d = window.attnviz.describe(); return d.grid && d.grid.waiting === 0 && d.lazy.pending === 0 && d.grid.drawn > 20; }, null, { timeout: 60000 });
-const f0 = await page.evaluate(() => window.attnviz.describe().frame); await page.waitForTimeout(3000); console.log("frames in 3 s", (await page.evaluate(() => window.attnviz.describe().frame)) - f0);
-await page.screenshot({ path: '/tmp/shot_grid.png' });
-console.log(JSON.stringify(await page.evaluate(() => { const d = window.attnviz.describe(); return { shown: d.grid.overviews_shown, thumbs_wanted: d.grid.thumbs_wanted, drawn: d.grid.drawn, thumbs: d.lazy.thumbs, overviews: d.lazy.overviews, bytes_read: d.lazy.bytes_read }; })));
-await page.evaluate(() => window.attnviz.command('view heatmap'));
-await page.evaluate(() => window.attnviz.command('map 37'));
-await page.waitForTimeout(30);
-await page.screenshot({ path: '/tmp/shot_heat_early.png' });
-await page.waitForTimeout(1500);
-await page.screenshot({ path: '/tmp/shot_heat.png' });
-await browser.close(); app.close(); data.close();
-fs.rmSync(dir, { recursive: true, force: true });
+for (const dpr of [1.25, 1.5]) {
+  const page = await (await browser.newContext({ viewport: { width: 1280, height: 800 }, deviceScaleFactor: dpr })).newPage();
+  await page.goto(`http://127.0.0.1:${app.address().port}/?example=seed004`);
+  await page.waitForFunction(() => window.attnviz !== undefined && window.attnviz.describe().frame > 5);
+  await page.waitForTimeout(800);
+  await page.screenshot({ path: `/tmp/shot_dpr${dpr}.png` });
+}
+await browser.close(); app.close();

@@ -27,6 +27,8 @@
 //   ratio impl=wasm-simd128 vs=<best peer> n=.. heads=.. ratio=.. ratio_min=.. ratio_cpu=..
 //   peak_fraction impl=.. n=.. heads=.. peak_gflops=.. median=.. best=.. start_median=.. [muladd_peak_gflops=..
 //   of_muladd_median=..]   (relaxed SIMD: against the madd peak, and against the mul+add one)
+//   samples impl=.. n=.. heads=.. gflops=..,..   (with ATTNVIZ_PEER_SAMPLES=1: every sample in the order
+//   taken, round by round, so a slow stretch that hit every implementation shows as the same rounds)
 import { createRequire } from 'module';
 import path from 'path';
 import { performance } from 'perf_hooks';
@@ -226,6 +228,13 @@ async function main() {
         times[impl.name].push(t.wall);
         cpuTimes[impl.name].push(t.cpu);
       }
+    // ATTNVIZ_PEER_SAMPLES=1: every sample's GFLOP/s, in the order taken (slow stretches show as runs)
+    if (process.env.ATTNVIZ_PEER_SAMPLES) {
+      for (const impl of all) {
+        const f = impl.flops ? impl.flops * 1e-6 : 4 * n * n * d * heads * 1e-6;
+        console.log(`samples impl=${impl.name} n=${n} heads=${heads} gflops=${times[impl.name].map((t) => (f / t).toFixed(1)).join(',')}`);
+      }
+    }
     // the peaks, timed in the same rotation and by the same rule as the attention calls
     const peakStats = {};
     for (const p of peaks) {

@@ -13,17 +13,28 @@ namespace {
 void OpaqueFillCallback(const ImDrawList*, const ImDrawCmd* cmd) {
   const ImDrawData* dd = ImGui::GetDrawData();
   if (!dd) return;
-  const ImVec2 sc = dd->FramebufferScale, off = dd->DisplayPos;
-  const int fb_h = (int)(dd->DisplaySize.y * sc.y);
-  // The same rounding as ImGui's backend gives a draw command's clip rectangle.
-  const int box[4] = {(int)((cmd->ClipRect.x - off.x) * sc.x), (int)((cmd->ClipRect.y - off.y) * sc.y),
-                      (int)((cmd->ClipRect.z - off.x) * sc.x), (int)((cmd->ClipRect.w - off.y) * sc.y)};
+  const int fb_h = (int)(dd->DisplaySize.y * dd->FramebufferScale.y);
+  int box[4];
+  OpaqueFillBox(cmd->ClipRect, dd->DisplayPos, dd->FramebufferScale, fb_h, box);
   const ImVec4 c = ImGui::ColorConvertU32ToFloat4((ImU32)(uintptr_t)cmd->UserCallbackData);
   const float rgba[4] = {c.x, c.y, c.z, 1.0f};
   ClearRect(box, fb_h, rgba);
 }
 
 }  // namespace
+
+void OpaqueFillBox(const ImVec4& clip, const ImVec2& off, const ImVec2& scale, int fb_h, int box[4]) {
+  // imgui_impl_opengl3 (1.86): glScissor((int)min.x, (int)(fb_h - max.y), (int)(max.x - min.x),
+  // (int)(max.y - min.y)). Truncating each edge on its own instead (until stop 62) left the fill a
+  // pixel short of what ImGui draws at a fractional device-pixel ratio: a 1-px line of the window's
+  // background along a panel's edge.
+  const float x0 = (clip.x - off.x) * scale.x, y0 = (clip.y - off.y) * scale.y;
+  const float x1 = (clip.z - off.x) * scale.x, y1 = (clip.w - off.y) * scale.y;
+  box[0] = (int)x0;
+  box[2] = box[0] + (int)(x1 - x0);
+  box[3] = fb_h - (int)((float)fb_h - y1);
+  box[1] = box[3] - (int)(y1 - y0);
+}
 
 void AddOpaqueFill(ImDrawList* dl, const ImVec2& p0, const ImVec2& p1, ImU32 col) {
   dl->PushClipRect(p0, p1, true);

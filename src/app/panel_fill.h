@@ -13,6 +13,11 @@ namespace attnviz {
 // callback data the colour, so the frame fingerprint sees both).
 void AddOpaqueFill(ImDrawList* dl, const ImVec2& p0, const ImVec2& p1, ImU32 col);
 
+// The pixels [box[0], box[2]) x [box[1], box[3]) (top-left origin) a fill of clip rectangle `clip`
+// clears in a framebuffer fb_h pixels high: exactly those ImGui's OpenGL backend scissors the same
+// clip rectangle to (off: the draw data's DisplayPos, scale: its FramebufferScale).
+void OpaqueFillBox(const ImVec4& clip, const ImVec2& off, const ImVec2& scale, int fb_h, int box[4]);
+
 // Whether a draw command is a fill AddOpaqueFill added (its colour: *col).
 bool IsOpaqueFill(const ImDrawCmd& cmd, ImU32* col);
 

@@ -897,6 +897,32 @@ TEST(AppFrames, TheBackgroundAndThePanelsAreClearsNotTriangles) {
   }
 }
 
+// A fill clears exactly the pixels ImGui's OpenGL backend scissors the same clip rectangle to
+// (imgui_impl_opengl3.cpp), at any device-pixel ratio: before stop 62 each edge was truncated on its
+// own, and at a ratio of 1.25 a panel's bottom or right edge could stop a pixel short of its contents.
+TEST(AppFrames, AnOpaqueFillCoversWhatImGuiScissorsAtAnyPixelRatio) {
+  int mismatches_before = 0;
+  for (float ratio : {1.0f, 1.25f, 1.5f, 1.75f, 2.0f, 2.25f}) {
+    const int fb_h = (int)(803.0f * ratio);
+    for (float y = 0.0f; y < 40.0f; y += 0.5f) {
+      const ImVec4 clip(8.3f + y, 30.0f + y, 311.7f + y, 760.1f - y);
+      const ImVec2 off(0.0f, 0.0f), scale(ratio, ratio);
+      int box[4];
+      attnviz::OpaqueFillBox(clip, off, scale, fb_h, box);
+      const ImVec2 mn(clip.x * ratio, clip.y * ratio), mx(clip.z * ratio, clip.w * ratio);
+      // The backend's glScissor(x, y, w, h), GL's origin at the bottom left.
+      const int x = (int)mn.x, gy = (int)((float)fb_h - mx.y), w = (int)(mx.x - mn.x), h = (int)(mx.y - mn.y);
+      EXPECT_EQ(box[0], x) << ratio << " " << y;
+      EXPECT_EQ(box[2] - box[0], w) << ratio << " " << y;
+      EXPECT_EQ(fb_h - box[3], gy) << ratio << " " << y;
+      EXPECT_EQ(box[3] - box[1], h) << ratio << " " << y;
+      // Each edge truncated on its own, as before: not the backend's pixels at every ratio.
+      mismatches_before += (int)mx.y != fb_h - gy || (int)mx.x - (int)mn.x != w || (int)mx.y - (int)mn.y != h;
+    }
+  }
+  EXPECT_GT(mismatches_before, 0) << "the old rounding differed from the backend's somewhere";
+}
+
 // What a heatmap callback draws with is part of the fingerprint: its textures' names, versions and
 // shapes, and each of its parameters (the draw data only points at the callback's data).
 TEST(AppFrames, EveryHeatmapParameterAndTextureUploadChangesTheFingerprint) {
