@@ -4,7 +4,8 @@
     python3 tests/fuzz/make_safetensors_seeds.py
 
 Five small files of the layouts docs/FORMATS.md describes: the attnviz layout (two sets, F16,
-with stored head statistics and overviews), a plain 'attention' tensor (F32, tokens in __metadata__), one with screen copies, BF16
+with stored head statistics and overviews), a plain 'attention' tensor (F32, tokens in __metadata__), one with
+thumbnails and screen copies, BF16
 without overviews, and F16 weights that are NaN, infinite or negative.
 """
 import json
@@ -69,8 +70,9 @@ def main():
     write("attnviz_two_sets.safetensors", tensors, meta)
     write("plain_attention.safetensors", [("attention", "F32", [2, 2, 2, 3], softmaxish(8, 3, 1))],
           {"query_tokens": "[\"q0\",\"q1\"]", "key_tokens": "[\"k0\",\"k1\",\"k2\"]"})
-    sets = [{"name": "s", "tokens": ["a", "b", "c"], "layers": 2}]  # overviews and screen copies
-    tensors = [("overview.0.%d" % l, "F16", [1, 2, 2], softmaxish(2, 2, l)) for l in range(2)]
+    sets = [{"name": "s", "tokens": ["a", "b", "c"], "layers": 2}]  # thumbnails, overviews and screen copies
+    tensors = [("thumb.0.%d" % l, "F32", [1, 1, 2], softmaxish(1, 2, l)) for l in range(2)]
+    tensors += [("overview.0.%d" % l, "F16", [1, 2, 2], softmaxish(2, 2, l)) for l in range(2)]
     tensors += [("screen.0.%d" % l, "BF16", [1, 3, 3], softmaxish(3, 3, l)) for l in range(2)]
     tensors += [("attention.0.%d" % l, "F16", [1, 3, 3], softmaxish(3, 3, l)) for l in range(2)]
     write("screen_copies.safetensors", tensors, {"format": "attnviz", "version": "2", "sets": json.dumps(sets)})
