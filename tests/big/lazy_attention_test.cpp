@@ -865,19 +865,37 @@ TEST(LazyAttention, StoredStatisticsAreWhatTheReaderComputesFromTheHeads) {
   }
 }
 
-// The message refusing the index of a set of 2 layers of one n x n F16 head, with `extra` tensors.
-std::string TwoLayerIndexError(int n, const std::vector<SafetensorsTensorSpec>& extra) {
+// A file of SmallDocument()'s small heads stores none of `pool`; asking for them is an error ("the
+// file stores no screen copies"), not a crash.
+void ExpectNoneInASmallFile(LazyPool pool) {
+  const std::string small = TempPath(std::string("none_") + LazyPoolPrefix(pool));
+  ASSERT_TRUE(WriteLazyAttention(SmallDocument(), StDType::F16, small).ok);
+  LazyAttentionFile g;
+  ASSERT_TRUE(OpenPath(small, &g).ok);
+  EXPECT_EQ(g.index().sets[0].PoolRows(pool), 0);
+  LazyRequest none = Overviews(0, 0, 0, 1);
+  none.pool = pool;
+  EXPECT_NE(Fetch(&g, none).status.message.find(std::string("no ") + LazyPoolName(pool)), std::string::npos);
+  std::remove(small.c_str());
+}
+
+// Each case's tensors added to a set of 2 layers of one n x n F16 head: the index is refused with a
+// message that contains the case's text.
+using IndexErrorCase = std::pair<std::vector<SafetensorsTensorSpec>, const char*>;
+void ExpectIndexErrors(int n, const std::vector<IndexErrorCase>& cases) {
   std::string tokens = "[";
   for (int i = 0; i < n; ++i) tokens += (i ? ",\"t" : "\"t") + std::to_string(i) + "\"";
   const std::vector<std::pair<std::string, std::string>> meta = {
       {"format", "attnviz"}, {"version", "2"}, {"sets", "[{\"tokens\":" + tokens + "],\"layers\":2}]"}};
-  std::vector<SafetensorsTensorSpec> specs = {{"attention.0.0", StDType::F16, {1, n, n}},
-                                              {"attention.0.1", StDType::F16, {1, n, n}}};
-  specs.insert(specs.end(), extra.begin(), extra.end());
-  LazyAttentionIndex x;
-  const Status s = IndexOf(specs, meta, &x);
-  EXPECT_FALSE(s.ok);
-  return s.message;
+  for (const IndexErrorCase& c : cases) {
+    std::vector<SafetensorsTensorSpec> specs = {{"attention.0.0", StDType::F16, {1, n, n}},
+                                                {"attention.0.1", StDType::F16, {1, n, n}}};
+    specs.insert(specs.end(), c.first.begin(), c.first.end());
+    LazyAttentionIndex x;
+    const Status s = IndexOf(specs, meta, &x);
+    EXPECT_FALSE(s.ok) << c.second;
+    EXPECT_NE(s.message.find(c.second), std::string::npos) << s.message;
+  }
 }
 
 TEST(LazyAttention, ScreenCopiesAreWrittenReadAndChecked) {
@@ -901,35 +919,21 @@ TEST(LazyAttention, ScreenCopiesAreWrittenReadAndChecked) {
   for (size_t i = 0; i < want.size(); ++i) ASSERT_EQ(screen.weights.data()[i], want[i]) << i;
   std::remove(path.c_str());
   // Not written for heads that fit; asking for them is an error, not a crash.
-  const std::string small = TempPath("noscreen");
-  ASSERT_TRUE(WriteLazyAttention(SmallDocument(), StDType::F16, small).ok);
-  LazyAttentionFile g;
-  ASSERT_TRUE(OpenPath(small, &g).ok);
-  EXPECT_EQ(g.index().sets[0].screen_rows, 0);
-  LazyRequest none = Overviews(0, 0, 0, 1);
-  none.pool = LazyPool::Screen;
-  EXPECT_NE(Fetch(&g, none).status.message.find("no screen copies"), std::string::npos);
-  std::remove(small.c_str());
+  ExpectNoneInASmallFile(LazyPool::Screen);
 
   // Hostile screen copies: a wrong dtype, more than 1024 rows, more rows than the head, other heads, some layers.
-  auto error = [](std::vector<SafetensorsTensorSpec> extra) { return TwoLayerIndexError(1100, extra); };
-  EXPECT_NE(error({{"screen.0.0", StDType::I32, {1, 1024, 1024}}, {"screen.0.1", StDType::F16, {1, 1024, 1024}}})
-                .find("'screen.0.0' is I32; attention weights must be F16"),
-            std::string::npos);
-  EXPECT_NE(error({{"screen.0.0", StDType::F16, {1, 1100, 1024}}, {"screen.0.1", StDType::F16, {1, 1100, 1024}}})
-                .find("at most 1024"),
-            std::string::npos);
-  EXPECT_NE(error({{"screen.0.0", StDType::F16, {2, 1024, 1024}}, {"screen.0.1", StDType::F16, {2, 1024, 1024}}})
-                .find("expected [1, R, C]"),
-            std::string::npos);
-  EXPECT_NE(error({{"screen.0.0", StDType::F16, {1, 1024, 1024}}, {"screen.0.1", StDType::F16, {1, 512, 512}}})
-                .find("the same for every layer"),
-            std::string::npos);
-  EXPECT_NE(error({{"screen.0.0", StDType::F16, {1, 1024}}, {"screen.0.1", StDType::F16, {1, 1024}}})
-                .find("must be [heads, n_q, n_k]"),
-            std::string::npos);
-  EXPECT_NE(error({{"screen.0.1", StDType::F16, {1, 1024, 1024}}}).find("screen copies for some layers only"),
-            std::string::npos);
+  ExpectIndexErrors(
+      1100,
+      {{{{"screen.0.0", StDType::I32, {1, 1024, 1024}}, {"screen.0.1", StDType::F16, {1, 1024, 1024}}},
+        "'screen.0.0' is I32; attention weights must be F16"},
+       {{{"screen.0.0", StDType::F16, {1, 1100, 1024}}, {"screen.0.1", StDType::F16, {1, 1100, 1024}}}, "at most 1024"},
+       {{{"screen.0.0", StDType::F16, {2, 1024, 1024}}, {"screen.0.1", StDType::F16, {2, 1024, 1024}}},
+        "expected [1, R, C]"},
+       {{{"screen.0.0", StDType::F16, {1, 1024, 1024}}, {"screen.0.1", StDType::F16, {1, 512, 512}}},
+        "the same for every layer"},
+       {{{"screen.0.0", StDType::F16, {1, 1024}}, {"screen.0.1", StDType::F16, {1, 1024}}},
+        "must be [heads, n_q, n_k]"},
+       {{{"screen.0.1", StDType::F16, {1, 1024, 1024}}}, "screen copies for some layers only"}});
 }
 
 TEST(LazyAttention, ThumbnailsAreWrittenReadAndChecked) {
@@ -965,29 +969,16 @@ TEST(LazyAttention, ThumbnailsAreWrittenReadAndChecked) {
     std::remove(path.c_str());
   }
   // A head no bigger than a thumbnail gets none; asking for them is an error, not a crash.
-  const std::string small = TempPath("nothumb");
-  ASSERT_TRUE(WriteLazyAttention(SmallDocument(), StDType::F16, small).ok);
-  LazyAttentionFile g;
-  ASSERT_TRUE(OpenPath(small, &g).ok);
-  EXPECT_EQ(g.index().sets[0].thumb_rows, 0);
-  LazyRequest none = Overviews(0, 0, 0, 1);
-  none.pool = LazyPool::Thumb;
-  EXPECT_NE(Fetch(&g, none).status.message.find("no thumbnails"), std::string::npos);
-  std::remove(small.c_str());
+  ExpectNoneInASmallFile(LazyPool::Thumb);
 
   // Hostile thumbnails: over 64 on a side, other heads, differing layers, some layers only.
-  auto error = [](std::vector<SafetensorsTensorSpec> extra) { return TwoLayerIndexError(100, extra); };
-  EXPECT_NE(
-      error({{"thumb.0.0", StDType::F16, {1, 100, 64}}, {"thumb.0.1", StDType::F16, {1, 100, 64}}}).find("at most 64"),
-      std::string::npos);
-  EXPECT_NE(error({{"thumb.0.0", StDType::F16, {2, 64, 64}}, {"thumb.0.1", StDType::F16, {2, 64, 64}}})
-                .find("expected [1, R, C]"),
-            std::string::npos);
-  EXPECT_NE(error({{"thumb.0.0", StDType::F16, {1, 64, 64}}, {"thumb.0.1", StDType::F16, {1, 32, 32}}})
-                .find("the same for every layer"),
-            std::string::npos);
-  EXPECT_NE(error({{"thumb.0.1", StDType::F16, {1, 64, 64}}}).find("thumbnails for some layers only"),
-            std::string::npos);
+  ExpectIndexErrors(
+      100,
+      {{{{"thumb.0.0", StDType::F16, {1, 100, 64}}, {"thumb.0.1", StDType::F16, {1, 100, 64}}}, "at most 64"},
+       {{{"thumb.0.0", StDType::F16, {2, 64, 64}}, {"thumb.0.1", StDType::F16, {2, 64, 64}}}, "expected [1, R, C]"},
+       {{{"thumb.0.0", StDType::F16, {1, 64, 64}}, {"thumb.0.1", StDType::F16, {1, 32, 32}}},
+        "the same for every layer"},
+       {{{"thumb.0.1", StDType::F16, {1, 64, 64}}}, "thumbnails for some layers only"}});
 }
 
 TEST(LazyAttention, APlainAttentionTensorOpens) {

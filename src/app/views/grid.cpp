@@ -435,11 +435,12 @@ void ThumbnailProgress(AppState* s, int shown, int waiting) {
   const LazySet& set = ex.lazy->file().index().sets[(size_t)ex.lazy_set];
   const uint64_t head = (uint64_t)set.n_q * (uint64_t)set.n_k * (uint64_t)StDTypeSize(set.layers[0].dtype);
   const uint64_t overview = (uint64_t)OverviewSide(set.n_q) * (uint64_t)OverviewSide(set.n_k) * 2;  // F16
+  const uint64_t thumb = (uint64_t)OverviewSide(set.n_q, kThumbSide) * (uint64_t)OverviewSide(set.n_k, kThumbSide) * 2;
   ImGui::SetTooltip(
       "This file stores no max-pooled overviews, so the grid reads each head it shows whole\n"
       "(%s a head here) to make its thumbnail. 'attnviz-cli convert FILE out.safetensors'\n"
-      "writes them once: the grid of the converted file reads %s a head.",
-      FormatApproxByteSize(head).c_str(), FormatApproxByteSize(overview).c_str());
+      "writes them once: the grid of the converted file reads %s a head (%s in small cells).",
+      FormatApproxByteSize(head).c_str(), FormatApproxByteSize(overview).c_str(), FormatApproxByteSize(thumb).c_str());
 }
 
 // The sort order and the grid's size.
