@@ -233,16 +233,17 @@ void DrawLazyCache(AppState* s) {
   ImGui::Text("%d head%s, %d in 16 bits", st.heads, st.heads == 1 ? "" : "s", st.packed);
   if (st.bands) ImGui::SameLine(), ImGui::Text("+ %d band%s", st.bands, st.bands == 1 ? "" : "s");
   // The stand-ins held, wrapped to the sidebar ("618 thumbnails, 12 overviews, 1 screen copy" is wider).
-  std::string held;
+  char held[128] = "";  // no allocation a frame
+  int len = 0;
   auto count = [&](int n, const char* one, const char* many) {
-    if (n == 0) return;
-    held += (held.empty() ? "" : ", ") + std::to_string(n) + " " + (n == 1 ? one : many);
+    if (n == 0 || len >= (int)sizeof(held)) return;
+    len += std::snprintf(held + len, sizeof(held) - (size_t)len, "%s%d %s", len ? ", " : "", n, n == 1 ? one : many);
   };
   count(st.thumbs, "thumbnail", "thumbnails");
   count(st.overviews, "overview", "overviews");
   count(st.screens, "screen copy", "screen copies");
   ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-  ImGui::TextWrapped("%s", held.empty() ? "no overviews or screen copies yet" : held.c_str());
+  ImGui::TextWrapped("%s", len ? held : "no overviews or screen copies yet");
   ImGui::PopStyleColor();
   ImGui::TextDisabled("read %s in %llu reads%s", FormatApproxByteSize(st.bytes_read).c_str(),
                       (unsigned long long)st.reads, st.pending ? ", loading..." : "");

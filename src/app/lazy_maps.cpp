@@ -107,11 +107,14 @@ const AttentionMap* LazyMaps::Overview(int set, int map) {
   pool_wants_[(int)LazyPool::Overview].push_back({set, map});
   const OverviewState& o = sets_[(size_t)set].pool[(int)LazyPool::Overview][(size_t)map];
   if (o.map.weights.size()) return &o.map;
-  // Until it is in, the thumbnail the grid drew (a head opened from a grid of small cells): drawn, so kept.
-  OverviewState& t = sets_[(size_t)set].pool[(int)LazyPool::Thumb][(size_t)map];
-  if (!t.map.weights.size()) return nullptr;
-  t.last_used = frame_;
-  return &t.map;
+  return StandIn(set, map, LazyPool::Thumb);  // the thumbnail the grid drew (a head opened from small cells)
+}
+
+const AttentionMap* LazyMaps::StandIn(int set, int map, LazyPool pool) {
+  OverviewState& o = sets_[(size_t)set].pool[(int)pool][(size_t)map];
+  if (!o.map.weights.size()) return nullptr;
+  o.last_used = frame_;  // drawn, so kept
+  return &o.map;
 }
 
 const AttentionMap* LazyMaps::Thumbnail(int set, int map, float px, bool* thumb) {
@@ -122,11 +125,8 @@ const AttentionMap* LazyMaps::Thumbnail(int set, int map, float px, bool* thumb)
   pool_wants_[(int)want].push_back({set, map});
   const OverviewState& o = ss.pool[(int)want][(size_t)map];
   if (o.map.weights.size()) return &o.map;
-  // The other one, while it is still in memory (the window was resized across kThumbSide): drawn, so kept.
-  OverviewState& other = ss.pool[(int)(small ? LazyPool::Overview : LazyPool::Thumb)][(size_t)map];
-  if (!other.map.weights.size()) return nullptr;
-  other.last_used = frame_;
-  return &other.map;
+  // The other one, while it is still in memory (the window was resized across kThumbSide).
+  return StandIn(set, map, small ? LazyPool::Overview : LazyPool::Thumb);
 }
 
 const AttentionMap* LazyMaps::Screen(int set, int map, bool* partial) {

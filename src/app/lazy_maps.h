@@ -188,7 +188,10 @@ class LazyMaps {
   void RequestOverviews(LazyPool pool, std::vector<Example*>& examples);
   bool PoolHeldHead(int set, int map, std::vector<Example*>& examples);  // an overview from a head in memory
   bool StatsMissing(int set, int map, LazyPool pool, std::vector<Example*>& examples) const;  // read it again
-  bool StandInFirst(const Want& w) const;  // the head's rows wait for its screen copy, asked for too
+  bool StandInFirst(const Want& w) const;
+  // A stored copy of `pool` drawn in place of the one asked for, if in memory (stamped as drawn, so kept).
+  const AttentionMap* StandIn(int set, int map,
+                              LazyPool pool);  // the head's rows wait for its screen copy, asked for too
   // A stored overview or screen copy the last frame drew: neither in memory nor being read, nor resting.
   bool PoolWantUnmet(LazyPool pool, int set, int map, std::chrono::steady_clock::time_point now) const;
   void ForgetLostReads();  // tickets whose read the file no longer knows (see lost_)
