@@ -253,7 +253,7 @@ namespace {
 // every head it shows whole to pool one (a .npy of an LLM's attention: GBs before the first screen
 // fills), so such a file opens on its first head, and its description says how to get overviews.
 bool PoolsBigHeads(const LazySet& set) {
-  return !set.overview_rows && set.n_q * set.n_k > int64_t(kScreenSide) * kScreenSide;
+  return !set.Has(LazyPool::Overview) && set.n_q * set.n_k > int64_t(kScreenSide) * kScreenSide;
 }
 
 // One set of a lazily read file as an example: maps of the right shape without weights.

@@ -119,7 +119,7 @@ const AttentionMap* LazyMaps::StandIn(int set, int map, LazyPool pool) {
 
 const AttentionMap* LazyMaps::Thumbnail(int set, int map, float px, bool* thumb) {
   SetState& ss = sets_[(size_t)set];
-  const bool small = file_.index().sets[(size_t)set].thumb_rows > 0 && px <= (float)kThumbSide;
+  const bool small = file_.index().sets[(size_t)set].Has(LazyPool::Thumb) && px <= (float)kThumbSide;
   const LazyPool want = small ? LazyPool::Thumb : LazyPool::Overview;
   if (thumb) *thumb = small;
   pool_wants_[(int)want].push_back({set, map});
@@ -133,7 +133,7 @@ const AttentionMap* LazyMaps::Screen(int set, int map, bool* partial) {
   OverviewState& o = sets_[(size_t)set].pool[(int)LazyPool::Screen][(size_t)map];
   const LazySet& ls = file_.index().sets[(size_t)set];
   if (partial) *partial = false;
-  if (!ls.screen_rows) {  // computed while the head is read (ComputeScreens), never asked for
+  if (!ls.Has(LazyPool::Screen)) {  // computed while the head is read (ComputeScreens), never asked for
     if (!o.map.weights.size()) return nullptr;
     o.last_used = frame_;
     if (partial) *partial = sets_[(size_t)set].maps[(size_t)map].pooled_rows < ls.n_q;
@@ -149,7 +149,7 @@ const AttentionMap* LazyMaps::Screen(int set, int map, bool* partial) {
 void LazyMaps::ComputeScreens(std::vector<Example*>& examples) {
   for (size_t s = 0; s < sets_.size(); ++s) {
     const LazySet& ls = file_.index().sets[s];
-    if (ls.screen_rows || !WantsScreenCopies(ls.n_q, ls.n_k)) continue;
+    if (ls.Has(LazyPool::Screen) || !WantsScreenCopies(ls.n_q, ls.n_k)) continue;
     const int64_t step =
         std::max<int64_t>(1, (int64_t)LazyAttentionFile::kPartBytes / (ls.n_k * StDTypeSize(ls.layers[0].dtype)));
     for (size_t i = 0; i < sets_[s].maps.size(); ++i) {
@@ -300,7 +300,8 @@ uint64_t LazyMaps::RoomForNextRead() const {
   const uint64_t per_weight = sizeof(float) + (file_.Asynchronous() ? sizeof(uint16_t) : 0);
   uint64_t room = 0;
   for (const LazySet& ls : file_.index().sets) {
-    const uint64_t weights = (uint64_t)ls.n_q * (uint64_t)ls.n_k + (uint64_t)ls.screen_rows * (uint64_t)ls.screen_cols;
+    const uint64_t weights = (uint64_t)ls.n_q * (uint64_t)ls.n_k +
+                             (uint64_t)ls.PoolRows(LazyPool::Screen) * (uint64_t)ls.PoolCols(LazyPool::Screen);
     room = std::max(room, weights * per_weight);
   }
   return room;
@@ -645,7 +646,7 @@ void LazyMaps::Results(AppState* s, std::vector<Example*>& examples) {
     // hold gets one whole, to stand in for it.
     const LazySet& ls = file_.index().sets[(size_t)set];
     const bool whole = r.request.row0 == 0 && r.request.row1 == ls.n_q;
-    if (r.status && whole && !ls.screen_rows && WantsScreenCopies(ls.n_q, ls.n_k) &&
+    if (r.status && whole && !ls.Has(LazyPool::Screen) && WantsScreenCopies(ls.n_q, ls.n_k) &&
         (ms.pooled_ticket == r.ticket || Bytes(r.weights) > LazyCacheBudget())) {
       if (ms.pooled_ticket != r.ticket) ms.pooled_ticket = r.ticket, ms.pooled_rows = 0;
       PoolDecodedRows(set, i, r.weights, ls.n_q, examples);
@@ -769,7 +770,7 @@ bool LazyMaps::PoolHeldHead(int set, int map, std::vector<Example*>& examples) {
 bool LazyMaps::StatsMissing(int set, int map, LazyPool pool, std::vector<Example*>& examples) const {
   const SetState& ss = sets_[(size_t)set];
   const LazySet& ls = file_.index().sets[(size_t)set];
-  if (pool != LazyPool::Overview || !ss.pool_stats || ls.PoolRows(pool) || ls.stats || ss.stats_from[(size_t)map])
+  if (pool != LazyPool::Overview || !ss.pool_stats || ls.Has(pool) || ls.stats || ss.stats_from[(size_t)map])
     return false;
   const Example* ex = examples[(size_t)set];
   return !ex || !ex->maps[(size_t)map].Complete() || ex->maps[(size_t)map].weights.rows() != ls.n_q;
@@ -797,7 +798,7 @@ void LazyMaps::RequestOverviews(LazyPool pool, std::vector<Example*>& examples) 
     const LazySet& ls = file_.index().sets[(size_t)set];
     const int layer = ss.LayerOf(map);
     const int head = map - ss.layer_first[(size_t)layer];
-    if (!ls.PoolRows(pool)) {  // not stored: overviews are pooled from the whole head, screen copies not made
+    if (!ls.Has(pool)) {  // not stored: overviews are pooled from the whole head, screen copies not made
       // A head a view is reading whole gives its overview once it is in (a heatmap's stand-in asked
       // for one too, and the head was read twice).
       const bool coming = ms.ticket && ms.row0 == 0 && ms.row1 == ls.n_q;
@@ -1133,7 +1134,7 @@ const AttentionMap* LazyThumbnail(AppState* s, int map, float px, bool* thumb) {
 
 bool LazyStoresOverviews(AppState* s) {
   const Example& ex = s->Current();
-  return ex.lazy && ex.lazy->file().index().sets[(size_t)ex.lazy_set].PoolRows(LazyPool::Overview) > 0;
+  return ex.lazy && ex.lazy->file().index().sets[(size_t)ex.lazy_set].Has(LazyPool::Overview);
 }
 
 const AttentionMap* LazyScreen(AppState* s, int map, bool* partial) {

@@ -280,16 +280,18 @@ void PrintLazySet(const LazySet& set) {
   for (size_t l = 0; l < set.layers.size(); ++l)
     std::printf("  layer %zu \"%s\": %d head%s, %s\n", l, PrintableName(set.layers[l].name).c_str(),
                 set.layers[l].heads, set.layers[l].heads == 1 ? "" : "s", StDTypeName(set.layers[l].dtype));
-  if (set.overview_rows)
-    std::printf("  overviews: %d x %d per head (max-pooled)\n", set.overview_rows, set.overview_cols);
+  using attnviz::LazyPool;
+  if (set.Has(LazyPool::Overview))
+    std::printf("  overviews: %d x %d per head (max-pooled)\n", set.PoolRows(LazyPool::Overview),
+                set.PoolCols(LazyPool::Overview));
   else
     std::printf("  overviews: none stored (the viewer reads each head whole to make one)\n");
-  if (set.thumb_rows)
+  if (set.Has(LazyPool::Thumb))
     std::printf("  thumbnails: %d x %d per head (max-pooled; the grid draws them in cells up to %d pixels)\n",
-                set.thumb_rows, set.thumb_cols, attnviz::kThumbSide);
-  if (set.screen_rows)
+                set.PoolRows(LazyPool::Thumb), set.PoolCols(LazyPool::Thumb), attnviz::kThumbSide);
+  if (set.Has(LazyPool::Screen))
     std::printf("  screen copies: %d x %d per head (max-pooled; the heatmap draws them while a head is read)\n",
-                set.screen_rows, set.screen_cols);
+                set.PoolRows(LazyPool::Screen), set.PoolCols(LazyPool::Screen));
   std::printf(set.stats ? "  statistics: stored for every head (the grid sorts before reading; --heads prints them)\n"
                         : "  statistics: none stored (computed from each head once it is read)\n");
 }

@@ -79,8 +79,8 @@ Status PooledTensor(const SafetensorsTensor& o, const std::string& name, LazyPoo
   Status st = CheckHeadTensor(o, "tensor '" + name + "'", -1, -1, limits);
   if (!st) return st;
   const int64_t R = o.shape[1], C = o.shape[2], side = LazyPoolSide(pool);
-  int& rows = set->PoolRows(pool);
-  int& cols = set->PoolCols(pool);
+  int& rows = set->pool_rows[(int)pool];
+  int& cols = set->pool_cols[(int)pool];
   if (o.shape[0] != layer->heads || R < 1 || C < 1 || R > set->n_q || C > set->n_k || R > side || C > side ||
       (rows && (R != rows || C != cols)))
     return Status::Error("safetensors: tensor '" + name + "' is [" + std::to_string(o.shape[0]) + ", " +
@@ -431,14 +431,6 @@ ByteRange HeadRowsRange(const LazySet& set, int layer, int head, int64_t row0, i
   return r;
 }
 
-const char* LazyPoolPrefix(LazyPool p) {
-  return p == LazyPool::Screen ? "screen." : p == LazyPool::Thumb ? "thumb." : "overview.";
-}
-
-const char* LazyPoolName(LazyPool p) {
-  return p == LazyPool::Screen ? "screen copies" : p == LazyPool::Thumb ? "thumbnails" : "overviews";
-}
-
 ByteRange PooledRange(const LazySet& set, int layer, LazyPool pool, int head0, int head1) {
   const LazyLayer& l = set.layers[(size_t)layer];
   const LazyPooled& p = l.Pooled(pool);
@@ -629,7 +621,7 @@ Status LazyAttentionFile::Prepare(Job* job) {
   if (r.overview) {
     const LazyPool pool = r.pool;
     if ((int)pool < 0 || (int)pool >= kLazyPools) return Status::Error("no such stored copies");
-    if (!set.PoolRows(pool)) return Status::Error(std::string("the file stores no ") + LazyPoolName(pool));
+    if (!set.Has(pool)) return Status::Error(std::string("the file stores no ") + LazyPoolName(pool));
     if (r.head < 0 || r.head_end <= r.head || r.head_end > layer.heads)
       return Status::Error("no heads [" + std::to_string(r.head) + ", " + std::to_string(r.head_end) + ")");
     job->range = PooledRange(set, r.layer, pool, r.head, r.head_end);

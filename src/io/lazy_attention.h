@@ -53,11 +53,26 @@ constexpr LazyPool kLazyPoolList[kLazyPools] = {LazyPool::Overview, LazyPool::Sc
 constexpr int kOverviewSide = 256;  // overviews are at most 256 x 256: the grid's thumbnails
 constexpr int kScreenSide = 1024;   // screen copies at most 1024 x 1024: a zoomed-out heatmap
 constexpr int kThumbSide = 64;      // thumbnails at most 64 x 64: a grid of cells up to 64 pixels
+// What a LazyPool is, by its index: each per-pool field below is an array indexed the same way.
+struct LazyPoolInfo {
+  int side;            // R, C at most this
+  const char* prefix;  // "overview.": tensor names are prefix + "s.l"
+  const char* name;    // "overviews", for messages
+};
+constexpr LazyPoolInfo kLazyPoolInfo[kLazyPools] = {
+    {kOverviewSide, "overview.", "overviews"},
+    {kScreenSide, "screen.", "screen copies"},
+    {kThumbSide, "thumb.", "thumbnails"},
+};
 inline int LazyPoolSide(LazyPool p) {
-  return p == LazyPool::Screen ? kScreenSide : p == LazyPool::Thumb ? kThumbSide : kOverviewSide;
+  return kLazyPoolInfo[(int)p].side;
 }
-const char* LazyPoolPrefix(LazyPool p);  // "overview.", "screen." or "thumb.": tensor names are prefix + "s.l"
-const char* LazyPoolName(LazyPool p);    // "overviews", "screen copies" or "thumbnails", for messages
+inline const char* LazyPoolPrefix(LazyPool p) {
+  return kLazyPoolInfo[(int)p].prefix;
+}
+inline const char* LazyPoolName(LazyPool p) {
+  return kLazyPoolInfo[(int)p].name;
+}
 
 struct LazyPooled {
   StDType dtype = StDType::F16;  // of the copies
@@ -65,16 +80,13 @@ struct LazyPooled {
 };
 
 struct LazyLayer {
-  std::string name;              // "layer 3" unless the file names it
-  int heads = 0;                 // heads of this layer
-  StDType dtype = StDType::F16;  // of its weights
-  uint64_t offset = 0;           // file offset of head 0, row 0, column 0
-  LazyPooled overview, screen;   // its overviews and screen copies
-  LazyPooled thumb;              // its thumbnails
-  const LazyPooled& Pooled(LazyPool p) const {
-    return p == LazyPool::Screen ? screen : p == LazyPool::Thumb ? thumb : overview;
-  }
-  LazyPooled& Pooled(LazyPool p) { return p == LazyPool::Screen ? screen : p == LazyPool::Thumb ? thumb : overview; }
+  std::string name;               // "layer 3" unless the file names it
+  int heads = 0;                  // heads of this layer
+  StDType dtype = StDType::F16;   // of its weights
+  uint64_t offset = 0;            // file offset of head 0, row 0, column 0
+  LazyPooled pooled[kLazyPools];  // its overviews, screen copies and thumbnails, by LazyPool
+  const LazyPooled& Pooled(LazyPool p) const { return pooled[(int)p]; }
+  LazyPooled& Pooled(LazyPool p) { return pooled[(int)p]; }
   uint64_t stats_offset = 0;  // file offset of head 0's stored statistics (when the set has them)
 };
 
@@ -87,24 +99,14 @@ struct LazySet {
   std::vector<std::string> head_names;       // [most heads] or empty ("head h")
   std::vector<LazyLayer> layers;             // at least one
   int64_t n_q = 0, n_k = 0;                  // every head is [n_q, n_k]
-  int overview_rows = 0, overview_cols = 0;  // R, C of the stored overviews; 0 when the file has none
-  int screen_rows = 0, screen_cols = 0;      // R, C of the stored screen copies; 0 when the file has none
-  int thumb_rows = 0, thumb_cols = 0;        // R, C of the stored thumbnails; 0 when the file has none
+  int pool_rows[kLazyPools] = {};            // R of each stored copy, by LazyPool; 0 when the file has none
+  int pool_cols[kLazyPools] = {};            // C of each
   bool stats = false;                        // every head's statistics are stored ("stats.s.l", one range)
   int Heads() const;                         // heads of all layers
   int MaxHeads() const;                      // the most heads of any layer
-  int PoolRows(LazyPool p) const {
-    return p == LazyPool::Screen ? screen_rows : p == LazyPool::Thumb ? thumb_rows : overview_rows;
-  }
-  int PoolCols(LazyPool p) const {
-    return p == LazyPool::Screen ? screen_cols : p == LazyPool::Thumb ? thumb_cols : overview_cols;
-  }
-  int& PoolRows(LazyPool p) {
-    return p == LazyPool::Screen ? screen_rows : p == LazyPool::Thumb ? thumb_rows : overview_rows;
-  }
-  int& PoolCols(LazyPool p) {
-    return p == LazyPool::Screen ? screen_cols : p == LazyPool::Thumb ? thumb_cols : overview_cols;
-  }
+  int PoolRows(LazyPool p) const { return pool_rows[(int)p]; }
+  int PoolCols(LazyPool p) const { return pool_cols[(int)p]; }
+  bool Has(LazyPool p) const { return pool_rows[(int)p] > 0; }  // the file stores these copies
 };
 
 struct LazyAttentionIndex {
@@ -330,19 +332,16 @@ Status ReadLazyPrefix(ByteSource* source, std::vector<uint8_t>* out);
 // Writing
 // ---------------------------------------------------------------------------
 struct LazyWritePlan {
-  std::vector<uint8_t> header;                    // the bytes before the data
-  uint64_t file_size = 0;                         // header + data
-  std::vector<std::vector<uint64_t>> attention;   // [set][layer] file offset of "attention.s.l"
-  std::vector<std::vector<uint64_t>> stats;       // [set][layer] file offset of "stats.s.l"
-  std::vector<std::vector<uint64_t>> overview;    // [set][layer] file offset of "overview.s.l"
-  std::vector<std::vector<uint64_t>> screen;      // [set][layer] file offset of "screen.s.l" (sets that have them)
-  std::vector<std::vector<uint64_t>> thumb;       // [set][layer] file offset of "thumb.s.l" (sets that have them)
-  std::vector<std::vector<int>> heads;            // [set][layer]
-  std::vector<int64_t> n_q, n_k;                  // [set]
-  std::vector<int> overview_rows, overview_cols;  // [set]
-  std::vector<int> screen_rows, screen_cols;      // [set]; 0 for a set without screen copies
-  std::vector<int> thumb_rows, thumb_cols;        // [set]; 0 for a set without thumbnails
-  StDType dtype = StDType::F16;                   // of weights and overviews
+  std::vector<uint8_t> header;                            // the bytes before the data
+  uint64_t file_size = 0;                                 // header + data
+  std::vector<std::vector<uint64_t>> attention;           // [set][layer] file offset of "attention.s.l"
+  std::vector<std::vector<uint64_t>> stats;               // [set][layer] file offset of "stats.s.l"
+  std::vector<std::vector<uint64_t>> pooled[kLazyPools];  // by LazyPool: [set][layer] offset of "overview.s.l"...
+  std::vector<std::vector<int>> heads;                    // [set][layer]
+  std::vector<int64_t> n_q, n_k;                          // [set]
+  std::vector<int> pool_rows[kLazyPools];                 // by LazyPool: [set] R; 0 for a set without these copies
+  std::vector<int> pool_cols[kLazyPools];                 // by LazyPool: [set] C
+  StDType dtype = StDType::F16;                           // of weights and overviews
 };
 // The layout of a document's shape (its weights are not read): statistics of every set first, then
 // thumbnails (sets with heads over 64 on a side), then overviews, then screen copies (sets with heads

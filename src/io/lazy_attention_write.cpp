@@ -87,14 +87,9 @@ namespace {
 // The stored copies in the order the plan lays them out (after the statistics, before the layers).
 constexpr LazyPool kPlanPools[] = {LazyPool::Thumb, LazyPool::Overview, LazyPool::Screen};
 
-int& PlanRows(LazyWritePlan& p, size_t s, LazyPool pool) {
-  return pool == LazyPool::Screen ? p.screen_rows[s] : pool == LazyPool::Thumb ? p.thumb_rows[s] : p.overview_rows[s];
-}
-int& PlanCols(LazyWritePlan& p, size_t s, LazyPool pool) {
-  return pool == LazyPool::Screen ? p.screen_cols[s] : pool == LazyPool::Thumb ? p.thumb_cols[s] : p.overview_cols[s];
-}
-std::vector<std::vector<uint64_t>>& PlanOffsets(LazyWritePlan& p, LazyPool pool) {
-  return pool == LazyPool::Screen ? p.screen : pool == LazyPool::Thumb ? p.thumb : p.overview;
+// Whether a set of nq x nk heads stores the copies: overviews always, the others past their side.
+bool PlanWants(LazyPool pool, int64_t nq, int64_t nk) {
+  return pool == LazyPool::Overview || (pool == LazyPool::Screen ? WantsScreenCopies(nq, nk) : WantsThumbnails(nq, nk));
 }
 
 // Encodes w in dtype a block of whole rows at a time, hands each block's bytes to `sink` (if any),
@@ -146,14 +141,11 @@ Status PlanLazyAttention(const AttentionDocument& doc, StDType dtype, LazyWriteP
       return Status::Error("safetensors: set " + std::to_string(s) + " is empty");
     plan.n_q.push_back(nq);
     plan.n_k.push_back(nk);
-    plan.overview_rows.push_back(OverviewSide(nq));
-    plan.overview_cols.push_back(OverviewSide(nk));
-    const bool screen = WantsScreenCopies(nq, nk);
-    plan.screen_rows.push_back(screen ? OverviewSide(nq, kScreenSide) : 0);
-    plan.screen_cols.push_back(screen ? OverviewSide(nk, kScreenSide) : 0);
-    const bool thumb = WantsThumbnails(nq, nk);
-    plan.thumb_rows.push_back(thumb ? OverviewSide(nq, kThumbSide) : 0);
-    plan.thumb_cols.push_back(thumb ? OverviewSide(nk, kThumbSide) : 0);
+    for (LazyPool pool : kLazyPoolList) {
+      const bool wanted = PlanWants(pool, nq, nk);
+      plan.pool_rows[(int)pool].push_back(wanted ? OverviewSide(nq, LazyPoolSide(pool)) : 0);
+      plan.pool_cols[(int)pool].push_back(wanted ? OverviewSide(nk, LazyPoolSide(pool)) : 0);
+    }
     plan.heads.emplace_back();
     for (const AttentionFile::Layer& l : f.layers) {
       if (l.heads.empty()) return Status::Error("safetensors: a layer of set " + std::to_string(s) + " has no heads");
@@ -167,10 +159,10 @@ Status PlanLazyAttention(const AttentionDocument& doc, StDType dtype, LazyWriteP
                        {plan.heads[s][l], kHeadStatsColumns}});
   for (LazyPool pool : kPlanPools)
     for (size_t s = 0; s < doc.sets.size(); ++s)
-      for (size_t l = 0; l < plan.heads[s].size() && PlanRows(plan, s, pool); ++l)
+      for (size_t l = 0; l < plan.heads[s].size() && plan.pool_rows[(int)pool][s]; ++l)
         specs.push_back({LazyPoolPrefix(pool) + std::to_string(s) + "." + std::to_string(l),
                          dtype,
-                         {plan.heads[s][l], PlanRows(plan, s, pool), PlanCols(plan, s, pool)}});
+                         {plan.heads[s][l], plan.pool_rows[(int)pool][s], plan.pool_cols[(int)pool][s]}});
   for (size_t s = 0; s < doc.sets.size(); ++s)
     for (size_t l = 0; l < plan.heads[s].size(); ++l)
       specs.push_back({"attention." + std::to_string(s) + "." + std::to_string(l),
@@ -187,14 +179,14 @@ Status PlanLazyAttention(const AttentionDocument& doc, StDType dtype, LazyWriteP
   if (!st) return st;
   size_t i = 0;
   plan.stats.resize(doc.sets.size());
-  for (LazyPool pool : kPlanPools) PlanOffsets(plan, pool).resize(doc.sets.size());
+  for (LazyPool pool : kPlanPools) plan.pooled[(int)pool].resize(doc.sets.size());
   plan.attention.resize(doc.sets.size());
   for (size_t s = 0; s < doc.sets.size(); ++s)
     for (size_t l = 0; l < plan.heads[s].size(); ++l) plan.stats[s].push_back(begins[i++]);
   for (LazyPool pool : kPlanPools)
     for (size_t s = 0; s < doc.sets.size(); ++s)
-      for (size_t l = 0; l < plan.heads[s].size() && PlanRows(plan, s, pool); ++l)
-        PlanOffsets(plan, pool)[s].push_back(begins[i++]);
+      for (size_t l = 0; l < plan.heads[s].size() && plan.pool_rows[(int)pool][s]; ++l)
+        plan.pooled[(int)pool][s].push_back(begins[i++]);
   for (size_t s = 0; s < doc.sets.size(); ++s)
     for (size_t l = 0; l < plan.heads[s].size(); ++l) plan.attention[s].push_back(begins[i++]);
   *out = std::move(plan);
@@ -225,7 +217,7 @@ Status WriteLazyAttention(const AttentionDocument& doc, StDType dtype, const std
       }
   for (LazyPool pool : kPlanPools) {  // in the plan's order
     for (size_t s = 0; s < doc.sets.size() && ok; ++s) {
-      const int R = PlanRows(plan, s, pool), C = PlanCols(plan, s, pool);
+      const int R = plan.pool_rows[(int)pool][s], C = plan.pool_cols[(int)pool][s];
       pooled.resize((size_t)R * (size_t)C);
       for (const AttentionFile::Layer& l : doc.sets[s].data.layers) {
         for (const AttentionFile::Head& h : l.heads) {
@@ -268,11 +260,11 @@ Status WriteLazyAttentionStreamed(const AttentionDocument& shape, StDType dtype,
              EncodeWithStats(w, dtype, &sink, row) && sink.Seek(plan.stats[s][l] + (uint64_t)h * sizeof(row)) &&
              WriteFloats(&sink, StDType::F32, row, kHeadStatsColumns, &buf);
         for (LazyPool pool : kPlanPools) {
-          const int R = PlanRows(plan, s, pool), C = PlanCols(plan, s, pool);
+          const int R = plan.pool_rows[(int)pool][s], C = plan.pool_cols[(int)pool][s];
           if (!R || !ok) continue;
           pooled.resize((size_t)R * (size_t)C);
           MaxPoolOverview(w.data(), w.rows(), w.cols(), R, C, pooled.data());
-          ok = sink.Seek(PlanOffsets(plan, pool)[s][l] + (uint64_t)h * pooled.size() * item) &&
+          ok = sink.Seek(plan.pooled[(int)pool][s][l] + (uint64_t)h * pooled.size() * item) &&
                WriteFloats(&sink, dtype, pooled.data(), pooled.size(), &buf);
         }
       }

@@ -158,7 +158,7 @@ TEST(LazyAttention, WritesAndReadsTheAttnvizLayout) {
   EXPECT_EQ(ix.sets[0].layers[1].name, "enc.1");
   EXPECT_EQ(ix.sets[0].layers[1].heads, 3);
   EXPECT_EQ(ix.sets[0].head_names, (std::vector<std::string>{"h0", "h1", "h2"}));
-  EXPECT_EQ(ix.sets[0].overview_rows, 5);
+  EXPECT_EQ(ix.sets[0].PoolRows(LazyPool::Overview), 5);
   EXPECT_EQ(ix.tokenizer.space_marker, "\xe2\x96\x81");
   EXPECT_EQ(ix.tokenizer.special_tokens, std::vector<std::string>{"</s>"});
   ASSERT_TRUE(ix.meta.IsObject());
@@ -228,8 +228,8 @@ TEST(LazyAttention, OverviewsAreMaxPooled) {
   ASSERT_TRUE(WriteLazyAttention(doc, StDType::F32, path).ok);
   LazyAttentionFile f;
   ASSERT_TRUE(OpenPath(path, &f).ok);
-  EXPECT_EQ(f.index().sets[0].overview_rows, 256);
-  EXPECT_EQ(f.index().sets[0].overview_cols, 256);
+  EXPECT_EQ(f.index().sets[0].PoolRows(LazyPool::Overview), 256);
+  EXPECT_EQ(f.index().sets[0].PoolCols(LazyPool::Overview), 256);
   const LazyResult head_r = Fetch(&f, Rows(0, 0, 0, 0, 600));
   const LazyResult ov = Fetch(&f, Overviews(0, 0, 0, 1));
   ASSERT_TRUE(head_r.status.ok && ov.status.ok);
@@ -732,7 +732,7 @@ TEST(LazyAttention, TheIndexRefusesInconsistentFiles) {
   ASSERT_TRUE(st.ok) << st.message;
   EXPECT_EQ(ix.sets[0].layers[1].heads, 4);  // layers may differ in heads
   EXPECT_EQ(ix.sets[0].MaxHeads(), 4);
-  EXPECT_EQ(ix.sets[0].overview_rows, 0);
+  EXPECT_EQ(ix.sets[0].PoolRows(LazyPool::Overview), 0);
   auto error = [&](const std::vector<SafetensorsTensorSpec>& specs,
                    const std::vector<std::pair<std::string, std::string>>& m) {
     LazyAttentionIndex x;
@@ -907,8 +907,8 @@ TEST(LazyAttention, ScreenCopiesAreWrittenReadAndChecked) {
   LazyAttentionFile f;
   ASSERT_TRUE(OpenPath(path, &f).ok);
   const LazySet& ls = f.index().sets[0];
-  EXPECT_EQ(ls.screen_rows, 1024);
-  EXPECT_EQ(ls.screen_cols, 40);
+  EXPECT_EQ(ls.PoolRows(LazyPool::Screen), 1024);
+  EXPECT_EQ(ls.PoolCols(LazyPool::Screen), 40);
   LazyRequest r = Overviews(0, 0, 1, 2);
   r.pool = LazyPool::Screen;
   const LazyResult screen = Fetch(&f, r);
@@ -947,11 +947,11 @@ TEST(LazyAttention, ThumbnailsAreWrittenReadAndChecked) {
     LazyAttentionFile f;
     ASSERT_TRUE(OpenPath(path, &f).ok);
     const LazySet& ls = f.index().sets[0];
-    EXPECT_EQ(ls.thumb_rows, 64);
-    EXPECT_EQ(ls.thumb_cols, 50);  // C = min(n_k, 64)
-    EXPECT_EQ(ls.overview_rows, 200);
-    EXPECT_LT(ls.layers[0].thumb.offset, ls.layers[0].overview.offset);
-    EXPECT_GT(ls.layers[0].thumb.offset, ls.layers[0].stats_offset);
+    EXPECT_EQ(ls.PoolRows(LazyPool::Thumb), 64);
+    EXPECT_EQ(ls.PoolCols(LazyPool::Thumb), 50);  // C = min(n_k, 64)
+    EXPECT_EQ(ls.PoolRows(LazyPool::Overview), 200);
+    EXPECT_LT(ls.layers[0].Pooled(LazyPool::Thumb).offset, ls.layers[0].Pooled(LazyPool::Overview).offset);
+    EXPECT_GT(ls.layers[0].Pooled(LazyPool::Thumb).offset, ls.layers[0].stats_offset);
     LazyRequest r = Overviews(0, 0, 0, 2);
     r.pool = LazyPool::Thumb;
     const LazyResult thumbs = Fetch(&f, r);
@@ -1050,7 +1050,7 @@ TEST(LazyAttention, ASparse32GiBFileReadsHeadByHead) {
   const Status opened = OpenPath(path, &f);
   ASSERT_TRUE(opened.ok) << opened.message;
   ASSERT_EQ(f.index().sets[0].layers.size(), 32u);
-  EXPECT_EQ(f.index().sets[0].overview_rows, 256);
+  EXPECT_EQ(f.index().sets[0].PoolRows(LazyPool::Overview), 256);
   const LazyResult r = Fetch(&f, Rows(0, 7, 19, 0, n));
   ASSERT_TRUE(r.status.ok) << r.status.message;
   int64_t wrong = 0;
@@ -1125,7 +1125,7 @@ TEST(LazyAttention, ABigNpyArrayReadsHeadByHead) {
   EXPECT_EQ(s.n_q, n);
   EXPECT_TRUE(s.self_attention);
   EXPECT_EQ(s.kind, AttentionKind::Self);
-  EXPECT_EQ(s.overview_rows, 0);  // a .npy stores none: the viewer pools them
+  EXPECT_EQ(s.PoolRows(LazyPool::Overview), 0);  // a .npy stores none: the viewer pools them
   EXPECT_EQ(s.key_tokens[n - 1], std::to_string(n - 1));
   const LazyResult r = Fetch(&f, Rows(0, 7, 19, 0, n));
   ASSERT_TRUE(r.status.ok) << r.status.message;

@@ -481,7 +481,7 @@ TEST(Cli, ANpyTooBigToReadWholeIsInspectedAndConvertedHeadByHead) {
   ASSERT_TRUE(ReadLazyPrefix(src.get(), &prefix).ok);
   LazyAttentionFile f;
   ASSERT_TRUE(f.Open(std::move(src), prefix.data(), prefix.size()).ok);
-  EXPECT_EQ(f.index().sets[0].overview_rows, 40);  // overviews written as the heads streamed by
+  EXPECT_EQ(f.index().sets[0].PoolRows(attnviz::LazyPool::Overview), 40);  // overviews written as the heads streamed by
   LazyRequest q;
   q.layer = 1, q.head = 2, q.row0 = 0, q.row1 = 40;
   f.Submit(q);

@@ -54,7 +54,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       r.set = (int)s, r.layer = (int)l, r.row0 = 0, r.row1 = set.n_q < 4 ? set.n_q : 4;
       f.Submit(r);
       for (attnviz::LazyPool pool : attnviz::kLazyPoolList) {
-        if (!set.PoolRows(pool)) continue;
+        if (!set.Has(pool)) continue;
         r.overview = true, r.pool = pool, r.head_end = 1;
         f.Submit(r);
       }
