@@ -1,6 +1,7 @@
 // attnviz_bench_module: the WASM attention kernels as a small module for bench/peers/run.mjs,
 // which times them against onnxruntime-web and tfjs-wasm in one node process, alternating the
 // implementations sample by sample. C exports only; the JS side owns inputs, timing and output.
+#include <cstdlib>
 #include <cstring>
 
 #include "core/kernels.h"
@@ -33,6 +34,9 @@ double attnviz_bench_probe_gflops(int i) {
 double attnviz_bench_probe_ms() {
   return g_probe.probe_ms;
 }
+int attnviz_bench_selected() {  // the last probe's pick, which attnviz-auto runs (-1: no probe yet)
+  return k::LastProbe().selected;
+}
 void attnviz_bench_force_tile(int i) {
   k::ForceTile(i);
 }
@@ -55,6 +59,29 @@ double attnviz_bench_fma_peak() {
     if (s < best) best = s;
   }
   return 2.0 * 4 * 12 * 2048.0 / best * 1e-9;
+}
+
+// A load-bearing peak: variant i's block kernel on a 60 x 96 A and one 96-deep k-block of B as wide
+// as the variant's tile (8 or 16 columns: <= 32 KiB in all, L1-resident on every x86 core), `reps` times.
+// Unlike the register-only mul+add loop, it loads A and B as the attention GEMMs do, from a few pages.
+// In the rotation of bench/peers/run.mjs it tells which a slow stretch hits: loads from L1 (it
+// slows with the kernels), or memory beyond L1 (it does not). Returns the flops done, 0 for a bad i.
+double attnviz_bench_gemm_l1(int i, int reps) {
+  constexpr int kM = 60, kK = 96, kMaxCols = 64;
+  alignas(64) static float a[kM * kK], b[kK * kMaxCols], c[kM * kMaxCols];
+  static bool filled = false;
+  if (!filled) {
+    for (int j = 0; j < kM * kK; ++j) a[j] = (float)((j * 7919) % 997) / 997.0f - 0.5f;
+    for (int j = 0; j < kK * kMaxCols; ++j) b[j] = (float)((j * 104729) % 991) / 991.0f - 0.5f;
+    filled = true;
+  }
+  if (i < 0 || i >= k::TileVariantCount()) return 0.0;
+  const k::TileVariant& t = k::TileVariantAt(i);
+  const char* x = std::strchr(t.tile, 'x');  // "4x16": the tile's columns, a whole number of panels
+  const int cols = x ? std::atoi(x + 1) : t.panel;
+  if (cols <= 0 || cols > kMaxCols || cols % t.panel) return 0.0;
+  for (int r = 0; r < reps; ++r) t.fn(kM, cols, kK, 1.0f, a, kK, b, c, cols, 0);
+  return 2.0 * kM * cols * kK * reps;
 }
 
 // heads x single-head attention: q, k, v [heads, n, d], weights [n, n] scratch, out [heads, n, d].

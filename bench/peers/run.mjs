@@ -27,6 +27,9 @@
 //   ratio impl=wasm-simd128 vs=<best peer> n=.. heads=.. ratio=.. ratio_min=.. ratio_cpu=..
 //   peak_fraction impl=.. n=.. heads=.. peak_gflops=.. median=.. best=.. start_median=.. [muladd_peak_gflops=..
 //   of_muladd_median=..]   (relaxed SIMD: against the madd peak, and against the mul+add one)
+//   peak impl=wasm-simd128-gemm-l1|wasm-relaxed-simd-gemm-l1 tile=.. n=.. ...: a diagnostic, the warm probe's
+//   fastest tile of that ISA on an L1-resident GEMM in the same rotation (of_gemm_l1_median in peak_fraction):
+//   it loads its operands, the mul+add loop does not, so the two tell apart what a slow stretch hits
 //   samples impl=.. n=.. heads=.. gflops=..,..   (with ATTNVIZ_PEER_SAMPLES=1: every sample in the order
 //   taken, round by round, so a slow stretch that hit every implementation shows as the same rounds)
 import { createRequire } from 'module';
@@ -111,6 +114,25 @@ function peakImpl(a, kind) {
     kind,
     flops: (kind === 'muladd' ? 50 : 300) * chunk,
     call: kind === 'muladd' ? () => a.m._attnviz_bench_muladd_peak(0) : () => a.m._attnviz_bench_fma_peak(),
+  };
+}
+
+// A load-bearing peak (diagnostic): the warm probe's fastest tile of an ISA on an L1-resident GEMM
+// (attnviz_bench_gemm_l1: 60 x 96 by 96 x the tile's columns, 100 times a call). It loads its operands
+// as the attention GEMMs do, where the mul+add loop loads nothing, so a slow stretch that hits it as
+// well hits loads from L1, not memory beyond it.
+function gemmL1Impl(a, isa) {
+  const best = fastestPerIsa(a.variants).get(isa);
+  if (!best) return null;
+  const inner = 100;
+  const flops = a.m._attnviz_bench_gemm_l1(best.index, 1) * inner;
+  if (!(flops > 0)) return null;
+  return {
+    name: `${isa}-gemm-l1`,
+    kind: `gemm-l1-${isa}`,
+    tile: best.tile,
+    flops,
+    call: () => a.m._attnviz_bench_gemm_l1(best.index, inner),
   };
 }
 
@@ -206,7 +228,8 @@ async function main() {
   if (fmaPeak > 0) console.log(`peak impl=wasm-relaxed-simd madd_gflops=${fmaPeak.toFixed(2)}`);
 
   const ours = [attnvizImpl(a, 'wasm-simd128'), attnvizImpl(a, 'wasm-relaxed-simd'), attnvizImpl(a, 'auto')].filter(Boolean);
-  const peaks = [peakImpl(a, 'muladd'), fmaPeak > 0 ? peakImpl(a, 'madd') : null].filter(Boolean);
+  const peaks = [peakImpl(a, 'muladd'), fmaPeak > 0 ? peakImpl(a, 'madd') : null,
+                 gemmL1Impl(a, 'wasm-simd128'), gemmL1Impl(a, 'wasm-relaxed-simd')].filter(Boolean);
   const all = [...ours, ...impls, ...peaks];
   for (const [n, d, heads] of SHAPES) {
     const q = randomArray(heads * n * d, 11 + n), k = randomArray(heads * n * d, 12 + n), v = randomArray(heads * n * d, 13 + n);
@@ -240,7 +263,7 @@ async function main() {
     for (const p of peaks) {
       const med = median(times[p.name]), min = Math.min(...times[p.name]);
       peakStats[p.kind] = { med: p.flops / med * 1e-6, best: p.flops / min * 1e-6 };
-      console.log(`peak impl=${p.name} n=${n} heads=${heads} median_gflops=${peakStats[p.kind].med.toFixed(2)} ` +
+      console.log(`peak impl=${p.name}${p.tile ? ` tile=${p.tile}` : ''} n=${n} heads=${heads} median_gflops=${peakStats[p.kind].med.toFixed(2)} ` +
                   `best_gflops=${peakStats[p.kind].best.toFixed(2)} samples=${SAMPLES} reps=${reps[p.name]}`);
     }
     // agreement with onnxruntime (sanity: every implementation computed the same attention)
@@ -278,9 +301,12 @@ async function main() {
       const vsMulAdd = relaxed
         ? ` muladd_peak_gflops=${peakStats.muladd.med.toFixed(2)} of_muladd_median=${(gf(stats[impl.name].med) / peakStats.muladd.med).toFixed(2)}`
         : '';
+      // against the L1-resident GEMM of the same ISA (the app's pick: of the ISA it ran last), a diagnostic
+      const l1 = peakStats[`gemm-l1-${impl.name === 'attnviz-auto' ? a.variants[a.m._attnviz_bench_selected()]?.isa : impl.name}`];
+      const vsL1 = l1 ? ` of_gemm_l1_median=${(gf(stats[impl.name].med) / l1.med).toFixed(2)}` : '';
       console.log(`peak_fraction impl=${impl.name} n=${n} heads=${heads} peak_gflops=${pk.med.toFixed(2)} ` +
                   `median=${(gf(stats[impl.name].med) / pk.med).toFixed(2)} best=${(gf(stats[impl.name].min) / pk.best).toFixed(2)} ` +
-                  `start_median=${(gf(stats[impl.name].med) / startPk).toFixed(2)}${vsMulAdd}`);
+                  `start_median=${(gf(stats[impl.name].med) / startPk).toFixed(2)}${vsMulAdd}${vsL1}`);
     }
   }
 }

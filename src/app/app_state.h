@@ -50,6 +50,9 @@ struct FrameStats {
   // a lazily read file is still being read, once in 2 s: each frame drawn then costs a software
   // renderer ~40 ms of the cores the reads wait for (stop 59: paced head switches).
   float shown_cpu_ms = 0, shown_cpu_max_ms = 0, shown_train_ms = 0, shown_fps = 0;
+  // Two clocks, on purpose: BeginFrame paces refreshes by ImGui's time (the frame's own clock, which
+  // the tests step), and LazyReadoutDue, asked between frames, reads steady_clock, because an idle
+  // page runs no frames to advance ImGui's (refresh_asked carries its answer into the next frame).
   double shown_at = -1;  // ImGui::GetTime() of the last refresh
   bool refresh = true;   // this frame refreshes the readouts: the status bar's, the sidebar's cache figures
   std::chrono::steady_clock::time_point refreshed_at{};  // when they last did (LazyReadoutDue)
