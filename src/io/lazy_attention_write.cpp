@@ -89,7 +89,14 @@ constexpr LazyPool kPlanPools[] = {LazyPool::Thumb, LazyPool::Overview, LazyPool
 
 // Whether a set of nq x nk heads stores the copies: overviews always, the others past their side.
 bool PlanWants(LazyPool pool, int64_t nq, int64_t nk) {
-  return pool == LazyPool::Overview || (pool == LazyPool::Screen ? WantsScreenCopies(nq, nk) : WantsThumbnails(nq, nk));
+  switch (pool) {
+    case LazyPool::Screen:
+      return WantsScreenCopies(nq, nk);
+    case LazyPool::Thumb:
+      return WantsThumbnails(nq, nk);
+    default:
+      return true;
+  }
 }
 
 // Encodes w in dtype a block of whole rows at a time, hands each block's bytes to `sink` (if any),
