@@ -2,18 +2,22 @@
 // Start until the held-out exact match reaches 95% (or TRAIN_BENCH_MAX_S, default 300 s, passes).
 // Prints the wall time against the worker's own compute time (Trainer::seconds, the single-thread
 // training time) as a ratio measured in the same run, and the UI's frame CPU times meanwhile.
+// As a person does: the Train tab opens (the view prepares the run: the worker starts, the epoch-0
+// probe is drawn), it is looked at for TRAIN_BENCH_READ_S (default 2 s), then Train is pressed. The
+// frames of the preparation are reported on their own line.
 import { openApp } from '../tests/browser/lib.mjs';
 
 const maxS = Number(process.env.TRAIN_BENCH_MAX_S || 300);
+const readS = Number(process.env.TRAIN_BENCH_READ_S ?? 2);
 const kind = process.argv[2] || 'bahdanau';
 const app = await openApp('?view=train');
 try {
   const { page } = app;
-  await page.evaluate((k) => { window.attnviz.command(`train ${k}`); window.attnviz.command('train start'); }, kind);
-  const t0 = Date.now();
-  await page.evaluate(() => {
+  const startSampling = () => page.evaluate(() => {
     window.frameMs = [];
     window.frameAt = [];
+    if (window.sampling) return;
+    window.sampling = true;
     // One sample per frame drawn: the viewer draws only when something changes, and a frame read
     // on several animation frames counted several times (three samples of one 20.7 ms frame).
     let seen = -1;
@@ -28,6 +32,19 @@ try {
     };
     tick();
   });
+  await startSampling();
+  await page.evaluate((k) => window.attnviz.command(`train ${k}`), kind);
+  const p0 = Date.now();
+  await page.waitForFunction(() => { const t = window.attnviz.describe().train; return t.prepared && t.probes >= 1; },
+    null, { timeout: 60000 });
+  const probeS = (Date.now() - p0) / 1000;
+  await page.waitForTimeout(readS * 1000);
+  const prep = (await page.evaluate(() => window.frameMs)).slice().sort((a, b) => a - b);
+  console.log(`train_browser_prepare model=${kind} epoch0_probe_s=${probeS.toFixed(2)} read_s=${readS} frames=${prep.length} ` +
+    `cpu_ms_max=${prep.length ? prep[prep.length - 1].toFixed(2) : 'none'}`);
+  await startSampling();
+  await page.evaluate(() => window.attnviz.command('train start'));
+  const t0 = Date.now();
   let d;
   const epochAt = [];  // page time at which each new epoch was first seen (the poll's resolution)
   for (;;) {

@@ -14,12 +14,13 @@ namespace {
 // Trains in the UI thread, budget_ms a frame.
 class FrameRunner : public TrainRunner {
  public:
-  Status Start(const seq2seq::TrainerConfig& config) override {
+  Status Start(const seq2seq::TrainerConfig& config, bool running) override {
     auto t = std::make_unique<seq2seq::Trainer>();
     if (Status st = t->Init(config); !st) return st;
     trainer_ = std::move(t);
     progress_ = TrainProgress{};
-    running_ = true;
+    CopyTrainProgress(*trainer_, &progress_);  // the epoch-0 probe, before any step
+    running_ = running;
     return Status::Ok();
   }
   void SetRunning(bool running) override { running_ = running; }
@@ -47,7 +48,7 @@ class ThreadRunner : public TrainRunner {
  public:
   explicit ThreadRunner(int threads) : threads_(threads > 0 ? threads : seq2seq::HardwareThreads()) {}
   ~ThreadRunner() override { Stop(); }
-  Status Start(const seq2seq::TrainerConfig& config) override {
+  Status Start(const seq2seq::TrainerConfig& config, bool running) override {
     Stop();
     auto t = std::make_unique<seq2seq::Trainer>();
     seq2seq::TrainerConfig cfg = config;
@@ -55,9 +56,10 @@ class ThreadRunner : public TrainRunner {
     if (Status st = t->Init(cfg); !st) return st;
     trainer_ = std::move(t);
     progress_ = shared_ = TrainProgress{};
+    CopyTrainProgress(*trainer_, &shared_);  // the epoch-0 probe, before any step (no thread yet)
     new_epoch_ = false;
     quit_ = false;
-    running_ = true;
+    running_ = running;
     thread_ = std::thread([this] { Loop(); });
     return Status::Ok();
   }
@@ -131,11 +133,13 @@ std::unique_ptr<TrainRunner> MakeThreadRunnerOn(int threads) {
   return std::make_unique<ThreadRunner>(threads);
 }
 
-std::string TrainStartMessage(const seq2seq::TrainerConfig& c) {
+std::string TrainStartMessage(const seq2seq::TrainerConfig& c, bool running) {
   JsonWriter w;
   w.BeginObject();
   w.Key("type");
   w.String("start");
+  w.Key("running");
+  w.Bool(running);
   w.Key("config");
   w.BeginObject();
   w.Key("kind");
@@ -214,7 +218,8 @@ Status TrainWorker::Handle(const std::string& message) {
     if (Status st = tr->Init(config); !st) return st;
     trainer_ = std::move(tr);
     cursor_ = TrainReportCursor{};
-    running_ = true;
+    const JsonValue* running = doc.Find("running");  // absent: running
+    running_ = !(running && running->type == JsonType::Bool && !running->boolean);
   } else if (t == "pause" || t == "resume") {
     running_ = t == "resume";
   } else if (t == "stop") {
@@ -243,12 +248,12 @@ ReportRunner::~ReportRunner() {
   send_("{\"type\":\"stop\"}");
 }
 
-Status ReportRunner::Start(const seq2seq::TrainerConfig& config) {
+Status ReportRunner::Start(const seq2seq::TrainerConfig& config, bool running) {
   progress_ = TrainProgress{};
   model_bytes_.clear();
   new_epoch_ = false;
   error_.clear();
-  send_(TrainStartMessage(config));
+  send_(TrainStartMessage(config, running));
   return Status::Ok();
 }
 

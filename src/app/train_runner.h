@@ -23,8 +23,10 @@ namespace attnviz {
 class TrainRunner {
  public:
   virtual ~TrainRunner() = default;
-  virtual Status Start(const seq2seq::TrainerConfig& config) = 0;  // a fresh run, replacing any
-  virtual void SetRunning(bool running) = 0;                       // pause / resume
+  // A fresh run, replacing any; paused when !running (a run made ready ahead of its start: its
+  // epoch-0 probe is in progress() as soon as it arrives, and SetRunning(true) starts it).
+  virtual Status Start(const seq2seq::TrainerConfig& config, bool running) = 0;
+  virtual void SetRunning(bool running) = 0;  // pause / resume
   // Once a frame: the frame runner trains for budget_ms here; the others take what arrived.
   // Returns true when an epoch ended since the last call; *model then holds the model as it was.
   virtual bool Poll(float budget_ms, seq2seq::Model* model) = 0;
@@ -40,13 +42,13 @@ std::unique_ptr<TrainRunner> MakeThreadRunner();
 std::unique_ptr<TrainRunner> MakeThreadRunnerOn(int threads);
 
 // Training in another process or worker: `send` carries the commands there ({"type":"start",
-// "config":{kind, task, seed}}, {"type":"pause"}, {"type":"resume"}, {"type":"stop"}); what it
+// "running":bool,"config":{...}}, {"type":"pause"}, {"type":"resume"}, {"type":"stop"}); what it
 // sends back arrives through Deliver (on the UI thread).
 class ReportRunner : public TrainRunner {
  public:
   explicit ReportRunner(std::function<void(const std::string& message)> send);
   ~ReportRunner() override;
-  Status Start(const seq2seq::TrainerConfig& config) override;
+  Status Start(const seq2seq::TrainerConfig& config, bool running) override;
   void SetRunning(bool running) override;
   bool Poll(float budget_ms, seq2seq::Model* model) override;
   const TrainProgress& progress() const override { return progress_; }
@@ -80,10 +82,11 @@ class TrainWorker {
   bool running_ = false;
 };
 
-// The start command for a config: {"type":"start","config":{kind, task, seed, n_train, n_heldout,
-// batch_size, learning_rate, warmup_batches, decay_batches, align_weight, micro_batch,
-// eval_chunk}}; the worker rebuilds the same config (DefaultTrainerConfig + these).
-std::string TrainStartMessage(const seq2seq::TrainerConfig& config);
+// The start command for a config: {"type":"start","running":bool,"config":{kind, task, seed, n_train,
+// n_heldout, batch_size, learning_rate, warmup_batches, decay_batches, align_weight, micro_batch,
+// eval_chunk}}; the worker rebuilds the same config (DefaultTrainerConfig + these), and starts it
+// paused when running is false.
+std::string TrainStartMessage(const seq2seq::TrainerConfig& config, bool running);
 // Its inverse, for the worker.
 Status ParseTrainStart(const std::string& config_json, seq2seq::TrainerConfig* config);
 

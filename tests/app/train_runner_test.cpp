@@ -56,7 +56,7 @@ TEST(TrainRunner, ThroughWorkerReportsTheRunIsTheTrainersRun) {
   ReportRunner runner([&](const std::string& msg) {
     if (Status st = worker.Handle(msg); !st) worker_error = st.message;
   });
-  ASSERT_TRUE(runner.Start(SmallConfig()).ok);
+  ASSERT_TRUE(runner.Start(SmallConfig(), true).ok);
   ASSERT_TRUE(worker_error.empty()) << worker_error;
   seq2seq::Model model;
   int epochs_seen = 0, slices = 0;
@@ -82,6 +82,46 @@ TEST(TrainRunner, ThroughWorkerReportsTheRunIsTheTrainersRun) {
   EXPECT_FALSE(worker.Handle("{\"type\":\"start\",\"config\":{\"kind\":9}}").ok);
 }
 
+// A run started paused (the Train view's prepared run): its epoch-0 probe reaches the page, no batch
+// is trained until it is resumed, and then it is the same run as one started running.
+TEST(TrainRunner, ThroughWorkerAPausedStartReportsTheEpochZeroProbeAndTrainsNothing) {
+  TrainWorker worker;
+  ReportRunner runner([&](const std::string& msg) { ASSERT_TRUE(worker.Handle(msg).ok); });
+  ASSERT_TRUE(runner.Start(SmallConfig(), false).ok);
+  EXPECT_FALSE(worker.running());
+  std::vector<uint8_t> bytes;
+  const std::string report = worker.Slice(2.0, &bytes);
+  ASSERT_FALSE(report.empty()) << "the first report carries the epoch-0 probe";
+  runner.Deliver(report.data(), report.size(), bytes.data(), bytes.size());
+  ASSERT_EQ(runner.error(), "");
+  ASSERT_EQ(runner.progress().probes.size(), 1u);
+  EXPECT_EQ(runner.progress().probes[0].epoch, 0);
+  EXPECT_EQ(runner.progress().batches, 0);
+  for (int i = 0; i < 5; ++i) EXPECT_TRUE(worker.Slice(2.0, &bytes).empty()) << "a paused run trains nothing";
+  runner.SetRunning(true);
+  seq2seq::Model model;
+  for (int slices = 0; runner.progress().epoch < 1 && slices < 100000; ++slices) {
+    const std::string r = worker.Slice(2.0, &bytes);
+    if (r.empty()) continue;
+    runner.Deliver(r.data(), r.size(), bytes.data(), bytes.size());
+    (void)runner.Poll(0, &model);
+  }
+  ExpectSameRun(runner.progress(), *Reference(1), model);
+}
+
+TEST(TrainRunner, InFramesAPausedStartHasTheEpochZeroProbeAndTrainsNothing) {
+  std::unique_ptr<TrainRunner> runner = MakeFrameRunner();
+  ASSERT_TRUE(runner->Start(SmallConfig(), false).ok);
+  seq2seq::Model model;
+  for (int i = 0; i < 5; ++i) EXPECT_FALSE(runner->Poll(50, &model));
+  ASSERT_EQ(runner->progress().probes.size(), 1u);
+  EXPECT_EQ(runner->progress().batches, 0);
+  runner->SetRunning(true);
+  for (int i = 0; runner->progress().epoch < 1 && i < 1000000; ++i)
+    (void)runner->Poll(1e-3, &model);  // a unit a call: it stops at the epoch's end
+  ExpectSameRun(runner->progress(), *Reference(1), model);
+}
+
 TEST(TrainRunner, AWorkerErrorReachesThePage) {
   ReportRunner runner([](const std::string&) {});
   runner.Fail("could not load attnviz-train.wasm");
@@ -96,7 +136,7 @@ TEST(TrainRunner, AWorkerErrorReachesThePage) {
 #if !defined(__EMSCRIPTEN__)
 TEST(TrainRunner, OnAThreadTheRunIsTheTrainersRun) {
   std::unique_ptr<TrainRunner> runner = MakeThreadRunner();
-  ASSERT_TRUE(runner->Start(SmallConfig()).ok);
+  ASSERT_TRUE(runner->Start(SmallConfig(), true).ok);
   seq2seq::Model model, last;
   const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(120);
   while (runner->progress().epoch < 2 && std::chrono::steady_clock::now() < end) {
@@ -113,6 +153,23 @@ TEST(TrainRunner, OnAThreadTheRunIsTheTrainersRun) {
   EXPECT_EQ(runner->progress().history.size(), ref->history().size());
   EXPECT_EQ(runner->progress().history.back().exact_match, ref->history().back().exact_match);
   EXPECT_EQ(runner->progress().history.back().aer, ref->history().back().aer);
+}
+
+TEST(TrainRunner, OnAThreadAPausedStartHasTheEpochZeroProbeAndTrainsNothing) {
+  std::unique_ptr<TrainRunner> runner = MakeThreadRunner();
+  ASSERT_TRUE(runner->Start(SmallConfig(), false).ok);
+  seq2seq::Model model;
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_FALSE(runner->Poll(0, &model));
+  ASSERT_EQ(runner->progress().probes.size(), 1u);
+  EXPECT_EQ(runner->progress().batches, 0) << "the thread waits for SetRunning(true)";
+  runner->SetRunning(true);
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (runner->progress().batches == 0 && std::chrono::steady_clock::now() < end) {
+    (void)runner->Poll(0, &model);
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  EXPECT_GT(runner->progress().batches, 0);
 }
 #endif
 

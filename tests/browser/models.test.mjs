@@ -136,9 +136,23 @@ async function main() {
       String(wa(row('européenne'), col('european'))));
     await cmd(page, 'numbers on');
 
-    // Train: a fresh model learns in a Web Worker while the page draws; frames stay short.
-    check('train start', (await cmd(page, 'train start')) === '');
+    // Train: opening the tab prepares a run in the worker (paused, its epoch-0 probe drawn); Train
+    // starts that run; a fresh model learns in a Web Worker while the page draws; frames stay short.
     await cmd(page, 'view train');
+    await page.waitForFunction(() => { const t = window.attnviz.describe().train; return t.prepared && t.probes >= 1; },
+      null, { timeout: 60000 });
+    await page.waitForFunction(() => (window.attnviz.describe().heatmaps || []).some((h) => h.id === 'probe' && h.rows > 0),
+      null, { timeout: 10000 }).catch(() => {});
+    d = await describe(page);
+    const probeMap = (d.heatmaps || []).find((h) => h.id === 'probe');
+    check('the Train tab shows the untrained model\'s epoch-0 probe before Train is pressed',
+      d.train.prepared && !d.train.running && d.train.probes === 1 && d.train.batches === 0 && !!probeMap && probeMap.rows > 0,
+      JSON.stringify({ prepared: d.train.prepared, running: d.train.running, probes: d.train.probes, batches: d.train.batches, probe: !!probeMap }));
+    await page.waitForTimeout(600);
+    check('a prepared run trains nothing', (await describe(page)).train.batches === 0);
+    check('train start', (await cmd(page, 'train start')) === '');
+    d = await describe(page);
+    check('train start starts the prepared run', !d.train.prepared && d.train.running, JSON.stringify(d.train).slice(0, 200));
     const t0 = Date.now();
     const frameCount = () => page.evaluate(() => window.attnviz.describe().frame);
     const f0 = await frameCount();

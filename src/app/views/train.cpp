@@ -76,7 +76,7 @@ std::unique_ptr<TrainRunner> MakeRunner(AppState* s, const std::string& where) {
 }
 }  // namespace
 
-Status TrainView::Start(AppState* s) {
+Status TrainView::Start(AppState* s, bool running) {
   TrainViewState& tp = state;
   tp.error.clear();
   tp.note.clear();
@@ -91,19 +91,40 @@ Status TrainView::Start(AppState* s) {
     cfg.eval_chunk = 50;
   }
   tp.runner.reset();  // stops the old run first (joins its thread, ends its worker's run)
-  const Status st = runner->Start(cfg);
+  tp.prepared = false;
+  const Status st = runner->Start(cfg, running);
   if (!st) {
     tp.error = st.message;
     return st;
   }
   tp.runner = std::move(runner);
-  tp.running = true;
+  tp.running = running;
+  tp.prepared = !running;
+  tp.run_kind = tp.kind, tp.run_task = tp.task, tp.run_seed = tp.seed;
   tp.follow_latest = true;
   tp.probe_position = 0;
   tp.probe_a = AttentionMap{};
   tp.probe_b = AttentionMap{};
   s->ReleaseTextures(&tp.widget);
   tp.widget = HeatmapViewState{};
+  return Status::Ok();
+}
+
+void TrainView::Prepare(AppState* s) {
+  TrainViewState& tp = state;
+  const bool changed = tp.kind != tp.run_kind || tp.task != tp.run_task || tp.seed != tp.run_seed;
+  if (tp.runner ? !(tp.prepared && changed) : tp.prepare_tried) return;
+  tp.prepare_tried = true;
+  (void)Start(s, false);  // a failure is shown below the controls, as Train's would be
+}
+
+Status TrainView::Train(AppState* s) {
+  TrainViewState& tp = state;
+  const bool same = tp.kind == tp.run_kind && tp.task == tp.run_task && tp.seed == tp.run_seed;
+  if (!(tp.runner && tp.prepared && same && tp.runner->error().empty())) return Start(s, true);
+  tp.prepared = false;
+  tp.running = true;
+  tp.runner->SetRunning(true);
   return Status::Ok();
 }
 
@@ -114,6 +135,10 @@ Status TrainView::Start(AppState* s) {
 // every frame.
 bool TrainView::Animating(const AppState*) const {
   if (state.probe_playing) return true;
+  // A prepared run's epoch-0 probe, until a frame has drawn it (a worker's arrives without waking
+  // the page).
+  if (state.prepared && state.runner && state.probe_a.weights.size() == 0)
+    return std::chrono::steady_clock::now() - state.advanced >= std::chrono::milliseconds(100);
   if (!state.running) return false;
   if (!state.runner || std::string(state.runner->where()) == "frames") return true;
   return std::chrono::steady_clock::now() - state.advanced >= std::chrono::milliseconds(100);
@@ -133,12 +158,10 @@ void TrainView::Advance(AppState* s, float dt) {
       std::string(tp.runner->where()) != "frames") {
     const std::string why = tp.runner->error();
     tp.where = "frames";
-    const bool was_running = tp.running;
-    if (Start(s))
+    if (Start(s, tp.running))
       tp.note =
           "Training in this page's frames: the " + std::string("background worker could not start (") + why + ").";
     tp.where.clear();
-    if (!was_running) tp.runner->SetRunning(false), tp.running = false;
     return;
   }
   const auto t0 = std::chrono::steady_clock::now();
@@ -169,11 +192,12 @@ void TrainView::DrawControls(AppState* s) {
       "The corpus, the initial weights and the batch order all derive from the seed: the same seed gives the same "
       "run.");
   ImGui::SameLine();
-  if (ImGui::Button(tp.runner ? "Restart" : "Train")) (void)Start(s);  // a failure is shown below
+  Prepare(s);  // the settings' untrained model, its epoch-0 probe shown below
+  if (ImGui::Button(tp.runner && !tp.prepared ? "Restart" : "Train")) (void)Train(s);  // a failure is shown below
   HelpTip(
-      "Builds a fresh model with random weights and trains it here, in the background (a thread, or a Web Worker in "
-      "the browser), so the page stays smooth.");
-  if (tp.runner) {
+      "Trains a fresh model with random weights here, in the background (a thread, or a Web Worker in the browser), "
+      "so the page stays smooth. The probe below shows its attention before training (epoch 0).");
+  if (tp.runner && !tp.prepared) {
     ImGui::SameLine();
     if (ImGui::Button(tp.running ? "Pause" : "Resume")) {
       tp.running = !tp.running;
@@ -293,12 +317,12 @@ void TrainView::Draw(AppState* s) {
   state.curves_drawn = 0;
   state.widget.geom.valid = false;
   DrawControls(s);
-  if (!state.runner) {
+  if (!state.runner || state.prepared) {
     ImGui::TextWrapped(
         "Press Train to watch a fresh model learn to align: its attention starts as a grey blur and "
         "sharpens into the alignment of the translation figures. Two epochs of 30000 sentences bring it to "
         "about 96%% of held-out sentences translated exactly; the bar shows how long an epoch has left.");
-    return;
+    if (!state.runner) return;
   }
   DrawCurves();
   DrawProbe(s);
@@ -308,6 +332,8 @@ void TrainView::Describe(AppState*, JsonWriter* w) {
   const TrainViewState& tp = state;
   w->Key("running");
   w->Bool(tp.running);
+  w->Key("prepared");  // a run made ready, paused, its epoch-0 probe shown: Train starts it
+  w->Bool(tp.prepared);
   w->Key("error");
   w->String(tp.error);
   w->Key("curves_drawn");
@@ -355,12 +381,13 @@ bool TrainView::RunCommand(AppState* s, const CommandArgs& c, Status* result) {
   const std::string& arg = c.rest;
   *result = Status::Ok();
   if (arg == "start" || arg.empty()) {
-    *result = Start(s);
+    *result = Train(s);
   } else if (arg == "pause") {
     tp.running = false;
     if (tp.runner) tp.runner->SetRunning(false);
   } else if (arg == "resume") {
     if (tp.runner) {
+      tp.prepared = false;
       tp.running = true;
       tp.runner->SetRunning(true);
     } else {

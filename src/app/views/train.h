@@ -22,7 +22,7 @@ struct TrainViewState {
   float budget_ms = 12.0f;                          // training time per frame, when it runs in frames
   bool running = false;                             // training advances
   std::string where;                                // "" = the default (a thread, a worker), or "frames"
-  std::unique_ptr<TrainRunner> runner;              // the run (null before Start)
+  std::unique_ptr<TrainRunner> runner;              // the run (null until the tab is first shown)
   std::string note;                                 // e.g. why it fell back to training in frames
   std::string error;                                // why Init failed
   int probe_epoch = 0;                              // probe snapshot shown (scrubber)
@@ -34,6 +34,12 @@ struct TrainViewState {
   std::vector<float> plot_loss, plot_aer, plot_em;  // reused plot buffers
   int curves_drawn = 0;                             // plots drawn last frame
   std::chrono::steady_clock::time_point advanced;   // the last frame's Advance (Animating's frame rate)
+  // The runner holds a run made ready when the view was first shown (its epoch-0 probe drawn, the
+  // worker's code compiled), paused until Train starts it: nothing of that lands on the first frames
+  // of training (a worker started by Train made the first probe's frame 20-40 ms, docs/PERFORMANCE.md).
+  bool prepared = false;
+  bool prepare_tried = false;                       // a failed one is not tried again every frame
+  int run_kind = -1, run_task = -1, run_seed = -1;  // the settings the runner's run was started with
 };
 
 class TrainView : public ViewModule {
@@ -57,7 +63,10 @@ class TrainView : public ViewModule {
   TrainViewState state;  // the trainer, the curves, the probe scrubber
 
  private:
-  Status Start(AppState* s);  // a fresh model with random weights
+  // A fresh model with random weights; paused when !running (a prepared run, TrainViewState::prepared).
+  Status Start(AppState* s, bool running);
+  void Prepare(AppState* s);  // a paused run for the settings shown, when none is there or they changed
+  Status Train(AppState* s);  // the Train button: starts the prepared run, or a fresh one
   const TrainProgress& progress() const { return state.runner->progress(); }
   void DrawControls(AppState* s);
   void DrawCurves();
