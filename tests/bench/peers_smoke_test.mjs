@@ -62,4 +62,7 @@ for (const n of shapes) {
 }
 const probe = pick('tile', (f) => f.probe === 'warm' && f.selected);
 if (probe.length !== 1 || !probe[0].selected.includes(':')) fail('no warm probe line naming its pick');
-console.log(`ok: ${checks + 1} checks on bench/peers/run.mjs --quick`);
+// The FMA module's kernels are called WASM to WASM (its exports in the main module's table).
+const fma = pick('peak', (f) => f.impl === 'wasm-relaxed-simd' && f.madd_gflops);
+if (fma.length !== 1 || fma[0].calls !== 'table') fail(`the relaxed peak line says calls=${fma[0] && fma[0].calls}, not table`);
+console.log(`ok: ${checks + 2} checks on bench/peers/run.mjs --quick`);

@@ -11,6 +11,7 @@ target_include_directories(core_tests PRIVATE ${CMAKE_SOURCE_DIR}/tests/core)
 # native ctest runs that twin once more with relaxed SIMD enabled in node and requires them.
 if(EMSCRIPTEN)
   target_sources(core_tests PRIVATE $<TARGET_OBJECTS:attnviz_fma_glue>)
+  target_link_options(core_tests PRIVATE ${ATTNVIZ_FMA_LINK_OPTIONS})
 else()
   add_test(NAME core_tests_wasm_relaxed_simd
            COMMAND node --no-experimental-fetch --experimental-wasm-relaxed-simd "${ATTNVIZ_WEB_DIR}/tests/core_tests.js"
