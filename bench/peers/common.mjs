@@ -52,6 +52,11 @@ export function median(xs) {
 // and relaxed 4x8 tiles, which time 33 and 45 once optimized, and picked relaxed 5x8, ~1.45x
 // slower in attention than relaxed 4x8 (machine 4, stop 47). So the probe runs again and again
 // until no variant's figure has risen by more than 3 % for five probes in a row (or maxMs pass).
+// It returns each variant's best figure over those probes (best, by variant index): the per-ISA pick
+// (settledPicks) is made from those, as the probe's own rule takes each variant's fastest run. The
+// last probe alone can fall in a slow stretch of the machine: one read SIMD128 4x8 at 35.9 and 5x8
+// at 36.9 GFLOP/s (55 and 43 in the probes before it), and the SIMD128 implementation then ran 5x8,
+// 37 GFLOP/s in attention where 4x8 runs 46 (machine 5, stop 65).
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export async function settleProbe(m, maxMs = 5000) {
@@ -71,5 +76,12 @@ export async function settleProbe(m, maxMs = 5000) {
     calm = rose ? 0 : calm + 1;
     await sleep(20);  // lets the background compiles finish
   }
-  return { probes, ms: performance.now() - t0, settled: calm >= 5 };
+  return { probes, ms: performance.now() - t0, settled: calm >= 5, best };
+}
+
+// isa -> its fastest variant by the best figure each had in settle's probes and the module's last
+// probe (variants never timed left out); v.gflops is that figure.
+export function settledPicks(m, variants, settle) {
+  for (const v of readProbe(m, variants)) v.gflops = Math.max(v.gflops, settle.best[v.index] || 0);
+  return fastestPerIsa(variants);
 }

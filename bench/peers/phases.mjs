@@ -16,15 +16,14 @@
 // the mul+add peak for SIMD128 tiles and the relaxed-madd peak for relaxed ones (each the median,
 // over the samples, of that loop's best chunk).
 import { performance } from 'perf_hooks';
-import { fastestPerIsa, loadBenchModule, median, modulePathFrom, readProbe, settleProbe } from './common.mjs';
+import { loadBenchModule, median, modulePathFrom, settledPicks, settleProbe } from './common.mjs';
 
 const args = process.argv.slice(2);
 const SAMPLES = Math.max(7, Number(args.indexOf('--samples') >= 0 ? args[args.indexOf('--samples') + 1] : 15));
 const D = 64;
 
 const { m, variants: all } = await loadBenchModule(modulePathFrom(args));
-await settleProbe(m);
-const best = fastestPerIsa(readProbe(m, all));  // isa -> its fastest variant in the probe
+const best = settledPicks(m, all, await settleProbe(m));  // isa -> its fastest variant in the probes
 const variants = args.includes('--all') ? all : [...best.values()];
 
 let seed = 777;

@@ -14,7 +14,7 @@
 // says which rule it had kept at the end. A forced block whose ratio stays above ~1.05 in repeated
 // runs is one the chooser does not offer.
 import { performance } from 'perf_hooks';
-import { fastestPerIsa, loadBenchModule, median, modulePathFrom, readProbe, settleProbe } from './common.mjs';
+import { loadBenchModule, median, modulePathFrom, settledPicks, settleProbe } from './common.mjs';
 
 const args = process.argv.slice(2);
 const option = (name, fallback) => (args.indexOf(name) >= 0 ? args[args.indexOf(name) + 1] : fallback);
@@ -24,8 +24,7 @@ const D = 64;
 
 const { m, variants: all } = await loadBenchModule(modulePathFrom(args));
 // As bench/peers/run.mjs: probes until every variant runs optimized code (common.mjs settleProbe).
-await settleProbe(m);
-const best = fastestPerIsa(readProbe(m, all));  // isa -> the variant the probe timed fastest
+const best = settledPicks(m, all, await settleProbe(m));  // isa -> the variant the probes timed fastest
 let seed = 12345;
 const random = () => ((seed = (seed * 1103515245 + 12345) >>> 0) / 4294967296) * 2 - 1;
 // The app's own choice (the quick start-up probe, as `attnviz-auto` in run.mjs), then each ISA's best.

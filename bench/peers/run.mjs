@@ -39,7 +39,7 @@ import * as ort from 'onnxruntime-web';
 import * as tf from '@tensorflow/tfjs-core';
 import { setWasmPaths } from '@tensorflow/tfjs-backend-wasm';
 import { attentionModel } from './onnx_attention.mjs';
-import { fastestPerIsa, loadBenchModule, median, modulePathFrom, readProbe, settleProbe } from './common.mjs';
+import { fastestPerIsa, loadBenchModule, median, modulePathFrom, readProbe, settledPicks, settleProbe } from './common.mjs';
 
 const require = createRequire(import.meta.url);  // the tfjs wasm files' folder
 const args = process.argv.slice(2);
@@ -81,7 +81,7 @@ function probeLines(a, label) {
 // of use, src/core/kernels_tiles.cpp).
 function attnvizImpl(a, isa) {
   const auto = isa === 'auto';
-  const best = auto ? { index: -1, tile: 'probe' } : fastestPerIsa(a.variants).get(isa);
+  const best = auto ? { index: -1, tile: 'probe' } : (a.picks || fastestPerIsa(a.variants)).get(isa);
   if (!best) return null;
   let ptrs = null;
   return {
@@ -122,7 +122,7 @@ function peakImpl(a, kind) {
 // as the attention GEMMs do, where the mul+add loop loads nothing, so a slow stretch that hits it as
 // well hits loads from L1, not memory beyond it.
 function gemmL1Impl(a, isa) {
-  const best = fastestPerIsa(a.variants).get(isa);
+  const best = (a.picks || fastestPerIsa(a.variants)).get(isa);
   if (!best) return null;
   const inner = 100;
   const flops = a.m._attnviz_bench_gemm_l1(best.index, 1) * inner;
@@ -215,6 +215,11 @@ async function main() {
   const settle = await settleProbe(a.m);
   console.log(`tile probe=warm settle_probes=${settle.probes} settle_ms=${settle.ms.toFixed(0)} settled=${settle.settled}`);
   probeLines(a, 'warm');
+  // The SIMD128 and relaxed implementations each run their ISA's fastest variant by the best
+  // figure it had in any of those probes (common.mjs settledPicks), not by the last probe alone.
+  a.picks = settledPicks(a.m, a.variants, settle);
+  for (const v of a.picks.values())
+    console.log(`tile probe=settled isa=${v.isa} tile=${v.tile} best_gflops=${v.gflops.toFixed(2)} picked`);
   // Peaks: the best of 5 measurements, a few ms apart: V8 compiles the optimized peak loop on a
   // background thread, and on a loaded machine a measurement can still run the baseline code
   // (one run read 12 GFLOP/s for mul+add instead of 44).

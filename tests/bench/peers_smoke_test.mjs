@@ -62,7 +62,15 @@ for (const n of shapes) {
 }
 const probe = pick('tile', (f) => f.probe === 'warm' && f.selected);
 if (probe.length !== 1 || !probe[0].selected.includes(':')) fail('no warm probe line naming its pick');
+// Each ISA's implementation runs the variant its settled line picked (the best over every warm probe).
+for (const isa of ['wasm-simd128', 'wasm-relaxed-simd']) {
+  const p = pick('tile', (f) => f.probe === 'settled' && f.isa === isa);
+  if (p.length !== 1) fail(`one settled pick for ${isa}, found ${p.length}`);
+  num(p[0].best_gflops, `${isa} settled best_gflops`);
+  const runs = pick('attention', (f) => f.impl === isa);
+  if (!runs.length || runs.some((f) => f.tile !== p[0].tile)) fail(`${isa} did not run its settled pick ${p[0].tile}`);
+}
 // The FMA module's kernels are called WASM to WASM (its exports in the main module's table).
 const fma = pick('peak', (f) => f.impl === 'wasm-relaxed-simd' && f.madd_gflops);
 if (fma.length !== 1 || fma[0].calls !== 'table') fail(`the relaxed peak line says calls=${fma[0] && fma[0].calls}, not table`);
-console.log(`ok: ${checks + 2} checks on bench/peers/run.mjs --quick`);
+console.log(`ok: ${checks + 4} checks on bench/peers/run.mjs --quick`);
