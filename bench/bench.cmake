@@ -45,7 +45,7 @@ if(EMSCRIPTEN)
   set_target_properties(attnviz_bench_module PROPERTIES RUNTIME_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/bench" SUFFIX ".js")
   target_link_options(attnviz_bench_module PRIVATE -sENVIRONMENT=node -sALLOW_MEMORY_GROWTH=1 ${ATTNVIZ_FMA_LINK_OPTIONS} -sMODULARIZE=1
     -sEXPORT_NAME=createAttnvizBench -sEXPORTED_RUNTIME_METHODS=UTF8ToString
-    -sEXPORTED_FUNCTIONS=_malloc,_free,_attnviz_bench_tile_count,_attnviz_bench_tile_name,_attnviz_bench_tile_isa,_attnviz_bench_probe,_attnviz_bench_probe_gflops,_attnviz_bench_probe_ms,_attnviz_bench_force_tile,_attnviz_bench_force_block,_attnviz_bench_block_rule,_attnviz_bench_muladd_peak,_attnviz_bench_fma_peak,_attnviz_bench_attention,_attnviz_bench_phase,_attnviz_bench_gemm_l1,_attnviz_bench_selected,_attnviz_fma_calls)
+    -sEXPORTED_FUNCTIONS=_malloc,_free,_attnviz_bench_tile_count,_attnviz_bench_tile_name,_attnviz_bench_tile_isa,_attnviz_bench_probe,_attnviz_bench_probe_gflops,_attnviz_bench_probe_ms,_attnviz_bench_force_tile,_attnviz_bench_force_block,_attnviz_bench_block_rule,_attnviz_bench_muladd_peak,_attnviz_bench_fma_peak,_attnviz_bench_attention,_attnviz_bench_phase,_attnviz_bench_gemm_l1,_attnviz_bench_selected)
 endif()
 
 # Natively: the Eigen baseline built with -march=native, isolated in a shared library.

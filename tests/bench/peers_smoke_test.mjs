@@ -70,7 +70,4 @@ for (const isa of ['wasm-simd128', 'wasm-relaxed-simd']) {
   const runs = pick('attention', (f) => f.impl === isa);
   if (!runs.length || runs.some((f) => f.tile !== p[0].tile)) fail(`${isa} did not run its settled pick ${p[0].tile}`);
 }
-// The FMA module's kernels are called WASM to WASM (its exports in the main module's table).
-const fma = pick('peak', (f) => f.impl === 'wasm-relaxed-simd' && f.madd_gflops);
-if (fma.length !== 1 || fma[0].calls !== 'table') fail(`the relaxed peak line says calls=${fma[0] && fma[0].calls}, not table`);
-console.log(`ok: ${checks + 4} checks on bench/peers/run.mjs --quick`);
+console.log(`ok: ${checks + 3} checks on bench/peers/run.mjs --quick`);

@@ -110,18 +110,20 @@ Status TrainView::Start(AppState* s, bool running) {
   return Status::Ok();
 }
 
+bool TrainViewState::RunHasSettings() const {
+  return kind == run_kind && task == run_task && seed == run_seed;
+}
+
 void TrainView::Prepare(AppState* s) {
   TrainViewState& tp = state;
-  const bool changed = tp.kind != tp.run_kind || tp.task != tp.run_task || tp.seed != tp.run_seed;
-  if (tp.runner ? !(tp.prepared && changed) : tp.prepare_tried) return;
+  if (tp.runner ? !(tp.prepared && !tp.RunHasSettings()) : tp.prepare_tried) return;
   tp.prepare_tried = true;
   (void)Start(s, false);  // a failure is shown below the controls, as Train's would be
 }
 
 Status TrainView::Train(AppState* s) {
   TrainViewState& tp = state;
-  const bool same = tp.kind == tp.run_kind && tp.task == tp.run_task && tp.seed == tp.run_seed;
-  if (!(tp.runner && tp.prepared && same && tp.runner->error().empty())) return Start(s, true);
+  if (!(tp.runner && tp.prepared && tp.RunHasSettings() && tp.runner->error().empty())) return Start(s, true);
   tp.prepared = false;
   tp.running = true;
   tp.runner->SetRunning(true);

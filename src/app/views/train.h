@@ -40,6 +40,7 @@ struct TrainViewState {
   bool prepared = false;
   bool prepare_tried = false;                       // a failed one is not tried again every frame
   int run_kind = -1, run_task = -1, run_seed = -1;  // the settings the runner's run was started with
+  bool RunHasSettings() const;                      // the runner's run is for kind, task and seed
 };
 
 class TrainView : public ViewModule {
